@@ -1,0 +1,136 @@
+"""The `openmemory` command: one verb per stage, data on stdout, messages on stderr."""
+import argparse
+import json
+import os
+import sys
+import traceback
+
+from . import __version__, ingest, paths, store
+from .store import OpenMemoryError
+
+
+def cmd_paths(args) -> int:
+    """Print every location openmemory uses (each overridable by an environment variable)."""
+    where = paths.all_paths()
+    if args.json:
+        _print_json(where)
+    else:
+        width = max(map(len, where))
+        for name, value in where.items():
+            print(f"{name:<{width}}  {value}")
+    return 0
+
+
+def cmd_ingest(args) -> int:
+    """Read new and changed Claude Code transcripts into episodes."""
+    roots = args.paths or None
+    if roots is None and not paths.projects_dir().is_dir():
+        if not args.quiet:
+            print(f"no Claude Code transcripts at {paths.projects_dir()} (nothing to ingest)", file=sys.stderr)
+        return 0
+    show = not args.quiet and sys.stderr.isatty()
+
+    def progress(n, total, path):
+        print(f"\r\033[Kingesting {n}/{total} {path.name[:50]}", end="", file=sys.stderr, flush=True)
+
+    with store.connect() as db:
+        report = ingest.ingest(db, roots, progress=progress if show else None, force=args.force)
+    if show:
+        print("\r\033[K", end="", file=sys.stderr, flush=True)
+    if args.quiet:
+        return 0
+    if args.json:
+        _print_json(report.as_dict())
+    else:
+        print(report.line())
+        for path, reason in report.failed:
+            print(f"openmemory: warning: cannot read {path}: {reason}", file=sys.stderr)
+    return 0
+
+
+def cmd_status(args) -> int:
+    """Show what memory holds: episodes by kind, sessions, lessons, predictions, size."""
+    with store.connect() as db:
+        counts = db.counts()
+    if args.json:
+        _print_json(counts)
+        return 0
+    e = counts["episodes"]
+    print(f"episodes     {e['total']} ({e['session']} sessions, {e['error']} errors, "
+          f"{e['correction']} corrections, {e['note']} notes; {e['archived']} archived)")
+    print(f"sessions     {counts['sessions']} transcripts ingested, "
+          f"{counts['lines_skipped']} malformed lines skipped")
+    print(f"lessons      {counts['lessons']} ({counts['lessons_live']} live)")
+    print(f"predictions  {counts['predictions']} ({counts['predictions_open']} open, "
+          f"{counts['predictions_confirmed']} confirmed, {counts['predictions_failed']} failed)")
+    print(f"database     {counts['db']} ({_size(counts['db_bytes'])})")
+    print(f"last ingest  {counts['last_ingest'] or 'never'}")
+    print(f"last sleep   {counts['last_sleep'] or 'never'}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="openmemory",
+        description="A memory for coding agents that lasts between sessions.")
+    parser.add_argument("--version", action="version", version=f"openmemory {__version__}")
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB")
+    verbs.required = True
+
+    def verb(name, func, **kw):
+        p = verbs.add_parser(name, help=func.__doc__, description=func.__doc__, **kw)
+        p.set_defaults(func=func)
+        return p
+
+    p = verb("ingest", cmd_ingest)
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="transcript files or folders (default: every Claude Code project)")
+    p.add_argument("--quiet", "-q", action="store_true", help="print nothing at all (for hooks and cron)")
+    p.add_argument("--force", action="store_true", help="read every transcript again, changed or not")
+    p.add_argument("--json", action="store_true", help="print what was done as JSON")
+
+    p = verb("status", cmd_status)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+    p = verb("paths", cmd_paths)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    return parser
+
+
+def main(argv=None) -> int:
+    """Run one verb; turn library errors into one line on stderr and exit code 1."""
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except OpenMemoryError as e:
+        _debug_traceback()
+        print(f"openmemory: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("openmemory: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0  # `openmemory recall ... | head`
+    except Exception as e:  # a bug: still one line, with the way to see more
+        _debug_traceback()
+        print(f"openmemory: error: {type(e).__name__}: {e} (set OPENMEMORY_DEBUG=1 for the traceback)",
+              file=sys.stderr)
+        return 1
+
+
+def _debug_traceback() -> None:
+    if os.environ.get("OPENMEMORY_DEBUG"):
+        traceback.print_exc()
+
+
+def _print_json(value) -> None:
+    json.dump(value, sys.stdout, ensure_ascii=False, indent=2)
+    sys.stdout.write("\n")
+
+
+def _size(n: int) -> str:
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} bytes"

@@ -1,0 +1,119 @@
+"""256-dimension hashed word and bigram vectors, their compact encoding, and cosine.
+
+No model, no vocabulary: each stemmed word (and each pair of neighbouring words) is
+hashed with CRC-32, which is stable across processes and machines (Python's own
+`hash()` is salted per process), into one of 256 dimensions with a hashed sign.
+"""
+import math
+import re
+import zlib
+from array import array
+from operator import mul
+
+DIMENSIONS = 256
+BIGRAM_WEIGHT = 0.5  # a shared pair of words says more than a shared word, but rarer
+
+STOP_WORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being
+below between both but by can could did do does doing down during each few for from further
+had has have having he her here hers herself him himself his how i if in into is it its itself
+just let lets me more most my myself of off on once only or other our ours ourselves out over
+own same she should so some such than that thats the their theirs them themselves then there
+these they this those through to too under until up very was we were what when where which
+while who whom why will with would you your yours yourself yourselves ok okay please also
+get got im ive youre dont doesnt didnt isnt wasnt cant wont shouldnt don doesn didn isn wasn
+shouldn wouldn couldn aren weren haven hasn
+""".split())
+
+_TOKEN = re.compile(r"[A-Za-z0-9]+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_VOWEL = re.compile(r"[aeiouy]")
+
+
+def stem(word: str) -> str:
+    """A light, deterministic suffix stripper (plurals, -ed, -ing): 'tests', 'testing' -> 'test'."""
+    if len(word) <= 3 or word.isdigit():
+        return word
+    if word.endswith("sses"):
+        return word[:-2]
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    for suffix in ("ing", "ed"):
+        if word.endswith(suffix):
+            base = word[: -len(suffix)]
+            if len(base) >= 3 and _VOWEL.search(base):
+                if len(base) > 3 and base[-1] == base[-2] and base[-1] not in "lsz":
+                    base = base[:-1]  # running -> run
+                return base
+    return word
+
+
+def words(text: str) -> list[str]:
+    """Lowercased, stemmed content words of text; camelCase and snake_case are split."""
+    out = []
+    for raw in _TOKEN.findall(text or ""):
+        for part in _CAMEL.split(raw):
+            w = part.lower()
+            if len(w) < 2 and not w.isdigit():
+                continue
+            if w in STOP_WORDS:
+                continue
+            out.append(stem(w))
+    return out
+
+
+def _slot(feature: str) -> tuple[int, float]:
+    h = zlib.crc32(feature.encode("utf-8"))
+    return h % DIMENSIONS, (1.0 if (h >> 16) & 1 else -1.0)
+
+
+def vector(text: str) -> list[float]:
+    """The L2-normalised hashed vector of text (all zeros when it has no content words)."""
+    tokens = words(text)
+    counts: dict[str, float] = {}
+    for w in tokens:
+        counts["w:" + w] = counts.get("w:" + w, 0.0) + 1.0
+    for a, b in zip(tokens, tokens[1:]):
+        key = "b:" + a + " " + b
+        counts[key] = counts.get(key, 0.0) + 1.0
+    vec = [0.0] * DIMENSIONS
+    for feature, n in counts.items():
+        i, sign = _slot(feature)
+        weight = 1.0 + math.log(n)  # sublinear term frequency
+        if feature.startswith("b:"):
+            weight *= BIGRAM_WEIGHT
+        vec[i] += sign * weight
+    norm = math.sqrt(sum(x * x for x in vec))
+    return [x / norm for x in vec] if norm else vec
+
+
+def encode(vec) -> bytes:
+    """Pack a vector as 256 signed bytes, scaled so its largest component is ±127.
+
+    Cosine is scale-invariant, so the scale need not be stored: 256 bytes a row
+    instead of ~5 KB of JSON, and decoding is one `array` call.
+    """
+    peak = max((abs(x) for x in vec), default=0.0)
+    if not peak:
+        return bytes(DIMENSIONS)
+    return array("b", (round(x * 127.0 / peak) for x in vec)).tobytes()
+
+
+def decode(blob: bytes) -> array:
+    """The integer components of an encoded vector."""
+    return array("b", blob)
+
+
+def cosine(a, b) -> float:
+    """Cosine similarity of two vectors (lists, arrays or encoded blobs); 0 when either is empty."""
+    if isinstance(a, (bytes, bytearray, memoryview)):
+        a = decode(a)
+    if isinstance(b, (bytes, bytearray, memoryview)):
+        b = decode(b)
+    na = math.sqrt(sum(map(mul, a, a)))
+    nb = math.sqrt(sum(map(mul, b, b)))
+    if not na or not nb:
+        return 0.0
+    return sum(map(mul, a, b)) / (na * nb)

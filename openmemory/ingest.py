@@ -1,0 +1,310 @@
+"""Transcripts -> episodes: one `session` episode per transcript and one per surprise.
+
+Incremental: a file whose mtime and size are unchanged is only stat'ed; a changed file
+is read again and replaces what it produced before (episodes keep their identity).
+"""
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import paths, transcripts
+from .store import OpenMemoryError, Store, iso
+
+GIST_LIMIT = 600            # characters of a gist: enough to recognise the episode
+DETAIL_LIMIT = 2000         # characters of detail kept per episode
+FILES_SHOWN = 6
+COMMANDS_SHOWN = 5
+
+
+@dataclass
+class Report:
+    """What one ingest did, for the CLI and the hook's log."""
+    files: int = 0              # transcripts considered
+    read: int = 0               # read and stored (new or changed)
+    unchanged: int = 0
+    failed: list = field(default_factory=list)   # (path, reason): unreadable files
+    added: dict = field(default_factory=dict)    # kind -> episodes added
+    updated: int = 0
+    removed: int = 0
+    skipped_lines: int = 0
+
+    def line(self) -> str:
+        """One line for a person."""
+        kinds = ", ".join(f"{n} {k}{'' if n == 1 else 's'}" for k, n in sorted(self.added.items()) if n)
+        parts = [f"read {self.read} of {self.files} transcript{'' if self.files == 1 else 's'}"
+                 f" ({self.unchanged} unchanged)",
+                 f"new episodes: {kinds or 'none'}"]
+        if self.updated or self.removed:
+            parts.append(f"{self.updated} updated, {self.removed} removed")
+        if self.skipped_lines:
+            parts.append(f"{self.skipped_lines} malformed line{'' if self.skipped_lines == 1 else 's'} skipped")
+        if self.failed:
+            parts.append(f"{len(self.failed)} unreadable")
+        return "; ".join(parts)
+
+    def as_dict(self) -> dict:
+        return {"files": self.files, "read": self.read, "unchanged": self.unchanged,
+                "added": dict(self.added), "updated": self.updated, "removed": self.removed,
+                "skipped_lines": self.skipped_lines,
+                "failed": [{"path": p, "reason": r} for p, r in self.failed]}
+
+
+def discover(roots=None) -> list:
+    """Every top-level transcript: projects/<project>/*.jsonl (subagent folders are skipped).
+
+    A root may be the projects folder, one project folder, or a transcript file.
+    """
+    found = []
+    for root in (roots or [paths.projects_dir()]):
+        root = Path(root).expanduser()
+        if root.is_file():
+            found.append(root)
+        elif any(root.glob("*.jsonl")):
+            found.extend(p for p in root.glob("*.jsonl") if p.is_file())  # a project folder
+        elif root.is_dir():
+            found.extend(p for p in root.glob("*/*.jsonl") if p.is_file())
+        elif roots:
+            raise OpenMemoryError(f"no transcript or folder at {root}; pass a .jsonl file or a folder "
+                                  f"of Claude Code projects")
+    return sorted(set(found))
+
+
+def ingest(store: Store, roots=None, progress=None, force: bool = False) -> Report:
+    """Ingest every new or changed transcript under roots (default: Claude Code's projects)."""
+    files = discover(roots)
+    known = store.file_index()
+    report = Report(files=len(files))
+    for n, path in enumerate(files, 1):
+        if progress:
+            progress(n, len(files), path)
+        try:
+            st = path.stat()
+        except OSError as e:
+            report.failed.append((str(path), e.strerror or str(e)))
+            continue
+        if not force and known.get(str(path)) == (st.st_mtime_ns, st.st_size):
+            report.unchanged += 1
+            continue
+        ingest_file(store, path, report, st)
+    with store.transaction():
+        store.set_state("last_ingest", iso())
+    return report
+
+
+def ingest_file(store: Store, path, report: Report | None = None, st=None) -> Report:
+    """Read one transcript and store its session and surprises (the hook's path)."""
+    report = report or Report(files=1)
+    path = Path(path)
+    try:
+        st = st or path.stat()
+        session = transcripts.parse(path)
+    except OSError as e:
+        report.failed.append((str(path), e.strerror or str(e)))
+        return report
+    report.read += 1
+    report.skipped_lines += session.skipped
+    sid = store.session_id_for(session.id, str(path))
+    episodes = episodes_of(session, sid)
+    row = {"id": sid, "path": str(path), "mtime_ns": st.st_mtime_ns, "size": st.st_size,
+           "cwd": session.cwd or None, "title": session.title, "started": _iso_or_none(session.started),
+           "ended": _iso_or_none(session.ended), "version": session.version, "turns": len(session.turns),
+           "skipped": session.skipped}
+    counts = store.replace_session(row, episodes)
+    for kind, n in counts["added"].items():
+        report.added[kind] = report.added.get(kind, 0) + n
+    report.updated += counts["updated"]
+    report.removed += counts["removed"]
+    return report
+
+
+# --------------------------------------------------------------------------------------
+# Episodes of a session: pure, deterministic.
+
+def episodes_of(session: transcripts.Session, session_id: str | None = None) -> list:
+    """One `session` episode, then one per surprise, each with a title, gist and cwd."""
+    if not session.turns:
+        return []  # a snapshot-only file: nothing happened in it
+    sid = session_id or session.id
+    prompts = session.prompts
+    first = _clip(prompts[0].text, 300) if prompts else ""
+    found = transcripts.surprises(session)
+    errors = [s for s in found if s.kind == "error"]
+    corrections = [s for s in found if s.kind == "correction"]
+    cwd = session.cwd or None
+    at = _iso_or_none(session.started) or _iso_or_none(next((t.at for t in session.turns if t.at), "")) or iso()
+    out = [{
+        "key": f"session:{sid}",
+        "kind": "session",
+        "title": _clip(session.title or _first_line(first) or "Session without a request", 120),
+        "gist": _clip(_session_gist(session, first, errors, corrections), GIST_LIMIT),
+        "detail": _clip_block("\n".join(f"- {_clip(t.text, 300)}" for t in prompts), DETAIL_LIMIT),
+        "facts": {"prompts": len(prompts), "tool_calls": len(session.tool_calls),
+                  "errors": sum(e.count for e in errors), "corrections": len(corrections),
+                  "files": _files_touched(session, cwd), "commands": _commands(session),
+                  "version": session.version, "branch": session.git_branch},
+        "at": at,
+        "cwd": cwd,
+    }]
+    task = _first_line(first)
+    for s in found:
+        when = _iso_or_none(s.at) or at
+        if s.kind == "error":
+            out.append(_error_episode(s, cwd, when, task))
+        else:
+            out.append(_correction_episode(s, cwd, when))
+    return out
+
+
+def _error_episode(s: transcripts.Surprise, cwd, at: str, task: str) -> dict:
+    lines = s.text.splitlines()
+    telling = next((ln for ln in lines if not ln.startswith("Exit code")), lines[0] if lines else "failed")
+    what = f"`{s.command}`" if s.tool == "Bash" else (s.command or s.tool)
+    times = f" ({s.count} times)" if s.count > 1 else ""
+    gist = f"{what} failed{times}: " + " / ".join(lines)
+    if task:
+        gist = gist.rstrip(".") + f". While working on: {_clip(task, 160)}"
+    return {
+        "key": f"error:{s.anchor}",
+        "kind": "error",
+        "title": _clip(f"{_clip(what, 60)} failed: {telling}", 140),
+        "gist": _clip(gist, GIST_LIMIT),
+        "detail": _clip_block(s.text, DETAIL_LIMIT),
+        "facts": {"tool": s.tool, "command": s.command, "error": lines, "count": s.count,
+                  "guard": s.tool in _GUARDED_TOOLS and _is_guard(lines)},
+        "at": at,
+        "cwd": cwd,
+    }
+
+
+# Claude Code's own checks on file tools ("File has not been read yet", "String to replace
+# not found"): real failures of the agent, but about the tool, not the project.
+_GUARDED_TOOLS = ("Edit", "MultiEdit", "Write", "Read", "NotebookEdit")
+_GUARD_PHRASES = ("has not been read yet", "String to replace not found", "No changes to make",
+                  "Found ", "File does not exist", "modified since read", "File is too large",
+                  "exceeds maximum allowed")
+
+
+def _is_guard(lines: list) -> bool:
+    return bool(lines) and any(p in lines[0] for p in _GUARD_PHRASES)
+
+
+def _correction_episode(s: transcripts.Surprise, cwd, at: str) -> dict:
+    said = s.text.strip()
+    action = f"`{s.command}`" if s.tool == "Bash" else (s.command or s.tool)
+    if s.rejected:
+        gist = f"The person refused to let the agent run {action}" + (f" and said: \"{said}\"" if said else "")
+    elif s.command:
+        gist = f"After the agent ran {action}, the person said: \"{said}\""
+    elif s.agent_did:
+        gist = f"After the agent said \"{_clip(s.agent_did, 160)}\", the person said: \"{said}\""
+    else:
+        gist = f"The person said: \"{said}\""
+    return {
+        "key": f"correction:{s.anchor}",
+        "kind": "correction",
+        "title": _clip(f"Correction: {_first_line(said)}" if said else f"Refused: {action}", 140),
+        "gist": _clip(gist, GIST_LIMIT),
+        "detail": _clip_block(said, DETAIL_LIMIT),
+        "facts": {"said": _clip_block(said, DETAIL_LIMIT), "agent_did": s.agent_did, "tool": s.tool,
+                  "command": s.command, "rejected": s.rejected},
+        "at": at,
+        "cwd": cwd,
+    }
+
+
+def _session_gist(session, first: str, errors: list, corrections: list) -> str:
+    parts = [f"Asked: {_clip(first, 200)}" if first else "No request typed"]
+    files = _files_touched(session, session.cwd)
+    if files:
+        more = len(files) - FILES_SHOWN
+        parts.append("Files: " + ", ".join(files[:FILES_SHOWN]) + (f" and {more} more" if more > 0 else ""))
+    commands = _commands(session)
+    if commands:
+        parts.append("Ran: " + ", ".join(f"`{_clip(c, 60)}`" for c in commands[:COMMANDS_SHOWN]))
+    trouble = []
+    if errors:
+        n = sum(e.count for e in errors)
+        trouble.append(f"{n} failed tool call{'' if n == 1 else 's'}")
+    if corrections:
+        trouble.append(f"{len(corrections)} correction{'' if len(corrections) == 1 else 's'}")
+    if trouble:
+        parts.append("Trouble: " + ", ".join(trouble))
+    parts.append("Ended: " + _how_it_ended(session))
+    return ". ".join(parts)
+
+
+def _how_it_ended(session) -> str:
+    for turn in reversed(session.turns):
+        if turn.role == "user":
+            if turn.source == "interrupt":
+                return "interrupted by the person"
+            continue
+        if turn.text:
+            sentence = _first_sentence(turn.text)
+            return _clip(sentence if len(sentence) >= 25 else _first_line(turn.text.replace("**", "")), 160)
+        if turn.tools:
+            last = turn.tools[-1]
+            state = "failed" if last.is_error else "ran"
+            return _clip(f"{last.summary()} {state}", 160)
+    return "without a reply"
+
+
+def _files_touched(session, cwd) -> list:
+    out = []
+    for call in session.tool_calls:
+        if call.name in ("Edit", "MultiEdit", "Write", "NotebookEdit") and not call.is_error:
+            path = call.input.get("file_path") or call.input.get("notebook_path")
+            if isinstance(path, str) and path:
+                if cwd and path.startswith(cwd.rstrip("/") + "/"):
+                    path = path[len(cwd.rstrip("/")) + 1:]
+                if path not in out:
+                    out.append(path)
+    return out
+
+
+def _commands(session) -> list:
+    out = []
+    for call in session.tool_calls:
+        if call.name == "Bash":
+            cmd = call.input.get("command")
+            if isinstance(cmd, str) and cmd.strip():
+                cmd = _first_line(cmd)
+                if cmd not in out:
+                    out.append(cmd)
+    return out
+
+
+def _iso_or_none(ts: str):
+    if not ts:
+        return None
+    try:
+        return iso(ts)
+    except (ValueError, TypeError):
+        return None
+
+
+def _first_line(text: str) -> str:
+    for line in (text or "").splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def _first_sentence(text: str) -> str:
+    line = _first_line(text.replace("**", ""))
+    for mark in (". ", "! ", "? "):
+        if mark in line:
+            line = line.split(mark, 1)[0] + mark.strip()
+    return line
+
+
+def _clip(text: str, limit: int) -> str:
+    """One line of at most limit characters."""
+    text = " ".join((text or "").split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _clip_block(text: str, limit: int) -> str:
+    """Text with its lines kept, at most limit characters."""
+    text = (text or "").strip()
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

@@ -1,0 +1,112 @@
+"""Every location openmemory reads or writes, one small function each.
+
+Each function reads its environment variable at call time and creates nothing:
+callers that write make the folders they need.
+"""
+import os
+import re
+from pathlib import Path
+
+
+def home() -> Path:
+    """openmemory's own folder: $OPENMEMORY_HOME, else ~/.openmemory."""
+    value = os.environ.get("OPENMEMORY_HOME")
+    return Path(value).expanduser() if value else Path.home() / ".openmemory"
+
+
+def db_path() -> Path:
+    """The one SQLite file that holds every episode, session, lesson and prediction."""
+    return home() / "memory.db"
+
+
+def lessons_path() -> Path:
+    """The lessons wire format (PROTOCOL.md), rewritten by render."""
+    return home() / "lessons.jsonl"
+
+
+def morning_path() -> Path:
+    """The morning report that sleep writes for the person."""
+    return home() / "morning.md"
+
+
+def written_path() -> Path:
+    """What render wrote into Claude Code's memory folders, with content hashes."""
+    return home() / "written.json"
+
+
+def vetoed_path() -> Path:
+    """Lessons the person deleted from a memory folder: never rendered again."""
+    return home() / "vetoed.json"
+
+
+def log_path() -> Path:
+    """Where the hook and the server log what they cannot print."""
+    return home() / "logs" / "openmemory.log"
+
+
+def claude_dir() -> Path:
+    """Claude Code's configuration folder: $CLAUDE_CONFIG_DIR, else ~/.claude."""
+    value = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(value).expanduser() if value else Path.home() / ".claude"
+
+
+def projects_dir() -> Path:
+    """Where Claude Code keeps one folder of transcripts (and memory/) per project."""
+    return claude_dir() / "projects"
+
+
+def project_slug(path) -> str:
+    """Claude Code's folder name for a path: every character outside [A-Za-z0-9] becomes '-'."""
+    # Claude Code truncates names over 200 characters and appends a hash it does not
+    # document; such paths are rare and left as they are (ARCHITECTURE.md).
+    return re.sub(r"[^A-Za-z0-9]", "-", str(path))
+
+
+def git_root(cwd) -> Path | None:
+    """The main working tree of the git repository that holds cwd, or None outside one."""
+    here = Path(os.path.realpath(cwd))
+    for folder in (here, *here.parents):
+        dot_git = folder / ".git"
+        if dot_git.is_dir():
+            return folder
+        if dot_git.is_file():
+            return _main_worktree(folder, dot_git)
+    return None
+
+
+def _main_worktree(folder: Path, dot_git: Path) -> Path:
+    """A linked worktree's `.git` file names its gitdir; the main tree holds the common dir."""
+    try:
+        text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return folder
+    if not text.startswith("gitdir:"):
+        return folder
+    gitdir = (folder / text[len("gitdir:"):].strip()).resolve()
+    try:
+        common = (gitdir / (gitdir / "commondir").read_text(encoding="utf-8").strip()).resolve()
+    except OSError:
+        return folder  # a submodule or a plain gitdir file: the folder itself is the root
+    return common.parent if common.name == ".git" else folder
+
+
+def memory_dir_for(cwd) -> Path:
+    """The auto-memory folder Claude Code loads MEMORY.md from for a session started in cwd."""
+    # Seen with Claude Code 2.1.328: a session in repo/sub/dir loads the MEMORY.md of repo.
+    root = git_root(cwd) or Path(os.path.realpath(cwd))
+    return projects_dir() / project_slug(root) / "memory"
+
+
+def all_paths() -> dict:
+    """Every location by name, for `openmemory paths`."""
+    return {
+        "home": str(home()),
+        "db": str(db_path()),
+        "lessons": str(lessons_path()),
+        "morning": str(morning_path()),
+        "written": str(written_path()),
+        "vetoed": str(vetoed_path()),
+        "log": str(log_path()),
+        "claude_dir": str(claude_dir()),
+        "projects": str(projects_dir()),
+    }

@@ -1,0 +1,63 @@
+"""Shared test plumbing: a private home for every test, and the CLI as a subprocess."""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT.parent / "shared" / "corpus" / "claude-code"
+if os.environ.get("OPENMEMORY_CORPUS"):
+    CORPUS = Path(os.environ["OPENMEMORY_CORPUS"])
+
+
+def corpus_files():
+    """The real transcripts of ../shared/corpus (top-level session files only), or skip."""
+    if not CORPUS.is_dir():
+        raise unittest.SkipTest(f"real transcript corpus not found at {CORPUS} (set OPENMEMORY_CORPUS)")
+    return sorted(p for p in CORPUS.rglob("*.jsonl") if "subagents" not in p.parts)
+
+
+class TempHome(unittest.TestCase):
+    """Every test gets its own OPENMEMORY_HOME and CLAUDE_CONFIG_DIR: the real home is never touched."""
+
+    def setUp(self):
+        super().setUp()
+        self._tmp = tempfile.TemporaryDirectory(prefix="om-test-")
+        self.tmp = Path(self._tmp.name)
+        self.home = self.tmp / "om-home"
+        self.claude = self.tmp / "claude"
+        self.projects = self.claude / "projects"
+        self._saved = {k: os.environ.get(k) for k in ("OPENMEMORY_HOME", "CLAUDE_CONFIG_DIR", "HOME")}
+        os.environ["OPENMEMORY_HOME"] = str(self.home)
+        os.environ["CLAUDE_CONFIG_DIR"] = str(self.claude)
+        os.environ["HOME"] = str(self.tmp / "user-home")  # anything that still reaches for ~ lands here
+
+    def tearDown(self):
+        for key, value in self._saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        self._tmp.cleanup()
+        super().tearDown()
+
+    def env(self, **extra):
+        env = dict(os.environ)
+        env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+        env.pop("OPENMEMORY_DEBUG", None)
+        env.update({k: str(v) for k, v in extra.items()})
+        return env
+
+    def cli(self, *args, input=None, env=None, timeout=60):
+        """Run `python -m openmemory ARGS`; returns CompletedProcess with text stdout/stderr."""
+        return subprocess.run([sys.executable, "-m", "openmemory", *map(str, args)], input=input,
+                              capture_output=True, text=True, env=env or self.env(), cwd=str(self.tmp),
+                              timeout=timeout)
+
+    def ok(self, *args, **kw):
+        """Run the CLI and insist on exit 0 with nothing unexpected on stderr."""
+        p = self.cli(*args, **kw)
+        self.assertEqual(p.returncode, 0, f"openmemory {' '.join(map(str, args))} failed:\n{p.stderr}")
+        return p

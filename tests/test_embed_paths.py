@@ -1,0 +1,99 @@
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from openmemory import embed, paths
+from tests.helpers import ROOT, TempHome
+
+
+class Embed(TempHome):
+    def test_vectors_are_stable_across_processes(self):
+        code = ("import json; from openmemory import embed; "
+                "print(json.dumps(list(embed.encode(embed.vector('run the tests with pytest -q')))))")
+        outs = set()
+        for seed in ("1", "2", "random"):
+            env = dict(os.environ, PYTHONHASHSEED=seed, PYTHONPATH=str(ROOT))
+            outs.add(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                    env=env, check=True).stdout)
+        self.assertEqual(len(outs), 1)
+        self.assertEqual(len(json.loads(outs.pop())), embed.DIMENSIONS)
+
+    def test_cosine_orders_by_meaning_of_words(self):
+        q = embed.vector("how do we run the tests")
+        near = embed.vector("Ran the test suite with pytest -q; tests passed")
+        far = embed.vector("Deployed the blog to production with rsync")
+        self.assertGreater(embed.cosine(q, near), embed.cosine(q, far))
+        self.assertAlmostEqual(embed.cosine(near, near), 1.0)
+        self.assertEqual(embed.cosine(embed.vector(""), near), 0.0)
+
+    def test_encoding_is_compact_and_keeps_cosine(self):
+        a = embed.vector("the migration failed: column users.email already exists")
+        b = embed.vector("migration error: duplicate column email on users")
+        blob_a, blob_b = embed.encode(a), embed.encode(b)
+        self.assertEqual(len(blob_a), 256)
+        self.assertAlmostEqual(embed.cosine(blob_a, blob_b), embed.cosine(a, b), delta=0.02)
+
+    def test_words_are_stemmed_and_split(self):
+        self.assertEqual(embed.words("Running testCases and the_tests"), ["run", "test", "case", "test"])
+
+
+class Paths(TempHome):
+    def test_environment_is_read_at_call_time_and_nothing_is_created(self):
+        os.environ["OPENMEMORY_HOME"] = str(self.tmp / "a")
+        self.assertEqual(paths.db_path(), self.tmp / "a" / "memory.db")
+        os.environ["OPENMEMORY_HOME"] = str(self.tmp / "b")
+        self.assertEqual(paths.lessons_path(), self.tmp / "b" / "lessons.jsonl")
+        self.assertEqual(paths.projects_dir(), self.claude / "projects")
+        self.assertFalse((self.tmp / "a").exists() or (self.tmp / "b").exists())
+
+    def test_defaults_are_under_home(self):
+        os.environ.pop("OPENMEMORY_HOME")
+        os.environ.pop("CLAUDE_CONFIG_DIR")
+        self.assertEqual(paths.home(), Path.home() / ".openmemory")
+        self.assertEqual(paths.claude_dir(), Path.home() / ".claude")
+
+    def test_paths_command(self):
+        out = json.loads(self.ok("paths", "--json").stdout)
+        self.assertEqual(out["db"], str(self.home / "memory.db"))
+        self.assertEqual(out["projects"], str(self.claude / "projects"))
+        self.assertIn(str(self.home / "morning.md"), self.ok("paths").stdout)
+        self.assertFalse(self.home.exists())
+
+    def test_slug_and_memory_folder_follow_claude_code(self):
+        self.assertEqual(paths.project_slug("/home/me/my_proj.v2"), "-home-me-my-proj-v2")
+        repo = self.tmp / "repo"
+        (repo / ".git").mkdir(parents=True)
+        (repo / "sub" / "dir").mkdir(parents=True)
+        expect = self.claude / "projects" / paths.project_slug(os.path.realpath(repo)) / "memory"
+        self.assertEqual(paths.memory_dir_for(repo / "sub" / "dir"), expect)
+        loose = self.tmp / "loose"
+        loose.mkdir()
+        self.assertEqual(paths.memory_dir_for(loose),
+                         self.claude / "projects" / paths.project_slug(os.path.realpath(loose)) / "memory")
+
+    def test_linked_worktree_shares_the_main_trees_memory(self):
+        main = self.tmp / "main"
+        gitdir = main / ".git" / "worktrees" / "feature"
+        gitdir.mkdir(parents=True)
+        (gitdir / "commondir").write_text("../..\n")
+        tree = self.tmp / "feature"
+        tree.mkdir()
+        (tree / ".git").write_text(f"gitdir: {gitdir}\n")
+        self.assertEqual(paths.git_root(tree), main.resolve())
+
+
+class Cli(TempHome):
+    def test_help_lists_every_verb_with_its_one_line_doc(self):
+        out = self.ok("--help").stdout
+        for verb in ("ingest", "status", "paths"):
+            self.assertIn(verb, out)
+
+    def test_version(self):
+        self.assertRegex(self.ok("--version").stdout, r"^openmemory \d+\.\d+\.\d+")
+
+    def test_unknown_verb_is_a_usage_error(self):
+        p = self.cli("frobnicate")
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(p.stdout, "")

@@ -1,0 +1,229 @@
+import json
+import os
+import sqlite3
+import stat
+import time
+
+from openmemory import ingest, store, transcripts
+from tests.fixtures import Transcript, project_folder, test_session
+from tests.helpers import TempHome, corpus_files
+
+
+def status(case):
+    return json.loads(case.ok("status", "--json").stdout)
+
+
+class IngestCommand(TempHome):
+    def write_session(self, t=None, cwd="/home/dev/shop"):
+        t = t or test_session(cwd=cwd)
+        return t.write(project_folder(self.claude, t.cwd))
+
+    def test_ingest_makes_session_error_and_correction_episodes(self):
+        self.write_session()
+        p = self.ok("ingest")
+        self.assertIn("read 1 of 1 transcript", p.stdout)
+        counts = status(self)
+        self.assertEqual(counts["episodes"], {"session": 1, "error": 1, "correction": 1, "note": 0,
+                                              "total": 3, "archived": 0})
+        self.assertEqual(counts["sessions"], 1)
+        with store.connect() as db:
+            [session] = db.episodes("session")
+            [error] = db.episodes("error")
+            [correction] = db.episodes("correction")
+        self.assertEqual(session["title"], "run the tests")
+        self.assertIn("Asked: run the tests", session["gist"])
+        self.assertIn("`python -m unittest`", session["gist"])
+        self.assertIn("Ended: All 12 tests pass.", session["gist"])
+        self.assertEqual(session["cwd"], "/home/dev/shop")
+        self.assertEqual(error["title"], "`python -m unittest` failed: ImportError: No module named shop.tests")
+        self.assertEqual(error["facts"]["command"], "python -m unittest")
+        self.assertEqual(correction["facts"]["said"], "No, don't use unittest here, run the tests with pytest -q")
+        self.assertIn("After the agent ran `python -m unittest`", correction["gist"])
+        self.assertRegex(error["at"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
+
+    def test_rerun_adds_nothing_and_touch_rereads_only_that_file(self):
+        a = self.write_session(test_session(cwd="/home/dev/shop"))
+        self.write_session(test_session(cwd="/home/dev/blog"))
+        self.ok("ingest")
+        before = status(self)
+        again = json.loads(self.ok("ingest", "--json").stdout)
+        self.assertEqual((again["read"], again["unchanged"], again["added"]), (0, 2, {}))
+        self.assertEqual(status(self)["episodes"], before["episodes"])
+        later = time.time() + 5
+        os.utime(a, (later, later))
+        touched = json.loads(self.ok("ingest", "--json").stdout)
+        self.assertEqual((touched["read"], touched["unchanged"], touched["added"], touched["removed"]),
+                         (1, 1, {}, 0))
+        self.assertEqual(status(self)["episodes"], before["episodes"])
+
+    def test_a_growing_transcript_replaces_its_episodes_and_keeps_their_identity(self):
+        t = test_session()
+        path = self.write_session(t)
+        self.ok("ingest")
+        with store.connect() as db:
+            ids = {e["key"]: e["id"] for e in db.episodes()}
+            db.db.execute("UPDATE episodes SET strength = 1.7, recalls = 3")
+        t.user("stop, you are editing the wrong file")
+        t.assistant("Sorry.")
+        path.write_text(t.text())
+        report = json.loads(self.ok("ingest", "--json").stdout)
+        self.assertEqual(report["added"], {"correction": 1})
+        with store.connect() as db:
+            episodes = db.episodes()
+        self.assertEqual(len(episodes), 4)
+        for e in episodes:
+            if e["key"] in ids:
+                self.assertEqual(e["id"], ids[e["key"]])
+                self.assertEqual((e["strength"], e["recalls"]), (1.7, 3))  # what recall learnt is kept
+
+    def test_a_rewritten_transcript_drops_what_it_no_longer_holds(self):
+        t = test_session()
+        path = self.write_session(t)
+        self.ok("ingest")
+        calm = Transcript(session_id=t.session_id, cwd=t.cwd)
+        calm.user("run the tests")
+        calm.assistant("All pass.", tools=[("Bash", {"command": "pytest -q"}, "3 passed", False)])
+        path.write_text(calm.text())
+        report = json.loads(self.ok("ingest", "--json").stdout)
+        self.assertEqual(report["removed"], 2)
+        self.assertEqual(status(self)["episodes"]["total"], 1)
+
+    def test_malformed_lines_never_stop_an_ingest(self):
+        good = test_session(cwd="/home/dev/shop")
+        path = self.write_session(good)
+        with open(path, "a") as f:
+            f.write("{not json\n")
+            f.write('{"type": "assistant", "message": {"content": [{"type": "tool_use", "id": 5}]}}\n')
+            f.write('{"type":"user","message":{"role":"user","content":"half')  # being appended to
+        broken = project_folder(self.claude, "/home/dev/x") / "empty.jsonl"
+        broken.parent.mkdir(parents=True)
+        broken.write_bytes(b"\x00\xff\xfe garbage\n")
+        self.write_session(test_session(cwd="/home/dev/blog"))
+        p = self.ok("ingest")
+        self.assertIn("malformed line", p.stdout)
+        counts = status(self)
+        self.assertEqual(counts["episodes"]["total"], 6)  # both good sessions whole
+        self.assertEqual(counts["lines_skipped"], 3)
+
+    def test_subagent_transcripts_are_skipped(self):
+        t = test_session()
+        folder = project_folder(self.claude, t.cwd)
+        self.write_session(t)
+        sub = Transcript(cwd=t.cwd)
+        sub.user("Warmup")
+        sub.write(folder / t.session_id / "subagents", "agent-a1.jsonl")
+        self.assertEqual([p.name for p in ingest.discover()], [f"{t.session_id}.jsonl"])
+
+    def test_explicit_paths(self):
+        path = test_session().write(self.tmp / "elsewhere")
+        self.assertIn("read 1 of 1", self.ok("ingest", path).stdout)
+        p = self.cli("ingest", self.tmp / "missing.jsonl")
+        self.assertEqual(p.returncode, 1)
+        self.assertEqual(p.stdout, "")
+        self.assertRegex(p.stderr, r"^openmemory: error: no transcript or folder at .*missing\.jsonl")
+        self.assertEqual(p.stderr.count("\n"), 1)
+
+    def test_quiet_prints_nothing_at_all(self):
+        self.write_session()
+        p = self.ok("ingest", "--quiet")
+        self.assertEqual((p.stdout, p.stderr), ("", ""))
+        self.assertEqual(status(self)["episodes"]["total"], 3)
+
+    def test_missing_claude_folder_is_not_an_error(self):
+        p = self.ok("ingest")
+        self.assertEqual(p.stdout, "")
+        self.assertIn("nothing to ingest", p.stderr)
+        self.assertEqual(self.ok("ingest", "--quiet").stderr, "")
+
+    def test_database_and_folder_are_private(self):
+        self.write_session()
+        self.ok("ingest")
+        self.assertEqual(stat.S_IMODE(os.stat(self.home).st_mode), 0o700)
+        self.assertEqual(stat.S_IMODE(os.stat(self.home / "memory.db").st_mode), 0o600)
+
+    def test_secrets_are_redacted_before_anything_is_stored(self):
+        t = Transcript()
+        t.user("deploy with the key")
+        t.assistant(tools=[("Bash", {"command": "curl -H 'Authorization: Bearer abcdefghijklmnopqrstuvwxyz0123' "
+                                                "https://api.example.com/deploy"},
+                            "Exit code 22\ncurl: (22) 401 for token sk-ant-api03-AAAABBBBCCCCDDDDEEEEFFFF", True)])
+        t.user("no, export ANTHROPIC_API_KEY=sk-ant-api03-ZZZZYYYYXXXXWWWWVVVVUUUU first")
+        self.write_session(t)
+        self.ok("ingest")
+        raw = (self.home / "memory.db").read_bytes()
+        for secret in (b"abcdefghijklmnopqrstuvwxyz0123", b"AAAABBBBCCCCDDDD", b"ZZZZYYYYXXXX"):
+            self.assertNotIn(secret, raw)
+        with store.connect() as db:
+            self.assertIn("[REDACTED:anthropic-key]", db.episodes("correction")[0]["gist"])
+
+    def test_status_human_output(self):
+        self.write_session()
+        self.ok("ingest")
+        out = self.ok("status").stdout
+        self.assertIn("episodes     3 (1 sessions, 1 errors, 1 corrections, 0 notes; 0 archived)", out)
+        self.assertIn("last sleep   never", out)
+
+
+class Store(TempHome):
+    def test_schema_version_and_pragmas(self):
+        with store.connect() as db:
+            self.assertEqual(db.db.execute("PRAGMA user_version").fetchone()[0], len(store.MIGRATIONS))
+            self.assertEqual(db.db.execute("PRAGMA journal_mode").fetchone()[0], "wal")
+            self.assertEqual(db.db.execute("PRAGMA busy_timeout").fetchone()[0], store.BUSY_TIMEOUT_MS)
+            tables = {r[0] for r in db.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        self.assertTrue({"episodes", "sessions", "lessons", "predictions"} <= tables)
+
+    def test_a_newer_database_is_refused_clearly(self):
+        store.connect().close()
+        db = sqlite3.connect(self.home / "memory.db")
+        db.execute("PRAGMA user_version = 999")
+        db.close()
+        p = self.cli("status")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("newer than this openmemory knows", p.stderr)
+        self.assertEqual(p.stdout, "")
+
+    def test_a_corrupt_database_is_one_clear_line(self):
+        self.home.mkdir()
+        (self.home / "memory.db").write_bytes(b"this is not a database" * 100)
+        p = self.cli("status")
+        self.assertEqual(p.returncode, 1)
+        self.assertRegex(p.stderr, r"^openmemory: error: the memory database at .* is unusable")
+        p = self.cli("status", env=self.env(OPENMEMORY_DEBUG=1))
+        self.assertIn("Traceback", p.stderr)
+
+    def test_timestamps(self):
+        self.assertEqual(store.iso("2026-02-11T21:41:48.049Z"), "2026-02-11T21:41:48.049000Z")
+        self.assertEqual(store.iso("2026-02-11T22:41:48+01:00"), "2026-02-11T21:41:48.000000Z")
+
+    def test_notes(self):
+        with store.connect() as db:
+            nid = db.add_note("We deploy with `make release`; password=hunter2hunter2", cwd="/home/dev/shop")
+            note = db.episode(nid)
+        self.assertEqual(note["kind"], "note")
+        self.assertNotIn("hunter2", note["gist"])
+
+
+class RealCorpus(TempHome):
+    def test_ingest_of_the_real_corpus(self):
+        files = corpus_files()
+        for path in files:
+            folder = self.projects / path.parent.name
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / path.name).write_bytes(path.read_bytes())
+        first = json.loads(self.ok("ingest", "--json").stdout)
+        self.assertEqual(first["read"], len(files))
+        self.assertEqual(first["skipped_lines"], 0)
+        counts = status(self)
+        self.assertGreaterEqual(counts["episodes"]["correction"], 10)
+        self.assertGreaterEqual(counts["episodes"]["error"], 20)
+        with store.connect() as db:
+            titles = {e["title"] for e in db.episodes()}
+        self.assertIn("`cat nonexistent.txt` failed: cat: nonexistent.txt: No such file or directory", titles)
+        self.assertIn("`python /workspace/number_generator.py` failed: /bin/bash: line 1: python: command not found",
+                      titles)
+        self.assertIn("Correction: ah. the issue is the linter/formatter, not db:generate, I think.", titles)
+        self.assertIn("Refused: `mix phx.server 2>&1 | head -80`", titles)
+        again = json.loads(self.ok("ingest", "--json").stdout)
+        self.assertEqual((again["read"], again["added"]), (0, {}))
+        self.assertEqual(status(self)["episodes"], counts["episodes"])

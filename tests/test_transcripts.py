@@ -1,0 +1,297 @@
+import json
+import unittest
+
+from openmemory import transcripts
+from tests.fixtures import REJECTION, Transcript, test_session
+from tests.helpers import corpus_files
+
+
+def parse(t: Transcript):
+    return transcripts.parse_lines(t.lines(), "/x/session.jsonl")
+
+
+class ParseModernAndOld(unittest.TestCase):
+    def check_basic(self, style):
+        s = parse(test_session(style=style))
+        self.assertEqual(s.cwd, "/home/dev/shop")
+        self.assertEqual([t.text for t in s.prompts],
+                         ["run the tests", "No, don't use unittest here, run the tests with pytest -q"])
+        self.assertEqual([t.source for t in s.prompts], ["prompt", "prompt"])  # queue copies dropped
+        replies = [t for t in s.turns if t.role == "assistant"]
+        self.assertEqual(len(replies), 4)
+        first = replies[0]
+        self.assertEqual(first.text, "Running the test suite.")
+        [call] = first.tools
+        self.assertEqual((call.name, call.input["command"], call.is_error), ("Bash", "python -m unittest", True))
+        self.assertTrue(call.result.startswith("Exit code 1"))
+        self.assertEqual(s.skipped, 0)
+
+    def test_2_1_328(self):
+        self.check_basic("2.1.328")
+
+    def test_1_0(self):
+        self.check_basic("1.0")
+
+    def test_streamed_records_of_one_message_merge_into_one_turn(self):
+        t = Transcript()
+        t.user("look around")
+        t.assistant("I'll look.", thinking="hmm", tools=[
+            ("Bash", {"command": "ls"}, "a b", False),
+            ("Read", {"file_path": "/home/dev/shop/a"}, "1→x", False)])
+        s = parse(t)
+        [reply] = [x for x in s.turns if x.role == "assistant"]
+        self.assertEqual(reply.text, "I'll look.")
+        self.assertEqual([c.name for c in reply.tools], ["Bash", "Read"])
+        self.assertEqual([c.result for c in reply.tools], ["a b", "1→x"])
+        self.assertNotIn("hmm", reply.text)  # thinking is not kept
+
+    def test_result_before_its_call_is_still_paired(self):
+        t = Transcript()
+        t.user("go")
+        t.raw({"type": "user", "uuid": "r1", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_early", "content": "boom", "is_error": True}]}})
+        t.raw({"type": "assistant", "uuid": "a1", "message": {"id": "m1", "role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_early", "name": "Bash", "input": {"command": "make"}}]}})
+        [call] = parse(t).tool_calls
+        self.assertEqual((call.result, call.is_error), ("boom", True))
+
+    def test_tool_result_with_list_content(self):
+        t = Transcript()
+        t.user("go")
+        t.raw({"type": "assistant", "uuid": "a1", "message": {"id": "m1", "role": "assistant", "content": [
+            {"type": "tool_use", "id": "t1", "name": "mcp__x__y", "input": {}}]}})
+        t.raw({"type": "user", "uuid": "r1", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "is_error": True,
+             "content": [{"type": "text", "text": "first"}, {"type": "image", "source": {}},
+                         {"type": "text", "text": "second"}]}]}})
+        [call] = parse(t).tool_calls
+        self.assertEqual(call.result, "first\nsecond")
+        self.assertTrue(call.is_error)
+
+
+class UserText(unittest.TestCase):
+    def test_harness_text_is_stripped(self):
+        t = Transcript()
+        t.user("fix the login bug")
+        t.assistant("On it.")
+        t.meta("<command-message>skill body</command-message> Use the skill like this ...")
+        t.command("context", stdout="\x1b[1mContext Usage\x1b[22m")
+        t.command("compact")
+        t.user("<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n</task-notification>\n"
+               "Read the output file to retrieve the result: /tmp/x.output")
+        t.user("<system-reminder>The file was modified.</system-reminder>\nand check the logout too")
+        t.raw({"type": "user", "uuid": "cs", "isCompactSummary": True, "message": {"role": "user", "content":
+               "This session is being continued from a previous conversation that ran out of context."}})
+        t.user("<local-command-stdout>Reconnected to tidewave.</local-command-stdout>")
+        t.user("<bash-input>ls</bash-input>")
+        s = parse(t)
+        self.assertEqual([p.text for p in s.prompts], ["fix the login bug", "and check the logout too"])
+
+    def test_command_arguments_are_the_persons_words(self):
+        t = Transcript()
+        t.command("review", args="look at the auth module first")
+        self.assertEqual([(p.text, p.source) for p in parse(t).prompts],
+                         [("/review look at the auth module first", "command")])
+
+    def test_queued_message_is_user_text_once(self):
+        t = Transcript()
+        t.user("migrate the database")
+        t.assistant("Migrating.", tools=[("Bash", {"command": "alembic upgrade head"}, "ok", False)])
+        t.queued("also seed the test data")
+        t.queued("<task-notification>\n<task-id>x</task-id></task-notification>")
+        t.queued("/mcp")
+        t.assistant("Done.")
+        s = parse(t)
+        self.assertEqual([(p.text, p.source) for p in s.prompts],
+                         [("migrate the database", "prompt"), ("also seed the test data", "queued")])
+
+    def test_queued_command_attachment_of_newer_versions(self):
+        t = Transcript()
+        t.user("build it")
+        t._envelope("attachment", attachment={"type": "queued_command", "prompt": "and deploy"})
+        self.assertEqual([p.text for p in parse(t).prompts], ["build it", "and deploy"])
+
+    def test_interrupts_are_markers_not_text(self):
+        t = Transcript()
+        t.user("start the server")
+        t.assistant("Starting.")
+        t.interrupt()
+        s = parse(t)
+        self.assertEqual([x.source for x in s.turns if x.role == "user"], ["prompt", "interrupt"])
+
+
+class Robustness(unittest.TestCase):
+    def test_malformed_and_half_written_lines_are_counted_and_skipped(self):
+        t = test_session()
+        lines = t.lines()
+        lines.insert(3, "this is not json")
+        lines.insert(5, "[1, 2, 3]")
+        lines.insert(7, "")
+        lines.append(lines[-1][: len(lines[-1]) // 2])  # the file is being appended to
+        s = transcripts.parse_lines(lines)
+        self.assertEqual(s.skipped, 3)
+        self.assertEqual(len(s.prompts), 2)  # no good record lost
+        self.assertEqual(len(s.tool_calls), 2)
+
+    def test_unknown_types_and_odd_shapes_never_raise(self):
+        t = Transcript()
+        t.user("hello")
+        t.raw({"type": "from-the-future", "payload": {"a": 1}})
+        t.raw({"type": "user", "message": "not a dict"})
+        t.raw({"type": "user", "message": {"content": 42}})
+        t.raw({"type": "assistant", "message": {"content": [None, 3, {"type": "tool_use"}]}})
+        t.raw({"type": "assistant", "message": {"id": "m9", "content": "plain string reply"}})
+        t.raw({"type": "queue-operation", "operation": "enqueue", "content": {"not": "text"}})
+        t.raw({"type": "attachment", "attachment": "odd"})
+        t.raw({"type": "summary", "summary": None})
+        t.raw({"no": "type"})
+        s = parse(t)
+        self.assertEqual([p.text for p in s.prompts], ["hello"])
+        self.assertIn("plain string reply", [x.text for x in s.turns])
+
+    def test_binary_garbage_and_bad_utf8(self):
+        s = transcripts.parse_lines([b"\xff\xfe\x00garbage\n", test_session().lines()[2].encode()])
+        self.assertEqual(s.skipped, 1)
+
+    def test_sidechain_records_are_skipped(self):
+        t = Transcript()
+        t.user("main request")
+        t.sidechain("Warmup")
+        self.assertEqual([p.text for p in parse(t).prompts], ["main request"])
+
+    def test_records_copied_by_a_resumed_session_count_once(self):
+        t = test_session()
+        lines = t.lines()
+        s = transcripts.parse_lines(lines + lines)
+        self.assertEqual(len(s.prompts), 2)
+        self.assertEqual(len(s.tool_calls), 2)
+
+    def test_synthetic_assistant_messages_are_ignored(self):
+        t = Transcript()
+        t.user("hi")
+        t._envelope("assistant", message={"id": "s1", "model": "<synthetic>", "role": "assistant",
+                                          "content": [{"type": "text", "text": "API Error: 529 Overloaded"}]},
+                    isApiErrorMessage=True)
+        self.assertEqual([x.role for x in parse(t).turns], ["user"])
+
+    def test_titles(self):
+        t = Transcript()
+        t.user("hi")
+        t.raw({"type": "summary", "summary": "Someone else's session", "leafUuid": "not-here"})
+        self.assertEqual(parse(t).title, "")
+        t.raw({"type": "summary", "summary": "Fixing the flaky login test", "leafUuid": t.parent})
+        self.assertEqual(parse(t).title, "Fixing the flaky login test")
+        t.raw({"type": "ai-title", "aiTitle": "Login test fix", "sessionId": t.session_id})
+        self.assertEqual(parse(t).title, "Login test fix")
+        t.raw({"type": "custom-title", "customTitle": "my title", "sessionId": t.session_id})
+        self.assertEqual(parse(t).title, "my title")
+
+
+class Surprises(unittest.TestCase):
+    def test_error_and_correction_of_the_canonical_session(self):
+        found = transcripts.surprises(parse(test_session()))
+        self.assertEqual([f.kind for f in found], ["error", "correction"])
+        error, correction = found
+        self.assertEqual(error.command, "python -m unittest")
+        self.assertEqual(error.text.splitlines(), ["Exit code 1", "ImportError: No module named shop.tests"])
+        self.assertEqual(correction.text, "No, don't use unittest here, run the tests with pytest -q")
+        self.assertEqual(correction.agent_did, "python -m unittest")
+
+    def test_identical_errors_in_a_session_are_one_surprise_with_a_count(self):
+        t = Transcript()
+        t.user("build")
+        for _ in range(3):
+            t.assistant(tools=[("Bash", {"command": "make"}, "Exit code 2\nmake: *** No rule to make target", True)])
+        [error] = transcripts.surprises(parse(t))
+        self.assertEqual(error.count, 3)
+
+    def test_rejected_tool_use_is_a_correction_with_the_words_that_follow(self):
+        t = Transcript()
+        t.user("clean up the repo")
+        t.assistant(tools=[("Bash", {"command": "rm -rf build dist"}, "REJECT")])
+        t.user("don't delete dist, it is checked in")
+        [c] = transcripts.surprises(parse(t))
+        self.assertEqual((c.kind, c.rejected, c.command), ("correction", True, "rm -rf build dist"))
+        self.assertEqual(c.text, "don't delete dist, it is checked in")
+
+    def test_rejection_without_words_is_still_a_correction(self):
+        t = Transcript()
+        t.user("deploy")
+        t.assistant(tools=[("Bash", {"command": "git push --force"}, "REJECT")])
+        [c] = transcripts.surprises(parse(t))
+        self.assertEqual((c.kind, c.text, c.command), ("correction", "", "git push --force"))
+
+    def test_interrupted_tool_is_not_an_error(self):
+        t = Transcript()
+        t.user("run it")
+        t.assistant(tools=[("Bash", {"command": "sleep 100"}, "[Request interrupted by user for tool use]", True)])
+        t.user("that takes too long; run only the unit tests")
+        found = transcripts.surprises(parse(t))
+        self.assertEqual([f.kind for f in found], ["correction"])
+
+    def test_first_request_is_never_a_correction(self):
+        t = Transcript()
+        t.user("No tests yet: write them")
+        self.assertEqual(transcripts.surprises(parse(t)), [])
+
+    def test_own_mcp_calls_are_not_evidence(self):
+        t = Transcript()
+        t.user("what do you remember")
+        t.assistant(tools=[("mcp__openmemory__recall", {"query": "x"}, "database locked", True)])
+        self.assertEqual(transcripts.surprises(parse(t)), [])
+
+    def test_correction_phrases(self):
+        yes = ["No, use pytest -q", "no. wrong branch", "Stop, that's the production database",
+               "don't touch the migrations", "That's not what I asked for", "use ruff instead of flake8",
+               "You forgot to run the linter", "it still doesn't work", "why did you delete the fixture?",
+               "Actually, the config lives in settings.toml", "the issue is the cache, not the query",
+               "we deploy with make release, not npm run deploy", "Wrong file: edit the other one",
+               "I said staging, not prod", "nope", "ok. uh. no. the ci runs on the current commit"]
+        no = ["run the tests", "can we rebase on main, please?", "yes.", "how's it going?",
+              "No problem, thanks", "I don't know if we want an agent framework yet", "ok",
+              "let's get this committed", "what does the error say?", "great, now add a README"]
+        for text in yes:
+            self.assertTrue(transcripts.is_correction_text(text), text)
+        for text in no:
+            self.assertFalse(transcripts.is_correction_text(text), text)
+
+    def test_error_lines_pick_the_telling_lines(self):
+        out = ("Exit code 1\n\x1b[31m╭──────╮\x1b[0m\nCompiling 4 files\nGenerated app\n"
+               "error: undefined function get/2\n** (CompileError) failed")
+        self.assertEqual(transcripts.error_lines(out),
+                         ["Exit code 1", "error: undefined function get/2", "** (CompileError) failed"])
+        self.assertEqual(transcripts.error_lines("<tool_use_error>File does not exist.</tool_use_error>"),
+                         ["File does not exist."])
+
+
+class RealCorpus(unittest.TestCase):
+    """Every real transcript parses with nothing skipped and sensible content."""
+
+    def test_every_file_parses(self):
+        for path in corpus_files():
+            with self.subTest(path=path.name):
+                s = transcripts.parse(path)
+                self.assertEqual(s.skipped, 0)
+                for turn in s.prompts:
+                    self.assertFalse(turn.text.startswith(("<command-", "<local-command", "<task-notification",
+                                                          "Caveat:", "[Request interrupted")), turn.text)
+                    self.assertNotIn("<system-reminder>", turn.text)
+
+    def test_streamed_assistant_records_are_merged(self):
+        path = next(p for p in corpus_files() if p.name.startswith("258c7280"))
+        s = transcripts.parse(path)
+        ids = set()
+        with path.open() as f:
+            records = [json.loads(line) for line in f]
+        for rec in records:
+            if rec.get("type") == "assistant" and not rec.get("isSidechain") and \
+                    rec["message"].get("model") != "<synthetic>":
+                ids.add(rec["message"]["id"])
+        self.assertEqual(len([t for t in s.turns if t.role == "assistant"]), len(ids))
+        self.assertIn("check again", [p.text for p in s.prompts])  # lives only in a queue record
+        calls = s.tool_calls
+        self.assertTrue(calls and all(c.result is not None for c in calls[:-1]))
+
+
+if __name__ == "__main__":
+    unittest.main()
