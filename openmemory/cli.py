@@ -2,6 +2,7 @@
 import argparse
 import json
 import os
+import sqlite3
 import sys
 import traceback
 
@@ -105,6 +106,11 @@ def main(argv=None) -> int:
     except OpenMemoryError as e:
         _debug_traceback()
         print(f"openmemory: error: {e}", file=sys.stderr)
+        return 1
+    except sqlite3.OperationalError as e:  # locked past the busy timeout, disk full, read-only
+        _debug_traceback()
+        print(f"openmemory: error: the memory database at {paths.db_path()} could not be used: {e}; "
+              f"if another openmemory is running, try again when it ends", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("openmemory: interrupted", file=sys.stderr)

@@ -14,6 +14,14 @@ from . import embed, paths
 from .redact import redact, redact_obj
 
 BUSY_TIMEOUT_MS = 5000      # a concurrent ingest (hook + cron) waits instead of failing
+
+
+def busy_timeout_ms() -> int:
+    """How long a write waits for another process's transaction: $OPENMEMORY_BUSY_TIMEOUT_MS or 5 s."""
+    try:
+        return max(0, int(os.environ.get("OPENMEMORY_BUSY_TIMEOUT_MS", BUSY_TIMEOUT_MS)))
+    except ValueError:
+        return BUSY_TIMEOUT_MS
 EPISODE_KINDS = ("session", "error", "correction", "note")
 
 
@@ -336,14 +344,15 @@ def connect(path=None) -> Store:
         if not path.exists():
             os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
         os.chmod(path, 0o600)
-        db = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+        timeout_ms = busy_timeout_ms()
+        db = sqlite3.connect(str(path), timeout=timeout_ms / 1000, isolation_level=None,
                              check_same_thread=False)
     except (OSError, sqlite3.Error) as e:
         raise StoreError(f"cannot open the memory database at {path}: {e}; check the folder's "
                          f"permissions or set OPENMEMORY_HOME") from e
     try:
         db.row_factory = sqlite3.Row
-        db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        db.execute(f"PRAGMA busy_timeout = {timeout_ms}")
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("PRAGMA synchronous = NORMAL")
         db.execute("PRAGMA foreign_keys = ON")

@@ -227,3 +227,46 @@ class RealCorpus(TempHome):
         again = json.loads(self.ok("ingest", "--json").stdout)
         self.assertEqual((again["read"], again["added"]), (0, {}))
         self.assertEqual(status(self)["episodes"], counts["episodes"])
+
+
+class Progress(TempHome):
+    def test_progress_shows_on_a_terminal_only(self):
+        import pty
+        import subprocess
+        import sys
+        from tests.helpers import ROOT
+        test_session().write(project_folder(self.claude, "/home/dev/shop"))
+        primary, secondary = pty.openpty()
+        p = subprocess.run([sys.executable, "-m", "openmemory", "ingest"], stdout=subprocess.PIPE,
+                           stderr=secondary, env=self.env(), cwd=str(ROOT), timeout=60)
+        os.close(secondary)
+        seen = b""
+        try:
+            while True:
+                chunk = os.read(primary, 4096)
+                if not chunk:
+                    break
+                seen += chunk
+        except OSError:
+            pass
+        os.close(primary)
+        self.assertEqual(p.returncode, 0)
+        self.assertIn(b"ingesting 1/1", seen)
+        self.assertIn(b"read 1 of 1", p.stdout)
+        piped = self.ok("ingest", "--force")
+        self.assertEqual(piped.stderr, "")
+
+    def test_a_locked_database_is_one_clear_line(self):
+        import sqlite3
+        test_session().write(project_folder(self.claude, "/home/dev/shop"))
+        store.connect().close()
+        holder = sqlite3.connect(self.home / "memory.db", isolation_level=None)
+        holder.execute("BEGIN EXCLUSIVE")
+        try:
+            p = self.cli("ingest", env=self.env(OPENMEMORY_BUSY_TIMEOUT_MS=200))
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        self.assertEqual(p.returncode, 1)
+        self.assertRegex(p.stderr, r"^openmemory: error: .*memory\.db.*try again")
+        self.assertEqual(p.stderr.count("\n"), 1)
