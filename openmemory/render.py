@@ -739,10 +739,11 @@ def _write_index(md: Path, index: list, sections: dict, now: str, before_replace
         result["warnings"].append(f"{md} kept changing while openmemory wrote it ({WRITE_ATTEMPTS} tries); "
                                   f"its section was not updated this time")
         return
+    record = {"lessons": [i for i, _ in index], "sha256": _sha(section_text(lines).encode("utf-8"))}
     if data != current:
         result["written"].append(str(md))
-    sections[str(md)] = {"lessons": [i for i, _ in index], "sha256": _sha(section_text(lines).encode("utf-8")),
-                         "written": now}
+    if data != current or {k: sections.get(str(md), {}).get(k) for k in record} != record:
+        sections[str(md)] = dict(record, written=now)
     ours, mine = unseen(new)
     if ours:
         result["warnings"].append(

@@ -117,10 +117,10 @@ class LessonFiles(RenderCase):
     def test_rendering_again_changes_nothing(self):
         self.lesson()
         self.render()
-        before = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in self.memory.iterdir()}
-        again = self.render()
+        before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in [*self.memory.iterdir(), *self.home.glob("*.json*")]}
+        again = render.render(self.db, now="2026-11-07T03:00:00Z")
         self.assertEqual((again["written"], again["removed"], again["left"]), ([], [], []))
-        self.assertEqual({p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in self.memory.iterdir()}, before)
+        self.assertEqual({p: (p.read_bytes(), p.stat().st_mtime_ns) for p in before}, before)
 
     def test_strongest_first_and_at_most_the_configured_number(self):
         ids = [add_lesson(self.db, f"Lesson number {n} about widget {n}", cwd=str(self.repo), strength=n / 10)
