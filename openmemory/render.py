@@ -40,7 +40,6 @@ JSONL_SCHEMA = 1            # lessons.jsonl "schema" (PROTOCOL.md)
 STATE_VERSION = 1           # written.json / vetoed.json "version"
 
 
-
 class RenderError(OpenMemoryError):
     """Render cannot proceed without risking the person's files."""
 
@@ -68,8 +67,8 @@ def one_line(text: str) -> str:
 def neutralise(text: str, block_start: bool = False) -> str:
     """One line of Markdown that shows text as it is: no raw HTML, no links, no comments.
 
-    Code spans stay code spans; elsewhere `\\ [ ] < > `` ` are escaped, and bare URLs become
-    code spans (so no viewer turns them into links). With block_start, a leading character
+    Code spans stay code spans; elsewhere backslashes, brackets, angle brackets and stray
+    backticks are escaped, and URLs become code spans (so no viewer turns them into links). With block_start, a leading character
     that would open a heading, list, quote or rule is escaped too.
     """
     text = one_line(text)
@@ -130,7 +129,7 @@ def topic_file(lesson: dict, sources: list) -> str:
              "",
              neutralise(lesson["text"], block_start=True),
              "",
-             "**Why:** " + _why_intro(lesson, kind)]
+             "**Why:** " + _why_intro(lesson, kind, sources)]
     shown = sorted(sources, key=lambda s: (s.get("at") or "", s["id"]), reverse=True)[:WHY_SOURCES]
     for s in shown:
         lines.append(f"- {(s.get('at') or '')[:10] or 'undated'}: " + neutralise(_clip(s["gist"], WHY_CHARS)))
@@ -142,15 +141,16 @@ def topic_file(lesson: dict, sources: list) -> str:
     return "\n".join(lines)
 
 
-def _why_intro(lesson: dict, kind: str) -> str:
+def _why_intro(lesson: dict, kind: str, sources: list) -> str:
     n = int(lesson.get("seen") or 1)
     times = "once" if n == 1 else f"{n} times"
     said = f"the user corrected this {times}" if kind == "feedback" else f"this went wrong {times}"
-    return said + (":" if lesson["sources"] else " (its sources are no longer in memory).")
+    return said + (":" if sources else " (its sources are no longer in memory).")
 
 
 def _how_to_apply(lesson: dict, kind: str, sources: list) -> str:
-    where = f" in `{_project_of(lesson['cwd'])}`" if lesson.get("cwd") else " in any project"
+    where = (" in " + neutralise("`" + _project_of(lesson["cwd"]).replace("`", "'") + "`")
+             if lesson.get("cwd") else " in any project")
     commands = []
     for s in sources:
         command = (s.get("facts") or {}).get("command")
@@ -556,6 +556,8 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
         vetoes_before = len(vetoes)
 
         _collect_vetoes(store, lessons, written, vetoes, now, result)
+        if len(vetoes) != vetoes_before:  # before written.json forgets the deleted files
+            write_own(paths.vetoed_path(), _dump({"version": STATE_VERSION, "lessons": vetoes}))
         live = [l for l in lessons.values() if not l["archived"] and not l["vetoed"]]
         sources = store.episodes_by_id(i for l in live for i in l["sources"])
         placed = _place(store, live, limit, result)
@@ -571,8 +573,11 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
                 result["warnings"].append(f"skipped {folder}: it is not a memory folder inside {projects} "
                                           f"(a symbolic link elsewhere?); nothing was written there")
                 continue
-            _render_folder(folder, placed.get(folder, []), sources, written, sections, now, before_replace,
-                           result)
+            try:
+                _render_folder(folder, placed.get(folder, []), sources, written, sections, now, before_replace,
+                               result)
+            except OSError as e:  # one unwritable folder does not stop the others
+                result["warnings"].append(f"could not write in {folder}: {e.strerror or e}; check its permissions")
         result["folders"] = [str(f) for f in sorted(placed)]
         result["lessons"] = len(live)
 
@@ -585,8 +590,6 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
         state = _dump({"version": STATE_VERSION, "files": written, "sections": sections})
         if _read(paths.written_path()) != state:
             write_own(paths.written_path(), state)
-        if len(vetoes) != vetoes_before:
-            write_own(paths.vetoed_path(), _dump({"version": STATE_VERSION, "lessons": vetoes}))
     return result
 
 
