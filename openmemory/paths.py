@@ -59,7 +59,7 @@ SLUG_LIMIT = 200  # measured with Claude Code 2.1.328: longer names are cut here
 
 
 def project_slug(path) -> str:
-    """Claude Code's folder name for a path: every character outside [A-Za-z0-9] becomes '-'."""
+    """Claude Code's folder name for a path: each UTF-16 unit outside [A-Za-z0-9] becomes '-'."""
     # Measured with Claude Code 2.1.328 (a JavaScript program): it replaces each UTF-16 code
     # unit, so a character outside the Basic Multilingual Plane (an emoji) becomes "--"; a
     # name over 200 characters is cut to 200 and "-" + base-36 of |Java-style hash| appended.
