@@ -6,7 +6,7 @@ import sqlite3
 import sys
 import traceback
 
-from . import __version__, ingest, paths, store
+from . import __version__, ingest, paths, render, store
 from .store import OpenMemoryError
 
 
@@ -70,6 +70,21 @@ def cmd_status(args) -> int:
     return 0
 
 
+def cmd_render(args) -> int:
+    """Write lessons into Claude Code's memory folders (MEMORY.md, om-<id>.md) and lessons.jsonl."""
+    with store.connect() as db:
+        result = render.render(db, max_lines=args.max_lines)
+    if args.json:
+        _print_json(result)
+    else:
+        print(render.summary(result))
+        for vetoed in result["vetoed"]:
+            print(f"vetoed lesson {vetoed['id']} (you deleted its file): {vetoed['text']}")
+        for warning in result["warnings"]:
+            print(f"openmemory: warning: {warning}", file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="openmemory",
@@ -92,6 +107,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = verb("status", cmd_status)
     p.add_argument("--json", action="store_true", help="print one JSON object")
+
+    p = verb("render", cmd_render)
+    p.add_argument("--max-lines", type=int, metavar="N",
+                   help=f"lessons indexed per MEMORY.md (default ${render.INDEX_LINES_ENV}, else {render.INDEX_LINES})")
+    p.add_argument("--json", action="store_true", help="print what was done as JSON")
 
     p = verb("paths", cmd_paths)
     p.add_argument("--json", action="store_true", help="print one JSON object")

@@ -55,11 +55,38 @@ def projects_dir() -> Path:
     return claude_dir() / "projects"
 
 
+SLUG_LIMIT = 200  # measured with Claude Code 2.1.328: longer names are cut here and hashed
+
+
 def project_slug(path) -> str:
-    """Claude Code's folder name for a path: every character outside [A-Za-z0-9] becomes '-'."""
-    # Claude Code truncates names over 200 characters and appends a hash it does not
-    # document; such paths are rare and left as they are (ARCHITECTURE.md).
-    return re.sub(r"[^A-Za-z0-9]", "-", str(path))
+    """Claude Code's folder name for a path: each UTF-16 unit outside [A-Za-z0-9] becomes '-'."""
+    # Measured with Claude Code 2.1.328 (a JavaScript program): it replaces each UTF-16 code
+    # unit, so a character outside the Basic Multilingual Plane (an emoji) becomes "--"; a
+    # name over 200 characters is cut to 200 and "-" + base-36 of |Java-style hash| appended.
+    text = str(path)
+    slug = re.sub(r"[^A-Za-z0-9]", lambda m: "--" if ord(m.group()) > 0xFFFF else "-", text)
+    if len(slug) <= SLUG_LIMIT:
+        return slug
+    return slug[:SLUG_LIMIT] + "-" + _base36(abs(_java_hash(text)))
+
+
+def _java_hash(text: str) -> int:
+    """JavaScript's common string hash: h = h*31 + code unit, as a signed 32-bit integer."""
+    units = text.encode("utf-16-le", "surrogatepass")
+    h = 0
+    for i in range(0, len(units), 2):
+        h = (h * 31 + int.from_bytes(units[i:i + 2], "little")) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= (1 << 31) else h
+
+
+def _base36(n: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        n, r = divmod(n, 36)
+        out = digits[r] + out
+        if not n:
+            return out
 
 
 def git_root(cwd) -> Path | None:

@@ -322,6 +322,51 @@ class Store:
             "db": str(self.path),
         }
 
+    # -- render: lessons as written into Claude Code's memory ---------------------------
+
+    def all_lessons(self) -> list:
+        """Every lesson (archived and vetoed included), by id; `sources` decoded to a list of ids."""
+        out = []
+        for row in self.db.execute("SELECT * FROM lessons ORDER BY id"):
+            lesson = dict(row)
+            lesson.pop("embedding", None)
+            try:
+                sources = json.loads(lesson["sources"] or "[]")
+            except ValueError:
+                sources = []
+            lesson["sources"] = [int(s) for s in sources if isinstance(s, int) or str(s).isdigit()]
+            out.append(lesson)
+        return out
+
+    def episodes_by_id(self, ids) -> dict:
+        """{id: episode} for the ids that still exist."""
+        ids = sorted(set(ids))
+        found = {}
+        for start in range(0, len(ids), 500):  # under SQLite's bound-parameter limit
+            chunk = ids[start:start + 500]
+            for row in self.db.execute(
+                    "SELECT * FROM episodes WHERE id IN (%s)" % ",".join("?" * len(chunk)), chunk):
+                found[row["id"]] = _row(row)
+        return found
+
+    def predictions_by_lesson(self) -> dict:
+        """{lesson id: [prediction, ...]} in the order they were made."""
+        out = {}
+        for row in self.db.execute("SELECT id, lesson_id, text, made, resolved, outcome, evidence "
+                                   "FROM predictions ORDER BY made, id"):
+            out.setdefault(row["lesson_id"], []).append(dict(row))
+        return out
+
+    def session_cwds(self) -> list:
+        """Every distinct working folder a stored session ran in."""
+        return [row[0] for row in self.db.execute(
+            "SELECT DISTINCT cwd FROM sessions WHERE cwd IS NOT NULL AND cwd != '' ORDER BY cwd")]
+
+    def veto_lessons(self, ids) -> None:
+        """Mark lessons vetoed by the person: never rendered again."""
+        with self.transaction():
+            self.db.executemany("UPDATE lessons SET vetoed = 1 WHERE id = ?", [(i,) for i in ids])
+
 
 class _Transaction:
     def __init__(self, db):

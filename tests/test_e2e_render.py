@@ -1,0 +1,129 @@
+"""End to end with the real Claude Code CLI (../shared/e2e): two sessions in which the person
+makes the same correction, ingest, a lesson from them, render, and a third session whose
+request to the model carries the lesson, with the person's own MEMORY.md lines untouched."""
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import unittest
+from pathlib import Path
+
+from openmemory import embed, paths, store
+from tests.helpers import ROOT, TempHome
+
+HARNESS = ROOT.parent / "shared" / "e2e"
+CORRECTION = "No, don't use no_such_test_runner, run the tests with unittest"
+LESSON = "In this repository run the tests with unittest, never `python3 -m no_such_test_runner`"
+SCENARIO = {"steps": [
+    {"match": "run the tests",
+     "reply": [{"text": "Running the test suite."},
+               {"tool_use": {"name": "Bash", "input": {"command": "python3 -m no_such_test_runner -q",
+                                                       "description": "Run tests"}}}]},
+    {"match": "tool_result", "reply": [{"text": "The test command failed."}]},
+    {"match": "No, don't use", "reply": [{"text": "Understood, unittest from now on."}]},
+]}
+USER_MEMORY = "# My notes\n- [Deploys](deploys.md) — USER-CANARY: we deploy on Fridays\n"
+
+
+def claude_binary():
+    """The pinned Claude Code binary if it is already here (never installs during tests)."""
+    if os.environ.get("CLAUDE_BIN"):
+        return os.environ["CLAUDE_BIN"]
+    version = os.environ.get("OM_E2E_CLAUDE_VERSION", "2.1.328")
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    found = sorted(glob.glob(os.path.join(cache, "openmemory-e2e", f"claude-code-{version}", "node_modules",
+                                          "@anthropic-ai", "claude-code-*", "claude")))
+    return found[0] if found else None
+
+
+class RenderedLessonReachesTheModel(TempHome):
+    @classmethod
+    def setUpClass(cls):
+        if not (HARNESS / "harness.py").is_file():
+            raise unittest.SkipTest(f"the e2e harness is not at {HARNESS}")
+        cls.binary = claude_binary()  # before TempHome points HOME at a temporary folder
+        if not cls.binary:
+            raise unittest.SkipTest("the Claude Code binary is not installed; run "
+                                    "`python3 ../shared/e2e/harness.py --which` once (or set CLAUDE_BIN)")
+        if not shutil.which("git"):
+            raise unittest.SkipTest("git is needed to make the test repository")
+        sys.path.insert(0, str(HARNESS))
+        import harness
+        cls.harness = harness
+
+    def setUp(self):
+        super().setUp()
+        os.environ["CLAUDE_BIN"] = self.binary
+        self.addCleanup(os.environ.pop, "CLAUDE_BIN", None)
+        self.h = Path(os.path.realpath(self.tmp)) / "h"
+        os.environ["CLAUDE_CONFIG_DIR"] = str(self.h / ".claude")  # what Claude Code uses with HOME=h
+        # A repository whose path has a space, an underscore, a non-ASCII letter, an emoji (two
+        # UTF-16 units) and more than 200 characters: every part of Claude Code's slug rule.
+        self.repo = self.h / "my repo_ö\U0001F642.v2" / ("deep-" * 36).rstrip("-")
+        self.cwd = self.repo / "sub" / "dir"
+        self.cwd.mkdir(parents=True)
+        subprocess.run(["git", "init", "-q", str(self.repo)], check=True)
+
+    def session(self, prompts, scenario=SCENARIO):
+        r = self.harness.run_session(scenario, prompts, home=str(self.h), cwd=str(self.cwd),
+                                     allowed_tools="Bash", log=str(self.h / f"requests-{len(prompts)}.jsonl"),
+                                     timeout=120)
+        self.assertEqual([t["rc"] for t in r["turns"]], [0] * len(prompts), r["turns"])
+        return r
+
+    def test_two_corrections_then_render_put_the_lesson_in_front_of_the_model(self):
+        memory = paths.memory_dir_for(self.cwd)
+        self.assertEqual(memory, self.h / ".claude" / "projects" / paths.project_slug(self.repo) / "memory")
+        self.assertTrue(paths.project_slug(self.repo).endswith(paths.project_slug(self.repo)[200:]))
+        memory.mkdir(parents=True)
+        (memory / "MEMORY.md").write_text(USER_MEMORY)
+
+        first = self.session(["run the tests", CORRECTION])
+        self.session(["run the tests", CORRECTION])
+        # Claude Code put the transcripts where openmemory's slug rule says (hash and emoji included)
+        transcripts = self.h / ".claude" / "projects" / paths.project_slug(self.cwd)
+        self.assertTrue((transcripts / f"{first['session_id']}.jsonl").is_file(),
+                        sorted(os.listdir(self.h / ".claude" / "projects")))
+
+        self.ok("ingest")
+        with store.connect() as db:
+            corrections = db.episodes("correction")
+            self.assertEqual([c["facts"]["said"] for c in corrections], [CORRECTION, CORRECTION])
+            with db.transaction():  # what sleep makes of two identical corrections (its own stage)
+                db.db.execute(
+                    "INSERT INTO lessons (text, kind, cwd, strength, seen, sources, created, updated, embedding) "
+                    "VALUES (?, 'feedback', ?, 1.2, 2, ?, ?, ?, ?)",
+                    (LESSON, corrections[0]["cwd"], json.dumps([c["id"] for c in corrections]),
+                     corrections[1]["at"], corrections[1]["at"], embed.encode(embed.vector(LESSON))))
+        out = json.loads(self.ok("render", "--json").stdout)
+        self.assertEqual(out["warnings"], [])
+        self.assertEqual(out["folders"], [str(memory)])
+        md = (memory / "MEMORY.md").read_text()
+        self.assertTrue(md.startswith(USER_MEMORY), md)  # the person's lines, byte for byte, first
+        self.assertTrue((memory / "om-1.md").is_file())
+
+        third = self.harness.run_session({"steps": [], "default": "Hello."}, ["hello"], home=str(self.h),
+                                         cwd=str(self.cwd), log=str(self.h / "requests-third.jsonl"))
+        self.assertEqual(third["turns"][0]["rc"], 0, third["turns"])
+        requests = [e["body"] for e in self.harness.read_jsonl(third["log"])]
+        self.assertTrue(requests)
+        topic = (memory / "om-1.md").read_text()
+        why = "After the agent ran `python3 -m no_such_test_runner -q`, the person said"
+        self.assertIn(why, topic)
+        expected = {  # substring of the request body -> whether it must be there
+            "run the tests with unittest, never `python3 -m no_such_test_runner`](om-1.md) — seen 2×": True,
+            "USER-CANARY: we deploy on Fridays": True,
+            f"Contents of {memory / 'MEMORY.md'} (user's auto-memory": True,
+            "openmemory:begin": False,             # the markers are stripped on load
+            why: False,                            # a topic file is read on demand only
+            "Written by openmemory (lesson 1)": False,
+        }
+        for n, body in enumerate(requests):
+            text = json.dumps(body, ensure_ascii=False)
+            self.assertEqual({k: k in text for k in expected}, expected, f"request {n + 1}")
+
+
+if __name__ == "__main__":
+    unittest.main()

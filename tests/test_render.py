@@ -1,0 +1,585 @@
+import json
+import os
+import re
+import unittest
+from datetime import datetime, timezone
+from pathlib import Path
+
+from openmemory import embed, ingest, paths, render, store
+from tests.fixtures import project_folder, test_session
+from tests.helpers import ROOT, TempHome
+
+GOLDEN = ROOT / "tests" / "data" / "render"
+TEXT = "In this repository run the tests with `pytest -q`, not `python -m unittest`"
+
+
+def add_lesson(db, text=TEXT, kind="feedback", cwd=None, strength=1.0, seen=1, sources=(),
+               created="2026-11-05T10:00:00.000000Z", archived=0):
+    """A lesson as sleep would store it (sleep is its own stage)."""
+    with db.transaction():
+        cur = db.db.execute(
+            "INSERT INTO lessons (text, kind, cwd, strength, seen, sources, created, updated, archived, embedding) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (text, kind, cwd, strength, seen, json.dumps(list(sources)), created, created, archived,
+             embed.encode(embed.vector(text))))
+    return cur.lastrowid
+
+
+def outside(data: bytes) -> bytes:
+    """Every byte of MEMORY.md outside the openmemory markers."""
+    begin = data.index(render.BEGIN.encode())
+    end = data.index(render.END.encode()) + len(render.END)
+    return data[:begin] + data[end:]
+
+
+def links(text: str) -> list:
+    """Targets of the Markdown links in text (escaped brackets are not links)."""
+    return re.findall(r"(?<!\\)\]\(([^)]*)\)", text)
+
+
+class RenderCase(TempHome):
+    """A git repository with two sessions in which the person made the same correction."""
+
+    def setUp(self):
+        super().setUp()
+        self.repo = Path(os.path.realpath(self.tmp)) / "shop"
+        (self.repo / ".git").mkdir(parents=True)
+        (self.repo / "src").mkdir()
+        self.memory = paths.memory_dir_for(self.repo)
+        self.db = store.connect()
+        self.addCleanup(self.db.close)
+
+    def two_corrections(self, cwd=None):
+        cwd = str(cwd or self.repo)
+        for day in (2, 5):
+            t = test_session(cwd=cwd, start=datetime(2026, 11, day, 9, 0, tzinfo=timezone.utc))
+            t.write(project_folder(self.claude, cwd))
+        ingest.ingest(self.db)
+        return [e["id"] for e in self.db.episodes("correction")]
+
+    def lesson(self, **kw):
+        kw.setdefault("cwd", str(self.repo))
+        if "sources" not in kw:
+            kw["sources"] = self.two_corrections(kw["cwd"] or self.repo)
+            kw.setdefault("seen", 2)
+        return add_lesson(self.db, **kw)
+
+    def render(self, **kw):
+        return render.render(self.db, now="2026-11-06T03:00:00Z", **kw)
+
+    def md(self) -> bytes:
+        return (self.memory / "MEMORY.md").read_bytes()
+
+    def state(self, name):
+        return json.loads((self.home / name).read_text())
+
+
+class LessonFiles(RenderCase):
+    def test_a_lesson_becomes_a_topic_file_and_one_index_line(self):
+        lid = self.lesson(strength=1.3)
+        result = self.render()
+        topic = self.memory / f"om-{lid}.md"
+        self.assertEqual(sorted(result["written"]), sorted([str(topic), str(self.memory / "MEMORY.md")]))
+        self.assertEqual(result["folders"], [str(self.memory)])
+        text = topic.read_text()
+        front = text.split("---\n")[1]
+        self.assertEqual(front, f'name: om-{lid}\ndescription: "{TEXT}"\ntype: feedback\nmetadata:\n  type: feedback\n')
+        self.assertIn("\n" + TEXT + "\n", text)
+        self.assertIn("**Why:** the user corrected this 2 times:", text)
+        self.assertIn("- 2026-11-05: After the agent ran `python -m unittest`, the person said: "
+                      "\"No, don't use unittest here, run the tests with pytest -q\"", text)
+        self.assertIn("- 2026-11-02: ", text)
+        self.assertIn(f"**How to apply:** When you are about to run `python -m unittest` in `{self.repo}`", text)
+        md = self.md().decode()
+        self.assertEqual(md, f"{render.BEGIN}\n{render.HEADING}\n"
+                             f"- [{TEXT}](om-{lid}.md) — seen 2×, last 2026-11-05\n{render.END}\n")
+        self.assertEqual(oct(topic.stat().st_mode & 0o777), "0o600")
+        written = self.state("written.json")["files"]
+        self.assertEqual(written[str(topic)]["lesson"], lid)
+        import hashlib
+        self.assertEqual(written[str(topic)]["sha256"], hashlib.sha256(topic.read_bytes()).hexdigest())
+
+    def test_golden_topic_file_and_memory_md(self):
+        """The rendered files as a person reads them: a format change is a visible diff here."""
+        lid = self.lesson(strength=1.3)
+        add_lesson(self.db, "Ask before running database migrations", kind="project", cwd=str(self.repo),
+                   strength=0.8, sources=[])
+        self.render()
+        self.assertEqual(lid, 1)
+        for name in ("om-1.md", "om-2.md", "MEMORY.md"):
+            got = (self.memory / name).read_text().replace(str(self.repo), "$REPO")
+            golden = GOLDEN / name
+            if os.environ.get("OPENMEMORY_UPDATE_GOLDEN"):
+                golden.parent.mkdir(parents=True, exist_ok=True)
+                golden.write_text(got)
+            self.assertEqual(got, golden.read_text(), name)
+
+    def test_rendering_again_changes_nothing(self):
+        self.lesson()
+        self.render()
+        before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in [*self.memory.iterdir(), *self.home.glob("*.json*")]}
+        again = render.render(self.db, now="2026-11-07T03:00:00Z")
+        self.assertEqual((again["written"], again["removed"], again["left"]), ([], [], []))
+        self.assertEqual({p: (p.read_bytes(), p.stat().st_mtime_ns) for p in before}, before)
+
+    def test_strongest_first_and_at_most_the_configured_number(self):
+        ids = [add_lesson(self.db, f"Lesson number {n} about widget {n}", cwd=str(self.repo), strength=n / 10)
+               for n in range(1, 26)]
+        self.render()
+        lines = [l for l in self.md().decode().splitlines() if l.startswith("- [")]
+        self.assertEqual(len(lines), render.INDEX_LINES)
+        self.assertEqual([int(re.search(r"om-(\d+)", l).group(1)) for l in lines], ids[::-1][:20])
+        self.assertEqual(sorted(p.name for p in self.memory.glob("om-*.md")),
+                         sorted(f"om-{i}.md" for i in ids[5:]))
+        os.environ[render.INDEX_LINES_ENV] = "3"
+        self.addCleanup(os.environ.pop, render.INDEX_LINES_ENV, None)
+        result = self.render()
+        self.assertEqual(len([l for l in self.md().decode().splitlines() if l.startswith("- [")]), 3)
+        self.assertEqual(len(result["removed"]), 17)  # files nobody edited, no longer indexed
+        self.assertEqual(len(list(self.memory.glob("om-*.md"))), 3)
+
+    def test_index_lines_stay_one_line_under_150_characters(self):
+        long = "Always " + " ".join(f"check component{n}" for n in range(40))
+        weird = "Use tabs\tnot\nspaces\r\nin the Makefile\u2028ever \U0001F642 — 中文 "
+        for text in (long, weird, "x" * 400):
+            add_lesson(self.db, text, cwd=str(self.repo), seen=12345)
+        self.render()
+        lines = [l for l in self.md().decode().split("\n") if l.startswith("- [")]
+        self.assertEqual(len(lines), 3)
+        for line in lines:
+            self.assertLess(len(line), render.LINE_CHARS)
+            self.assertRegex(line, r"^- \[.+\]\(om-\d+\.md\) — seen 12345×")
+        self.assertTrue(any("Use tabs not spaces in the Makefile ever" in l for l in lines), lines)
+
+    def test_no_lessons_no_files(self):
+        result = self.render()
+        self.assertEqual(result["written"], [])
+        self.assertFalse(self.projects.exists())
+        self.assertEqual((self.home / "lessons.jsonl").read_text(), "")
+
+    def test_lessons_with_no_cwd_go_to_every_project(self):
+        blog = Path(os.path.realpath(self.tmp)) / "blog"
+        blog.mkdir()
+        self.two_corrections(self.repo)
+        test_session(cwd=str(blog / "posts")).write(project_folder(self.claude, blog / "posts"))
+        ingest.ingest(self.db)
+        loose = self.projects / "-somewhere-else" / "memory"  # a memory folder Claude Code made
+        loose.mkdir(parents=True)
+        lid = add_lesson(self.db, "Write commit messages in the imperative mood", cwd=None)
+        result = self.render()
+        folders = {paths.memory_dir_for(self.repo), paths.memory_dir_for(blog / "posts"), loose}
+        self.assertEqual(set(map(Path, result["folders"])), folders)
+        for folder in folders:
+            self.assertTrue((folder / f"om-{lid}.md").is_file(), folder)
+            self.assertIn(f"](om-{lid}.md)", (folder / "MEMORY.md").read_text())
+        self.assertIn("in any project", (loose / f"om-{lid}.md").read_text())
+
+    def test_a_lesson_no_longer_live_leaves_with_its_file_and_line(self):
+        lid = self.lesson()
+        keep = add_lesson(self.db, "Keep the changelog up to date", cwd=str(self.repo))
+        self.render()
+        self.db.db.execute("UPDATE lessons SET archived = 1 WHERE id = ?", (lid,))
+        result = self.render()
+        self.assertEqual(result["removed"], [str(self.memory / f"om-{lid}.md")])
+        self.assertEqual(result["vetoed"], [])
+        self.assertFalse((self.memory / f"om-{lid}.md").exists())
+        md = self.md().decode()
+        self.assertNotIn(f"om-{lid}.md", md)
+        self.assertIn(f"om-{keep}.md", md)
+        self.assertNotIn(str(self.memory / f"om-{lid}.md"), self.state("written.json")["files"])
+        self.assertEqual(self.db.db.execute("SELECT vetoed FROM lessons WHERE id = ?", (lid,)).fetchone()[0], 0)
+
+
+class TheUserDecides(RenderCase):
+    def test_a_hundred_renders_keep_the_users_lines_byte_for_byte(self):
+        self.memory.mkdir(parents=True)
+        above = "\ufeff# My memory\r\n- [Deploys](deploys.md) — we ship on Fridays\r\n".encode() + b"caf\xe9 raw byte\r\n"
+        (self.memory / "MEMORY.md").write_bytes(above)
+        ids = [self.lesson(strength=1.0)]
+        self.render()
+        data = self.md()
+        self.assertTrue(data.startswith(above), data)  # appended after the person's lines
+        self.assertIn(b"\r\n" + render.BEGIN.encode() + b"\r\n", data)  # in the file's own line endings
+        below = b"\r\n## Later notes\r- an old Mac line ending\n- and no newline at the end"
+        (self.memory / "MEMORY.md").write_bytes(data + below)
+        mine = outside(self.md())
+        for n in range(100):
+            if n % 3 == 0:
+                ids.append(add_lesson(self.db, f"Lesson {n}: prefer module {n} over module {n + 1}",
+                                      cwd=str(self.repo), strength=(n % 7) / 3))
+            if n % 5 == 4:
+                self.db.db.execute("UPDATE lessons SET archived = 1 WHERE id = ?", (ids[n % len(ids)],))
+            if n % 4 == 1:
+                self.db.db.execute("UPDATE lessons SET strength = strength + 0.4, seen = seen + 1 WHERE id = ?",
+                                   (ids[-1],))
+            result = self.render()
+            self.assertEqual(result["warnings"], [])
+            data = self.md()
+            self.assertEqual(outside(data), mine, f"render {n + 1}")
+            self.assertTrue(data.endswith(below))
+            live = [r[0] for r in self.db.db.execute(
+                "SELECT id FROM lessons WHERE NOT archived ORDER BY strength DESC, seen DESC, updated DESC, id")]
+            section = data[data.index(render.BEGIN.encode()):data.index(render.END.encode())].decode()
+            self.assertEqual([int(i) for i in re.findall(r"\]\(om-(\d+)\.md\)", section)], live[:20])
+
+    def test_deleting_a_lesson_file_vetoes_it_for_good(self):
+        lid = self.lesson()
+        self.render()
+        topic = self.memory / f"om-{lid}.md"
+        topic.unlink()
+        result = self.render()
+        self.assertEqual(result["vetoed"], [{"id": lid, "text": TEXT}])
+        self.assertFalse(topic.exists())
+        self.assertNotIn(f"om-{lid}.md", self.md().decode())
+        self.assertEqual(self.db.db.execute("SELECT vetoed FROM lessons WHERE id = ?", (lid,)).fetchone()[0], 1)
+        [veto] = self.state("vetoed.json")["lessons"]
+        self.assertEqual((veto["id"], veto["text"], veto["file"]), (lid, TEXT, str(topic)))
+        self.assertEqual(self.render()["vetoed"], [])  # reported once
+        # re-ingest everything, then consolidation makes the same lesson again under a new id
+        ingest.ingest(self.db, force=True)
+        again = add_lesson(self.db, TEXT.upper() + ".", cwd=str(self.repo), sources=[], strength=2)
+        self.render()
+        self.assertFalse((self.memory / f"om-{again}.md").exists())
+        self.assertNotIn("om-", self.md().decode())
+        self.assertEqual(self.db.db.execute("SELECT vetoed FROM lessons WHERE id = ?", (again,)).fetchone()[0], 1)
+        self.assertEqual(json.loads(self.ok("status", "--json").stdout)["lessons_live"], 0)
+
+    def test_a_rebuilt_database_keeps_the_veto(self):
+        lid = self.lesson()
+        self.render()
+        (self.memory / f"om-{lid}.md").unlink()
+        self.render()
+        self.db.close()
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(paths.db_path()) + suffix).unlink(missing_ok=True)
+        self.db = store.connect()
+        self.addCleanup(self.db.close)
+        other = add_lesson(self.db, "Use black for formatting", cwd=str(self.repo))  # takes the old id
+        same = add_lesson(self.db, TEXT, cwd=str(self.repo))
+        self.assertEqual(other, lid)
+        result = self.render()
+        self.assertTrue((self.memory / f"om-{other}.md").is_file())
+        self.assertFalse((self.memory / f"om-{same}.md").exists())
+        self.assertEqual(result["vetoed"], [])
+
+    def test_an_edited_lesson_file_is_left_as_the_person_wrote_it(self):
+        lid = self.lesson()
+        self.render()
+        topic = self.memory / f"om-{lid}.md"
+        edited = topic.read_text().replace("pytest -q", "pytest -q -x") + "My own note.\n"
+        topic.write_text(edited)
+        self.db.db.execute("UPDATE lessons SET seen = 5, strength = 2 WHERE id = ?", (lid,))
+        result = self.render()
+        self.assertEqual(topic.read_text(), edited)
+        self.assertEqual(result["left"], [str(topic)])
+        self.assertEqual(result["vetoed"], [])
+        self.assertIn(f"](om-{lid}.md) — seen 5×", self.md().decode())
+        self.db.db.execute("UPDATE lessons SET archived = 1 WHERE id = ?", (lid,))
+        result = self.render()
+        self.assertEqual(topic.read_text(), edited)  # not removed either
+        self.assertEqual(result["removed"], [])
+        self.assertNotIn(f"om-{lid}.md", self.md().decode())
+
+    def test_a_file_openmemory_did_not_write_is_not_touched(self):
+        lid = self.lesson()
+        self.memory.mkdir(parents=True)
+        (self.memory / f"om-{lid}.md").write_text("the person's own file\n")
+        result = self.render()
+        self.assertEqual((self.memory / f"om-{lid}.md").read_text(), "the person's own file\n")
+        self.assertIn("was not written by openmemory", result["warnings"][0])
+        self.assertFalse((self.memory / "MEMORY.md").exists())  # nothing of ours to index there
+
+    def test_a_deleted_memory_folder_or_another_config_dir_vetoes_nothing(self):
+        lid = self.lesson()
+        self.render()
+        for p in self.memory.iterdir():
+            p.unlink()
+        self.memory.rmdir()
+        result = self.render()
+        self.assertEqual(result["vetoed"], [])
+        self.assertTrue((self.memory / f"om-{lid}.md").is_file())
+        os.environ["CLAUDE_CONFIG_DIR"] = str(self.tmp / "other-claude")
+        result = self.render()
+        self.assertEqual(result["vetoed"], [])
+        self.assertIn(str(self.memory / f"om-{lid}.md"), self.state("written.json")["files"])
+
+    def test_damaged_markers_leave_memory_md_alone(self):
+        self.lesson()
+        self.memory.mkdir(parents=True)
+        damaged = f"mine\n{render.BEGIN}\n- old\n{render.BEGIN}\nmore\n".encode()
+        (self.memory / "MEMORY.md").write_bytes(damaged)
+        result = self.render()
+        self.assertEqual(self.md(), damaged)
+        self.assertIn("markers are damaged (2 begin, 0 end)", result["warnings"][0])
+
+    def test_unreadable_state_stops_the_render_and_changes_nothing(self):
+        self.lesson()
+        self.home.mkdir(exist_ok=True)
+        (self.home / "vetoed.json").write_text("{not json")
+        p = self.cli("render")
+        self.assertEqual(p.returncode, 1)
+        self.assertEqual(p.stdout, "")
+        self.assertRegex(p.stderr, r"^openmemory: error: cannot read .*vetoed\.json .*fix or restore it")
+        self.assertFalse(self.memory.exists())
+        self.assertEqual((self.home / "vetoed.json").read_text(), "{not json")
+
+
+class Races(RenderCase):
+    """Claude Code may write MEMORY.md or a topic file between our read and our rename."""
+
+    def test_a_write_between_read_and_rename_is_kept(self):
+        self.lesson()
+        self.render()
+        add_lesson(self.db, "Keep the changelog up to date", cwd=str(self.repo), strength=3)
+        calls = []
+
+        def claude_writes(path):
+            calls.append(path.name)
+            if path.name == "MEMORY.md" and calls.count("MEMORY.md") == 1:
+                with open(path, "ab") as f:
+                    f.write(b"- [Claude's own](user.md) - written meanwhile\n")
+
+        result = self.render(before_replace=claude_writes)
+        md = self.md().decode()
+        self.assertEqual(calls.count("MEMORY.md"), 2)  # lost the race once, then read again
+        self.assertIn("- [Claude's own](user.md) - written meanwhile\n", md)
+        self.assertIn("Keep the changelog up to date", md)
+        self.assertEqual(result["warnings"], [])
+
+    def test_a_file_created_between_read_and_rename_is_kept(self):
+        self.lesson()
+        self.memory.mkdir(parents=True)
+
+        def claude_creates(path):
+            if path.name == "MEMORY.md" and not path.exists():
+                path.write_text("# Claude's index\n- [Role](user_role.md) — the user is a data engineer\n")
+
+        self.render(before_replace=claude_creates)
+        md = self.md().decode()
+        self.assertTrue(md.startswith("# Claude's index\n- [Role](user_role.md) — the user is a data engineer\n"))
+        self.assertIn(TEXT, md)
+
+    def test_a_file_that_keeps_changing_is_never_overwritten(self):
+        self.lesson()
+        self.memory.mkdir(parents=True)
+        (self.memory / "MEMORY.md").write_text("start\n")
+        n = []
+
+        def busy(path):
+            if path.name == "MEMORY.md":
+                n.append(1)
+                path.write_text(f"start\nedit {len(n)}\n")
+
+        result = self.render(before_replace=busy)
+        self.assertEqual(self.md().decode(), f"start\nedit {render.WRITE_ATTEMPTS}\n")
+        self.assertIn("kept changing", result["warnings"][0])
+        self.assertNotIn(str(self.memory / "MEMORY.md"), result["written"])
+
+    def test_a_topic_file_changed_while_rewriting_stays_changed(self):
+        lid = self.lesson()
+        self.render()
+        self.db.db.execute("UPDATE lessons SET seen = 9 WHERE id = ?", (lid,))
+        topic = self.memory / f"om-{lid}.md"
+
+        def claude_edits(path):
+            if path == topic:
+                path.write_text("Claude rewrote this\n")
+
+        result = self.render(before_replace=claude_edits)
+        self.assertEqual(topic.read_text(), "Claude rewrote this\n")
+        self.assertEqual(result["left"], [str(topic)])
+        self.assertEqual(self.render()["left"], [str(topic)])  # and stays the person's
+
+
+class Placement(RenderCase):
+    def test_a_long_file_gets_the_section_at_the_top_and_a_warning(self):
+        self.lesson()
+        self.memory.mkdir(parents=True)
+        mine = "# Index\n" + "".join(f"- fact {n}\n" for n in range(199))  # 200 lines
+        (self.memory / "MEMORY.md").write_text(mine)
+        result = self.render()
+        md = self.md().decode()
+        self.assertTrue(md.startswith(f"# Index\n{render.BEGIN}\n{render.HEADING}\n- ["), md[:200])
+        start, end = render.find_section(md)
+        self.assertEqual(md[:start] + md[end + 1:], mine)  # the section and its own line ending added, nothing else
+        self.assertEqual(len(result["warnings"]), 1)
+        self.assertIn("2 of your own line(s) now fall past", result["warnings"][0])
+        self.assertEqual(render.unseen(md), (0, 2))
+
+    def test_a_short_file_gets_the_section_at_the_end(self):
+        self.lesson()
+        self.memory.mkdir(parents=True)
+        (self.memory / "MEMORY.md").write_text("# Index\n- fact\n")
+        self.render()
+        self.assertTrue(self.md().decode().startswith(f"# Index\n- fact\n\n{render.BEGIN}\n"))
+
+    def test_html_comments_do_not_count_but_the_users_lines_above_do(self):
+        comments = "".join(f"<!-- note {n} -->\n" for n in range(300))  # stripped by Claude Code
+        text = comments + "".join(f"line {n}\n" for n in range(198)) + render.section_text(["- [a](om-1.md) — x"]) + "\n"
+        self.assertEqual(render.unseen(text), (0, 0))  # 198 + heading + 1 line = 200
+        self.assertEqual(render.unseen("x\n" + text), (1, 0))
+        result_text = "".join(f"line {n}\n" for n in range(250))
+        self.assertEqual(render.unseen(result_text), (0, 50))
+        wide = "".join("y" * 199 + "\n" for _ in range(130))  # 200 bytes a line: 125 fit in 25,000
+        self.assertEqual(render.unseen(wide), (0, 5))
+
+    def test_user_lines_pushing_the_section_past_the_budget_warn(self):
+        self.lesson()
+        self.render()
+        (self.memory / "MEMORY.md").write_bytes(b"".join(b"- fact %d\n" % n for n in range(199)) + self.md())
+        result = self.render()
+        self.assertEqual(len(result["warnings"]), 1)
+        self.assertIn("1 line(s) of openmemory's section", result["warnings"][0])  # its heading still loads
+
+
+class SlugsAndSafety(RenderCase):
+    def test_slug_rule_matches_claude_code(self):
+        # Folder names the real Claude Code 2.1.328 made (ARCHITECTURE.md, "Render").
+        self.assertEqual(paths.project_slug("/tmp/om-probe-ilnu8anz/my repo_ö\U0001F642.v2"),
+                         "-tmp-om-probe-ilnu8anz-my-repo-----v2")
+        long = "/tmp/om-probe-2gzsrhyu/" + "a" * 120 + "/" + "b" * 120
+        self.assertEqual(paths.project_slug(long), paths.project_slug(long)[:200] + "-9hzfh7")
+        self.assertEqual(len(paths.project_slug(long)), 207)
+        exactly = "/" + "c" * 199
+        self.assertEqual(paths.project_slug(exactly), "-" + "c" * 199)
+        # git root for a session in a subfolder; the folder itself outside any repository
+        self.assertEqual(paths.memory_dir_for(self.repo / "src"), self.projects / paths.project_slug(self.repo) / "memory")
+        loose = Path(os.path.realpath(self.tmp)) / "not a repo"
+        loose.mkdir()
+        self.assertEqual(paths.memory_dir_for(loose), self.projects / paths.project_slug(loose) / "memory")
+        lid = add_lesson(self.db, "Build with make -j8", cwd=str(self.repo / "src"))
+        self.render()
+        self.assertTrue((self.memory / f"om-{lid}.md").is_file())
+
+    def test_render_writes_only_in_memory_folders_and_its_home(self):
+        def snapshot():
+            return {p for p in self.tmp.rglob("*") if p.is_file()}
+
+        self.lesson()
+        odd = ["/tmp/../../etc", "/home/dev/../../../root/.ssh", "/x/\nnew line/<!-- -->/..", "/" + "é" * 300]
+        for cwd in odd:
+            add_lesson(self.db, f"Lesson for {cwd!r}", cwd=cwd)
+        relative = add_lesson(self.db, "A lesson with a relative folder", cwd="../../outside")
+        before = snapshot()
+        result = self.render()
+        new = snapshot() - before
+        self.assertTrue(new)
+        real_projects = Path(os.path.realpath(self.projects))
+        for p in new:
+            real = Path(os.path.realpath(p))
+            in_memory = real.parent.name == "memory" and real.parent.parent.parent == real_projects
+            self.assertTrue(in_memory or Path(os.path.realpath(self.home)) in real.parents, p)
+        self.assertIn(f"lesson {relative} has a working folder that is not an absolute path", result["warnings"][0])
+        self.assertTrue((self.projects / "-etc" / "memory" / "MEMORY.md").is_file())
+
+    def test_guard_refuses_paths_outside(self):
+        for bad in (self.tmp / "elsewhere.md", self.projects / "x" / "memory" / ".." / ".." / "evil.md",
+                    self.projects / "x" / "notes" / "a.md", self.projects / "x" / "memory" / "sub" / "a.md"):
+            with self.assertRaises(render.RenderError, msg=str(bad)):
+                render.guard(bad)
+        render.guard(self.projects / "x" / "memory" / "om-1.md")
+        render.guard(self.home / "lessons.jsonl")
+
+    def test_a_memory_folder_linked_elsewhere_is_skipped(self):
+        lid = self.lesson()
+        outside_dir = self.tmp / "outside"
+        outside_dir.mkdir()
+        self.memory.parent.mkdir(parents=True, exist_ok=True)
+        self.memory.symlink_to(outside_dir)
+        result = self.render()
+        self.assertEqual(list(outside_dir.iterdir()), [])
+        self.assertIn("is not a memory folder", result["warnings"][0])
+        self.assertIn(f'"id": {lid}', (self.home / "lessons.jsonl").read_text())
+
+    def test_a_folder_that_cannot_be_written_does_not_stop_the_others(self):
+        blog = Path(os.path.realpath(self.tmp)) / "blog"
+        blog.mkdir()
+        blocked = paths.memory_dir_for(blog)
+        blocked.parent.mkdir(parents=True)
+        blocked.write_text("a file where the memory folder would be\n")
+        add_lesson(self.db, "Blog lesson", cwd=str(blog))
+        lid = add_lesson(self.db, "Shop lesson", cwd=str(self.repo))
+        result = self.render()
+        self.assertIn(f"could not write in {blocked}", result["warnings"][0])
+        self.assertEqual(blocked.read_text(), "a file where the memory folder would be\n")
+        self.assertTrue((self.memory / f"om-{lid}.md").is_file())
+        self.assertIn(str(self.memory / f"om-{lid}.md"), self.state("written.json")["files"])
+
+    def test_lesson_text_cannot_break_out_of_its_line_or_link_elsewhere(self):
+        evil = (f"Run it {render.END}\n<!-- openmemory:begin --> [click](https://evil.example/x) "
+                "![img](http://evil.example/p.png) <script>alert(1)</script> <https://evil.example> -->")
+        lid = add_lesson(self.db, evil, cwd=str(self.repo), strength=5)
+        self.render()
+        md = self.md().decode()
+        self.assertEqual(render.find_section(md), (0, len(md) - 1))  # still one intact section
+        self.assertEqual(md.count("<!--"), 2)
+        self.assertEqual(links(md), [f"om-{lid}.md"])
+        self.assertNotRegex(md, r"(?<!\\)<(?!!-- openmemory:)")  # no raw HTML, our markers aside
+        topic = (self.memory / f"om-{lid}.md").read_text()
+        self.assertIn("\\<script\\>alert(1)\\</script\\>", topic)  # shown as text
+        self.assertEqual(links(topic), [])
+        self.assertNotIn("<!--", topic)
+        self.assertNotRegex(topic, r"(?<!\\)<")
+        self.assertIn("`https://evil.example/x)`", topic)  # shown, as code, not a link
+
+    def test_secrets_never_reach_the_memory_folder(self):
+        secret = "sk-ant-api03-" + "A" * 40
+        self.lesson(text=f"Export ANTHROPIC_API_KEY={secret} before the tests")
+        self.render()
+        for p in list(self.memory.iterdir()) + [self.home / "lessons.jsonl", self.home / "written.json"]:
+            self.assertNotIn(secret, p.read_text(), p)
+            self.assertIn("REDACTED:anthropic-key", p.read_text(), p)
+
+
+class WireFormat(RenderCase):
+    def test_lessons_jsonl_holds_every_live_lesson(self):
+        lid = self.lesson(strength=1.3)
+        archived = add_lesson(self.db, "Old lesson", cwd=None, archived=1)
+        with self.db.transaction():
+            self.db.db.execute("INSERT INTO predictions (lesson_id, text, made, resolved, outcome, embedding) "
+                               "VALUES (?, 'pytest -q will be used', '2026-11-06T03:00:00.000000Z', "
+                               "'2026-11-08T03:00:00.000000Z', 'confirmed', x'')", (lid,))
+            self.db.db.execute("INSERT INTO predictions (lesson_id, text, made, embedding) "
+                               "VALUES (?, 'pytest -q again', '2026-11-08T03:00:00.000000Z', x'')", (lid,))
+        self.render()
+        lines = (self.home / "lessons.jsonl").read_text().splitlines()
+        self.assertEqual(len(lines), 1)
+        record = json.loads(lines[0])
+        self.assertEqual(list(record), ["schema", "id", "text", "kind", "cwd", "project", "strength", "seen",
+                                        "sources", "created", "updated", "predictions"])
+        self.assertEqual((record["schema"], record["id"], record["text"], record["kind"], record["cwd"],
+                          record["project"], record["strength"], record["seen"]),
+                         (1, lid, TEXT, "feedback", str(self.repo), str(self.repo), 1.3, 2))
+        self.assertEqual([s["at"][:10] for s in record["sources"]], ["2026-11-02", "2026-11-05"])
+        self.assertEqual(record["sources"][0]["kind"], "correction")
+        self.assertEqual(record["predictions"], {
+            "confirmed": 1, "failed": 0,
+            "open": {"text": "pytest -q again", "made": "2026-11-08T03:00:00.000000Z"},
+            "history": [{"text": "pytest -q will be used", "made": "2026-11-06T03:00:00.000000Z",
+                         "resolved": "2026-11-08T03:00:00.000000Z", "outcome": "confirmed"}]})
+        self.assertNotIn(f'"id": {archived}', "\n".join(lines))
+        self.assertEqual(oct((self.home / "lessons.jsonl").stat().st_mode & 0o777), "0o600")
+
+
+class Command(RenderCase):
+    def test_render_command(self):
+        lid = self.lesson()
+        self.db.close()
+        p = self.ok("render")
+        self.assertEqual(p.stdout, "1 live lesson in 1 memory folder; 2 files written\n")
+        self.assertEqual(p.stderr, "")
+        (self.memory / f"om-{lid}.md").unlink()
+        p = self.ok("render", "--json")
+        out = json.loads(p.stdout)
+        self.assertEqual(out["vetoed"], [{"id": lid, "text": TEXT}])
+        self.assertEqual(out["written"], [str(self.memory / "MEMORY.md")])
+        p = self.cli("render", "--max-lines", "-1")
+        self.assertEqual((p.returncode, p.stdout), (1, ""))
+        self.assertIn("must be a whole number", p.stderr)
+
+    def test_help_lists_render(self):
+        self.assertIn("render", self.ok("--help").stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
