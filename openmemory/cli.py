@@ -98,8 +98,7 @@ def cmd_hook(args) -> int:
     sys.stdout = sys.stderr  # a SessionStart hook's stdout would reach the model
     try:
         _log_to_file()
-        done = hook.run(hook.read_event(sys.stdin), detach=args.detach)
-        logging.getLogger("openmemory.hook").debug("%s", done)
+        hook.run(hook.read_event(sys.stdin), detach=args.detach)
     except BaseException:  # exit 2 would mean "block" to Claude Code: never fail
         logging.getLogger("openmemory.hook").exception("hook failed")
     return 0

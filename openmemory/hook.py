@@ -63,21 +63,29 @@ def _first_object(buf: bytes) -> dict | None:
 
 
 def run(event: dict | None, detach: str = "auto") -> str:
-    """Do what the event asks; return one line saying what was done (for the log). Never raises
-    on bad input. detach: "auto" (by size), "always" or "never"."""
+    """Do what the event asks and log it; return the line logged. Never raises on bad input.
+
+    detach: "auto" (transcripts over INLINE_MAX_BYTES), "always" or "never".
+    """
     if not isinstance(event, dict):
-        return "no hook event on stdin; nothing done"
+        return _said(logging.WARNING, "no hook event on stdin; nothing done")
     name = event.get("hook_event_name")
     if name not in INGEST_EVENTS:
-        return f"{name!r}: nothing to do"
+        return _said(logging.DEBUG, f"{name!r}: nothing to do")
     path = transcript_path(event.get("transcript_path"))
     if path is None:
-        return f"{name}: no readable transcript at {event.get('transcript_path')!r}; nothing done"
+        return _said(logging.WARNING, f"{name}: no readable transcript at {event.get('transcript_path')!r}; "
+                                      f"nothing done")
     size = path.stat().st_size
     if detach == "always" or (detach == "auto" and size > INLINE_MAX_BYTES):
         run_detached(lambda: ingest_transcript(path, name))
-        return f"{name}: ingesting {path} ({size} bytes) in a detached process"
+        return _said(logging.INFO, f"{name}: ingesting {path} ({size} bytes) in a detached process")
     return ingest_transcript(path, name)
+
+
+def _said(level: int, line: str) -> str:
+    log.log(level, "%s", line)
+    return line
 
 
 def ingest_transcript(path: Path, name: str = "hook") -> str:
@@ -85,11 +93,9 @@ def ingest_transcript(path: Path, name: str = "hook") -> str:
     with store.connect() as db:
         st = path.stat()
         if db.file_index().get(str(path)) == (st.st_mtime_ns, st.st_size):
-            return f"{name}: {path} unchanged"
+            return _said(logging.DEBUG, f"{name}: {path} unchanged")
         report = ingest.ingest_file(db, path, st=st)
-    line = f"{name}: {path}: {report.line()}"
-    log.info("%s", line)
-    return line
+    return _said(logging.WARNING if report.failed else logging.INFO, f"{name}: {path}: {report.line()}")
 
 
 def transcript_path(value) -> Path | None:

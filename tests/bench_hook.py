@@ -25,13 +25,12 @@ from tests.fixtures import Transcript, project_folder  # noqa: E402
 
 
 def _filler(n: int, seed: str) -> str:
+    """n characters of plausible prose (varied by seed, so lines are not all identical)."""
     words = ("the tool returns a list of matching files sorted by modification time use it when "
              "you need to find files by name patterns").split()
-    out, i = [], 0
-    while sum(map(len, out)) + len(out) < n:
-        out.append(words[(i * 7 + len(seed)) % len(words)])
-        i += 1
-    return " ".join(out)
+    shift = len(seed) % len(words)
+    sentence = " ".join(words[shift:] + words[:shift]) + f" ({seed}). "
+    return (sentence * (n // len(sentence) + 1))[:n]
 
 
 def heavy_transcript(config_dir, target_bytes: int, cwd: str = "/home/dev/shop", session_id=None) -> Path:
@@ -41,8 +40,7 @@ def heavy_transcript(config_dir, target_bytes: int, cwd: str = "/home/dev/shop",
     tools = [{"name": f"Tool{i}", "description": _filler(1800, str(i)),
               "input_schema": {"type": "object", "properties": {"arg": {"type": "string"}}}}
              for i in range(18)]
-    turn = 0
-    size = 0
+    turn = size = counted = 0
     while size < target_bytes:
         turn += 1
         t.user(f"step {turn}: run the checks for module {turn % 17} and fix what fails")
@@ -66,15 +64,16 @@ def heavy_transcript(config_dir, target_bytes: int, cwd: str = "/home/dev/shop",
             ("Read", {"file_path": f"{cwd}/src/mod{turn % 17}.py"}, _filler(3000, "src"), False)])
         t.assistant("Done with this step." if not failing else "One test fails; fixing it.")
         t.raw({"type": "cost-state", "sessionId": sid, "totalCostUSD": 0.01 * turn})
-        size = sum(len(line) + 1 for line in t.lines())
+        size += sum(len(json.dumps(r, separators=(",", ":"))) + 1 for r in t.records[counted:])
+        counted = len(t.records)
     return t.write(project_folder(Path(config_dir), cwd))
 
 
 def chatty_transcript(config_dir, target_bytes: int, cwd: str = "/home/dev/shop") -> Path:
     """The worst case per byte: a transcript of small conversation records only (many tool calls)."""
     t = Transcript(style="2.1.328", cwd=cwd)
-    turn = 0
-    while turn % 50 or sum(len(line) + 1 for line in t.lines()) < target_bytes:
+    turn = size = counted = 0
+    while size < target_bytes:
         turn += 1
         failing = turn % 4 == 0
         t.user(f"step {turn}: fix the failing test in module {turn % 17}")
@@ -85,6 +84,8 @@ def chatty_transcript(config_dir, target_bytes: int, cwd: str = "/home/dev/shop"
             ("Edit", {"file_path": f"{cwd}/src/mod{turn}.py", "old_string": "a", "new_string": "b"}, "ok", False)])
         t.assistant("Done.")
         t.noise()
+        size += sum(len(json.dumps(r, separators=(",", ":"))) + 1 for r in t.records[counted:])
+        counted = len(t.records)
     return t.write(project_folder(Path(config_dir), cwd))
 
 
