@@ -209,6 +209,23 @@ class Detached(HookCase):
         self.assertEqual(episodes[0]["kind"], "session")
 
 
+class OneIngestAtATime(HookCase):
+    def test_an_ingest_waits_for_the_one_already_reading_that_transcript(self):
+        import fcntl
+        path = self.transcript()
+        done = []
+        with open(path, "rb") as held:
+            fcntl.flock(held, fcntl.LOCK_EX)  # as a slower ingest of the same transcript would
+            worker = threading.Thread(target=lambda: done.append(hook.ingest_transcript(path, "SessionEnd")))
+            worker.start()
+            worker.join(0.3)
+            self.assertTrue(worker.is_alive(), "ingested while another ingest held the transcript")
+            self.assertEqual(self.episodes(), [])
+        worker.join(60)
+        self.assertIn("read 1 of 1 transcript", done[0])
+        self.assertEqual(len(self.episodes()), 3)
+
+
 class IngestQuietAsTheHook(HookCase):
     def test_ingest_quiet_ignores_stdin_even_left_open(self):
         path = self.transcript()
