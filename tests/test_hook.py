@@ -105,9 +105,12 @@ class SessionEnd(HookCase):
 
     def test_other_events_do_nothing(self):
         path = self.transcript()
-        for name in ("SessionStart", "Stop", "UserPromptSubmit", "PostToolUse", "SubagentStop", "Whatever", None):
+        for name in ("SessionStart", "Stop"):
             with self.subTest(name=name):
                 self.assert_silent_success(self.hook(event(name, path, source="startup")))
+        for name in ("UserPromptSubmit", "PostToolUse", "SubagentStop", "PostCompact", "Whatever", None, 7):
+            with self.subTest(name=name):
+                self.assertIn("nothing to do", hook.run(event(name, path)))
         self.assertEqual(self.episodes(), [])
 
     def test_stdin_left_open_after_the_event(self):
@@ -161,21 +164,27 @@ class SessionEnd(HookCase):
 class BadInput(HookCase):
     def test_bad_payloads_exit_0_silently_and_store_nothing(self):
         path = self.transcript()
-        table = [
-            b"", b"not json", b"[1, 2]", b'"SessionEnd"', b"\xff\xfe\x00", b"{" * 50_000,
-            b"x" * (hook.MAX_EVENT_BYTES + 100),
-            json.dumps({"hook_event_name": "SessionEnd"}).encode(),
-            json.dumps(event("SessionEnd", self.tmp / "missing.jsonl")).encode(),
-            json.dumps(event("SessionEnd", path.parent)).encode(),
-            json.dumps(event("SessionEnd", str(path) + ".txt")).encode(),
-            json.dumps(event("SessionEnd", path.name)).encode(),  # relative
-            json.dumps(event("SessionEnd", 42)).encode(),
-        ]
-        for payload in table:
+        for payload in (b"not json", b"\xff\xfe\x00", b"x" * (hook.MAX_EVENT_BYTES + 100),
+                        json.dumps(event("SessionEnd", self.tmp / "missing.jsonl")).encode()):
             with self.subTest(payload=payload[:60]):
                 self.assert_silent_success(self.hook(payload))
-        self.assertEqual(self.episodes(), [])
+        self.assertIn("no hook event on stdin", self.log())
         self.assertIn("no readable transcript at", self.log())
+        for value in (None, [1, 2], "SessionEnd", {"hook_event_name": "SessionEnd"},
+                      event("SessionEnd", path.parent), event("SessionEnd", str(path) + ".txt"),
+                      event("SessionEnd", path.name), event("SessionEnd", 42), event("SessionEnd", None)):
+            with self.subTest(value=str(value)[:60]):
+                self.assertRegex(hook.run(value), "no hook event on stdin|no readable transcript")
+        self.assertEqual(self.episodes(), [])
+
+    def test_payloads_that_are_not_one_json_object(self):
+        for payload in (b"", b"[1, 2]", b'"SessionEnd"', b"{" * 50_000, b'{"hook_event_name": "SessionE'):
+            with self.subTest(payload=payload[:40]):
+                r, w = os.pipe()
+                os.write(w, payload)
+                os.close(w)
+                with os.fdopen(r, "rb") as stream:
+                    self.assertIsNone(hook.read_event(stream))
 
     def test_an_unusable_database_is_logged_not_raised(self):
         path = self.transcript()
