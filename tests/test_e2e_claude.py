@@ -14,7 +14,7 @@ import time
 import unittest
 from pathlib import Path
 
-from openmemory import ingest, store
+from openmemory import ingest, mcp, store
 from tests.fixtures import Transcript, test_session
 from tests.helpers import ROOT, TempHome
 
@@ -88,6 +88,13 @@ class ClaudeCode(TempHome):
                     out.append((text, bool(block.get("is_error"))))
         return out
 
+    def instructions_reached_the_model(self, r):
+        """The server's instructions, verbatim, in the first request (a role: system message)."""
+        messages = harness.read_jsonl(r["log"])[0]["body"]["messages"]
+        texts = [c if isinstance(c, str) else "".join(b.get("text", "") for b in c)
+                 for c in (m["content"] for m in messages)]
+        self.assertTrue(any(mcp.INSTRUCTIONS in t for t in texts), "server instructions not sent to the model")
+
     def connection(self):
         """What Claude Code's own MCP log says about the connection to openmemory."""
         logs = glob.glob(str(self.user_home / ".cache" / "claude-cli-nodejs" / "*" / "mcp-logs-openmemory" / "*"))
@@ -132,6 +139,7 @@ class Server(ClaudeCode):
         conn = self.connection()
         self.assertEqual((conn["protocolEra"], conn["negotiatedProtocolVersion"]), ("modern", "2026-07-28"))
         self.assertEqual(conn["serverVersion"]["name"], "openmemory")
+        self.instructions_reached_the_model(r)
 
         first, said, second = self.tool_results(r)
         self.assertFalse(first[1] or said[1] or second[1])
@@ -160,6 +168,7 @@ class Server(ClaudeCode):
                             env={"MCP_PROTOCOL_NEGOTIATION": "legacy"})
         conn = self.connection()
         self.assertEqual((conn["protocolEra"], conn["negotiatedProtocolVersion"]), ("legacy", "2025-11-25"))
+        self.instructions_reached_the_model(r)
         [(text, is_error)] = self.tool_results(r)
         self.assertFalse(is_error)
         self.assertIn(error["gist"], text)
