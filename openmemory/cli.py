@@ -1,9 +1,13 @@
 """The `openmemory` command: one verb per stage, data on stdout, messages on stderr."""
 import argparse
 import json
+import logging
+import logging.handlers
 import os
+import signal
 import sqlite3
 import sys
+import time
 import traceback
 
 from . import __version__, ingest, paths, render, store
@@ -85,6 +89,37 @@ def cmd_render(args) -> int:
     return 0
 
 
+def cmd_serve(args) -> int:
+    """Run the MCP server Claude Code launches: JSON-RPC over stdin and stdout."""
+    from . import mcp
+    _log_to_file()
+    protocol = sys.stdout.buffer
+    sys.stdout = sys.stderr  # a stray print must never reach the protocol stream
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, _stop_serving)
+    mcp.serve(sys.stdin.buffer, protocol, project_dir=os.environ.get("CLAUDE_PROJECT_DIR") or None)
+    return 0
+
+
+def _stop_serving(signum, frame) -> None:
+    # Claude Code stops its servers with SIGINT and sends SIGTERM ~100 ms later: exit at once.
+    # Safe: every reply is flushed as it is written and SQLite rolls back an unfinished write.
+    logging.getLogger("openmemory.mcp").info("stopped by signal %d", signum)
+    os._exit(0)
+
+
+def cmd_hook(args) -> int:
+    """Ingest the transcript a Claude Code hook names (SessionEnd, PreCompact); prints nothing, exits 0."""
+    from . import hook
+    sys.stdout = sys.stderr  # a SessionStart hook's stdout would reach the model
+    try:
+        _log_to_file()
+        hook.run(hook.read_event(sys.stdin), detach=args.detach)
+    except BaseException:  # exit 2 would mean "block" to Claude Code: never fail
+        logging.getLogger("openmemory.hook").exception("hook failed")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="openmemory",
@@ -115,6 +150,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = verb("paths", cmd_paths)
     p.add_argument("--json", action="store_true", help="print one JSON object")
+
+    verb("serve", cmd_serve)
+
+    p = verb("hook", cmd_hook)
+    p.add_argument("--detach", choices=("auto", "always", "never"), default="auto",
+                   help="ingest in a detached process: always, never, or auto (transcripts over 2 MB)")
     return parser
 
 
@@ -142,6 +183,28 @@ def main(argv=None) -> int:
         print(f"openmemory: error: {type(e).__name__}: {e} (set OPENMEMORY_DEBUG=1 for the traceback)",
               file=sys.stderr)
         return 1
+
+
+LOG_MAX_BYTES = 1024 * 1024  # one rotation kept: the log stays under 2 MB
+
+
+def _log_to_file() -> None:
+    """Send the server's and the hook's log lines to paths.log_path() (they may not print)."""
+    path = paths.log_path()
+    try:
+        paths.home().mkdir(parents=True, exist_ok=True, mode=0o700)
+        path.parent.mkdir(exist_ok=True, mode=0o700)
+        handler = logging.handlers.RotatingFileHandler(path, maxBytes=LOG_MAX_BYTES, backupCount=1,
+                                                       encoding="utf-8")
+    except OSError:
+        handler = logging.StreamHandler(sys.stderr)
+    formatter = logging.Formatter("%(asctime)s.%(msecs)03dZ %(process)d %(name)s %(levelname)s %(message)s",
+                                  "%Y-%m-%dT%H:%M:%S")
+    formatter.converter = time.gmtime
+    handler.setFormatter(formatter)
+    logger = logging.getLogger("openmemory")
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG if os.environ.get("OPENMEMORY_DEBUG") else logging.INFO)
 
 
 def _debug_traceback() -> None:

@@ -1,0 +1,406 @@
+"""The MCP server Claude Code launches: JSON-RPC 2.0 over stdio with tools `recall` and `remember`.
+
+One JSON message per line in, one per line out; stdout carries nothing else. Both protocol
+eras are served by the same stateless code: the 2026-07-28 revision (`server/discover`, the
+version in each request's `_meta`) and the `initialize` handshake of 2024-11-05 to 2025-11-25.
+`handle(message)` maps one message to its reply and never raises; `serve` is the loop.
+"""
+import json
+import logging
+import sqlite3
+
+from . import __version__, recall as recall_lib, store
+from .redact import redact
+from .store import OpenMemoryError
+
+log = logging.getLogger(__name__)
+
+# JSON-RPC 2.0 error codes, and the one MCP 2026-07-28 defines that this server can send.
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+
+# Protocol revisions. Modern ones carry the version in every request's _meta and have no
+# handshake; legacy ones negotiate it once in `initialize` (newest first: the fallback offer).
+MODERN_VERSIONS = ("2026-07-28",)
+LEGACY_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+META_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+SERVER_INFO = {"name": "openmemory", "title": "openmemory", "version": __version__}
+
+# Limits, each with where it comes from.
+MAX_MESSAGE_BYTES = 4 * 1024 * 1024  # a request is a few KB; a longer line is refused, not buffered
+K_DEFAULT, K_MAX = 5, 50             # the tool's contract (issue 4)
+NOTE_MAX_CHARS = 4000                # a note is recalled whole into a model's context: ~1,000 tokens
+OUTPUT_MAX_CHARS = 40_000            # ~10k tokens: Claude Code warns above 10,000 tokens of tool output
+LIST_TTL_MS = 3_600_000              # tools change only with an upgrade, which restarts the server
+
+INSTRUCTIONS = """\
+openmemory is this person's long-term memory of their past Claude Code sessions on this \
+machine: what was asked, which commands failed and with what error, the corrections the \
+person typed, notes saved on purpose, and lessons drawn from repeated surprises. It is a \
+local file; nothing leaves the machine.
+
+Call `recall` before you start a task in a project (how tests are run here, what went wrong \
+last time), when a command or tool fails (was this error seen before, what fixed it), when the \
+person refers to earlier work ("like last time", "as I said before"), and before an approach \
+they may have rejected before. Query with concrete words: the command, the error text, the \
+file or the topic. Each result shows [id] kind, date, project, then its title and gist.
+
+Call `remember` when the person states a preference, decision or fact worth keeping across \
+sessions ("we run tests with pytest -q", "never edit the migrations"), or when you learn \
+something about the project a future session would need. One fact per call, in a sentence \
+that stands on its own. Never store secrets.
+
+Memories describe the past: check them against the current code before relying on them."""
+
+TOOLS = [
+    {
+        "name": "recall",
+        "title": "Recall past sessions",
+        "description": (
+            "Search openmemory for past sessions, failed commands, corrections the person made, "
+            "saved notes and lessons that match a query, best first. Use it when starting a task "
+            "in a project, when a command fails, when the person mentions earlier work, or before "
+            "repeating an approach they may have rejected. Each result is one memory: [id] kind, "
+            "date, project, then its title and full gist."),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string",
+                          "description": "What to look for, in concrete words: a command, error text, "
+                                         "file, tool or topic."},
+                "k": {"type": "integer", "minimum": 1, "maximum": K_MAX, "default": K_DEFAULT,
+                      "description": f"How many memories to return (1-{K_MAX}, default {K_DEFAULT})."},
+                "cwd": {"type": "string",
+                        "description": "The project folder to recall for; default: the folder Claude "
+                                       "Code was started in."},
+                "include_archived": {"type": "boolean", "default": False,
+                                     "description": "Also search memories archived after long disuse."},
+            },
+            "required": ["query"],
+            "additionalProperties": False,
+        },
+        "annotations": {"title": "Recall past sessions", "readOnlyHint": True, "openWorldHint": False},
+    },
+    {
+        "name": "remember",
+        "title": "Remember a note",
+        "description": (
+            "Save a note in openmemory at once: a preference, decision or fact the person wants "
+            "kept across sessions, or something non-obvious you learned about this project. The "
+            "very next recall can find it. One fact per call, written to stand on its own; never "
+            "store secrets (they are redacted). Returns the note's id."),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "text": {"type": "string", "maxLength": NOTE_MAX_CHARS,
+                         "description": "The note, in sentences that stand on their own."},
+                "title": {"type": "string", "description": "A short title; default: the note's first line."},
+                "cwd": {"type": "string",
+                        "description": "The project folder the note belongs to; default: the folder "
+                                       "Claude Code was started in."},
+            },
+            "required": ["text"],
+            "additionalProperties": False,
+        },
+        "annotations": {"title": "Remember a note", "readOnlyHint": False, "destructiveHint": False,
+                        "idempotentHint": False, "openWorldHint": False},
+    },
+]
+
+
+class _InvalidParams(Exception):
+    """The request's params do not fit the method: JSON-RPC -32602."""
+
+
+class _ToolError(Exception):
+    """A tool could not do what was asked: a result with isError, readable by the model."""
+
+
+# --------------------------------------------------------------------------------------
+# The loop
+
+def serve(stdin, stdout, project_dir: str | None = None) -> None:
+    """Answer messages from stdin (binary, one per line) on stdout until stdin closes."""
+    log.info("serving (project %s)", project_dir or "none")
+    while True:
+        line = stdin.readline(MAX_MESSAGE_BYTES + 1)
+        if not line:
+            log.info("stdin closed; exiting")
+            return
+        if len(line) > MAX_MESSAGE_BYTES and not line.endswith(b"\n"):
+            _skip_rest_of_line(stdin)
+            reply = _error(None, INVALID_REQUEST, f"message longer than {MAX_MESSAGE_BYTES} bytes")
+        else:
+            reply = handle_line(line, project_dir)
+        if reply is None:
+            continue
+        try:
+            stdout.write(encode(reply))
+            stdout.flush()
+        except (BrokenPipeError, ValueError):  # the client went away (ValueError: stream closed)
+            log.info("stdout closed; exiting")
+            return
+
+
+def encode(reply) -> bytes:
+    """One reply as one line of UTF-8 JSON (json escapes every newline inside strings)."""
+    return json.dumps(reply, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def handle_line(line: bytes, project_dir: str | None = None):
+    """The reply to one raw line, or None when none is due (blank line, notification)."""
+    try:
+        text = line.decode("utf-8").strip()
+        if not text:
+            return None
+        message = json.loads(text)
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        return _error(None, PARSE_ERROR, f"not a JSON message: {_first_line(e)}")
+    return handle(message, project_dir)
+
+
+def handle(message, project_dir: str | None = None):
+    """The reply to one parsed message (or batch), or None when none is due. Never raises."""
+    if isinstance(message, list):  # a batch (2025-03-26 only, accepted always)
+        if not message:
+            return _error(None, INVALID_REQUEST, "empty batch")
+        replies = [r for r in (_handle_one(m, project_dir) for m in message) if r is not None]
+        return replies or None
+    return _handle_one(message, project_dir)
+
+
+def _handle_one(msg, project_dir):
+    if not isinstance(msg, dict):
+        return _error(None, INVALID_REQUEST, "a message must be a JSON object")
+    is_request = "id" in msg
+    rid = msg.get("id")
+    if is_request and (isinstance(rid, bool) or not isinstance(rid, (str, int))):
+        return _error(None, INVALID_REQUEST, "id must be a string or an integer")
+    method = msg.get("method")
+    if method is None and ("result" in msg or "error" in msg):
+        return None  # a response: this server sends no requests, so there is nothing to match
+    if msg.get("jsonrpc") != "2.0" or not isinstance(method, str):
+        if not is_request:
+            return None
+        return _error(rid, INVALID_REQUEST, 'a request needs "jsonrpc": "2.0" and a string "method"')
+    if not is_request:
+        return None  # notifications (initialized, cancelled, ...) are never answered
+    try:
+        params = msg.get("params")
+        params = {} if params is None else params
+        if not isinstance(params, dict):
+            return _error(rid, INVALID_PARAMS, "params must be an object")
+        meta = params.get("_meta")
+        modern = isinstance(meta, dict) and META_VERSION in meta
+        if modern and method != "server/discover" and meta[META_VERSION] not in MODERN_VERSIONS:
+            return {"jsonrpc": "2.0", "id": rid, "error": {
+                "code": UNSUPPORTED_PROTOCOL_VERSION,
+                "message": f"unsupported protocol version {meta[META_VERSION]!r}",
+                "data": {"supported": list(MODERN_VERSIONS), "requested": meta[META_VERSION]}}}
+        method_fn = METHODS.get(method)
+        if method_fn is None:
+            return _error(rid, METHOD_NOT_FOUND, f"method not found: {method}")
+        result = method_fn(params, project_dir)
+    except _InvalidParams as e:
+        return _error(rid, INVALID_PARAMS, str(e))
+    except Exception as e:  # a bug: answered, logged, and the server carries on
+        log.exception("internal error in %s", method)
+        return _error(rid, INTERNAL_ERROR, f"internal error: {type(e).__name__}")
+    if modern or method == "server/discover":
+        result = {"resultType": "complete", **result, "_meta": {META_SERVER_INFO: SERVER_INFO}}
+    return {"jsonrpc": "2.0", "id": rid, "result": result}
+
+
+def _error(rid, code: int, message: str) -> dict:
+    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
+
+
+# --------------------------------------------------------------------------------------
+# Methods: params -> result
+
+def _discover(params, project_dir) -> dict:
+    meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+    log.info("server/discover from %s (asks %s)", _client_name(meta.get("io.modelcontextprotocol/clientInfo")),
+             meta.get(META_VERSION))
+    return {"supportedVersions": list(MODERN_VERSIONS), "capabilities": {"tools": {"listChanged": False}},
+            "serverInfo": SERVER_INFO, "instructions": INSTRUCTIONS,
+            "ttlMs": LIST_TTL_MS, "cacheScope": "public"}
+
+
+def _initialize(params, project_dir) -> dict:
+    asked = params.get("protocolVersion")
+    if not isinstance(asked, str):
+        raise _InvalidParams("initialize needs a string protocolVersion")
+    answer = asked if asked in LEGACY_VERSIONS else LEGACY_VERSIONS[0]
+    log.info("initialize from %s: asks %s, answered %s", _client_name(params.get("clientInfo")), asked, answer)
+    return {"protocolVersion": answer,
+            "capabilities": {"tools": {"listChanged": False}},
+            "serverInfo": SERVER_INFO, "instructions": INSTRUCTIONS}
+
+
+def _ping(params, project_dir) -> dict:
+    return {}
+
+
+def _tools_list(params, project_dir) -> dict:
+    result = {"tools": TOOLS}
+    if isinstance(params.get("_meta"), dict) and META_VERSION in params["_meta"]:
+        result.update(ttlMs=LIST_TTL_MS, cacheScope="public")
+    return result
+
+
+def _tools_call(params, project_dir) -> dict:
+    name = params.get("name")
+    if not isinstance(name, str):
+        raise _InvalidParams("tools/call needs a string name")
+    tool = TOOL_FUNCTIONS.get(name)
+    if tool is None:
+        raise _InvalidParams(f"Unknown tool: {name}")
+    arguments = params.get("arguments")
+    arguments = {} if arguments is None else arguments
+    if not isinstance(arguments, dict):
+        raise _InvalidParams("arguments must be an object")
+    try:
+        text = tool(arguments, project_dir)
+    except _ToolError as e:
+        return _tool_result(str(e), error=True)
+    except OpenMemoryError as e:
+        log.warning("%s failed: %s", name, e)
+        return _tool_result(f"openmemory could not {name}: {e}", error=True)
+    except sqlite3.Error as e:  # locked past the busy timeout, disk full, corrupt page
+        log.warning("%s failed on the database: %s", name, e)
+        return _tool_result(f"openmemory could not {name}: the memory database failed ({e}). "
+                            f"Try again later; memory is otherwise unaffected.", error=True)
+    except Exception as e:
+        log.exception("%s failed", name)
+        return _tool_result(f"openmemory could not {name}: internal error ({type(e).__name__}); "
+                            f"details are in openmemory's log.", error=True)
+    return _tool_result(text)
+
+
+def _tool_result(text: str, error: bool = False) -> dict:
+    # Text only, no structuredContent: Claude Code shows the model only the structured part
+    # when both are present (anthropics/claude-code#79944).
+    return {"content": [{"type": "text", "text": text}], "isError": error}
+
+
+METHODS = {
+    "server/discover": _discover,
+    "initialize": _initialize,
+    "ping": _ping,
+    "tools/list": _tools_list,
+    "tools/call": _tools_call,
+}
+
+
+# --------------------------------------------------------------------------------------
+# Tools: arguments -> text for a model
+
+def recall_tool(arguments: dict, project_dir: str | None) -> str:
+    """Run recall exactly as the CLI does and write the hits for a model to read."""
+    _only(arguments, ("query", "k", "cwd", "include_archived"))
+    query = _text(arguments, "query", required=True)
+    k = arguments.get("k", K_DEFAULT)
+    if isinstance(k, float) and k.is_integer():
+        k = int(k)
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= K_MAX:
+        raise _ToolError(f"k must be an integer from 1 to {K_MAX} (got {json.dumps(k)})")
+    cwd = _text(arguments, "cwd") or project_dir
+    include_archived = arguments.get("include_archived", False)
+    if not isinstance(include_archived, bool):
+        raise _ToolError("include_archived must be true or false")
+    with store.connect() as db:
+        hits = recall_lib.recall(db, query, k=k, cwd=cwd, include_archived=include_archived)
+    return format_hits(query, hits, cwd)
+
+
+def remember_tool(arguments: dict, project_dir: str | None) -> str:
+    """Store a note at once and say its id."""
+    _only(arguments, ("text", "title", "cwd"))
+    text = _text(arguments, "text", required=True)
+    if len(text) > NOTE_MAX_CHARS:
+        raise _ToolError(f"the note is {len(text)} characters; keep it under {NOTE_MAX_CHARS} "
+                         f"(one fact per note)")
+    title = _text(arguments, "title") or ""
+    cwd = _text(arguments, "cwd") or project_dir
+    with store.connect() as db:
+        note_id = db.add_note(text, title=title, cwd=cwd)
+    where = f"project {cwd}" if cwd else "no project"
+    said = f"Remembered as note [{note_id}] ({where}); recall finds it from now on."
+    if redact(text) != text or redact(title) != title:
+        said += " Secret-looking text in it was stored as [REDACTED]."
+    return said
+
+
+TOOL_FUNCTIONS = {"recall": recall_tool, "remember": remember_tool}
+
+
+def format_hits(query: str, hits: list, cwd: str | None) -> str:
+    """Recall hits as text: per hit a line `[id] kind · date · project`, the title, the full gist."""
+    scope = f" for project {cwd}" if cwd else ""
+    if not hits:
+        return f"No memories match {json.dumps(query, ensure_ascii=False)}{scope}."
+    blocks = []
+    used = 0
+    for hit in hits:
+        block = _hit_block(hit)
+        if blocks and used + len(block) > OUTPUT_MAX_CHARS:
+            break
+        blocks.append(block)
+        used += len(block) + 2
+    head = (f"{len(blocks)} {'memory' if len(blocks) == 1 else 'memories'} for "
+            f"{json.dumps(query, ensure_ascii=False)}{scope}, best first:")
+    left = len(hits) - len(blocks)
+    tail = [f"({left} more left out to keep this short: ask with a smaller k or a narrower query.)"] if left else []
+    return "\n\n".join([head, *blocks, *tail])
+
+
+def _hit_block(hit: dict) -> str:
+    project = hit.get("cwd") or "all projects"
+    date = (hit.get("at") or "")[:10] or "undated"
+    lines = [f"[{hit['id']}] {hit['kind']} · {date} · {project}"]
+    title = (hit.get("title") or "").strip()
+    gist = (hit.get("gist") or "").strip()
+    if title and title != gist:
+        lines.append(title)
+    if gist:
+        lines.append(gist)
+    return "\n".join(lines)
+
+
+def _only(arguments: dict, names: tuple) -> None:
+    unknown = sorted(set(arguments) - set(names))
+    if unknown:
+        raise _ToolError(f"unknown argument {', '.join(map(repr, unknown))}; the arguments are "
+                         f"{', '.join(names)}")
+
+
+def _text(arguments: dict, name: str, required: bool = False) -> str | None:
+    value = arguments.get(name)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or (required and not value.strip()):
+        raise _ToolError(f"{name} must be a non-empty string" if required else f"{name} must be a string")
+    return value.strip()
+
+
+def _client_name(info) -> str:
+    if not isinstance(info, dict):
+        return "an unnamed client"
+    return f"{info.get('name', '?')} {info.get('version', '?')}"
+
+
+def _skip_rest_of_line(stdin) -> None:
+    while True:
+        chunk = stdin.readline(MAX_MESSAGE_BYTES)
+        if not chunk or chunk.endswith(b"\n"):
+            return
+
+
+def _first_line(e: Exception) -> str:
+    return (str(e).splitlines() or [type(e).__name__])[0][:200]

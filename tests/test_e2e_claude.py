@@ -1,0 +1,232 @@
+"""End to end with the real Claude Code CLI (2.1.328) through ../shared/e2e/harness.py.
+
+The harness runs `claude -p` in a throwaway HOME against a scripted fake model on loopback.
+openmemory is registered exactly as OPERATIONS.md says (`openmemory serve`, `openmemory hook`,
+found on PATH through a shim that runs this checkout). Skipped, with the reason, when the
+harness or the binary cannot be had. OPENMEMORY_E2E_HARNESS points at another harness folder.
+"""
+import glob
+import json
+import os
+import subprocess
+import sys
+import time
+import unittest
+from pathlib import Path
+
+from openmemory import ingest, mcp, store
+from tests.fixtures import Transcript, test_session
+from tests.helpers import ROOT, TempHome
+
+HARNESS_DIR = Path(os.environ.get("OPENMEMORY_E2E_HARNESS") or ROOT.parent / "shared" / "e2e")
+harness = None
+_saved_bin = None
+
+
+def setUpModule():
+    global harness, _saved_bin
+    if not (HARNESS_DIR / "harness.py").is_file():
+        raise unittest.SkipTest(f"e2e harness not found at {HARNESS_DIR} (set OPENMEMORY_E2E_HARNESS)")
+    sys.path.insert(0, str(HARNESS_DIR))
+    try:
+        import harness as loaded
+        claude = loaded.find_claude()  # now, while HOME is the real one (its cache lives there)
+        subprocess.run([claude, "--version"], capture_output=True, timeout=60, check=True)
+    except Exception as e:  # no npm, no network for the one-time install, a broken binary
+        raise unittest.SkipTest(f"the claude binary cannot be had: {type(e).__name__}: {e}")
+    finally:
+        sys.path.remove(str(HARNESS_DIR))
+    harness = loaded
+    _saved_bin = os.environ.get("CLAUDE_BIN")
+    os.environ["CLAUDE_BIN"] = claude  # find_claude() inside run_session, under the tests' HOME
+
+
+def tearDownModule():
+    if _saved_bin is None:
+        os.environ.pop("CLAUDE_BIN", None)
+    else:
+        os.environ["CLAUDE_BIN"] = _saved_bin
+
+
+class ClaudeCode(TempHome):
+    def setUp(self):
+        super().setUp()
+        self.user_home = self.tmp / "claude-home"  # HOME for claude: its config is user_home/.claude
+        self.work = self.user_home / "work"
+        self.work.mkdir(parents=True)
+        self.project = os.path.realpath(self.work)
+        bin_dir = self.tmp / "bin"
+        bin_dir.mkdir()
+        shim = bin_dir / "openmemory"  # stands for the installed console script
+        shim.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m openmemory "$@"\n')
+        shim.chmod(0o755)
+        self.child_env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+                          "OPENMEMORY_HOME": str(self.home)}
+
+    def run_claude(self, scenario, prompts, hook="openmemory hook", env=None, allowed="mcp__openmemory"):
+        settings = {"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": hook}]}]}} if hook else None
+        mcp = {"mcpServers": {"openmemory": {"command": "openmemory", "args": ["serve"]}}}
+        r = harness.run_session(scenario, prompts, home=str(self.user_home), cwd=str(self.work), settings=settings,
+                                mcp_config=mcp, allowed_tools=allowed, env=dict(self.child_env, **(env or {})),
+                                timeout=120)
+        for turn in r["turns"]:
+            self.assertEqual(turn["rc"], 0, turn)
+            self.assertNotIn("Hook cancelled", turn["stderr"])
+            self.assertNotIn("hook error", turn["stderr"])
+        return r
+
+    def tool_results(self, r):
+        """Each tool_result the fake model received, in order, as the text it was shown."""
+        out = []
+        for entry in harness.read_jsonl(r["log"]):
+            users = [m for m in entry["body"]["messages"] if m["role"] == "user"]
+            content = users[-1]["content"] if users else []
+            for block in content if isinstance(content, list) else []:
+                if block.get("type") == "tool_result":
+                    text = block["content"] if isinstance(block["content"], str) else \
+                        "".join(b.get("text", "") for b in block["content"])
+                    out.append((text, bool(block.get("is_error"))))
+        return out
+
+    def instructions_reached_the_model(self, r):
+        """The server's instructions, verbatim, in the first request (a role: system message)."""
+        messages = harness.read_jsonl(r["log"])[0]["body"]["messages"]
+        texts = [c if isinstance(c, str) else "".join(b.get("text", "") for b in c)
+                 for c in (m["content"] for m in messages)]
+        self.assertTrue(any(mcp.INSTRUCTIONS in t for t in texts), "server instructions not sent to the model")
+
+    def connection(self):
+        """What Claude Code's own MCP log says about the connection to openmemory."""
+        logs = glob.glob(str(self.user_home / ".cache" / "claude-cli-nodejs" / "*" / "mcp-logs-openmemory" / "*"))
+        for path in logs:
+            with open(path) as f:
+                lines = f.readlines()
+            for line in lines:
+                debug = json.loads(line).get("debug", "")
+                if debug.startswith("Connection established with capabilities: "):
+                    return json.loads(debug.split(": ", 1)[1])
+        self.fail(f"no MCP connection to openmemory in Claude Code's logs {logs}")
+
+    def episodes(self, **kw):
+        with store.connect() as db:
+            return db.episodes(**kw)
+
+    def remembered_memory(self):
+        """An earlier session of this project, ingested: its error episode is what recall should find."""
+        t = test_session(cwd=self.project)
+        path = t.write(self.claude / "projects" / "earlier")
+        with store.connect() as db:
+            ingest.ingest(db, [path])
+        return next(e for e in self.episodes(kind="error"))
+
+
+class Server(ClaudeCode):
+    def test_modern_era_recall_remember_recall_and_the_session_end_hook(self):
+        error = self.remembered_memory()
+        note = "The shop project runs its tests with pytest -q, never python -m unittest."
+        scenario = {"steps": [
+            {"match": "what went wrong", "reply": [{"tool_use": {"name": "mcp__openmemory__recall",
+                                                                 "input": {"query": "unittest ImportError"}}}]},
+            {"match": "tool_result", "reply": [{"tool_use": {"name": "mcp__openmemory__remember",
+                                                             "input": {"text": note}}}]},
+            {"match": "tool_result", "reply": [{"tool_use": {"name": "mcp__openmemory__recall",
+                                                             "input": {"query": "how does the shop project run tests",
+                                                                       "k": 2}}}]},
+            {"match": "tool_result", "reply": [{"text": "Use pytest -q."}]}]}
+        r = self.run_claude(scenario, ["what went wrong with the tests last time?"])
+
+        # Claude Code took the server/discover path, not the initialize fallback.
+        conn = self.connection()
+        self.assertEqual((conn["protocolEra"], conn["negotiatedProtocolVersion"]), ("modern", "2026-07-28"))
+        self.assertEqual(conn["serverVersion"]["name"], "openmemory")
+        self.instructions_reached_the_model(r)
+
+        first, said, second = self.tool_results(r)
+        self.assertFalse(first[1] or said[1] or second[1])
+        self.assertIn(f"[{error['id']}] error · ", first[0])
+        self.assertIn(error["gist"], first[0])  # the memory reached the model, whole
+        [stored] = self.episodes(kind="note")
+        self.assertEqual(said[0], f"Remembered as note [{stored['id']}] (project {self.project}); "
+                                  f"recall finds it from now on.")
+        self.assertIn(f"[{stored['id']}] note · ", second[0])
+        self.assertIn(note, second[0])
+
+        # The SessionEnd hook ingested this very session before `claude -p` returned.
+        [session] = [e for e in self.episodes(kind="session") if e["session_id"] == r["session_id"]]
+        self.assertEqual(session["cwd"], self.project)
+        self.assertIn("what went wrong with the tests last time?", session["gist"])
+        self.assertFalse([e for e in self.episodes(kind="error") if e["session_id"] == r["session_id"]],
+                         "openmemory's own tool calls are not errors")
+
+    def test_legacy_fallback_with_ingest_quiet_as_the_hook(self):
+        error = self.remembered_memory()
+        scenario = {"steps": [
+            {"match": "remind me", "reply": [{"tool_use": {"name": "mcp__openmemory__recall",
+                                                           "input": {"query": "shop.tests ImportError"}}}]},
+            {"match": "tool_result", "reply": [{"text": "It was the unittest import error."}]}]}
+        r = self.run_claude(scenario, ["remind me about the tests"], hook="openmemory ingest --quiet",
+                            env={"MCP_PROTOCOL_NEGOTIATION": "legacy"})
+        conn = self.connection()
+        self.assertEqual((conn["protocolEra"], conn["negotiatedProtocolVersion"]), ("legacy", "2025-11-25"))
+        self.instructions_reached_the_model(r)
+        [(text, is_error)] = self.tool_results(r)
+        self.assertFalse(is_error)
+        self.assertIn(error["gist"], text)
+        self.assertIn("initialize from claude-code 2.1.328: asks 2025-11-25, answered 2025-11-25",
+                      (self.home / "logs" / "openmemory.log").read_text())
+        self.assertEqual(len([e for e in self.episodes(kind="session") if e["session_id"] == r["session_id"]]), 1)
+
+    def test_without_permission_the_model_is_told_and_nothing_is_stored(self):
+        scenario = [{"match": "note", "reply": [{"tool_use": {"name": "mcp__openmemory__remember",
+                                                              "input": {"text": "should not be stored"}}}]},
+                    {"match": "tool_result", "reply": [{"text": "ok"}]}]
+        r = self.run_claude(scenario, ["note this"], hook=None, allowed=None)
+        [(text, is_error)] = self.tool_results(r)
+        self.assertTrue(is_error)
+        self.assertIn("haven't granted it yet", text)
+        self.assertEqual(self.episodes(kind="note"), [])
+
+
+class Hook(ClaudeCode):
+    def test_detached_hook_outlives_claude_over_two_turns(self):
+        correction = "No, don't use no_such_test_runner, use unittest"
+        scenario = {"steps": [
+            {"match": "run the tests", "reply": [{"text": "Running the test suite."}, {"tool_use": {
+                "name": "Bash", "input": {"command": "python3 -m no_such_test_runner -q"}}}]},
+            {"match": "tool_result", "reply": [{"text": "The test command failed."}]},
+            {"match": "No, don't use", "reply": [{"text": "Switching."}, {"tool_use": {
+                "name": "Bash", "input": {"command": "python3 -c \"print('tests passed')\""}}}]},
+            {"match": "tests passed", "reply": [{"text": "Tests pass."}]}]}
+        r = self.run_claude(scenario, ["run the tests", correction], hook="openmemory hook --detach always",
+                            allowed="Bash")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            kinds = sorted(e["kind"] for e in self.episodes() if e["session_id"] == r["session_id"])
+            if kinds == ["correction", "error", "session"]:
+                break
+            time.sleep(0.2)
+        self.assertEqual(kinds, ["correction", "error", "session"],
+                         (self.home / "logs" / "openmemory.log").read_text())
+        [said] = self.episodes(kind="correction")
+        self.assertIn(correction, said["gist"])
+        self.assertIn("no_such_test_runner", said["facts"]["command"])
+
+
+class Registration(ClaudeCode):
+    def test_documented_registration_shows_connected(self):
+        env = harness.clean_env(dict(self.child_env, HOME=str(self.user_home)))
+        add = subprocess.run([os.environ["CLAUDE_BIN"], "mcp", "add", "--scope", "user", "openmemory", "--",
+                              "openmemory", "serve"], capture_output=True, text=True, env=env, cwd=str(self.work),
+                             timeout=120)
+        self.assertEqual(add.returncode, 0, add.stderr)
+        config = json.loads((self.user_home / ".claude.json").read_text())
+        self.assertEqual({k: config["mcpServers"]["openmemory"][k] for k in ("command", "args")},
+                         {"command": "openmemory", "args": ["serve"]})
+        listed = subprocess.run([os.environ["CLAUDE_BIN"], "mcp", "list"], capture_output=True, text=True,
+                                env=env, cwd=str(self.work), timeout=120)
+        self.assertEqual(listed.returncode, 0, listed.stderr)
+        self.assertIn("openmemory: openmemory serve - ✔ Connected", listed.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
