@@ -70,7 +70,7 @@ def night(store: Store, now: str | None = None, render=None) -> dict:
             store.set_state("morning", json.dumps(report, ensure_ascii=False, sort_keys=True))
     if not keep:
         write_morning(morning_text(report))
-    return report if not keep else previous
+    return report
 
 
 def _rendered(store: Store, now: str, render) -> dict:
@@ -305,14 +305,14 @@ def _write_lessons(store: Store, lessons: list, fed: dict, examined: list, now: 
         elif lesson.joined:
             store.db.execute(
                 "UPDATE lessons SET text = ?, cwd = ?, strength = ?, seen = ?, sources = ?, archived = ?, "
-                "updated = ?, embedding = ? WHERE id = ?",
+                "updated = ?, embedding = ?, decayed = ? WHERE id = ?",   # its strength is as of now
                 (redact(lesson.text), lesson.cwd, lesson.strength, lesson.seen, json.dumps(lesson.sources),
-                 int(lesson.archived), now, embed.encode(embed.vector(lesson.text)), lesson.id))
+                 int(lesson.archived), now, embed.encode(embed.vector(lesson.text)), now, lesson.id))
             if lesson.counted:
                 strengthened.append({
                     "id": lesson.id, "text": lesson.text, "kind": lesson.kind, "cwd": lesson.cwd,
                     "seen": lesson.seen, "before": round(lesson.before, 2), "strength": round(lesson.strength, 2),
-                    "sources": lesson.counted, "everywhere": lesson.widened, "revived": lesson.revived})
+                    "sources": lesson.joined, "everywhere": lesson.widened, "revived": lesson.revived})
     store.db.executemany("UPDATE episodes SET consolidated = ? WHERE id = ?",
                          [(lesson.id, eid) for eid, lesson in fed.items()])
     store.db.executemany("UPDATE episodes SET consolidated = 0 WHERE id = ? AND consolidated IS NULL",
@@ -373,12 +373,12 @@ class _Places:
         if not cwd:
             return None
         if cwd not in self._roots:
-            root = paths.git_root(cwd) if os.path.isdir(cwd) else None
+            root = paths.git_root(cwd)     # also for a folder since deleted: its repository may remain
             self._roots[cwd] = str(root) if root else cwd.rstrip("/") or "/"
         return self._roots[cwd]
 
     def is_repository(self, cwd) -> bool:
-        return bool(cwd) and os.path.isdir(cwd) and paths.git_root(cwd) is not None
+        return bool(cwd) and paths.git_root(cwd) is not None
 
 
 # --------------------------------------------------------------------------------------
@@ -393,7 +393,7 @@ def surprise_vector(ep: dict) -> list:
         text = core_command(facts.get("command") or facts.get("tool") or "") + "\n" + \
             "\n".join(telling_lines(facts))
     elif ep.get("kind") == "correction":
-        text = _head(facts.get("said") or "") + "\n" + (facts.get("command") or "")
+        text = _head(facts.get("said") or "") + "\n" + core_command(facts.get("command") or "")
     else:
         text = (ep.get("title") or "") + "\n" + (ep.get("gist") or "")
     return embed.vector(text)
@@ -472,7 +472,7 @@ def correction_lesson(facts: dict) -> str | None:
             sentence = ", ".join(c for c in clauses if c not in about) + f", not `{command}`"
         elif vague and not positive:
             sentence = f"Don't run `{command}`"
-        elif re.search(r"\binstead$", sentence) and command not in sentence:
+        elif len(clauses) == 1 and re.search(r"\binstead$", sentence) and command not in sentence:
             sentence += f" of `{command}`"      # "use X instead": instead of what the agent ran
     text = codify(sentence, [command] if command else [])
     text = re.sub(r"\s+\bhere\b(?=[\s,.;:!]|$)", "", text)
