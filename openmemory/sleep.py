@@ -39,6 +39,8 @@ FAILED_FACTOR = 0.5          # a lesson that did not come up in 14 days keeps ha
 LESSON_CHARS = 150           # Claude Code's MEMORY.md index: one line "under ~150 characters"
 REPORT_ITEMS = 8             # lines per section of the morning report before "and N more"
 SOURCES_SHOWN = 3            # sources shown under each lesson in the report
+SIGNATURE_SOURCES = 16       # a lesson is compared as the centroid of its latest sources: what it has
+                             # been lately, at a bounded cost a night (all joined at cosine ≥ 0.55 anyway)
 ARCHIVE_AFTER_DAYS = round(HALF_LIFE_DAYS * math.log2(1 / ARCHIVE_BELOW))   # 123: untouched, from 1.0
 
 SURPRISE_KINDS = ("error", "correction")
@@ -161,7 +163,8 @@ class _Lesson:
         self.archived = bool(row["archived"]) if row else False
         self.vetoed = bool(row["vetoed"]) if row else False
         self.sessions: set = set()
-        self.sum = [0.0] * embed.DIMENSIONS
+        self.sum: dict = {}             # sparse sum of its sources' unit vectors
+        self._norm = 0.0
         self.new = row is None
         self.before = self.strength
         self.joined: list = []          # episode ids that joined tonight (not for new lessons)
@@ -169,12 +172,30 @@ class _Lesson:
         self.widened = False            # a source from another project: now applies everywhere
         self.revived = False
 
-    def add(self, ep: dict, vec) -> None:
-        self.sum = [a + b for a, b in zip(self.sum, vec)]
+    def add(self, ep: dict, unit: dict) -> None:
+        for i, x in unit.items():
+            self.sum[i] = self.sum.get(i, 0.0) + x
+        self._norm = 0.0
         self.sessions.add(_incident(ep))
 
-    def similarity(self, vec) -> float:
-        return embed.cosine(self.sum, vec)
+    def similarity(self, unit: dict) -> float:
+        """Cosine between the lesson (its sources' centroid) and a unit vector."""
+        if not self._norm:
+            self._norm = math.hypot(*self.sum.values())
+        return _dot(self.sum, unit) / self._norm if self._norm else 0.0
+
+    def sessions_known(self, store: Store) -> set:
+        """The sessions of all its sources (what `seen` counts), beyond the ones in its signature."""
+        found = set()
+        for i in range(0, len(self.sources), 500):
+            chunk = self.sources[i:i + 500]
+            for r in store.db.execute("SELECT id, session_id FROM episodes WHERE id IN (%s)"
+                                      % ",".join("?" * len(chunk)), chunk):
+                found.add(_incident(dict(r)))
+        return found
+
+    def vector(self) -> list:
+        return [self.sum.get(i, 0.0) for i in range(embed.DIMENSIONS)]
 
 
 def consolidate(store: Store, now: str) -> dict:
@@ -193,7 +214,7 @@ def consolidate(store: Store, now: str) -> dict:
             "SELECT id, kind, session_id, cwd, at, title, gist, facts, consolidated FROM episodes "
             "WHERE kind IN ('error', 'correction') AND ifnull(consolidated, 0) = 0 AND NOT archived AND at <= ? "
             "ORDER BY at, id", (now,))]
-        vectors = {ep["id"]: surprise_vector(ep) for ep in pending}
+        vectors = _Vectors(pending)
         fed: dict = {}                  # episode id -> lesson fed tonight
         examined = [ep["id"] for ep in pending if ep["consolidated"] is None]
 
@@ -201,7 +222,7 @@ def consolidate(store: Store, now: str) -> dict:
             fed[ep["id"]] = lesson
             lesson.sources.append(ep["id"])
             new_incident = _incident(ep) not in lesson.sessions
-            lesson.add(ep, vectors.get(ep["id"]) or surprise_vector(ep))
+            lesson.add(ep, vectors[ep["id"]] if ep["id"] in vectors else _unit(surprise_vector(ep)))
             if lesson.new:
                 if new_incident:
                     lesson.seen += 1
@@ -281,7 +302,7 @@ def consolidate(store: Store, now: str) -> dict:
                 continue
             vec = vectors[ep["id"]]
             similar = [m for m in pool if m["id"] != ep["id"] and m["id"] not in fed
-                       and embed.cosine(vec, vectors[m["id"]]) >= JOIN_SIMILARITY]
+                       and _dot(vec, vectors[m["id"]]) >= JOIN_SIMILARITY]
             members = sorted([ep] + similar, key=lambda m: (m["at"], m["id"]))
             if len({m["session_id"] for m in members}) >= ERROR_SESSIONS:
                 found("project", members, error_lesson([m["facts"] for m in members]))
@@ -320,19 +341,36 @@ def _write_lessons(store: Store, lessons: list, fed: dict, examined: list, now: 
     return {"new": new, "strengthened": strengthened, "examined": len(examined), "joined": len(fed)}
 
 
-def _load_lessons(store: Store) -> list:
+class _Vectors(dict):
+    """Unit surprise vectors of episodes, computed when first asked for."""
+
+    def __init__(self, episodes):
+        super().__init__()
+        self.episodes = {ep["id"]: ep for ep in episodes}
+
+    def __contains__(self, eid):
+        return eid in self.episodes
+
+    def __missing__(self, eid):
+        self[eid] = _unit(surprise_vector(self.episodes[eid]))
+        return self[eid]
+
+
+def _load_lessons(store: Store, only: set | None = None) -> list:
     """Every lesson (vetoed and archived too: what is near them joins them), with signatures."""
     lessons = [_Lesson(r) for r in store.db.execute(
-        "SELECT id, text, kind, cwd, strength, seen, sources, archived, vetoed FROM lessons ORDER BY id")]
-    ids = sorted({i for ls in lessons for i in ls.sources})
+        "SELECT id, text, kind, cwd, strength, seen, sources, archived, vetoed FROM lessons ORDER BY id")
+        if only is None or r["id"] in only]
+    ids = sorted({i for ls in lessons for i in ls.sources[-SIGNATURE_SOURCES:]})
     episodes = _episodes_by_id(store, ids)
     for lesson in lessons:
-        for eid in lesson.sources:
+        lesson.sessions = set(lesson.sessions_known(store) if len(lesson.sources) > SIGNATURE_SOURCES else ())
+        for eid in lesson.sources[-SIGNATURE_SOURCES:]:
             ep = episodes.get(eid)
             if ep is not None:
-                lesson.add(ep, surprise_vector(ep))
-        if not any(lesson.sum):         # its sources are gone: its own words stand for it
-            lesson.sum = embed.vector(lesson.text)
+                lesson.add(ep, _unit(surprise_vector(ep)))
+        if not lesson.sum:              # its sources are gone: its own words stand for it
+            lesson.sum = _unit(embed.vector(lesson.text))
     return lessons
 
 
@@ -397,6 +435,18 @@ def surprise_vector(ep: dict) -> list:
     else:
         text = (ep.get("title") or "") + "\n" + (ep.get("gist") or "")
     return embed.vector(text)
+
+
+def _unit(vec) -> dict:
+    """A vector as {dimension: value} at length 1: hashed vectors of short texts are sparse."""
+    norm = math.hypot(*vec)
+    return {i: x / norm for i, x in enumerate(vec) if x} if norm else {}
+
+
+def _dot(a: dict, b: dict) -> float:
+    if len(a) > len(b):
+        a, b = b, a
+    return sum(x * b.get(i, 0.0) for i, x in a.items())
 
 
 def telling_lines(facts: dict) -> list:
@@ -722,6 +772,7 @@ def verify(store: Store, now: str) -> dict:
         for p in open_:
             deadline = parse_time(p["made"]) + timedelta(days=PREDICTION_DAYS)
             end = iso(min(deadline, t_now))
+            expected = _unit(embed.decode(p["embedding"]))
             match = None
             for ep in evidence:
                 if ep["at"] <= p["made"]:
@@ -731,8 +782,8 @@ def verify(store: Store, now: str) -> dict:
                 if p["cwd"] and places.project(ep["cwd"]) != p["cwd"]:
                     continue
                 if ep["id"] not in vectors:
-                    vectors[ep["id"]] = surprise_vector(ep)
-                if embed.cosine(vectors[ep["id"]], p["embedding"]) >= MATCH_SIMILARITY:
+                    vectors[ep["id"]] = _unit(surprise_vector(ep))
+                if _dot(vectors[ep["id"]], expected) >= MATCH_SIMILARITY:
                     match = ep
                     break
             before = strengths.get(p["lesson_id"], p["strength"])
@@ -773,15 +824,13 @@ def predict(store: Store, now: str) -> dict:
         wanted = {r["id"] for r in rows}
         if wanted:
             deadline = (parse_time(now) + timedelta(days=PREDICTION_DAYS)).strftime("%Y-%m-%d")
-            for lesson in _load_lessons(store):
-                if lesson.id not in wanted:
-                    continue
+            for lesson in _load_lessons(store, only=wanted):
                 where = f"in {lesson.cwd}" if lesson.cwd else "in any project"
                 text = (f"By {deadline}, this comes up again {where}: an error, correction or note like "
                         f"the ones this lesson was learnt from.")
                 cur = store.db.execute(
                     "INSERT INTO predictions (lesson_id, text, made, embedding) VALUES (?, ?, ?, ?)",
-                    (lesson.id, redact(text), now, embed.encode(lesson.sum)))
+                    (lesson.id, redact(text), now, embed.encode(lesson.vector())))
                 made.append({"id": cur.lastrowid, "lesson_id": lesson.id, "text": text})
     return {"made": made}
 
