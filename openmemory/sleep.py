@@ -43,7 +43,6 @@ SIGNATURE_SOURCES = 16       # a lesson is compared as the centroid of its lates
                              # been lately, at a bounded cost a night (all joined at cosine ≥ 0.55 anyway)
 ARCHIVE_AFTER_DAYS = round(HALF_LIFE_DAYS * math.log2(1 / ARCHIVE_BELOW))   # 123: untouched, from 1.0
 
-SURPRISE_KINDS = ("error", "correction")
 EVIDENCE_KINDS = ("error", "correction", "note")   # what can confirm a prediction (not session summaries)
 
 
@@ -218,30 +217,28 @@ def consolidate(store: Store, now: str) -> dict:
         fed: dict = {}                  # episode id -> lesson fed tonight
         examined = [ep["id"] for ep in pending if ep["consolidated"] is None]
 
-        def join(lesson: _Lesson, ep: dict, linked=False) -> None:
+        def join(lesson: _Lesson, ep: dict) -> None:
             fed[ep["id"]] = lesson
             lesson.sources.append(ep["id"])
             new_incident = _incident(ep) not in lesson.sessions
             lesson.add(ep, vectors[ep["id"]] if ep["id"] in vectors else _unit(surprise_vector(ep)))
-            if lesson.new:
-                if new_incident:
-                    lesson.seen += 1
-                    if lesson.seen > 1:
-                        lesson.strength += SEEN_BOOST
-                return
-            lesson.joined.append(ep["id"])
+            if not lesson.new:
+                lesson.joined.append(ep["id"])
             if not new_incident:
-                return
+                return                  # the same session again: the same occurrence
             lesson.seen += 1
             if lesson.vetoed:
                 return                  # joins silently and stays vetoed
-            lesson.counted.append(ep["id"])
-            lesson.strength = max(lesson.strength + SEEN_BOOST, NEW_LESSON_STRENGTH)
-            if lesson.archived:
-                lesson.archived, lesson.revived = False, True
+            if lesson.new:
+                lesson.strength = NEW_LESSON_STRENGTH + SEEN_BOOST * (lesson.seen - 1)
+            else:
+                lesson.counted.append(ep["id"])
+                lesson.strength = max(lesson.strength + SEEN_BOOST, NEW_LESSON_STRENGTH)
+                if lesson.archived:
+                    lesson.archived, lesson.revived = False, True
             project = places.project(ep["cwd"])
-            if lesson.cwd and project != lesson.cwd:
-                lesson.cwd, lesson.widened = None, True
+            if lesson.cwd and project and project != lesson.cwd:
+                lesson.cwd, lesson.widened = None, not lesson.new
                 lesson.text = unscoped(lesson.text)
 
         def nearest(vec) -> _Lesson | None:
@@ -289,7 +286,7 @@ def consolidate(store: Store, now: str) -> dict:
             for err in errors_by_session.get(ep["session_id"], []):
                 if command and err["id"] not in fed and err["facts"].get("command") == command \
                         and is_lesson_error(err["facts"]):
-                    join(lesson, err, linked=True)
+                    join(lesson, err)
 
         # Then errors: the new ones join a lesson, or gather the similar errors of the pool.
         pool = [ep for ep in pending if ep["kind"] == "error" and is_lesson_error(ep["facts"])]
@@ -644,7 +641,8 @@ _CODE_TOKEN = re.compile(r"""(?x)
       | \$\S+ | --?[A-Za-z][\w-]* )$""")
 _NOT_CODE = {"e.g.", "i.e.", "etc.", "vs.", "and/or", "n/a", "w/o"}
 _NOT_PROGRAM = {"use", "run", "with", "try", "call", "and", "or", "the", "a", "not", "of", "to", "in", "on",
-                "instead", "then", "just", "also", "always", "never", "only", "via", "using", "is", "be", "but"}
+                "instead", "then", "just", "also", "always", "never", "only", "via", "using", "is", "be", "but",
+                "pass", "add", "set", "skip", "keep", "without", "drop", "give"}   # verbs before a flag
 
 
 def codify(text: str, commands: list) -> str:
@@ -664,35 +662,33 @@ def codify(text: str, commands: list) -> str:
             if not taken(*m.span()):
                 spans.append(m.span())
     tokens = [(m.start(), m.end(), m.group()) for m in re.finditer(r"\S+", text)]
+
+    def bare(k):                                        # a token without trailing punctuation
+        return tokens[k][2].rstrip(",.;:!?)")
+
+    def free(k):
+        return not taken(tokens[k][0], tokens[k][1])
+
     i = 0
     while i < len(tokens):
-        start, end, tok = tokens[i]
-        bare = tok.rstrip(",.;:!?)")
-        if taken(start, end) or bare.lower() in _NOT_CODE or not _CODE_TOKEN.match(bare) \
-                or "[REDACTED" in bare:
+        word = bare(i)
+        if not free(i) or not word or word.lower() in _NOT_CODE or "[REDACTED" in word \
+                or not _CODE_TOKEN.match(word):
             i += 1
             continue
-        first, last = i, i
-        if bare.startswith("-"):                        # a flag: take the program before it
-            if i > 0 and not taken(*tokens[i - 1][:2]) and tokens[i - 1][2].lower() not in _NOT_PROGRAM \
+        first = last = i
+        if word.startswith("-"):                        # a flag: with the program before it,
+            if i > 0 and free(i - 1) and tokens[i - 1][2].lower() not in _NOT_PROGRAM \
                     and re.match(r"^[\w./-]+$", tokens[i - 1][2]):
                 first = i - 1
-            while last + 1 < len(tokens) and bare == tok:   # flags and a flag's argument follow
-                nxt = tokens[last + 1][2]
-                nbare = nxt.rstrip(",.;:!?)")
-                if taken(*tokens[last + 1][:2]) or nbare.lower() in _NOT_PROGRAM or \
-                        nbare.lower() in embed.STOP_WORDS or not re.match(r"^[\w./:=@+-]+$", nbare):
-                    break
-                if not nbare.startswith("-") and not tokens[last][2].startswith("-"):
+            while last + 1 < len(tokens) and bare(last) == tokens[last][2]:   # ... more flags,
+                nxt = bare(last + 1)                    # ... and the argument of a flag
+                if not free(last + 1) or nxt.lower() in _NOT_PROGRAM or nxt.lower() in embed.STOP_WORDS \
+                        or not re.match(r"^[\w./:=@+-]+$", nxt) \
+                        or not (nxt.startswith("-") or bare(last).startswith("-")):
                     break
                 last += 1
-                if nxt != nbare:
-                    break
-                tok = nxt
-        a = tokens[first][0]
-        b = tokens[last][0] + len(tokens[last][2].rstrip(",.;:!?)")) if tokens[last][2].rstrip(",.;:!?)") \
-            else tokens[last][1]
-        spans.append((a, b))
+        spans.append((tokens[first][0], tokens[last][0] + len(bare(last))))
         i = last + 1
     out, pos = [], 0
     for s, e in sorted(spans):
@@ -904,9 +900,10 @@ def _source(ep: dict) -> dict:
 
 
 def _eventful(report: dict) -> bool:
+    """Whether the night changed anything (warnings alone, which render repeats, do not count)."""
     return any([report["lessons_new"], report["lessons_strengthened"], report["predictions_confirmed"],
                 report["predictions_failed"], report["predictions_made"], report["archived"]["episodes"],
-                report["archived"]["lessons"], report["vetoed"], report["warnings"], report.get("errors")])
+                report["archived"]["lessons"], report["vetoed"], report.get("errors")])
 
 
 def summary(report: dict) -> str:

@@ -550,6 +550,18 @@ class Consolidation(SleepCase):
         self.assertIn('2026-11-06: you said "no, don\'t use unittest, run the tests with pytest -q" after '
                       '`python -m unittest` failed', report)
 
+    def test_two_projects_in_one_night_make_one_lesson_for_everywhere(self):
+        self.write(tests_corrected(self.shop, when(11, 2), "python -m unittest",
+                                   "No, don't use unittest here, run the tests with pytest -q"))
+        self.write(tests_corrected(self.tmp / "blog", when(11, 3), "python -m unittest",
+                                   "no, don't use unittest, run the tests with pytest -q"))
+        self.ingest()
+        self.sleep(night(11, 4))
+        [lesson] = self.lessons()
+        self.assertEqual((lesson["text"], lesson["cwd"], lesson["seen"], lesson["strength"]),
+                         ("Run the tests with `pytest -q`, not `python -m unittest`.", None, 2, 1.5))
+        self.assertNotIn("now applies in every project", (self.home / "morning.md").read_text())  # it is new
+
     def test_vetoes_hold_through_reingest_and_new_copies(self):
         path = self.write(tests_corrected(self.shop, when(11, 2), "python -m unittest",
                                           "No, don't use unittest here, run the tests with pytest -q"))
