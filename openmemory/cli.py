@@ -90,7 +90,7 @@ def cmd_morning(args) -> int:
             facts = db.get_state("morning")
         if facts is None:
             raise OpenMemoryError(f"no morning report yet in {paths.db_path()}; run `openmemory sleep` first")
-        sys.stdout.write(json.dumps(json.loads(facts), ensure_ascii=False, indent=2) + "\n")
+        _print_json(json.loads(facts))
         return 0
     try:
         text = paths.morning_path().read_text(encoding="utf-8")

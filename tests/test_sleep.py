@@ -242,12 +242,17 @@ class AMonthOfNights(SleepCase):
         self.write(tests_corrected(self.shop, when(11, 24), "python -m unittest",
                                    "no, run the tests with pytest -q, not unittest"))
         self.ingest()
-        for day in range(20, 31):
+        for day in range(20, 25):
             self.sleep(night(11, day))
-        tests, docs = self.lessons()[:2]
-        self.assertEqual(len(self.lessons()), 2)
+        self.assertEqual(self.lessons()[0]["seen"], 2)
+        out = self.sleep(night(11, 25))                                     # the night it joins
+        tests, docs = self.lessons()
         self.assertEqual((tests["vetoed"], tests["seen"]), (1, 3))
+        self.assertTrue(out.startswith("0 new lessons, 0 strengthened"), out)
         self.assertNotIn("pytest", (self.home / "morning.md").read_text())
+        for day in range(26, 31):
+            self.sleep(night(11, day))
+        self.assertEqual(len(self.lessons()), 2)
         self.assertEqual(sum(p["lesson_id"] == tests["id"] for p in self.predictions()), 1)
 
         # The docs lesson's second prediction ran out on Dec 3; it still had strength ≥ 1,
