@@ -10,7 +10,7 @@ import sys
 import time
 import traceback
 
-from . import __version__, ingest, paths, render, store
+from . import __version__, ingest, paths, render, sleep, store
 from .store import OpenMemoryError
 
 
@@ -120,6 +120,49 @@ def cmd_hook(args) -> int:
     return 0
 
 
+def cmd_sleep(args) -> int:
+    """Consolidate memory for the night: decay, lessons, verification, predictions; write the morning report."""
+    now = _time_arg(args.now, "--now")
+    with store.connect() as db:
+        report = sleep.night(db, now, render=render.render)
+    if args.json:
+        _print_json(report)
+    else:
+        print(f"{sleep.summary(report)}; report in {paths.morning_path()}")
+    for error in report.get("errors", []):
+        print(f"openmemory: error: {error}", file=sys.stderr)
+    return 1 if report.get("errors") else 0
+
+
+def cmd_morning(args) -> int:
+    """Print the morning report: what the last sleep learnt, confirmed, failed, archived and was told."""
+    if args.json:
+        with store.connect() as db:
+            facts = db.get_state("morning")
+        if facts is None:
+            raise OpenMemoryError(f"no morning report yet in {paths.db_path()}; run `openmemory sleep` first")
+        _print_json(json.loads(facts))
+        return 0
+    try:
+        text = paths.morning_path().read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise OpenMemoryError(f"no morning report at {paths.morning_path()}; run `openmemory sleep` first") from None
+    except OSError as e:
+        raise OpenMemoryError(f"cannot read the morning report at {paths.morning_path()}: {e.strerror}") from e
+    sys.stdout.write(text)
+    return 0
+
+
+def _time_arg(value, option: str):
+    if value is None:
+        return None
+    try:
+        return store.iso(value)
+    except (ValueError, TypeError):
+        raise OpenMemoryError(f"{option} takes an ISO 8601 time such as 2026-11-03T03:00:00Z, "
+                              f"not {value!r}") from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="openmemory",
@@ -147,6 +190,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-lines", type=int, metavar="N",
                    help=f"lessons indexed per MEMORY.md (default ${render.INDEX_LINES_ENV}, else {render.INDEX_LINES})")
     p.add_argument("--json", action="store_true", help="print what was done as JSON")
+
+
+    p = verb("sleep", cmd_sleep)
+    p.add_argument("--now", metavar="ISO", help="the night's time, ISO 8601 (default: now); for tests and replays")
+    p.add_argument("--json", action="store_true", help="print the night's report as JSON")
+
+    p = verb("morning", cmd_morning)
+    p.add_argument("--json", action="store_true", help="print the report's facts as one JSON object")
 
     p = verb("paths", cmd_paths)
     p.add_argument("--json", action="store_true", help="print one JSON object")

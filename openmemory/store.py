@@ -130,7 +130,15 @@ def m001_create_schema(db: sqlite3.Connection) -> None:
     db.execute("CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
 
 
-MIGRATIONS = [m001_create_schema]
+def m002_decay_clock(db: sqlite3.Connection) -> None:
+    # When sleep last brought `strength` up to date: decay multiplies by 2^(-days since
+    # then / 45), so running it twice a night, or weekly instead of nightly, gives the same
+    # strength (sleep.py). NULL: not decayed since the memory was made.
+    db.execute("ALTER TABLE episodes ADD COLUMN decayed TEXT")
+    db.execute("ALTER TABLE lessons ADD COLUMN decayed TEXT")
+
+
+MIGRATIONS = [m001_create_schema, m002_decay_clock]
 
 
 def migrate(db: sqlite3.Connection, path="") -> None:
