@@ -9,10 +9,11 @@ Relevance fuses two channels over one candidate set:
   sees every word of the query, common ones included, and word order (bigrams).
 
 Candidates come from the index, never from reading every row; each channel is scaled to
-[0, 1] by its best candidate and the two are mixed by a convex combination (Bruch, Gai
-and Ingber, "An Analysis of Fusion Functions for Hybrid Retrieval", ACM TOIS 2023: a
-convex combination of min–max-normalised scores beats reciprocal rank fusion and keeps
-score gaps that RRF throws away). Where SQLite has no FTS5, a substring filter on the
+[0, 1] by its best candidate (its theoretical minimum is 0) and the two are mixed by a
+convex combination (Bruch, Gai and Ingber, "An Analysis of Fusion Functions for Hybrid
+Retrieval", ACM TOIS 2023: a convex combination of normalised scores does at least as
+well as reciprocal rank fusion and keeps the score gaps that RRF throws away, which
+matter here because relevance is then mixed with recency and strength). Where SQLite has no FTS5, a substring filter on the
 query's stems picks the candidates and the vector channel alone ranks them.
 """
 import os
