@@ -13,8 +13,9 @@ Candidates come from the index, never from reading every row; each channel is sc
 convex combination (Bruch, Gai and Ingber, "An Analysis of Fusion Functions for Hybrid
 Retrieval", ACM TOIS 2023: a convex combination of normalised scores does at least as
 well as reciprocal rank fusion and keeps the score gaps that RRF throws away, which
-matter here because relevance is then mixed with recency and strength). Where SQLite has no FTS5, a substring filter on the
-query's stems picks the candidates and the vector channel alone ranks them.
+matter here because relevance is then mixed with recency and strength). Where SQLite
+has no FTS5, a substring filter on the query's stems picks the candidates and the
+vector channel alone ranks them.
 """
 import os
 import re
@@ -164,9 +165,8 @@ def project_scope(cwd):
     """A predicate: is a memory with this cwd in the project of cwd (or meant everywhere)?"""
     given = os.path.abspath(os.path.expanduser(str(cwd)))
     roots = {given, os.path.realpath(given)}
-    for root in (_git_top(given), paths.git_root(given) if os.path.isdir(given) else None):
-        if root:
-            roots.add(str(root))
+    if os.path.isdir(given):
+        roots.update(str(root) for root in (_git_top(given), paths.git_root(given)) if root)
     main = _main_root(given)
     cache = {}
 
