@@ -10,7 +10,7 @@ import sys
 import time
 import traceback
 
-from . import __version__, ingest, paths, render, sleep, store
+from . import __version__, paths, store
 from .store import OpenMemoryError
 
 
@@ -28,6 +28,7 @@ def cmd_paths(args) -> int:
 
 def cmd_ingest(args) -> int:
     """Read new and changed Claude Code transcripts into episodes."""
+    from . import ingest  # each verb imports its stage: `recall` must start fast
     roots = args.paths or None
     if roots is None and not paths.projects_dir().is_dir():
         if not args.quiet:
@@ -76,6 +77,7 @@ def cmd_status(args) -> int:
 
 def cmd_render(args) -> int:
     """Write lessons into Claude Code's memory folders (MEMORY.md, om-<id>.md) and lessons.jsonl."""
+    from . import render
     with store.connect() as db:
         result = render.render(db, max_lines=args.max_lines)
     if args.json:
@@ -122,6 +124,7 @@ def cmd_hook(args) -> int:
 
 def cmd_sleep(args) -> int:
     """Consolidate memory for the night: decay, lessons, verification, predictions; write the morning report."""
+    from . import render, sleep
     now = _time_arg(args.now, "--now")
     with store.connect() as db:
         report = sleep.night(db, now, render=render.render)
@@ -163,6 +166,49 @@ def _time_arg(value, option: str):
                               f"not {value!r}") from None
 
 
+def cmd_recall(args) -> int:
+    """Find the past episodes and lessons that answer a query, best first."""
+    from . import recall
+    query = " ".join(args.query)
+    cwd = os.getcwd() if args.here else args.cwd
+    with store.connect() as db:
+        hits = recall.recall(db, query, k=args.k, cwd=cwd, include_archived=args.archived)
+    if args.json:
+        _print_json(hits)
+    elif not hits:
+        print(f"no memories match {query!r}")
+    else:
+        print("\n\n".join(_hit_block(h) for h in hits))
+    return 0
+
+
+def _hit_block(hit: dict) -> str:
+    """Three lines for a person: what and where, the title, the gist."""
+    where = os.path.basename(hit["cwd"].rstrip("/")) if hit["cwd"] else "everywhere"
+    flags = " · archived" if hit["archived"] else ""
+    head = f"{hit['kind']} {hit['id']} · {hit['at'][:10]} · {where} · score {hit['score']:.2f}{flags}"
+    gist = " ".join(hit["gist"].split())
+    lines = [head, "  " + _clip(hit["title"], 100)]
+    if gist != hit["title"]:
+        lines.append("  " + _clip(gist, 200))
+    return "\n".join(lines)
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of 1 or more, not {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="openmemory",
@@ -183,12 +229,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="read every transcript again, changed or not")
     p.add_argument("--json", action="store_true", help="print what was done as JSON")
 
+    p = verb("recall", cmd_recall)
+    p.add_argument("query", nargs="+", metavar="QUERY", help="what to look for, in any words")
+    p.add_argument("-k", type=_positive, default=5, metavar="N", help="how many hits at most (default 5)")
+    scope = p.add_mutually_exclusive_group()
+    scope.add_argument("--here", action="store_true", help="rank this folder's project first")
+    scope.add_argument("--cwd", metavar="PATH", help="rank the project of PATH first")
+    p.add_argument("--archived", action="store_true", help="also search archived memories (and revive those found)")
+    p.add_argument("--json", action="store_true", help="print a JSON list of hits")
+
     p = verb("status", cmd_status)
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
     p = verb("render", cmd_render)
     p.add_argument("--max-lines", type=int, metavar="N",
-                   help=f"lessons indexed per MEMORY.md (default ${render.INDEX_LINES_ENV}, else {render.INDEX_LINES})")
+                   help="lessons indexed per MEMORY.md (default $OPENMEMORY_INDEX_LINES, else 20)")
     p.add_argument("--json", action="store_true", help="print what was done as JSON")
 
 

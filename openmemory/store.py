@@ -138,7 +138,53 @@ def m002_decay_clock(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE lessons ADD COLUMN decayed TEXT")
 
 
-MIGRATIONS = [m001_create_schema, m002_decay_clock]
+def m003_recall_index(db: sqlite3.Connection) -> None:
+    """The full-text index recall searches: FTS5 over episodes and lessons, kept by triggers.
+
+    Contentless (the text stays in episodes and lessons only); rowid is the episode id, or
+    minus the lesson id. An episode's title is indexed only when it adds words: a note's
+    title is the start of its text. Updates that change no text (touches, archiving,
+    decay) leave the index alone; recall filters archived rows when it joins back.
+    A SQLite built without FTS5 gets no index: recall then runs on the vectors alone.
+    """
+    if not fts5_available(db):
+        return
+    db.execute("CREATE VIRTUAL TABLE recall_index USING fts5(title, body, detail, content='', "
+               "tokenize='porter unicode61 remove_diacritics 2')")
+    title = "CASE WHEN instr({0}.gist, {0}.title) = 1 THEN '' ELSE {0}.title END"
+    add_episode = ("INSERT INTO recall_index (rowid, title, body, detail) "
+                   f"VALUES (NEW.id, {title.format('NEW')}, NEW.gist, NEW.detail);")
+    drop_episode = ("INSERT INTO recall_index (recall_index, rowid, title, body, detail) "
+                    f"VALUES ('delete', OLD.id, {title.format('OLD')}, OLD.gist, OLD.detail);")
+    add_lesson = "INSERT INTO recall_index (rowid, title, body, detail) VALUES (-NEW.id, '', NEW.text, '');"
+    drop_lesson = ("INSERT INTO recall_index (recall_index, rowid, title, body, detail) "
+                   "VALUES ('delete', -OLD.id, '', OLD.text, '');")
+    for sql in (
+            f"CREATE TRIGGER recall_index_episode_insert AFTER INSERT ON episodes BEGIN {add_episode} END",
+            f"CREATE TRIGGER recall_index_episode_delete AFTER DELETE ON episodes BEGIN {drop_episode} END",
+            "CREATE TRIGGER recall_index_episode_update AFTER UPDATE OF title, gist, detail ON episodes "
+            f"BEGIN {drop_episode} {add_episode} END",
+            f"CREATE TRIGGER recall_index_lesson_insert AFTER INSERT ON lessons BEGIN {add_lesson} END",
+            f"CREATE TRIGGER recall_index_lesson_delete AFTER DELETE ON lessons BEGIN {drop_lesson} END",
+            f"CREATE TRIGGER recall_index_lesson_update AFTER UPDATE OF text ON lessons "
+            f"BEGIN {drop_lesson} {add_lesson} END"):
+        db.execute(sql)
+    db.execute(f"INSERT INTO recall_index (rowid, title, body, detail) "
+               f"SELECT id, {title.format('episodes')}, gist, detail FROM episodes")
+    db.execute("INSERT INTO recall_index (rowid, title, body, detail) SELECT -id, '', text, '' FROM lessons")
+
+
+def fts5_available(db: sqlite3.Connection) -> bool:
+    """Whether this SQLite can make FTS5 tables (some builds leave the module out)."""
+    try:
+        db.execute("CREATE VIRTUAL TABLE temp.om_fts5_probe USING fts5(x)")
+        db.execute("DROP TABLE temp.om_fts5_probe")
+        return True
+    except sqlite3.DatabaseError:
+        return False
+
+
+MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index]
 
 
 def migrate(db: sqlite3.Connection, path="") -> None:
