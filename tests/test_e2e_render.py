@@ -1,6 +1,7 @@
-"""End to end with the real Claude Code CLI (../shared/e2e): two sessions in which the person
-makes the same correction, ingest, a lesson from them, render, and a third session whose
-request to the model carries the lesson, with the person's own MEMORY.md lines untouched."""
+"""End to end with the real Claude Code CLI (../shared/e2e), the whole loop: two sessions in
+which the person makes the same correction, each ingested by the SessionEnd hook as it ends,
+one `openmemory sleep`, and a third session whose request to the model carries the lesson,
+with the person's own MEMORY.md lines untouched."""
 import glob
 import json
 import os
@@ -10,12 +11,12 @@ import sys
 import unittest
 from pathlib import Path
 
-from openmemory import embed, paths, store
+from openmemory import paths, store
 from tests.helpers import ROOT, TempHome
 
 HARNESS = ROOT.parent / "shared" / "e2e"
 CORRECTION = "No, don't use no_such_test_runner, run the tests with unittest"
-LESSON = "In this repository run the tests with unittest, never `python3 -m no_such_test_runner`"
+LESSON = "In this repository run the tests with unittest, not `python3 -m no_such_test_runner -q`."
 SCENARIO = {"steps": [
     {"match": "run the tests",
      "reply": [{"text": "Running the test suite."},
@@ -67,13 +68,24 @@ class RenderedLessonReachesTheModel(TempHome):
         subprocess.run(["git", "init", "-q", str(self.repo)], check=True)
 
     def session(self, prompts, scenario=SCENARIO):
-        r = self.harness.run_session(scenario, prompts, home=str(self.h), cwd=str(self.cwd),
-                                     allowed_tools="Bash", log=str(self.h / f"requests-{len(prompts)}.jsonl"),
-                                     timeout=120)
+        """One `claude -p` session (and its --continue turns), with openmemory's documented hook."""
+        bin_dir = self.tmp / "bin"
+        if not bin_dir.exists():
+            bin_dir.mkdir()
+            shim = bin_dir / "openmemory"  # stands for the installed console script
+            shim.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m openmemory "$@"\n')
+            shim.chmod(0o755)
+        settings = {"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": "openmemory hook"}]}]}}
+        env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "OPENMEMORY_HOME": str(self.home)}
+        r = self.harness.run_session(scenario, prompts, home=str(self.h), cwd=str(self.cwd), settings=settings,
+                                     allowed_tools="Bash", env=env, timeout=120,
+                                     log=str(self.h / f"requests-{len(prompts)}.jsonl"))
         self.assertEqual([t["rc"] for t in r["turns"]], [0] * len(prompts), r["turns"])
+        for turn in r["turns"]:
+            self.assertNotIn("Hook cancelled", turn["stderr"])
         return r
 
-    def test_two_corrections_then_render_put_the_lesson_in_front_of_the_model(self):
+    def test_two_corrections_then_sleep_put_the_lesson_in_front_of_the_model(self):
         memory = paths.memory_dir_for(self.cwd)
         self.assertEqual(memory, self.h / ".claude" / "projects" / paths.project_slug(self.repo) / "memory")
         self.assertTrue(paths.project_slug(self.repo).endswith(paths.project_slug(self.repo)[200:]))
@@ -87,18 +99,19 @@ class RenderedLessonReachesTheModel(TempHome):
         self.assertTrue((transcripts / f"{first['session_id']}.jsonl").is_file(),
                         sorted(os.listdir(self.h / ".claude" / "projects")))
 
-        self.ok("ingest")
-        with store.connect() as db:
+        with store.connect() as db:  # the SessionEnd hook ingested both sessions as they ended
             corrections = db.episodes("correction")
-            self.assertEqual([c["facts"]["said"] for c in corrections], [CORRECTION, CORRECTION])
-            with db.transaction():  # what sleep makes of two identical corrections (its own stage)
-                db.db.execute(
-                    "INSERT INTO lessons (text, kind, cwd, strength, seen, sources, created, updated, embedding) "
-                    "VALUES (?, 'feedback', ?, 1.2, 2, ?, ?, ?, ?)",
-                    (LESSON, corrections[0]["cwd"], json.dumps([c["id"] for c in corrections]),
-                     corrections[1]["at"], corrections[1]["at"], embed.encode(embed.vector(LESSON))))
+        self.assertEqual([c["facts"]["said"] for c in corrections], [CORRECTION, CORRECTION])
+
+        night = json.loads(self.ok("sleep", "--json").stdout)
+        self.assertEqual(night.get("errors", []), [])
+        with store.connect() as db:
+            lessons = [dict(r) for r in db.db.execute("SELECT id, text, kind, seen FROM lessons")]
+        self.assertEqual(len(lessons), 1, lessons)
+        self.assertEqual((lessons[0]["kind"], lessons[0]["seen"]), ("feedback", 2))
+        self.assertEqual(lessons[0]["text"], LESSON)
         out = json.loads(self.ok("render", "--json").stdout)
-        self.assertEqual(out["warnings"], [])
+        self.assertEqual((out["written"], out["warnings"]), ([], []))
         self.assertEqual(out["folders"], [str(memory)])
         md = (memory / "MEMORY.md").read_text()
         self.assertTrue(md.startswith(USER_MEMORY), md)  # the person's lines, byte for byte, first
@@ -113,7 +126,7 @@ class RenderedLessonReachesTheModel(TempHome):
         why = "After the agent ran `python3 -m no_such_test_runner -q`, the person said"
         self.assertIn(why, topic)
         expected = {  # substring of the request body -> whether it must be there
-            "run the tests with unittest, never `python3 -m no_such_test_runner`](om-1.md) — seen 2×": True,
+            "the tests with unittest, not `python3 -m no_such_test_runner -q`.](om-1.md) — seen 2×": True,
             "USER-CANARY: we deploy on Fridays": True,
             f"Contents of {memory / 'MEMORY.md'} (user's auto-memory": True,
             "openmemory:begin": False,             # the markers are stripped on load
