@@ -5,7 +5,6 @@ hooks after about 1.5 s; a hook's exit code 2 means "block"; a SessionStart hook
 goes into the model's context. So the hook reads with a deadline, prints nothing, always
 exits 0, logs instead, and hands a transcript too big to read in time to a detached process.
 """
-import fcntl
 import json
 import logging
 import os
@@ -92,15 +91,10 @@ def _said(level: int, line: str) -> str:
 
 def ingest_transcript(path: Path, name: str = "hook") -> str:
     """Ingest one transcript unless it is unchanged since the last ingest."""
-    # One hook ingest of a transcript at a time (an advisory lock Claude Code ignores): a
-    # detached ingest from turn N still reading must not commit its older snapshot after
-    # turn N+1's. The later one waits, then stats again and reads the newer file.
-    with open(path, "rb") as held, store.connect() as db:
-        fcntl.flock(held, fcntl.LOCK_EX)
-        st = path.stat()
-        if db.file_index().get(str(path)) == (st.st_mtime_ns, st.st_size):
-            return _said(logging.DEBUG, f"{name}: {path} unchanged")
-        report = ingest.ingest_file(db, path, st=st)
+    with store.connect() as db:
+        report = ingest.ingest_file(db, path)  # holds the transcript's lock: one ingest of it at a time
+    if report.unchanged:
+        return _said(logging.DEBUG, f"{name}: {path} unchanged")
     return _said(logging.WARNING if report.failed else logging.INFO, f"{name}: {path}: {report.line()}")
 
 

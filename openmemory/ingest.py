@@ -3,6 +3,7 @@
 Incremental: a file whose mtime and size are unchanged is only stat'ed; a changed file
 is read again and replaces what it produced before (episodes keep their identity).
 """
+import fcntl
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,22 +86,36 @@ def ingest(store: Store, roots=None, progress=None, force: bool = False) -> Repo
         if not force and known.get(str(path)) == (st.st_mtime_ns, st.st_size):
             report.unchanged += 1
             continue
-        ingest_file(store, path, report, st)
+        ingest_file(store, path, report, force=force)
     with store.transaction():
         store.set_state("last_ingest", iso())
     return report
 
 
-def ingest_file(store: Store, path, report: Report | None = None, st=None) -> Report:
-    """Read one transcript and store its session and surprises (the hook's path)."""
+def ingest_file(store: Store, path, report: Report | None = None, force: bool = False) -> Report:
+    """Read one transcript and store its session and surprises, unless it is unchanged.
+
+    The transcript is held under an advisory lock while it is read and stored, so two
+    ingests of one growing file (the SessionEnd hook's, a detached one, cron's) take turns,
+    and the later one sees the newer file instead of committing an older snapshot over it.
+    """
     report = report or Report(files=1)
     path = Path(path)
     try:
-        st = st or path.stat()
-        session = transcripts.parse(path)
+        with open(path, "rb") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            st = os.fstat(f.fileno())
+            if not force and store.file_state(str(path)) == (st.st_mtime_ns, st.st_size):
+                report.unchanged += 1
+                return report
+            session = transcripts.parse_lines(f, str(path))
+            _store_session(store, path, session, st, report)
     except OSError as e:
         report.failed.append((str(path), e.strerror or str(e)))
-        return report
+    return report
+
+
+def _store_session(store: Store, path: Path, session, st, report: Report) -> None:
     report.read += 1
     report.skipped_lines += session.skipped
     sid = store.session_id_for(session.id, str(path))
@@ -114,7 +129,6 @@ def ingest_file(store: Store, path, report: Report | None = None, st=None) -> Re
         report.added[kind] = report.added.get(kind, 0) + n
     report.updated += counts["updated"]
     report.removed += counts["removed"]
-    return report
 
 
 # --------------------------------------------------------------------------------------

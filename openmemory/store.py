@@ -246,6 +246,11 @@ class Store:
         return {row[0]: (row[1], row[2]) for row in
                 self.db.execute("SELECT path, mtime_ns, size FROM sessions")}
 
+    def file_state(self, path: str):
+        """(mtime_ns, size) of a transcript as last ingested, or None."""
+        row = self.db.execute("SELECT mtime_ns, size FROM sessions WHERE path = ?", (path,)).fetchone()
+        return (row[0], row[1]) if row else None
+
     def session_id_for(self, session_id: str, path: str) -> str:
         """The id to store a transcript under: its own, unless another file already holds it."""
         row = self.db.execute("SELECT path FROM sessions WHERE id = ?", (session_id,)).fetchone()

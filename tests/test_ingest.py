@@ -270,3 +270,31 @@ class Progress(TempHome):
         self.assertEqual(p.returncode, 1)
         self.assertRegex(p.stderr, r"^openmemory: error: .*memory\.db.*try again")
         self.assertEqual(p.stderr.count("\n"), 1)
+
+
+class OneIngestOfATranscriptAtATime(TempHome):
+    def test_an_ingest_waits_for_the_transcripts_lock_and_then_reads_the_newer_file(self):
+        import fcntl
+        import threading
+        t = test_session()
+        path = t.write(project_folder(self.claude, t.cwd))
+        done = {}
+
+        def cron_ingest():
+            with store.connect() as db:
+                done["report"] = ingest.ingest(db)
+
+        with open(path, "rb") as held:
+            fcntl.flock(held, fcntl.LOCK_EX)  # a hook's ingest of this transcript is under way
+            worker = threading.Thread(target=cron_ingest)
+            worker.start()
+            worker.join(0.5)
+            self.assertTrue(worker.is_alive(), "the ingest did not wait for the transcript's lock")
+            t.user("stop, that is the wrong database")
+            path.write_text(t.text())  # the session went on meanwhile
+        worker.join(30)
+        self.assertFalse(worker.is_alive())
+        self.assertEqual(done["report"].read, 1)
+        with store.connect() as db:
+            said = [e["facts"]["said"] for e in db.episodes("correction")]
+        self.assertIn("stop, that is the wrong database", said)  # the newer file, not the old snapshot
