@@ -297,6 +297,7 @@ LOG_MAX_BYTES = 1024 * 1024  # one rotation kept: the log stays under 2 MB
 def _log_to_file() -> None:
     """Send the server's and the hook's log lines to paths.log_path() (they may not print)."""
     path = paths.log_path()
+    os.umask(0o077)  # the log names transcripts and projects: only the person may read it
     try:
         paths.home().mkdir(parents=True, exist_ok=True, mode=0o700)
         path.parent.mkdir(exist_ok=True, mode=0o700)

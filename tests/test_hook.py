@@ -88,6 +88,7 @@ class SessionEnd(HookCase):
         kinds = sorted(e["kind"] for e in self.episodes())
         self.assertEqual(kinds, ["correction", "error", "session"])
         self.assertIn(f"SessionEnd: {path}: read 1 of 1 transcript", self.log())
+        self.assertEqual(os.stat(self.home / "logs" / "openmemory.log").st_mode & 0o777, 0o600)
 
     def test_pre_compact_ingests_too(self):
         path = self.transcript()
