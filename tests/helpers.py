@@ -50,6 +50,16 @@ class TempHome(unittest.TestCase):
         env.update({k: str(v) for k, v in extra.items()})
         return env
 
+    def path_with_openmemory(self) -> str:
+        """A PATH on which `openmemory` runs this checkout, as the installed console script would."""
+        bin_dir = self.tmp / "bin"
+        shim = bin_dir / "openmemory"
+        if not shim.exists():
+            bin_dir.mkdir(exist_ok=True)
+            shim.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m openmemory "$@"\n')
+            shim.chmod(0o755)
+        return f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+
     def cli(self, *args, input=None, env=None, timeout=60):
         """Run `python -m openmemory ARGS`; returns CompletedProcess with text stdout/stderr."""
         return subprocess.run([sys.executable, "-m", "openmemory", *map(str, args)], input=input,
@@ -61,3 +71,38 @@ class TempHome(unittest.TestCase):
         p = self.cli(*args, **kw)
         self.assertEqual(p.returncode, 0, f"openmemory {' '.join(map(str, args))} failed:\n{p.stderr}")
         return p
+
+
+HARNESS_DIR = Path(os.environ.get("OPENMEMORY_E2E_HARNESS") or ROOT.parent / "shared" / "e2e")
+_claude = {}
+
+
+def claude_code():
+    """(harness module, claude binary) for the real-client tests, or SkipTest saying why.
+
+    The binary is $CLAUDE_BIN, else the pinned npm package the harness installs once into
+    ~/.cache/openmemory-e2e/ (npm is the one network step of the real-client tests). Call it
+    before TempHome moves HOME (setUpModule / setUpClass): the cache lives in the real home.
+    OPENMEMORY_E2E=skip skips these tests outright.
+    """
+    if "result" in _claude:
+        return _claude["result"]
+    if os.environ.get("OPENMEMORY_E2E") == "skip":
+        raise unittest.SkipTest("real-client tests skipped (OPENMEMORY_E2E=skip)")
+    if not (HARNESS_DIR / "harness.py").is_file():
+        raise unittest.SkipTest(f"e2e harness not found at {HARNESS_DIR} (set OPENMEMORY_E2E_HARNESS)")
+    if _claude.get("error"):
+        raise unittest.SkipTest(_claude["error"])
+    sys.path.insert(0, str(HARNESS_DIR))
+    try:
+        import harness
+        binary = harness.find_claude()  # installs the pinned version once if npm can
+        subprocess.run([binary, "--version"], capture_output=True, timeout=60, check=True)
+    except Exception as e:  # no npm, no network for the one-time install, a broken binary
+        _claude["error"] = f"the real Claude Code CLI cannot be had: {type(e).__name__}: {e}"
+        raise unittest.SkipTest(_claude["error"])
+    finally:
+        sys.path.remove(str(HARNESS_DIR))
+    os.environ["CLAUDE_BIN"] = binary  # run_session's find_claude() under a test's HOME uses it
+    _claude["result"] = (harness, binary)
+    return _claude["result"]

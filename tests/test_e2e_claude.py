@@ -3,49 +3,25 @@
 The harness runs `claude -p` in a throwaway HOME against a scripted fake model on loopback.
 openmemory is registered exactly as OPERATIONS.md says (`openmemory serve`, `openmemory hook`,
 found on PATH through a shim that runs this checkout). Skipped, with the reason, when the
-harness or the binary cannot be had. OPENMEMORY_E2E_HARNESS points at another harness folder.
+harness or the binary cannot be had (tests/helpers.py `claude_code`).
 """
 import glob
 import json
 import os
 import subprocess
-import sys
 import time
 import unittest
-from pathlib import Path
 
 from openmemory import ingest, mcp, store
-from tests.fixtures import Transcript, test_session
-from tests.helpers import ROOT, TempHome
+from tests.fixtures import test_session
+from tests.helpers import TempHome, claude_code
 
-HARNESS_DIR = Path(os.environ.get("OPENMEMORY_E2E_HARNESS") or ROOT.parent / "shared" / "e2e")
 harness = None
-_saved_bin = None
 
 
 def setUpModule():
-    global harness, _saved_bin
-    if not (HARNESS_DIR / "harness.py").is_file():
-        raise unittest.SkipTest(f"e2e harness not found at {HARNESS_DIR} (set OPENMEMORY_E2E_HARNESS)")
-    sys.path.insert(0, str(HARNESS_DIR))
-    try:
-        import harness as loaded
-        claude = loaded.find_claude()  # now, while HOME is the real one (its cache lives there)
-        subprocess.run([claude, "--version"], capture_output=True, timeout=60, check=True)
-    except Exception as e:  # no npm, no network for the one-time install, a broken binary
-        raise unittest.SkipTest(f"the claude binary cannot be had: {type(e).__name__}: {e}")
-    finally:
-        sys.path.remove(str(HARNESS_DIR))
-    harness = loaded
-    _saved_bin = os.environ.get("CLAUDE_BIN")
-    os.environ["CLAUDE_BIN"] = claude  # find_claude() inside run_session, under the tests' HOME
-
-
-def tearDownModule():
-    if _saved_bin is None:
-        os.environ.pop("CLAUDE_BIN", None)
-    else:
-        os.environ["CLAUDE_BIN"] = _saved_bin
+    global harness
+    harness, _ = claude_code()
 
 
 class ClaudeCode(TempHome):
@@ -55,13 +31,7 @@ class ClaudeCode(TempHome):
         self.work = self.user_home / "work"
         self.work.mkdir(parents=True)
         self.project = os.path.realpath(self.work)
-        bin_dir = self.tmp / "bin"
-        bin_dir.mkdir()
-        shim = bin_dir / "openmemory"  # stands for the installed console script
-        shim.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m openmemory "$@"\n')
-        shim.chmod(0o755)
-        self.child_env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
-                          "OPENMEMORY_HOME": str(self.home)}
+        self.child_env = {"PATH": self.path_with_openmemory(), "OPENMEMORY_HOME": str(self.home)}
 
     def run_claude(self, scenario, prompts, hook="openmemory hook", env=None, allowed="mcp__openmemory"):
         settings = {"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": hook}]}]}} if hook else None

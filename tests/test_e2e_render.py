@@ -2,19 +2,16 @@
 which the person makes the same correction, each ingested by the SessionEnd hook as it ends,
 one `openmemory sleep`, and a third session whose request to the model carries the lesson,
 with the person's own MEMORY.md lines untouched."""
-import glob
 import json
 import os
 import shutil
 import subprocess
-import sys
 import unittest
 from pathlib import Path
 
 from openmemory import paths, store
-from tests.helpers import ROOT, TempHome
+from tests.helpers import TempHome, claude_code
 
-HARNESS = ROOT.parent / "shared" / "e2e"
 CORRECTION = "No, don't use no_such_test_runner, run the tests with unittest"
 LESSON = "In this repository run the tests with unittest, not `python3 -m no_such_test_runner -q`."
 SCENARIO = {"steps": [
@@ -28,36 +25,15 @@ SCENARIO = {"steps": [
 USER_MEMORY = "# My notes\n- [Deploys](deploys.md) — USER-CANARY: we deploy on Fridays\n"
 
 
-def claude_binary():
-    """The pinned Claude Code binary if it is already here (never installs during tests)."""
-    if os.environ.get("CLAUDE_BIN"):
-        return os.environ["CLAUDE_BIN"]
-    version = os.environ.get("OM_E2E_CLAUDE_VERSION", "2.1.328")
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
-    found = sorted(glob.glob(os.path.join(cache, "openmemory-e2e", f"claude-code-{version}", "node_modules",
-                                          "@anthropic-ai", "claude-code-*", "claude")))
-    return found[0] if found else None
-
-
 class RenderedLessonReachesTheModel(TempHome):
     @classmethod
     def setUpClass(cls):
-        if not (HARNESS / "harness.py").is_file():
-            raise unittest.SkipTest(f"the e2e harness is not at {HARNESS}")
-        cls.binary = claude_binary()  # before TempHome points HOME at a temporary folder
-        if not cls.binary:
-            raise unittest.SkipTest("the Claude Code binary is not installed; run "
-                                    "`python3 ../shared/e2e/harness.py --which` once (or set CLAUDE_BIN)")
+        cls.harness, cls.binary = claude_code()  # before TempHome points HOME at a temporary folder
         if not shutil.which("git"):
             raise unittest.SkipTest("git is needed to make the test repository")
-        sys.path.insert(0, str(HARNESS))
-        import harness
-        cls.harness = harness
 
     def setUp(self):
         super().setUp()
-        os.environ["CLAUDE_BIN"] = self.binary
-        self.addCleanup(os.environ.pop, "CLAUDE_BIN", None)
         self.h = Path(os.path.realpath(self.tmp)) / "h"
         os.environ["CLAUDE_CONFIG_DIR"] = str(self.h / ".claude")  # what Claude Code uses with HOME=h
         # A repository whose path has a space, an underscore, a non-ASCII letter, an emoji (two
@@ -69,14 +45,8 @@ class RenderedLessonReachesTheModel(TempHome):
 
     def session(self, prompts, scenario=SCENARIO):
         """One `claude -p` session (and its --continue turns), with openmemory's documented hook."""
-        bin_dir = self.tmp / "bin"
-        if not bin_dir.exists():
-            bin_dir.mkdir()
-            shim = bin_dir / "openmemory"  # stands for the installed console script
-            shim.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m openmemory "$@"\n')
-            shim.chmod(0o755)
         settings = {"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": "openmemory hook"}]}]}}
-        env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "OPENMEMORY_HOME": str(self.home)}
+        env = {"PATH": self.path_with_openmemory(), "OPENMEMORY_HOME": str(self.home)}
         r = self.harness.run_session(scenario, prompts, home=str(self.h), cwd=str(self.cwd), settings=settings,
                                      allowed_tools="Bash", env=env, timeout=120,
                                      log=str(self.h / f"requests-{len(prompts)}.jsonl"))

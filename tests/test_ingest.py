@@ -4,7 +4,7 @@ import sqlite3
 import stat
 import time
 
-from openmemory import ingest, store, transcripts
+from openmemory import ingest, store
 from tests.fixtures import Transcript, project_folder, test_session
 from tests.helpers import TempHome, corpus_files
 

@@ -1,7 +1,6 @@
 """The MCP server: `handle` on literal JSON, a malformed-input table, tools on a real store,
 and the whole protocol over real pipes (`python -m openmemory serve` as a subprocess)."""
 import json
-import os
 import select
 import signal
 import sqlite3
@@ -12,7 +11,7 @@ from unittest import mock
 
 from openmemory import ingest, mcp, recall, store
 from tests.fixtures import project_folder, test_session
-from tests.helpers import ROOT, TempHome
+from tests.helpers import TempHome
 
 MODERN = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
           "io.modelcontextprotocol/clientCapabilities": {}}

@@ -5,16 +5,13 @@ import io
 import json
 import math
 import os
-import re
-import shutil
-import sys
 import unittest
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from openmemory import cli, ingest, recall, sleep, store
 from tests.fixtures import Transcript, project_folder
-from tests.helpers import ROOT, TempHome
+from tests.helpers import TempHome, claude_code
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE_GOLDEN = os.environ.get("OPENMEMORY_UPDATE_GOLDEN") == "1"
@@ -706,20 +703,12 @@ class Commands(SleepCase):
 class RealClaudeCode(TempHome):
     """The real Claude Code 2.1.328 writes the transcript; a correction becomes a lesson."""
 
+    @classmethod
+    def setUpClass(cls):
+        cls.e2e, _ = claude_code()  # before TempHome points HOME at a temporary folder
+
     def test_a_correction_in_a_real_session_becomes_a_lesson(self):
-        claude = installed_claude(self._saved["HOME"])
-        if claude is None:
-            self.skipTest("the real Claude Code CLI 2.1.328 is not installed (python3 ../shared/e2e/harness.py "
-                          "--which installs it); nothing is downloaded from a test")
-        sys.path.insert(0, str(E2E))
-        saved = os.environ.get("CLAUDE_BIN")
-        os.environ["CLAUDE_BIN"] = claude               # the harness then uses this binary, never npm
-        self.addCleanup(lambda: os.environ.pop("CLAUDE_BIN") if saved is None
-                        else os.environ.__setitem__("CLAUDE_BIN", saved))
-        try:
-            import harness as e2e
-        finally:
-            sys.path.remove(str(E2E))
+        e2e = self.e2e
         home = self.tmp / "claude-home"
         correction = "No, don't use no_such_runner here, run the tests with python3 -m unittest"
         scenario = {"steps": [
@@ -739,20 +728,6 @@ class RealClaudeCode(TempHome):
         self.assertEqual([ls["text"] for ls in facts["lessons_new"]],
                          ["In this project run the tests with `python3 -m unittest`, not `python3 -m no_such_runner -q`."])
         self.assertEqual(facts["lessons_new"][0]["cwd"], os.path.realpath(r["cwd"]))
-
-
-E2E = ROOT.parent / "shared" / "e2e"
-
-
-def installed_claude(real_home):
-    """The cached binary the e2e harness installed (under the real home, not a test's), or None."""
-    if os.environ.get("CLAUDE_BIN"):
-        return os.environ["CLAUDE_BIN"]
-    if not (E2E / "harness.py").is_file() or not real_home:
-        return None
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path(real_home) / ".cache")
-    found = sorted(cache.glob("openmemory-e2e/claude-code-2.1.328/node_modules/@anthropic-ai/claude-code-*/claude"))
-    return str(found[0]) if found else None
 
 
 class PersonDeletes:

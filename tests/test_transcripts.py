@@ -2,7 +2,7 @@ import json
 import unittest
 
 from openmemory import transcripts
-from tests.fixtures import REJECTION, Transcript, test_session
+from tests.fixtures import Transcript, test_session
 from tests.helpers import corpus_files
 
 
