@@ -11,7 +11,7 @@ import time
 import traceback
 
 from . import __version__, paths, store
-from .store import OpenMemoryError
+from .store import OpenMemoryError, clip
 
 
 def cmd_paths(args) -> int:
@@ -188,15 +188,10 @@ def _hit_block(hit: dict) -> str:
     flags = " · archived" if hit["archived"] else ""
     head = f"{hit['kind']} {hit['id']} · {hit['at'][:10]} · {where} · score {hit['score']:.2f}{flags}"
     gist = " ".join(hit["gist"].split())
-    lines = [head, "  " + _clip(hit["title"], 100)]
+    lines = [head, "  " + clip(hit["title"], 100)]
     if gist != hit["title"]:
-        lines.append("  " + _clip(gist, 200))
+        lines.append("  " + clip(gist, 200))
     return "\n".join(lines)
-
-
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _positive(text: str) -> int:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import paths, transcripts
-from .store import OpenMemoryError, Store, iso
+from .store import OpenMemoryError, Store, clip, iso
 
 GIST_LIMIT = 600            # characters of a gist: enough to recognise the episode
 DETAIL_LIMIT = 2000         # characters of detail kept per episode
@@ -140,7 +140,7 @@ def episodes_of(session: transcripts.Session, session_id: str | None = None) -> 
         return []  # a snapshot-only file: nothing happened in it
     sid = session_id or session.id
     prompts = session.prompts
-    first = _clip(prompts[0].text, 300) if prompts else ""
+    first = clip(prompts[0].text, 300) if prompts else ""
     found = transcripts.surprises(session)
     errors = [s for s in found if s.kind == "error"]
     corrections = [s for s in found if s.kind == "correction"]
@@ -149,9 +149,9 @@ def episodes_of(session: transcripts.Session, session_id: str | None = None) -> 
     out = [{
         "key": f"session:{sid}",
         "kind": "session",
-        "title": _clip(session.title or _first_line(first) or "Session without a request", 120),
-        "gist": _clip(_session_gist(session, first, errors, corrections), GIST_LIMIT),
-        "detail": _clip_block("\n".join(f"- {_clip(t.text, 300)}" for t in prompts), DETAIL_LIMIT),
+        "title": clip(session.title or _first_line(first) or "Session without a request", 120),
+        "gist": clip(_session_gist(session, first, errors, corrections), GIST_LIMIT),
+        "detail": _clip_block("\n".join(f"- {clip(t.text, 300)}" for t in prompts), DETAIL_LIMIT),
         "facts": {"prompts": len(prompts), "tool_calls": len(session.tool_calls),
                   "errors": sum(e.count for e in errors), "corrections": len(corrections),
                   "files": _files_touched(session, cwd), "commands": _commands(session),
@@ -176,12 +176,12 @@ def _error_episode(s: transcripts.Surprise, cwd, at: str, task: str) -> dict:
     times = f" ({s.count} times)" if s.count > 1 else ""
     gist = f"{what} failed{times}: " + " / ".join(lines)
     if task:
-        gist = gist.rstrip(".") + f". While working on: {_clip(task, 160)}"
+        gist = gist.rstrip(".") + f". While working on: {clip(task, 160)}"
     return {
         "key": f"error:{s.anchor}",
         "kind": "error",
-        "title": _clip(f"{_clip(what, 60)} failed: {telling}", 140),
-        "gist": _clip(gist, GIST_LIMIT),
+        "title": clip(f"{clip(what, 60)} failed: {telling}", 140),
+        "gist": clip(gist, GIST_LIMIT),
         "detail": _clip_block(s.text, DETAIL_LIMIT),
         "facts": {"tool": s.tool, "command": s.command, "error": lines, "count": s.count,
                   "guard": s.tool in _GUARDED_TOOLS and _is_guard(lines)},
@@ -210,14 +210,14 @@ def _correction_episode(s: transcripts.Surprise, cwd, at: str) -> dict:
     elif s.command:
         gist = f"After the agent ran {action}, the person said: \"{said}\""
     elif s.agent_did:
-        gist = f"After the agent said \"{_clip(s.agent_did, 160)}\", the person said: \"{said}\""
+        gist = f"After the agent said \"{clip(s.agent_did, 160)}\", the person said: \"{said}\""
     else:
         gist = f"The person said: \"{said}\""
     return {
         "key": f"correction:{s.anchor}",
         "kind": "correction",
-        "title": _clip(f"Correction: {_first_line(said)}" if said else f"Refused: {action}", 140),
-        "gist": _clip(gist, GIST_LIMIT),
+        "title": clip(f"Correction: {_first_line(said)}" if said else f"Refused: {action}", 140),
+        "gist": clip(gist, GIST_LIMIT),
         "detail": _clip_block(said, DETAIL_LIMIT),
         "facts": {"said": _clip_block(said, DETAIL_LIMIT), "agent_did": s.agent_did, "tool": s.tool,
                   "command": s.command, "rejected": s.rejected},
@@ -227,14 +227,14 @@ def _correction_episode(s: transcripts.Surprise, cwd, at: str) -> dict:
 
 
 def _session_gist(session, first: str, errors: list, corrections: list) -> str:
-    parts = [f"Asked: {_clip(first, 200)}" if first else "No request typed"]
+    parts = [f"Asked: {clip(first, 200)}" if first else "No request typed"]
     files = _files_touched(session, session.cwd)
     if files:
         more = len(files) - FILES_SHOWN
         parts.append("Files: " + ", ".join(files[:FILES_SHOWN]) + (f" and {more} more" if more > 0 else ""))
     commands = _commands(session)
     if commands:
-        parts.append("Ran: " + ", ".join(f"`{_clip(c, 60)}`" for c in commands[:COMMANDS_SHOWN]))
+        parts.append("Ran: " + ", ".join(f"`{clip(c, 60)}`" for c in commands[:COMMANDS_SHOWN]))
     trouble = []
     if errors:
         n = sum(e.count for e in errors)
@@ -255,11 +255,11 @@ def _how_it_ended(session) -> str:
             continue
         if turn.text:
             sentence = _first_sentence(turn.text)
-            return _clip(sentence if len(sentence) >= 25 else _first_line(turn.text.replace("**", "")), 160)
+            return clip(sentence if len(sentence) >= 25 else _first_line(turn.text.replace("**", "")), 160)
         if turn.tools:
             last = turn.tools[-1]
             state = "failed" if last.is_error else "ran"
-            return _clip(f"{last.summary()} {state}", 160)
+            return clip(f"{last.summary()} {state}", 160)
     return "without a reply"
 
 
@@ -310,12 +310,6 @@ def _first_sentence(text: str) -> str:
         if mark in line:
             line = line.split(mark, 1)[0] + mark.strip()
     return line
-
-
-def _clip(text: str, limit: int) -> str:
-    """One line of at most limit characters."""
-    text = " ".join((text or "").split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _clip_block(text: str, limit: int) -> str:

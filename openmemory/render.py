@@ -18,7 +18,7 @@ from pathlib import Path
 
 from . import embed, paths
 from .redact import redact
-from .store import OpenMemoryError, Store, iso
+from .store import OpenMemoryError, Store, clip, iso
 
 BEGIN = "<!-- openmemory:begin -->"
 END = "<!-- openmemory:end -->"
@@ -132,7 +132,7 @@ def topic_file(lesson: dict, sources: list) -> str:
              "**Why:** " + _why_intro(lesson, kind, sources)]
     shown = sorted(sources, key=lambda s: (s.get("at") or "", s["id"]), reverse=True)[:WHY_SOURCES]
     for s in shown:
-        lines.append(f"- {(s.get('at') or '')[:10] or 'undated'}: " + neutralise(_clip(s["gist"], WHY_CHARS)))
+        lines.append(f"- {(s.get('at') or '')[:10] or 'undated'}: " + neutralise(clip(s["gist"], WHY_CHARS)))
     if len(sources) > len(shown):
         lines.append(f"- and {len(sources) - len(shown)} earlier time(s)")
     lines += ["", "**How to apply:** " + _how_to_apply(lesson, kind, sources), "",
@@ -156,7 +156,7 @@ def _how_to_apply(lesson: dict, kind: str, sources: list) -> str:
         command = (s.get("facts") or {}).get("command")
         if command and command not in commands:
             commands.append(command)
-    command = neutralise("`" + _clip(commands[0].replace("`", "'"), 80) + "`") if commands else ""
+    command = neutralise("`" + clip(commands[0].replace("`", "'"), 80) + "`") if commands else ""
     if kind == "project":
         if command:
             return f"Before you run {command}{where}, act on this first: each time above, it failed without it."
@@ -164,11 +164,6 @@ def _how_to_apply(lesson: dict, kind: str, sources: list) -> str:
     if command:
         return f"When you are about to run {command}{where}, do this instead, without waiting to be told."
     return f"Whenever this comes up{where}, do it this way from the start, without waiting to be told."
-
-
-def _clip(text: str, limit: int) -> str:
-    text = " ".join((text or "").split())
-    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
 
 
 def _project_of(cwd: str) -> str:

@@ -17,7 +17,7 @@ from datetime import timedelta
 
 from . import embed, paths
 from .redact import redact
-from .store import Store, iso, parse_time
+from .store import Store, clip, iso, parse_time
 from .transcripts import _ERRORISH as ERRORISH   # what ingest already calls an error line
 
 # --------------------------------------------------------------------------------------
@@ -531,9 +531,9 @@ def error_lesson(members: list) -> str:
     commands = [core_command(f.get("command") or f.get("tool") or "") for f in members]
     command = _common_command(commands) or max(commands, key=commands.count)
     tool = members[0].get("tool") or "Bash"
-    error = _clip(error_line(members[0]).replace('"', "'"), 80)
+    error = clip(error_line(members[0]).replace('"', "'"), 80)
     verb = "run" if tool == "Bash" else "use"
-    return _finish(f"Don't {verb} `{_clip(command, 60)}`: it fails with \"{error}\"")
+    return _finish(f"Don't {verb} `{clip(command, 60)}`: it fails with \"{error}\"")
 
 
 def scoped(body: str, cwd, places: "_Places | None" = None) -> str:
@@ -732,11 +732,6 @@ def _fit(text: str) -> str:
     return cut + "…"
 
 
-def _clip(text: str, limit: int) -> str:
-    text = " ".join((text or "").split())
-    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
-
-
 # --------------------------------------------------------------------------------------
 # Pass 3: verification
 
@@ -882,20 +877,20 @@ def _source(ep: dict) -> dict:
     """An episode in a few plain words: its date and what happened."""
     facts = ep.get("facts") or {}
     if ep["kind"] == "correction":
-        said = _clip((facts.get("said") or "").splitlines()[0] if facts.get("said") else "", 100)
+        said = clip((facts.get("said") or "").splitlines()[0] if facts.get("said") else "", 100)
         command = facts.get("command") or ""
-        action = f"`{_clip(core_command(command), 60)}`" if facts.get("tool") == "Bash" else _clip(command, 60)
+        action = f"`{clip(core_command(command), 60)}`" if facts.get("tool") == "Bash" else clip(command, 60)
         if facts.get("rejected"):
             what = f"you refused {action}" + (f" and said \"{said}\"" if said else "")
         else:
             what = f"you said \"{said}\"" + (f" after {action}" if command else "")
     elif ep["kind"] == "error":
         command = facts.get("command") or facts.get("tool") or ""
-        shown = f"`{_clip(core_command(command), 60)}`" if facts.get("tool") == "Bash" else _clip(command, 60)
+        shown = f"`{clip(core_command(command), 60)}`" if facts.get("tool") == "Bash" else clip(command, 60)
         line = error_line(facts) or next(iter(telling_lines(facts)), "")
-        what = f"{shown} failed" + (f": {_clip(line, 90)}" if line else "")
+        what = f"{shown} failed" + (f": {clip(line, 90)}" if line else "")
     else:
-        what = f"{ep['kind']}: {_clip(ep.get('title') or '', 100)}"
+        what = f"{ep['kind']}: {clip(ep.get('title') or '', 100)}"
     return {"id": ep["id"], "kind": ep["kind"], "at": ep["at"], "what": what}
 
 

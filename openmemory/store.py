@@ -471,6 +471,12 @@ def connect(path=None) -> Store:
     return Store(db, path)
 
 
+def clip(text, limit: int) -> str:
+    """Text on one line (whitespace runs folded) of at most limit characters, cut with '…'."""
+    text = " ".join(str(text or "").split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
 def hash_text(text: str) -> int:
     """A stable 32-bit hash for keys (never Python's salted hash())."""
     return zlib.crc32(text.encode("utf-8"))
