@@ -18,7 +18,7 @@ from datetime import timedelta
 from . import embed, paths
 from .redact import redact
 from .store import Store, clip, iso, parse_time
-from .transcripts import _ERRORISH as ERRORISH   # what ingest already calls an error line
+from .transcripts import ERRORISH   # what ingest already calls an error line
 
 # --------------------------------------------------------------------------------------
 # The numbers. The first six are the design's (../shared/spec, "Sleep runs ..."); the rest

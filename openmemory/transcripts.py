@@ -445,7 +445,7 @@ def _correction(turn: Turn, agent: Turn, calls: list) -> Surprise:
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\]8;[^\x1b\x07]*(?:\x1b\\\\|\x07)")
 _BOX = re.compile(r"^[\s\u2500-\u259f\u2190-\u21ff\u2700-\u27bf\U0001f300-\U0001faff|┃❯•·-]*$")
 _EXIT = re.compile(r"^Exit code \d+$")
-_ERRORISH = re.compile(r"(?i)(?:\berror\b|\berr!|\bfatal\b|\bfail(?:ed|ure|s)?\b|\bexception\b|traceback|"
+ERRORISH = re.compile(r"(?i)(?:\berror\b|\berr!|\bfatal\b|\bfail(?:ed|ure|s)?\b|\bexception\b|traceback|"
                        r"\bnot found\b|no such file|permission denied|\bdenied\b|\binvalid\b|\bcannot\b|"
                        r"\bcan't\b|\bunable\b|\bmissing\b|\bundefined\b|\brefused\b|\btimed? ?out\b|"
                        r"\bunrecognized\b|\bunknown\b|\bdoes not exist\b|\bunused\b|^[×✖✗✘]|\bpanic)")
@@ -465,5 +465,5 @@ def error_lines(result: str, limit: int = 3) -> list:
         if line and not _BOX.match(line):
             lines.append(_one_line(line, 200))
     head = [lines.pop(0)] if lines and _EXIT.match(lines[0]) else []
-    errorish = [line for line in lines if _ERRORISH.search(line)]
+    errorish = [line for line in lines if ERRORISH.search(line)]
     return head + (errorish or lines)[: limit - len(head)]
