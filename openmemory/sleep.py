@@ -10,9 +10,7 @@ contents, web pages): that text can carry instructions meant to poison memory.
 """
 import json
 import math
-import os
 import re
-import tempfile
 from datetime import timedelta
 
 from . import embed, paths
@@ -185,13 +183,7 @@ class _Lesson:
 
     def sessions_known(self, store: Store) -> set:
         """The sessions of all its sources (what `seen` counts), beyond the ones in its signature."""
-        found = set()
-        for i in range(0, len(self.sources), 500):
-            chunk = self.sources[i:i + 500]
-            for r in store.db.execute("SELECT id, session_id FROM episodes WHERE id IN (%s)"
-                                      % ",".join("?" * len(chunk)), chunk):
-                found.add(_incident(dict(r)))
-        return found
+        return {_incident(ep) for ep in store.episodes_by_id(self.sources).values()}
 
     def vector(self) -> list:
         return [self.sum.get(i, 0.0) for i in range(embed.DIMENSIONS)]
@@ -359,7 +351,7 @@ def _load_lessons(store: Store, only: set | None = None) -> list:
         "SELECT id, text, kind, cwd, strength, seen, sources, archived, vetoed FROM lessons ORDER BY id")
         if only is None or r["id"] in only]
     ids = sorted({i for ls in lessons for i in ls.sources[-SIGNATURE_SOURCES:]})
-    episodes = _episodes_by_id(store, ids)
+    episodes = store.episodes_by_id(ids)
     for lesson in lessons:
         lesson.sessions = set(lesson.sessions_known(store) if len(lesson.sources) > SIGNATURE_SOURCES else ())
         for eid in lesson.sources[-SIGNATURE_SOURCES:]:
@@ -369,17 +361,6 @@ def _load_lessons(store: Store, only: set | None = None) -> list:
         if not lesson.sum:              # its sources are gone: its own words stand for it
             lesson.sum = _unit(embed.vector(lesson.text))
     return lessons
-
-
-def _episodes_by_id(store: Store, ids: list) -> dict:
-    out = {}
-    for i in range(0, len(ids), 500):
-        chunk = ids[i:i + 500]
-        for r in store.db.execute(
-                "SELECT id, kind, session_id, cwd, at, title, gist, facts, consolidated FROM episodes "
-                "WHERE id IN (%s)" % ",".join("?" * len(chunk)), chunk):
-            out[r["id"]] = _episode(r)
-    return out
 
 
 def _episode(row) -> dict:
@@ -833,7 +814,7 @@ def morning_facts(store: Store, facts: dict) -> dict:
     """What the night did, in the words and order the report uses (also `morning --json`)."""
     cons, ver = facts["consolidation"], facts["verification"]
     ids = {i for ls in cons["new"] for i in ls["sources"]} | {i for ls in cons["strengthened"] for i in ls["sources"]}
-    episodes = _episodes_by_id(store, sorted(ids))
+    episodes = store.episodes_by_id(sorted(ids))
 
     def sources(source_ids):
         return _by_session([episodes[i] for i in source_ids if i in episodes])
@@ -983,21 +964,10 @@ def _count(n: int, one: str, many: str | None = None) -> str:
     return f"{n} {one if n == 1 else (many or one + 's')}"
 
 
-def write_morning(text: str, path=None) -> None:
-    """Write the report atomically (a reader never sees half of it)."""
-    path = path or paths.morning_path()
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, tmp = tempfile.mkstemp(prefix=".morning-", dir=str(path.parent))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+def write_morning(text: str) -> None:
+    """Write the report atomically (a reader never sees half of it), private to the person."""
+    from .render import write_own  # the one writer of openmemory's own files
+    write_own(paths.morning_path(), text.encode("utf-8"))
 
 
 def _load_json(text):

@@ -506,6 +506,8 @@ def _row(row: sqlite3.Row) -> dict:
             out["facts"] = json.loads(out["facts"])
         except ValueError:
             out["facts"] = {}
+        if not isinstance(out["facts"], dict):
+            out["facts"] = {}
     return out
 
 

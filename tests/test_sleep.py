@@ -673,6 +673,7 @@ class Commands(SleepCase):
         self.assertEqual(p.stderr, "")
         morning = self.ok("morning")
         self.assertEqual(morning.stdout, (self.home / "morning.md").read_text())
+        self.assertEqual(os.stat(self.home / "morning.md").st_mode & 0o777, 0o600)  # the person's eyes only
         facts = json.loads(self.ok("morning", "--json").stdout)
         self.assertEqual(facts["night"], "2026-11-03T03:00:00.000000Z")
         self.assertEqual([ls["text"] for ls in facts["lessons_new"]],
