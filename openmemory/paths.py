@@ -89,16 +89,21 @@ def _base36(n: int) -> str:
             return out
 
 
-def git_root(cwd) -> Path | None:
-    """The main working tree of the git repository that holds cwd, or None outside one."""
+def work_tree(cwd) -> Path | None:
+    """The top of the working tree holding cwd (a linked worktree's own top), or None."""
     here = Path(os.path.realpath(cwd))
     for folder in (here, *here.parents):
-        dot_git = folder / ".git"
-        if dot_git.is_dir():
+        if (folder / ".git").exists():
             return folder
-        if dot_git.is_file():
-            return _main_worktree(folder, dot_git)
     return None
+
+
+def git_root(cwd) -> Path | None:
+    """The main working tree of the git repository that holds cwd, or None outside one."""
+    top = work_tree(cwd)
+    if top is None or (top / ".git").is_dir():
+        return top
+    return _main_worktree(top, top / ".git")
 
 
 def _main_worktree(folder: Path, dot_git: Path) -> Path:

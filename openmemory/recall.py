@@ -166,7 +166,7 @@ def project_scope(cwd):
     given = os.path.abspath(os.path.expanduser(str(cwd)))
     roots = {given, os.path.realpath(given)}
     if os.path.isdir(given):
-        roots.update(str(root) for root in (_git_top(given), paths.git_root(given)) if root)
+        roots.update(str(root) for root in (paths.work_tree(given), paths.git_root(given)) if root)
     main = _main_root(given)
     cache = {}
 
@@ -178,18 +178,6 @@ def project_scope(cwd):
                                  or (main is not None and _main_root(memory_cwd) == main))
         return cache[memory_cwd]
     return in_project
-
-
-def _git_top(path):
-    """The folder holding .git (a linked worktree's own top), or None; creates nothing."""
-    here = os.path.realpath(path)
-    while True:
-        if os.path.exists(os.path.join(here, ".git")):
-            return here
-        parent = os.path.dirname(here)
-        if parent == here:
-            return None
-        here = parent
 
 
 def _main_root(path):
