@@ -10,8 +10,9 @@ import sys
 import time
 import traceback
 
-from . import __version__, paths, store
-from .store import OpenMemoryError, clip
+from . import __version__, clock, paths, store
+from .errors import OpenMemoryError
+from .shorten import clip
 
 
 def cmd_paths(args) -> int:
@@ -160,7 +161,7 @@ def _time_arg(value, option: str):
     if value is None:
         return None
     try:
-        return store.iso(value)
+        return clock.iso(value)
     except (ValueError, TypeError):
         raise OpenMemoryError(f"{option} takes an ISO 8601 time such as 2026-11-03T03:00:00Z, "
                               f"not {value!r}") from None

@@ -11,7 +11,7 @@ import sqlite3
 
 from . import __version__, recall as recall_lib, store
 from .redact import redact
-from .store import OpenMemoryError
+from .errors import OpenMemoryError
 
 log = logging.getLogger(__name__)
 

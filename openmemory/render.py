@@ -18,7 +18,10 @@ from pathlib import Path
 
 from . import embed, paths
 from .redact import redact
-from .store import OpenMemoryError, Store, clip, iso
+from .clock import iso
+from .errors import RenderError
+from .shorten import clip
+from .store import Store
 
 BEGIN = "<!-- openmemory:begin -->"
 END = "<!-- openmemory:end -->"
@@ -38,10 +41,6 @@ WHY_SOURCES = 5             # source episodes listed under **Why:** (most recent
 WHY_CHARS = 240             # characters of one source's account
 JSONL_SCHEMA = 1            # lessons.jsonl "schema" (PROTOCOL.md)
 STATE_VERSION = 1           # written.json / vetoed.json "version"
-
-
-class RenderError(OpenMemoryError):
-    """Render cannot proceed without risking the person's files."""
 
 
 # --------------------------------------------------------------------------------------

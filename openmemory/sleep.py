@@ -15,7 +15,9 @@ from datetime import timedelta
 
 from . import embed, paths
 from .redact import redact
-from .store import Store, clip, iso, parse_time
+from .clock import iso, parse_time
+from .shorten import clip
+from .store import Store
 from .transcripts import ERRORISH   # what ingest already calls an error line
 
 # --------------------------------------------------------------------------------------
@@ -87,8 +89,7 @@ def _rendered(store: Store, now: str, render) -> dict:
                                                       else (v.get("id"), v.get("text")) for v in raw)
     for lesson_id, text in items:
         if text is None:
-            row = store.db.execute("SELECT text FROM lessons WHERE id = ?", (lesson_id,)).fetchone()
-            text = row[0] if row else ""
+            text = store.lesson_text(lesson_id)
         vetoed.append({"id": int(lesson_id), "text": text})
     written = out.get("written") or []
     return {"render": {"written": len(written) if isinstance(written, (list, tuple, set, dict)) else int(written)},
@@ -110,8 +111,7 @@ def decay(store: Store, now: str) -> dict:
     lessons = []
     with store.transaction():
         updates = []
-        for row in store.db.execute(
-                "SELECT id, kind, at, last_touched, recalls, decayed, strength FROM episodes WHERE NOT archived"):
+        for row in store.episodes_to_decay():
             touched = max(row["at"], row["last_touched"]) if row["recalls"] else row["at"]
             strength = _decayed(row["strength"], max(touched, row["decayed"] or ""), t_now)
             if strength is None:
@@ -120,10 +120,9 @@ def decay(store: Store, now: str) -> dict:
             updates.append((strength, now, int(gone), row["id"]))
             if gone:
                 archived[row["kind"]] = archived.get(row["kind"], 0) + 1
-        store.db.executemany("UPDATE episodes SET strength = ?, decayed = ?, archived = ? WHERE id = ?", updates)
+        store.decay_episodes(updates)
         updates = []
-        for row in store.db.execute(
-                "SELECT id, text, cwd, created, decayed, strength FROM lessons WHERE NOT archived AND NOT vetoed"):
+        for row in store.lessons_to_decay():
             strength = _decayed(row["strength"], row["decayed"] or row["created"], t_now)
             if strength is None:
                 continue
@@ -131,7 +130,7 @@ def decay(store: Store, now: str) -> dict:
             updates.append((strength, now, int(gone), row["id"]))
             if gone:
                 lessons.append({"id": row["id"], "text": row["text"], "cwd": row["cwd"]})
-        store.db.executemany("UPDATE lessons SET strength = ?, decayed = ?, archived = ? WHERE id = ?", updates)
+        store.decay_lessons(updates)
     return {"archived": archived, "lessons_archived": lessons}
 
 
@@ -201,10 +200,7 @@ def consolidate(store: Store, now: str) -> dict:
     places = _Places()
     with store.transaction():
         lessons = _load_lessons(store)
-        pending = [_episode(r) for r in store.db.execute(
-            "SELECT id, kind, session_id, cwd, at, title, gist, facts, consolidated FROM episodes "
-            "WHERE kind IN ('error', 'correction') AND ifnull(consolidated, 0) = 0 AND NOT archived AND at <= ? "
-            "ORDER BY at, id", (now,))]
+        pending = store.pending_surprises(now)
         vectors = _Vectors(pending)
         fed: dict = {}                  # episode id -> lesson fed tonight
         examined = [ep["id"] for ep in pending if ep["consolidated"] is None]
@@ -304,29 +300,20 @@ def _write_lessons(store: Store, lessons: list, fed: dict, examined: list, now: 
     new, strengthened = [], []
     for lesson in lessons:
         if lesson.new:
-            cur = store.db.execute(
-                "INSERT INTO lessons (text, kind, cwd, strength, seen, sources, created, updated, embedding, decayed) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (redact(lesson.text), lesson.kind, lesson.cwd, lesson.strength, lesson.seen,
-                 json.dumps(lesson.sources), now, now, embed.encode(embed.vector(lesson.text)), now))
-            lesson.id = cur.lastrowid
+            lesson.id = store.add_lesson(lesson.text, lesson.kind, lesson.cwd, lesson.strength, lesson.seen,
+                                         lesson.sources, now)
             new.append({"id": lesson.id, "text": redact(lesson.text), "kind": lesson.kind, "cwd": lesson.cwd,
                         "seen": lesson.seen, "strength": round(lesson.strength, 2), "sources": lesson.sources})
         elif lesson.joined:
-            store.db.execute(
-                "UPDATE lessons SET text = ?, cwd = ?, strength = ?, seen = ?, sources = ?, archived = ?, "
-                "updated = ?, embedding = ?, decayed = ? WHERE id = ?",   # its strength is as of now
-                (redact(lesson.text), lesson.cwd, lesson.strength, lesson.seen, json.dumps(lesson.sources),
-                 int(lesson.archived), now, embed.encode(embed.vector(lesson.text)), now, lesson.id))
+            store.update_lesson(lesson.id, lesson.text, lesson.cwd, lesson.strength, lesson.seen, lesson.sources,
+                                lesson.archived, now)
             if lesson.counted:
                 strengthened.append({
                     "id": lesson.id, "text": lesson.text, "kind": lesson.kind, "cwd": lesson.cwd,
                     "seen": lesson.seen, "before": round(lesson.before, 2), "strength": round(lesson.strength, 2),
                     "sources": lesson.joined, "everywhere": lesson.widened, "revived": lesson.revived})
-    store.db.executemany("UPDATE episodes SET consolidated = ? WHERE id = ?",
-                         [(lesson.id, eid) for eid, lesson in fed.items()])
-    store.db.executemany("UPDATE episodes SET consolidated = 0 WHERE id = ? AND consolidated IS NULL",
-                         [(eid,) for eid in examined if eid not in fed])
+    store.mark_consolidated({eid: lesson.id for eid, lesson in fed.items()},
+                            [eid for eid in examined if eid not in fed])
     return {"new": new, "strengthened": strengthened, "examined": len(examined), "joined": len(fed)}
 
 
@@ -347,9 +334,7 @@ class _Vectors(dict):
 
 def _load_lessons(store: Store, only: set | None = None) -> list:
     """Every lesson (vetoed and archived too: what is near them joins them), with signatures."""
-    lessons = [_Lesson(r) for r in store.db.execute(
-        "SELECT id, text, kind, cwd, strength, seen, sources, archived, vetoed FROM lessons ORDER BY id")
-        if only is None or r["id"] in only]
+    lessons = [_Lesson(r) for r in store.lessons_to_consolidate() if only is None or r["id"] in only]
     ids = sorted({i for ls in lessons for i in ls.sources[-SIGNATURE_SOURCES:]})
     episodes = store.episodes_by_id(ids)
     for lesson in lessons:
@@ -361,17 +346,6 @@ def _load_lessons(store: Store, only: set | None = None) -> list:
         if not lesson.sum:              # its sources are gone: its own words stand for it
             lesson.sum = _unit(embed.vector(lesson.text))
     return lessons
-
-
-def _episode(row) -> dict:
-    ep = dict(row)
-    try:
-        ep["facts"] = json.loads(ep.get("facts") or "{}")
-    except ValueError:
-        ep["facts"] = {}
-    if not isinstance(ep["facts"], dict):
-        ep["facts"] = {}
-    return ep
 
 
 def _incident(ep: dict) -> str:
@@ -727,17 +701,11 @@ def verify(store: Store, now: str) -> dict:
     places = _Places()
     confirmed, failed = [], []
     with store.transaction():
-        open_ = store.db.execute(
-            "SELECT p.id, p.lesson_id, p.made, p.embedding, l.text, l.cwd, l.strength FROM predictions p "
-            "JOIN lessons l ON l.id = p.lesson_id WHERE p.resolved IS NULL AND NOT l.vetoed "
-            "ORDER BY p.made, p.id").fetchall()
+        open_ = store.open_predictions()
         if not open_:
             return {"confirmed": [], "failed": []}
         since = min(r["made"] for r in open_)
-        evidence = [_episode(r) for r in store.db.execute(
-            "SELECT id, kind, session_id, cwd, at, title, gist, facts, consolidated FROM episodes "
-            "WHERE kind IN (%s) AND at > ? AND at <= ? ORDER BY at, id" % ",".join("?" * len(EVIDENCE_KINDS)),
-            (*EVIDENCE_KINDS, since, now))]
+        evidence = store.episodes_between(EVIDENCE_KINDS, since, now)
         evidence = [ep for ep in evidence if ep["kind"] != "error" or is_lesson_error(ep["facts"])]
         vectors: dict = {}
         strengths: dict = {}
@@ -761,23 +729,20 @@ def verify(store: Store, now: str) -> dict:
             before = strengths.get(p["lesson_id"], p["strength"])
             if match is not None:
                 after = before + CONFIRMED_BOOST
-                store.db.execute("UPDATE predictions SET resolved = ?, outcome = 'confirmed', evidence = ? "
-                                 "WHERE id = ?", (now, match["id"], p["id"]))
+                store.resolve_prediction(p["id"], now, "confirmed", match["id"])
                 confirmed.append({"id": p["id"], "lesson_id": p["lesson_id"], "lesson": p["text"],
                                   "made": p["made"], "evidence": _source(match),
                                   "before": round(before, 2), "strength": round(after, 2)})
             elif t_now >= deadline:
                 after = before * FAILED_FACTOR
-                store.db.execute("UPDATE predictions SET resolved = ?, outcome = 'failed' WHERE id = ?",
-                                 (now, p["id"]))
+                store.resolve_prediction(p["id"], now, "failed")
                 failed.append({"id": p["id"], "lesson_id": p["lesson_id"], "lesson": p["text"],
                                "made": p["made"], "deadline": iso(deadline),
                                "before": round(before, 2), "strength": round(after, 2)})
             else:
                 continue
             strengths[p["lesson_id"]] = after
-            store.db.execute("UPDATE lessons SET strength = ?, updated = ? WHERE id = ?",
-                             (after, now, p["lesson_id"]))
+            store.set_lesson_strength(p["lesson_id"], after, now)
     return {"confirmed": confirmed, "failed": failed}
 
 
@@ -789,21 +754,15 @@ def predict(store: Store, now: str) -> dict:
     about comes up again within 14 days (an error, correction or note like its sources)."""
     made = []
     with store.transaction():
-        rows = store.db.execute(
-            "SELECT id FROM lessons l WHERE NOT archived AND NOT vetoed AND strength >= ? AND NOT EXISTS "
-            "(SELECT 1 FROM predictions p WHERE p.lesson_id = l.id AND p.resolved IS NULL) ORDER BY id",
-            (PREDICT_FROM - 1e-9,)).fetchall()
-        wanted = {r["id"] for r in rows}
+        wanted = set(store.lessons_without_prediction(PREDICT_FROM - 1e-9))
         if wanted:
             deadline = (parse_time(now) + timedelta(days=PREDICTION_DAYS)).strftime("%Y-%m-%d")
             for lesson in _load_lessons(store, only=wanted):
                 where = f"in {lesson.cwd}" if lesson.cwd else "in any project"
                 text = (f"By {deadline}, this comes up again {where}: an error, correction or note like "
                         f"the ones this lesson was learnt from.")
-                cur = store.db.execute(
-                    "INSERT INTO predictions (lesson_id, text, made, embedding) VALUES (?, ?, ?, ?)",
-                    (lesson.id, redact(text), now, embed.encode(lesson.vector())))
-                made.append({"id": cur.lastrowid, "lesson_id": lesson.id, "text": text})
+                pid = store.add_prediction(lesson.id, text, now, lesson.vector())
+                made.append({"id": pid, "lesson_id": lesson.id, "text": text})
     return {"made": made}
 
 

@@ -9,6 +9,8 @@ import re
 import zlib
 from dataclasses import dataclass, field
 
+from .shorten import clip
+
 # Text Claude Code writes into user records that the person did not type.
 _REJECTED = "The user doesn't want to proceed with this tool use"
 _INTERRUPTED = "[Request interrupted by user"
@@ -165,7 +167,7 @@ def parse_lines(lines, path: str = "") -> Session:
     s.id = max(session_ids, key=session_ids.get) if session_ids else _stem(path)
     summary = next((text for text, leaf in reversed(summaries)
                     if isinstance(text, str) and leaf in uuids_here), "")
-    s.title = _one_line(titles["custom"] or titles["ai"] or summary or "")
+    s.title = clip(titles["custom"] or titles["ai"] or summary or "", 200)
     _drop_delivered_queue(s)
     return s
 
@@ -321,11 +323,6 @@ def _stem(path: str) -> str:
     return name[:-6] if name.endswith(".jsonl") else name
 
 
-def _one_line(text: str, limit: int = 200) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
 def tool_summary(name: str, inp: dict) -> str:
     """A tool call in a few words: `pytest -q`, `Edit app/models.py`, `Grep "TODO"`."""
     if not isinstance(inp, dict):
@@ -334,7 +331,7 @@ def tool_summary(name: str, inp: dict) -> str:
                 "description", "prompt", "skill"):
         value = inp.get(key)
         if isinstance(value, str) and value.strip():
-            value = _one_line(value, 160)
+            value = clip(value, 160)
             return value if (name == "Bash" and key == "command") else f"{name} {value}"
     return name
 
@@ -437,7 +434,7 @@ def _correction(turn: Turn, agent: Turn, calls: list) -> Surprise:
     recent = (next((c for c in reversed(calls) if c.rejected), None)
               or next((c for c in reversed(calls) if c.is_error and not c.interrupted), None)
               or (calls[-1] if calls else None))
-    did = recent.summary() if recent else (_one_line(agent.text, 160) if agent.text else "")
+    did = recent.summary() if recent else (clip(agent.text, 160) if agent.text else "")
     return Surprise("correction", turn.uuid, turn.at, turn.text, recent.name if recent else "",
                     recent.summary() if recent else "", agent_did=did, rejected=bool(recent and recent.rejected))
 
@@ -463,7 +460,7 @@ def error_lines(result: str, limit: int = 3) -> list:
     for line in text.splitlines():
         line = line.strip()
         if line and not _BOX.match(line):
-            lines.append(_one_line(line, 200))
+            lines.append(clip(line, 200))
     head = [lines.pop(0)] if lines and _EXIT.match(lines[0]) else []
     errorish = [line for line in lines if ERRORISH.search(line)]
     return head + (errorish or lines)[: limit - len(head)]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from openmemory import embed, ingest, paths, render, store
 from tests.fixtures import project_folder, test_session
-from tests.helpers import ROOT, TempHome
+from tests.helpers import ROOT, TempHome, raw_db
 
 GOLDEN = ROOT / "tests" / "data" / "render"
 TEXT = "In this repository run the tests with `pytest -q`, not `python -m unittest`"
@@ -17,7 +17,7 @@ def add_lesson(db, text=TEXT, kind="feedback", cwd=None, strength=1.0, seen=1, s
                created="2026-11-05T10:00:00.000000Z", archived=0):
     """A lesson as sleep would store it (sleep is its own stage)."""
     with db.transaction():
-        cur = db.db.execute(
+        cur = raw_db(db).execute(
             "INSERT INTO lessons (text, kind, cwd, strength, seen, sources, created, updated, archived, embedding) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (text, kind, cwd, strength, seen, json.dumps(list(sources)), created, created, archived,
@@ -178,7 +178,7 @@ class LessonFiles(RenderCase):
         lid = self.lesson()
         keep = add_lesson(self.db, "Keep the changelog up to date", cwd=str(self.repo))
         self.render()
-        self.db.db.execute("UPDATE lessons SET archived = 1 WHERE id = ?", (lid,))
+        raw_db(self.db).execute("UPDATE lessons SET archived = 1 WHERE id = ?", (lid,))
         result = self.render()
         self.assertEqual(result["removed"], [str(self.memory / f"om-{lid}.md")])
         self.assertEqual(result["vetoed"], [])
@@ -187,7 +187,7 @@ class LessonFiles(RenderCase):
         self.assertNotIn(f"om-{lid}.md", md)
         self.assertIn(f"om-{keep}.md", md)
         self.assertNotIn(str(self.memory / f"om-{lid}.md"), self.state("written.json")["files"])
-        self.assertEqual(self.db.db.execute("SELECT vetoed FROM lessons WHERE id = ?", (lid,)).fetchone()[0], 0)
+        self.assertEqual(raw_db(self.db).execute("SELECT vetoed FROM lessons WHERE id = ?", (lid,)).fetchone()[0], 0)
 
 
 class TheUserDecides(RenderCase):
@@ -208,16 +208,16 @@ class TheUserDecides(RenderCase):
                 ids.append(add_lesson(self.db, f"Lesson {n}: prefer module {n} over module {n + 1}",
                                       cwd=str(self.repo), strength=(n % 7) / 3))
             if n % 5 == 4:
-                self.db.db.execute("UPDATE lessons SET archived = 1 WHERE id = ?", (ids[n % len(ids)],))
+                raw_db(self.db).execute("UPDATE lessons SET archived = 1 WHERE id = ?", (ids[n % len(ids)],))
             if n % 4 == 1:
-                self.db.db.execute("UPDATE lessons SET strength = strength + 0.4, seen = seen + 1 WHERE id = ?",
+                raw_db(self.db).execute("UPDATE lessons SET strength = strength + 0.4, seen = seen + 1 WHERE id = ?",
                                    (ids[-1],))
             result = self.render()
             self.assertEqual(result["warnings"], [])
             data = self.md()
             self.assertEqual(outside(data), mine, f"render {n + 1}")
             self.assertTrue(data.endswith(below))
-            live = [r[0] for r in self.db.db.execute(
+            live = [r[0] for r in raw_db(self.db).execute(
                 "SELECT id FROM lessons WHERE NOT archived ORDER BY strength DESC, seen DESC, updated DESC, id")]
             section = data[data.index(render.BEGIN.encode()):data.index(render.END.encode())].decode()
             self.assertEqual([int(i) for i in re.findall(r"\]\(om-(\d+)\.md\)", section)], live[:20])
@@ -231,7 +231,7 @@ class TheUserDecides(RenderCase):
         self.assertEqual(result["vetoed"], [{"id": lid, "text": TEXT}])
         self.assertFalse(topic.exists())
         self.assertNotIn(f"om-{lid}.md", self.md().decode())
-        self.assertEqual(self.db.db.execute("SELECT vetoed FROM lessons WHERE id = ?", (lid,)).fetchone()[0], 1)
+        self.assertEqual(raw_db(self.db).execute("SELECT vetoed FROM lessons WHERE id = ?", (lid,)).fetchone()[0], 1)
         [veto] = self.state("vetoed.json")["lessons"]
         self.assertEqual((veto["id"], veto["text"], veto["file"]), (lid, TEXT, str(topic)))
         self.assertEqual(self.render()["vetoed"], [])  # reported once
@@ -241,7 +241,7 @@ class TheUserDecides(RenderCase):
         self.render()
         self.assertFalse((self.memory / f"om-{again}.md").exists())
         self.assertNotIn("om-", self.md().decode())
-        self.assertEqual(self.db.db.execute("SELECT vetoed FROM lessons WHERE id = ?", (again,)).fetchone()[0], 1)
+        self.assertEqual(raw_db(self.db).execute("SELECT vetoed FROM lessons WHERE id = ?", (again,)).fetchone()[0], 1)
         self.assertEqual(json.loads(self.ok("status", "--json").stdout)["lessons_live"], 0)
 
     def test_a_rebuilt_database_keeps_the_veto(self):
@@ -268,13 +268,13 @@ class TheUserDecides(RenderCase):
         topic = self.memory / f"om-{lid}.md"
         edited = topic.read_text().replace("pytest -q", "pytest -q -x") + "My own note.\n"
         topic.write_text(edited)
-        self.db.db.execute("UPDATE lessons SET seen = 5, strength = 2 WHERE id = ?", (lid,))
+        raw_db(self.db).execute("UPDATE lessons SET seen = 5, strength = 2 WHERE id = ?", (lid,))
         result = self.render()
         self.assertEqual(topic.read_text(), edited)
         self.assertEqual(result["left"], [str(topic)])
         self.assertEqual(result["vetoed"], [])
         self.assertIn(f"](om-{lid}.md) — seen 5×", self.md().decode())
-        self.db.db.execute("UPDATE lessons SET archived = 1 WHERE id = ?", (lid,))
+        raw_db(self.db).execute("UPDATE lessons SET archived = 1 WHERE id = ?", (lid,))
         result = self.render()
         self.assertEqual(topic.read_text(), edited)  # not removed either
         self.assertEqual(result["removed"], [])
@@ -378,7 +378,7 @@ class Races(RenderCase):
     def test_a_topic_file_changed_while_rewriting_stays_changed(self):
         lid = self.lesson()
         self.render()
-        self.db.db.execute("UPDATE lessons SET seen = 9 WHERE id = ?", (lid,))
+        raw_db(self.db).execute("UPDATE lessons SET seen = 9 WHERE id = ?", (lid,))
         topic = self.memory / f"om-{lid}.md"
 
         def claude_edits(path):
@@ -536,10 +536,10 @@ class WireFormat(RenderCase):
         lid = self.lesson(strength=1.3)
         archived = add_lesson(self.db, "Old lesson", cwd=None, archived=1)
         with self.db.transaction():
-            self.db.db.execute("INSERT INTO predictions (lesson_id, text, made, resolved, outcome, embedding) "
+            raw_db(self.db).execute("INSERT INTO predictions (lesson_id, text, made, resolved, outcome, embedding) "
                                "VALUES (?, 'pytest -q will be used', '2026-11-06T03:00:00.000000Z', "
                                "'2026-11-08T03:00:00.000000Z', 'confirmed', x'')", (lid,))
-            self.db.db.execute("INSERT INTO predictions (lesson_id, text, made, embedding) "
+            raw_db(self.db).execute("INSERT INTO predictions (lesson_id, text, made, embedding) "
                                "VALUES (?, 'pytest -q again', '2026-11-08T03:00:00.000000Z', x'')", (lid,))
         self.render()
         lines = (self.home / "lessons.jsonl").read_text().splitlines()

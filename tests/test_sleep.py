@@ -9,9 +9,9 @@ import unittest
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from openmemory import cli, ingest, recall, sleep, store
+from openmemory import cli, clock, ingest, migrations, recall, sleep, store
 from tests.fixtures import Transcript, project_folder
-from tests.helpers import TempHome, claude_code
+from tests.helpers import TempHome, claude_code, raw_db
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE_GOLDEN = os.environ.get("OPENMEMORY_UPDATE_GOLDEN") == "1"
@@ -107,12 +107,12 @@ class SleepCase(TempHome):
 
     def lessons(self):
         with self.db() as db:
-            rows = db.db.execute("SELECT * FROM lessons ORDER BY id").fetchall()
+            rows = raw_db(db).execute("SELECT * FROM lessons ORDER BY id").fetchall()
         return [dict(r, sources=json.loads(r["sources"])) for r in rows]
 
     def predictions(self):
         with self.db() as db:
-            return [dict(r) for r in db.db.execute("SELECT * FROM predictions ORDER BY id")]
+            return [dict(r) for r in raw_db(db).execute("SELECT * FROM predictions ORDER BY id")]
 
     def episode_ids(self, kind, **facts):
         """Ids of episodes of a kind whose facts contain the given values, in time order."""
@@ -123,7 +123,7 @@ class SleepCase(TempHome):
     def dump(self):
         """Every row sleep may change, to prove a second run changes nothing."""
         with self.db() as db:
-            return [db.db.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall()
+            return [raw_db(db).execute(f"SELECT * FROM {t} ORDER BY 1").fetchall()
                     for t in ("episodes", "lessons", "predictions")]
 
     def golden(self, name, text):
@@ -190,7 +190,7 @@ class AMonthOfNights(SleepCase):
         # The guards, the failing tests and "that still doesn't work" taught nothing, and
         # every surprise of the night was examined once.
         with self.db() as db:
-            left = db.db.execute("SELECT count(*) FROM episodes WHERE kind IN ('error', 'correction') "
+            left = raw_db(db).execute("SELECT count(*) FROM episodes WHERE kind IN ('error', 'correction') "
                                  "AND consolidated IS NULL AND at <= ?", (night(11, 5),)).fetchone()[0]
         self.assertEqual(left, 0)
         self.assertEqual([(p["lesson_id"], p["made"], p["resolved"]) for p in self.predictions()],
@@ -402,17 +402,17 @@ class Decay(SleepCase):
 
     def strength(self, episode_id, path=None):
         with store.connect(path) as db:
-            row = db.db.execute("SELECT strength, archived FROM episodes WHERE id = ?", (episode_id,)).fetchone()
+            row = raw_db(db).execute("SELECT strength, archived FROM episodes WHERE id = ?", (episode_id,)).fetchone()
         return row["strength"], row["archived"]
 
     def test_an_unused_memory_archives_on_the_designs_curve(self):
         episode = self.old_session()
-        born = store.parse_time(episode["at"])
+        born = clock.parse_time(episode["at"])
         # 1 × 2^(−d/45) falls below 0.15 after 123.16 days: between the nights of Mar 5 and Mar 6.
         self.assertAlmostEqual(45 * math.log2(1 / 0.15), 123.16, places=2)
         day = datetime(2026, 11, 3, 3, tzinfo=timezone.utc)
         while day < datetime(2027, 3, 5, tzinfo=timezone.utc):
-            self.sleep(store.iso(day))
+            self.sleep(clock.iso(day))
             day += timedelta(days=7)
         self.sleep(night(3, 5, 2027))
         strength, archived = self.strength(episode["id"])
@@ -435,7 +435,7 @@ class Decay(SleepCase):
             ingest.ingest(db)
         self.ingest()
         for day in range(1, 23):                                           # Nov 5 .. Nov 26
-            now = store.iso(when(11, 4, 3) + timedelta(days=day))
+            now = clock.iso(when(11, 4, 3) + timedelta(days=day))
             self.sleep(now)
             if day % 7 == 1:                                                # Nov 5, 12, 19, 26
                 with store.connect(weekly) as db:
@@ -444,10 +444,10 @@ class Decay(SleepCase):
                 self.sleep(now)                                                # the same night again
                 self.assertEqual(self.dump(), before)
         with store.connect() as a, store.connect(weekly) as b:
-            nightly = a.db.execute("SELECT key, strength, archived FROM episodes ORDER BY key").fetchall()
-            weekly_ = b.db.execute("SELECT key, strength, archived FROM episodes ORDER BY key").fetchall()
-            lessons = [a.db.execute("SELECT text, strength FROM lessons").fetchall(),
-                       b.db.execute("SELECT text, strength FROM lessons").fetchall()]
+            nightly = raw_db(a).execute("SELECT key, strength, archived FROM episodes ORDER BY key").fetchall()
+            weekly_ = raw_db(b).execute("SELECT key, strength, archived FROM episodes ORDER BY key").fetchall()
+            lessons = [raw_db(a).execute("SELECT text, strength FROM lessons").fetchall(),
+                       raw_db(b).execute("SELECT text, strength FROM lessons").fetchall()]
         self.assertEqual(len(nightly), 4)
         for x, y in zip(nightly, weekly_):
             self.assertEqual(x["key"], y["key"])
@@ -571,7 +571,7 @@ class Consolidation(SleepCase):
         self.sleep(night(11, 3))
         [lesson] = self.lessons()
         with self.db() as db, db.transaction():                             # what render does on a deleted file
-            db.db.execute("UPDATE lessons SET vetoed = 1 WHERE id = ?", (lesson["id"],))
+            raw_db(db).execute("UPDATE lessons SET vetoed = 1 WHERE id = ?", (lesson["id"],))
         self.assertEqual(run("ingest", "--force")[0], 0)
         self.sleep(night(11, 4))
         self.assertEqual(self.lessons(), [dict(lesson, vetoed=1, strength=lesson["strength"],
@@ -740,7 +740,7 @@ class PersonDeletes:
 
     def __call__(self, db, now=None):
         with db.transaction():
-            db.db.execute("UPDATE lessons SET vetoed = 1 WHERE id = ?", (self.lesson_id,))
+            raw_db(db).execute("UPDATE lessons SET vetoed = 1 WHERE id = ?", (self.lesson_id,))
         return {"written": ["om-2.md", "MEMORY.md"], "vetoed": [self.lesson_id], "warnings": [self.warning]}
 
 
