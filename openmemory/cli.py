@@ -125,14 +125,14 @@ def cmd_hook(args) -> int:
 
 def cmd_sleep(args) -> int:
     """Consolidate memory for the night: decay, lessons, verification, predictions; write the morning report."""
-    from . import render, sleep
+    from . import morning, render, sleep
     now = _time_arg(args.now, "--now")
     with store.connect() as db:
         report = sleep.night(db, now, render=render.render)
     if args.json:
         _print_json(report)
     else:
-        print(f"{sleep.summary(report)}; report in {paths.morning_path()}")
+        print(f"{morning.summary(report)}; report in {paths.morning_path()}")
     for error in report.get("errors", []):
         print(f"openmemory: error: {error}", file=sys.stderr)
     return 1 if report.get("errors") else 0

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import paths, transcripts
+from .classify import is_guard, telling_lines
 from .clock import iso
 from .errors import OpenMemoryError
 from .shorten import clip, clip_block
@@ -174,7 +175,7 @@ def episodes_of(session: transcripts.Session, session_id: str | None = None) -> 
 
 def _error_episode(s: transcripts.Surprise, cwd, at: str, task: str) -> dict:
     lines = s.text.splitlines()
-    telling = next((ln for ln in lines if not ln.startswith("Exit code")), lines[0] if lines else "failed")
+    telling = next(iter(telling_lines({"error": lines})), lines[0] if lines else "failed")
     what = f"`{s.command}`" if s.tool == "Bash" else (s.command or s.tool)
     times = f" ({s.count} times)" if s.count > 1 else ""
     gist = f"{what} failed{times}: " + " / ".join(lines)
@@ -187,22 +188,10 @@ def _error_episode(s: transcripts.Surprise, cwd, at: str, task: str) -> dict:
         "gist": clip(gist, GIST_LIMIT),
         "detail": clip_block(s.text, DETAIL_LIMIT),
         "facts": {"tool": s.tool, "command": s.command, "error": lines, "count": s.count,
-                  "guard": s.tool in _GUARDED_TOOLS and _is_guard(lines)},
+                  "guard": is_guard(s.tool, lines)},
         "at": at,
         "cwd": cwd,
     }
-
-
-# Claude Code's own checks on file tools ("File has not been read yet", "String to replace
-# not found"): real failures of the agent, but about the tool, not the project.
-_GUARDED_TOOLS = ("Edit", "MultiEdit", "Write", "Read", "NotebookEdit")
-_GUARD_PHRASES = ("has not been read yet", "String to replace not found", "No changes to make",
-                  "Found ", "File does not exist", "modified since read", "File is too large",
-                  "exceeds maximum allowed")
-
-
-def _is_guard(lines: list) -> bool:
-    return bool(lines) and any(p in lines[0] for p in _GUARD_PHRASES)
 
 
 def _correction_episode(s: transcripts.Surprise, cwd, at: str) -> dict:

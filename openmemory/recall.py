@@ -20,7 +20,6 @@ vector channel alone ranks them.
 import os
 import re
 import sqlite3
-from math import sqrt
 
 from . import embed, paths
 from .clock import iso, parse_time
@@ -113,8 +112,8 @@ def match_expression(terms: list, all_of: bool = False) -> str:
 def rank(rows: list, lexical: dict | None, qvec: list, now: str, scope=None,
          lexical_share: float = LEXICAL_SHARE) -> list:
     """Score candidate rows and order them: in-project first (when scoped), then by score."""
-    query = [(i, x) for i, x in enumerate(qvec) if x]  # a query has few words: a sparse dot product
-    cosines = [_cosine(query, row["embedding"]) for row in rows]
+    query = {i: x for i, x in enumerate(qvec) if x}  # already unit length; few words: sparse
+    cosines = [max(0.0, embed.stored_cosine(query, row["embedding"])) for row in rows]
     best_cos = max(cosines, default=0.0)
     best_lex = max(lexical.values(), default=0.0) if lexical else 0.0
     now = parse_time(now)
@@ -178,11 +177,8 @@ def project_scope(cwd):
 
 
 def _main_root(path):
-    """The main working tree of the repository holding path, when path exists here."""
-    if not os.path.isdir(path):
-        return None
-    root = paths.git_root(path)
-    return str(root) if root else None
+    """The project (paths.project_of) of path, when path exists here."""
+    return paths.project_of(path) if os.path.isdir(path) else None
 
 
 # --------------------------------------------------------------------------------------
@@ -241,17 +237,3 @@ def _fallback_candidates(store: Store, query: str, include_archived: bool) -> li
 
 def _index_key(row) -> int:
     return -row["id"] if row["kind"] == "lesson" else row["id"]
-
-
-# A stored vector is 256 signed bytes (embed.encode); reading them through tables keeps
-# the cosine of one candidate near 8 µs in pure Python.
-_SIGNED = [b - 256 if b > 127 else b for b in range(256)]
-_SQUARED = [v * v for v in _SIGNED]
-
-
-def _cosine(query: list, blob: bytes) -> float:
-    """Cosine of a unit query vector, given as (dimension, value) pairs, and a stored vector."""
-    norm = sqrt(sum(map(_SQUARED.__getitem__, blob)))
-    if not norm:
-        return 0.0
-    return max(0.0, sum(x * _SIGNED[blob[i]] for i, x in query) / norm)

@@ -277,8 +277,8 @@ class ScaleByDesign(TempHome):
             many = [episode(f"k{i}", f"`make` failed on step {i}", f"make error in build step {i}") for i in range(600)]
             put(db, many + [episode("needle", "`make` failed: zstd missing", "zstd: command not found")])
             decoded = []
-            real = recall._cosine
-            recall._cosine = lambda q, blob: decoded.append(1) or real(q, blob)
+            real = embed.stored_cosine
+            embed.stored_cosine = lambda q, blob: decoded.append(1) or real(q, blob)
             try:
                 hits = recall.search(db, "make zstd", now=NOW)
                 self.assertLessEqual(len(decoded), recall.CANDIDATES)
@@ -287,7 +287,7 @@ class ScaleByDesign(TempHome):
                 recall.search(db, "make error build", now=NOW)   # every term in every row
                 self.assertLessEqual(len(decoded), recall.CANDIDATES)
             finally:
-                recall._cosine = real
+                embed.stored_cosine = real
 
 
 def load_labelled(db):

@@ -9,7 +9,7 @@ import unittest
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from openmemory import cli, clock, ingest, migrations, recall, sleep, store
+from openmemory import classify, cli, clock, ingest, lessons, recall, sleep, store
 from tests.fixtures import Transcript, project_folder
 from tests.helpers import TempHome, claude_code, raw_db
 
@@ -185,7 +185,7 @@ class AMonthOfNights(SleepCase):
         self.assertEqual(docs["sources"], docs_errors[:3])                  # not the one of Nov 18, yet
 
         for lesson in (tests, docs):
-            self.assertLessEqual(len(lesson["text"]), sleep.LESSON_CHARS)
+            self.assertLessEqual(len(lesson["text"]), lessons.LESSON_CHARS)
             self.assertNotIn("evil", lesson["text"])
         # The guards, the failing tests and "that still doesn't work" taught nothing, and
         # every surprise of the night was examined once.
@@ -272,7 +272,7 @@ class Wording(unittest.TestCase):
     """Lesson text without a model: the person's words and the agent's own failed command."""
 
     def lesson(self, said, command="", tool="Bash", rejected=False):
-        return sleep.correction_lesson({"said": said, "tool": tool, "command": command, "rejected": rejected})
+        return lessons.correction_lesson({"said": said, "tool": tool, "command": command, "rejected": rejected})
 
     def test_the_correction_and_the_failed_command_make_one_instruction(self):
         self.assertEqual(self.lesson("No, don't use unittest here, run the tests with pytest -q", "python -m unittest"),
@@ -319,7 +319,7 @@ class Wording(unittest.TestCase):
                 "and the unit tests with `pytest -q tests/unit`, never with tox, because tox rebuilds every "
                 "environment and takes ten minutes")
         text = self.lesson(said, "tox")
-        self.assertLessEqual(len(text), sleep.LESSON_CHARS)
+        self.assertLessEqual(len(text), lessons.LESSON_CHARS)
         self.assertTrue(text.startswith("Always run the integration tests with `docker compose run"), text)
         self.assertEqual(text.count("`") % 2, 0)
         self.assertTrue(text.endswith((".", "…")))
@@ -327,14 +327,14 @@ class Wording(unittest.TestCase):
     def test_repeated_errors_name_the_command_and_its_error(self):
         make = {"tool": "Bash", "command": "make docs", "error": ["Exit code 2", "make: *** No rule to make target "
                                                                   "'docs'. Stop."]}
-        self.assertEqual(sleep.error_lesson([make, make]),
+        self.assertEqual(lessons.error_lesson([make, make]),
                          "Don't run `make docs`: it fails with \"make: *** No rule to make target 'docs'. Stop.\"")
         python = [{"tool": "Bash", "command": cmd, "error": ["Exit code 127", "/bin/bash: line 1: python: command not found"]}
                   for cmd in ("python gen.py", "cd /w && python /w/y.py 2>&1 | head -5")]
-        self.assertEqual(sleep.error_lesson(python),
+        self.assertEqual(lessons.error_lesson(python),
                          "Don't run `python`: it fails with \"/bin/bash: line 1: python: command not found\".")
         fetch = {"tool": "WebFetch", "command": "WebFetch https://example.com/a", "error": ["Request failed with status code 403"]}
-        self.assertEqual(sleep.error_lesson([fetch, fetch]),
+        self.assertEqual(lessons.error_lesson([fetch, fetch]),
                          "Don't use `WebFetch https://example.com/a`: it fails with \"Request failed with status code 403\".")
 
     def test_which_failures_can_teach(self):
@@ -355,16 +355,16 @@ class Wording(unittest.TestCase):
                  facts("│ 🥊 lefthook v1.12.3 hook: pre-commit │", "┃ biome-fix ❯"),
                  facts("% Total % Received % Xferd Average Speed Time Time Time Current")]
         for f in teach:
-            self.assertTrue(sleep.is_lesson_error(f), f["error"])
+            self.assertTrue(classify.is_lesson_error(f), f["error"])
         for f in never:
-            self.assertFalse(sleep.is_lesson_error(f), f["error"])
+            self.assertFalse(classify.is_lesson_error(f), f["error"])
 
     def test_code_goes_in_backticks(self):
-        self.assertEqual(sleep.codify("run pytest -q in tests/unit, not python -m unittest", ["python -m unittest"]),
+        self.assertEqual(lessons.codify("run pytest -q in tests/unit, not python -m unittest", ["python -m unittest"]),
                          "run `pytest -q` in `tests/unit`, not `python -m unittest`")
-        self.assertEqual(sleep.codify("edit settings.py and set DEBUG=1, e.g. with 'sed'", []),
+        self.assertEqual(lessons.codify("edit settings.py and set DEBUG=1, e.g. with 'sed'", []),
                          "edit `settings.py` and set `DEBUG=1`, e.g. with `sed`")
-        self.assertEqual(sleep.codify("don't use `npm`, and don't run it -- ever", []),
+        self.assertEqual(lessons.codify("don't use `npm`, and don't run it -- ever", []),
                          "don't use `npm`, and don't run it -- ever")
 
     def test_scope_words(self):
@@ -374,12 +374,12 @@ class Wording(unittest.TestCase):
             plain = Path(tmp) / "plain"
             plain.mkdir()
             body = "Run the tests with `pytest -q`."
-            self.assertEqual(sleep.scoped(body, str(repo)), "In this repository run the tests with `pytest -q`.")
-            self.assertEqual(sleep.scoped(body, str(plain)), "In this project run the tests with `pytest -q`.")
-            self.assertEqual(sleep.scoped("PR titles start with the ticket.", str(plain)),
+            self.assertEqual(lessons.scoped(body, str(repo)), "In this repository run the tests with `pytest -q`.")
+            self.assertEqual(lessons.scoped(body, str(plain)), "In this project run the tests with `pytest -q`.")
+            self.assertEqual(lessons.scoped("PR titles start with the ticket.", str(plain)),
                              "In this project PR titles start with the ticket.")
-            self.assertEqual(sleep.scoped(body, None), body)
-            self.assertEqual(sleep.unscoped(sleep.scoped(body, str(repo))), body)
+            self.assertEqual(lessons.scoped(body, None), body)
+            self.assertEqual(lessons.unscoped(lessons.scoped(body, str(repo))), body)
 
 
 class TempFolder:
