@@ -7,6 +7,16 @@ import os
 import tempfile
 from pathlib import Path
 
+from .errors import RenderError
+
+
+def resolved(path: Path) -> Path:
+    """Where a write to path would land (its folder's symlinks resolved); refuses a non-file name."""
+    path = Path(path)
+    if path.name in ("", ".", "..") or os.sep in path.name:
+        raise RenderError(f"refusing to write {path}: not a file name")
+    return Path(os.path.realpath(path.parent)) / path.name
+
 
 def read(path: Path):
     """A file's bytes, or None when it does not exist."""

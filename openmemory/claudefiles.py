@@ -14,9 +14,7 @@ from .errors import RenderError
 def guard(path: Path) -> Path:
     """Refuse any write outside `<config dir>/projects/*/memory/`."""
     path = Path(path)
-    if path.name in ("", ".", "..") or os.sep in path.name:
-        raise RenderError(f"refusing to write {path}: not a file name")
-    real = Path(os.path.realpath(path.parent)) / path.name
+    real = atomic.resolved(path)
     projects = Path(os.path.realpath(paths.projects_dir()))
     if real.parent.name == "memory" and real.parent.parent.parent == projects:
         return path

@@ -13,9 +13,7 @@ from .errors import RenderError
 def guard(path: Path) -> Path:
     """Refuse any write outside OPENMEMORY_HOME."""
     path = Path(path)
-    if path.name in ("", ".", "..") or os.sep in path.name:
-        raise RenderError(f"refusing to write {path}: not a file name")
-    real = Path(os.path.realpath(path.parent)) / path.name
+    real = atomic.resolved(path)
     home = Path(os.path.realpath(paths.home()))
     if real.parent == home or home in real.parents:
         return path

@@ -263,6 +263,12 @@ class Surprises(unittest.TestCase):
         self.assertEqual(classify.error_lines("<tool_use_error>File does not exist.</tool_use_error>"),
                          ["File does not exist."])
 
+    def test_a_negative_exit_code_is_the_same_head_line(self):
+        # a process killed by a signal: ingest and sleep read "Exit code" with one pattern
+        out = "Exit code -9\nstarting worker\nfatal: out of memory"
+        self.assertEqual(classify.error_lines(out), ["Exit code -9", "fatal: out of memory"])
+        self.assertEqual(classify.telling_lines({"error": classify.error_lines(out)}), ["fatal: out of memory"])
+
 
 class RealCorpus(unittest.TestCase):
     """Every real transcript parses with nothing skipped and sensible content."""

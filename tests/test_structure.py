@@ -1,0 +1,153 @@
+"""The rules the code states about itself, pinned: who speaks SQL, who prints, module size, no cycles."""
+import ast
+import unittest
+
+from tests.helpers import ROOT
+
+PACKAGE = ROOT / "openmemory"
+MAX_LINES = 600                                   # one module, one job: none over ~600 lines
+SQL_MODULES = {"store.py", "migrations.py"}       # only these speak SQL
+PRINTING_MODULES = {"cli.py"}                     # only this prints or touches the standard streams
+SQL_CALLS = {"execute", "executemany", "executescript"}
+STREAMS = {"stdout", "stderr", "stdin", "__stdout__", "__stderr__", "__stdin__"}
+
+
+def modules():
+    """(file name, parsed tree, text) of every module of the package."""
+    out = []
+    for path in sorted(PACKAGE.glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        out.append((path.name, ast.parse(text, filename=str(path)), text))
+    return out
+
+
+def _where(name, node) -> str:
+    return f"openmemory/{name}:{node.lineno}"
+
+
+class OnlyTheStoreSpeaksSQL(unittest.TestCase):
+    def test_no_module_but_the_store_runs_sql_or_opens_sqlite(self):
+        found = []
+        for name, tree, _ in modules():
+            if name in SQL_MODULES:
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                        and node.func.attr in SQL_CALLS:
+                    found.append(f"{_where(name, node)} calls .{node.func.attr}()")
+                if isinstance(node, ast.Attribute) and node.attr == "connect" \
+                        and isinstance(node.value, ast.Name) and node.value.id == "sqlite3":
+                    found.append(f"{_where(name, node)} opens sqlite3 itself")
+                if isinstance(node, ast.ImportFrom) and node.module == "sqlite3":
+                    found.append(f"{_where(name, node)} imports from sqlite3")
+        self.assertEqual(found, [], "only store.py and migrations.py may speak SQL")
+
+    def test_the_scan_sees_sql(self):
+        tree = ast.parse("def f(store):\n    store._db.execute('SELECT 1')\n")
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                 and n.func.attr in SQL_CALLS]
+        self.assertEqual(len(calls), 1)
+
+    def test_the_store_keeps_its_connection_private(self):
+        found = []
+        for name, tree, _ in modules():
+            if name in SQL_MODULES:
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Attribute) and node.attr in ("db", "_db"):
+                    found.append(f"{_where(name, node)} reaches .{node.attr}")
+        self.assertEqual(found, [])
+
+
+class OnlyTheCliPrints(unittest.TestCase):
+    def test_no_module_but_the_cli_prints_or_touches_the_standard_streams(self):
+        found = []
+        for name, tree, _ in modules():
+            if name in PRINTING_MODULES:
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("print", "input"):
+                    found.append(f"{_where(name, node)} calls {node.func.id}()")
+                if isinstance(node, ast.Attribute) and node.attr in STREAMS \
+                        and isinstance(node.value, ast.Name) and node.value.id == "sys":
+                    found.append(f"{_where(name, node)} touches sys.{node.attr}")
+                if isinstance(node, ast.ImportFrom) and node.module == "sys" \
+                        and any(a.name in STREAMS for a in node.names):
+                    found.append(f"{_where(name, node)} imports a standard stream from sys")
+        self.assertEqual(found, [], "only cli.py prints; the others are handed their streams")
+
+
+class Shape(unittest.TestCase):
+    def test_every_module_is_under_the_limit(self):
+        long = {name: text.count("\n") for name, _, text in modules() if text.count("\n") > MAX_LINES}
+        self.assertEqual(long, {}, f"split a module over {MAX_LINES} lines by job")
+
+    def test_no_grab_bag_module(self):
+        self.assertEqual([n for n, _, _ in modules() if n in ("utils.py", "helpers.py", "misc.py", "common.py")], [])
+
+    def test_the_package_stays_flat(self):
+        self.assertEqual([p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__"], [])
+
+    def test_no_import_cycle(self):
+        graph = import_graph()
+        self.assertIn("store", graph["sleep"])  # the graph sees imports, also inside functions
+        self.assertIn("ingest", graph["cli"])
+        cycle = find_cycle(graph)
+        self.assertIsNone(cycle, f"import cycle: {' -> '.join(cycle or [])}")
+
+
+def import_graph() -> dict:
+    """{module: set of package modules it imports}, module-level and function-level alike."""
+    names = {name[:-3] for name, _, _ in modules()}
+    graph = {}
+    for name, tree, _ in modules():
+        deps = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                if node.module:
+                    deps.add(node.module.split(".")[0])
+                else:
+                    deps.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("openmemory"):
+                parts = node.module.split(".")
+                deps.update([parts[1]] if len(parts) > 1 else [a.name for a in node.names])
+            elif isinstance(node, ast.Import):
+                deps.update(a.name.split(".")[1] for a in node.names if a.name.startswith("openmemory."))
+        graph[name[:-3]] = (deps & names) - {name[:-3], "__init__"}
+    return graph
+
+
+def find_cycle(graph: dict):
+    """One cycle as a list of modules, or None."""
+    state, stack = {}, []
+
+    def visit(node):
+        state[node] = "open"
+        stack.append(node)
+        for dep in sorted(graph.get(node, ())):
+            if state.get(dep) == "open":
+                return stack[stack.index(dep):] + [dep]
+            if dep not in state:
+                found = visit(dep)
+                if found:
+                    return found
+        state[node] = "done"
+        stack.pop()
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+class CycleFinder(unittest.TestCase):
+    def test_it_finds_a_cycle_and_none_where_there_is_none(self):
+        self.assertEqual(find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}), ["a", "b", "c", "a"])
+        self.assertIsNone(find_cycle({"a": {"b"}, "b": {"c"}, "c": set()}))
+
+
+if __name__ == "__main__":
+    unittest.main()
