@@ -1,6 +1,7 @@
-"""The one SQLite file: schema, migrations, and every read and write of memory.
+"""The one SQLite file: every read and write of memory, as named methods of `Store`.
 
-Only this module speaks SQL. Everything written passes through `redact` first, and
+Only this module (and migrations.py, the schema) speaks SQL: the others ask a `Store`
+method that says what it is for. Everything written passes through `redact` first, and
 every episode and lesson carries its hashed vector (embed.encode, 256 bytes).
 """
 import json
@@ -24,6 +25,8 @@ def busy_timeout_ms() -> int:
         return max(0, int(os.environ.get("OPENMEMORY_BUSY_TIMEOUT_MS", BUSY_TIMEOUT_MS)))
     except ValueError:
         return BUSY_TIMEOUT_MS
+
+
 EPISODE_KINDS = ("session", "error", "correction", "note")
 
 
