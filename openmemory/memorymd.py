@@ -18,9 +18,9 @@ END = "<!-- openmemory:end -->"
 HEADING = "## Learnt from past sessions (openmemory)"
 
 LINE_CHARS = 150            # Claude Code's memory prompt: index entries "under ~150 characters"
-# Measured with Claude Code 2.1.328 (ARCHITECTURE.md, "Measurements"): MEMORY.md is loaded after
-# block-level HTML comments are stripped (so the markers cost nothing), up to 200 lines or
-# 25,000 bytes ("limit: 24.4KB"), whichever comes first, cut at a whole line.
+# Measured with Claude Code 2.1.328 (PROTOCOL.md, "Written: Claude Code's memory folder"):
+# MEMORY.md is loaded after block-level HTML comments are stripped (so the markers cost
+# nothing), up to 200 lines or 25,000 bytes ("limit: 24.4KB"), whichever first, at a whole line.
 LOAD_LINES = 200
 LOAD_BYTES = 25_000
 WHY_SOURCES = 5             # source episodes listed under **Why:** (most recent first)

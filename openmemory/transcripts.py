@@ -341,7 +341,7 @@ def tool_summary(name: str, inp: dict) -> str:
 # Surprises
 
 def surprises(s: Session) -> list:
-    """Every error and correction of a session, in order (see ARCHITECTURE.md for the rules)."""
+    """Every error and correction of a session, in order (PROTOCOL.md has the rules)."""
     found = []
     errors: dict = {}
     last_assistant = None       # the agent's most recent response

@@ -434,7 +434,7 @@ class Placement(RenderCase):
 
 class SlugsAndSafety(RenderCase):
     def test_slug_rule_matches_claude_code(self):
-        # Folder names the real Claude Code 2.1.328 made (ARCHITECTURE.md, "Render").
+        # Folder names the real Claude Code 2.1.328 made (PROTOCOL.md, "Written: Claude Code's memory folder").
         self.assertEqual(paths.project_slug("/tmp/om-probe-ilnu8anz/my repo_ö\U0001F642.v2"),
                          "-tmp-om-probe-ilnu8anz-my-repo-----v2")
         long = "/tmp/om-probe-2gzsrhyu/" + "a" * 120 + "/" + "b" * 120
