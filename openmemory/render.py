@@ -7,11 +7,9 @@ render, what the person vetoed. It writes only through claudefiles (inside
 Everything else in that folder is the person's or Claude Code's and is never touched. The person decides: a lesson file they
 delete is a veto (never written again), a file they edit is theirs (left as it is).
 """
-import fcntl
 import hashlib
 import json
 import os
-import time
 from pathlib import Path
 
 from . import atomic, claudefiles, embed, ownfiles, paths
@@ -62,7 +60,7 @@ def lesson_record(lesson: dict, sources: list, predictions: list) -> dict:
 
 
 # --------------------------------------------------------------------------------------
-# Render's state files (under OPENMEMORY_HOME) and its lock.
+# Render's state files (under OPENMEMORY_HOME).
 
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
@@ -85,29 +83,6 @@ def _load_state(path: Path, key: str, kind) -> object:
 
 def _dump(value) -> bytes:
     return (json.dumps(value, ensure_ascii=False, indent=1, sort_keys=True) + "\n").encode("utf-8")
-
-
-class _Lock:
-    """One render at a time (cron's sleep and a manual render may overlap)."""
-
-    def __enter__(self):
-        path = ownfiles.guard(paths.home() / "render.lock")
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        self.fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-        deadline = time.monotonic() + LOCK_WAIT_SECONDS
-        while True:
-            try:
-                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return self
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    os.close(self.fd)
-                    raise RenderError(f"another render has held {path} for {LOCK_WAIT_SECONDS} s; "
-                                      f"try again when it has finished")
-                time.sleep(0.05)
-
-    def __exit__(self, *exc):
-        os.close(self.fd)
 
 
 # --------------------------------------------------------------------------------------
@@ -167,7 +142,7 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
     limit = index_lines_limit(max_lines)
     result = {"written": [], "removed": [], "left": [], "vetoed": [], "warnings": [], "folders": [],
               "lessons": 0, "lessons_jsonl": str(paths.lessons_path())}
-    with _Lock():
+    with ownfiles.Lock("render.lock", LOCK_WAIT_SECONDS, "render"):
         written = _load_state(paths.written_path(), "files", dict)
         sections = _load_state(paths.written_path(), "sections", dict)
         vetoes = _load_state(paths.vetoed_path(), "lessons", list)

@@ -77,6 +77,47 @@ class OnlyTheCliPrints(unittest.TestCase):
         self.assertEqual(found, [], "only cli.py prints; the others are handed their streams")
 
 
+# Who may create, replace or remove files: the two writers (and the primitives beneath them);
+# besides them the store creates its database file and the CLI its log folder.
+OS_WRITES = {"replace", "link", "rename", "unlink", "remove", "makedirs", "O_CREAT"}
+PATH_WRITES = {"write_bytes", "write_text", "mkdir", "mkstemp", "symlink_to", "touch"}
+FILE_WRITERS = {"atomic.py": None, "claudefiles.py": None, "ownfiles.py": None,  # None: any write
+                "store.py": {"mkdir", "O_CREAT"}, "cli.py": {"mkdir"}}
+
+
+def file_writes(tree) -> list:
+    """(line, what) of every call in tree that creates, replaces or removes a file or folder."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "os" \
+                and node.attr in OS_WRITES:
+            out.append((node.lineno, node.attr))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in PATH_WRITES:
+            out.append((node.lineno, node.func.attr))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "open":
+            mode = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "mode"),
+                                                                  None)
+            if isinstance(mode, ast.Constant) and set(str(mode.value)) & set("wax+"):
+                out.append((node.lineno, "open for writing"))
+    return out
+
+
+class OnlyTheWritersWrite(unittest.TestCase):
+    def test_files_are_written_only_through_claudefiles_and_ownfiles(self):
+        found = []
+        for name, tree, _ in modules():
+            allowed = FILE_WRITERS.get(name, set())
+            for line, what in file_writes(tree):
+                if allowed is not None and what not in allowed:
+                    found.append(f"openmemory/{name}:{line} {what}")
+        self.assertEqual(found, [], "write files through claudefiles (Claude Code's memory folders) or "
+                                    "ownfiles (OPENMEMORY_HOME)")
+
+    def test_the_scan_sees_writes(self):
+        tree = ast.parse("import os\nos.replace(a, b)\np.write_text('x')\nopen(p, 'w')\nopen(p)\n")
+        self.assertEqual(sorted(file_writes(tree)), [(2, "replace"), (3, "write_text"), (4, "open for writing")])
+
+
 class Shape(unittest.TestCase):
     def test_every_module_is_under_the_limit(self):
         long = {name: text.count("\n") for name, _, text in modules() if text.count("\n") > MAX_LINES}
