@@ -21,60 +21,66 @@ def modules():
     return out
 
 
-def _where(name, node) -> str:
-    return f"openmemory/{name}:{node.lineno}"
+def offences(skip: set, check) -> list:
+    """`openmemory/<module>:<line> <what>` for every node of the modules not in skip that check names."""
+    found = []
+    for name, tree, _ in modules():
+        if name not in skip:
+            found += [f"openmemory/{name}:{node.lineno} {what}" for node in ast.walk(tree)
+                      for what in [check(node)] if what]
+    return found
+
+
+def _attribute_of(node, module: str, attrs) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr in attrs \
+        and isinstance(node.value, ast.Name) and node.value.id == module
+
+
+def sql(node):
+    """What in node speaks SQL: a cursor call, sqlite3.connect, an import from sqlite3."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in SQL_CALLS:
+        return f"calls .{node.func.attr}()"
+    if _attribute_of(node, "sqlite3", {"connect"}):
+        return "opens sqlite3 itself"
+    if isinstance(node, ast.ImportFrom) and node.module == "sqlite3":
+        return "imports from sqlite3"
+    return None
+
+
+def printing(node):
+    """What in node prints or touches a standard stream."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("print", "input"):
+        return f"calls {node.func.id}()"
+    if _attribute_of(node, "sys", STREAMS):
+        return f"touches sys.{node.attr}"
+    if isinstance(node, ast.ImportFrom) and node.module == "sys" and any(a.name in STREAMS for a in node.names):
+        return "imports a standard stream from sys"
+    return None
 
 
 class OnlyTheStoreSpeaksSQL(unittest.TestCase):
     def test_no_module_but_the_store_runs_sql_or_opens_sqlite(self):
-        found = []
-        for name, tree, _ in modules():
-            if name in SQL_MODULES:
-                continue
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                        and node.func.attr in SQL_CALLS:
-                    found.append(f"{_where(name, node)} calls .{node.func.attr}()")
-                if isinstance(node, ast.Attribute) and node.attr == "connect" \
-                        and isinstance(node.value, ast.Name) and node.value.id == "sqlite3":
-                    found.append(f"{_where(name, node)} opens sqlite3 itself")
-                if isinstance(node, ast.ImportFrom) and node.module == "sqlite3":
-                    found.append(f"{_where(name, node)} imports from sqlite3")
-        self.assertEqual(found, [], "only store.py and migrations.py may speak SQL")
+        self.assertEqual(offences(SQL_MODULES, sql), [], "only store.py and migrations.py may speak SQL")
 
     def test_the_scan_sees_sql(self):
-        tree = ast.parse("def f(store):\n    store._db.execute('SELECT 1')\n")
-        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                 and n.func.attr in SQL_CALLS]
-        self.assertEqual(len(calls), 1)
+        tree = ast.parse("import sqlite3\ndef f(store):\n    store._db.execute('SELECT 1')\n    sqlite3.connect(p)\n")
+        self.assertEqual(sorted(filter(None, map(sql, ast.walk(tree)))), ["calls .execute()", "opens sqlite3 itself"])
 
     def test_the_store_keeps_its_connection_private(self):
-        found = []
-        for name, tree, _ in modules():
-            if name in SQL_MODULES:
-                continue
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Attribute) and node.attr in ("db", "_db"):
-                    found.append(f"{_where(name, node)} reaches .{node.attr}")
-        self.assertEqual(found, [])
+        reach = lambda node: f"reaches .{node.attr}" if isinstance(node, ast.Attribute) \
+            and node.attr in ("db", "_db") else None
+        self.assertEqual(offences(SQL_MODULES, reach), [])
 
 
 class OnlyTheCliPrints(unittest.TestCase):
     def test_no_module_but_the_cli_prints_or_touches_the_standard_streams(self):
-        found = []
-        for name, tree, _ in modules():
-            if name in PRINTING_MODULES:
-                continue
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("print", "input"):
-                    found.append(f"{_where(name, node)} calls {node.func.id}()")
-                if isinstance(node, ast.Attribute) and node.attr in STREAMS \
-                        and isinstance(node.value, ast.Name) and node.value.id == "sys":
-                    found.append(f"{_where(name, node)} touches sys.{node.attr}")
-                if isinstance(node, ast.ImportFrom) and node.module == "sys" \
-                        and any(a.name in STREAMS for a in node.names):
-                    found.append(f"{_where(name, node)} imports a standard stream from sys")
-        self.assertEqual(found, [], "only cli.py prints; the others are handed their streams")
+        self.assertEqual(offences(PRINTING_MODULES, printing), [],
+                         "only cli.py prints; the others are handed their streams")
+
+    def test_the_scan_sees_printing(self):
+        tree = ast.parse("import sys\nprint('x')\nsys.stdout.write('x')\nlog(stream=sys.stderr)\n")
+        self.assertEqual(sorted(filter(None, map(printing, ast.walk(tree)))),
+                         ["calls print()", "touches sys.stderr", "touches sys.stdout"])
 
 
 # Who may create, replace or remove files: the two writers (and the primitives beneath them);
