@@ -122,11 +122,24 @@ def _main_worktree(folder: Path, dot_git: Path) -> Path:
     return common.parent if common.name == ".git" else folder
 
 
+def project_of(cwd) -> str:
+    """The project a folder belongs to: its repository's main working tree, else the folder itself.
+
+    Used by sleep (a lesson's project), render (which memory folder) and recall (in this project?).
+    Also for a folder since deleted (its repository may remain) and for a name the file system
+    cannot hold (a component longer than NAME_MAX: the name, normalised).
+    """
+    try:
+        root = git_root(cwd)
+        return str(root) if root else os.path.realpath(cwd)
+    except OSError:
+        return os.path.normpath(cwd)
+
+
 def memory_dir_for(cwd) -> Path:
     """The auto-memory folder Claude Code loads MEMORY.md from for a session started in cwd."""
     # Seen with Claude Code 2.1.328: a session in repo/sub/dir loads the MEMORY.md of repo.
-    root = git_root(cwd) or Path(os.path.realpath(cwd))
-    return projects_dir() / project_slug(root) / "memory"
+    return projects_dir() / project_slug(project_of(cwd)) / "memory"
 
 
 def all_paths() -> dict:
