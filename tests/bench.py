@@ -314,9 +314,11 @@ def table(rows: list) -> list:
     head = ["corpus", "MB", "sessions", "episodes", "json.loads s", "ingest s", "MB/s", "ratio",
             "no-op s (per 10k)", "bytes/episode", "peak MB", "recall p50/p95 ms", "recall CLI ms",
             "first sleep s (lessons)"]
-    target = ["target", "", "", "", "", "", "", f"≥ {TARGETS['ratio_dense']} dense, ≥ {TARGETS['ratio_large']} large",
+    target = ["target", "", "", "", "", "", "",
+              f"≥ {TARGETS['ratio_dense']} dense, ≥ {TARGETS['ratio_large']} large",
               f"≤ {TARGETS['noop_per_10k_s']} per 10k", f"≤ {TARGETS['bytes_per_episode']}",
-              f"≤ {TARGETS['peak_mb']} (1 GB)", f"p50 ≤ {TARGETS['recall_p50_ms']}", f"≤ {TARGETS['recall_cli_ms']}",
+              f"≤ {TARGETS['peak_mb']} (1 GB)", f"p50 ≤ {TARGETS['recall_p50_ms']}",
+              f"≤ {TARGETS['recall_cli_ms']}",
               f"≤ {TARGETS['sleep_s']}"]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|",
              "| " + " | ".join(target) + " |"]
@@ -384,7 +386,8 @@ def profile(pool: list, work: Path, top: int) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m tests.bench", description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="the smallest size only, fewer large sessions (under a minute)")
+    ap.add_argument("--quick", action="store_true",
+                    help="the smallest size only, fewer large sessions (under a minute)")
     ap.add_argument("--sizes", help=f"dense corpus sizes in sessions, comma-separated "
                                     f"(default {','.join(map(str, DEFAULT_SIZES))})")
     ap.add_argument("--runs", type=int, default=3, help="runs of the hook in each mode (default 3)")

@@ -151,7 +151,8 @@ def dense_session(i: int) -> tuple:
     task = rng.choice(TASKS).format(w=rng.choice(words))
     t.user(task)
     f1 = f"{cwd}/src/{rng.choice(words)}.py"
-    t.assistant(f"I'll start by reading {f1}.", thinking="Let me look at the code first." if rng.random() < 0.5 else None,
+    thinking = "Let me look at the code first." if rng.random() < 0.5 else None
+    t.assistant(f"I'll start by reading {f1}.", thinking=thinking,
                 tools=[("Read", {"file_path": f1}, _filler(rng, 1200), False),
                        ("Grep", {"pattern": rng.choice(words), "path": cwd}, "\n".join(
                            f"{cwd}/src/{w}.py:{rng.randrange(400)}: {w}" for w in words), False)])
@@ -204,7 +205,8 @@ def large_session(i: int, target_bytes: int) -> tuple:
     while size < target_bytes:
         step += 1
         f = f"{cwd}/src/{rng.choice(words)}_{step % 40}.py"
-        t.assistant(f"Reading {f}.", tools=[("Read", {"file_path": f}, _filler(rng, rng.randrange(8000, 40000)), False)])
+        source = _filler(rng, rng.randrange(8000, 40000))
+        t.assistant(f"Reading {f}.", tools=[("Read", {"file_path": f}, source, False)])
         t._envelope("file-history-snapshot", snapshot={"trackedFileBackups": {f: {"backupFileName": None,
                                                                               "version": step}}},
                     isSnapshotUpdate=True)
@@ -219,10 +221,12 @@ def large_session(i: int, target_bytes: int) -> tuple:
             if cmd not in failed:  # openmemory counts the same command failing again in one episode
                 failed.add(cmd)
                 episodes["error"] += 1
-            t.assistant("Running the checks.", tools=[("Bash", {"command": cmd}, out + "\n" + _filler(rng, 3000), True)])
+            out += "\n" + _filler(rng, 3000)
+            t.assistant("Running the checks.", tools=[("Bash", {"command": cmd}, out, True)])
         else:
             t.assistant("Running the tests.", tools=[
-                ("Bash", {"command": f"pytest -q tests/test_{step % 40}.py"}, _filler(rng, 6000) + "\n12 passed", False)])
+                ("Bash", {"command": f"pytest -q tests/test_{step % 40}.py"}, _filler(rng, 6000) + "\n12 passed",
+                 False)])
         if step % 25 == 0:
             t.user(CORRECTIONS[step % len(CORRECTIONS)])
             episodes["correction"] += 1
