@@ -1,17 +1,15 @@
 """Recall: the index stays in sync, odd queries never raise, scoring/touching/archive/scope
-behave as documented, the fusion beats each channel on a labelled set, and the CLI verb."""
+behave as documented, real transcripts, and the CLI verb (quality: test_recall_quality)."""
 import json
 import sqlite3
 import subprocess
 import sys
 import unittest
-from pathlib import Path
 
 from openmemory import clock, embed, migrations, recall, store
 from tests.fixtures import project_folder, test_session
 from tests.helpers import TempHome, corpus_files, raw_db
 
-LABELLED = Path(__file__).parent / "data" / "recall_labelled.json"
 NOW = "2026-11-01T12:00:00.000000Z"
 
 
@@ -288,49 +286,6 @@ class ScaleByDesign(TempHome):
                 self.assertLessEqual(len(decoded), recall.CANDIDATES)
             finally:
                 embed.stored_cosine = real
-
-
-def load_labelled(db):
-    """Store the labelled set; returns (data, {(is_lesson, id): key})."""
-    data = json.loads(LABELLED.read_text())
-    names = {}
-    by_cwd = {}
-    for e in data["episodes"]:
-        by_cwd.setdefault(e["cwd"], []).append(e)
-    for cwd, eps in by_cwd.items():
-        put(db, eps, session=cwd)
-    for row in raw_db(db).execute("SELECT id, key FROM episodes"):
-        names[(False, row[0])] = row[1]
-    for lesson in data["lessons"]:
-        names[(True, add_lesson(db, lesson["text"], lesson["cwd"], lesson["at"]))] = lesson["key"]
-    return data, names
-
-
-def recall_at(db, data, names, share):
-    """(R@1, R@5) over the labelled queries with this lexical share (1: BM25 alone, 0: vectors alone)."""
-    r1 = r5 = 0
-    for q in data["queries"]:
-        hits = recall.search(db, q["query"], 5, q.get("cwd"), now=data["now"], lexical_share=share)
-        got = [names[(h["kind"] == "lesson", h["id"])] for h in hits]
-        r1 += bool(got) and got[0] in q["want"]
-        r5 += any(g in q["want"] for g in got)
-    return r1 / len(data["queries"]), r5 / len(data["queries"])
-
-
-class Quality(TempHome):
-    def test_fusion_beats_each_channel_on_the_labelled_set(self):
-        with store.connect() as db:
-            data, names = load_labelled(db)
-            vector = recall_at(db, data, names, 0.0)
-            bm25 = recall_at(db, data, names, 1.0)
-            fusion = recall_at(db, data, names, recall.LEXICAL_SHARE)
-        print(f"\nlabelled set, {len(data['queries'])} queries over {len(data['episodes'])} episodes: "
-              f"R@1/R@5 vector {vector[0]:.2f}/{vector[1]:.2f}, BM25 {bm25[0]:.2f}/{bm25[1]:.2f}, "
-              f"fusion {fusion[0]:.2f}/{fusion[1]:.2f}", file=sys.stderr)
-        self.assertGreater(fusion[1], bm25[1])
-        self.assertGreater(fusion[1], vector[1])
-        self.assertGreaterEqual(fusion[0], max(bm25[0], vector[0]))
-        self.assertGreaterEqual(fusion[1], 0.9)
 
 
 class RealCorpus(TempHome):
