@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from openmemory import recall, store  # noqa: E402
-from tests.helpers import CORPUS  # noqa: E402
+from tests.helpers import CORPUS, raw_db  # noqa: E402
 
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{1,20}")
 
@@ -87,7 +87,7 @@ def queries(path: Path, n: int, seed: int = 11) -> list:
     common = words[20:200]
     out = []
     with store.connect(path) as db:
-        top = db.db.execute("SELECT max(id) FROM episodes").fetchone()[0]
+        top = raw_db(db).execute("SELECT max(id) FROM episodes").fetchone()[0]
         while len(out) < n:
             ep = db.episode(rng.randint(1, top))
             if not ep:
