@@ -10,8 +10,10 @@ import sqlite3
 import zlib
 from pathlib import Path
 
-from . import embed, paths
-from .clock import iso
+from datetime import timedelta
+
+from . import context, embed, paths
+from .clock import iso, parse_time
 from .errors import OpenMemoryError, StoreError
 from .migrations import migrate
 from .redact import redact, redact_obj
@@ -99,7 +101,10 @@ class Store:
                 "SELECT key, id, session_id FROM episodes WHERE key IN (%s)" % ",".join("?" * len(episodes)),
                 [e["key"] for e in episodes])} if episodes else {}
             keep = set()
+            in_order = sorted(episodes, key=lambda e: (e["at"] or "", e["kind"] != "session"))
+            contexts = {id(e): c for e, c in zip(in_order, context.session_contexts(in_order))}
             for ep in episodes:
+                around = redact(contexts[id(ep)])
                 ep = _clean_episode(ep)
                 found = existing.get(ep["key"])
                 if found and found[1] != sid:
@@ -108,18 +113,18 @@ class Store:
                 if found:
                     self._db.execute(
                         "UPDATE episodes SET cwd = ?, kind = ?, title = ?, gist = ?, detail = ?, facts = ?, "
-                        "at = ?, embedding = ? WHERE id = ? AND (title, gist, detail, facts, at, "
-                        "ifnull(cwd, '')) IS NOT (?, ?, ?, ?, ?, ?)",
+                        "at = ?, embedding = ?, context = ? WHERE id = ? AND (title, gist, detail, facts, at, "
+                        "ifnull(cwd, ''), context) IS NOT (?, ?, ?, ?, ?, ?, ?)",
                         (ep["cwd"], ep["kind"], ep["title"], ep["gist"], ep["detail"], ep["facts"], ep["at"],
-                         vec, found[0], ep["title"], ep["gist"], ep["detail"], ep["facts"], ep["at"],
-                         ep["cwd"] or ""))
+                         vec, around, found[0], ep["title"], ep["gist"], ep["detail"], ep["facts"], ep["at"],
+                         ep["cwd"] or "", around))
                     counts["updated"] += self._db.execute("SELECT changes()").fetchone()[0]
                 else:
                     self._db.execute(
                         "INSERT INTO episodes (key, session_id, cwd, kind, title, gist, detail, facts, at, "
-                        "created, last_touched, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        "created, last_touched, embedding, context) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (ep["key"], sid, ep["cwd"], ep["kind"], ep["title"], ep["gist"], ep["detail"],
-                         ep["facts"], ep["at"], now, now, vec))
+                         ep["facts"], ep["at"], now, now, vec, around))
                     counts["added"][ep["kind"]] = counts["added"].get(ep["kind"], 0) + 1
                 keep.add(ep["key"])
             stale = [row[0] for row in self._db.execute(
@@ -141,22 +146,51 @@ class Store:
                  session.get("version"), session.get("turns", 0), session.get("skipped", 0)))
         return counts
 
-    def add_note(self, text: str, title: str = "", cwd: str | None = None, now: str | None = None) -> int:
-        """Store a note episode at once (the MCP `remember` tool); returns its id."""
+    def add_note(self, text: str, title: str = "", cwd: str | None = None, now: str | None = None,
+                 conversation: str | None = None) -> int:
+        """Store a note episode at once (the MCP `remember` tool); returns its id.
+
+        With a conversation (the MCP server's), the note and the notes stored just before it
+        in that conversation and folder become each other's context (context.py).
+        """
         now = now or iso()
         text = " ".join(text.split()) if "\n" not in text else text.strip()
         if not text:
             raise OpenMemoryError("a note needs some text")
         title = title.strip() or text.splitlines()[0][:100]
         ep = _clean_episode({"key": "", "kind": "note", "title": title, "gist": text, "detail": "",
-                             "facts": {}, "at": now, "cwd": cwd})
+                             "facts": {"conversation": conversation} if conversation else {}, "at": now,
+                             "cwd": cwd})
         with self.transaction():
+            thread = self._conversation_before(conversation, ep["cwd"], now) if conversation else []
+            thread.append(ep)
+            contexts = context.note_contexts(thread)
             cur = self._db.execute(
                 "INSERT INTO episodes (key, session_id, cwd, kind, title, gist, detail, facts, at, created, "
-                "last_touched, embedding) VALUES (?, NULL, ?, 'note', ?, ?, '', '{}', ?, ?, ?, ?)",
-                (f"note:{now}:{_hash_text(text):08x}", ep["cwd"], ep["title"], ep["gist"], now, now, now,
-                 embed.encode(embed.vector(ep["title"] + "\n" + ep["gist"]))))
+                "last_touched, embedding, context) VALUES (?, NULL, ?, 'note', ?, ?, '', ?, ?, ?, ?, ?, ?)",
+                (f"note:{now}:{_hash_text(text):08x}", ep["cwd"], ep["title"], ep["gist"], ep["facts"], now, now,
+                 now, embed.encode(embed.vector(ep["title"] + "\n" + ep["gist"])), contexts[-1]))
+            changed = list(zip(thread[:-1], contexts))[-context.NEIGHBOURS:]  # the new note is next to these
+            self._db.executemany("UPDATE episodes SET context = ? WHERE id = ?",
+                                 [(c, n["id"]) for n, c in changed if n["context"] != c])
         return cur.lastrowid
+
+    def _conversation_before(self, conversation: str, cwd, now: str) -> list:
+        """The last 2·NEIGHBOURS notes of this conversation and folder, each within the gap of
+        the next, oldest first: the new note's neighbours, and theirs (which their context needs)."""
+        wanted = 2 * context.NEIGHBOURS
+        since = iso(parse_time(now) - timedelta(seconds=wanted * context.CONVERSATION_GAP_SECONDS))
+        found, later = [], now
+        for row in self._db.execute(
+                "SELECT id, title, gist, at, cwd, facts, context FROM episodes WHERE kind = 'note' AND at >= ? "
+                "AND at <= ? ORDER BY at DESC, id DESC LIMIT 500", (since, now)):
+            if row["cwd"] != cwd or context.conversation_of(row["facts"]) != conversation:
+                continue
+            if not context.same_conversation(row["at"], later) or len(found) == wanted:
+                break
+            found.append(dict(row))
+            later = row["at"]
+        return found[::-1]
 
     # -- reading ---------------------------------------------------------------------
 
@@ -210,6 +244,11 @@ class Store:
         """Whether this database has the full-text index (SQLite with FTS5 when it was made)."""
         return self._db.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'recall_index'").fetchone() is not None
+
+    def indexed_total(self) -> int:
+        """About how many rows the index holds (the highest ids: cheap, and all an IDF needs)."""
+        return (self._db.execute("SELECT ifnull(max(id), 0) FROM episodes").fetchone()[0]
+                + self._db.execute("SELECT ifnull(max(id), 0) FROM lessons").fetchone()[0])
 
     def indexed_count(self, match: str, limit: int) -> int:
         """How many index rows an FTS5 match expression finds, counted up to limit."""
@@ -406,9 +445,9 @@ class Store:
             self._db.executemany("UPDATE lessons SET vetoed = 1 WHERE id = ?", [(i,) for i in ids])
 
 
-_RECALL_COLUMNS = "id, kind, title, gist, cwd, at, strength, recalls, archived, embedding"
+_RECALL_COLUMNS = "id, kind, title, gist, cwd, at, strength, recalls, archived, embedding, context"
 _RECALL_LESSON_COLUMNS = ("id, 'lesson' AS kind, text AS title, text AS gist, cwd, updated AS at, strength, "
-                          "0 AS recalls, archived, embedding")
+                          "0 AS recalls, archived, embedding, '' AS context")
 
 
 def _holds(text: str, stems: list) -> str:

@@ -24,6 +24,13 @@ def put(db, episodes, session="s1"):
     return {row["key"]: row["id"] for row in raw_db(db).execute("SELECT key, id FROM episodes")}
 
 
+def put_apart(db, episodes):
+    """Store each episode as a transcript of its own (no episode is another's context); {key: id}."""
+    for e in episodes:
+        ids = put(db, [e], session=f"s-{e['key']}")
+    return ids
+
+
 def add_lesson(db, text, cwd=None, at=NOW):
     with db.transaction():
         return raw_db(db).execute(
@@ -31,10 +38,10 @@ def add_lesson(db, text, cwd=None, at=NOW):
             (text, "project" if cwd else "feedback", cwd, at, at, embed.encode(embed.vector(text)))).lastrowid
 
 
-def indexed(db, word):
-    """Index rowids holding word (episode ids; lessons as minus their id)."""
+def indexed(db, word, fields="title body detail"):
+    """Index rowids holding word in these fields (episode ids; lessons as minus their id)."""
     return sorted(r[0] for r in raw_db(db).execute("SELECT rowid FROM recall_index WHERE recall_index MATCH ?",
-                                              (recall.match_expression([word]),)))
+                                                   (f"{{{fields}}} : " + recall.match_expression([word]),)))
 
 
 class IndexSync(TempHome):
@@ -109,7 +116,7 @@ class OddQueries(TempHome):
 
     def test_no_query_raises_and_every_result_is_well_formed(self):
         with store.connect() as db:
-            put(db, [episode("a", "`alembic upgrade head` failed", "relation orders already exists"),
+            put_apart(db, [episode("a", "`alembic upgrade head` failed", "relation orders already exists"),
                      episode("b", "Café menu page", "the émigré font renders badly", kind="session"),
                      episode("c", "snake_case_name in the config", "camelCaseName broke the parser", kind="note")])
             for query in self.QUERIES:
@@ -140,7 +147,7 @@ class Scoring(TempHome):
         self.addCleanup(self.db.close)
 
     def test_the_design_formula_with_fused_relevance(self):
-        ids = put(self.db, [
+        ids = put_apart(self.db, [
             episode("old", "`pytest -q` failed: fixture db not found", "fixture db not found in conftest",
                     at="2026-08-02T12:00:00Z"),
             episode("new", "`pytest -q` failed: fixture db not found", "fixture db not found in conftest",
@@ -172,8 +179,9 @@ class TouchingAndArchive(TempHome):
         super().setUp()
         self.db = store.connect()
         self.addCleanup(self.db.close)
+        put(self.db, [episode("x", "unrelated", "nothing in common here")], session="elsewhere")
         self.ids = put(self.db, [episode(f"e{i}", f"`terraform apply` failed {i}", f"state lock held by ci {i}")
-                                 for i in range(4)] + [episode("x", "unrelated", "nothing in common here")])
+                                 for i in range(4)])
 
     def row(self, key):
         return self.db.episode(self.ids[key])

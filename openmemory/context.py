@@ -1,0 +1,91 @@
+"""The context a memory is indexed with, besides its own words: what happened around it.
+
+A transcript episode is understood with its session (the request and the session's gist)
+and the surprises just before and after it (for a surprise, also the turns around it, which
+ingest passes as `around`); a note stored with `remember` with the notes stored just before
+and after it in the same conversation. Recall indexes this text as a fourth, lower-weight
+field (recall.FIELD_WEIGHTS), so "the tests" finds the correction about `pytest -q` made
+while the person asked to run the test suite, and a note that says "its password is in the
+vault" is found by a question about the staging database the note before it named.
+Pure functions: the store calls them when it writes, and migration m004 to backfill.
+"""
+import json
+
+from .clock import parse_time
+from .shorten import clip
+
+CONTEXT_LIMIT = 600         # characters of context per memory: about a gist's worth
+AROUND_LIMIT = 200          # characters of each turn around a surprise
+NEIGHBOURS = 1              # memories on each side (2 or 3 measured no better on either set)
+
+# One MCP server process is one Claude Code session, so notes the same server stores for
+# the same working folder are one conversation, as long as no more than this passes
+# between two of them: a session left open overnight starts a new conversation in the
+# morning. Two hours covers a working session's pauses (lunch, a long build).
+CONVERSATION_GAP_SECONDS = 2 * 3600
+
+
+def session_contexts(episodes: list) -> list:
+    """The context of each episode of one transcript, given in time order (dicts with kind,
+    title, gist and, for surprises, an optional `around`): for a surprise, the session's
+    request and gist, the neighbouring surprises' titles and the turns around it; for the
+    session episode, the titles of its surprises."""
+    session = next((e for e in episodes if e["kind"] == "session"), None)
+    head = [session["title"], session["gist"]] if session else []
+    surprises = [e for e in episodes if e["kind"] != "session"]
+    out = []
+    for e in episodes:
+        if e["kind"] == "session":
+            parts = [s["title"] for s in surprises]
+        else:
+            i = next(j for j, s in enumerate(surprises) if s is e)
+            near = surprises[max(0, i - NEIGHBOURS):i] + surprises[i + 1:i + 1 + NEIGHBOURS]
+            parts = head + [s["title"] for s in near] + [e.get("around") or ""]
+        out.append(clip(" / ".join(p for p in parts if p), CONTEXT_LIMIT))
+    return out
+
+
+def note_context(before: list, after: list) -> str:
+    """A note's context: the notes (dicts with title and gist) just before and after it."""
+    return clip(" / ".join(_note_text(n) for n in [*before, *after]), CONTEXT_LIMIT)
+
+
+def note_contexts(thread: list) -> list:
+    """The context of each note of one conversation, given in time order."""
+    return [note_context(thread[max(0, i - NEIGHBOURS):i], thread[i + 1:i + 1 + NEIGHBOURS])
+            for i in range(len(thread))]
+
+
+def same_conversation(earlier: str, later: str) -> bool:
+    """Whether two notes of one server and folder, stored at these times, are one conversation."""
+    return (parse_time(later) - parse_time(earlier)).total_seconds() <= CONVERSATION_GAP_SECONDS
+
+
+def conversation_of(facts: str) -> str:
+    """The conversation a note was stored in, from its facts (JSON); '' when none."""
+    try:
+        facts = json.loads(facts or "{}")
+    except ValueError:
+        return ""
+    return str(facts.get("conversation") or "") if isinstance(facts, dict) else ""
+
+
+def around(turns: list, at: str, first=None) -> str:
+    """The turns just before and after a surprise at `at`: the person's last words before it
+    (unless that is `first`, the session's request, already in the context) and the agent's
+    first words after it."""
+    before = after = ""
+    for turn in turns:
+        if not turn.at or not at:
+            continue
+        if turn.at < at and turn.role == "user" and turn.source in ("prompt", "queued") and turn is not first:
+            before = turn.text
+        elif turn.at > at and turn.role == "assistant" and turn.text:
+            after = turn.text
+            break
+    return " / ".join(clip(t, AROUND_LIMIT) for t in (before, after) if t)
+
+
+def _note_text(note) -> str:
+    title, gist = note["title"] or "", note["gist"] or ""
+    return gist if not title or gist.startswith(title) else f"{title}: {gist}"
