@@ -324,7 +324,7 @@ def _feedback_scores(store: Store, counted: list, hits: list, field_weights) -> 
     ranked = []
     for word in checked:
         n = _documents_with(store, word)
-        if 0 < n <= POSTINGS_BUDGET:
+        if 1 < n <= POSTINGS_BUDGET:  # a word only the hit holds finds nothing new
             ranked.append((docs.get(word, 0) * _idf(total, n), word, n))
     chosen, postings = [], 0
     for _, word, n in sorted(ranked, reverse=True)[:FEEDBACK_TERMS]:

@@ -73,7 +73,7 @@ def build(path: Path, episodes: int, seed: int = 7) -> None:
             made += len(eps)
             if rng.random() < 0.5:
                 for _ in range(rng.randint(1, 3)):
-                    db.add_note(text(rng.randint(8, 25)), cwd=cwd, now=at)
+                    db.add_note(text(rng.randint(8, 25)), cwd=cwd, now=at, conversation=f"bench-{sid}")
                     made += 1
             if sid % 1000 == 0:
                 print(f"\r{made} episodes, {time.time() - start:.0f} s", end="", file=sys.stderr, flush=True)

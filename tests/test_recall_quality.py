@@ -27,11 +27,15 @@ LABELLED = DATA / "recall_labelled.json"
 DIALOGS = DATA / "recall_dialogs.json"
 CHAT_PROJECT = "/home/dev/chat"
 
-# What each row of the table ranks with: keyword arguments of recall.search.
+# What each row of the table ranks with: keyword arguments of recall.search. The last two
+# rows take one addition away from the fusion each, to show what it brings.
+NO_CONTEXT = recall.FIELD_WEIGHTS[:3] + (0.0,)
 CHANNELS = {
     "BM25 alone": {"lexical_share": 1.0},
     "vector alone": {"lexical_share": 0.0},
     "fusion": {},
+    "fusion without context": {"field_weights": NO_CONTEXT},
+    "fusion without feedback": {"feedback": False},
 }
 
 
@@ -201,14 +205,17 @@ def table(figures) -> str:
 
 
 class Quality(TempHome):
-    def test_fusion_beats_the_vector_channel_on_both_sets(self):
+    def test_each_addition_earns_its_place_on_both_sets(self):
         figures = measure()
         print("\n" + table(figures), file=sys.stderr)
-        for name in ("labelled", "dialogs"):
+        for name, floor in (("labelled", 0.9), ("dialogs", 0.65)):
             with self.subTest(set=name):
                 rows = figures[name]
                 self.assertGreater(rows["fusion"][1], rows["vector alone"][1])
-        self.assertGreater(figures["dialogs"]["fusion through MCP"][1], 0)
+                self.assertGreater(rows["fusion"][1], rows["fusion without context"][1])
+                self.assertGreaterEqual(rows["fusion"][1], rows["fusion without feedback"][1])
+                self.assertGreaterEqual(rows["fusion"][1], floor)  # phase-1 figures: 0.88 and 0.44
+        self.assertEqual(figures["dialogs"]["fusion through MCP"][1], figures["dialogs"]["fusion"][1])
 
 
 if __name__ == "__main__":
