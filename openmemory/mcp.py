@@ -55,7 +55,7 @@ last time), when a command or tool fails (was this error seen before, what fixed
 person refers to earlier work ("like last time", "as I said before"), and before an approach \
 they may have rejected before. Query with concrete words: the command, the error text, the \
 file or the topic. Each result shows [id] kind, date, project and relevance (0 to 1, \
-comparable across queries: below 0.5 is a weak match, likely not what was asked), then its \
+comparable across queries: below 0.3 is a weak match, likely not what was asked), then its \
 title and gist.
 
 Call `remember` when the person states a preference, decision or fact worth keeping across \

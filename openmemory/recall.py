@@ -9,17 +9,15 @@ Relevance fuses two channels over one candidate set:
 - vector: cosine of the 256-dimension hashed word-and-bigram vectors (embed.py), which
   sees every word of the query, common ones included, and word order (bigrams).
 
-Candidates come from the index, never from reading every row. Relevance is absolute
-enough to compare across queries: a candidate's lexical relevance is its BM25 over what a
-memory holding every query word once, in its body, would score (capped at 1), so a weak
-best match reads weak instead of 1.0; the vector channel, scaled by its best candidate,
-is scaled again by the best lexical relevance, so it can reorder but never make a weak
-query look strong. The two are mixed by a convex combination (Bruch, Gai and Ingber, "An
-Analysis of Fusion Functions for Hybrid Retrieval", ACM TOIS 2023; reciprocal rank fusion
-measured far worse here, see OPERATIONS.md). When the best match is weak, the query is
-expanded once with the strongest words of its first hits (pseudo-relevance feedback).
-Where SQLite has no FTS5, a substring filter on the query's stems picks the candidates
-and the vector channel alone ranks them.
+Candidates come from the index, never from reading every row. Each channel is scaled by
+its best candidate and the two are mixed by a convex combination (Bruch, Gai and Ingber,
+"An Analysis of Fusion Functions for Hybrid Retrieval", ACM TOIS 2023; reciprocal rank
+fusion measured far worse here, see OPERATIONS.md). Relevance is then made comparable
+across queries: the mix is multiplied by how much of the query (its words, rarer ones
+weighing more) the best candidates hold, so a weak best match reads weak instead of 1.0.
+When the best match is weak, the query is expanded once with the strongest words of its
+first hits (pseudo-relevance feedback). Where SQLite has no FTS5, a substring filter on
+the query's stems picks the candidates and the vector channel alone ranks them.
 """
 import os
 import re
@@ -39,26 +37,26 @@ TOUCH_STRENGTH = 0.1            # added to an episode each time recall returns i
 
 # Fusion. BM25 carries what the hashed vector lacks (IDF, length normalisation, no hash
 # collisions, the context field) and is much the stronger channel (issue 3: 0.58 vs 0.17
-# R@5 on a public conversational benchmark; on our labelled sets 0.90 vs 0.85 and 0.72 vs
-# 0.41), so it gets most of the share; the vector channel re-ranks the lexical
-# candidates by the words BM25 had to leave out and by word pairs. 0.8 over 0.7: equal
-# R@5 on both sets, +1 R@1 on the labelled one (OPERATIONS.md has the table).
+# R@5 on a public conversational benchmark; R@5 0.90 vs 0.84 on our labelled set, 0.74 vs
+# 0.48 on our conversational check), so it gets most of the share; the vector channel
+# re-ranks the lexical candidates by the words BM25 had to leave out and by word pairs.
+# 0.8 over 0.7: R@5 0.91 vs 0.90 and 0.72 vs 0.70 (OPERATIONS.md has the tables).
 LEXICAL_SHARE = 0.8
 # BM25F field weights (title, body = gist or lesson text, detail, context): a title is a
 # one-line summary, so its words count double; detail is raw text (every prompt of a
 # session, a whole error output) and mostly repeats the gist, so it counts half; context
 # (context.py) is what happened around a memory, not the memory, so its words count 0.3
-# of the body's: on the conversational check context weights 0.2-0.5 all lift R@5 from
-# 0.47 to 0.72 with BM25 alone, 1.0 loses R@1 (0.09), and the labelled set is flat from
-# 0.1 to 0.5 (OPERATIONS.md).
+# of the body's: on the conversational check context weights 0.3-0.5 lift R@5 with BM25
+# alone from 0.54 to 0.74 (0.1: 0.69), 1.0 loses R@1 (0.09: the neighbour outranks the
+# turn itself); the labelled set is flat (0.89-0.90) from 0 to 1 (OPERATIONS.md).
 FIELD_WEIGHTS = (2.0, 1.0, 0.5, 0.3)
 
-# Pseudo-relevance feedback, only when the best lexical relevance is below FEEDBACK_BELOW
+# Pseudo-relevance feedback, only when the best relevance is below FEEDBACK_BELOW
 # (a strong first match needs no help, and the expansion would only add noise): the
 # FEEDBACK_TERMS rarest-yet-shared words of the first FEEDBACK_DOCS hits (of the
 # FEEDBACK_CHECKED most frequent there) are searched for as a second query whose BM25,
-# scaled to the first query's best, adds FEEDBACK_WEIGHT of itself. Measured: +3
-# queries at R@5 on the labelled set, even on the conversational check (OPERATIONS.md).
+# scaled to the first query's best, adds FEEDBACK_WEIGHT of itself. Measured: R@5 0.90 ->
+# 0.91 on the labelled set, the same on the conversational check (OPERATIONS.md).
 FEEDBACK_BELOW = 0.6
 FEEDBACK_DOCS = 2
 FEEDBACK_TERMS = 5
@@ -67,9 +65,10 @@ FEEDBACK_WEIGHT = 0.2
 FEEDBACK_CANDIDATES = 50
 
 # A best match below this relevance is weak: shown as such to the model (mcp.py). On the
-# labelled set the right first hit has median relevance 0.95 and a wrong one 0.47;
-# queries about things never stored score at most 0.43.
-WEAK_RELEVANCE = 0.5
+# labelled set the right first hit has median relevance 0.69 (4 of 79 below 0.3: queries
+# that share one word with their answer), a wrong one 0.30; twelve queries about things
+# never stored reach at most 0.28.
+WEAK_RELEVANCE = 0.3
 CONFIDENCE_FROM = 3             # the best candidates whose coverage of the query scales relevance
 
 # Cost bounds. FTS5 computes bm25() at about 2 µs a matching row (measured at 100,000
