@@ -118,12 +118,12 @@ def search(store: Store, query: str, k: int = 5, cwd: str | None = None, include
     if lexical is None:
         rows = _fallback_candidates(store, query, include_archived)
         weights = {stem: 1.0 for stem in set(embed.words(_plain(query)))}
-        return rank(rows, None, qvec, now, scope, lexical_share, weights)[:k]
+        return rank(rows, None, qvec, now, scope, lexical_share, weights, None, store.contexts)[:k]
     scores, counted = lexical
     weights = query_weights(query, counted, store.indexed_total())
     rows = _rows(store, list(scores), include_archived)
     cosines = {}
-    hits = rank(rows, scores, qvec, now, scope, lexical_share, weights, cosines)
+    hits = rank(rows, scores, qvec, now, scope, lexical_share, weights, cosines, store.contexts)
     if feedback and hits and max(h["relevance"] for h in hits) < FEEDBACK_BELOW:
         more = _feedback_scores(store, counted, hits[:FEEDBACK_DOCS], field_weights)
         if more:
@@ -132,7 +132,7 @@ def search(store: Store, query: str, k: int = 5, cwd: str | None = None, include
             for key, b in more.items():
                 merged[key] = merged.get(key, 0.0) + FEEDBACK_WEIGHT * best * b / best_more
             rows += _rows(store, [key for key in more if key not in scores], include_archived)
-            hits = rank(rows, merged, qvec, now, scope, lexical_share, weights, cosines)
+            hits = rank(rows, merged, qvec, now, scope, lexical_share, weights, cosines, store.contexts)
     return hits[:k]
 
 
@@ -157,12 +157,14 @@ def match_expression(terms: list, all_of: bool = False) -> str:
 
 
 def rank(rows: list, lexical: dict | None, qvec: list, now: str, scope=None,
-         lexical_share: float = LEXICAL_SHARE, weights: dict | None = None, cosines: dict | None = None) -> list:
+         lexical_share: float = LEXICAL_SHARE, weights: dict | None = None, cosines: dict | None = None,
+         contexts=None) -> list:
     """Score candidate rows and order them: in-project first (when scoped), then by score.
 
     lexical is {index rowid: BM25} (None: the vectors alone); each channel is scaled by its
     best candidate, mixed, then scaled by how much of the query the best candidates hold
-    (`coverage` with the query's word weights; without weights, not scaled); cosines caches
+    (`coverage` with the query's word weights, in their text and their context, which
+    contexts(ids) -> {id: context} supplies; without weights, not scaled); cosines caches
     the vector channel by rowid.
     """
     query = {i: x for i, x in enumerate(qvec) if x}  # already unit length; few words: sparse
@@ -180,8 +182,10 @@ def rank(rows: list, lexical: dict | None, qvec: list, now: str, scope=None,
         else:
             lex = lexical.get(_index_key(row), 0.0) / best_lex if best_lex > 0 else 0.0
             fused.append(lexical_share * lex + (1 - lexical_share) * vec)
-    best = sorted(range(len(rows)), key=fused.__getitem__, reverse=True)[:CONFIDENCE_FROM]
-    confidence = max((coverage(weights, rows[i]) for i in best), default=0.0) if weights else 1.0
+    best = [rows[i] for i in sorted(range(len(rows)), key=fused.__getitem__, reverse=True)[:CONFIDENCE_FROM]]
+    around = contexts([r["id"] for r in best if r["kind"] != "lesson"]) if contexts and best else {}
+    confidence = (max((coverage(weights, r, around.get(r["id"], "") if r["kind"] != "lesson" else "")
+                       for r in best), default=0.0) if weights else 1.0)
     now = parse_time(now)
     hits = []
     for row, relevance in zip(rows, fused):
@@ -211,9 +215,9 @@ def _plain(text: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
-def coverage(weights: dict, row) -> float:
+def coverage(weights: dict, row, context: str = "") -> float:
     """How much of the query (its weighted words) a memory holds, in its text or context: 0 to 1."""
-    held = set(embed.words(_plain(" ".join((row["title"], row["gist"], row["context"] or "")))))
+    held = set(embed.words(_plain(" ".join((row["title"], row["gist"], context or "")))))
     total = sum(weights.values())
     return sum(w for stem, w in weights.items() if stem in held) / total if total else 0.0
 

@@ -295,6 +295,11 @@ class Store:
                                  f"AND NOT vetoed{live}", stems).fetchall()
         return rows
 
+    def contexts(self, episode_ids: list) -> dict:
+        """{id: context} of a few episodes (recall reads it for its best candidates only)."""
+        return dict(self._db.execute(f"SELECT id, context FROM episodes WHERE id IN "
+                                     f"({','.join('?' * len(episode_ids))})", episode_ids).fetchall())
+
     def touch_episodes(self, ids: list, strength: float, now: str) -> None:
         """Strengthen recalled episodes by strength, count the recall, revive the archived."""
         with self.transaction():
@@ -445,9 +450,9 @@ class Store:
             self._db.executemany("UPDATE lessons SET vetoed = 1 WHERE id = ?", [(i,) for i in ids])
 
 
-_RECALL_COLUMNS = "id, kind, title, gist, cwd, at, strength, recalls, archived, embedding, context"
+_RECALL_COLUMNS = "id, kind, title, gist, cwd, at, strength, recalls, archived, embedding"
 _RECALL_LESSON_COLUMNS = ("id, 'lesson' AS kind, text AS title, text AS gist, cwd, updated AS at, strength, "
-                          "0 AS recalls, archived, embedding, '' AS context")
+                          "0 AS recalls, archived, embedding")
 
 
 def _holds(text: str, stems: list) -> str:

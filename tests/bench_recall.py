@@ -121,6 +121,8 @@ def main(argv=None) -> int:
     times.sort()
     print(f"search, {len(qs)} queries: p50 {statistics.median(times):.1f} ms, "
           f"p95 {times[int(len(times) * 0.95) - 1]:.1f} ms, max {times[-1]:.1f} ms")
+    if not args.commands:
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, OPENMEMORY_HOME=str(args.db.parent), CLAUDE_CONFIG_DIR=str(Path(tmp) / "claude"),
                    PYTHONPATH=str(ROOT))
