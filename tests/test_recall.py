@@ -7,7 +7,7 @@ import sys
 import unittest
 
 from openmemory import clock, embed, migrations, recall, store
-from tests.fixtures import project_folder, test_session
+from tests.fixtures import Transcript, project_folder, test_session
 from tests.helpers import TempHome, corpus_files, raw_db
 
 NOW = "2026-11-01T12:00:00.000000Z"
@@ -272,6 +272,18 @@ class Context(TempHome):
         self.assertIn("The test command failed.", error["context"])     # what the agent said next
         self.assertIn("run the tests", error["context"])                # the session's request
         self.assertIn("Understood.", correction["context"])
+
+    def test_the_turns_around_are_redacted_like_everything_else(self):
+        t = Transcript()
+        t.user("deploy it")
+        t.assistant(tools=[("Bash", {"command": "make deploy"}, "Exit code 2\nmake: *** [deploy] Error 1", True)])
+        t.assistant("The deploy failed; set ANTHROPIC_API_KEY=sk-ant-api03-QQQQRRRRSSSSTTTTUUUUVVVV and retry.")
+        t.write(project_folder(self.claude, t.cwd))
+        self.ok("ingest")
+        error = self.db.episodes("error")[0]
+        self.assertIn("The deploy failed", error["context"])
+        self.assertIn("[REDACTED:anthropic-key]", error["context"])
+        self.assertEqual(indexed(self.db, "QQQQRRRRSSSSTTTTUUUUVVVV", "context"), [])
 
     def test_notes_of_one_conversation_are_each_others_context(self):
         at = ["2026-10-28T15:00:00Z", "2026-10-28T15:02:00Z", "2026-10-28T15:04:00Z", "2026-10-28T18:00:00Z"]
