@@ -14,8 +14,11 @@ import json
 from .clock import parse_time
 from .shorten import clip
 
-CONTEXT_LIMIT = 600         # characters of context per memory: about a gist's worth
-AROUND_LIMIT = 200          # characters of each turn around a surprise
+# Characters of context per memory, and of each turn around a surprise. Measured flat on
+# both sets from 300 to 600 and with or without the session's gist (OPERATIONS.md), so the
+# bound is set by size: 400 keeps a heavy user's store within ~3 KB an episode.
+CONTEXT_LIMIT = 400
+AROUND_LIMIT = 150
 NEIGHBOURS = 1              # memories on each side (2 or 3 measured no better on either set)
 
 # One MCP server process is one Claude Code session, so notes the same server stores for
@@ -28,10 +31,9 @@ CONVERSATION_GAP_SECONDS = 2 * 3600
 def session_contexts(episodes: list) -> list:
     """The context of each episode of one transcript, given in time order (dicts with kind,
     title, gist and, for surprises, an optional `around`): for a surprise, the session's
-    request and gist, the neighbouring surprises' titles and the turns around it; for the
-    session episode, the titles of its surprises."""
+    request, the neighbouring surprises' titles, the turns around it and the session's gist;
+    for the session episode, the titles of its surprises."""
     session = next((e for e in episodes if e["kind"] == "session"), None)
-    head = [session["title"], session["gist"]] if session else []
     surprises = [e for e in episodes if e["kind"] != "session"]
     out = []
     for e in episodes:
@@ -40,7 +42,10 @@ def session_contexts(episodes: list) -> list:
         else:
             i = next(j for j, s in enumerate(surprises) if s is e)
             near = surprises[max(0, i - NEIGHBOURS):i] + surprises[i + 1:i + 1 + NEIGHBOURS]
-            parts = head + [s["title"] for s in near] + [e.get("around") or ""]
+            # Most specific first, as the limit cuts from the end: the request, the
+            # neighbours, the turns around, then the session's gist.
+            parts = ([session["title"]] if session else []) + [s["title"] for s in near] + \
+                [e.get("around") or ""] + ([session["gist"]] if session else [])
         out.append(clip(" / ".join(p for p in parts if p), CONTEXT_LIMIT))
     return out
 

@@ -101,11 +101,13 @@ class Store:
                 "SELECT key, id, session_id FROM episodes WHERE key IN (%s)" % ",".join("?" * len(episodes)),
                 [e["key"] for e in episodes])} if episodes else {}
             keep = set()
-            in_order = sorted(episodes, key=lambda e: (e["at"] or "", e["kind"] != "session"))
+            # Contexts from the cleaned (redacted) episodes: only the turns around a surprise
+            # are text not redacted yet, so nothing is redacted twice.
+            cleaned = [dict(_clean_episode(e), around=redact(e.get("around") or "")) for e in episodes]
+            in_order = sorted(cleaned, key=lambda e: (e["at"] or "", e["kind"] != "session"))
             contexts = {id(e): c for e, c in zip(in_order, context.session_contexts(in_order))}
-            for ep in episodes:
-                around = redact(contexts[id(ep)])
-                ep = _clean_episode(ep)
+            for ep in cleaned:
+                ctx = contexts[id(ep)]
                 found = existing.get(ep["key"])
                 if found and found[1] != sid:
                     continue  # first transcript to record an event keeps it
@@ -116,15 +118,15 @@ class Store:
                         "at = ?, embedding = ?, context = ? WHERE id = ? AND (title, gist, detail, facts, at, "
                         "ifnull(cwd, ''), context) IS NOT (?, ?, ?, ?, ?, ?, ?)",
                         (ep["cwd"], ep["kind"], ep["title"], ep["gist"], ep["detail"], ep["facts"], ep["at"],
-                         vec, around, found[0], ep["title"], ep["gist"], ep["detail"], ep["facts"], ep["at"],
-                         ep["cwd"] or "", around))
+                         vec, ctx, found[0], ep["title"], ep["gist"], ep["detail"], ep["facts"], ep["at"],
+                         ep["cwd"] or "", ctx))
                     counts["updated"] += self._db.execute("SELECT changes()").fetchone()[0]
                 else:
                     self._db.execute(
                         "INSERT INTO episodes (key, session_id, cwd, kind, title, gist, detail, facts, at, "
                         "created, last_touched, embedding, context) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (ep["key"], sid, ep["cwd"], ep["kind"], ep["title"], ep["gist"], ep["detail"],
-                         ep["facts"], ep["at"], now, now, vec, around))
+                         ep["facts"], ep["at"], now, now, vec, ctx))
                     counts["added"][ep["kind"]] = counts["added"].get(ep["kind"], 0) + 1
                 keep.add(ep["key"])
             stale = [row[0] for row in self._db.execute(
