@@ -14,11 +14,15 @@ import json
 from .clock import parse_time
 from .shorten import clip
 
-# Characters of context per memory, and of each turn around a surprise. Measured flat on
-# both sets from 300 to 600 and with or without the session's gist (OPERATIONS.md), so the
-# bound is set by size: 400 keeps a heavy user's store within ~3 KB an episode.
-CONTEXT_LIMIT = 400
-AROUND_LIMIT = 150
+# Characters of context: a transcript episode's at most CONTEXT_LIMIT, cut from the end
+# (least specific last), each turn around a surprise at most AROUND_LIMIT; a note's each
+# neighbour at most NOTE_LIMIT (a conversation's turn needs its neighbours whole, and notes
+# are few). Both sets measured flat for transcript contexts from 200 to 600 characters and
+# with or without the session's gist (OPERATIONS.md), so the bound is set by size: 200
+# keeps a store of large sessions within 3 KB an episode (`tests.bench`).
+CONTEXT_LIMIT = 200
+AROUND_LIMIT = 100
+NOTE_LIMIT = 200
 NEIGHBOURS = 1              # memories on each side (2 or 3 measured no better on either set)
 
 # One MCP server process is one Claude Code session, so notes the same server stores for
@@ -52,7 +56,7 @@ def session_contexts(episodes: list) -> list:
 
 def note_context(before: list, after: list) -> str:
     """A note's context: the notes (dicts with title and gist) just before and after it."""
-    return clip(" / ".join(_note_text(n) for n in [*before, *after]), CONTEXT_LIMIT)
+    return " / ".join(clip(_note_text(n), NOTE_LIMIT) for n in [*before, *after])
 
 
 def note_contexts(thread: list) -> list:
