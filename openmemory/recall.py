@@ -40,7 +40,7 @@ TOUCH_STRENGTH = 0.1            # added to an episode each time recall returns i
 # R@5 on a public conversational benchmark; R@5 0.90 vs 0.84 on our labelled set, 0.74 vs
 # 0.48 on our conversational check), so it gets most of the share; the vector channel
 # re-ranks the lexical candidates by the words BM25 had to leave out and by word pairs.
-# 0.8 over 0.7: R@5 0.91 vs 0.90 and 0.72 vs 0.70 (OPERATIONS.md has the tables).
+# 0.8 over 0.7: R@5 0.92 vs 0.90 and 0.72 vs 0.70 (OPERATIONS.md has the tables).
 LEXICAL_SHARE = 0.8
 # BM25F field weights (title, body = gist or lesson text, detail, context): a title is a
 # one-line summary, so its words count double; detail is raw text (every prompt of a
@@ -56,7 +56,7 @@ FIELD_WEIGHTS = (2.0, 1.0, 0.5, 0.3)
 # FEEDBACK_TERMS rarest-yet-shared words of the first FEEDBACK_DOCS hits (of the
 # FEEDBACK_CHECKED most frequent there) are searched for as a second query whose BM25,
 # scaled to the first query's best, adds FEEDBACK_WEIGHT of itself. Measured: R@5 0.90 ->
-# 0.91 on the labelled set, the same on the conversational check (OPERATIONS.md).
+# 0.92 on the labelled set, the same on the conversational check (OPERATIONS.md).
 FEEDBACK_BELOW = 0.6
 FEEDBACK_DOCS = 2
 FEEDBACK_TERMS = 5
@@ -65,7 +65,7 @@ FEEDBACK_WEIGHT = 0.2
 FEEDBACK_CANDIDATES = 50
 
 # A best match below this relevance is weak: shown as such to the model (mcp.py). On the
-# labelled set the right first hit has median relevance 0.69 (4 of 79 below 0.3: queries
+# labelled set the right first hit has median relevance 0.69 (4 of 78 below 0.3: queries
 # that share one word with their answer), a wrong one 0.30; twelve queries about things
 # never stored reach at most 0.28.
 WEAK_RELEVANCE = 0.3
