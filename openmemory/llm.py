@@ -508,13 +508,15 @@ def _evidence(context: dict, heading: str = "") -> str:
     return "\n".join(p for p in parts if p)
 
 
-def _commands(commands: list) -> str:
+def _commands(commands: list, shown: int = 12) -> str:
     lines = []
-    for c in commands[-8:]:
+    for c in commands[-shown:]:
         if not isinstance(c, dict) or not c.get("command"):
             continue
         line = f"- `{redact(' '.join(str(c['command']).split())[:200])}`"
-        if c.get("failed"):
+        if c.get("refused"):
+            line += " (the person refused to let it run)"
+        elif c.get("failed"):
             errors = [redact(str(e))[:200] for e in (c.get("errors") or [])[:3]]
             line += " failed" + (": " + " / ".join(errors) if errors else "")
         lines.append(line)
