@@ -10,6 +10,7 @@ import json
 import logging
 
 from . import llm
+from .render import vetoed_wording
 from .clock import iso
 from .lessons import unscoped
 from .store import Store
@@ -111,7 +112,6 @@ def word_lessons(store: Store, model, new: list, scope) -> list:
     """
     if model is None:
         return []
-    from .render import vetoed_wording
     reworded = []
     for lesson in new:
         draft = unscoped(lesson["text"])

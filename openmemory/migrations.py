@@ -133,7 +133,22 @@ def fts5_available(db: sqlite3.Connection) -> bool:
         return False
 
 
-MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index]
+def m004_model_answers(db: sqlite3.Connection) -> None:
+    """The optional model's answers, by the hash of their question (llm.question_key).
+
+    A re-run of sleep or ingest --model asks the cache first, so it never asks twice; the
+    answer is kept as the model gave it and judged each time it is used.
+    """
+    db.execute("""
+        CREATE TABLE model_answers (
+            key    TEXT PRIMARY KEY,                -- sha256 of model, prompts and limits
+            model  TEXT NOT NULL,
+            answer TEXT NOT NULL,
+            asked  TEXT NOT NULL                    -- when the model gave it
+        )""")
+
+
+MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_model_answers]
 
 
 def migrate(db: sqlite3.Connection, path="") -> None:
