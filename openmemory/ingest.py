@@ -211,8 +211,8 @@ def _correction_episode(s: transcripts.Surprise, cwd, at: str) -> dict:
         "title": clip(f"Correction: {_first_line(said)}" if said else f"Refused: {action}", 140),
         "gist": clip(gist, GIST_LIMIT),
         "detail": clip_block(said, DETAIL_LIMIT),
-        "facts": {"said": clip_block(said, DETAIL_LIMIT), "agent_did": s.agent_did, "tool": s.tool,
-                  "command": s.command, "rejected": s.rejected},
+        "facts": {"said": clip_block(said, DETAIL_LIMIT), "agent_did": s.agent_did, "agent_said": s.agent_said,
+                  "tool": s.tool, "command": s.command, "rejected": s.rejected},
         "at": at,
         "cwd": cwd,
     }

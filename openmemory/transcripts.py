@@ -92,6 +92,7 @@ class Surprise:
     tool: str = ""              # the tool that failed or was just used
     command: str = ""           # that tool call in a few words
     agent_did: str = ""         # for corrections: what the agent had just done
+    agent_said: str = ""        # for corrections: the agent's last words before them (its claim)
     rejected: bool = False      # a refused tool use
     count: int = 1              # identical errors in one session are one surprise
 
@@ -395,4 +396,5 @@ def _correction(turn: Turn, agent: Turn, calls: list) -> Surprise:
               or (calls[-1] if calls else None))
     did = recent.summary() if recent else (clip(agent.text, 160) if agent.text else "")
     return Surprise("correction", turn.uuid, turn.at, turn.text, recent.name if recent else "",
-                    recent.summary() if recent else "", agent_did=did, rejected=bool(recent and recent.rejected))
+                    recent.summary() if recent else "", agent_did=did, rejected=bool(recent and recent.rejected),
+                    agent_said=clip(agent.text, 300) if agent.text else "")
