@@ -145,6 +145,7 @@ class Model:
         self.answered = 0           # answers the model gave tonight
         self.last_answer = None     # time.time() of the last answer from the wire
         self.stopped = None         # why the night goes on without the model
+        self.day = None             # the UTC day whose budget this is (consult.open_model)
         self._in_a_row = 0
 
     @classmethod

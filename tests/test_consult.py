@@ -255,6 +255,25 @@ class NeverFromTheHookOrTheServer(WithSessions):
             self.ok("sleep", "--no-model", "--now", NIGHT, env=env)
             self.assertEqual(server.requests, [])
 
+    def test_without_a_model_no_socket_is_opened(self):
+        import contextlib
+        import io
+        from openmemory import cli
+        from tests.test_llm import _sockets
+        for key in [k for k in os.environ if k.startswith("OPENMEMORY_LLM_")]:
+            self.addCleanup(os.environ.__setitem__, key, os.environ.pop(key))
+        _sockets.events, _sockets.watching = [], True
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                self.assertEqual(cli.main(["ingest", "--model"]), 0)
+                self.assertEqual(cli.main(["sleep", "--now", NIGHT]), 0)
+                self.assertEqual(cli.main(["status"]), 0)
+        finally:
+            _sockets.watching = False
+        self.assertEqual(_sockets.events, [])
+        with store.connect() as db:
+            self.assertTrue(db.all_lessons(), "the night ran, on the rules alone")
+
     def test_status_without_a_model(self):
         self.assertIn("model        none (optional; see OPERATIONS.md)", self.ok("status").stdout)
         env = self.env(OPENMEMORY_LLM_URL="http://127.0.0.1:11434/v1")

@@ -7,7 +7,6 @@ minutes; each test checks the call came back within its 1 s deadline plus a wide
 import logging
 import os
 import sys
-import threading
 import time
 import unittest
 
@@ -18,11 +17,16 @@ from tests.llm_server import MISBEHAVIOURS, REFUSAL, ModelServer, closed_port
 DEADLINE = 1.0
 SLACK = 4.0
 
-_sockets = threading.local()
+class _Watch:
+    watching = False
+    events: list = []
+
+
+_sockets = _Watch()     # one for the process: the model's requests run in a worker thread
 
 
 def _audit(event, args):
-    """Count every socket opened or connected while a test watches (an audit hook cannot be removed)."""
+    """Count every socket opened or connected, in any thread, while a test watches (an audit hook cannot be removed)."""
     if getattr(_sockets, "watching", False) and event in ("socket.__new__", "socket.connect", "socket.getaddrinfo"):
         _sockets.events.append(event)
 
