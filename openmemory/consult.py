@@ -17,7 +17,8 @@ from .store import Store
 
 log = logging.getLogger(__name__)
 
-GIST_SESSIONS = 20          # session gists a night asks for at most, newest first: lessons come first
+GIST_SESSIONS = 20          # new gist questions a run, newest sessions first: lessons come first
+GIST_SCAN = 500             # sessions looked at a run (those answered before come from the cache)
 SESSION_COMMANDS = 12       # of a session's commands, shown to the model: every failed one, then the first
 
 
@@ -132,12 +133,20 @@ def word_lessons(store: Store, model, new: list, scope) -> list:
 
 
 def write_gists(store: Store, model, limit: int = GIST_SESSIONS) -> int:
-    """Lead each recent session's gist with the model's sentence on what it did and how it ended."""
+    """Lead recent sessions' gists with the model's sentence on what each did and how it ended.
+
+    At most `limit` new questions a run, newest sessions first; a session whose answer is
+    in the cache (valid or not) costs nothing and does not count.
+    """
     if model is None:
         return 0
-    done = 0
-    for ep in store.sessions_without_summary(limit):
+    done = sent = 0
+    for ep in store.sessions_without_summary(GIST_SCAN):
+        if sent >= limit or model.stopped:
+            break
+        calls = model.calls
         sentence = llm.session_gist(session_context(ep, _errors(store, ep)), model)
+        sent += model.calls - calls
         if sentence is None:
             continue
         with store.transaction():
