@@ -206,7 +206,7 @@ def consolidate(store: Store, now: str) -> dict:
         pending = store.pending_surprises(now)
         vectors = _Vectors(pending)
         fed: dict = {}                  # episode id -> lesson fed tonight
-        examined = [ep["id"] for ep in pending if ep["consolidated"] is None]
+        examined = [ep["id"] for ep in pending if ep["consolidated"] is None and not ep["facts"].get("doubtful")]
 
         def join(lesson: _Lesson, ep: dict) -> None:
             fed[ep["id"]] = lesson
@@ -256,16 +256,15 @@ def consolidate(store: Store, now: str) -> dict:
                 join(lesson, m)
             return lesson
 
-        # Corrections first: each is examined once, and one suffices for a lesson.
+        # Corrections first: each is examined once, and one suffices for a lesson. A doubtful
+        # one waits, unexamined, for a model to decide (Store.doubtful_corrections).
         errors_by_session: dict = {}
         for ep in pending:
             if ep["kind"] == "error":
                 errors_by_session.setdefault(ep["session_id"], []).append(ep)
         for ep in pending:
-            if ep["kind"] != "correction" or ep["consolidated"] is not None:
+            if ep["kind"] != "correction" or ep["consolidated"] is not None or ep["facts"].get("doubtful"):
                 continue
-            if ep["facts"].get("doubtful"):
-                continue                # the rules could not tell: only the model may decide (consult.py)
             lesson = nearest(vectors[ep["id"]])
             if lesson is not None:
                 join(lesson, ep)
