@@ -10,9 +10,9 @@ import json
 import logging
 
 from . import llm
-from .render import vetoed_wording
 from .clock import iso
 from .lessons import unscoped
+from .render import vetoed_wording
 from .store import Store
 
 log = logging.getLogger(__name__)
