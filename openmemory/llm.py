@@ -352,6 +352,10 @@ _REFUSAL = re.compile(
     r"^(?:i'?m sorry|sorry\b|i (?:can ?not|can'?t|am unable|'m unable|won'?t|apologi[sz]e|do not|don'?t)\b|"
     r"unfortunately\b|as an ai\b)|\bas an ai\b|\blanguage model\b|\bi cannot (?:help|assist|comply)\b", re.I)
 _NONE = re.compile(r"^(?:none|n/?a|no lesson|nothing)\W*$", re.I)
+# The labels and markers of openmemory's own questions: an answer that repeats them copied the
+# question instead of answering it (seen with a 135M model: "The agent's last message: ...").
+_ECHO = re.compile(r"<<<|>>>|(?:the person typed|the person asked|the agent then said|what the agent ran|"
+                   r"the agent's last message|files the agent changed|a draft made by rules[^:]*)\s*:", re.I)
 _CODE = re.compile(r"`([^`]+)`")
 _URL = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.\S+", re.I)
 _QUOTES = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019"}
@@ -361,8 +365,9 @@ def plain_line(text: str | None, limit: int, evidence: str = "", what: str = "an
     """One plain line of at most `limit` characters, or None (logged) when text is anything else.
 
     Rejected: more than one line, code fences, markup (headings, lists, bold, links, HTML),
-    a refusal, fewer than three words, more than `limit` characters, unbalanced backticks,
-    and a code span or URL that is not in the evidence (the model may not invent commands).
+    a refusal, the question's own labels repeated, fewer than three words, more than `limit`
+    characters, unbalanced backticks, and a code span or URL that is not in the evidence
+    (the model may not invent commands).
     """
     line = plain_text(text)
     why = _rejection(line, limit, evidence)
@@ -391,6 +396,8 @@ def _rejection(line: str, limit: int, evidence: str) -> str | None:
         return "markup"
     if _REFUSAL.search(line):
         return "a refusal"
+    if _ECHO.search(line):
+        return "it repeats the question's labels"
     if len(line) > limit:
         return f"longer than asked ({len(line)} > {limit} characters)"
     if len(line.split()) < 3:

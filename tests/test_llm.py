@@ -335,6 +335,8 @@ class Validation(unittest.TestCase):
             ("Use <b>pytest</b> for tests.", None),                         # markup
             ("I'm sorry, I can't help with that.", None), ("As an AI language model, I think tests matter.", None),
             ("Sorry, there is no lesson here.", None),                      # refusals
+            ('The agent\'s last message: "Lint is clean. The code is perfect."', None),
+            ("The person typed: <<<use pytest -q>>>", None),                # the question copied back
             ("Use pytest.", None),                                          # too short to say anything
             ("Run `pytest -q for the tests.", None),                       # unbalanced backticks
             ("Run `tox -e py312` for the tests.", None),                   # a command it was not shown
