@@ -174,6 +174,24 @@ class AWellBehavedModel(WithSessions):
             self.assertEqual(json.loads(body)["model"], "test-model")
 
 
+    def test_a_wording_the_person_vetoed_is_not_reworded_back_to_life(self):
+        from openmemory.render import veto_key
+        vetoed = "In this project don't run `make docs`: it fails with \"make: *** No rule to make target 'docs'. Stop.\""
+        self.home.mkdir(parents=True, exist_ok=True)
+        (self.home / "vetoed.json").write_text(json.dumps({"version": 1, "lessons": [
+            {"id": 7, "text": vetoed, "key": veto_key(vetoed), "cwd": CWD, "file": "om-7.md",
+             "vetoed": "2026-11-01T00:00:00.000000Z"}]}))
+        with ModelServer("ok") as server:
+            server.answer = scripted
+            self.night(self.model_env(server))
+            lesson_questions = [b for b in server.bodies() if "Write the lesson" in b]
+        self.assertEqual(len(lesson_questions), 1)
+        self.assertNotIn("make docs", lesson_questions[0])
+        with store.connect() as db:
+            docs = [ls for ls in db.all_lessons() if "make docs" in ls["text"]]
+        self.assertEqual([(ls["text"], ls["vetoed"]) for ls in docs], [(vetoed, 1)])
+
+
 class AMisbehavingModel(WithSessions):
     def test_every_misbehaviour_leaves_exactly_the_rules_result_within_the_budget(self):
         self.night(self.env(), model=False)
