@@ -140,7 +140,7 @@ def m004_model_answers(db: sqlite3.Connection) -> None:
     answer is kept as the model gave it and judged each time it is used.
     """
     db.execute("""
-        CREATE TABLE model_answers (
+        CREATE TABLE IF NOT EXISTS model_answers (
             key    TEXT PRIMARY KEY,                -- sha256 of model, prompts and limits
             model  TEXT NOT NULL,
             answer TEXT NOT NULL,

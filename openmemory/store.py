@@ -374,12 +374,12 @@ class Store:
                          "ON CONFLICT (key) DO UPDATE SET answer = excluded.answer, asked = excluded.asked",
                          (key, model, redact(answer), now))
 
-    def doubtful_corrections(self, now: str, limit: int = 200) -> list:
-        """Live correction episodes up to now that the rules marked doubtful and no model decided, newest first."""
+    def doubtful_corrections(self, now: str | None = None, limit: int = 200) -> list:
+        """Live correction episodes (up to now) the rules marked doubtful and no model decided, newest first."""
         return [_row(r) for r in self._db.execute(
-            "SELECT * FROM episodes WHERE kind = 'correction' AND NOT archived AND at <= ? "
+            "SELECT * FROM episodes WHERE kind = 'correction' AND NOT archived AND (? IS NULL OR at <= ?) "
             "AND json_extract(facts, '$.doubtful') AND json_extract(facts, '$.decided') IS NULL "
-            "ORDER BY at DESC, id DESC LIMIT ?", (now, limit))]
+            "ORDER BY at DESC, id DESC LIMIT ?", (now, now, limit))]
 
     def settle_doubtful(self, episode_id: int, facts: dict, reexamine: bool) -> None:
         """Record the model's verdict in a doubtful episode's facts; a correction is examined again."""

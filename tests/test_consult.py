@@ -175,12 +175,17 @@ class AWellBehavedModel(WithSessions):
 
 
     def test_a_wording_the_person_vetoed_is_not_reworded_back_to_life(self):
-        from openmemory.render import veto_key
-        vetoed = "In this project don't run `make docs`: it fails with \"make: *** No rule to make target 'docs'. Stop.\""
-        self.home.mkdir(parents=True, exist_ok=True)
-        (self.home / "vetoed.json").write_text(json.dumps({"version": 1, "lessons": [
-            {"id": 7, "text": vetoed, "key": veto_key(vetoed), "cwd": CWD, "file": "om-7.md",
-             "vetoed": "2026-11-01T00:00:00.000000Z"}]}))
+        # The rules' lesson about `make docs`, vetoed by deleting its file; then the database
+        # is rebuilt and the lesson learnt again: the model must not give it new words.
+        self.night(self.env(), model=False)
+        with store.connect() as db:
+            [docs] = [ls for ls in db.all_lessons() if "make docs" in ls["text"]]
+        [topic] = self.claude.rglob(f"om-{docs['id']}.md")
+        topic.unlink()
+        self.ok("render")
+        for path in self.home.glob("memory.db*"):
+            path.unlink()
+        self.plant_doubtful()
         with ModelServer("ok") as server:
             server.answer = scripted
             self.night(self.model_env(server))
@@ -188,8 +193,8 @@ class AWellBehavedModel(WithSessions):
         self.assertEqual(len(lesson_questions), 1)
         self.assertNotIn("make docs", lesson_questions[0])
         with store.connect() as db:
-            docs = [ls for ls in db.all_lessons() if "make docs" in ls["text"]]
-        self.assertEqual([(ls["text"], ls["vetoed"]) for ls in docs], [(vetoed, 1)])
+            again = [ls for ls in db.all_lessons() if "make docs" in ls["text"]]
+        self.assertEqual([(ls["text"], ls["vetoed"]) for ls in again], [(docs["text"], 1)])
 
 
 class AMisbehavingModel(WithSessions):
