@@ -9,9 +9,9 @@ not valid, the deterministic result stands untouched.
 import json
 import logging
 
-from . import llm
+from . import llm, paths
 from .clock import iso
-from .lessons import unscoped
+from .lessons import scoped, unscoped
 from .render import vetoed_wording
 from .store import Store
 
@@ -91,7 +91,8 @@ def decide_doubtful(store: Store, model, now: str) -> dict:
         return out
     for ep in store.doubtful_corrections(now):
         out["asked"] += 1
-        verdict = llm.decide_doubtful(correction_context(ep, _errors(store, ep)), model)
+        room = llm.LESSON_CHARS - (len(scoped("x", paths.project_of(ep["cwd"]) if ep["cwd"] else None)) - 1)
+        verdict = llm.decide_doubtful(correction_context(ep, _errors(store, ep)), model, limit=room)
         if verdict is None:
             continue
         yes, lesson = verdict
