@@ -55,6 +55,11 @@ def said(t, text, verdict, lasting=False, lesson=None, why="", category=""):
     return rec
 
 
+def ask(t, text):
+    """A request that opens a session: labelled too, as every message the person typed is."""
+    return said(t, text, N, why="first message: a request", category="negative")
+
+
 def bash(command, output="", error=False, description=""):
     inp = {"command": command}
     if description:
@@ -88,7 +93,7 @@ FAILED tests/test_invoice.py::test_invoice_total_rounds_half_up - AssertionError
 Error: Process completed with exit code 1."""
 
 t = session("/home/dev/billing", 0, "billing")
-t.user("make invoice totals round half up instead of banker's rounding")
+ask(t, "make invoice totals round half up instead of banker's rounding")
 t.assistant("I'll switch the rounding mode.", tools=[edit("/home/dev/billing/billing/invoice.py",
             "quantize(CENT)", "quantize(CENT, rounding=ROUND_HALF_UP)")])
 t.assistant(tools=[bash("pytest -q", "28 passed in 0.88s"), bash("git add -A && git commit -m 'Round half up' && git push",
@@ -108,7 +113,7 @@ src/components/Cart.tsx:58:23 - error TS2339: Property 'discount' does not exist
 Found 1 error in src/components/Cart.tsx:58
 """
 t = session("/home/dev/webapp", 3, "webapp")
-t.user("add a per-line discount to the cart view")
+ask(t, "add a per-line discount to the cart view")
 t.assistant(tools=[edit("/home/dev/webapp/src/components/Cart.tsx")])
 t.assistant("Fixed: the cart now shows each line's discount, and the build is green.")
 said(t, "still broken:\n\n" + TSC_OUT, C, why="'still broken' + the failing build pasted after 'the build is green'",
@@ -122,7 +127,7 @@ billing/export.py:12: error: Incompatible return value type (got "str | None", e
 Found 1 error in 1 file (checked 48 source files)
 error: failed to push some refs to 'github.com:acme/billing.git'"""
 t = session("/home/dev/billing", 9, "billing")
-t.user("export invoices as CSV from the admin")
+ask(t, "export invoices as CSV from the admin")
 t.assistant(tools=[edit("/home/dev/billing/billing/export.py"),
                    bash("git add -A && git commit -m 'CSV export' && git push", PUSH_HOOK, True)])
 t.assistant("The push was rejected by the pre-push type check; fixing the return type.",
@@ -136,7 +141,7 @@ said(t, "ok. in future run mypy before you push, the hook is slow and I don't wa
 # 2. Review findings pasted back
 
 t = session("/home/dev/billing", 14, "billing")
-t.user("add refunds to the billing service")
+ask(t, "add refunds to the billing service")
 t.assistant(tools=[edit("/home/dev/billing/billing/refunds.py"), bash("pytest -q", "31 passed in 1.02s")])
 t.assistant("Refunds are implemented and tested. PR #88 is open.")
 said(t, """PR feedback:
@@ -148,7 +153,7 @@ said(t, """PR feedback:
 t.assistant("Addressing the three findings.", tools=[edit("/home/dev/billing/billing/refunds.py")])
 
 t = session("/home/dev/api", 2, "api")
-t.user("add a /users listing endpoint with filters")
+ask(t, "add a /users listing endpoint with filters")
 t.assistant(tools=[edit("/home/dev/api/api/users.py"), bash("pytest -q tests/test_users.py", "9 passed in 0.4s")])
 t.assistant("The endpoint is done and tested; ready for review.")
 said(t, """reviewer says:
@@ -158,7 +163,7 @@ said(t, """reviewer says:
 t.assistant("Fixing both.", tools=[edit("/home/dev/api/api/users.py")])
 
 t = session("/home/dev/webapp", 20, "webapp")
-t.user("cache the product list in memory for 5 minutes")
+ask(t, "cache the product list in memory for 5 minutes")
 t.assistant(tools=[edit("/home/dev/webapp/src/cache.ts")])
 t.assistant("Added an in-memory cache with a 5 minute TTL.")
 said(t, """1. src/cache.ts:23 the TTL is passed in seconds but setTimeout takes ms
@@ -170,7 +175,7 @@ t.assistant("Right, fixing the units and eviction.", tools=[edit("/home/dev/weba
 # 3. Pushback phrased as a question
 
 t = session("/home/dev/api", 30, "api")
-t.user("update the CI matrix for the new release")
+ask(t, "update the CI matrix for the new release")
 t.assistant(tools=[edit("/home/dev/api/.github/workflows/ci.yml", "['3.10', '3.11']", "['3.8', '3.10', '3.11', '3.12']")])
 t.assistant("The CI matrix now covers Python 3.8 to 3.12.")
 said(t, "didn't we already drop Python 3.8? why is it back in the matrix?", C, True,
@@ -179,7 +184,7 @@ said(t, "didn't we already drop Python 3.8? why is it back in the matrix?", C, T
 t.assistant("You're right, removing 3.8.", tools=[edit("/home/dev/api/.github/workflows/ci.yml")])
 
 t = session("/home/dev/webapp", 33, "webapp")
-t.user("fix the flicker on the checkout button")
+ask(t, "fix the flicker on the checkout button")
 t.assistant(tools=[edit("/home/dev/webapp/src/components/Checkout.tsx")])
 t.assistant("Fixed the flicker: the button no longer re-mounts on each render.")
 said(t, "why is the console.log still there?", C, why="pushback as a question: leftover debug output; about this change",
@@ -187,7 +192,7 @@ said(t, "why is the console.log still there?", C, why="pushback as a question: l
 t.assistant("Removing it.", tools=[edit("/home/dev/webapp/src/components/Checkout.tsx")])
 
 t = session("/home/dev/webapp", 36, "webapp")
-t.user("set up a Dockerfile for the frontend")
+ask(t, "set up a Dockerfile for the frontend")
 t.assistant(tools=[("Write", {"file_path": "/home/dev/webapp/Dockerfile", "content": "FROM node:16-alpine\n"},
                     "File created successfully at: /home/dev/webapp/Dockerfile", False)])
 t.assistant("Added a Dockerfile based on node:16-alpine.")
@@ -196,7 +201,7 @@ said(t, "isn't node 16 years old? we're on node 22 everywhere", C, True,
 t.assistant("Switching to node:22-alpine.", tools=[edit("/home/dev/webapp/Dockerfile")])
 
 t = session("/home/dev/api", 40, "api")
-t.user("add a last_login column to users")
+ask(t, "add a last_login column to users")
 t.assistant(tools=[edit("/home/dev/api/api/models.py"), bash("pytest -q", "40 passed in 2.1s")])
 t.assistant("Added the column and the tests pass.")
 said(t, "did you write a migration for it?", D, why="may be a plain question or say a step is missing",
@@ -207,7 +212,7 @@ t.assistant("No, adding one now.", tools=[bash("alembic revision --autogenerate 
 # 4. A plain statement of a fact the agent got wrong
 
 t = session("/home/dev/mobile", 5, "mobile")
-t.user("the order list is empty in the app, can you check the API client")
+ask(t, "the order list is empty in the app, can you check the API client")
 t.assistant(tools=[("Read", {"file_path": "/home/dev/mobile/src/api/orders.ts"}, "export const ORDERS = '/api/orders'", False)])
 t.assistant("The client calls `/api/orders`, which looks right; the problem must be on the server.")
 said(t, "that endpoint was removed in v2. the app has to call /api/v2/orders now", C, True,
@@ -216,14 +221,14 @@ said(t, "that endpoint was removed in v2. the app has to call /api/v2/orders now
 t.assistant("Updating the client.", tools=[edit("/home/dev/mobile/src/api/orders.ts")])
 
 t = session("/home/dev/api", 44, "api")
-t.user("bump the version to 2.4.0 and open the release PR")
+ask(t, "bump the version to 2.4.0 and open the release PR")
 t.assistant(tools=[bash("gh pr list --head release-2.4.0", "#112  Release 2.4.0  release-2.4.0  OPEN")])
 t.assistant("PR #112 for 2.4.0 already exists; I'll add the version bump to it.")
 said(t, "we merged that PR already, open a new one", C, why="plain statement of a fact of the moment", category="fact")
 t.assistant("Opening a new PR.", tools=[bash("gh pr create --fill", "https://github.com/acme/api/pull/118")])
 
 t = session("/home/dev/api", 47, "api")
-t.user("why are the integration tests slow on staging?")
+ask(t, "why are the integration tests slow on staging?")
 t.assistant("Staging runs Postgres 14, which lacks the incremental sort the query plans rely on; upgrading would help.")
 said(t, "the staging db is postgres 16, not 14", C, True, "The staging database is Postgres 16, not 14.",
      "a plain statement of a fact the agent got wrong; lasting", category="fact")
@@ -251,7 +256,7 @@ NPM_BUILD = """❯ docker build -t webapp .
 ERROR: failed to solve: process "/bin/sh -c npm install" did not complete successfully: exit code: 1
 """
 t = session("/home/dev/webapp", 38, "webapp")
-t.user("the docker image should build on CI")
+ask(t, "the docker image should build on CI")
 t.assistant(tools=[edit("/home/dev/webapp/Dockerfile")])
 t.assistant("The Dockerfile is ready; the image builds now.")
 said(t, NPM_BUILD + "\nthe prepare script runs husky. in the container use npm ci --ignore-scripts, never plain npm install",
@@ -268,7 +273,7 @@ shop/models.py:1: in <module>
 E   django.core.exceptions.ImproperlyConfigured: Requested setting INSTALLED_APPS, but settings are not configured. You must either define the environment variable DJANGO_SETTINGS_MODULE or call settings.configure() before accessing settings.
 """
 t = session("/home/dev/shop", 12, "shop")
-t.user("add a status filter to the orders admin")
+ask(t, "add a status filter to the orders admin")
 t.assistant(tools=[edit("/home/dev/shop/shop/admin.py")])
 t.assistant("Added the filter. You can run `pytest tests/test_orders.py` to check it.")
 said(t, DJANGO_ERR + "\nthat's what I get. always run the tests with `make test` here, it sets DJANGO_SETTINGS_MODULE", C, True,
@@ -284,7 +289,7 @@ TRACE = """Traceback (most recent call last):
 decimal.InvalidOperation: [<class 'decimal.ConversionSyntax'>]
 """
 t = session("/home/dev/shop", 15, "shop")
-t.user("write a management command that imports products from a CSV")
+ask(t, "write a management command that imports products from a CSV")
 t.assistant(tools=[("Write", {"file_path": "/home/dev/shop/shop/management/commands/import_csv.py", "content": "..."},
                     "File created successfully", False)])
 t.assistant("The import command is done: `python manage.py import_csv products.csv`.")
@@ -334,38 +339,38 @@ said(t, "A", N, why="an answer", category="negative")
 # 7. "always X, never Y" twins: one lesson, seen in every session it came up in
 
 t = session("/home/dev/shop", 50, "shop")
-t.user("add the date-fns dependency")
+ask(t, "add the date-fns dependency")
 t.assistant(tools=[bash("npm install date-fns", "added 1 package in 2s")])
 t.assistant("Installed date-fns.")
 said(t, "in this repo we always use pnpm, never npm", C, True, "Always use `pnpm`, never `npm`.",
      "rejects the agent's npm install; a standing rule", category="twin")
 t.assistant(tools=[bash("pnpm add date-fns", "Done in 1.2s")])
 t = session("/home/dev/shop", 50, "shop")
-t.user("add zod too")
+ask(t, "add zod too")
 t.assistant(tools=[bash("npm install zod", "added 1 package in 1s")])
 said(t, "pnpm, not npm. we always use pnpm here", C, True, "Always use `pnpm`, never `npm`.",
      "the twin, a minute later in another session", category="twin")
 t.assistant(tools=[bash("pnpm add zod", "Done in 0.9s")])
 t = session("/home/dev/shop", 71, "shop")
-t.user("upgrade react-query")
+ask(t, "upgrade react-query")
 t.assistant(tools=[bash("npm install @tanstack/react-query@latest", "changed 1 package in 3s")])
 said(t, "no, use pnpm for packages in this repo, not npm", C, True, "Always use `pnpm`, never `npm`.",
      "the same rule weeks later, in other words", category="twin")
 
 t = session("/home/dev/api", 52, "api")
-t.user("format the new module")
+ask(t, "format the new module")
 t.assistant(tools=[bash("black api/reports.py", "reformatted api/reports.py")])
 said(t, "we don't use black, always format with ruff format", C, True, "Format with `ruff format`, not `black`.",
      "rejects the agent's formatter", category="twin")
 t = session("/home/dev/api", 60, "api")
-t.user("tidy up the imports in api/users.py")
+ask(t, "tidy up the imports in api/users.py")
 t.assistant(tools=[bash("black api/users.py && isort api/users.py", "reformatted api/users.py")])
 said(t, "stop using black. ruff format, never black", C, True, "Format with `ruff format`, not `black`.",
      "the twin weeks later", category="twin")
 
 # Momentary corrections: they stay episodes
 t = session("/home/dev/mobile", 8, "mobile")
-t.user("make the splash screen show for 2 seconds")
+ask(t, "make the splash screen show for 2 seconds")
 t.assistant(tools=[edit("/home/dev/mobile/src/Splash.tsx"), bash("npm run ios", "Build succeeded")])
 t.assistant("The splash screen now stays for 2 seconds.")
 said(t, "it still shows for less than a second. try again", C, why="'still' + 'try again': momentary", category="momentary")
@@ -393,7 +398,7 @@ buildtool.config.ConfigError: SITE_URL is not set
 make: *** [Makefile:2: build] Error 1"""
 for day in (60, 75, 90):
     t = session("/home/dev/site", day, "site")
-    t.user(["build the site and check the new blog post renders", "rebuild after the nav change",
+    ask(t, ["build the site and check the new blog post renders", "rebuild after the nav change",
             "build it once more and deploy the preview"][(day - 60) // 15])
     t.assistant("Building.", tools=[bash("make build", BUILD_FAIL, True)])
     if day < 90:
@@ -419,7 +424,7 @@ error: relation "users" does not exist
 }"""
 for n, day in enumerate((62, 80)):
     t = session("/home/dev/shop-api", day, "shop-api")
-    t.user(["seed the dev database with sample data", "reset and reseed the dev db"][n])
+    ask(t, ["seed the dev database with sample data", "reset and reseed the dev db"][n])
     t.assistant(tools=[bash("npm run seed", SEED_FAIL, True)])
     t.assistant("The tables are missing; running the migrations first.",
                 tools=[bash("npm run db:migrate", "Applied 12 migrations"), bash("npm run seed", "Seeded 50 users")])
@@ -447,7 +452,7 @@ TSC_FAIL = """Exit code 2
 src/parser.ts(41,7): error TS2322: Type 'string | undefined' is not assignable to type 'string'."""
 for n, day in enumerate((64, 78)):
     t = session("/home/dev/parser", day, "parser")
-    t.user(["fix the parser tests", "make the parser handle blank lines"][n])
+    ask(t, ["fix the parser tests", "make the parser handle blank lines"][n])
     t.assistant(tools=[bash("pytest -q", PYTEST_FAIL, True)])
     t.assistant("Fixing the empty-line case.", tools=[edit("/home/dev/parser/parser/core.py"), bash("pytest -q", "34 passed")])
     t.assistant(tools=[edit("/home/dev/parser/src/parser.ts"), bash("npx tsc --noEmit", TSC_FAIL, True)])
@@ -469,7 +474,7 @@ COMPOSE_FAIL = """Exit code 1
 Error response from daemon: driver failed programming external connectivity on endpoint shop-db-1: Bind for 0.0.0.0:5432 failed: port is already allocated"""
 for n, day in enumerate((66, 84)):
     t = session("/home/dev/shop", day, "shop")
-    t.user(["start the stack and run the smoke tests", "bring up the stack, I want to click through checkout"][n])
+    ask(t, ["start the stack and run the smoke tests", "bring up the stack, I want to click through checkout"][n])
     t.assistant(tools=[bash("docker compose up -d", COMPOSE_FAIL, True)])
     t.assistant("Port 5432 is taken by a local Postgres; stopping it.",
                 tools=[bash("brew services stop postgresql@16", "Stopping `postgresql@16`... (might take a while)"),
