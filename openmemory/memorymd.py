@@ -134,8 +134,12 @@ def _how_to_apply(lesson: dict, kind: str, sources: list) -> str:
     where = (" in " + neutralise("`" + paths.project_of(lesson["cwd"]).replace("`", "'") + "`")
              if lesson.get("cwd") else " in any project")
     commands = []
-    for s in sources:
-        command = (s.get("facts") or {}).get("command")
+    for s in sources:               # the command a source was about: never a file path from the machine
+        facts = s.get("facts") or {}
+        if s.get("kind") == "correction":
+            command = facts.get("trigger") if facts.get("trigger_tool") == "Bash" else None
+        else:
+            command = facts.get("command") if facts.get("tool") == "Bash" else None
         if command and command not in commands:
             commands.append(command)
     command = neutralise("`" + clip(commands[0].replace("`", "'"), 80) + "`") if commands else ""
