@@ -242,10 +242,15 @@ def lasting_sentence(said: str, strict: bool = False):
     thing, or None: form is 'imperative', 'fact' or 'statement'. strict (the words come with
     pasted output or review findings): only a standing rule counts."""
     found = []
-    for raw in sentences(said):
+    parts = list(sentences(said))
+    for n, raw in enumerate(parts):
         judged = _judge(raw)
         if judged is None or (strict and not _STANDING.search(raw)):
             continue
+        after = parts[n + 1] if n + 1 < len(parts) else ""
+        if judged[1] == "statement" and after and len(judged[0]) + len(after) < 110 and (
+                re.match(r"(?i)(?:not|never)\s", after) and len(after.split()) <= 8 or _judge(after)):
+            judged = (f"{judged[0]}, {after.rstrip('.!')}", judged[1])   # "..., not claude in the cloud"
         score = 2 if (_STRONG.search(judged[0]) or judged[1] != "imperative") else 1
         found.append((score, -len(found), judged))
     return max(found)[2] if found else None

@@ -43,9 +43,35 @@ def correction_lesson(facts: dict) -> str | None:
     if form == "fact" and not re.match(r"(?i)^(?:we|i|our|my)\b", sentence):
         return _finish(codify(_unscope(sentence), programs))
     quote = sentence[:1].lower() + sentence[1:] if sentence[1:2].islower() else sentence
-    quote = clip(quote.replace('"', "'"), LESSON_CHARS - 60)
     context = _context(facts)
-    return _fit(f'{context}, the user said: "{quote}"' if context else f'The user said: "{quote}"')
+    lead = f"{context}, the user said: " if context else "The user said: "
+    quote = clip(quote.replace('"', "'"), LESSON_CHARS - len(lead) - 3)
+    return f'{lead}"{quote}".'
+
+def stance(text: str) -> dict:
+    """{tool: +1 or -1}: the tools a lesson or instruction names, for or against
+    ("always use `pnpm`, never `npm`" -> {pnpm: +1, npm: -1}); what makes two corrections
+    in other words the same rule."""
+    out = {}
+    words = re.findall(r"[\w.'-]+", text.lower().replace("`", " "))
+    for i, word in enumerate(words):
+        if word in _TOOLS:
+            before = " ".join(words[max(0, i - 3):i])
+            against = re.search(r"\b(?:not|never|don't|dont|no|stop|avoid|instead of|rather than)\b", before)
+            sign = -1 if against else 1
+            if out.get(word, sign) != sign:
+                return {}                   # for and against at once: no clear rule
+            out[word] = sign
+    return out
+
+
+def same_rule(a: dict, b: dict) -> bool:
+    """Whether two stances say one rule: no tool for in one and against in the other, and the
+    smaller names only tools the larger names the same way."""
+    if not a or not b:
+        return False
+    small, large = sorted((a, b), key=len)
+    return all(large.get(tool) == sign for tool, sign in small.items())
 
 
 def _imperative(sentence: str, command: str) -> str:
@@ -105,15 +131,33 @@ def error_lesson(members: list) -> str:
     command = _common_command(commands) or max(commands, key=commands.count)
     tool = members[0].get("tool") or "Bash"
     cause = next((error_line(f) for f in reversed(members) if error_line(f)), "")
-    quoted = f"`{clip(cause, 80)}`" if "`" not in cause else f'"{clip(cause, 80)}"'
     what = f"`{clip(command, 50)}`" if tool == "Bash" else clip(command, 50)
     fix = next((f.get("fixed_by") for f in reversed(members) if f.get("fixed_by")), "")
     if fix:
         fix = core_command(fix)
         if _bare_words(fix).endswith(_bare_words(command)) and fix != command:
-            return _finish(f"{what} fails with {quoted}; run it as `{clip(fix, 60)}`")
-        return _finish(f"{what} fails with {quoted} until `{clip(fix, 50)}` has run")
-    return _finish(f"{what} fails with {quoted}")
+            after = f"; run it as `{clip(fix, 60)}`"
+        else:
+            after = f" until `{clip(fix, 50)}` has run"
+    else:
+        after = ""
+    room = LESSON_CHARS - len("In this repository ") - len(what) - len(" fails with ") - len(after) - 3
+    cause = _tail(cause, max(room, 40))
+    quoted = f"`{cause}`" if "`" not in cause else f'"{cause}"'
+    return _finish(f"{what} fails with {quoted}{after}")
+
+
+def _tail(cause: str, limit: int) -> str:
+    """A long cause by its last clauses, which say why ("...: Bind for 0.0.0.0:5432 failed:
+    port is already allocated"), else cut."""
+    if len(cause) <= limit:
+        return cause
+    parts = cause.split(": ")
+    for n in range(1, len(parts)):
+        tail = ": ".join(parts[n:])
+        if len(tail) <= limit and len(tail.split()) >= 3:
+            return "…" + tail
+    return clip(cause, limit)
 
 
 def _bare_words(command: str) -> str:
@@ -129,8 +173,8 @@ def scoped(body: str, cwd, in_repository: bool | None = None) -> str:
     if in_repository is None:
         in_repository = paths.git_root(cwd) is not None
     where = "In this repository" if in_repository else "In this project"
-    if body.startswith(("After ", "The user said", "When ")):   # a quote: the scope is a clause of its own
-        return _fit(f"{where}, {body[:1].lower() + body[1:]}")
+    if body.startswith(("After ", "The user said")):   # a quote: it goes to this project's memory as it is
+        return _fit(body)
     if body[1:2].islower():             # "Run ..." -> "run ...", but "PR ..." and "`make` ..." stay
         body = body[:1].lower() + body[1:]
     return _fit(f"{where} {body}")

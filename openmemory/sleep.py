@@ -12,7 +12,7 @@ from datetime import timedelta
 from . import embed, morning, paths
 from .classify import correction_head, incident, is_lesson_error, lasting_sentence, telling_lines
 from .clock import iso, parse_time
-from .lessons import core_command, correction_lesson, error_lesson, scoped, unscoped
+from .lessons import core_command, correction_lesson, error_lesson, same_rule, scoped, stance, unscoped
 from .redact import redact
 from .store import Store
 
@@ -226,12 +226,14 @@ def consolidate(store: Store, now: str) -> dict:
                 lesson.cwd, lesson.widened = None, not lesson.new
                 lesson.text = unscoped(lesson.text)
 
-        def nearest(vec) -> _Lesson | None:
+        def nearest(vec, ep=None) -> _Lesson | None:
             best, score = None, JOIN_SIMILARITY
             for lesson in lessons:
                 s = lesson.similarity(vec)
                 if s >= score:
                     best, score = lesson, s
+            if best is None and ep is not None and ep["kind"] == "correction":
+                best = _same_rule(ep, vec, lessons, places)     # the same rule in other words
             return best
 
         def found(kind: str, members: list, body: str) -> _Lesson:
@@ -259,7 +261,7 @@ def consolidate(store: Store, now: str) -> dict:
         for ep in pending:
             if ep["kind"] != "correction" or ep["consolidated"] is not None or ep["facts"].get("doubtful"):
                 continue
-            lesson = nearest(vectors[ep["id"]])
+            lesson = nearest(vectors[ep["id"]], ep)
             if lesson is not None:
                 join(lesson, ep)
             else:
@@ -279,7 +281,7 @@ def consolidate(store: Store, now: str) -> dict:
         for ep in pending:
             if ep["kind"] == "correction" and ep["id"] not in fed and not ep["facts"].get("doubtful") \
                     and ep["kind"] == "correction":
-                lesson = nearest(vectors[ep["id"]])
+                lesson = nearest(vectors[ep["id"]], ep)
                 if lesson is not None:
                     join(lesson, ep)
 
@@ -322,6 +324,28 @@ def _write_lessons(store: Store, lessons: list, fed: dict, examined: list, now: 
     store.mark_consolidated({eid: lesson.id for eid, lesson in fed.items()},
                             [eid for eid in examined if eid not in fed])
     return {"new": new, "strengthened": strengthened, "examined": len(examined), "joined": len(fed)}
+
+
+RULE_SIMILARITY = 0.3        # two corrections naming the same tools the same way join at this cosine:
+                             # "use pnpm, not npm" and "always pnpm, never npm" hash far apart
+
+
+def _same_rule(ep: dict, vec: dict, lessons: list, places: "_Places") -> "_Lesson | None":
+    """A feedback lesson of the same project (or every project) that names the same tools
+    the same way as the correction, and is somewhat alike in words."""
+    text = correction_lesson(ep["facts"])
+    mine = stance(text) if text else {}
+    if not mine:
+        return None
+    project = places.project(ep["cwd"])
+    best, score = None, RULE_SIMILARITY
+    for lesson in lessons:
+        if lesson.kind != "feedback" or (lesson.cwd and lesson.cwd != project):
+            continue
+        s = lesson.similarity(vec)
+        if s >= score and same_rule(mine, stance(lesson.text)):
+            best, score = lesson, s
+    return best
 
 
 class _Vectors(dict):

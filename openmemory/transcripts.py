@@ -495,7 +495,8 @@ def _trigger(text: str, calls: list):
             words = set(re.findall(r"[a-z0-9][a-z0-9_.:-]*", _bare(call.summary()).lower()))
         elif call.name in _EDITS or call.name == "Read":
             path = str(call.input.get("file_path") or call.input.get("notebook_path") or "")
-            words = {path.rsplit("/", 1)[-1].lower()} if path else set()
+            name = path.rsplit("/", 1)[-1].lower()
+            words = {name, name.rsplit(".", 1)[0]} if path else set()
         else:
             return False
         shared = said & words
