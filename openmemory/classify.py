@@ -45,10 +45,13 @@ _EARLY = 240  # a correction says so at once: openers and phrases are looked for
 # A request that opens like a rejection ("stop the server when you're done", "don't forget X").
 _REQUEST = re.compile(r"^(?:(?:ok(?:ay)?|great|good|thanks?|perfect|nice|cool)\b[\s,.!]*)*"
                       r"(?:stop\s+(?:the|that|this|my|your|our|all)\s+\w+(?:\s+\w+)?\s+(?:when|after|once|before)\b|"
-                      r"don'?t\s+forget\b|do not forget\b|no\s+rush\b)", re.I)
+                      r"stop\s+(?:here|for\s+(?:now|today|the\s+day))\b|don'?t\s+forget\b|do not forget\b|no\s+rush\b|"
+                      r"(?:wait|hold on)\b[,.!\s]+(?:before you \w+[,:]?\s+)?(?:what|when|where|who|which|how)(?:'s)?\b)", re.I)
 # A rule set against what the agent did, anywhere in the person's own lines.
 _RULE = re.compile(r"""(?xi)
-      \bwe\s+(?:don'?t|do\s+not|never)\s+use\b | \bwe\s+(?:always|only)\s+use\b | ,\s*never\s+\S+
+      \bwe\s+(?:don'?t|do\s+not)\s+use\b | \bwe\s+(?:always|only|never|don'?t\s+ever)\s+\w+ | ,\s*never\s+\S+
+    | \b(?:is|are)\s+(?:banned|forbidden|not\s+allowed)\b | \b(?:is|are)\s+not\s+(?:a|an|the)\s+(?:fix|solution|option|answer)\b
+    | \bwe\s+(?:already\s+)?have\s+(?:our\s+own|an?\s+\w+\s+for\s+that)\b
     | \b(?:from\s+now\s+on|going\s+forward|in\s+(?:the\s+)?future|next\s+time)\b
     | \b(?:we|i)\s+(?:\w+\s+)?(?:don'?t|do\s+not)\s+want\b | \b(?:i|we)'?d\s+rather\b | \brather\s+than\b
     | \binstead\s+of\b | \b(?:try|check|look)\s+(?:it\s+)?again\b | \bit\s+still\s+(?!works?\b)\w+
@@ -171,6 +174,9 @@ def correction_verdict(text: str, agent_said: str = "", refused: bool = False, i
         return ("correction" if _CLAIM.search((agent_said or "")[-600:]) else "doubtful"), "pasted-failure"
     if len(t) > _EARLY and lasting_sentence(t[_EARLY:]):
         return "correction", "late-instruction"
+    rule = lasting_sentence(t)
+    if rule and _STANDING.search(rule[0] + " " + t):
+        return "correction", "words"        # a standing rule, said after the agent acted
     if questions and any(_PLAIN_QUESTION.match(q) for q in questions):
         return "doubtful", "question"
     return None, ""
@@ -219,7 +225,10 @@ _DIAGNOSIS = re.compile(r"^(?:the\s+(?:issue|problem|bug|cause|error|reason|fix|
 _STATEMENT = re.compile(r"""(?xi)
       \b(?:we|i)\s+(?:\w+\s+)?(?:don'?t|do\s+not|never)\s+(?:want|use|do)\b | \b(?:we|i)'?d\s+rather\b.*\bthan\b
     | \bwe\s+(?:always|only|never)\b | \bwe\s+do\s+\S+ | \bwe'?re\s+on\s+\S+ | \b(?:needs?|has|have)\s+to\s+(?:be|call|
-        use|run)\b | \bmust\s+(?:be|use|run)\b | \b(?:was|were|has\s+been|have\s+been)\s+(?:removed|deprecated|renamed|
+        use|run)\b | \bmust\s+(?:be|use|run)\b | \b(?:is|are)\s+(?:banned|forbidden|not\s+allowed)\b
+    | \b(?:is|are)\s+not\s+(?:a|an|the)\s+(?:fix|solution|option|answer)\b
+    | \bwe\s+(?:already\s+)?have\s+(?:our\s+own|an?\s+\w+\s+for\s+that)\b
+    | \b(?:was|were|has\s+been|have\s+been)\s+(?:removed|deprecated|renamed|
         dropped|replaced)\b | \bhas\s+(?:since\s+)?become\s+available\b | \beverywhere\b""")
 _ALREADY = re.compile(r"(?i)^(?:didn'?t|don'?t|haven'?t)\s+we\s+already\b")
 # Words of the moment: what holds them holds nothing lasting ("try again", "still", "I think").

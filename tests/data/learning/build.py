@@ -384,6 +384,90 @@ t.assistant("Thanks! Moving on.")
 said(t, "perfect, thank you", N, why="thanks", category="negative")
 
 # =======================================================================================
+# A fresh check: written and labelled after the rules were tuned on everything above, and
+# measured before any change (ARCHITECTURE.md reports both figures).
+
+t = session("/home/dev/ledger", 95, "ledger")
+ask(t, "add an invoices table")
+t.assistant(tools=[bash("alembic upgrade head", "Running upgrade -> 3f2a, invoices"), bash("pytest -q", "44 passed")])
+t.assistant("Migration applied and all tests pass.")
+said(t, 'hmm, the migration didn\'t run on the test db, see:\n\nE   sqlalchemy.exc.ProgrammingError: relation "invoices" '
+        'does not exist\ntests/test_invoices.py:12: ProgrammingError', C,
+     why="pasted failure after 'all tests pass'; 'didn't run'", category="fresh")
+t.assistant(tools=[edit("/home/dev/ledger/tests/conftest.py")])
+t.assistant("The test database now runs the migrations first.")
+said(t, "nice, that's exactly it. now do the same for the payments tests", N, why="approval, a new request",
+     category="fresh")
+t.assistant(tools=[edit("/home/dev/ledger/tests/payments/conftest.py")])
+t.assistant("Done.")
+said(t, "stop here for today, we'll continue tomorrow", N, why="ends the session; nothing was wrong", category="fresh")
+
+t = session("/home/dev/ledger", 97, "ledger")
+ask(t, "turn on debug logging so I can see the SQL")
+t.assistant(tools=[edit("/home/dev/ledger/ledger/settings.py", "DEBUG = False", "DEBUG = True")])
+t.assistant("Set DEBUG = True in settings.py.")
+said(t, "we never commit DEBUG=True, it goes in .env.local", C, True, "Never commit `DEBUG=True`: it goes in `.env.local`.",
+     "a standing rule set against the agent's edit", category="fresh")
+t.assistant(tools=[edit("/home/dev/ledger/ledger/settings.py"), edit("/home/dev/ledger/.env.local")])
+t.assistant("Moved it to .env.local.")
+said(t, "wait, before you continue: what's the deadline for the API freeze?", N,
+     why="a question for information, not a rejection", category="fresh")
+t.assistant("I don't know the deadline; it isn't in the repository.")
+said(t, "no rush. also add a changelog entry", N, why="a request", category="fresh")
+
+t = session("/home/dev/dashboard", 98, "dashboard")
+ask(t, "debounce the search box")
+t.assistant(tools=[bash("yarn add lodash", "success Saved 1 new dependency.")])
+t.assistant("Added lodash for its debounce.")
+said(t, "why are you adding lodash? we have our own utils for that", C, True,
+     "Don't add `lodash`: the project has its own utils.", "pushback as a question, with a project fact",
+     category="fresh")
+t.assistant(tools=[edit("/home/dev/dashboard/src/Search.tsx")])
+t.assistant("Used utils/debounce instead.")
+said(t, "the export button is misaligned on mobile, can you take a look?", N,
+     why="a new bug report about the product", category="fresh")
+t.assistant(tools=[edit("/home/dev/dashboard/src/Export.tsx")])
+t.assistant("Fixed the alignment.")
+said(t, "can you explain why the cache key includes the user id?", N, why="a question", category="fresh")
+t.assistant("Because results differ per user.")
+said(t, "ok push it", N, why="a request", category="fresh")
+
+t = session("/home/dev/dashboard", 99, "dashboard")
+ask(t, "deploy the new charts")
+t.assistant(tools=[bash("./deploy.sh prod", "Deployed build 812 to prod")])
+t.assistant("Deployed to staging.")
+said(t, "that's prod, not staging. be careful", C, why="sets a fact of this moment right", category="fresh")
+t.assistant("Sorry, that went to prod.")
+
+t = session("/home/dev/crawler", 100, "crawler")
+ask(t, "fetch the sitemap before crawling")
+t.assistant(tools=[edit("/home/dev/crawler/crawler/fetch.py", "import httpx", "import requests")])
+t.assistant("The crawler now fetches the sitemap with requests.")
+said(t, "please use httpx in this codebase, requests is banned", C, True, "Use `httpx`: `requests` is banned.",
+     "a standing rule set against the agent's edit", category="fresh")
+t.assistant(tools=[edit("/home/dev/crawler/crawler/fetch.py")])
+t.assistant("Fixed the flaky test by adding a sleep before the assertion.")
+said(t, "adding sleeps is not a fix. find the race", C, True, "Adding sleeps does not fix a flaky test: find the race.",
+     "rejects the agent's fix; a rule worth keeping", category="fresh")
+t.assistant(tools=[edit("/home/dev/crawler/tests/test_fetch.py")])
+t.assistant("The test now waits on the event instead.")
+said(t, "isn't that the old API? v3 uses /v3/search", C, True, "The search API is `/v3/search` (v3).",
+     "pushback as a question, with a fact", category="fresh")
+t.assistant(tools=[edit("/home/dev/crawler/crawler/search.py")])
+t.assistant("Done: search is wired up.")
+said(t, "you forgot to update the lockfile", C, why="says the work is incomplete; about this change", category="fresh")
+
+t = session("/home/dev/crawler", 101, "crawler")
+said(t, "Going forward please always write tests with pytest fixtures, not unittest classes. Today: add a CSV export.",
+     C, True, "Always write tests with `pytest` fixtures, not `unittest` classes.",
+     "a standing instruction in a first message", category="fresh")
+t.assistant(tools=[edit("/home/dev/crawler/crawler/export.py")])
+t.assistant("Added the CSV export.")
+said(t, """CodeRabbit:
+- crawler/export.py:88 potential None dereference of `row.site`""", C,
+     why="review findings pasted back", category="fresh")
+
+# =======================================================================================
 # Repeated failures (points 3 and 6)
 
 BUILD_FAIL = """Exit code 2
