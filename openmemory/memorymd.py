@@ -148,7 +148,7 @@ def _how_to_apply(lesson: dict, kind: str, sources: list) -> str:
             return f"Before you run {command}{where}, act on this first: each time above, it failed without it."
         return f"Before doing what this is about{where}, act on it first."
     if command:
-        return f"When you are about to run {command}{where}, do this instead, without waiting to be told."
+        return f"When you are about to run {command}{where}, follow this lesson, without waiting to be told."
     return f"Whenever this comes up{where}, do it this way from the start, without waiting to be told."
 
 

@@ -491,8 +491,9 @@ def _trigger(text: str, calls: list):
     said |= {w.strip(".:") for w in said}
 
     def named(call):
-        if call.name == "Bash":
-            words = set(re.findall(r"[a-z0-9][a-z0-9_.:-]*", _bare(call.summary()).lower()))
+        if call.name == "Bash":         # the program, its subcommand or first argument: not any word
+            words = {w for step in _bare(call.summary()).lower().split("&&")
+                     for w in step.split()[:3] if re.match(r"^[a-z0-9][a-z0-9_.:@-]*$", w)}
         elif call.name in _EDITS or call.name == "Read":
             path = str(call.input.get("file_path") or call.input.get("notebook_path") or "")
             name = path.rsplit("/", 1)[-1].lower()
@@ -503,5 +504,17 @@ def _trigger(text: str, calls: list):
         return bool(shared - _GENERIC) or (bool(shared) and call.name == "Bash" and
                                            _bare(call.summary()).split(" ")[0].lower() in said)
 
-    return (next((c for c in reversed(calls) if c.is_error and named(c)), None)
-            or next((c for c in reversed(calls) if named(c)), None))
+    def step(call):
+        """The step of a chain (`git add -A && git commit && git push`) the words name."""
+        if call.name != "Bash" or "&&" not in call.summary():
+            return call
+        steps = [p.strip() for p in _bare(call.summary()).split("&&")]
+        named_steps = [p for p in steps if said & set(p.lower().split()[:3])]
+        if not named_steps:
+            return call
+        return ToolCall(call.id, call.name, {"command": named_steps[-1]}, call.at, call.result, call.is_error,
+                        call.rejected, call.interrupted)
+
+    found = (next((c for c in reversed(calls) if c.is_error and named(c)), None)
+             or next((c for c in reversed(calls) if named(c)), None))
+    return step(found) if found else None
