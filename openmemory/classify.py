@@ -148,7 +148,8 @@ def correction_verdict(text: str, agent_said: str = "", refused: bool = False, i
     head = t[:_EARLY]
     if first:
         found = lasting_sentence(t)
-        return ("standing", "standing") if found and _STANDING.search(found[0] + " " + head) else (None, "")
+        standing = found and (_STANDING.search(found[0].split(";")[0]) or _STANDING_LEAD.match(head))
+        return ("standing", "standing") if standing else (None, "")
     if refused:
         return "correction", "refusal"
     if _REQUEST.match(head):
@@ -175,7 +176,7 @@ def correction_verdict(text: str, agent_said: str = "", refused: bool = False, i
     if len(t) > _EARLY and lasting_sentence(t[_EARLY:]):
         return "correction", "late-instruction"
     rule = lasting_sentence(t)
-    if rule and _STANDING.search(rule[0] + " " + t):
+    if rule and _STANDING.search(rule[0]):
         return "correction", "words"        # a standing rule, said after the agent acted
     if questions and any(_PLAIN_QUESTION.match(q) for q in questions):
         return "doubtful", "question"
@@ -213,6 +214,7 @@ _LASTING = re.compile(r"\b(?:don'?t|do not|never|always|only|stop|avoid|prefer|i
 _STANDING = re.compile(r"(?i)\b(?:always|never|from now on|going forward|in (?:the )?future|every ?time|whenever|"
                        r"everywhere|in this (?:repo|repository|project|codebase)|we (?:always|never|only|don'?t|"
                        r"do not)|don'?t ever|next time)\b")
+_STANDING_LEAD = re.compile(r"(?i)\s*(?:from now on|going forward|in (?:the )?future|for (?:all|every) future)\b")
 _STRONG = re.compile(r"(?i)\b(?:always|never|instead|rather than|'d rather|not|don'?t|do not|avoid|only|must|"
                      r"everywhere|from now on|in future)\b|,\s*not\b")
 # A statement of how things are, set against what the agent assumed ("X, not Y") ...
