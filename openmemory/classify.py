@@ -33,7 +33,8 @@ _OPENER = re.compile(
 _PHRASE = re.compile(
     r"(?:\binstead of\b|\s+instead\b|\brather than\b|\bnot what i\b|\bthat'?s not\b|\bthat is not\b|"
     r"\bis(?:n'?t| not) (?:right|correct|what)\b|\b(?:is|are|was) wrong\b|"
-    r"\b(?:still )?(?:doesn'?t|does not|didn'?t|did not) (?:work|help|fix|start|run|seem to work)\b|"
+    r"\b(?:still )?(?:doesn'?t|does not|didn'?t|did not) (?:work|help|fix|start|run|seem to work|compile|build|"
+    r"pass|load|render)\b|\b(?:this|that|it|you) (?:breaks|broke)\b|\balready exists?\b|"
     r"\bstill (?:not|fail\w*|broken|bro?ke|seeing|getting|the same|doesn'?t|does not|isn'?t|is not)\b|"
     r"\byou (?:forgot|missed|broke|ignored|skipped|didn'?t|did not|shouldn'?t|should not|should have)\b|"
     r"\bshouldn'?t (?:have|be|use|do)\b|\bshould not (?:have|be|use|do)\b|"
@@ -70,11 +71,12 @@ _WRONG_FACT = re.compile(r"""(?xi)
 # "why is X still there?", "isn't that years old?", "I see four uncommitted files?").
 _PUSHBACK = re.compile(r"""(?xi)
       \b(?:didn'?t|did\s+not|haven'?t|weren'?t|aren'?t|wasn'?t|isn'?t|shouldn'?t|doesn'?t|don'?t)\s+(?:we|you|it|
-        that|this|there|they)\b
+        that|this|there|they)\b | \bdidn'?t\s+i\s+(?:say|tell|ask|mention)\b
     | \bwhy\s+(?:is|are|does|do|did|was|were)\b.*\b(?:still|again|back|there|here|not|twice)\b
     | \bwhy\s+(?:would|did)\s+you\b
     | \b(?:still|already|again|uncommitted|ancient|outdated|deprecated|obsolete|years?\s+old|old\s+version|
         implausible|wrong|broken|missing|twice|two\s+different)\b""")
+_ASKS = re.compile(r"(?i)\b(?:can|could|would|will) you\b|\bplease\b")   # a request, not pushback
 _PLAIN_QUESTION = re.compile(r"(?i)^(?:(?:ok(?:ay)?|so|and|sure|also)[\s,.]+)*(?:did|have|has|are|were|is|was|do|"
                              r"does)\s+(?:you|we|it|they)\b")
 _THINK = re.compile(r"(?i)^(?:(?:ok(?:ay)?|so|hm+|well)[\s,.]+)*i\s+(?:think|guess|feel|wonder)\b")
@@ -167,7 +169,7 @@ def correction_verdict(text: str, agent_said: str = "", refused: bool = False, i
     if questions:
         if _THINK.match(head):
             return "doubtful", "question"
-        if any(_PUSHBACK.search(q) for q in questions):
+        if any(_PUSHBACK.search(q) and not _ASKS.search(q) for q in questions):
             return "correction", "question"
     if review_findings(t):
         return "correction", "review"
@@ -198,7 +200,7 @@ LEAD = re.compile(r"^(?:please\s+|just\s+|let'?s\s+|let us\s+|you (?:should|need
                   r"next time,?\s+|in this (?:repo|repository|project|codebase),?\s+|here,\s+|"
                   r"(?=we (?:use|always|never|only|don'?t)\b)we\s+)+", re.I)
 IMPERATIVE = re.compile(
-    r"^(?:don'?t|do not|never|always|only|stop|avoid|use|run|prefer|keep|put|call|add|remove|write|check|make|"
+    r"^(?:don'?t|do not|(?:never|always)(?!\s+(?:nice|good|great|fun|cool|happy|so|a|an|the|been)\b)|only|stop|avoid|use|run|prefer|keep|put|call|add|remove|write|check|make|"
     r"set|pass|install|import|leave|ask|read|edit|delete|commit|push|test|build|start|restart|switch|move|"
     r"rename|follow|include|exclude|skip|point|mock|return|wrap|target|pin|try|change|update|create|open|"
     r"store|save|log|print|handle|name|place|stick|go|look|search|merge|rebase|deploy|format|lint|type|"

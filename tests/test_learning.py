@@ -46,6 +46,47 @@ class FailureCauses(unittest.TestCase):
         self.assertEqual(classify.error_lines(out), ["Exit code 2", "some.module.SomethingError: the cache is stale"])
 
 
+class Verdicts(unittest.TestCase):
+    """What the person typed after the agent said "Done! All tests pass.", by the definition."""
+    DONE = "Done! All tests pass."
+
+    def verdict(self, text, **kw):
+        return classify.correction_verdict(text, self.DONE, **kw)[0]
+
+    def test_corrections(self):
+        for text in ["that's wrong", "no", "revert that", "you broke the build", "why did you delete the fixtures?",
+                     "I told you to use yarn", "the tests are still failing", "No. Use the v2 client",
+                     "don't touch package.json", "this breaks the login flow", "didn't I say to keep the old API?",
+                     "that doesn't compile", "the migration already exists, you created a duplicate",
+                     "we use tabs, not spaces", "you forgot the tests", "isn't node 16 years old?",
+                     "we never commit DEBUG=True, it goes in .env.local", "that endpoint was removed in v2",
+                     "pr feedback:\n1. api/users.py:41 - N+1 query", "Traceback (most recent call last):\n"
+                     "  File \"x.py\", line 1\nKeyError: 'a'"]:
+            self.assertEqual(self.verdict(text), "correction", text)
+
+    def test_not_corrections(self):
+        for text in ["continue", "sounds good, proceed", "let's do option 2", "can you also add a test for it?",
+                     "what about the mobile layout?", "commit and push", "great work!", "lgtm, merge it",
+                     "The login page is broken on staging, can you look?", "always nice to see green tests",
+                     "stop here for today, we'll continue tomorrow", "no rush. also add a changelog entry",
+                     "wait, before you continue: what's the deadline for the API freeze?",
+                     "stop the dev server when you're done", "how hard would it be to switch to OpenAI?"]:
+            self.assertIsNone(self.verdict(text), text)
+
+    def test_doubtful(self):
+        for text in ["did you push?", "i think the oracle and the agent should be the same agent?",
+                     "did you write a migration for it?"]:
+            self.assertEqual(self.verdict(text), "doubtful", text)
+        log = "npm test\nFAIL src/a.test.ts\nError: expected 1 to be 2"
+        self.assertEqual(classify.correction_verdict(log, "I've looked at the structure.")[0], "doubtful")
+
+    def test_a_first_message_is_standing_only_with_a_standing_rule(self):
+        self.assertEqual(self.verdict("From now on, always run ruff before you commit. Now fix the typo.", first=True),
+                         "standing")
+        self.assertIsNone(self.verdict("Use the new endpoint; the old one always fails", first=True))
+        self.assertIsNone(self.verdict("add pagination to the list command", first=True))
+
+
 def failing(t, command, output, tool_id=None):
     """The agent runs a command that fails (optionally with the tool-use id a proxy reuses)."""
     t.assistant("Running it.", tools=[("Bash", {"command": command}, output, True)])
