@@ -190,7 +190,7 @@ def correction_verdict(text: str, agent_said: str = "", refused: bool = False, i
 
 # Openers that carry no instruction ("ok so", "no,", "wait.", "actually").
 FILLER = re.compile(r"^(?:(?:ok(?:ay)?|ah+|oh+|hm+|uh+|um+|well|so|hey|sorry|actually|alright|right|hmm+|yes|yeah|"
-                    r"sure|great|good)\b[\s,.!:;…—-]*|(?:no+|nope|nah|wait|stop|hold on)(?:[\s]*[,.!:;…—-]+\s*|\s+"
+                    r"sure|great|good|never mind|nevermind)\b[\s,.!:;…—-]*|(?:no+|nope|nah|wait|stop|hold on)(?:[\s]*[,.!:;…—-]+\s*|\s+"
                     r"(?=don'?t\b|do not\b|never\b|use\b|run\b|just\b|please\b|not\b|we\b|you\b|let'?s\b|i\b)))+", re.I)
 # Leads before the instruction itself; the person's scope words go too (the lesson's own
 # "In this repository" stands for them).
@@ -198,7 +198,7 @@ LEAD = re.compile(r"^(?:please\s+|just\s+|let'?s\s+|let us\s+|you (?:should|need
                   r"we (?:should|need to|must|have to)\s+|i (?:want|need) you to\s+|make sure (?:to|you)\s+|"
                   r"(?:and\s+)?remember (?:to|that)\s+|from now on,?\s+|going forward,?\s+|in (?:the )?future,?\s+|"
                   r"next time,?\s+|in this (?:repo|repository|project|codebase),?\s+|here,\s+|"
-                  r"(?=we (?:use|always|never|only|don'?t)\b)we\s+)+", re.I)
+                  r"(?=we (?:use|always|never|only|don'?t)\b)we\s+|(?=we \w+ [^,]*,\s*not\b)we\s+)+", re.I)
 IMPERATIVE = re.compile(
     r"^(?:don'?t|do not|(?:never|always)(?!\s+(?:nice|good|great|fun|cool|happy|so|a|an|the|been)\b)|only|stop|avoid|use|run|prefer|keep|put|call|add|remove|write|check|make|"
     r"set|pass|install|import|leave|ask|read|edit|delete|commit|push|test|build|start|restart|switch|move|"
@@ -237,7 +237,14 @@ _STATEMENT = re.compile(r"""(?xi)
 _ALREADY = re.compile(r"(?i)^(?:didn'?t|don'?t|haven'?t)\s+we\s+already\b")
 # Words of the moment: what holds them holds nothing lasting ("try again", "still", "I think").
 _MOMENT = re.compile(r"(?i)\b(?:again|still|right now|for now|this time|wth|looks like|seems|i think|maybe|"
-                     r"probably)\b|\?$")
+                     r"probably|yet|this test|this file|the other one|the other file)\b|\?$"
+                     r"|^(?:don'?t\s+|do not\s+|never\s+)?\w+\s+(?:it|that|this|them|those|these)\b(?!\s+(?:is|are)\b)")
+# Markers that alone do not make an instruction last: they need something concrete with them
+# (code, a path, a flag, a tool) or a standing word ("use the other file" is of the moment).
+_FIRM = re.compile(r"(?i)\b(?:never|always|don'?t|do not|avoid|stop|prefer|rather than|'d rather|must)\b|,\s*not\b")
+_CONCRETE = re.compile(r"`[^`]+`|['\"][^'\"]+['\"]|\S+[./:=]\S+|(?<!\w)--?[A-Za-z][\w-]*|\b[a-z]+_[a-z_]+\b|"
+                       r"\b[a-z]+[A-Z]\w*\b|\b(?:npm|pnpm|yarn|bun|npx|pip|uv|poetry|pytest|ruff|black|mypy|eslint|"
+                       r"biome|prettier|tsc|cargo|docker|podman|git|gh|make|node|python3?|httpx|requests|unittest|tox)\b")
 _FEELING = re.compile(r"(?:,\s+|\s+and\s+)i\s+(?:don'?t|do not|want|need|think|feel|hate|like)\b.*$", re.I)
 
 
@@ -272,13 +279,18 @@ def lasting_sentence(said: str, strict: bool = False):
 def _judge(raw: str):
     if _ALREADY.match(raw):
         return raw.rstrip("?") + "?", "statement"     # "didn't we already drop 3.8?": a fact, asked
-    s = LEAD.sub("", FILLER.sub("", raw).strip()).strip()
+    opened = FILLER.sub("", raw).strip()
+    s = LEAD.sub("", opened).strip()
     s = re.sub(r"[,;]?\s*(?:please|thanks|thank you|i think|i guess|ok\??)[.!]*$", "", s, flags=re.I).strip()
     s = _FEELING.sub("", s).rstrip(".!…, ")
     if not s or s.endswith("?") or len(s.split()) < 2 or _MOMENT.search(s):
         return None
-    if _CONDITIONED.match(s) and (_LASTING.search(re.sub(r"\bto avoid\b", "", s)) or _STANDING.search(raw)):
-        return s, "imperative"
+    if _CONDITIONED.match(s):
+        marked = _LASTING.search(re.sub(r"\bto avoid\b", "", s))
+        strong = _STANDING.search(opened) or _FIRM.search(s)
+        if strong or (marked and _CONCRETE.search(s)):
+            return s, "imperative"
+        return None
     if FACT.search(s) and not _DIAGNOSIS.match(s):
         return s, "fact"
     if _STATEMENT.search(s):

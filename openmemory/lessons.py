@@ -197,7 +197,8 @@ _SCOPE = re.compile(r",?\s+\b(?:in this (?:repo|repository|project|codebase)|her
                     r"\b(?=[\s,.;:!]|$)", re.I)
 _SUBCOMMANDS = ("install|ci|run|test|add|remove|format|check|build|exec|dlx|push|pull|commit|compose|up|down|"
                 "generate|migrate|lint|fix|audit|update|upgrade|init|publish|start|serve|dev|sync|lock")
-_TOOL_RUN = re.compile(rf"(?<![\w`./-])([A-Za-z][\w.-]*)(?:\s+-m\s+[\w.]+|\s+(?:{_SUBCOMMANDS})\b)?(?:\s+--?[A-Za-z][\w-]*(?:=\S+)?)*"
+_TOOL_RUN = re.compile(rf"(?<![\w`./-])([A-Za-z][\w.-]*)(?:\s+-m\s+[\w.]+|\s+(?:run|exec|dlx)\s+[\w:.-]+|"
+                       rf"\s+(?:{_SUBCOMMANDS})\b)?(?:\s+--?[A-Za-z][\w-]*(?:=\S+)?)*"
                        rf"(?:\s+\.(?=[\s,;]|$))?(?![\w`/-])")
 # Tools named in the person's words go in backticks like code ("use pnpm, never npm").
 _TOOLS = {"npm", "pnpm", "yarn", "bun", "deno", "node", "npx", "pip", "pipx", "uv", "poetry", "pytest", "ruff", "black", "isort", "flake8", "mypy", "pyright", "eslint", "biome", "prettier", "tsc", "vitest",

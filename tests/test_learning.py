@@ -87,6 +87,35 @@ class Verdicts(unittest.TestCase):
         self.assertIsNone(self.verdict("add pagination to the list command", first=True))
 
 
+class LessonWording(unittest.TestCase):
+    """A lasting correction is worded as a lesson; a momentary one ("use the other file") is not."""
+
+    def test_lasting_instructions(self):
+        for said, lesson in [
+                ("never use print for debugging, use the logger", "Never use print for debugging, use the logger."),
+                ("always run migrations with --fake-initial here", "Always run migrations with `--fake-initial`."),
+                ("we deploy with make release, not npm run deploy", "Deploy with make release, not `npm run deploy`."),
+                ("use uv, not pip, in this repo", "Use `uv`, not `pip`."),
+                ("tests live in tests/unit, not tests/", "Tests live in `tests/unit`, not `tests/`."),
+                ("we never commit DEBUG=True, it goes in .env.local", "Never commit `DEBUG=True`, it goes in `.env.local`."),
+                ("isn't node 16 years old? we're on node 22 everywhere", 'The user said: "we\'re on node 22 everywhere".')]:
+            self.assertEqual(lessons.correction_lesson({"said": said}), lesson, said)
+
+    def test_momentary_corrections_stay_episodes(self):
+        for said in ["no, use the other file", "use the second approach instead", "no, only change the header",
+                     "use 3 retries instead of 5", "don't delete that function, we need it", "no, put it in utils.py instead",
+                     "don't push yet", "never mind, use the old version", "use the staging url for this test",
+                     "check again", "try again with the verbose flag", "that still fails", "the issue is the cache, not the query"]:
+            self.assertIsNone(lessons.correction_lesson({"said": said, "tool": "Bash", "command": "python x.py"}), said)
+
+    def test_words_around_a_paste_are_read_but_not_the_paste(self):
+        said = ("Run npm install\nnpm error code 1\nnpm error Always use --legacy-peer-deps, never plain install\n"
+                "in the container use npm ci --ignore-scripts, never plain npm install")
+        facts = {"said": said, "own": "\n".join(classify.own_lines(said)), "form": "pasted-failure"}
+        self.assertEqual(lessons.correction_lesson(facts),
+                         "In the container use `npm ci --ignore-scripts`, never plain `npm install`.")
+
+
 def failing(t, command, output, tool_id=None):
     """The agent runs a command that fails (optionally with the tool-use id a proxy reuses)."""
     t.assistant("Running it.", tools=[("Bash", {"command": command}, output, True)])

@@ -288,8 +288,8 @@ class Wording(unittest.TestCase):
                          "Use `pytest -q` for the tests, not `python -m unittest discover`.")
         self.assertEqual(self.lesson("No - use `uv run pytest` instead", "cd /x && python -m pytest 2>&1 | tail -20"),
                          "Use `uv run pytest` instead of `python -m pytest`.")
-        self.assertEqual(self.lesson("no, don't do that", "git push --force origin main"),
-                         "Don't run `git push --force origin main`.")
+        # "that" is this moment's: no lesson says "don't run X" from it (X may be the work)
+        self.assertIsNone(self.lesson("no, don't do that", "git push --force origin main"))
 
     def test_openers_and_chatter_are_dropped(self):
         self.assertEqual(self.lesson("ok. let's use apple container instead of docker proper. it works basically "
