@@ -410,11 +410,22 @@ def surprise_vector(ep: dict) -> list:
     elif ep.get("kind") == "correction":
         said = facts.get("own") or facts.get("said") or ""
         found = lasting_sentence(said, strict=facts.get("form") in ("review", "pasted-failure"))
-        command = facts.get("trigger") if facts.get("trigger_tool") == "Bash" else facts.get("command")
-        text = (found[0] if found else correction_head(said)) + "\n" + core_command(command or "")
+        text = (found[0] if found else correction_head(said)) + "\n" + _about(facts)
     else:
         text = (ep.get("title") or "") + "\n" + (ep.get("gist") or "")
     return embed.vector(text)
+
+
+def _about(facts: dict) -> str:
+    """The command a correction's words are about, or the name of the file: never a path,
+    whose folders would make every correction of one project look alike."""
+    if "trigger" in facts:
+        command, tool = facts.get("trigger") or "", facts.get("trigger_tool") or ""
+    else:                                   # stored before triggers: the last call
+        command, tool = facts.get("command") or "", facts.get("tool") or ""
+    if tool == "Bash":
+        return core_command(command)
+    return command.split(" ", 1)[-1].rsplit("/", 1)[-1] if tool in ("Edit", "MultiEdit", "Write", "Read") else ""
 
 
 # --------------------------------------------------------------------------------------

@@ -405,9 +405,12 @@ class Evaluation(TempHome):
         reached = [k for k, t in lasting if (by_key.get(f"correction:{k[1]}") or {}).get("consolidated") in live]
         share = len(reached) / len(lasting)
 
-        keepable = []
+        keepable, strays = [], []
         for ls in lessons_:
             sources = [episodes[i] for i in ls["sources"] if i in episodes]
+            # A correction labelled momentary (or not one) feeds no lesson: it would count as "seen".
+            strays += [(ls["text"], e["facts"].get("said", "")[:60]) for e in sources if e["kind"] == "correction"
+                       and not self.labels.get((self._file(e, sessions), e["key"].split(":", 1)[1]), {}).get("lasting")]
             from_lasting = any(self.labels.get((self._file(e, sessions), e["key"].split(":", 1)[1]), {}).get("lasting")
                                for e in sources if e["kind"] == "correction")
             known = any(all(w in ls["text"] for w in k.get("must_contain", []))
@@ -433,6 +436,7 @@ class Evaluation(TempHome):
         print(f"\nlearning evaluation: {len(reached)} of {len(lasting)} lasting corrections reach a live lesson "
               f"after one first night ({share:.2f}); {sum(keepable)} of {len(keepable)} lessons worth keeping "
               f"({kept:.2f})")
+        self.assertEqual(strays, [])
         self.assertGreaterEqual(share, TARGETS["lasting_live"])
         self.assertGreaterEqual(kept, TARGETS["keepable"])
 
