@@ -450,6 +450,11 @@ def is_lesson_error(facts: dict) -> bool:
     return not _WORK.search(head)
 
 
+def is_work_failure(facts: dict) -> bool:
+    """Whether a failure reads as the code's, not the command's: a failing test, a type error."""
+    return bool(_WORK.search(error_line(facts)))
+
+
 # Claude Code's own checks on file tools ("File has not been read yet", "String to replace
 # not found"): real failures of the agent, but about the tool, not the project.
 _GUARDED_TOOLS = ("Edit", "MultiEdit", "Write", "Read", "NotebookEdit")

@@ -10,7 +10,8 @@ import math
 from datetime import timedelta
 
 from . import embed, morning, paths
-from .classify import correction_head, incident, is_lesson_error, lasting_sentence, telling_lines
+from .classify import (correction_head, error_line, incident, is_lesson_error, is_work_failure, lasting_sentence,
+                       telling_lines)
 from .clock import iso, parse_time
 from .lessons import core_command, correction_lesson, error_lesson, same_rule, scoped, stance, unscoped
 from .redact import redact
@@ -296,7 +297,7 @@ def consolidate(store: Store, now: str) -> dict:
                 continue
             vec = vectors[ep["id"]]
             similar = [m for m in pool if m["id"] != ep["id"] and m["id"] not in fed
-                       and embed.dot(vec, vectors[m["id"]]) >= JOIN_SIMILARITY]
+                       and embed.dot(vec, vectors[m["id"]]) >= JOIN_SIMILARITY and _same_way(ep, m)]
             members = sorted([ep] + similar, key=lambda m: (m["at"], m["id"]))
             if len({m["session_id"] for m in members}) >= ERROR_SESSIONS:
                 found("project", members, error_lesson([m["facts"] for m in members]))
@@ -414,6 +415,14 @@ def surprise_vector(ep: dict) -> list:
     else:
         text = (ep.get("title") or "") + "\n" + (ep.get("gist") or "")
     return embed.vector(text)
+
+
+def _same_way(a: dict, b: dict) -> bool:
+    """Whether two failures fail the same way: a failing test or a type error only when its
+    line is the same (two different tests of one file are alike in words, not the same issue)."""
+    if is_work_failure(a["facts"]) or is_work_failure(b["facts"]):
+        return error_line(a["facts"]) == error_line(b["facts"])
+    return True
 
 
 def _about(facts: dict) -> str:

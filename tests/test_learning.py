@@ -224,6 +224,17 @@ class KnownIssues(TempHome):
         self.assertEqual(text, 'In this project `npm run seed` fails with `error: relation "users" does not exist` '
                                'until `npm run db:migrate` has run.')
 
+    def test_a_test_failing_before_any_edit_teaches_only_when_it_fails_the_same_way(self):
+        def run(day, test):
+            t = Transcript(cwd=str(self.tmp / "shop"), start=when(11, day))
+            t.user("run the tests")
+            failing(t, "pytest -q", f"Exit code 1\nFAILED tests/test_cart.py::{test} - assert 3 == 4\n1 failed")
+            return t
+        self.assertEqual(self.night(run(2, "test_total"), run(9, "test_discount")), [])    # two different tests
+        [text] = self.night(run(16, "test_total"), now="2026-12-02T03:00:00Z")            # the same one again
+        self.assertEqual(text, "In this project `pytest -q` fails with "
+                               "`FAILED tests/test_cart.py::test_total - assert 3 == 4`.")
+
     def test_failures_that_are_the_work_itself_stay_episodes(self):
         test_failure = "Exit code 1\nFAILED tests/test_parser.py::test_empty - AssertionError: assert None == []\n1 failed"
         compile_error = "Exit code 2\nsrc/parser.ts(41,7): error TS2322: Type 'string' is not assignable to type 'number'."
