@@ -225,15 +225,22 @@ FACT = re.compile(r"\b(?:is|are|lives?|goes|go|belongs?|runs?|sits?|comes?)\b.*(
 # ... but not a diagnosis of the moment ("the issue is the linter, not db:generate").
 _DIAGNOSIS = re.compile(r"^(?:the\s+(?:issue|problem|bug|cause|error|reason|fix|culprit)|it|it'?s|that|that'?s|"
                         r"this|this is|i|i'?m|we'?re|you|you'?re|maybe|probably|seems)\b", re.I)
-# A standing statement in the person's own voice ("we do container-first", "I'd rather X than Y").
+# A standing statement in the person's own voice ("we do container-first", "I'd rather X than
+# Y", "that endpoint was removed", "X is banned"): kept, quoted, as it was said.
 _STATEMENT = re.compile(r"""(?xi)
       \b(?:we|i)\s+(?:\w+\s+)?(?:don'?t|do\s+not|never)\s+(?:want|use|do)\b | \b(?:we|i)'?d\s+rather\b.*\bthan\b
-    | \bwe\s+(?:always|only|never)\b | \bwe\s+do\s+\S+ | \bwe'?re\s+on\s+\S+ | \b(?:needs?|has|have)\s+to\s+(?:be|call|
-        use|run)\b | \bmust\s+(?:be|use|run)\b | \b(?:is|are)\s+(?:banned|forbidden|not\s+allowed)\b
+    | \bwe\s+(?:always|only|never)\b | \bwe\s+do\s+(?!need|want|have|not|know|see|get)[\w-]+
+    | \bwe'?re\s+(?:on|using)\s+\S+ | \bwe\s+(?:use|moved\s+to|switched\s+to|migrated\s+to)\s+\S+
+    | \bour\s+\w+(?:\s+\w+)?\s+(?:runs?|lives?|uses?)\s+(?:on|in|at)?\s*\S+
+    | \b(?:is|are)\s+(?:banned|forbidden|not\s+allowed|deprecated|obsolete|no\s+longer\s+used)\b
     | \b(?:is|are)\s+not\s+(?:a|an|the)\s+(?:fix|solution|option|answer)\b
     | \bwe\s+(?:already\s+)?have\s+(?:our\s+own|an?\s+\w+\s+for\s+that)\b
-    | \b(?:was|were|has\s+been|have\s+been)\s+(?:removed|deprecated|renamed|
-        dropped|replaced)\b | \bhas\s+(?:since\s+)?become\s+available\b | \beverywhere\b""")
+    | \b(?:was|were|has\s+been|have\s+been)\s+(?:removed|deprecated|renamed|dropped|replaced)\b
+    | \bhas\s+(?:since\s+)?become\s+available\b""")
+# ... and one that needs a contrast or a standing word to last ("it needs to be local, not in
+# the cloud"; not "it needs to be faster").
+_NEEDS = re.compile(r"(?i)\b(?:needs?|has|have)\s+to\s+(?:be|call|use|run)\b|\bmust\s+(?:be|use|run)\b")
+_CONTRASTED = re.compile(r"(?i),\s*not\b|\binstead of\b|\brather than\b|\bnot\s+\w+\s+(?:but|in)\b")
 _ALREADY = re.compile(r"(?i)^(?:didn'?t|don'?t|haven'?t)\s+we\s+already\b")
 # Words of the moment: what holds them holds nothing lasting ("try again", "still", "I think").
 _MOMENT = re.compile(r"(?i)\b(?:again|still|right now|for now|this time|wth|looks like|seems|i think|maybe|"
@@ -264,10 +271,13 @@ def lasting_sentence(said: str, strict: bool = False):
     found = []
     parts = list(sentences(said))
     for n, raw in enumerate(parts):
-        judged = _judge(raw)
+        after = parts[n + 1] if n + 1 < len(parts) else ""
+        judged = _judge(raw) if raw else None
+        if judged is None and raw and re.match(r"(?i)(?:not|never)\s", after) and len(after.split()) <= 8:
+            judged = _judge(f"{raw.rstrip('.!')}, {after}")     # "it needs to be local. not in the cloud"
+            after = parts[n + 1] = "" if judged else after
         if judged is None or (strict and not _STANDING.search(raw)):
             continue
-        after = parts[n + 1] if n + 1 < len(parts) else ""
         if judged[1] == "statement" and after and len(judged[0]) + len(after) < 110 and (
                 re.match(r"(?i)(?:not|never)\s", after) and len(after.split()) <= 8 or _judge(after)):
             judged = (f"{judged[0]}, {after.rstrip('.!')}", judged[1])   # "..., not claude in the cloud"
@@ -293,7 +303,7 @@ def _judge(raw: str):
         return None
     if FACT.search(s) and not _DIAGNOSIS.match(s):
         return s, "fact"
-    if _STATEMENT.search(s):
+    if _STATEMENT.search(s) or (_NEEDS.search(s) and (_CONTRASTED.search(s) or _STANDING.search(opened))):
         return s, "statement"
     return None
 

@@ -102,7 +102,8 @@ class LessonWording(unittest.TestCase):
             self.assertEqual(lessons.correction_lesson({"said": said}), lesson, said)
 
     def test_momentary_corrections_stay_episodes(self):
-        for said in ["no, use the other file", "use the second approach instead", "no, only change the header",
+        for said in ["we do need a migration here", "it needs to be faster", "this must be a typo",
+                     "you left debug prints everywhere", "no, use the other file", "use the second approach instead", "no, only change the header",
                      "use 3 retries instead of 5", "don't delete that function, we need it", "no, put it in utils.py instead",
                      "don't push yet", "never mind, use the old version", "use the staging url for this test",
                      "check again", "try again with the verbose flag", "that still fails", "the issue is the cache, not the query"]:
