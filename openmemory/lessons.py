@@ -53,15 +53,16 @@ def stance(text: str) -> dict:
     ("always use `pnpm`, never `npm`" -> {pnpm: +1, npm: -1}); what makes two corrections
     in other words the same rule."""
     out = {}
-    words = re.findall(r"[\w.'-]+", text.lower().replace("`", " "))
-    for i, word in enumerate(words):
-        if word in _TOOLS:
-            before = " ".join(words[max(0, i - 3):i])
-            against = re.search(r"\b(?:not|never|don't|dont|no|stop|avoid|instead of|rather than)\b", before)
-            sign = -1 if against else 1
-            if out.get(word, sign) != sign:
-                return {}                   # for and against at once: no clear rule
-            out[word] = sign
+    for clause in re.split(r"[.,;:!?\n]+\s", text.lower().replace("`", " ") + " "):
+        words = re.findall(r"[\w'-]+", clause)
+        for i, word in enumerate(words):
+            if word in _TOOLS:
+                before = " ".join(words[max(0, i - 3):i])
+                against = re.search(r"\b(?:not|never|don't|dont|no|stop|avoid|instead of|rather than)\b", before)
+                sign = -1 if against else 1
+                if out.get(word, sign) != sign:
+                    return {}               # for and against at once: no clear rule
+                out[word] = sign
     return out
 
 

@@ -11,7 +11,7 @@ from datetime import timedelta
 
 from . import embed, morning, paths
 from .classify import (correction_head, error_line, incident, is_lesson_error, is_work_failure, lasting_sentence,
-                       telling_lines)
+                       own_lines, telling_lines)
 from .clock import iso, parse_time
 from .lessons import core_command, correction_lesson, error_lesson, same_rule, scoped, stance, unscoped
 from .redact import redact
@@ -334,8 +334,8 @@ RULE_SIMILARITY = 0.3        # two corrections naming the same tools the same wa
 def _same_rule(ep: dict, vec: dict, lessons: list, places: "_Places") -> "_Lesson | None":
     """A feedback lesson of the same project (or every project) that names the same tools
     the same way as the correction, and is somewhat alike in words."""
-    text = correction_lesson(ep["facts"])
-    mine = stance(text) if text else {}
+    text = correction_lesson(ep["facts"])   # or, without a lesson of its own, its own lines
+    mine = stance(text or "\n".join(own_lines(ep["facts"].get("said") or ""))[:240])
     if not mine:
         return None
     project = places.project(ep["cwd"])

@@ -294,6 +294,36 @@ class FirstNight(TempHome):
         self.assertEqual(tuple(row), (1.0, 0))
 
 
+class Twins(TempHome):
+    """Corrections that say the same thing join one lesson, whatever night or order."""
+    SAID = ("no, use pnpm for packages in this repo, not npm", "in this repo we always use pnpm, never npm")
+
+    def one_night_each(self, first, second):
+        shop = str(self.tmp / "shop")
+        for day, said in ((2, first), (20, second)):
+            t = Transcript(cwd=shop, start=when(11, day))
+            t.user("add a dependency")
+            t.assistant(tools=[("Bash", {"command": f"npm install dep{day}"}, "added 1 package", False)])
+            t.user(said)
+            t.write(project_folder(self.claude, shop))
+            self.ok("ingest", "--now", clock.iso(when(11, day, 10)))
+            self.ok("sleep", "--now", clock.iso(when(11, day + 1, 3)))
+        with store.connect() as db:
+            return [(ls["text"], ls["seen"]) for ls in db.all_lessons()]
+
+    def test_either_order_on_different_nights_makes_one_lesson_seen_twice(self):
+        [(text, seen)] = self.one_night_each(*self.SAID)
+        self.assertEqual((text, seen), ("In this project use `pnpm` for packages, not `npm`.", 2))
+
+    def test_one_that_made_no_lesson_joins_the_later_one(self):
+        [(text, seen)] = self.one_night_each("no no. pnpm, not npm", self.SAID[1])
+        self.assertEqual((text, seen), ("In this project always use `pnpm`, never `npm`.", 2))
+
+    def test_the_other_order(self):
+        [(text, seen)] = self.one_night_each(*reversed(self.SAID))
+        self.assertEqual((text, seen), ("In this project always use `pnpm`, never `npm`.", 2))
+
+
 class Doubtful(TempHome):
     def test_a_doubtful_correction_waits_for_a_model(self):
         t = Transcript(cwd=str(self.tmp / "shop"), start=when(11, 2))
