@@ -4,7 +4,7 @@ night, doubtful corrections, and the evaluation over the labelled corpus and syn
 import json
 import re
 import unittest
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 
 from openmemory import classify, clock, ingest, lessons, recall, sleep, store, transcripts
