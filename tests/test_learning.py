@@ -189,6 +189,27 @@ class Identity(TempHome):
         self.assertEqual(tuple(row), (1.7, 3, 42))
 
 
+class Upgrade(TempHome):
+    def test_history_an_older_version_archived_on_its_first_night_comes_back_and_teaches(self):
+        shop = str(self.tmp / "shop")
+        t = Transcript(cwd=shop, start=when(3, 2))              # months old
+        t.user("add date-fns")
+        t.assistant(tools=[("Bash", {"command": "npm install date-fns"}, "added", False)])
+        t.user("in this repo we always use pnpm, never npm")
+        t.write(project_folder(self.claude, shop))
+        self.ok("ingest")
+        with store.connect() as db:                             # as version 3's first night left it
+            raw = raw_db(db)
+            raw.execute("UPDATE episodes SET archived = 1, strength = 0.05, decayed = created")
+            raw.execute("PRAGMA user_version = 3")
+        self.ok("sleep")                                         # m004 runs first
+        with store.connect() as db:
+            [lesson] = db.all_lessons()
+            archived = raw_db(db).execute("SELECT count(*) FROM episodes WHERE archived").fetchone()[0]
+        self.assertEqual(lesson["text"], "In this project always use `pnpm`, never `npm`.")
+        self.assertEqual(archived, 0)
+
+
 class KnownIssues(TempHome):
     """Repeated failures of the agent's own commands: known issues, never prohibitions."""
 
