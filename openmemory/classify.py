@@ -249,9 +249,15 @@ _MOMENT = re.compile(r"(?i)\b(?:again|still|right now|for now|this time|wth|look
 # Markers that alone do not make an instruction last: they need something concrete with them
 # (code, a path, a flag, a tool) or a standing word ("use the other file" is of the moment).
 _FIRM = re.compile(r"(?i)\b(?:never|always|don'?t|do not|avoid|stop|prefer|rather than|'d rather|must)\b|,\s*not\b")
+# Tools a person names in prose: concrete enough for a rule, and put in backticks in a lesson.
+TOOLS = frozenset({
+    "npm", "pnpm", "yarn", "bun", "deno", "node", "npx", "pip", "pipx", "uv", "poetry", "pytest", "ruff", "black",
+    "isort", "flake8", "mypy", "pyright", "eslint", "biome", "prettier", "tsc", "vitest", "jest", "mocha",
+    "playwright", "cypress", "tox", "nox", "cargo", "rustc", "docker", "podman", "kubectl", "git", "gh", "psql",
+    "mysql", "curl", "wget", "python", "python3", "bundle", "rake", "rails", "mix", "alembic", "prisma",
+    "terraform", "httpx"})
 _CONCRETE = re.compile(r"`[^`]+`|['\"][^'\"]+['\"]|\S+[./:=]\S+|(?<!\w)--?[A-Za-z][\w-]*|\b[a-z]+_[a-z_]+\b|"
-                       r"\b[a-z]+[A-Z]\w*\b|\b(?:npm|pnpm|yarn|bun|npx|pip|uv|poetry|pytest|ruff|black|mypy|eslint|"
-                       r"biome|prettier|tsc|cargo|docker|podman|git|gh|make|node|python3?|httpx|requests|unittest|tox)\b")
+                       r"\b[a-z]+[A-Z]\w*\b|\b(?:make|unittest|" + "|".join(sorted(TOOLS)) + r")\b")
 _FEELING = re.compile(r"(?:,\s+|\s+and\s+)i\s+(?:don'?t|do not|want|need|think|feel|hate|like)\b.*$", re.I)
 
 

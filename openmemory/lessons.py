@@ -9,7 +9,7 @@ asks paths whether a folder is in a git repository when not told.
 import re
 
 from . import embed, paths
-from .classify import IMPERATIVE, error_line, lasting_sentence
+from .classify import IMPERATIVE, TOOLS, error_line, lasting_sentence
 from .shorten import clip
 
 LESSON_CHARS = 150           # Claude Code's MEMORY.md index: one line "under ~150 characters"
@@ -202,9 +202,7 @@ _TOOL_RUN = re.compile(rf"(?<![\w`./-])([A-Za-z][\w.-]*)(?:\s+-m\s+[\w.]+|\s+(?:
                        rf"\s+(?:{_SUBCOMMANDS})\b)?(?:\s+--?[A-Za-z][\w-]*(?:=\S+)?)*"
                        rf"(?:\s+\.(?=[\s,;]|$))?(?![\w`/-])")
 # Tools named in the person's words go in backticks like code ("use pnpm, never npm").
-_TOOLS = {"npm", "pnpm", "yarn", "bun", "deno", "node", "npx", "pip", "pipx", "uv", "poetry", "pytest", "ruff", "black", "isort", "flake8", "mypy", "pyright", "eslint", "biome", "prettier", "tsc", "vitest",
-          "jest", "cargo", "rustc", "docker", "podman", "kubectl", "git", "gh", "psql", "mysql", "curl", "wget",
-          "python", "python3", "bundle", "rake", "rails", "mix", "alembic", "prisma", "terraform"}
+_TOOLS = TOOLS
 
 
 def _content(clause: str) -> set:
