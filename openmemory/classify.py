@@ -51,6 +51,8 @@ _REQUEST = re.compile(r"^(?:(?:ok(?:ay)?|great|good|thanks?|perfect|nice|cool)\b
 # A rule set against what the agent did, anywhere in the person's own lines.
 _RULE = re.compile(r"""(?xi)
       \bwe\s+(?:don'?t|do\s+not)\s+use\b | \bwe\s+(?:always|only|never|don'?t\s+ever)\s+\w+ | ,\s*never\s+\S+
+    | \bwe\s+use\s+\S+ | ^\s*(?:and\s+|also\s+)?(?:please\s+)?(?:remember|keep\s+in\s+mind)\s*(?:that\b|:|,)
+    | ,\s*(?:please\s+)?(?:don'?t|do\s+not|never)\s+(?!worry|bother|mind)\w+
     | \b(?:is|are)\s+(?:banned|forbidden|not\s+allowed)\b | \b(?:is|are)\s+not\s+(?:a|an|the)\s+(?:fix|solution|option|answer)\b
     | \bwe\s+(?:already\s+)?have\s+(?:our\s+own|an?\s+\w+\s+for\s+that)\b
     | \b(?:from\s+now\s+on|going\s+forward|in\s+(?:the\s+)?future|next\s+time)\b
@@ -220,8 +222,10 @@ _STANDING_LEAD = re.compile(r"(?i)\s*(?:from now on|going forward|in (?:the )?fu
 _STRONG = re.compile(r"(?i)\b(?:always|never|instead|rather than|'d rather|not|don'?t|do not|avoid|only|must|"
                      r"everywhere|from now on|in future)\b|,\s*not\b")
 # A statement of how things are, set against what the agent assumed ("X, not Y") ...
-FACT = re.compile(r"\b(?:is|are|lives?|goes|go|belongs?|runs?|sits?|comes?)\b.*(?:,\s*not\s+\S|\binstead of\b|"
+FACT = re.compile(r"(?:\b(?:is|are|lives?|goes|go|belongs?|runs?|sits?|comes?)\b|'s\b).*(?:,\s*not\s+\S|\binstead of\b|"
                   r"\brather than\b)", re.I)
+# "it's `make lint`, not `npm run lint`": code set against code is a fact, not a diagnosis
+_CODE_CONTRAST = re.compile(r"`[^`]+`,?\s+not\s+`[^`]+`")
 # ... but not a diagnosis of the moment ("the issue is the linter, not db:generate").
 _DIAGNOSIS = re.compile(r"^(?:the\s+(?:issue|problem|bug|cause|error|reason|fix|culprit)|it|it'?s|that|that'?s|"
                         r"this|this is|i|i'?m|we'?re|you|you'?re|maybe|probably|seems)\b", re.I)
@@ -242,6 +246,7 @@ _STATEMENT = re.compile(r"""(?xi)
 _NEEDS = re.compile(r"(?i)\b(?:needs?|has|have)\s+to\s+(?:be|call|use|run)\b|\bmust\s+(?:be|use|run)\b")
 _CONTRASTED = re.compile(r"(?i),\s*not\b|\binstead of\b|\brather than\b|\bnot\s+\w+\s+(?:but|in)\b")
 _ALREADY = re.compile(r"(?i)^(?:didn'?t|don'?t|haven'?t)\s+we\s+already\b")
+_REMEMBER = re.compile(r"(?i)^\s*(?:and\s+|also\s+)?(?:please\s+)?(?:remember|note|keep in mind|fyi)\s*(?:that\b|:|,)\s*")
 # Words of the moment: what holds them holds nothing lasting ("try again", "still", "I think").
 _MOMENT = re.compile(r"(?i)\b(?:again|still|right now|for now|this time|wth|looks like|seems|i think|maybe|"
                      r"probably|yet|this test|this file|the other one|the other file)\b|\?$"
@@ -295,6 +300,9 @@ def lasting_sentence(said: str, strict: bool = False):
 def _judge(raw: str):
     if _ALREADY.match(raw):
         return raw.rstrip("?") + "?", "statement"     # "didn't we already drop 3.8?": a fact, asked
+    remember = _REMEMBER.match(raw)
+    if remember and len(raw[remember.end():].split()) >= 3:
+        return raw[remember.end():].strip().rstrip(".!"), "statement"   # "remember: staging needs VPN"
     opened = FILLER.sub("", raw).strip()
     s = LEAD.sub("", opened).strip()
     s = re.sub(r"[,;]?\s*(?:please|thanks|thank you|i think|i guess|ok\??)[.!]*$", "", s, flags=re.I).strip()
@@ -307,8 +315,10 @@ def _judge(raw: str):
         if strong or (marked and _CONCRETE.search(s)):
             return s, "imperative"
         return None
-    if FACT.search(s) and not _DIAGNOSIS.match(s):
+    if FACT.search(s) and (not _DIAGNOSIS.match(s) or _CODE_CONTRAST.search(s)):
         return s, "fact"
+    if re.search(r"(?i),\s+(?:please\s+)?(?:don'?t|do not|never|always)\s+(?!worry|bother|mind)\w+", s):
+        return s, "fact"                # "the docs are generated, don't edit docs/api by hand"
     if _STATEMENT.search(s) or (_NEEDS.search(s) and (_CONTRASTED.search(s) or _STANDING.search(opened))):
         return s, "statement"
     return None

@@ -98,7 +98,13 @@ class LessonWording(unittest.TestCase):
                 ("use uv, not pip, in this repo", "Use `uv`, not `pip`."),
                 ("tests live in tests/unit, not tests/", "Tests live in `tests/unit`, not `tests/`."),
                 ("we never commit DEBUG=True, it goes in .env.local", "Never commit `DEBUG=True`, it goes in `.env.local`."),
-                ("isn't node 16 years old? we're on node 22 everywhere", 'The user said: "we\'re on node 22 everywhere".')]:
+                ("isn't node 16 years old? we're on node 22 everywhere", 'The user said: "we\'re on node 22 everywhere".'),
+                ("remember: the staging deploy needs VPN", 'The user said: "the staging deploy needs VPN".'),
+                ("the docs are generated from docstrings, don't edit docs/api by hand",
+                 "The docs are generated from docstrings, don't edit `docs/api` by hand."),
+                ("it's `make lint`, not `npm run lint`", "It's `make lint`, not `npm run lint`."),
+                ("no! we use jest here, vitest is only for the new package",
+                 "Use `jest`, `vitest` is only for the new package.")]:
             self.assertEqual(lessons.correction_lesson({"said": said}), lesson, said)
 
     def test_momentary_corrections_stay_episodes(self):
@@ -106,7 +112,8 @@ class LessonWording(unittest.TestCase):
                      "you left debug prints everywhere", "no, use the other file", "use the second approach instead", "no, only change the header",
                      "use 3 retries instead of 5", "don't delete that function, we need it", "no, put it in utils.py instead",
                      "don't push yet", "never mind, use the old version", "use the staging url for this test",
-                     "check again", "try again with the verbose flag", "that still fails", "the issue is the cache, not the query"]:
+                     "check again", "try again with the verbose flag", "that still fails", "the issue is the cache, not the query",
+                     "it's the cache, not the query", "if it fails, don't worry"]:
             self.assertIsNone(lessons.correction_lesson({"said": said, "tool": "Bash", "command": "python x.py"}), said)
 
     def test_words_around_a_paste_are_read_but_not_the_paste(self):
