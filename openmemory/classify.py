@@ -51,7 +51,7 @@ _REQUEST = re.compile(r"^(?:(?:ok(?:ay)?|great|good|thanks?|perfect|nice|cool)\b
 # A rule set against what the agent did, anywhere in the person's own lines.
 _RULE = re.compile(r"""(?xi)
       \bwe\s+(?:don'?t|do\s+not)\s+use\b | \bwe\s+(?:always|only|never|don'?t\s+ever)\s+\w+ | ,\s*never\s+\S+
-    | \bwe\s+use\s+\S+ | ^\s*(?:and\s+|also\s+)?(?:please\s+)?(?:remember|keep\s+in\s+mind)\s*(?:that\b|:|,)
+    | \bwe\s+use\s+\S+(?![^\n]*(?:\b(?:can|could|would)\s+you\b|\?)) | ^\s*(?:and\s+|also\s+)?(?:please\s+)?(?:remember|keep\s+in\s+mind)\s*(?:that\b|:|,)
     | ,\s*(?:please\s+)?(?:don'?t|do\s+not|never)\s+(?!worry|bother|mind)\w+
     | \b(?:is|are)\s+(?:banned|forbidden|not\s+allowed)\b | \b(?:is|are)\s+not\s+(?:a|an|the)\s+(?:fix|solution|option|answer)\b
     | \bwe\s+(?:already\s+)?have\s+(?:our\s+own|an?\s+\w+\s+for\s+that)\b
