@@ -165,10 +165,14 @@ def correction_context(ep: dict, errors: list) -> dict:
     facts = ep.get("facts") or {}
     context = {"said": facts.get("said") or ""}
     command = facts.get("command") or ""
-    if command:
-        failed = [e for e in errors if (e.get("facts") or {}).get("command") == command]
-        context["commands"] = [{"command": command, "failed": bool(failed), "refused": bool(facts.get("rejected")),
-                                "errors": (failed[-1]["facts"].get("error") or []) if failed else []}]
+    shown = [c for c in (facts.get("trigger") or "", command) if c]    # what the words name, then the last call
+    if shown:
+        context["commands"] = []
+        for c in dict.fromkeys(shown):
+            failed = [e for e in errors if (e.get("facts") or {}).get("command") == c]
+            context["commands"].append({"command": c, "failed": bool(failed),
+                                        "refused": bool(facts.get("rejected")) and c == command,
+                                        "errors": (failed[-1]["facts"].get("error") or []) if failed else []})
     agent_said = facts.get("agent_said") or ("" if command else facts.get("agent_did") or "")
     if agent_said:
         context["agent_said"] = agent_said

@@ -197,6 +197,29 @@ class AWellBehavedModel(WithSessions):
         self.assertEqual([(ls["text"], ls["vetoed"]) for ls in again], [(docs["text"], 1)])
 
 
+class ADoubtfulTurnFromTheRules(TempHome):
+    def test_the_model_decides_what_the_rules_could_not(self):
+        t = Transcript(cwd=CWD, start=datetime(2026, 11, 2, 9, tzinfo=timezone.utc))
+        t.user("bump the version and push")
+        t.assistant("Bumped and pushed.", tools=[("Bash", {"command": "git push"}, "main -> main", False)])
+        t.user("did you push?")
+        t.assistant("Yes, it is on main.")
+        t.write(project_folder(self.claude, CWD))
+        with ModelServer("ok", answers=["NO", "Bumped the version and pushed it to main."]) as server:
+            env = self.env(OPENMEMORY_LLM_URL=server.url, OPENMEMORY_LLM_MODEL="test-model")
+            self.ok("ingest", "--model", env=env)
+            self.ok("sleep", "--now", NIGHT, env=env)
+            question = server.requests[0]["body"]["messages"][1]["content"]
+        self.assertIn("The person typed: <<<did you push?>>>", question)
+        self.assertIn("The agent then said: <<<Bumped and pushed.>>>", question)
+        self.assertIn("- `git push`", question)
+        with store.connect() as db:
+            [turn] = db.episodes(kind="correction")
+            self.assertEqual(db.all_lessons(), [])
+            self.assertEqual(db.doubtful_corrections(), [])              # decided: not asked again
+        self.assertEqual((turn["facts"]["decided"], turn["facts"]["doubtful"]), ("model", True))
+
+
 class AMisbehavingModel(WithSessions):
     def test_every_misbehaviour_leaves_exactly_the_rules_result_within_the_budget(self):
         self.night(self.env(), model=False)
