@@ -7,11 +7,12 @@ and after it in the same conversation. Recall indexes this text as a fourth, low
 field (recall.FIELD_WEIGHTS), so "the tests" finds the correction about `pytest -q` made
 while the person asked to run the test suite, and a note that says "its password is in the
 vault" is found by a question about the staging database the note before it named.
-Pure functions: the store calls them when it writes, and migration m004 to backfill.
+Pure functions: the store calls them when it writes, and migration m006 to backfill.
 """
 import json
+from datetime import timedelta
 
-from .clock import parse_time
+from .clock import iso, parse_time
 from .shorten import clip
 
 # Characters of context: a transcript episode's at most CONTEXT_LIMIT, cut from the end
@@ -68,6 +69,25 @@ def note_contexts(thread: list) -> list:
 def same_conversation(earlier: str, later: str) -> bool:
     """Whether two notes of one server and folder, stored at these times, are one conversation."""
     return (parse_time(later) - parse_time(earlier)).total_seconds() <= CONVERSATION_GAP_SECONDS
+
+
+def window_start(now: str) -> str:
+    """How far back a new note's thread (2·NEIGHBOURS notes, each within the gap) can reach."""
+    return iso(parse_time(now) - timedelta(seconds=2 * NEIGHBOURS * CONVERSATION_GAP_SECONDS))
+
+
+def thread_before(recent: list, conversation: str, cwd, now: str) -> list:
+    """Of recent notes (newest first), the last 2·NEIGHBOURS of this conversation and folder,
+    each within the gap of the next, oldest first: a new note's neighbours, and theirs."""
+    found, later = [], now
+    for row in recent:
+        if row["cwd"] != cwd or conversation_of(row["facts"]) != conversation:
+            continue
+        if not same_conversation(row["at"], later) or len(found) == 2 * NEIGHBOURS:
+            break
+        found.append(dict(row))
+        later = row["at"]
+    return found[::-1]
 
 
 def conversation_of(facts: str) -> str:

@@ -134,15 +134,48 @@ def fts5_available(db: sqlite3.Connection) -> bool:
         return False
 
 
-def m004_recall_context(db: sqlite3.Connection) -> None:
+def m004_event_identity(db: sqlite3.Connection) -> None:
+    """Errors and refusals were keyed by the tool-use id alone (`error:<id>`), which merges two
+    sessions that reuse an id such as `call_0`. They are now keyed by their record's uuid
+    (transcripts.event_id). The new key can only be read from the transcript, so every
+    transcript is marked to be read again: the next ingest finds each old key in its own
+    session and rekeys that episode in place (same id, strength, recalls, consolidation).
+    Corrections examined without a lesson under the old rules are examined again."""
+    db.execute("UPDATE sessions SET mtime_ns = -1")
+    db.execute("UPDATE episodes SET consolidated = NULL WHERE kind = 'correction' AND consolidated = 0")
+    # Decay counted from when an event happened, so a first night archived old history before
+    # learning from it. It now counts from when openmemory stored it (`last_touched`): what
+    # that archived, never recalled and stored less than ~123 days ago, comes back.
+    db.execute("UPDATE episodes SET archived = 0, strength = 1.0, decayed = NULL WHERE archived AND recalls = 0 "
+               "AND created > strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-123 days')")
+
+
+def m005_model_answers(db: sqlite3.Connection) -> None:
+    """The optional model's answers, by the hash of their question (llm.question_key).
+
+    A re-run of sleep or ingest --model asks the cache first, so it never asks twice; the
+    answer is kept as the model gave it and judged each time it is used.
+    """
+    db.execute("""
+        CREATE TABLE IF NOT EXISTS model_answers (
+            key    TEXT PRIMARY KEY,                -- sha256 of model, prompts and limits
+            model  TEXT NOT NULL,
+            answer TEXT NOT NULL,
+            asked  TEXT NOT NULL                    -- when the model gave it
+        )""")
+
+
+def m006_recall_context(db: sqlite3.Connection) -> None:
     """Each episode's context (context.py) in a column of its own and a fourth index field.
 
     Backfilled: a transcript episode gets its session and neighbours (the turns around a
     surprise come only with the next ingest of its transcript: `ingest --force` reads them
     all again); a note gets the notes next to it in its conversation (notes stored before
-    this step have none). FTS5 cannot add a column, so the index is made again.
+    this step have none). FTS5 cannot add a column, so the index is made again. Safe to run
+    again on a database that has it (a test that rewinds user_version does).
     """
-    db.execute("ALTER TABLE episodes ADD COLUMN context TEXT NOT NULL DEFAULT ''")
+    if "context" not in [row[1] for row in db.execute("PRAGMA table_info(episodes)")]:
+        db.execute("ALTER TABLE episodes ADD COLUMN context TEXT NOT NULL DEFAULT ''")  # else: run again
     fields = ("id", "session_id", "kind", "title", "gist", "at", "cwd", "facts")
     sessions, conversations = {}, {}
     for row in db.execute(f"SELECT {', '.join(fields)} FROM episodes ORDER BY at, kind != 'session', id"):
@@ -194,7 +227,8 @@ def _make_recall_index_with_context(db: sqlite3.Connection) -> None:
     db.execute(f"INSERT INTO recall_index ({fields}) SELECT -id, '', text, '', '' FROM lessons")
 
 
-MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_recall_context]
+MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_event_identity,
+              m005_model_answers, m006_recall_context]
 
 
 def migrate(db: sqlite3.Connection, path="") -> None:

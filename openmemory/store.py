@@ -10,13 +10,12 @@ import sqlite3
 import zlib
 from pathlib import Path
 
-from datetime import timedelta
-
 from . import context, embed, paths
-from .clock import iso, parse_time
+from .clock import iso
 from .errors import OpenMemoryError, StoreError
 from .migrations import migrate
 from .redact import redact, redact_obj
+from .shorten import clip
 
 BUSY_TIMEOUT_MS = 5000      # a concurrent ingest (hook + cron) waits instead of failing
 
@@ -97,18 +96,24 @@ class Store:
         counts = {"added": {}, "updated": 0, "removed": 0}
         sid = session["id"]
         with self.transaction():
+            keys = [e["key"] for e in episodes] + [e["legacy_key"] for e in episodes if e.get("legacy_key")]
             existing = {row[0]: (row[1], row[2]) for row in self._db.execute(
-                "SELECT key, id, session_id FROM episodes WHERE key IN (%s)" % ",".join("?" * len(episodes)),
-                [e["key"] for e in episodes])} if episodes else {}
+                "SELECT key, id, session_id FROM episodes WHERE key IN (%s)" % ",".join("?" * len(keys)),
+                keys)} if keys else {}
             keep = set()
-            # Contexts from the cleaned (redacted) episodes: only the turns around a surprise
-            # are text not redacted yet, so nothing is redacted twice.
-            cleaned = [dict(_clean_episode(e), around=redact(e.get("around") or "")) for e in episodes]
+            # Contexts from the redacted episodes: only the turns around are redacted here.
+            cleaned = [dict(_clean_episode(e), around=redact(e.get("around") or ""), legacy_key=e.get("legacy_key"))
+                       for e in episodes]
             in_order = sorted(cleaned, key=lambda e: (e["at"] or "", e["kind"] != "session"))
             contexts = {id(e): c for e, c in zip(in_order, context.session_contexts(in_order))}
             for ep in cleaned:
                 ctx = contexts[id(ep)]
+                legacy = existing.get(ep["legacy_key"])
                 found = existing.get(ep["key"])
+                if found is None and legacy and legacy[1] == sid:
+                    # stored by an older version under the tool-use id alone: rekey it in place
+                    self._db.execute("UPDATE episodes SET key = ? WHERE id = ?", (ep["key"], legacy[0]))
+                    found = existing[ep["key"]] = legacy
                 if found and found[1] != sid:
                     continue  # first transcript to record an event keeps it
                 vec = embed.encode(embed.vector(ep["title"] + "\n" + ep["gist"]))
@@ -150,11 +155,8 @@ class Store:
 
     def add_note(self, text: str, title: str = "", cwd: str | None = None, now: str | None = None,
                  conversation: str | None = None) -> int:
-        """Store a note episode at once (the MCP `remember` tool); returns its id.
-
-        With a conversation (the MCP server's), the note and the notes stored just before it
-        in that conversation and folder become each other's context (context.py).
-        """
+        """Store a note at once (the MCP `remember` tool); returns its id. With a conversation (the
+        MCP server's), it and the notes just before it there become each other's context."""
         now = now or iso()
         text = " ".join(text.split()) if "\n" not in text else text.strip()
         if not text:
@@ -164,35 +166,24 @@ class Store:
                              "facts": {"conversation": conversation} if conversation else {}, "at": now,
                              "cwd": cwd})
         with self.transaction():
-            thread = self._conversation_before(conversation, ep["cwd"], now) if conversation else []
-            thread.append(ep)
-            contexts = context.note_contexts(thread)
+            recent = self._recent_notes(now) if conversation else []
+            thread = context.thread_before(recent, conversation, ep["cwd"], now)
+            contexts = context.note_contexts(thread + [ep])
             cur = self._db.execute(
                 "INSERT INTO episodes (key, session_id, cwd, kind, title, gist, detail, facts, at, created, "
                 "last_touched, embedding, context) VALUES (?, NULL, ?, 'note', ?, ?, '', ?, ?, ?, ?, ?, ?)",
                 (f"note:{now}:{_hash_text(text):08x}", ep["cwd"], ep["title"], ep["gist"], ep["facts"], now, now,
                  now, embed.encode(embed.vector(ep["title"] + "\n" + ep["gist"])), contexts[-1]))
-            changed = list(zip(thread[:-1], contexts))[-context.NEIGHBOURS:]  # the new note is next to these
+            changed = list(zip(thread, contexts))[-context.NEIGHBOURS:]  # the new note is next to these
             self._db.executemany("UPDATE episodes SET context = ? WHERE id = ?",
                                  [(c, n["id"]) for n, c in changed if n["context"] != c])
         return cur.lastrowid
 
-    def _conversation_before(self, conversation: str, cwd, now: str) -> list:
-        """The last 2·NEIGHBOURS notes of this conversation and folder, each within the gap of
-        the next, oldest first: the new note's neighbours, and theirs (which their context needs)."""
-        wanted = 2 * context.NEIGHBOURS
-        since = iso(parse_time(now) - timedelta(seconds=wanted * context.CONVERSATION_GAP_SECONDS))
-        found, later = [], now
-        for row in self._db.execute(
-                "SELECT id, title, gist, at, cwd, facts, context FROM episodes WHERE kind = 'note' AND at >= ? "
-                "AND at <= ? ORDER BY at DESC, id DESC LIMIT 500", (since, now)):
-            if row["cwd"] != cwd or context.conversation_of(row["facts"]) != conversation:
-                continue
-            if not context.same_conversation(row["at"], later) or len(found) == wanted:
-                break
-            found.append(dict(row))
-            later = row["at"]
-        return found[::-1]
+    def _recent_notes(self, now: str) -> list:
+        """The notes of the last few conversation gaps before now, newest first (at most 500)."""
+        return self._db.execute("SELECT id, title, gist, at, cwd, facts, context FROM episodes WHERE kind = 'note' "
+                                "AND at >= ? AND at <= ? ORDER BY at DESC, id DESC LIMIT 500",
+                                (context.window_start(now), now)).fetchall()
 
     # -- reading ---------------------------------------------------------------------
 
@@ -366,6 +357,11 @@ class Store:
         self._db.executemany("UPDATE episodes SET consolidated = 0 WHERE id = ? AND consolidated IS NULL",
                              [(eid,) for eid in examined])
 
+    def sessions_between(self, since: str, until: str) -> list:
+        """(cwd, at) of every session that started after since and up to until."""
+        return [(r[0], r[1]) for r in self._db.execute(
+            "SELECT cwd, at FROM episodes WHERE kind = 'session' AND at > ? AND at <= ? ORDER BY at", (since, until))]
+
     def lesson_text(self, lesson_id: int) -> str:
         """A lesson's text, '' when there is no such lesson."""
         row = self._db.execute("SELECT text FROM lessons WHERE id = ?", (lesson_id,)).fetchone()
@@ -385,8 +381,8 @@ class Store:
             "WHERE kind IN (%s) AND at > ? AND at <= ? ORDER BY at, id" % ",".join("?" * len(kinds)),
             (*kinds, since, until))]
 
-    def resolve_prediction(self, prediction_id: int, now: str, outcome: str, evidence: int | None = None) -> None:
-        """Close a prediction as 'confirmed' (by the evidence episode) or 'failed'."""
+    def resolve_prediction(self, prediction_id: int, now: str, outcome, evidence: int | None = None) -> None:
+        """Close a prediction as 'confirmed' (by the evidence episode), 'failed', or None: lapsed untested."""
         self._db.execute("UPDATE predictions SET resolved = ?, outcome = ?, evidence = ? WHERE id = ?",
                          (now, outcome, evidence, prediction_id))
 
@@ -405,6 +401,57 @@ class Store:
         cur = self._db.execute("INSERT INTO predictions (lesson_id, text, made, embedding) VALUES (?, ?, ?, ?)",
                                (lesson_id, redact(text), now, embed.encode(vector)))
         return cur.lastrowid
+
+    # -- the optional model (consult.py asks, llm.py talks; these keep what it said) -----
+
+    def model_answer(self, key: str) -> str | None:
+        """The model's answer to the question with this key, when it was asked before."""
+        row = self._db.execute("SELECT answer FROM model_answers WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def save_model_answer(self, key: str, model: str, answer: str, now: str) -> None:
+        """Keep an answer the model gave (redacted like everything stored)."""
+        self._db.execute("INSERT INTO model_answers (key, model, answer, asked) VALUES (?, ?, ?, ?) "
+                         "ON CONFLICT (key) DO UPDATE SET answer = excluded.answer, asked = excluded.asked",
+                         (key, model, redact(answer), now))
+
+    def doubtful_corrections(self, now: str | None = None, limit: int = 200) -> list:
+        """Live correction episodes (up to now) the rules marked doubtful and no model decided, newest first."""
+        return [_row(r) for r in self._db.execute(
+            "SELECT * FROM episodes WHERE kind = 'correction' AND NOT archived AND (? IS NULL OR at <= ?) "
+            "AND json_extract(facts, '$.doubtful') AND json_extract(facts, '$.decided') IS NULL "
+            "ORDER BY at DESC, id DESC LIMIT ?", (now, now, limit))]
+
+    def settle_doubtful(self, episode_id: int, facts: dict, reexamine: bool) -> None:
+        """Record the model's verdict in a doubtful episode's facts; a correction is examined again."""
+        self._db.execute("UPDATE episodes SET facts = ? WHERE id = ?",
+                         (json.dumps(redact_obj(facts), ensure_ascii=False, sort_keys=True), episode_id))
+        if reexamine:
+            self._db.execute("UPDATE episodes SET consolidated = NULL WHERE id = ? AND consolidated = 0",
+                             (episode_id,))
+
+    def reword_lesson(self, lesson_id: int, text: str) -> None:
+        """Replace a lesson's words (and the vector recall compares them by)."""
+        self._db.execute("UPDATE lessons SET text = ?, embedding = ? WHERE id = ?",
+                         (redact(text), embed.encode(embed.vector(text)), lesson_id))
+
+    def sessions_without_summary(self, limit: int) -> list:
+        """Live session episodes whose gist no model has led yet, newest first."""
+        return [_row(r) for r in self._db.execute(
+            "SELECT * FROM episodes WHERE kind = 'session' AND NOT archived "
+            "AND json_extract(facts, '$.summary') IS NULL ORDER BY at DESC, id DESC LIMIT ?", (limit,))]
+
+    def set_session_summary(self, episode_id: int, sentence: str, gist_limit: int = 600) -> None:
+        """Lead a session's gist with the model's sentence; the rules' gist follows it."""
+        row = self._db.execute("SELECT title, gist, facts FROM episodes WHERE id = ?", (episode_id,)).fetchone()
+        if row is None:
+            return
+        sentence = redact(sentence)
+        facts = dict(_row(row)["facts"], summary=sentence)
+        gist = clip(f"{sentence} {row['gist']}", gist_limit)
+        self._db.execute("UPDATE episodes SET gist = ?, facts = ?, embedding = ? WHERE id = ?",
+                         (gist, json.dumps(facts, ensure_ascii=False, sort_keys=True),
+                          embed.encode(embed.vector(row["title"] + "\n" + gist)), episode_id))
 
     # -- render: lessons as written into Claude Code's memory ---------------------------
 
