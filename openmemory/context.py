@@ -18,10 +18,10 @@ from .shorten import clip
 # Characters of context: a transcript episode's at most CONTEXT_LIMIT, cut from the end
 # (least specific last), each turn around a surprise at most AROUND_LIMIT; a note's each
 # neighbour at most NOTE_LIMIT (a conversation's turn needs its neighbours whole, and notes
-# are few). Both sets measured flat for transcript contexts from 200 to 600 characters and
-# with or without the session's gist (OPERATIONS.md), so the bound is set by size: 200
+# are few). Both sets measured flat for transcript contexts from 120 to 600 characters and
+# with or without the session's gist (OPERATIONS.md), so the bound is set by size: 150
 # keeps a store of large sessions within 3 KB an episode (`tests.bench`).
-CONTEXT_LIMIT = 200
+CONTEXT_LIMIT = 150
 AROUND_LIMIT = 100
 NOTE_LIMIT = 200
 NEIGHBOURS = 1              # memories on each side (2 or 3 measured no better on either set)
