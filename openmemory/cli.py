@@ -124,17 +124,79 @@ def cmd_hook(args) -> int:
 
 def cmd_sleep(args) -> int:
     """Consolidate memory for the night: decay, lessons, verification, predictions; write the morning report."""
-    from . import render, sleep
+    from . import ingest, render, schedule, sleep
     now = _time_arg(args.now, "--now")
-    with store.connect() as db:
-        report = sleep.night(db, now, render=render.render)
+    with schedule.sleep_lock(wait=not args.catch_up) as held:
+        if not held:
+            return 0  # --catch-up: another sleep is running
+        with store.connect() as db:
+            if args.catch_up:
+                if not schedule.sleep_due(db.get_state("last_sleep")):
+                    return 0
+                if paths.projects_dir().is_dir():
+                    ingest.ingest(db)  # as the nightly job does: sessions whose hook never ran
+            report = sleep.night(db, now, render=render.render)
     if args.json:
         _print_json(report)
-    else:
+    elif not args.catch_up:
         print(f"{sleep.summary(report)}; report in {paths.morning_path()}")
     for error in report.get("errors", []):
         print(f"openmemory: error: {error}", file=sys.stderr)
     return 1 if report.get("errors") else 0
+
+
+def cmd_setup(args) -> int:
+    """Connect Claude Code in one step: the MCP server, the hooks and the nightly sleep (--undo removes them)."""
+    from . import setup
+    changes = setup.undo_plan() if args.undo else setup.plan(args.schedule)
+    todo = [c for c in changes if c.run is not None]
+    if args.json and (args.dry_run or not todo):
+        _print_json({"changes": [c.as_dict() for c in changes], "done": False})
+        return 0
+    if not args.json:
+        for change in changes:
+            print(f"{_MARK[change.action]} {change.text}")
+    if not todo:
+        if not args.json:
+            print("nothing to change" if not args.undo else "nothing to remove")
+        return 0
+    if args.dry_run:
+        print(f"dry run: {len(todo)} change{'s' if len(todo) != 1 else ''} not made")
+        return 0
+    if not args.yes and not _confirm("remove these?" if args.undo else "make these changes?"):
+        print("nothing changed", file=sys.stderr)
+        return 1
+    notes = setup.undo(changes) if args.undo else setup.apply(changes)
+    if args.json:
+        _print_json({"changes": [c.as_dict() for c in changes], "done": True, "notes": notes})
+        return 0
+    for note in notes:
+        print(note, file=sys.stderr)
+    print("done; `openmemory doctor` checks it" if not args.undo else "done: removed what setup had added")
+    return 0
+
+
+_MARK = {"add": "+", "replace": "~", "remove": "-", "keep": "=", "manual": "!", "skip": "="}
+
+
+def _confirm(question: str) -> bool:
+    if not sys.stdin.isatty():
+        raise OpenMemoryError(f"{question.rstrip('?')}: no terminal to ask on; pass --yes, or --dry-run to look first")
+    print(f"{question} [y/N] ", end="", file=sys.stderr, flush=True)
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
+def cmd_doctor(args) -> int:
+    """Check that memory is connected to Claude Code and working; exit 0 only when every check passes."""
+    from . import doctor
+    findings = doctor.run()
+    if args.json:
+        _print_json({"healthy": doctor.healthy(findings), "checks": [f.as_dict() for f in findings]})
+    else:
+        for f in findings:
+            mark = {"ok": "✔", "fail": "✘", "note": "•"}[f.status]
+            print(f"{mark} {f.check}: {f.text}" + (f"\n    fix: {f.fix}" if f.fix and f.status == "fail" else ""))
+    return 0 if doctor.healthy(findings) else 1
 
 
 def cmd_morning(args) -> int:
@@ -245,12 +307,27 @@ def build_parser() -> argparse.ArgumentParser:
     p = verb("sleep", cmd_sleep)
     p.add_argument("--now", metavar="ISO", help="the night's time, ISO 8601 (default: now); for tests and replays")
     p.add_argument("--json", action="store_true", help="print the night's report as JSON")
+    p.add_argument("--catch-up", action="store_true",
+                   help="only if the last sleep is over a day old and no other sleep runs, after a catch-up "
+                        "ingest; prints nothing (what the SessionStart hook starts)")
 
     p = verb("morning", cmd_morning)
     p.add_argument("--json", action="store_true", help="print the report's facts as one JSON object")
 
     p = verb("paths", cmd_paths)
     p.add_argument("--json", action="store_true", help="print one JSON object")
+
+    p = verb("setup", cmd_setup)
+    p.add_argument("--dry-run", action="store_true", help="show what would change, change nothing")
+    p.add_argument("--yes", "-y", action="store_true", help="make the changes without asking")
+    p.add_argument("--undo", action="store_true", help="remove exactly what setup added, nothing else")
+    p.add_argument("--schedule", choices=("auto", "cron", "systemd", "launchd", "print", "none"), default="auto",
+                   help="how to run the nightly sleep (default auto: launchd on macOS, a systemd user timer, "
+                        "else cron, else print the crontab line)")
+    p.add_argument("--json", action="store_true", help="print the changes as JSON")
+
+    p = verb("doctor", cmd_doctor)
+    p.add_argument("--json", action="store_true", help="print the checks as JSON")
 
     verb("serve", cmd_serve)
 

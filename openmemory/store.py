@@ -381,6 +381,15 @@ class Store:
             "db": str(self.path),
         }
 
+    def quick_check(self) -> str | None:
+        """SQLite's quick check of the whole file: None when it passes, else what it found."""
+        rows = [row[0] for row in self.db.execute("PRAGMA quick_check")]
+        return None if rows == ["ok"] else "; ".join(rows[:3])
+
+    def has_fts5(self) -> bool:
+        """Whether this SQLite has FTS5, which recall's full-text index needs."""
+        return fts5_available(self.db)
+
     # -- render: lessons as written into Claude Code's memory ---------------------------
 
     def all_lessons(self) -> list:

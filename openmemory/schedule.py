@@ -1,0 +1,279 @@
+"""When sleep runs: the nightly job (crontab, systemd user timer or launchd agent, by platform),
+the catch-up a session start gives a laptop that was closed all night, and the lock that
+keeps two sleeps from running at once.
+
+Every outside program (crontab, systemctl, launchctl) is named by an environment variable
+(OPENMEMORY_CRONTAB, OPENMEMORY_SYSTEMCTL, OPENMEMORY_LAUNCHCTL) so tests can point them at
+stand-ins and never touch the person's real schedule.
+"""
+import contextlib
+import fcntl
+import os
+import plistlib
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from . import paths
+from .store import OpenMemoryError, parse_time
+
+MODES = ("auto", "cron", "systemd", "launchd", "print", "none")
+HOUR, MINUTE = 3, 30                 # 03:30 local time: after a working day, before the next
+CATCH_UP_AFTER_S = 24 * 3600         # the issue: a sleep more than a day old is caught up
+CATCH_UP_RETRY_S = 3600              # a catch-up that failed is not retried at every session start
+CRON_TAG = "# openmemory nightly sleep"
+UNIT = "openmemory-sleep"
+LAUNCHD_LABEL = "com.openmemory.sleep"
+
+
+class ScheduleError(OpenMemoryError):
+    """The nightly job could not be installed or removed."""
+
+
+def program(name: str) -> str:
+    """The outside program to run: $OPENMEMORY_<NAME> (tests), else its usual name."""
+    return os.environ.get(f"OPENMEMORY_{name.upper()}") or name
+
+
+def choose(mode: str = "auto") -> str:
+    """The way to schedule on this machine: launchd on macOS, a systemd user timer where a user
+    manager runs, else cron where crontab exists, else print (the person adds it by hand)."""
+    if mode != "auto":
+        return mode
+    if sys.platform == "darwin":
+        return "launchd"
+    if shutil.which(program("systemctl")) and _ok([program("systemctl"), "--user", "show-environment"]):
+        return "systemd"
+    if shutil.which(program("crontab")):
+        return "cron"
+    return "print"
+
+
+def nightly_command(run: str, env_prefix: str = "") -> str:
+    """The sh command line of one night: a catch-up ingest, then sleep (its report to morning.md)."""
+    return f"{env_prefix}{run} ingest --quiet && {env_prefix}{run} sleep >/dev/null"
+
+
+def cron_line(command: str) -> str:
+    """The crontab entry; cron turns an unescaped % into a newline."""
+    return f"{MINUTE} {HOUR} * * * {command.replace('%', chr(92) + '%')} {CRON_TAG}"
+
+
+# -- cron ------------------------------------------------------------------------------------
+
+def crontab_lines() -> list[str]:
+    """The person's crontab, line by line; [] when they have none."""
+    p = _run([program("crontab"), "-l"], check=False)
+    if p.returncode != 0:
+        if "no crontab" in p.stderr.lower():
+            return []
+        raise ScheduleError(f"`crontab -l` failed: {p.stderr.strip() or p.returncode}")
+    return p.stdout.splitlines()
+
+
+def cron_install(line: str) -> bool:
+    lines = crontab_lines()
+    if line in lines:
+        return False
+    _run([program("crontab"), "-"], input="\n".join(lines + [line]) + "\n")
+    return True
+
+
+def cron_remove(line: str) -> bool:
+    lines = crontab_lines()
+    if line not in lines:
+        return False
+    _run([program("crontab"), "-"], input="".join(f"{x}\n" for x in lines if x != line))
+    return True
+
+
+# -- systemd user timer ------------------------------------------------------------------------
+
+def systemd_dir() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "systemd" / "user"
+
+
+def systemd_units(command: str) -> dict:
+    """{file name: text} of the service and its timer (Persistent: a missed night runs at boot)."""
+    service = ("[Unit]\nDescription=openmemory nightly sleep (catch-up ingest, then sleep)\n\n"
+               "[Service]\nType=oneshot\n"
+               f"ExecStart=/bin/sh -c {_systemd_quote(command)}\n")
+    timer = ("[Unit]\nDescription=openmemory nightly sleep\n\n"
+             f"[Timer]\nOnCalendar=*-*-* {HOUR:02d}:{MINUTE:02d}:00\nPersistent=true\n\n"
+             "[Install]\nWantedBy=timers.target\n")
+    return {f"{UNIT}.service": service, f"{UNIT}.timer": timer}
+
+
+def systemd_install(units: dict) -> list[str]:
+    folder = systemd_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in units.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    _run([program("systemctl"), "--user", "daemon-reload"])
+    _run([program("systemctl"), "--user", "enable", "--now", f"{UNIT}.timer"])
+    return [str(folder / name) for name in units]
+
+
+def systemd_remove(files: list[str], units: dict) -> list[str]:
+    """Disable the timer and delete the unit files that are still exactly what setup wrote."""
+    _run([program("systemctl"), "--user", "disable", "--now", f"{UNIT}.timer"], check=False)
+    removed = [f for f in files if _read(f) == units.get(Path(f).name)]
+    for f in removed:
+        os.unlink(f)
+    _run([program("systemctl"), "--user", "daemon-reload"], check=False)
+    return removed
+
+
+# -- launchd -------------------------------------------------------------------------------------
+
+def launchd_path() -> Path:
+    return Path.home() / "Library" / "LaunchAgents" / f"{LAUNCHD_LABEL}.plist"
+
+
+def launchd_plist(command: str) -> bytes:
+    """The agent: launchd runs a StartCalendarInterval job missed while the Mac slept when it wakes."""
+    return plistlib.dumps({
+        "Label": LAUNCHD_LABEL,
+        "ProgramArguments": ["/bin/sh", "-c", command],
+        "StartCalendarInterval": {"Hour": HOUR, "Minute": MINUTE},
+        "StandardErrorPath": str(paths.log_path().parent / "sleep.err"),
+    })
+
+
+def launchd_install(plist: bytes) -> str:
+    path = launchd_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(plist)
+    _run([program("launchctl"), "load", "-w", str(path)])
+    return str(path)
+
+
+def launchd_remove(plist: bytes) -> bool:
+    path = launchd_path()
+    if _read_bytes(path) != plist:
+        return False
+    _run([program("launchctl"), "unload", "-w", str(path)], check=False)
+    path.unlink()
+    return True
+
+
+# -- the catch-up sleep and the sleep lock -------------------------------------------------------
+
+def sleep_lock_path() -> Path:
+    return paths.home() / "sleep.lock"
+
+
+@contextlib.contextmanager
+def sleep_lock(wait: bool = True):
+    """Hold the one sleep lock; yields False at once (without waiting) when wait is False and it is taken."""
+    paths.home().mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(sleep_lock_path(), os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def sleep_running() -> bool:
+    """Whether some process holds the sleep lock now."""
+    try:
+        fd = os.open(sleep_lock_path(), os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def sleep_due(last_sleep: str | None, now: float | None = None) -> bool:
+    """Whether the last sleep is more than a day old (or there never was one)."""
+    if not last_sleep:
+        return True
+    try:
+        last = parse_time(last_sleep).timestamp()
+    except ValueError:
+        return True
+    return (now if now is not None else time.time()) - last > CATCH_UP_AFTER_S
+
+
+def catch_up_stamp() -> Path:
+    return paths.home() / "catch-up.stamp"
+
+
+def start_catch_up(last_sleep) -> str:
+    """At a session start: start `sleep --catch-up` detached when due; returns what was done.
+
+    last_sleep: a callable returning the last sleep's time, read only when needed.
+    Cheap first: a recent attempt or a running sleep ends it before the database is opened.
+    """
+    if not paths.db_path().exists():
+        return "no memory yet; nothing to catch up"
+    stamp = catch_up_stamp()
+    try:
+        if time.time() - stamp.stat().st_mtime < CATCH_UP_RETRY_S:
+            return "a catch-up started within the hour; not again"
+    except FileNotFoundError:
+        pass
+    if sleep_running():
+        return "a sleep is running; no catch-up"
+    last = last_sleep()
+    if not sleep_due(last):
+        return f"last sleep {last}: not due"
+    stamp.touch()
+    env = dict(os.environ)
+    package_parent = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, env.get("PYTHONPATH")]))
+    subprocess.Popen([sys.executable, "-m", "openmemory", "sleep", "--catch-up"], env=env,
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                     start_new_session=True, close_fds=True, cwd=str(paths.home()))
+    return f"last sleep {last or 'never'}: catch-up sleep started"
+
+
+# -- helpers -------------------------------------------------------------------------------------
+
+def _run(argv, input=None, check=True):
+    try:
+        p = subprocess.run(argv, input=input, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise ScheduleError(f"cannot run `{argv[0]}`: {e}") from e
+    if check and p.returncode != 0:
+        raise ScheduleError(f"`{' '.join(argv)}` failed: {p.stderr.strip() or p.returncode}")
+    return p
+
+
+def _ok(argv) -> bool:
+    try:
+        return subprocess.run(argv, capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def _systemd_quote(text: str) -> str:
+    """One ExecStart argument: double-quoted, with systemd's own escapes (and % doubled)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%").replace("$", "$$") + '"'
+
+
+def _read(path) -> str | None:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError:
+        return None
+
+
+def _read_bytes(path) -> bytes | None:
+    try:
+        return Path(path).read_bytes()
+    except OSError:
+        return None
