@@ -383,8 +383,11 @@ class Store:
 
     def quick_check(self) -> str | None:
         """SQLite's quick check of the whole file: None when it passes, else what it found."""
-        rows = [row[0] for row in self.db.execute("PRAGMA quick_check")]
-        return None if rows == ["ok"] else "; ".join(rows[:3])
+        try:
+            rows = [row[0] for row in self.db.execute("PRAGMA quick_check")]
+        except sqlite3.DatabaseError as e:
+            return str(e)
+        return None if rows == ["ok"] else "; ".join(" ".join(r.split()) for r in rows[:3])
 
     def has_fts5(self) -> bool:
         """Whether this SQLite has FTS5, which recall's full-text index needs."""
