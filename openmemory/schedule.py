@@ -9,9 +9,7 @@ stand-ins and never touch the person's real schedule.
 import contextlib
 import fcntl
 import os
-import plistlib
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -22,7 +20,7 @@ from .store import OpenMemoryError, parse_time
 MODES = ("auto", "cron", "systemd", "launchd", "print", "none")
 HOUR, MINUTE = 3, 30                 # 03:30 local time: after a working day, before the next
 CATCH_UP_AFTER_S = 24 * 3600         # the issue: a sleep more than a day old is caught up
-CATCH_UP_RETRY_S = 3600              # a catch-up that failed is not retried at every session start
+CATCH_UP_RETRY_S = 3600              # session starts look at most once an hour (a failed catch-up too)
 CRON_TAG = "# openmemory nightly sleep"
 UNIT = "openmemory-sleep"
 LAUNCHD_LABEL = "com.openmemory.sleep"
@@ -135,6 +133,7 @@ def launchd_path() -> Path:
 
 def launchd_plist(command: str) -> bytes:
     """The agent: launchd runs a StartCalendarInterval job missed while the Mac slept when it wakes."""
+    import plistlib
     return plistlib.dumps({
         "Label": LAUNCHD_LABEL,
         "ProgramArguments": ["/bin/sh", "-c", command],
@@ -223,15 +222,16 @@ def start_catch_up(last_sleep) -> str:
     stamp = catch_up_stamp()
     try:
         if time.time() - stamp.stat().st_mtime < CATCH_UP_RETRY_S:
-            return "a catch-up started within the hour; not again"
+            return "looked within the hour; not again"
     except FileNotFoundError:
         pass
     if sleep_running():
         return "a sleep is running; no catch-up"
+    stamp.touch()
     last = last_sleep()
     if not sleep_due(last):
         return f"last sleep {last}: not due"
-    stamp.touch()
+    import subprocess  # only now: the usual session start returns before this
     env = dict(os.environ)
     package_parent = str(Path(__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, env.get("PYTHONPATH")]))
@@ -244,6 +244,7 @@ def start_catch_up(last_sleep) -> str:
 # -- helpers -------------------------------------------------------------------------------------
 
 def _run(argv, input=None, check=True):
+    import subprocess
     try:
         p = subprocess.run(argv, input=input, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as e:
@@ -254,6 +255,7 @@ def _run(argv, input=None, check=True):
 
 
 def _ok(argv) -> bool:
+    import subprocess
     try:
         return subprocess.run(argv, capture_output=True, timeout=10).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
