@@ -33,6 +33,8 @@ def cmd_ingest(args) -> int:
     if roots is None and not paths.projects_dir().is_dir():
         if not args.quiet:
             print(f"no Claude Code transcripts at {paths.projects_dir()} (nothing to ingest)", file=sys.stderr)
+            if args.json:
+                _print_json(ingest.Report().as_dict())  # --json always prints one object
         return 0
     show = not args.quiet and sys.stderr.isatty()
 
@@ -62,10 +64,9 @@ def cmd_status(args) -> int:
         _print_json(counts)
         return 0
     e = counts["episodes"]
-    print(f"episodes     {e['total']} ({e['session']} sessions, {e['error']} errors, "
-          f"{e['correction']} corrections, {e['note']} notes; {e['archived']} archived)")
-    print(f"sessions     {counts['sessions']} transcripts ingested, "
-          f"{counts['lines_skipped']} malformed lines skipped")
+    print(f"episodes     {e['total']} ({_n(e['session'], 'session episode')}, {_n(e['error'], 'error')}, "
+          f"{_n(e['correction'], 'correction')}, {_n(e['note'], 'note')}; {e['archived']} archived)")
+    print(f"transcripts  {counts['sessions']} ingested, {_n(counts['lines_skipped'], 'malformed line')} skipped")
     print(f"lessons      {counts['lessons']} ({counts['lessons_live']} live)")
     print(f"predictions  {counts['predictions']} ({counts['predictions_open']} open, "
           f"{counts['predictions_confirmed']} confirmed, {counts['predictions_failed']} failed)")
@@ -244,10 +245,23 @@ def cmd_recall(args) -> int:
     return 0
 
 
+def cmd_remember(args) -> int:
+    """Store a note in memory at once, from the terminal or a script (as the agent's `remember` tool does)."""
+    text = " ".join(args.text) if args.text else sys.stdin.read()
+    cwd = os.path.realpath(args.cwd) if args.cwd else None if args.everywhere else os.getcwd()
+    with store.connect() as db:
+        note_id = db.add_note(text, title=args.title or "", cwd=cwd)
+    if args.json:
+        _print_json({"id": note_id, "cwd": cwd})
+    else:
+        print(f"remembered as note {note_id} ({f'project {cwd}' if cwd else 'every project'})")
+    return 0
+
+
 def _hit_block(hit: dict) -> str:
     """Three lines for a person: what and where, the title, the gist."""
     where = os.path.basename(hit["cwd"].rstrip("/")) if hit["cwd"] else "everywhere"
-    flags = " · archived" if hit["archived"] else ""
+    flags = (" · this project" if hit.get("in_project") else "") + (" · archived" if hit["archived"] else "")
     head = f"{hit['kind']} {hit['id']} · {hit['at'][:10]} · {where} · score {hit['score']:.2f}{flags}"
     gist = " ".join(hit["gist"].split())
     lines = [head, "  " + clip(hit["title"], 100)]
@@ -295,6 +309,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--archived", action="store_true", help="also search archived memories (and revive those found)")
     p.add_argument("--json", action="store_true", help="print a JSON list of hits")
 
+    p = verb("remember", cmd_remember)
+    p.add_argument("text", nargs="*", metavar="TEXT", help="the note (default: read from stdin)")
+    p.add_argument("--title", help="a short title (default: the note's first line)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--cwd", metavar="PATH", help="the project the note belongs to (default: this folder)")
+    where.add_argument("--everywhere", action="store_true", help="a note for every project")
+    p.add_argument("--json", action="store_true", help="print the note's id as JSON")
+
     p = verb("status", cmd_status)
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -339,7 +361,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     """Run one verb; turn library errors into one line on stderr and exit code 1."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # said with the verb's own usage, not the top-level one
+        verbs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        verbs.choices[args.verb].error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         return args.func(args)
     except OpenMemoryError as e:
@@ -394,6 +420,10 @@ def _debug_traceback() -> None:
 def _print_json(value) -> None:
     json.dump(value, sys.stdout, ensure_ascii=False, indent=2)
     sys.stdout.write("\n")
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def _size(n: int) -> str:

@@ -113,7 +113,10 @@ def ingest_transcript(path: Path, name: str = "hook") -> str:
     with store.connect() as db:
         report = ingest.ingest_file(db, path)  # holds the transcript's lock: one ingest of it at a time
         with db.transaction():
-            db.set_state("last_hook", store.iso())  # doctor: is the hook running?
+            now = store.iso()
+            db.set_state("last_hook", now)      # doctor: is the hook running?
+            if not report.unchanged:
+                db.set_state("last_ingest", now)  # status: the hook's ingest is the last ingest
     if report.unchanged:
         return _said(logging.DEBUG, f"{name}: {path} unchanged")
     return _said(logging.WARNING if report.failed else logging.INFO, f"{name}: {path}: {report.line()}")

@@ -366,8 +366,8 @@ def _hit_block(hit: dict) -> str:
     lines = [f"[{hit['id']}] {hit['kind']} · {date} · {project}"]
     title = (hit.get("title") or "").strip()
     gist = (hit.get("gist") or "").strip()
-    if title and title != gist:
-        lines.append(title)
+    if title and not gist.startswith(title.rstrip("…").rstrip()):
+        lines.append(title)  # only when the gist does not open with it
     if gist:
         lines.append(gist)
     return "\n".join(lines)

@@ -9,9 +9,10 @@ from pathlib import Path
 
 
 def home() -> Path:
-    """openmemory's own folder: $OPENMEMORY_HOME, else ~/.openmemory."""
+    """openmemory's own folder: $OPENMEMORY_HOME (made absolute), else ~/.openmemory."""
     value = os.environ.get("OPENMEMORY_HOME")
-    return Path(value).expanduser() if value else Path.home() / ".openmemory"
+    # absolute: hooks, the server and cron run in other folders, and setup writes this path down
+    return Path(value).expanduser().absolute() if value else Path.home() / ".openmemory"
 
 
 def db_path() -> Path:

@@ -324,7 +324,7 @@ class Store:
         text = " ".join(text.split()) if "\n" not in text else text.strip()
         if not text:
             raise OpenMemoryError("a note needs some text")
-        title = title.strip() or text.splitlines()[0][:100]
+        title = clip(title, 100) if title.strip() else clip(text.splitlines()[0], 100)
         ep = _clean_episode({"key": "", "kind": "note", "title": title, "gist": text, "detail": "",
                              "facts": {}, "at": now, "cwd": cwd})
         with self.transaction():

@@ -160,7 +160,8 @@ class IngestCommand(TempHome):
         self.write_session()
         self.ok("ingest")
         out = self.ok("status").stdout
-        self.assertIn("episodes     3 (1 sessions, 1 errors, 1 corrections, 0 notes; 0 archived)", out)
+        self.assertIn("episodes     3 (1 session episode, 1 error, 1 correction, 0 notes; 0 archived)", out)
+        self.assertIn("transcripts  1 ingested, 0 malformed lines skipped", out)
         self.assertIn("last sleep   never", out)
 
 
