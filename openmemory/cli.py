@@ -236,10 +236,13 @@ def cmd_recall(args) -> int:
     cwd = os.getcwd() if args.here else args.cwd
     with store.connect() as db:
         hits = recall.recall(db, query, k=args.k, cwd=cwd, include_archived=args.archived)
+        archived = 0 if hits or args.archived else recall.archived_matches(db, query, cwd)
     if args.json:
         _print_json(hits)
     elif not hits:
-        print(f"no memories match {query!r}")
+        hint = (f"; {archived} archived {'memory matches' if archived == 1 else 'memories match'}: "
+                f"add --archived") if archived else ""
+        print(f"no memories match {query!r}{hint}")
     else:
         print("\n\n".join(_hit_block(h) for h in hits))
     return 0

@@ -127,3 +127,30 @@ class RecallHere(TempHome):
         self.assertFalse(any(" · this project" in b.splitlines()[0] for b in theirs))
         unscoped = self.ok("recall", "pytest", "unittest").stdout
         self.assertNotIn("this project", unscoped)
+
+
+class ArchivedHint(TempHome):
+    def setUp(self):
+        super().setUp()
+        test_session(cwd=PROJECT).write(project_folder(self.claude, PROJECT))
+        self.ok("ingest")
+        self.ok("sleep", "--now", "2031-01-01T03:00:00Z")  # years untouched: every episode fades
+        with store.connect() as db:
+            self.archived = [e for e in db.episodes() if e["archived"]]
+        self.assertTrue(self.archived)
+
+    def test_recall_with_only_archived_matches_says_how_many_and_revives_none(self):
+        p = self.ok("recall", "pytest")
+        self.assertRegex(p.stdout, r"^no memories match 'pytest'; \d+ archived memor(y matches|ies match): "
+                                   r"add --archived\n$")
+        with store.connect() as db:
+            self.assertEqual([e["id"] for e in db.episodes() if e["archived"]], [e["id"] for e in self.archived])
+        self.assertEqual(self.ok("recall", "kubernetes").stdout, "no memories match 'kubernetes'\n")
+        self.assertIn("pytest", self.ok("recall", "pytest", "--archived").stdout)
+
+    def test_the_mcp_tool_says_so_too(self):
+        reply = mcp.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                            "params": {"name": "recall", "arguments": {"query": "pytest"}}}, PROJECT)
+        text = reply["result"]["content"][0]["text"]
+        self.assertRegex(text, r'^No memories match "pytest" for project /home/dev/shop\. \d+ archived '
+                               r'memor(y matches|ies match): call recall again with include_archived true')
