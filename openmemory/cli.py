@@ -53,6 +53,9 @@ def cmd_ingest(args) -> int:
         print(report.line())
         for path, reason in report.failed:
             print(f"openmemory: warning: cannot read {path}: {reason}", file=sys.stderr)
+        for path in report.not_transcripts:
+            print(f"openmemory: warning: skipped {path}: not a Claude Code transcript (no record of a known "
+                  f"type in its first lines); it is not read again until it changes", file=sys.stderr)
     return 0
 
 

@@ -254,8 +254,8 @@ class Store:
     def session_id_for(self, session_id: str, path: str) -> str:
         """The id to store a transcript under: its own, unless another file already holds it."""
         row = self.db.execute("SELECT path FROM sessions WHERE id = ?", (session_id,)).fetchone()
-        if row is None or row[0] == path:
-            return session_id
+        if row is None or row[0] == path or _same_file(row[0], path):
+            return session_id  # one file reached by two paths (a symlink, another spelling) is one session
         mine = self.db.execute("SELECT id FROM sessions WHERE path = ?", (path,)).fetchone()
         if mine:
             return mine[0]
@@ -521,6 +521,13 @@ def _row(row: sqlite3.Row) -> dict:
         if not isinstance(out["facts"], dict):
             out["facts"] = {}
     return out
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def _db_bytes(path: Path) -> int:

@@ -68,6 +68,7 @@ class Session:
     skipped: int = 0            # malformed or half-written lines
     compactions: int = 0
     api_errors: int = 0
+    not_transcript: bool = False  # no record of a known type in its first SNIFF_LINES lines
 
     @property
     def prompts(self) -> list:
@@ -99,6 +100,14 @@ def parse(path) -> Session:
         return parse_lines(f, str(path))
 
 
+# Record types Claude Code writes (1.0.x to 2.1.328); a transcript has one near its start.
+KNOWN_TYPES = frozenset({
+    "user", "assistant", "system", "summary", "attachment", "queue-operation", "custom-title",
+    "ai-title", "file-history-snapshot", "last-prompt", "api-request", "api-request-blob",
+    "api-request-shape", "tools-used", "cost-state", "mode", "atis-latch", "progress"})
+SNIFF_LINES = 50
+
+
 def parse_lines(lines, path: str = "") -> Session:
     """Build a Session from JSONL lines (bytes or str)."""
     s = Session(path=path)
@@ -110,6 +119,7 @@ def parse_lines(lines, path: str = "") -> Session:
     summaries: list = []
     titles = {"custom": "", "ai": ""}
     uuids_here: set = set()
+    sniffed = 0                 # non-empty lines before the first record of a known type
 
     for raw in lines:
         if isinstance(raw, bytes):
@@ -117,6 +127,10 @@ def parse_lines(lines, path: str = "") -> Session:
         raw = raw.strip()
         if not raw:
             continue
+        if sniffed is not None:
+            sniffed += 1
+            if sniffed > SNIFF_LINES:
+                break  # not a Claude Code transcript: read no further
         try:
             rec = json.loads(raw)
         except ValueError:
@@ -125,6 +139,8 @@ def parse_lines(lines, path: str = "") -> Session:
         if not isinstance(rec, dict):
             s.skipped += 1
             continue
+        if sniffed is not None and rec.get("type") in KNOWN_TYPES:
+            sniffed = None
         s.records += 1
         if rec.get("isSidechain"):
             continue
@@ -162,6 +178,7 @@ def parse_lines(lines, path: str = "") -> Session:
         except (AttributeError, TypeError, KeyError, ValueError):
             s.skipped += 1  # a record of a known type in a shape we do not know
 
+    s.not_transcript = bool(sniffed)  # lines were read, none of them a known record
     s.id = max(session_ids, key=session_ids.get) if session_ids else _stem(path)
     summary = next((text for text, leaf in reversed(summaries)
                     if isinstance(text, str) and leaf in uuids_here), "")
