@@ -144,7 +144,10 @@ def check_hook() -> Finding:
         if problem:
             return Finding("hook", FAIL, f"the SessionEnd hook `{command}` does not run: {problem}",
                            f"run `{_here()} setup` to write a hook with absolute paths")
-    return Finding("hook", OK, f"SessionEnd hook in {claude_settings.settings_path()} runs: {ours[0]}")
+    starts = [cmd for event, cmd in claude_settings.openmemory_hooks(settings) if event == "SessionStart"]
+    also = "" if starts else " (no SessionStart hook: a missed night is caught up only by the nightly job; " \
+                             "`openmemory setup` adds it)"
+    return Finding("hook", OK, f"SessionEnd hook in {claude_settings.settings_path()} runs: {ours[0]}{also}")
 
 
 def check_recent(now: float) -> list[Finding]:
