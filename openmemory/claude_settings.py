@@ -121,7 +121,8 @@ def write(settings: dict, read_bytes: bytes | None, path: Path | None = None) ->
     if current != read_bytes:
         raise SettingsError(f"{path} changed while openmemory was updating it; run this again")
     backup = _backup(target, current) if current is not None else None
-    text = json.dumps(settings, ensure_ascii=False, indent=2) + "\n"
+    indent, end = _style(read_bytes)
+    text = json.dumps(settings, ensure_ascii=False, indent=indent) + end
     target.parent.mkdir(parents=True, exist_ok=True)
     mode = os.stat(target).st_mode & 0o777 if current is not None else 0o600
     fd, tmp = tempfile.mkstemp(prefix=".settings.", suffix=".openmemory", dir=target.parent)
@@ -167,6 +168,14 @@ def _backup(target: Path, content: bytes) -> Path:
         f.write(content)
     shutil.copymode(target, backup)
     return backup
+
+
+def _style(raw: bytes | None) -> tuple:
+    """(indent, final newline) the file was written with, so a merge changes only what it must."""
+    text = (raw or b"").decode("utf-8", "replace")
+    found = re.search(r"\n([ \t]+)\S", text)
+    indent = found.group(1) if found else 2
+    return indent, "\n" if not text or text.endswith("\n") else ""
 
 
 def _bytes_or_none(path: Path) -> bytes | None:

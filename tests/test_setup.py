@@ -93,6 +93,7 @@ class Setup(SetupCase):
         self.assertIn(f"PYTHONPATH={ROOT}", command)  # run from a checkout: the package's folder, absolute
         self.assertIn(f"OPENMEMORY_HOME={self.home}", command)
 
+        self.assertTrue(self.settings.read_text(encoding="utf-8").startswith('{\n    "$schema"'))  # its own indent
         [backup] = (self.home / "backups").iterdir()
         self.assertEqual(backup.read_bytes(), self.original)
         self.assertIn(f"backup of {self.settings} as it was: {backup}", p.stderr)
