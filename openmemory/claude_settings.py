@@ -1,20 +1,14 @@
-"""Claude Code's settings.json: openmemory's hooks merged in and out, written safely with a backup.
+"""Claude Code's settings.json as data: read it, and merge openmemory's hooks in and out.
 
-The file is the person's: every other key and hook is kept (parsed and written back, so
-its meaning is unchanged), a symlinked file is written through its link, a copy of what
-was there goes to OPENMEMORY_HOME/backups/ first, and a file that changed while we worked
-is never overwritten.
+The file is the person's: every other key and hook is kept (parsed and written back in its
+own indentation, so its meaning is unchanged). Pure but for `read`; configfiles writes it.
 """
 import json
-import os
 import re
-import shutil
-import tempfile
-from datetime import datetime, timezone
 from pathlib import Path
 
 from . import paths
-from .store import OpenMemoryError
+from .errors import OpenMemoryError
 
 # Any hook command that runs openmemory's hook or ingest: setup's own, one added by hand
 # from the README (`openmemory hook`), or the plugin's launcher.
@@ -26,8 +20,7 @@ class SettingsError(OpenMemoryError):
 
 
 def settings_path() -> Path:
-    """Claude Code's user settings: <config dir>/settings.json."""
-    return paths.claude_dir() / "settings.json"
+    return paths.settings_path()
 
 
 def read(path: Path | None = None) -> tuple[dict, bytes | None]:
@@ -110,64 +103,10 @@ def without_hook(settings: dict, event: str, command: str) -> tuple[dict, bool]:
     return out, True
 
 
-def write(settings: dict, read_bytes: bytes | None, path: Path | None = None) -> Path | None:
-    """Write settings over the file whose bytes were read_bytes; returns the backup made, if any.
-
-    Refuses when the file changed since it was read (Claude Code or the person wrote it).
-    """
-    path = path or settings_path()
-    target = Path(os.path.realpath(path))  # a settings.json kept in a dotfiles repo stays a link
-    current = _bytes_or_none(target)
-    if current != read_bytes:
-        raise SettingsError(f"{path} changed while openmemory was updating it; run this again")
-    backup = _backup(target, current) if current is not None else None
+def dumps(settings: dict, read_bytes: bytes | None) -> bytes:
+    """settings as the file's bytes, in the indentation and final newline it was written with."""
     indent, end = _style(read_bytes)
-    text = json.dumps(settings, ensure_ascii=False, indent=indent) + end
-    target.parent.mkdir(parents=True, exist_ok=True)
-    mode = os.stat(target).st_mode & 0o777 if current is not None else 0o600
-    fd, tmp = tempfile.mkstemp(prefix=".settings.", suffix=".openmemory", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        if _bytes_or_none(target) != read_bytes:  # the last look before the rename
-            raise SettingsError(f"{path} changed while openmemory was updating it; run this again")
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return backup
-
-
-def remove_if_empty(path: Path | None = None) -> bool:
-    """Delete settings.json when it holds nothing at all (setup created it); True if deleted."""
-    path = path or settings_path()
-    settings, raw = read(path)
-    if raw is None or settings:
-        return False
-    _backup(Path(os.path.realpath(path)), raw)
-    os.unlink(path)
-    return True
-
-
-def backups_dir() -> Path:
-    return paths.home() / "backups"
-
-
-def _backup(target: Path, content: bytes) -> Path:
-    folder = backups_dir()
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
-    backup = folder / f"{target.name}.{stamp}"
-    with open(backup, "xb") as f:
-        f.write(content)
-    shutil.copymode(target, backup)
-    return backup
+    return (json.dumps(settings, ensure_ascii=False, indent=indent) + end).encode("utf-8")
 
 
 def _style(raw: bytes | None) -> tuple:
@@ -176,13 +115,6 @@ def _style(raw: bytes | None) -> tuple:
     found = re.search(r"\n([ \t]+)\S", text)
     indent = found.group(1) if found else 2
     return indent, "\n" if not text or text.endswith("\n") else ""
-
-
-def _bytes_or_none(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return None
 
 
 def _groups(settings: dict, event: str) -> list:

@@ -10,8 +10,9 @@ import sys
 import time
 import traceback
 
-from . import __version__, paths, store
-from .store import OpenMemoryError, clip
+from . import __version__, clock, paths, store
+from .errors import OpenMemoryError
+from .shorten import clip
 
 
 def cmd_paths(args) -> int:
@@ -128,7 +129,7 @@ def cmd_hook(args) -> int:
 
 def cmd_sleep(args) -> int:
     """Consolidate memory for the night: decay, lessons, verification, predictions; write the morning report."""
-    from . import ingest, render, schedule, sleep
+    from . import ingest, morning, render, schedule, sleep
     now = _time_arg(args.now, "--now")
     with schedule.sleep_lock(wait=not args.catch_up) as held:
         if not held:
@@ -143,7 +144,7 @@ def cmd_sleep(args) -> int:
     if args.json:
         _print_json(report)
     elif not args.catch_up:
-        print(f"{sleep.summary(report)}; report in {paths.morning_path()}")
+        print(f"{morning.summary(report)}; report in {paths.morning_path()}")
     for error in report.get("errors", []):
         print(f"openmemory: error: {error}", file=sys.stderr)
     return 1 if report.get("errors") else 0
@@ -226,7 +227,7 @@ def _time_arg(value, option: str):
     if value is None:
         return None
     try:
-        return store.iso(value)
+        return clock.iso(value)
     except (ValueError, TypeError):
         raise OpenMemoryError(f"{option} takes an ISO 8601 time such as 2026-11-03T03:00:00Z, "
                               f"not {value!r}") from None

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import __version__, claude_settings, paths, setup, store
-from .store import OpenMemoryError, parse_time
+from .clock import parse_time
+from .errors import OpenMemoryError
 
 OK, FAIL, NOTE = "ok", "fail", "note"
 SERVER_TIMEOUT_S = 15        # a cold start of `python3 -m openmemory serve` takes well under 1 s

@@ -8,7 +8,6 @@ import math
 import re
 import zlib
 from array import array
-from operator import mul
 
 DIMENSIONS = 256
 BIGRAM_WEIGHT = 0.5  # a shared pair of words says more than a shared word, but rarer
@@ -106,14 +105,36 @@ def decode(blob: bytes) -> array:
     return array("b", blob)
 
 
+def unit(vec) -> dict:
+    """A vector (list, array or encoded blob) as {dimension: value} at length 1: hashed vectors of
+    short texts are sparse, so sleep compares them as dicts. {} when the vector is empty."""
+    if isinstance(vec, (bytes, bytearray, memoryview)):
+        vec = decode(vec)
+    norm = math.hypot(*vec)
+    return {i: x / norm for i, x in enumerate(vec) if x} if norm else {}
+
+
+def dot(a: dict, b: dict) -> float:
+    """Dot product of two sparse vectors: their cosine when both come from unit()."""
+    if len(a) > len(b):
+        a, b = b, a
+    return sum(x * b.get(i, 0.0) for i, x in a.items())
+
+
 def cosine(a, b) -> float:
     """Cosine similarity of two vectors (lists, arrays or encoded blobs); 0 when either is empty."""
-    if isinstance(a, (bytes, bytearray, memoryview)):
-        a = decode(a)
-    if isinstance(b, (bytes, bytearray, memoryview)):
-        b = decode(b)
-    na = math.sqrt(sum(map(mul, a, a)))
-    nb = math.sqrt(sum(map(mul, b, b)))
-    if not na or not nb:
+    return dot(unit(a), unit(b))
+
+
+# A stored vector is 256 signed bytes (encode); reading them through tables keeps the cosine
+# of one recall candidate near 8 µs in pure Python.
+_SIGNED = [b - 256 if b > 127 else b for b in range(256)]
+_SQUARED = [v * v for v in _SIGNED]
+
+
+def stored_cosine(query: dict, blob: bytes) -> float:
+    """Cosine of a sparse unit vector and a stored (encoded) one: recall's per-candidate fast path."""
+    norm = math.sqrt(sum(map(_SQUARED.__getitem__, blob)))
+    if not norm:
         return 0.0
-    return sum(map(mul, a, b)) / (na * nb)
+    return sum(x * _SIGNED[blob[i]] for i, x in query.items()) / norm

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from . import paths, schedule, store
+from .clock import iso
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +114,7 @@ def ingest_transcript(path: Path, name: str = "hook") -> str:
     with store.connect() as db:
         report = ingest.ingest_file(db, path)  # holds the transcript's lock: one ingest of it at a time
         with db.transaction():
-            now = store.iso()
+            now = iso()
             db.set_state("last_hook", now)      # doctor: is the hook running?
             if not report.unchanged:
                 db.set_state("last_ingest", now)  # status: the hook's ingest is the last ingest

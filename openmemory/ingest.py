@@ -10,7 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import paths, transcripts
-from .store import OpenMemoryError, Store, clip, iso
+from .classify import is_guard, telling_lines
+from .clock import iso
+from .errors import OpenMemoryError
+from .shorten import clip, clip_block
+from .store import Store
 
 GIST_LIMIT = 600            # characters of a gist: enough to recognise the episode
 DETAIL_LIMIT = 2000         # characters of detail kept per episode
@@ -176,7 +180,7 @@ def episodes_of(session: transcripts.Session, session_id: str | None = None) -> 
         "kind": "session",
         "title": clip(session.title or _first_line(first) or "Session without a request", 120),
         "gist": clip(_session_gist(session, first, errors, corrections), GIST_LIMIT),
-        "detail": _clip_block("\n".join(f"- {clip(t.text, 300)}" for t in prompts), DETAIL_LIMIT),
+        "detail": clip_block("\n".join(f"- {clip(t.text, 300)}" for t in prompts), DETAIL_LIMIT),
         "facts": {"prompts": len(prompts), "tool_calls": len(session.tool_calls),
                   "errors": sum(e.count for e in errors), "corrections": len(corrections),
                   "files": _files_touched(session, cwd), "commands": _commands(session),
@@ -196,7 +200,7 @@ def episodes_of(session: transcripts.Session, session_id: str | None = None) -> 
 
 def _error_episode(s: transcripts.Surprise, cwd, at: str, task: str) -> dict:
     lines = s.text.splitlines()
-    telling = next((ln for ln in lines if not ln.startswith("Exit code")), lines[0] if lines else "failed")
+    telling = next(iter(telling_lines({"error": lines})), lines[0] if lines else "failed")
     what = f"`{s.command}`" if s.tool == "Bash" else (s.command or s.tool)
     times = f" ({s.count} times)" if s.count > 1 else ""
     gist = f"{what} failed{times}: " + " / ".join(lines)
@@ -207,24 +211,12 @@ def _error_episode(s: transcripts.Surprise, cwd, at: str, task: str) -> dict:
         "kind": "error",
         "title": clip(f"{clip(what, 60)} failed: {telling}", 140),
         "gist": clip(gist, GIST_LIMIT),
-        "detail": _clip_block(s.text, DETAIL_LIMIT),
+        "detail": clip_block(s.text, DETAIL_LIMIT),
         "facts": {"tool": s.tool, "command": s.command, "error": lines, "count": s.count,
-                  "guard": s.tool in _GUARDED_TOOLS and _is_guard(lines)},
+                  "guard": is_guard(s.tool, lines)},
         "at": at,
         "cwd": cwd,
     }
-
-
-# Claude Code's own checks on file tools ("File has not been read yet", "String to replace
-# not found"): real failures of the agent, but about the tool, not the project.
-_GUARDED_TOOLS = ("Edit", "MultiEdit", "Write", "Read", "NotebookEdit")
-_GUARD_PHRASES = ("has not been read yet", "String to replace not found", "No changes to make",
-                  "Found ", "File does not exist", "modified since read", "File is too large",
-                  "exceeds maximum allowed")
-
-
-def _is_guard(lines: list) -> bool:
-    return bool(lines) and any(p in lines[0] for p in _GUARD_PHRASES)
 
 
 def _correction_episode(s: transcripts.Surprise, cwd, at: str) -> dict:
@@ -243,8 +235,8 @@ def _correction_episode(s: transcripts.Surprise, cwd, at: str) -> dict:
         "kind": "correction",
         "title": clip(f"Correction: {_first_line(said)}" if said else f"Refused: {action}", 140),
         "gist": clip(gist, GIST_LIMIT),
-        "detail": _clip_block(said, DETAIL_LIMIT),
-        "facts": {"said": _clip_block(said, DETAIL_LIMIT), "agent_did": s.agent_did, "tool": s.tool,
+        "detail": clip_block(said, DETAIL_LIMIT),
+        "facts": {"said": clip_block(said, DETAIL_LIMIT), "agent_did": s.agent_did, "tool": s.tool,
                   "command": s.command, "rejected": s.rejected},
         "at": at,
         "cwd": cwd,
@@ -335,9 +327,3 @@ def _first_sentence(text: str) -> str:
         if mark in line:
             line = line.split(mark, 1)[0] + mark.strip()
     return line
-
-
-def _clip_block(text: str, limit: int) -> str:
-    """Text with its lines kept, at most limit characters."""
-    text = (text or "").strip()
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

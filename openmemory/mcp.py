@@ -10,8 +10,8 @@ import logging
 import sqlite3
 
 from . import __version__, recall as recall_lib, store
+from .errors import OpenMemoryError
 from .redact import redact
-from .store import OpenMemoryError
 
 log = logging.getLogger(__name__)
 

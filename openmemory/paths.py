@@ -51,6 +51,38 @@ def claude_dir() -> Path:
     return Path(value).expanduser() if value else Path.home() / ".claude"
 
 
+def settings_path() -> Path:
+    """Claude Code's user settings (hooks among them): <config dir>/settings.json."""
+    return claude_dir() / "settings.json"
+
+
+def claude_json_path() -> Path:
+    """Claude Code's own state, where `claude mcp add --scope user` registers servers."""
+    # Measured with 2.1.328: with CLAUDE_CONFIG_DIR set it is $CLAUDE_CONFIG_DIR/.claude.json.
+    value = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(value).expanduser() / ".claude.json" if value else Path.home() / ".claude.json"
+
+
+def setup_record_path() -> Path:
+    """What `openmemory setup` added, so `setup --undo` removes exactly that."""
+    return home() / "setup.json"
+
+
+def backups_dir() -> Path:
+    """Copies of the person's files as they were before setup changed them."""
+    return home() / "backups"
+
+
+def systemd_user_dir() -> Path:
+    """Where systemd looks for a user's own units: $XDG_CONFIG_HOME/systemd/user."""
+    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "systemd" / "user"
+
+
+def launch_agents_dir() -> Path:
+    """Where launchd looks for a user's agents on macOS."""
+    return Path.home() / "Library" / "LaunchAgents"
+
+
 def projects_dir() -> Path:
     """Where Claude Code keeps one folder of transcripts (and memory/) per project."""
     return claude_dir() / "projects"
@@ -123,11 +155,24 @@ def _main_worktree(folder: Path, dot_git: Path) -> Path:
     return common.parent if common.name == ".git" else folder
 
 
+def project_of(cwd) -> str:
+    """The project a folder belongs to: its repository's main working tree, else the folder itself.
+
+    Used by sleep (a lesson's project), render (which memory folder) and recall (in this project?).
+    Also for a folder since deleted (its repository may remain) and for a name the file system
+    cannot hold (a component longer than NAME_MAX: the name, normalised).
+    """
+    try:
+        root = git_root(cwd)
+        return str(root) if root else os.path.realpath(cwd)
+    except OSError:
+        return os.path.normpath(cwd)
+
+
 def memory_dir_for(cwd) -> Path:
     """The auto-memory folder Claude Code loads MEMORY.md from for a session started in cwd."""
     # Seen with Claude Code 2.1.328: a session in repo/sub/dir loads the MEMORY.md of repo.
-    root = git_root(cwd) or Path(os.path.realpath(cwd))
-    return projects_dir() / project_slug(root) / "memory"
+    return projects_dir() / project_slug(project_of(cwd)) / "memory"
 
 
 def all_paths() -> dict:
@@ -142,4 +187,6 @@ def all_paths() -> dict:
         "log": str(log_path()),
         "claude_dir": str(claude_dir()),
         "projects": str(projects_dir()),
+        "settings": str(settings_path()),
+        "setup_record": str(setup_record_path()),
     }

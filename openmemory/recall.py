@@ -20,10 +20,10 @@ vector channel alone ranks them.
 import os
 import re
 import sqlite3
-from math import sqrt
 
 from . import embed, paths
-from .store import Store, iso, parse_time
+from .clock import iso, parse_time
+from .store import Store
 
 # The design's score (spec, "Data flow in detail").
 W_RELEVANCE, W_RECENCY, W_STRENGTH = 0.6, 0.25, 0.15
@@ -121,8 +121,8 @@ def match_expression(terms: list, all_of: bool = False) -> str:
 def rank(rows: list, lexical: dict | None, qvec: list, now: str, scope=None,
          lexical_share: float = LEXICAL_SHARE) -> list:
     """Score candidate rows and order them: in-project first (when scoped), then by score."""
-    query = [(i, x) for i, x in enumerate(qvec) if x]  # a query has few words: a sparse dot product
-    cosines = [_cosine(query, row["embedding"]) for row in rows]
+    query = {i: x for i, x in enumerate(qvec) if x}  # already unit length; few words: sparse
+    cosines = [max(0.0, embed.stored_cosine(query, row["embedding"])) for row in rows]
     best_cos = max(cosines, default=0.0)
     best_lex = max(lexical.values(), default=0.0) if lexical else 0.0
     now = parse_time(now)
@@ -158,12 +158,8 @@ def score(relevance: float, at: str, strength: float, now) -> float:
 
 def touch_episodes(store: Store, ids: list, now: str) -> None:
     """Strengthen what was recalled; a recalled archived episode is revived."""
-    if not ids:
-        return
-    with store.transaction():
-        store.db.executemany(
-            "UPDATE episodes SET strength = strength + ?, recalls = recalls + 1, last_touched = ?, "
-            "archived = 0 WHERE id = ?", [(TOUCH_STRENGTH, now, i) for i in ids])
+    if ids:
+        store.touch_episodes(ids, TOUCH_STRENGTH, now)
 
 
 # --------------------------------------------------------------------------------------
@@ -190,32 +186,22 @@ def project_scope(cwd):
 
 
 def _main_root(path):
-    """The main working tree of the repository holding path, when path exists here."""
-    if not os.path.isdir(path):
-        return None
-    root = paths.git_root(path)
-    return str(root) if root else None
+    """The project (paths.project_of) of path, when path exists here."""
+    return paths.project_of(path) if os.path.isdir(path) else None
 
 
 # --------------------------------------------------------------------------------------
-# Reading candidates (recall's own SQL: the index queries and the rows they name).
-
-_COLUMNS = "id, kind, title, gist, cwd, at, strength, recalls, archived, embedding"
-_LESSON_COLUMNS = ("id, 'lesson' AS kind, text AS title, text AS gist, cwd, updated AS at, strength, "
-                   "0 AS recalls, archived, embedding")
-
+# Choosing candidates (the store runs the index queries and reads the rows they name).
 
 def has_index(store: Store) -> bool:
     """Whether this database has the full-text index (SQLite with FTS5 when it was made)."""
-    return store.db.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'recall_index'").fetchone() is not None
+    return store.has_recall_index()
 
 
 def _lexical_scores(store: Store, terms: list):
     """{index rowid: BM25 score (higher is better)} of the best candidates; None without FTS5."""
     if not has_index(store):
         return None
-    weights = ", ".join(str(w) for w in FIELD_WEIGHTS)
     try:
         counted = sorted((_documents_with(store, t), i, t) for i, t in enumerate(terms))
         chosen, total = [], 0
@@ -226,16 +212,12 @@ def _lexical_scores(store: Store, terms: list):
         if not any(n for n, _, _ in counted):
             return {}
         if chosen:
-            rows = store.db.execute(
-                f"SELECT rowid, bm25(recall_index, {weights}) AS b FROM recall_index "
-                f"WHERE recall_index MATCH ? ORDER BY b LIMIT ?", (match_expression(chosen), CANDIDATES))
+            rows = store.best_indexed(match_expression(chosen), FIELD_WEIGHTS, CANDIDATES)
             return {rowid: -b for rowid, b in rows}
         # Every term is common: score the newest rows that hold all of them (else any).
         common = [t for n, _, t in counted if n]
         for all_of in (True, False):
-            rows = store.db.execute(
-                f"SELECT rowid, bm25(recall_index, {weights}) FROM recall_index WHERE recall_index MATCH ? "
-                f"ORDER BY rowid DESC LIMIT ?", (match_expression(common, all_of), POSTINGS_BUDGET)).fetchall()
+            rows = store.newest_indexed(match_expression(common, all_of), FIELD_WEIGHTS, POSTINGS_BUDGET)
             if rows:
                 rows.sort(key=lambda r: r[1])
                 return {rowid: -b for rowid, b in rows[:CANDIDATES]}
@@ -246,25 +228,12 @@ def _lexical_scores(store: Store, terms: list):
 
 def _documents_with(store: Store, term: str) -> int:
     """How many indexed rows hold term, counted up to just past the budget (cheap for any term)."""
-    return store.db.execute(
-        "SELECT count(*) FROM (SELECT rowid FROM recall_index WHERE recall_index MATCH ? LIMIT ?)",
-        (match_expression([term]), POSTINGS_BUDGET + 1)).fetchone()[0]
+    return store.indexed_count(match_expression([term]), POSTINGS_BUDGET + 1)
 
 
 def _rows(store: Store, keys: list, include_archived: bool) -> list:
     """The live (or all) episodes and lessons named by index rowids (lessons are negative)."""
-    live = "" if include_archived else " AND NOT archived"
-    episodes = [k for k in keys if k > 0]
-    lessons = [-k for k in keys if k < 0]
-    rows = []
-    for i in range(0, len(episodes), 500):
-        chunk = episodes[i:i + 500]
-        rows += store.db.execute(f"SELECT {_COLUMNS} FROM episodes WHERE id IN ({','.join('?' * len(chunk))})"
-                                 f"{live}", chunk).fetchall()
-    if lessons:
-        rows += store.db.execute(f"SELECT {_LESSON_COLUMNS} FROM lessons WHERE id IN "
-                                 f"({','.join('?' * len(lessons))}) AND NOT vetoed{live}", lessons).fetchall()
-    return rows
+    return store.recall_rows([k for k in keys if k > 0], [-k for k in keys if k < 0], include_archived)
 
 
 def _fallback_candidates(store: Store, query: str, include_archived: bool) -> list:
@@ -272,32 +241,8 @@ def _fallback_candidates(store: Store, query: str, include_archived: bool) -> li
     stems = sorted(set(embed.words(query)))
     if not stems:
         return []
-    live = "" if include_archived else " AND NOT archived"
-    episode_text = "title || ' ' || gist"
-    rows = store.db.execute(f"SELECT {_COLUMNS} FROM episodes WHERE ({_holds(episode_text, stems)}){live} "
-                            f"ORDER BY id DESC LIMIT ?", [*stems, FALLBACK_SCAN]).fetchall()
-    rows += store.db.execute(f"SELECT {_LESSON_COLUMNS} FROM lessons WHERE ({_holds('text', stems)}) "
-                             f"AND NOT vetoed{live}", stems).fetchall()
-    return rows
-
-
-def _holds(text: str, stems: list) -> str:
-    return " OR ".join([f"instr(lower({text}), ?) > 0"] * len(stems))
+    return store.rows_holding(stems, include_archived, FALLBACK_SCAN)
 
 
 def _index_key(row) -> int:
     return -row["id"] if row["kind"] == "lesson" else row["id"]
-
-
-# A stored vector is 256 signed bytes (embed.encode); reading them through tables keeps
-# the cosine of one candidate near 8 µs in pure Python.
-_SIGNED = [b - 256 if b > 127 else b for b in range(256)]
-_SQUARED = [v * v for v in _SIGNED]
-
-
-def _cosine(query: list, blob: bytes) -> float:
-    """Cosine of a unit query vector, given as (dimension, value) pairs, and a stored vector."""
-    norm = sqrt(sum(map(_SQUARED.__getitem__, blob)))
-    if not norm:
-        return 0.0
-    return max(0.0, sum(x * _SIGNED[blob[i]] for i, x in query) / norm)

@@ -1,177 +1,35 @@
 """Render: lessons into Claude Code's own memory folders, and lessons.jsonl.
 
-Only this module writes into Claude Code's folder, and only inside
+The reconcile loop: which lessons go in which memory folder, what changed since the last
+render, what the person vetoed. It writes only through claudefiles (inside
 `<config dir>/projects/*/memory/`: one `om-<id>.md` per lesson and the section of
-`MEMORY.md` between the openmemory markers. Everything else in that folder is the
-person's or Claude Code's and is never touched. The person decides: a lesson file they
+`MEMORY.md` between the openmemory markers) and ownfiles (its state under OPENMEMORY_HOME).
+Everything else in that folder is the person's or Claude Code's and is never touched. The person decides: a lesson file they
 delete is a veto (never written again), a file they edit is theirs (left as it is).
 """
-import fcntl
 import hashlib
 import json
 import os
-import re
-import tempfile
-import time
-import unicodedata
 from pathlib import Path
 
-from . import embed, paths
+from . import atomic, claudefiles, embed, ownfiles, paths
+from .clock import iso
+from .errors import RenderError
+from .memorymd import (BEGIN, END, LOAD_BYTES, LOAD_LINES, file_name, index_line, merge, section_text, topic_file,
+                       unseen)
 from .redact import redact
-from .store import OpenMemoryError, Store, clip, iso
-
-BEGIN = "<!-- openmemory:begin -->"
-END = "<!-- openmemory:end -->"
-HEADING = "## Learnt from past sessions (openmemory)"
+from .store import Store
 
 INDEX_LINES = 20            # lessons indexed per MEMORY.md; OPENMEMORY_INDEX_LINES overrides
 INDEX_LINES_ENV = "OPENMEMORY_INDEX_LINES"
-LINE_CHARS = 150            # Claude Code's memory prompt: index entries "under ~150 characters"
-# Measured with Claude Code 2.1.328 (ARCHITECTURE.md, "Render"): MEMORY.md is loaded after
-# block-level HTML comments are stripped (so the markers cost nothing), up to 200 lines or
-# 25,000 bytes ("limit: 24.4KB"), whichever comes first, cut at a whole line.
-LOAD_LINES = 200
-LOAD_BYTES = 25_000
 WRITE_ATTEMPTS = 5          # a MEMORY.md that changes under us this often is left for next time
 LOCK_WAIT_SECONDS = 60      # how long a render waits for another one to finish
-WHY_SOURCES = 5             # source episodes listed under **Why:** (most recent first)
-WHY_CHARS = 240             # characters of one source's account
 JSONL_SCHEMA = 1            # lessons.jsonl "schema" (PROTOCOL.md)
 STATE_VERSION = 1           # written.json / vetoed.json "version"
 
 
-class RenderError(OpenMemoryError):
-    """Render cannot proceed without risking the person's files."""
-
-
-# --------------------------------------------------------------------------------------
-# Markdown safety: lesson text is data, never markup.
-
-_URL = re.compile(r"(?i)\b(?:[a-z][a-z0-9+.\-]*://|www\.)[^\s`]+|[\w.+\-]+@[\w\-]+\.[\w.\-]+")
-_CODE = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)")
-_BIDI = dict.fromkeys(map(ord, "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f"))
-
-
-def one_line(text: str) -> str:
-    """Redacted text on one line: control characters gone, HTML comment tokens broken."""
-    text = redact(text or "").translate(_BIDI)
-    text = "".join(" " if unicodedata.category(c) == "Cc" else c for c in text)
-    text = " ".join(text.split())  # every Unicode line break and space run
-    while True:  # "<!---->" needs more than one pass
-        broken = text.replace("<!--", "<! --").replace("--!>", "-- !>").replace("-->", "-- >")
-        if broken == text:
-            return text
-        text = broken
-
-
-def neutralise(text: str, block_start: bool = False) -> str:
-    """One line of Markdown that shows text as it is: no raw HTML, no links, no comments.
-
-    Code spans stay code spans; elsewhere backslashes, brackets, angle brackets and stray
-    backticks are escaped, and URLs become code spans (so no viewer turns them into links). With block_start, a leading character
-    that would open a heading, list, quote or rule is escaped too.
-    """
-    text = one_line(text)
-    out, last = [], 0
-    for m in _CODE.finditer(text):
-        out.append(_escape_plain(text[last:m.start()]))
-        out.append(m.group(0))
-        last = m.end()
-    out.append(_escape_plain(text[last:]))
-    text = "".join(out)
-    if block_start and re.match(r"[#+*=|~_-]|\d+[.)]", text):
-        text = re.sub(r"^(\d*)(.)", r"\1\\\2", text, count=1)
-    return text
-
-
-def _escape_plain(text: str) -> str:
-    out, last = [], 0
-    for m in _URL.finditer(text):
-        out.append(re.sub(r"([\\\[\]<>`])", r"\\\1", text[last:m.start()]))
-        out.append("`" + m.group(0) + "`")
-        last = m.end()
-    out.append(re.sub(r"([\\\[\]<>`])", r"\\\1", text[last:]))
-    return "".join(out)
-
-
-# --------------------------------------------------------------------------------------
-# What a lesson looks like in Claude Code's memory (pure).
-
-def file_name(lesson: dict) -> str:
-    return f"om-{int(lesson['id'])}.md"
-
-
-def index_line(lesson: dict, sources: list | None = None) -> str:
-    """`- [lesson](om-<id>.md) — seen N×, last DATE`, under LINE_CHARS characters."""
-    link = f"]({file_name(lesson)}) — "
-    last = max((s["at"] for s in sources or [] if s.get("at")), default=lesson.get("updated") or "")
-    hooks = [f"seen {lesson['seen']}×" + (f", last {last[:10]}" if last else ""), f"seen {lesson['seen']}×"]
-    words = one_line(lesson["text"]).split(" ")
-    for hook in hooks:  # the lesson whole matters more than the date
-        for n in range(len(words), 0, -1):
-            title = " ".join(words[:n]) + ("" if n == len(words) else " …")
-            line = "- [" + neutralise(title) + link + hook
-            if len(line) < LINE_CHARS:
-                return line
-    return ("- [" + neutralise(words[0][:40] + " …") + link + hooks[-1])[:LINE_CHARS - 1]
-
-
-def topic_file(lesson: dict, sources: list) -> str:
-    """The om-<id>.md Claude Code reads on demand: frontmatter, the lesson, Why, How to apply."""
-    kind = lesson["kind"] if lesson["kind"] in ("feedback", "project") else "feedback"
-    lines = ["---",
-             f"name: om-{int(lesson['id'])}",
-             "description: " + json.dumps(neutralise(lesson["text"]), ensure_ascii=False),
-             f"type: {kind}",
-             "metadata:",
-             f"  type: {kind}",
-             "---",
-             "",
-             neutralise(lesson["text"], block_start=True),
-             "",
-             "**Why:** " + _why_intro(lesson, kind, sources)]
-    shown = sorted(sources, key=lambda s: (s.get("at") or "", s["id"]), reverse=True)[:WHY_SOURCES]
-    for s in shown:
-        lines.append(f"- {(s.get('at') or '')[:10] or 'undated'}: " + neutralise(clip(s["gist"], WHY_CHARS)))
-    if len(sources) > len(shown):
-        lines.append(f"- and {len(sources) - len(shown)} earlier time(s)")
-    lines += ["", "**How to apply:** " + _how_to_apply(lesson, kind, sources), "",
-              f"_Written by openmemory (lesson {int(lesson['id'])}). Delete this file and openmemory will not "
-              f"write this lesson again; edit it and openmemory leaves your version as it is._", ""]
-    return "\n".join(lines)
-
-
-def _why_intro(lesson: dict, kind: str, sources: list) -> str:
-    n = int(lesson.get("seen") or 1)
-    times = "once" if n == 1 else f"{n} times"
-    said = f"the user corrected this {times}" if kind == "feedback" else f"this went wrong {times}"
-    return said + (":" if sources else " (its sources are no longer in memory).")
-
-
-def _how_to_apply(lesson: dict, kind: str, sources: list) -> str:
-    where = (" in " + neutralise("`" + _project_of(lesson["cwd"]).replace("`", "'") + "`")
-             if lesson.get("cwd") else " in any project")
-    commands = []
-    for s in sources:
-        command = (s.get("facts") or {}).get("command")
-        if command and command not in commands:
-            commands.append(command)
-    command = neutralise("`" + clip(commands[0].replace("`", "'"), 80) + "`") if commands else ""
-    if kind == "project":
-        if command:
-            return f"Before you run {command}{where}, act on this first: each time above, it failed without it."
-        return f"Before doing what this is about{where}, act on it first."
-    if command:
-        return f"When you are about to run {command}{where}, do this instead, without waiting to be told."
-    return f"Whenever this comes up{where}, do it this way from the start, without waiting to be told."
-
-
-def _project_of(cwd: str) -> str:
-    """The folder a lesson is about: its git repository's root, else cwd."""
-    try:
-        return str(paths.git_root(cwd) or os.path.realpath(cwd))
-    except OSError:  # a folder name the file system cannot hold
-        return os.path.normpath(cwd)
+def _project_or_none(cwd):
+    return paths.project_of(cwd) if _usable_cwd(cwd) else None
 
 
 def lesson_record(lesson: dict, sources: list, predictions: list) -> dict:
@@ -184,7 +42,7 @@ def lesson_record(lesson: dict, sources: list, predictions: list) -> dict:
         "text": redact(lesson["text"]),
         "kind": lesson["kind"],
         "cwd": lesson["cwd"],
-        "project": _project_of(lesson["cwd"]) if _usable_cwd(lesson["cwd"]) else None,
+        "project": _project_or_none(lesson["cwd"]),
         "strength": round(float(lesson["strength"]), 4),
         "seen": lesson["seen"],
         "sources": [{"episode": s["id"], "kind": s["kind"], "at": s["at"], "title": redact(s["title"])}
@@ -202,243 +60,15 @@ def lesson_record(lesson: dict, sources: list, predictions: list) -> dict:
 
 
 # --------------------------------------------------------------------------------------
-# MEMORY.md: only the section between the markers is ours (pure functions over text).
-
-def split_lines(text: str) -> list:
-    """[(content, ending), ...] for any mix of \\n, \\r\\n and \\r; joining them gives text back."""
-    parts = re.split(r"(\r\n|\r|\n)", text)
-    pairs = [(parts[i], parts[i + 1]) for i in range(0, len(parts) - 1, 2)]
-    if parts[-1]:
-        pairs.append((parts[-1], ""))
-    return pairs
-
-
-def _is_marker(content: str, marker: str, first: bool) -> bool:
-    if first:
-        content = content.lstrip("\ufeff")
-    return content.strip() == marker
-
-
-def find_section(text: str):
-    """(start, end) offsets of the section (begin line through the end marker's text), None if
-    there is none; raises RenderError when the markers are damaged (unpaired or repeated)."""
-    offset, begins, ends = 0, [], []
-    for i, (content, ending) in enumerate(split_lines(text)):
-        if _is_marker(content, BEGIN, i == 0):
-            begins.append((offset, offset + len(content)))
-        elif _is_marker(content, END, i == 0):
-            ends.append((offset, offset + len(content)))
-        offset += len(content) + len(ending)
-    if not begins and not ends:
-        return None
-    if len(begins) != 1 or len(ends) != 1 or ends[0][0] < begins[0][0]:
-        raise RenderError(f"its openmemory markers are damaged ({len(begins)} begin, {len(ends)} end)")
-    start = begins[0][0]
-    if start == 0 and text.startswith("\ufeff"):
-        start = 1  # the byte-order mark stays first
-    return start, ends[0][1]
-
-
-def section_text(lines: list, newline: str = "\n") -> str:
-    """The managed section: markers, and when there are lessons a heading and their lines."""
-    body = [HEADING, *lines] if lines else []
-    return newline.join([BEGIN, *body, END])
-
-
-def merge(text: str | None, lines: list) -> tuple:
-    """(new MEMORY.md text, how): replace our section, or create the file or section.
-
-    Everything outside the markers is kept byte for byte. A new section goes after the
-    person's content when all of it then loads; otherwise at the top (below a first `# `
-    title), so the lessons are seen.
-    """
-    if not text or text == "\ufeff":
-        return (text or "") + section_text(lines) + "\n", "created"
-    found = find_section(text)
-    pairs = split_lines(text)
-    newline = next((e for _, e in pairs if e), "\n")
-    section = section_text(lines, newline)
-    if found:
-        start, end = found
-        return text[:start] + section + text[end:], "replaced"
-    tail = text if text.endswith(("\n", "\r")) else text + newline
-    last = pairs[-1][0].strip()
-    appended = tail + (newline if last else "") + section + newline
-    if unseen(appended)[0] == 0:
-        return appended, "appended"
-    bom = "\ufeff" if text.startswith("\ufeff") else ""
-    first, ending = pairs[0]
-    if first.lstrip("\ufeff").startswith("# ") and ending:
-        at = len(first) + len(ending)
-        return text[:at] + section + newline + text[at:], "inserted"
-    return bom + section + newline + text[len(bom):], "inserted"
-
-
-def counted_lines(text: str) -> list:
-    """(start, end, bytes) of each line Claude Code counts: block-level HTML comments (a
-    comment that opens a line, possibly over several lines) are stripped, the rest stays."""
-    out, offset, in_comment = [], 0, False
-    for content, ending in split_lines(text):
-        start, end = offset, offset + len(content)
-        offset = end + len(ending)
-        rest = content
-        if in_comment:
-            if "-->" not in rest:
-                continue
-            rest, in_comment = rest.split("-->", 1)[1], False
-            if not rest.strip():
-                continue
-        elif rest.lstrip(" \t\ufeff").startswith("<!--"):
-            body = rest.lstrip(" \t\ufeff")[4:]
-            if "-->" not in body:
-                in_comment = True
-                continue
-            rest = body.split("-->", 1)[1]
-            if not rest.strip():
-                continue
-        out.append((start, end, len(rest.encode("utf-8", "surrogateescape")) + 1))
-    return out
-
-
-def unseen(text: str) -> tuple:
-    """(lines of our section, lines outside it) that Claude Code does not load: it keeps the
-    counted lines up to LOAD_LINES or LOAD_BYTES, whichever comes first."""
-    lines = counted_lines(text)
-    kept, used = 0, 0
-    for _, _, size in lines:
-        if kept >= LOAD_LINES or used + size > LOAD_BYTES:
-            break
-        kept, used = kept + 1, used + size
-    found = find_section(text)
-    ours = mine = 0
-    for start, end, _ in lines[kept:]:
-        if found and start < found[1] and end > found[0]:
-            ours += 1
-        else:
-            mine += 1
-    return ours, mine
-
-
-# --------------------------------------------------------------------------------------
-# Writing: only inside projects/*/memory/ and OPENMEMORY_HOME, atomically, never over
-# content that changed since it was read.
-
-def guard(path: Path) -> Path:
-    """Refuse any write outside `<config dir>/projects/*/memory/` and OPENMEMORY_HOME."""
-    path = Path(path)
-    if path.name in ("", ".", "..") or os.sep in path.name:
-        raise RenderError(f"refusing to write {path}: not a file name")
-    real = Path(os.path.realpath(path.parent)) / path.name
-    home = Path(os.path.realpath(paths.home()))
-    projects = Path(os.path.realpath(paths.projects_dir()))
-    if real.parent == home or home in real.parents:
-        return path
-    if real.parent.name == "memory" and real.parent.parent.parent == projects:
-        return path
-    raise RenderError(f"refusing to write {path}: render writes only inside {paths.projects_dir()}/*/memory/ "
-                      f"and {paths.home()}")
-
-
-def _read(path: Path):
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return None
-
+# Render's state files (under OPENMEMORY_HOME).
 
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _temp_beside(path: Path, data: bytes, mode: int) -> str:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".om-tmp", dir=str(path.parent))
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-    except BaseException:
-        _unlink(tmp)
-        raise
-    return tmp
-
-
-def _unlink(path) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
-
-
-def replace_if_unchanged(path: Path, expected: bytes | None, data: bytes, before_replace=None) -> bool:
-    """Put data at path only if path still holds expected (None: does not exist yet).
-
-    Returns False, writing nothing, when someone else changed the file since it was read.
-    The new content is complete in a temporary file beside it and moved in with one rename;
-    a new file is linked in, which fails rather than replace a file that appeared meanwhile.
-    """
-    guard(path)
-    try:
-        mode = os.stat(path).st_mode & 0o777 if expected is not None else 0o600
-    except FileNotFoundError:
-        return False
-    tmp = _temp_beside(path, data, mode)
-    try:
-        if before_replace:
-            before_replace(path)  # tests make the race happen here
-        if expected is None:
-            try:
-                os.link(tmp, path)
-            except FileExistsError:
-                return False
-            except OSError:  # a file system without hard links: exclusive create instead
-                return _create_exclusive(path, data, mode)
-            return True
-        if _read(path) != expected:
-            return False
-        os.replace(tmp, path)
-        tmp = None
-        return True
-    finally:
-        if tmp:
-            _unlink(tmp)
-
-
-def _create_exclusive(path: Path, data: bytes, mode: int) -> bool:
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-    except FileExistsError:
-        return False
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    return True
-
-
-def remove_if_unchanged(path: Path, expected: bytes) -> bool:
-    """Delete path only if it still holds exactly what openmemory wrote."""
-    guard(path)
-    if _read(path) != expected:
-        return False
-    _unlink(path)
-    return True
-
-
-def write_own(path: Path, data: bytes) -> None:
-    """Atomically (re)write one of openmemory's own files under OPENMEMORY_HOME."""
-    guard(path)
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = _temp_beside(path, data, 0o600)
-    try:
-        os.replace(tmp, path)
-    except BaseException:
-        _unlink(tmp)
-        raise
-
-
 def _load_state(path: Path, key: str, kind) -> object:
     """A state file's `key` list or dict; missing means empty; unreadable stops the render."""
-    data = _read(path)
+    data = atomic.read(path)
     if data is None:
         return kind()
     try:
@@ -453,29 +83,6 @@ def _load_state(path: Path, key: str, kind) -> object:
 
 def _dump(value) -> bytes:
     return (json.dumps(value, ensure_ascii=False, indent=1, sort_keys=True) + "\n").encode("utf-8")
-
-
-class _Lock:
-    """One render at a time (cron's sleep and a manual render may overlap)."""
-
-    def __enter__(self):
-        path = guard(paths.home() / "render.lock")
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        self.fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-        deadline = time.monotonic() + LOCK_WAIT_SECONDS
-        while True:
-            try:
-                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return self
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    os.close(self.fd)
-                    raise RenderError(f"another render has held {path} for {LOCK_WAIT_SECONDS} s; "
-                                      f"try again when it has finished")
-                time.sleep(0.05)
-
-    def __exit__(self, *exc):
-        os.close(self.fd)
 
 
 # --------------------------------------------------------------------------------------
@@ -512,16 +119,8 @@ def project_folders(store: Store) -> list:
     found = {p for p in projects.glob("*/memory") if p.is_dir()} if projects.is_dir() else set()
     for cwd in store.session_cwds():
         if _usable_cwd(cwd) and (projects / paths.project_slug(os.path.realpath(cwd))).is_dir():
-            found.add(memory_folder(cwd))
+            found.add(paths.memory_dir_for(cwd))
     return sorted(found)
-
-
-def memory_folder(cwd: str) -> Path:
-    """paths.memory_dir_for, also for a folder name the file system cannot hold (no git root then)."""
-    try:
-        return paths.memory_dir_for(cwd)
-    except OSError:  # e.g. a component longer than NAME_MAX
-        return paths.projects_dir() / paths.project_slug(os.path.normpath(cwd)) / "memory"
 
 
 def _folder_ok(folder: Path) -> bool:
@@ -543,7 +142,7 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
     limit = index_lines_limit(max_lines)
     result = {"written": [], "removed": [], "left": [], "vetoed": [], "warnings": [], "folders": [],
               "lessons": 0, "lessons_jsonl": str(paths.lessons_path())}
-    with _Lock():
+    with ownfiles.Lock("render.lock", LOCK_WAIT_SECONDS, "render"):
         written = _load_state(paths.written_path(), "files", dict)
         sections = _load_state(paths.written_path(), "sections", dict)
         vetoes = _load_state(paths.vetoed_path(), "lessons", list)
@@ -552,7 +151,7 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
 
         _collect_vetoes(store, lessons, written, vetoes, now, result)
         if len(vetoes) != vetoes_before:  # before written.json forgets the deleted files
-            write_own(paths.vetoed_path(), _dump({"version": STATE_VERSION, "lessons": vetoes}))
+            ownfiles.write_own(paths.vetoed_path(), _dump({"version": STATE_VERSION, "lessons": vetoes}))
         live = [l for l in lessons.values() if not l["archived"] and not l["vetoed"]]
         sources = store.episodes_by_id(i for l in live for i in l["sources"])
         placed = _place(store, live, limit, result)
@@ -580,11 +179,11 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
         records = [lesson_record(l, [sources[i] for i in l["sources"] if i in sources],
                                  predictions.get(l["id"], [])) for l in sorted(live, key=lambda l: l["id"])]
         jsonl = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
-        if _read(paths.lessons_path()) != jsonl:
-            write_own(paths.lessons_path(), jsonl)
+        if atomic.read(paths.lessons_path()) != jsonl:
+            ownfiles.write_own(paths.lessons_path(), jsonl)
         state = _dump({"version": STATE_VERSION, "files": written, "sections": sections})
-        if _read(paths.written_path()) != state:
-            write_own(paths.written_path(), state)
+        if atomic.read(paths.written_path()) != state:
+            ownfiles.write_own(paths.written_path(), state)
     return result
 
 
@@ -640,7 +239,7 @@ def _place(store: Store, live: list, limit: int, result: dict) -> dict:
             continue
         if cwd:
             if cwd not in folders_of:
-                folders_of[cwd] = [memory_folder(cwd)]
+                folders_of[cwd] = [paths.memory_dir_for(cwd)]
             folders = folders_of[cwd]
         else:
             if everywhere is None:
@@ -659,8 +258,7 @@ def _render_folder(folder: Path, lessons: list, sources: dict, written: dict, se
                    before_replace, result: dict) -> None:
     """Lesson files and the MEMORY.md section of one memory folder."""
     if lessons and not folder.is_dir():
-        guard(folder / "MEMORY.md")
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        claudefiles.make_folder(folder)
     index, kept = [], set()
     for lesson in lessons:
         path = folder / file_name(lesson)
@@ -673,10 +271,10 @@ def _render_folder(folder: Path, lessons: list, sources: dict, written: dict, se
         path = Path(name)
         if path.parent != folder or name in kept:
             continue
-        current = _read(path)
+        current = atomic.read(path)
         if current is None:
             del written[name]
-        elif _sha(current) == rec["sha256"] and remove_if_unchanged(path, current):
+        elif _sha(current) == rec["sha256"] and claudefiles.remove_if_unchanged(path, current):
             del written[name]
             result["removed"].append(name)
         elif name not in result["left"]:
@@ -689,7 +287,7 @@ def _write_lesson(path: Path, lesson: dict, data: bytes, written: dict, now: str
     """Write or refresh one lesson file unless the person edited it; False if it is not ours."""
     name = str(path)
     rec = written.get(name)
-    current = _read(path)
+    current = atomic.read(path)
     if current is not None and rec is None:
         if current != data:
             result["warnings"].append(f"{path} was not written by openmemory; it was left as it is and "
@@ -704,7 +302,7 @@ def _write_lesson(path: Path, lesson: dict, data: bytes, written: dict, now: str
         if rec.get("lesson") != lesson["id"] or rec.get("created") != lesson["created"]:
             written[name] = _record(lesson, data, now)
         return True
-    if replace_if_unchanged(path, current, data, before_replace):
+    if claudefiles.replace_if_unchanged(path, current, data, before_replace):
         written[name] = _record(lesson, data, now)
         result["written"].append(name)
         return True
@@ -719,7 +317,7 @@ def _write_index(md: Path, index: list, sections: dict, now: str, before_replace
     """Rewrite the section of MEMORY.md, retrying when someone writes the file meanwhile."""
     lines = [line for _, line in index]
     for _ in range(WRITE_ATTEMPTS):
-        current = _read(md)
+        current = atomic.read(md)
         text = None if current is None else current.decode("utf-8", "surrogateescape")
         if not lines and (text is None or BEGIN not in text and END not in text):
             sections.pop(str(md), None)
@@ -731,7 +329,7 @@ def _write_index(md: Path, index: list, sections: dict, now: str, before_replace
                                       f"`{END}` line after it, or remove both")
             return
         data = new.encode("utf-8", "surrogateescape")
-        if data == current or replace_if_unchanged(md, current, data, before_replace):
+        if data == current or claudefiles.replace_if_unchanged(md, current, data, before_replace):
             break
     else:
         result["warnings"].append(f"{md} kept changing while openmemory wrote it ({WRITE_ATTEMPTS} tries); "

@@ -14,8 +14,9 @@ import sys
 import time
 from pathlib import Path
 
-from . import paths
-from .store import OpenMemoryError, parse_time
+from . import atomic, configfiles, ownfiles, paths
+from .clock import parse_time
+from .errors import OpenMemoryError, RenderError
 
 MODES = ("auto", "cron", "systemd", "launchd", "print", "none")
 HOUR, MINUTE = 3, 30                 # 03:30 local time: after a working day, before the next
@@ -24,6 +25,7 @@ CATCH_UP_RETRY_S = 3600              # session starts look at most once an hour 
 CRON_TAG = "# openmemory nightly sleep"
 UNIT = "openmemory-sleep"
 LAUNCHD_LABEL = "com.openmemory.sleep"
+SLEEP_WAIT_S = 6 * 3600              # a nightly or manual sleep waits this long for one already running
 
 
 class ScheduleError(OpenMemoryError):
@@ -90,8 +92,7 @@ def cron_remove(line: str) -> bool:
 # -- systemd user timer ------------------------------------------------------------------------
 
 def systemd_dir() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "systemd" / "user"
+    return paths.systemd_user_dir()
 
 
 def systemd_units(command: str) -> dict:
@@ -107,9 +108,8 @@ def systemd_units(command: str) -> dict:
 
 def systemd_install(units: dict) -> list[str]:
     folder = systemd_dir()
-    folder.mkdir(parents=True, exist_ok=True)
     for name, text in units.items():
-        (folder / name).write_text(text, encoding="utf-8")
+        configfiles.write(folder / name, text.encode("utf-8"))
     _run([program("systemctl"), "--user", "daemon-reload"])
     _run([program("systemctl"), "--user", "enable", "--now", f"{UNIT}.timer"])
     return [str(folder / name) for name in units]
@@ -118,9 +118,7 @@ def systemd_install(units: dict) -> list[str]:
 def systemd_remove(files: list[str], units: dict) -> list[str]:
     """Disable the timer and delete the unit files that are still exactly what setup wrote."""
     _run([program("systemctl"), "--user", "disable", "--now", f"{UNIT}.timer"], check=False)
-    removed = [f for f in files if _read(f) == units.get(Path(f).name)]
-    for f in removed:
-        os.unlink(f)
+    removed = [f for f in files if configfiles.remove_if_unchanged(Path(f), units[Path(f).name].encode("utf-8"))]
     _run([program("systemctl"), "--user", "daemon-reload"], check=False)
     return removed
 
@@ -128,7 +126,7 @@ def systemd_remove(files: list[str], units: dict) -> list[str]:
 # -- launchd -------------------------------------------------------------------------------------
 
 def launchd_path() -> Path:
-    return Path.home() / "Library" / "LaunchAgents" / f"{LAUNCHD_LABEL}.plist"
+    return paths.launch_agents_dir() / configfiles.LAUNCHD_AGENT
 
 
 def launchd_plist(command: str) -> bytes:
@@ -144,19 +142,17 @@ def launchd_plist(command: str) -> bytes:
 
 def launchd_install(plist: bytes) -> str:
     path = launchd_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(plist)
+    configfiles.write(path, plist)
     _run([program("launchctl"), "load", "-w", str(path)])
     return str(path)
 
 
 def launchd_remove(plist: bytes) -> bool:
     path = launchd_path()
-    if _read_bytes(path) != plist:
+    if read_bytes(path) != plist:
         return False
     _run([program("launchctl"), "unload", "-w", str(path)], check=False)
-    path.unlink()
-    return True
+    return configfiles.remove_if_unchanged(path, plist)
 
 
 # -- the catch-up sleep and the sleep lock -------------------------------------------------------
@@ -168,17 +164,18 @@ def sleep_lock_path() -> Path:
 @contextlib.contextmanager
 def sleep_lock(wait: bool = True):
     """Hold the one sleep lock; yields False at once (without waiting) when wait is False and it is taken."""
-    paths.home().mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(sleep_lock_path(), os.O_CREAT | os.O_RDWR, 0o600)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-        except BlockingIOError:
-            yield False
-            return
+        lock = ownfiles.Lock(sleep_lock_path().name, SLEEP_WAIT_S if wait else 0, "sleep")
+        lock.__enter__()
+    except RenderError:
+        if wait:
+            raise
+        yield False
+        return
+    try:
         yield True
     finally:
-        os.close(fd)  # closing releases the lock
+        lock.__exit__(None, None, None)
 
 
 def sleep_running() -> bool:
@@ -227,7 +224,7 @@ def start_catch_up(last_sleep) -> str:
         pass
     if sleep_running():
         return "a sleep is running; no catch-up"
-    stamp.touch()
+    ownfiles.write_own(stamp, b"")  # looked now: not again within the hour
     last = last_sleep()
     if not sleep_due(last):
         return f"last sleep {last}: not due"
@@ -267,15 +264,10 @@ def _systemd_quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%").replace("$", "$$") + '"'
 
 
-def _read(path) -> str | None:
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except OSError:
-        return None
+def read_text(path) -> str | None:
+    data = atomic.read(Path(path))
+    return None if data is None else data.decode("utf-8", "replace")
 
 
-def _read_bytes(path) -> bytes | None:
-    try:
-        return Path(path).read_bytes()
-    except OSError:
-        return None
+def read_bytes(path) -> bytes | None:
+    return atomic.read(Path(path))

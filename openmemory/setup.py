@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import __version__, claude_settings, paths, schedule
-from .store import OpenMemoryError, iso
+from . import __version__, claude_settings, configfiles, ownfiles, paths, schedule
+from .clock import iso
+from .errors import OpenMemoryError
 
 MCP_NAME = "openmemory"
 HOOK_EVENTS = ("SessionStart", "SessionEnd", "PreCompact")  # catch-up sleep; ingest; ingest before /compact
@@ -96,17 +97,10 @@ def mcp_add_argv(server: dict) -> list[str]:
 
 # -- what Claude Code has now -------------------------------------------------------------------
 
-def claude_json_path() -> Path:
-    """Claude Code's own state file, where user-scope MCP servers live."""
-    if os.environ.get("CLAUDE_CONFIG_DIR"):
-        return paths.claude_dir() / ".claude.json"
-    return Path.home() / ".claude.json"
-
-
 def registered_server() -> dict | None:
     """The user-scope MCP server named openmemory, as .claude.json holds it, or None."""
     try:
-        data = json.loads(claude_json_path().read_text(encoding="utf-8"))
+        data = json.loads(paths.claude_json_path().read_text(encoding="utf-8"))
         server = data["mcpServers"][MCP_NAME]
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -141,7 +135,7 @@ def plugin_installs() -> list[dict]:
 
 
 def record_path() -> Path:
-    return paths.home() / "setup.json"
+    return paths.setup_record_path()
 
 
 def record() -> dict:
@@ -228,7 +222,7 @@ def _hook_changes() -> list[Change]:
                     added.append(event)
             if not added:
                 return None
-            backup = claude_settings.write(current, raw)
+            backup = configfiles.replace_if_unchanged(path, raw, claude_settings.dumps(current, raw))
             rec.setdefault("hooks", [])
             rec["hooks"] += [[e, command] for e in added if [e, command] not in rec["hooks"]]
             if raw is None:
@@ -264,7 +258,7 @@ def _schedule_change(mode: str) -> Change:
     if kind == "systemd":
         units = schedule.systemd_units(command)
         folder = schedule.systemd_dir()
-        if all(schedule._read(folder / name) == text for name, text in units.items()):
+        if all(schedule.read_text(folder / name) == text for name, text in units.items()):
             return Change("schedule", "keep", f"nightly sleep is a systemd user timer: {folder}/{schedule.UNIT}.timer")
 
         def run(rec):
@@ -275,7 +269,7 @@ def _schedule_change(mode: str) -> Change:
     if kind == "launchd":
         plist = schedule.launchd_plist(command)
         path = schedule.launchd_path()
-        if schedule._read_bytes(path) == plist:
+        if schedule.read_bytes(path) == plist:
             return Change("schedule", "keep", f"nightly sleep is a launchd agent: {path}")
 
         def run(rec):
@@ -320,7 +314,7 @@ def undo_plan() -> list[Change]:
 def undo(changes: list[Change]) -> list[str]:
     """Remove what the plan says, then the record itself: what is left was reported as left."""
     notes = apply(changes)
-    record_path().unlink(missing_ok=True)
+    ownfiles.remove_own(record_path())
     return notes
 
 
@@ -349,13 +343,16 @@ def _remove_hooks(rec: dict, hooks: list) -> str | None:
         current, changed = claude_settings.without_hook(current, event, command)
         removed = removed or changed
     note = None
+    path = claude_settings.settings_path()
     if removed:
-        backup = claude_settings.write(current, raw)
-        note = f"backup of {claude_settings.settings_path()} as it was: {backup}"
+        if not current and rec.get("settings_created"):  # setup made the file: it goes as it came
+            configfiles.remove_if_unchanged(path, raw)
+        else:
+            backup = configfiles.replace_if_unchanged(path, raw, claude_settings.dumps(current, raw))
+            note = f"backup of {path} as it was: {backup}"
     rec["hooks"] = [h for h in rec.get("hooks", []) if h not in [list(x) for x in hooks]]
-    if not rec["hooks"] and rec.get("settings_created"):
-        claude_settings.remove_if_empty()
-        rec.pop("settings_created")
+    if not rec["hooks"]:
+        rec.pop("settings_created", None)
     return note
 
 
@@ -400,10 +397,7 @@ def _save_record(rec: dict) -> None:
     rec.setdefault("created", iso())
     rec["version"] = __version__
     rec["updated"] = iso()
-    paths.home().mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = record_path().with_suffix(".tmp")
-    tmp.write_text(json.dumps(rec, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, record_path())
+    ownfiles.write_own(record_path(), (json.dumps(rec, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
 
 
 def _server_line(server: dict | None) -> str:

@@ -1,17 +1,21 @@
-"""The one SQLite file: schema, migrations, and every read and write of memory.
+"""The one SQLite file: every read and write of memory, as named methods of `Store`.
 
-Only this module speaks SQL. Everything written passes through `redact` first, and
+Only this module (and migrations.py, the schema) speaks SQL: the others ask a `Store`
+method that says what it is for. Everything written passes through `redact` first, and
 every episode and lesson carries its hashed vector (embed.encode, 256 bytes).
 """
 import json
 import os
 import sqlite3
 import zlib
-from datetime import datetime, timezone
 from pathlib import Path
 
 from . import embed, paths
+from .clock import iso
+from .errors import OpenMemoryError, StoreError
+from .migrations import fts5_available, migrate
 from .redact import redact, redact_obj
+from .shorten import clip
 
 BUSY_TIMEOUT_MS = 5000      # a concurrent ingest (hook + cron) waits instead of failing
 
@@ -22,189 +26,9 @@ def busy_timeout_ms() -> int:
         return max(0, int(os.environ.get("OPENMEMORY_BUSY_TIMEOUT_MS", BUSY_TIMEOUT_MS)))
     except ValueError:
         return BUSY_TIMEOUT_MS
+
+
 EPISODE_KINDS = ("session", "error", "correction", "note")
-
-
-class OpenMemoryError(Exception):
-    """An error the person can act on: one line, said by the CLI as `openmemory: error: ...`."""
-
-
-class StoreError(OpenMemoryError):
-    """The database cannot be opened or used."""
-
-
-# --------------------------------------------------------------------------------------
-# Time: ISO 8601 UTC with microseconds everywhere, so text order is time order.
-
-def iso(value=None) -> str:
-    """Canonical timestamp text ('2026-02-11T21:41:48.049000Z') of a datetime or ISO string; now if None."""
-    if value is None:
-        value = datetime.now(timezone.utc)
-    elif isinstance(value, str):
-        value = parse_time(value)
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def parse_time(text: str) -> datetime:
-    """Parse an ISO 8601 timestamp (a trailing Z, or none, means UTC); raises ValueError."""
-    text = text.strip()
-    if text.endswith(("Z", "z")):
-        text = text[:-1] + "+00:00"
-    value = datetime.fromisoformat(text)
-    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
-
-
-# --------------------------------------------------------------------------------------
-# Migrations: an append-only list of named steps. Each runs in its own transaction with
-# the new PRAGMA user_version; a database newer than this code is refused.
-
-def m001_create_schema(db: sqlite3.Connection) -> None:
-    db.execute("""
-        CREATE TABLE episodes (
-            id           INTEGER PRIMARY KEY,
-            key          TEXT NOT NULL UNIQUE,      -- identity of the event: re-ingest updates it
-            session_id   TEXT,                      -- sessions.id; NULL for notes
-            cwd          TEXT,
-            kind         TEXT NOT NULL CHECK (kind IN ('session', 'error', 'correction', 'note')),
-            title        TEXT NOT NULL,
-            gist         TEXT NOT NULL,
-            detail       TEXT NOT NULL DEFAULT '',
-            facts        TEXT NOT NULL DEFAULT '{}', -- JSON: tool, command, error lines, words said
-            at           TEXT NOT NULL,             -- when it happened
-            created      TEXT NOT NULL,             -- when openmemory stored it
-            strength     REAL NOT NULL DEFAULT 1.0,
-            recalls      INTEGER NOT NULL DEFAULT 0,
-            last_touched TEXT NOT NULL,
-            archived     INTEGER NOT NULL DEFAULT 0,
-            consolidated INTEGER,                   -- the lesson this surprise fed (sleep)
-            embedding    BLOB NOT NULL
-        )""")
-    db.execute("CREATE INDEX episodes_session ON episodes (session_id)")
-    db.execute("CREATE INDEX episodes_kind ON episodes (kind, archived)")
-    db.execute("CREATE INDEX episodes_at ON episodes (at)")
-    db.execute("""
-        CREATE TABLE sessions (
-            id        TEXT PRIMARY KEY,             -- Claude Code's session id
-            path      TEXT NOT NULL UNIQUE,         -- the transcript file
-            mtime_ns  INTEGER NOT NULL,
-            size      INTEGER NOT NULL,
-            ingested  TEXT NOT NULL,
-            episodes  INTEGER NOT NULL DEFAULT 0,
-            cwd       TEXT,
-            title     TEXT,
-            started   TEXT,
-            ended     TEXT,
-            version   TEXT,
-            turns     INTEGER NOT NULL DEFAULT 0,
-            skipped   INTEGER NOT NULL DEFAULT 0    -- malformed lines in the file
-        )""")
-    db.execute("""
-        CREATE TABLE lessons (
-            id        INTEGER PRIMARY KEY,
-            text      TEXT NOT NULL,
-            kind      TEXT NOT NULL CHECK (kind IN ('feedback', 'project')),
-            cwd       TEXT,                         -- NULL: applies everywhere
-            strength  REAL NOT NULL DEFAULT 1.0,
-            seen      INTEGER NOT NULL DEFAULT 1,
-            sources   TEXT NOT NULL DEFAULT '[]',   -- JSON list of episode ids
-            created   TEXT NOT NULL,
-            updated   TEXT NOT NULL,
-            archived  INTEGER NOT NULL DEFAULT 0,
-            vetoed    INTEGER NOT NULL DEFAULT 0,   -- the person deleted its file: never again
-            embedding BLOB NOT NULL
-        )""")
-    db.execute("""
-        CREATE TABLE predictions (
-            id        INTEGER PRIMARY KEY,
-            lesson_id INTEGER NOT NULL REFERENCES lessons (id) ON DELETE CASCADE,
-            text      TEXT NOT NULL,
-            made      TEXT NOT NULL,
-            resolved  TEXT,
-            outcome   TEXT CHECK (outcome IN ('confirmed', 'failed')),
-            evidence  INTEGER,                      -- the episode that confirmed it
-            embedding BLOB NOT NULL
-        )""")
-    db.execute("CREATE INDEX predictions_open ON predictions (lesson_id, resolved)")
-    db.execute("CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-
-
-def m002_decay_clock(db: sqlite3.Connection) -> None:
-    # When sleep last brought `strength` up to date: decay multiplies by 2^(-days since
-    # then / 45), so running it twice a night, or weekly instead of nightly, gives the same
-    # strength (sleep.py). NULL: not decayed since the memory was made.
-    db.execute("ALTER TABLE episodes ADD COLUMN decayed TEXT")
-    db.execute("ALTER TABLE lessons ADD COLUMN decayed TEXT")
-
-
-def m003_recall_index(db: sqlite3.Connection) -> None:
-    """The full-text index recall searches: FTS5 over episodes and lessons, kept by triggers.
-
-    Contentless (the text stays in episodes and lessons only); rowid is the episode id, or
-    minus the lesson id. An episode's title is indexed only when it adds words: a note's
-    title is the start of its text. Updates that change no text (touches, archiving,
-    decay) leave the index alone; recall filters archived rows when it joins back.
-    A SQLite built without FTS5 gets no index: recall then runs on the vectors alone.
-    """
-    if not fts5_available(db):
-        return
-    db.execute("CREATE VIRTUAL TABLE recall_index USING fts5(title, body, detail, content='', "
-               "tokenize='porter unicode61 remove_diacritics 2')")
-    title = "CASE WHEN instr({0}.gist, {0}.title) = 1 THEN '' ELSE {0}.title END"
-    add_episode = ("INSERT INTO recall_index (rowid, title, body, detail) "
-                   f"VALUES (NEW.id, {title.format('NEW')}, NEW.gist, NEW.detail);")
-    drop_episode = ("INSERT INTO recall_index (recall_index, rowid, title, body, detail) "
-                    f"VALUES ('delete', OLD.id, {title.format('OLD')}, OLD.gist, OLD.detail);")
-    add_lesson = "INSERT INTO recall_index (rowid, title, body, detail) VALUES (-NEW.id, '', NEW.text, '');"
-    drop_lesson = ("INSERT INTO recall_index (recall_index, rowid, title, body, detail) "
-                   "VALUES ('delete', -OLD.id, '', OLD.text, '');")
-    for sql in (
-            f"CREATE TRIGGER recall_index_episode_insert AFTER INSERT ON episodes BEGIN {add_episode} END",
-            f"CREATE TRIGGER recall_index_episode_delete AFTER DELETE ON episodes BEGIN {drop_episode} END",
-            "CREATE TRIGGER recall_index_episode_update AFTER UPDATE OF title, gist, detail ON episodes "
-            f"BEGIN {drop_episode} {add_episode} END",
-            f"CREATE TRIGGER recall_index_lesson_insert AFTER INSERT ON lessons BEGIN {add_lesson} END",
-            f"CREATE TRIGGER recall_index_lesson_delete AFTER DELETE ON lessons BEGIN {drop_lesson} END",
-            f"CREATE TRIGGER recall_index_lesson_update AFTER UPDATE OF text ON lessons "
-            f"BEGIN {drop_lesson} {add_lesson} END"):
-        db.execute(sql)
-    db.execute(f"INSERT INTO recall_index (rowid, title, body, detail) "
-               f"SELECT id, {title.format('episodes')}, gist, detail FROM episodes")
-    db.execute("INSERT INTO recall_index (rowid, title, body, detail) SELECT -id, '', text, '' FROM lessons")
-
-
-def fts5_available(db: sqlite3.Connection) -> bool:
-    """Whether this SQLite can make FTS5 tables (some builds leave the module out)."""
-    try:
-        db.execute("CREATE VIRTUAL TABLE temp.om_fts5_probe USING fts5(x)")
-        db.execute("DROP TABLE temp.om_fts5_probe")
-        return True
-    except sqlite3.DatabaseError:
-        return False
-
-
-MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index]
-
-
-def migrate(db: sqlite3.Connection, path="") -> None:
-    """Bring the schema up to date, one transaction per step."""
-    version = db.execute("PRAGMA user_version").fetchone()[0]
-    if version > len(MIGRATIONS):
-        raise StoreError(f"the database at {path} has schema version {version}, newer than this "
-                         f"openmemory knows ({len(MIGRATIONS)}); upgrade openmemory")
-    for number, step in enumerate(MIGRATIONS[version:], start=version + 1):
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            if db.execute("PRAGMA user_version").fetchone()[0] >= number:
-                db.execute("ROLLBACK")  # another process migrated while we waited
-                continue
-            step(db)
-            db.execute(f"PRAGMA user_version = {number}")
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
 
 
 # --------------------------------------------------------------------------------------
@@ -213,7 +37,7 @@ class Store:
     """An open memory database. Use as a context manager, or call close()."""
 
     def __init__(self, db: sqlite3.Connection, path: Path):
-        self.db = db
+        self._db = db   # private: every query is a method below (tests reach it via tests/helpers.raw_db)
         self.path = path
 
     def __enter__(self):
@@ -223,20 +47,20 @@ class Store:
         self.close()
 
     def close(self) -> None:
-        self.db.close()
+        self._db.close()
 
     def transaction(self):
         """A write transaction: `with store.transaction(): ...` commits, or rolls back on error."""
-        return _Transaction(self.db)
+        return _Transaction(self._db)
 
     # -- state ---------------------------------------------------------------------
 
     def get_state(self, key: str, default=None):
-        row = self.db.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
+        row = self._db.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
         return row[0] if row else default
 
     def set_state(self, key: str, value: str) -> None:
-        self.db.execute("INSERT INTO state (key, value) VALUES (?, ?) "
+        self._db.execute("INSERT INTO state (key, value) VALUES (?, ?) "
                         "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (key, value))
 
     # -- sessions and their episodes -------------------------------------------------
@@ -244,22 +68,22 @@ class Store:
     def file_index(self) -> dict:
         """{path: (mtime_ns, size)} of every transcript already ingested, in one query."""
         return {row[0]: (row[1], row[2]) for row in
-                self.db.execute("SELECT path, mtime_ns, size FROM sessions")}
+                self._db.execute("SELECT path, mtime_ns, size FROM sessions")}
 
     def file_state(self, path: str):
         """(mtime_ns, size) of a transcript as last ingested, or None."""
-        row = self.db.execute("SELECT mtime_ns, size FROM sessions WHERE path = ?", (path,)).fetchone()
+        row = self._db.execute("SELECT mtime_ns, size FROM sessions WHERE path = ?", (path,)).fetchone()
         return (row[0], row[1]) if row else None
 
     def session_id_for(self, session_id: str, path: str) -> str:
         """The id to store a transcript under: its own, unless another file already holds it."""
-        row = self.db.execute("SELECT path FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        row = self._db.execute("SELECT path FROM sessions WHERE id = ?", (session_id,)).fetchone()
         if row is None or row[0] == path or _same_file(row[0], path):
             return session_id  # one file reached by two paths (a symlink, another spelling) is one session
-        mine = self.db.execute("SELECT id FROM sessions WHERE path = ?", (path,)).fetchone()
+        mine = self._db.execute("SELECT id FROM sessions WHERE path = ?", (path,)).fetchone()
         if mine:
             return mine[0]
-        return f"{session_id}@{hash_text(path):08x}"
+        return f"{session_id}@{_hash_text(path):08x}"
 
     def replace_session(self, session: dict, episodes: list, now: str | None = None) -> dict:
         """Store one transcript's session row and episodes, replacing what it produced before.
@@ -272,7 +96,7 @@ class Store:
         counts = {"added": {}, "updated": 0, "removed": 0}
         sid = session["id"]
         with self.transaction():
-            existing = {row[0]: (row[1], row[2]) for row in self.db.execute(
+            existing = {row[0]: (row[1], row[2]) for row in self._db.execute(
                 "SELECT key, id, session_id FROM episodes WHERE key IN (%s)" % ",".join("?" * len(episodes)),
                 [e["key"] for e in episodes])} if episodes else {}
             keep = set()
@@ -283,29 +107,29 @@ class Store:
                     continue  # first transcript to record an event keeps it
                 vec = embed.encode(embed.vector(ep["title"] + "\n" + ep["gist"]))
                 if found:
-                    self.db.execute(
+                    self._db.execute(
                         "UPDATE episodes SET cwd = ?, kind = ?, title = ?, gist = ?, detail = ?, facts = ?, "
                         "at = ?, embedding = ? WHERE id = ? AND (title, gist, detail, facts, at, "
                         "ifnull(cwd, '')) IS NOT (?, ?, ?, ?, ?, ?)",
                         (ep["cwd"], ep["kind"], ep["title"], ep["gist"], ep["detail"], ep["facts"], ep["at"],
                          vec, found[0], ep["title"], ep["gist"], ep["detail"], ep["facts"], ep["at"],
                          ep["cwd"] or ""))
-                    counts["updated"] += self.db.execute("SELECT changes()").fetchone()[0]
+                    counts["updated"] += self._db.execute("SELECT changes()").fetchone()[0]
                 else:
-                    self.db.execute(
+                    self._db.execute(
                         "INSERT INTO episodes (key, session_id, cwd, kind, title, gist, detail, facts, at, "
                         "created, last_touched, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (ep["key"], sid, ep["cwd"], ep["kind"], ep["title"], ep["gist"], ep["detail"],
                          ep["facts"], ep["at"], now, now, vec))
                     counts["added"][ep["kind"]] = counts["added"].get(ep["kind"], 0) + 1
                 keep.add(ep["key"])
-            stale = [row[0] for row in self.db.execute(
+            stale = [row[0] for row in self._db.execute(
                 "SELECT id, key FROM episodes WHERE session_id = ?", (sid,)) if row[1] not in keep]
             for eid in stale:
-                self.db.execute("DELETE FROM episodes WHERE id = ?", (eid,))
+                self._db.execute("DELETE FROM episodes WHERE id = ?", (eid,))
             counts["removed"] = len(stale)
-            stored = self.db.execute("SELECT count(*) FROM episodes WHERE session_id = ?", (sid,)).fetchone()[0]
-            self.db.execute(
+            stored = self._db.execute("SELECT count(*) FROM episodes WHERE session_id = ?", (sid,)).fetchone()[0]
+            self._db.execute(
                 "INSERT INTO sessions (id, path, mtime_ns, size, ingested, episodes, cwd, title, started, ended, "
                 "version, turns, skipped) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (id) DO UPDATE SET path = excluded.path, mtime_ns = excluded.mtime_ns, "
@@ -328,17 +152,17 @@ class Store:
         ep = _clean_episode({"key": "", "kind": "note", "title": title, "gist": text, "detail": "",
                              "facts": {}, "at": now, "cwd": cwd})
         with self.transaction():
-            cur = self.db.execute(
+            cur = self._db.execute(
                 "INSERT INTO episodes (key, session_id, cwd, kind, title, gist, detail, facts, at, created, "
                 "last_touched, embedding) VALUES (?, NULL, ?, 'note', ?, ?, '', '{}', ?, ?, ?, ?)",
-                (f"note:{now}:{hash_text(text):08x}", ep["cwd"], ep["title"], ep["gist"], now, now, now,
+                (f"note:{now}:{_hash_text(text):08x}", ep["cwd"], ep["title"], ep["gist"], now, now, now,
                  embed.encode(embed.vector(ep["title"] + "\n" + ep["gist"]))))
         return cur.lastrowid
 
     # -- reading ---------------------------------------------------------------------
 
     def episode(self, episode_id: int) -> dict | None:
-        row = self.db.execute("SELECT * FROM episodes WHERE id = ?", (episode_id,)).fetchone()
+        row = self._db.execute("SELECT * FROM episodes WHERE id = ?", (episode_id,)).fetchone()
         return _row(row) if row else None
 
     def episodes(self, kind: str | None = None, session_id: str | None = None) -> list:
@@ -350,19 +174,19 @@ class Store:
         if session_id:
             sql += " AND session_id = ?"
             args.append(session_id)
-        return [_row(r) for r in self.db.execute(sql + " ORDER BY at, id", args)]
+        return [_row(r) for r in self._db.execute(sql + " ORDER BY at, id", args)]
 
     def counts(self) -> dict:
         """Everything `openmemory status` reports."""
-        kinds = dict(self.db.execute(
+        kinds = dict(self._db.execute(
             "SELECT kind, count(*) FROM episodes GROUP BY kind").fetchall())
         episodes = {k: kinds.get(k, 0) for k in EPISODE_KINDS}
         episodes["total"] = sum(episodes.values())
-        episodes["archived"] = self.db.execute("SELECT count(*) FROM episodes WHERE archived").fetchone()[0]
-        sessions, skipped = self.db.execute("SELECT count(*), ifnull(sum(skipped), 0) FROM sessions").fetchone()
-        lessons = self.db.execute(
+        episodes["archived"] = self._db.execute("SELECT count(*) FROM episodes WHERE archived").fetchone()[0]
+        sessions, skipped = self._db.execute("SELECT count(*), ifnull(sum(skipped), 0) FROM sessions").fetchone()
+        lessons = self._db.execute(
             "SELECT count(*), ifnull(sum(NOT archived AND NOT vetoed), 0) FROM lessons").fetchone()
-        predictions = self.db.execute(
+        predictions = self._db.execute(
             "SELECT count(*), ifnull(sum(resolved IS NULL), 0), ifnull(sum(outcome = 'confirmed'), 0), "
             "ifnull(sum(outcome = 'failed'), 0) FROM predictions").fetchone()
         return {
@@ -384,21 +208,177 @@ class Store:
     def quick_check(self) -> str | None:
         """SQLite's quick check of the whole file: None when it passes, else what it found."""
         try:
-            rows = [row[0] for row in self.db.execute("PRAGMA quick_check")]
+            rows = [row[0] for row in self._db.execute("PRAGMA quick_check")]
         except sqlite3.DatabaseError as e:
             return str(e)
         return None if rows == ["ok"] else "; ".join(" ".join(r.split()) for r in rows[:3])
 
     def has_fts5(self) -> bool:
         """Whether this SQLite has FTS5, which recall's full-text index needs."""
-        return fts5_available(self.db)
+        return fts5_available(self._db)
+
+    # -- recall: the full-text index and the rows it names (recall.py ranks them) -------
+
+    def has_recall_index(self) -> bool:
+        """Whether this database has the full-text index (SQLite with FTS5 when it was made)."""
+        return self._db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'recall_index'").fetchone() is not None
+
+    def indexed_count(self, match: str, limit: int) -> int:
+        """How many index rows an FTS5 match expression finds, counted up to limit."""
+        return self._db.execute(
+            "SELECT count(*) FROM (SELECT rowid FROM recall_index WHERE recall_index MATCH ? LIMIT ?)",
+            (match, limit)).fetchone()[0]
+
+    def best_indexed(self, match: str, weights, limit: int) -> list:
+        """[(rowid, bm25)] of the best index rows for a match (bm25: lower is better)."""
+        weights = ", ".join(str(w) for w in weights)
+        return self._db.execute(
+            f"SELECT rowid, bm25(recall_index, {weights}) AS b FROM recall_index "
+            f"WHERE recall_index MATCH ? ORDER BY b LIMIT ?", (match, limit)).fetchall()
+
+    def newest_indexed(self, match: str, weights, limit: int) -> list:
+        """[(rowid, bm25)] of the newest index rows for a match, at most limit."""
+        weights = ", ".join(str(w) for w in weights)
+        return self._db.execute(
+            f"SELECT rowid, bm25(recall_index, {weights}) FROM recall_index WHERE recall_index MATCH ? "
+            f"ORDER BY rowid DESC LIMIT ?", (match, limit)).fetchall()
+
+    def recall_rows(self, episode_ids: list, lesson_ids: list, include_archived: bool) -> list:
+        """Candidate rows (episodes, and lessons as kind 'lesson') by id; vetoed lessons never."""
+        live = "" if include_archived else " AND NOT archived"
+        rows = []
+        for i in range(0, len(episode_ids), 500):  # under SQLite's bound-parameter limit
+            chunk = episode_ids[i:i + 500]
+            rows += self._db.execute(f"SELECT {_RECALL_COLUMNS} FROM episodes WHERE id IN "
+                                     f"({','.join('?' * len(chunk))}){live}", chunk).fetchall()
+        if lesson_ids:
+            rows += self._db.execute(f"SELECT {_RECALL_LESSON_COLUMNS} FROM lessons WHERE id IN "
+                                     f"({','.join('?' * len(lesson_ids))}) AND NOT vetoed{live}",
+                                     lesson_ids).fetchall()
+        return rows
+
+    def rows_holding(self, stems: list, include_archived: bool, limit: int) -> list:
+        """Without FTS5: the newest episodes (at most limit) and the lessons whose text holds a stem."""
+        live = "" if include_archived else " AND NOT archived"
+        holds = _holds("title || ' ' || gist", stems)
+        rows = self._db.execute(f"SELECT {_RECALL_COLUMNS} FROM episodes WHERE ({holds}){live} "
+                                f"ORDER BY id DESC LIMIT ?",
+                                [*stems, limit]).fetchall()
+        rows += self._db.execute(f"SELECT {_RECALL_LESSON_COLUMNS} FROM lessons WHERE ({_holds('text', stems)}) "
+                                 f"AND NOT vetoed{live}", stems).fetchall()
+        return rows
+
+    def touch_episodes(self, ids: list, strength: float, now: str) -> None:
+        """Strengthen recalled episodes by strength, count the recall, revive the archived."""
+        with self.transaction():
+            self._db.executemany(
+                "UPDATE episodes SET strength = strength + ?, recalls = recalls + 1, last_touched = ?, "
+                "archived = 0 WHERE id = ?", [(strength, now, i) for i in ids])
+
+    # -- sleep: the four passes (sleep.py decides, these read and write) ---------------
+
+    def episodes_to_decay(self) -> list:
+        """Every live episode's strength and clock (when it happened, was touched, was decayed)."""
+        return self._db.execute("SELECT id, kind, at, last_touched, recalls, decayed, strength FROM episodes "
+                                "WHERE NOT archived").fetchall()
+
+    def decay_episodes(self, updates: list) -> None:
+        """[(strength, decayed, archived, id)]: episodes brought up to date by decay."""
+        self._db.executemany("UPDATE episodes SET strength = ?, decayed = ?, archived = ? WHERE id = ?", updates)
+
+    def lessons_to_decay(self) -> list:
+        """Every live lesson's strength and clock."""
+        return self._db.execute("SELECT id, text, cwd, created, decayed, strength FROM lessons "
+                                "WHERE NOT archived AND NOT vetoed").fetchall()
+
+    def decay_lessons(self, updates: list) -> None:
+        """[(strength, decayed, archived, id)]: lessons brought up to date by decay."""
+        self._db.executemany("UPDATE lessons SET strength = ?, decayed = ?, archived = ? WHERE id = ?", updates)
+
+    def pending_surprises(self, now: str) -> list:
+        """Live errors and corrections up to now that fed no lesson yet, in time order."""
+        return [_row(r) for r in self._db.execute(
+            "SELECT id, kind, session_id, cwd, at, title, gist, facts, consolidated FROM episodes "
+            "WHERE kind IN ('error', 'correction') AND ifnull(consolidated, 0) = 0 AND NOT archived AND at <= ? "
+            "ORDER BY at, id", (now,))]
+
+    def lessons_to_consolidate(self) -> list:
+        """Every lesson (archived and vetoed too) as consolidation compares them, by id."""
+        return self._db.execute("SELECT id, text, kind, cwd, strength, seen, sources, archived, vetoed "
+                                "FROM lessons ORDER BY id").fetchall()
+
+    def add_lesson(self, text: str, kind: str, cwd, strength: float, seen: int, sources: list, now: str) -> int:
+        """Store a new lesson (its strength as of now); returns its id."""
+        cur = self._db.execute(
+            "INSERT INTO lessons (text, kind, cwd, strength, seen, sources, created, updated, embedding, decayed) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (redact(text), kind, cwd, strength, seen, json.dumps(sources), now, now,
+             embed.encode(embed.vector(text)), now))
+        return cur.lastrowid
+
+    def update_lesson(self, lesson_id: int, text: str, cwd, strength: float, seen: int, sources: list,
+                      archived: bool, now: str) -> None:
+        """Rewrite a lesson that new surprises joined (its strength as of now)."""
+        self._db.execute(
+            "UPDATE lessons SET text = ?, cwd = ?, strength = ?, seen = ?, sources = ?, archived = ?, "
+            "updated = ?, embedding = ?, decayed = ? WHERE id = ?",
+            (redact(text), cwd, strength, seen, json.dumps(sources), int(archived), now,
+             embed.encode(embed.vector(text)), now, lesson_id))
+
+    def mark_consolidated(self, fed: dict, examined: list) -> None:
+        """{episode id: lesson id it fed}; examined: ids looked at once that fed none (0)."""
+        self._db.executemany("UPDATE episodes SET consolidated = ? WHERE id = ?",
+                             [(lesson_id, eid) for eid, lesson_id in fed.items()])
+        self._db.executemany("UPDATE episodes SET consolidated = 0 WHERE id = ? AND consolidated IS NULL",
+                             [(eid,) for eid in examined])
+
+    def lesson_text(self, lesson_id: int) -> str:
+        """A lesson's text, '' when there is no such lesson."""
+        row = self._db.execute("SELECT text FROM lessons WHERE id = ?", (lesson_id,)).fetchone()
+        return row[0] if row else ""
+
+    def open_predictions(self) -> list:
+        """Unresolved predictions of lessons not vetoed, with their lesson's text, cwd and strength."""
+        return self._db.execute(
+            "SELECT p.id, p.lesson_id, p.made, p.embedding, l.text, l.cwd, l.strength FROM predictions p "
+            "JOIN lessons l ON l.id = p.lesson_id WHERE p.resolved IS NULL AND NOT l.vetoed "
+            "ORDER BY p.made, p.id").fetchall()
+
+    def episodes_between(self, kinds, since: str, until: str) -> list:
+        """Episodes of these kinds that happened after since and up to until, in time order."""
+        return [_row(r) for r in self._db.execute(
+            "SELECT id, kind, session_id, cwd, at, title, gist, facts, consolidated FROM episodes "
+            "WHERE kind IN (%s) AND at > ? AND at <= ? ORDER BY at, id" % ",".join("?" * len(kinds)),
+            (*kinds, since, until))]
+
+    def resolve_prediction(self, prediction_id: int, now: str, outcome: str, evidence: int | None = None) -> None:
+        """Close a prediction as 'confirmed' (by the evidence episode) or 'failed'."""
+        self._db.execute("UPDATE predictions SET resolved = ?, outcome = ?, evidence = ? WHERE id = ?",
+                         (now, outcome, evidence, prediction_id))
+
+    def set_lesson_strength(self, lesson_id: int, strength: float, now: str) -> None:
+        self._db.execute("UPDATE lessons SET strength = ?, updated = ? WHERE id = ?", (strength, now, lesson_id))
+
+    def lessons_without_prediction(self, min_strength: float) -> list:
+        """Ids of live lessons at min_strength or more with no open prediction."""
+        return [r[0] for r in self._db.execute(
+            "SELECT id FROM lessons l WHERE NOT archived AND NOT vetoed AND strength >= ? AND NOT EXISTS "
+            "(SELECT 1 FROM predictions p WHERE p.lesson_id = l.id AND p.resolved IS NULL) ORDER BY id",
+            (min_strength,))]
+
+    def add_prediction(self, lesson_id: int, text: str, now: str, vector) -> int:
+        """Store a prediction (its vector: what would confirm it); returns its id."""
+        cur = self._db.execute("INSERT INTO predictions (lesson_id, text, made, embedding) VALUES (?, ?, ?, ?)",
+                               (lesson_id, redact(text), now, embed.encode(vector)))
+        return cur.lastrowid
 
     # -- render: lessons as written into Claude Code's memory ---------------------------
 
     def all_lessons(self) -> list:
         """Every lesson (archived and vetoed included), by id; `sources` decoded to a list of ids."""
         out = []
-        for row in self.db.execute("SELECT * FROM lessons ORDER BY id"):
+        for row in self._db.execute("SELECT * FROM lessons ORDER BY id"):
             lesson = dict(row)
             lesson.pop("embedding", None)
             try:
@@ -415,7 +395,7 @@ class Store:
         found = {}
         for start in range(0, len(ids), 500):  # under SQLite's bound-parameter limit
             chunk = ids[start:start + 500]
-            for row in self.db.execute(
+            for row in self._db.execute(
                     "SELECT * FROM episodes WHERE id IN (%s)" % ",".join("?" * len(chunk)), chunk):
                 found[row["id"]] = _row(row)
         return found
@@ -423,31 +403,40 @@ class Store:
     def predictions_by_lesson(self) -> dict:
         """{lesson id: [prediction, ...]} in the order they were made."""
         out = {}
-        for row in self.db.execute("SELECT id, lesson_id, text, made, resolved, outcome, evidence "
+        for row in self._db.execute("SELECT id, lesson_id, text, made, resolved, outcome, evidence "
                                    "FROM predictions ORDER BY made, id"):
             out.setdefault(row["lesson_id"], []).append(dict(row))
         return out
 
     def session_cwds(self) -> list:
         """Every distinct working folder a stored session ran in."""
-        return [row[0] for row in self.db.execute(
+        return [row[0] for row in self._db.execute(
             "SELECT DISTINCT cwd FROM sessions WHERE cwd IS NOT NULL AND cwd != '' ORDER BY cwd")]
 
     def veto_lessons(self, ids) -> None:
         """Mark lessons vetoed by the person: never rendered again."""
         with self.transaction():
-            self.db.executemany("UPDATE lessons SET vetoed = 1 WHERE id = ?", [(i,) for i in ids])
+            self._db.executemany("UPDATE lessons SET vetoed = 1 WHERE id = ?", [(i,) for i in ids])
+
+
+_RECALL_COLUMNS = "id, kind, title, gist, cwd, at, strength, recalls, archived, embedding"
+_RECALL_LESSON_COLUMNS = ("id, 'lesson' AS kind, text AS title, text AS gist, cwd, updated AS at, strength, "
+                          "0 AS recalls, archived, embedding")
+
+
+def _holds(text: str, stems: list) -> str:
+    return " OR ".join([f"instr(lower({text}), ?) > 0"] * len(stems))
 
 
 class _Transaction:
     def __init__(self, db):
-        self.db = db
+        self._db = db
 
     def __enter__(self):
-        self.db.execute("BEGIN IMMEDIATE")
+        self._db.execute("BEGIN IMMEDIATE")
 
     def __exit__(self, exc_type, exc, tb):
-        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+        self._db.execute("ROLLBACK" if exc_type else "COMMIT")
 
 
 def connect(path=None) -> Store:
@@ -483,13 +472,7 @@ def connect(path=None) -> Store:
     return Store(db, path)
 
 
-def clip(text, limit: int) -> str:
-    """Text on one line (whitespace runs folded) of at most limit characters, cut with '…'."""
-    text = " ".join(str(text or "").split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
-def hash_text(text: str) -> int:
+def _hash_text(text: str) -> int:
     """A stable 32-bit hash for keys (never Python's salted hash())."""
     return zlib.crc32(text.encode("utf-8"))
 

@@ -9,6 +9,9 @@ import re
 import zlib
 from dataclasses import dataclass, field
 
+from .classify import error_lines, is_correction_text, is_redirect_after_interrupt
+from .shorten import clip
+
 # Text Claude Code writes into user records that the person did not type.
 _REJECTED = "The user doesn't want to proceed with this tool use"
 _INTERRUPTED = "[Request interrupted by user"
@@ -182,7 +185,7 @@ def parse_lines(lines, path: str = "") -> Session:
     s.id = max(session_ids, key=session_ids.get) if session_ids else _stem(path)
     summary = next((text for text, leaf in reversed(summaries)
                     if isinstance(text, str) and leaf in uuids_here), "")
-    s.title = _one_line(titles["custom"] or titles["ai"] or summary or "")
+    s.title = clip(titles["custom"] or titles["ai"] or summary or "", 200)
     _drop_delivered_queue(s)
     return s
 
@@ -338,11 +341,6 @@ def _stem(path: str) -> str:
     return name[:-6] if name.endswith(".jsonl") else name
 
 
-def _one_line(text: str, limit: int = 200) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
 def tool_summary(name: str, inp: dict) -> str:
     """A tool call in a few words: `pytest -q`, `Edit app/models.py`, `Grep "TODO"`."""
     if not isinstance(inp, dict):
@@ -351,7 +349,7 @@ def tool_summary(name: str, inp: dict) -> str:
                 "description", "prompt", "skill"):
         value = inp.get(key)
         if isinstance(value, str) and value.strip():
-            value = _one_line(value, 160)
+            value = clip(value, 160)
             return value if (name == "Bash" and key == "command") else f"{name} {value}"
     return name
 
@@ -359,39 +357,8 @@ def tool_summary(name: str, inp: dict) -> str:
 # ---------------------------------------------------------------------------------------
 # Surprises
 
-# An opener that rejects or redirects: "no, ...", "stop", "don't ...", "wrong", "instead ..."
-_OPENER = re.compile(
-    r"^(?:(?:ok(?:ay)?|ah+|hm+|uh+|um+|well|sorry|so|oh|hey|wait|actually|nope)[\s,.!:;-]+)*"
-    r"(?:no\b(?!\s+(?:problem|worries|rush|idea|doubt)\b)|nope\b|nah\b|wrong\b|incorrect\b|stop\b|"
-    r"don'?t\b|do not\b|never\b|instead\b|rather\b|not\s+(?:that|this|what|like|quite|there|yet)\b|"
-    r"undo\b|revert\b|wait\b|hold on\b|actually\b|that'?s (?:not|wrong|incorrect|bad|broken)\b|"
-    r"this is (?:not|wrong|incorrect)\b|you (?:didn'?t|did not|forgot|missed|broke|shouldn'?t|should not|"
-    r"should have|need to|must|were supposed|are supposed)\b|why (?:did|are|would|do) you\b|"
-    r"i (?:said|told you|asked|meant)\b|please (?:don'?t|do not|stop|never)\b|use\s+\S+\s+instead\b)",
-    re.I)
-# Phrases that reject or redirect wherever they appear early in the message.
-_PHRASE = re.compile(
-    r"(?:\binstead of\b|\s+instead\b|\brather than\b|\bnot what i\b|\bthat'?s not\b|\bthat is not\b|"
-    r"\bis(?:n'?t| not) (?:right|correct|what)\b|\b(?:is|are|was) wrong\b|"
-    r"\b(?:still )?(?:doesn'?t|does not|didn'?t|did not) (?:work|help|fix|start|run|seem to work)\b|"
-    r"\bstill (?:not|fail\w*|broken|bro?ke|seeing|getting|the same|doesn'?t|does not|isn'?t|is not)\b|"
-    r"\byou (?:forgot|missed|broke|ignored|skipped|didn'?t|did not|shouldn'?t|should not|should have)\b|"
-    r"\bshouldn'?t (?:have|be|use|do)\b|\bshould not (?:have|be|use|do)\b|"
-    r"\b(?:the|real) (?:issue|problem|bug|cause) is\b|,\s*not\s+\S+|"
-    r"(?:^|[.!?]\s+)(?:please\s+)?(?:don'?t|do not|never|stop)\s+\w+|"
-    r"(?:^|[.!?]\s+)no[.,!]\s|\bbroke\b|\bnot like that\b|\bwrong (?:file|one|place|command|branch|approach)\b)",
-    re.I)
-_EARLY = 240  # a correction says so at once; long pasted logs and reviews are not scanned deep
-
-
-def is_correction_text(text: str) -> bool:
-    """Whether the person's words reject or redirect what the agent did (deterministic)."""
-    head = text.strip().replace("\u2019", "'")[:_EARLY]
-    return bool(_OPENER.search(head) or _PHRASE.search(head))
-
-
 def surprises(s: Session) -> list:
-    """Every error and correction of a session, in order (see ARCHITECTURE.md for the rules)."""
+    """Every error and correction of a session, in order (PROTOCOL.md has the rules)."""
     found = []
     errors: dict = {}
     last_assistant = None       # the agent's most recent response
@@ -416,7 +383,7 @@ def surprises(s: Session) -> list:
             continue  # the first request, or a command: nothing to correct yet
         rejected = [c for c in calls if c.rejected]
         if rejected or is_correction_text(turn.text) or (
-                interrupted and _is_redirect_after_interrupt(turn.text)):
+                interrupted and is_redirect_after_interrupt(turn.text)):
             found.append(_correction(turn, last_assistant, calls))
         calls, interrupted = [], False
     for call in calls:  # refused at the very end, with no words after
@@ -424,17 +391,6 @@ def surprises(s: Session) -> list:
             found.append(Surprise("correction", call.id, call.at, "", call.name, call.summary(),
                                   agent_did=call.summary(), rejected=True))
     return found
-
-
-# After an interrupt, a short imperative that does something else is a redirect
-# ("create the beads", "push up and make a pr"); approval is not ("it works, commit").
-_APPROVAL = re.compile(r"\b(?:works?|worked|great|good|thanks?|thank you|perfect|nice|lgtm|looks good|"
-                       r"yes|yep|sure|fine|continue|go on|go ahead|carry on)\b", re.I)
-
-
-def _is_redirect_after_interrupt(text: str) -> bool:
-    head = text.strip()
-    return len(head) <= 120 and "\n" not in head and not head.endswith("?") and not _APPROVAL.search(head)
 
 
 def _note_error(found: list, errors: dict, call: ToolCall) -> None:
@@ -454,33 +410,6 @@ def _correction(turn: Turn, agent: Turn, calls: list) -> Surprise:
     recent = (next((c for c in reversed(calls) if c.rejected), None)
               or next((c for c in reversed(calls) if c.is_error and not c.interrupted), None)
               or (calls[-1] if calls else None))
-    did = recent.summary() if recent else (_one_line(agent.text, 160) if agent.text else "")
+    did = recent.summary() if recent else (clip(agent.text, 160) if agent.text else "")
     return Surprise("correction", turn.uuid, turn.at, turn.text, recent.name if recent else "",
                     recent.summary() if recent else "", agent_did=did, rejected=bool(recent and recent.rejected))
-
-
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\]8;[^\x1b\x07]*(?:\x1b\\\\|\x07)")
-_BOX = re.compile(r"^[\s\u2500-\u259f\u2190-\u21ff\u2700-\u27bf\U0001f300-\U0001faff|┃❯•·-]*$")
-_EXIT = re.compile(r"^Exit code \d+$")
-ERRORISH = re.compile(r"(?i)(?:\berror\b|\berr!|\bfatal\b|\bfail(?:ed|ure|s)?\b|\bexception\b|traceback|"
-                       r"\bnot found\b|no such file|permission denied|\bdenied\b|\binvalid\b|\bcannot\b|"
-                       r"\bcan't\b|\bunable\b|\bmissing\b|\bundefined\b|\brefused\b|\btimed? ?out\b|"
-                       r"\bunrecognized\b|\bunknown\b|\bdoes not exist\b|\bunused\b|^[×✖✗✘]|\bpanic)")
-
-
-def error_lines(result: str, limit: int = 3) -> list:
-    """The lines of a failed tool call's output that say what went wrong, first ones first.
-
-    Output often opens with banners, progress and environment noise: the exit code is
-    kept, then lines that look like errors, and only without those the first lines.
-    """
-    text = _ANSI.sub("", result or "")
-    text = re.sub(r"</?tool_use_error>", "", text)
-    lines = []
-    for line in text.splitlines():
-        line = line.strip()
-        if line and not _BOX.match(line):
-            lines.append(_one_line(line, 200))
-    head = [lines.pop(0)] if lines and _EXIT.match(lines[0]) else []
-    errorish = [line for line in lines if ERRORISH.search(line)]
-    return head + (errorish or lines)[: limit - len(head)]

@@ -106,3 +106,9 @@ def claude_code():
     os.environ["CLAUDE_BIN"] = binary  # run_session's find_claude() under a test's HOME uses it
     _claude["result"] = (harness, binary)
     return _claude["result"]
+
+
+def raw_db(store):
+    """For tests only: the open SQLite connection behind a Store, to set up or inspect a state
+    no Store method offers. The package itself reaches the database only through Store methods."""
+    return store._db

@@ -10,7 +10,7 @@ import unittest
 from pathlib import Path
 
 from openmemory import paths, store
-from tests.helpers import TempHome, claude_code
+from tests.helpers import TempHome, claude_code, raw_db
 
 CORRECTION = "No, don't use no_such_test_runner, run the tests with unittest"
 LESSON = "In this repository run the tests with unittest, not `python3 -m no_such_test_runner -q`."
@@ -76,7 +76,7 @@ class RenderedLessonReachesTheModel(TempHome):
         night = json.loads(self.ok("sleep", "--json").stdout)
         self.assertEqual(night.get("errors", []), [])
         with store.connect() as db:
-            lessons = [dict(r) for r in db.db.execute("SELECT id, text, kind, seen FROM lessons")]
+            lessons = [dict(r) for r in raw_db(db).execute("SELECT id, text, kind, seen FROM lessons")]
         self.assertEqual(len(lessons), 1, lessons)
         self.assertEqual((lessons[0]["kind"], lessons[0]["seen"]), ("feedback", 2))
         self.assertEqual(lessons[0]["text"], LESSON)

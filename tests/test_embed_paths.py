@@ -73,6 +73,20 @@ class Paths(TempHome):
         self.assertEqual(paths.memory_dir_for(loose),
                          self.claude / "projects" / paths.project_slug(os.path.realpath(loose)) / "memory")
 
+    def test_the_project_of_a_folder(self):
+        repo = self.tmp / "repo"
+        (repo / ".git").mkdir(parents=True)
+        (repo / "sub").mkdir()
+        plain = self.tmp / "plain"
+        plain.mkdir()
+        alias = self.tmp / "alias"
+        alias.symlink_to(plain)
+        self.assertEqual(paths.project_of(str(repo / "sub")), str(repo.resolve()))   # the git root
+        self.assertEqual(paths.project_of(str(alias)), str(plain.resolve()))         # else the real path
+        self.assertEqual(paths.project_of(str(plain) + "/"), str(plain.resolve()))
+        self.assertEqual(paths.memory_dir_for(str(repo / "sub")),
+                         self.projects / paths.project_slug(repo.resolve()) / "memory")
+
     def test_linked_worktree_shares_the_main_trees_memory(self):
         main = self.tmp / "main"
         gitdir = main / ".git" / "worktrees" / "feature"
@@ -89,6 +103,18 @@ class Cli(TempHome):
         out = self.ok("--help").stdout
         for verb in ("ingest", "status", "paths"):
             self.assertIn(verb, out)
+        verbs = _verbs()
+        self.assertGreaterEqual(set(verbs), {"ingest", "recall", "status", "render", "sleep", "morning", "paths",
+                                             "serve", "hook"})
+        listed = " ".join(out.split())
+        for verb, doc in verbs.items():
+            self.assertTrue(doc, f"{verb} has no one-line doc")
+            self.assertIn(verb, out)
+            self.assertIn(" ".join(doc.split())[:40], listed, f"`--help` does not show {verb}'s doc")
+            p = self.ok(verb, "--help")  # each verb's own help: its doc, exit 0, nothing on stderr
+            self.assertIn(f"usage: openmemory {verb}", p.stdout)
+            self.assertIn(" ".join(doc.split()), " ".join(p.stdout.split()))
+            self.assertEqual(p.stderr, "")
 
     def test_version(self):
         self.assertRegex(self.ok("--version").stdout, r"^openmemory \d+\.\d+\.\d+")
@@ -97,3 +123,11 @@ class Cli(TempHome):
         p = self.cli("frobnicate")
         self.assertEqual(p.returncode, 2)
         self.assertEqual(p.stdout, "")
+
+
+def _verbs() -> dict:
+    """{verb: its one-line doc} as the CLI's parser declares them."""
+    import argparse
+    from openmemory import cli
+    sub = next(a for a in cli.build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return {name: (parser.description or "") for name, parser in sub.choices.items()}

@@ -11,7 +11,7 @@ import unittest
 from openmemory import hook, store
 from tests.bench_hook import heavy_transcript
 from tests.fixtures import Transcript, project_folder, test_session
-from tests.helpers import TempHome
+from tests.helpers import TempHome, raw_db
 
 PROJECT = "/home/dev/shop"
 
@@ -139,10 +139,10 @@ class SessionEnd(HookCase):
         path = self.transcript()
         self.assert_silent_success(self.hook(event("SessionEnd", path)))
         with store.connect() as db:
-            first = db.db.execute("SELECT ingested FROM sessions").fetchone()[0]
+            first = raw_db(db).execute("SELECT ingested FROM sessions").fetchone()[0]
         self.assert_silent_success(self.hook(event("SessionEnd", path)))
         with store.connect() as db:
-            self.assertEqual(db.db.execute("SELECT ingested FROM sessions").fetchone()[0], first)
+            self.assertEqual(raw_db(db).execute("SELECT ingested FROM sessions").fetchone()[0], first)
 
     def test_a_half_written_last_line_is_skipped_not_fatal(self):
         path = self.transcript()

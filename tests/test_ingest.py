@@ -4,9 +4,9 @@ import sqlite3
 import stat
 import time
 
-from openmemory import ingest, store
+from openmemory import clock, ingest, migrations, store
 from tests.fixtures import Transcript, project_folder, test_session
-from tests.helpers import TempHome, corpus_files
+from tests.helpers import TempHome, corpus_files, raw_db
 
 
 def status(case):
@@ -62,7 +62,7 @@ class IngestCommand(TempHome):
         self.ok("ingest")
         with store.connect() as db:
             ids = {e["key"]: e["id"] for e in db.episodes()}
-            db.db.execute("UPDATE episodes SET strength = 1.7, recalls = 3")
+            raw_db(db).execute("UPDATE episodes SET strength = 1.7, recalls = 3")
         t.user("stop, you are editing the wrong file")
         t.assistant("Sorry.")
         path.write_text(t.text())
@@ -169,10 +169,10 @@ class IngestCommand(TempHome):
 class Store(TempHome):
     def test_schema_version_and_pragmas(self):
         with store.connect() as db:
-            self.assertEqual(db.db.execute("PRAGMA user_version").fetchone()[0], len(store.MIGRATIONS))
-            self.assertEqual(db.db.execute("PRAGMA journal_mode").fetchone()[0], "wal")
-            self.assertEqual(db.db.execute("PRAGMA busy_timeout").fetchone()[0], store.BUSY_TIMEOUT_MS)
-            tables = {r[0] for r in db.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            self.assertEqual(raw_db(db).execute("PRAGMA user_version").fetchone()[0], len(migrations.MIGRATIONS))
+            self.assertEqual(raw_db(db).execute("PRAGMA journal_mode").fetchone()[0], "wal")
+            self.assertEqual(raw_db(db).execute("PRAGMA busy_timeout").fetchone()[0], store.BUSY_TIMEOUT_MS)
+            tables = {r[0] for r in raw_db(db).execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         self.assertTrue({"episodes", "sessions", "lessons", "predictions"} <= tables)
 
     def test_a_newer_database_is_refused_clearly(self):
@@ -195,8 +195,8 @@ class Store(TempHome):
         self.assertIn("Traceback", p.stderr)
 
     def test_timestamps(self):
-        self.assertEqual(store.iso("2026-02-11T21:41:48.049Z"), "2026-02-11T21:41:48.049000Z")
-        self.assertEqual(store.iso("2026-02-11T22:41:48+01:00"), "2026-02-11T21:41:48.000000Z")
+        self.assertEqual(clock.iso("2026-02-11T21:41:48.049Z"), "2026-02-11T21:41:48.049000Z")
+        self.assertEqual(clock.iso("2026-02-11T22:41:48+01:00"), "2026-02-11T21:41:48.000000Z")
 
     def test_notes(self):
         with store.connect() as db:

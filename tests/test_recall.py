@@ -7,9 +7,9 @@ import sys
 import unittest
 from pathlib import Path
 
-from openmemory import embed, recall, store
+from openmemory import clock, embed, migrations, recall, store
 from tests.fixtures import project_folder, test_session
-from tests.helpers import TempHome, corpus_files
+from tests.helpers import TempHome, corpus_files, raw_db
 
 LABELLED = Path(__file__).parent / "data" / "recall_labelled.json"
 NOW = "2026-11-01T12:00:00.000000Z"
@@ -23,19 +23,19 @@ def episode(key, title, gist, cwd="/home/dev/shop", at="2026-10-30T10:00:00Z", k
 def put(db, episodes, session="s1"):
     """Store episodes as one transcript's, the way ingest does; returns {key: id}."""
     db.replace_session({"id": session, "path": f"/t/{session}.jsonl", "mtime_ns": 0, "size": 0}, episodes)
-    return {row["key"]: row["id"] for row in db.db.execute("SELECT key, id FROM episodes")}
+    return {row["key"]: row["id"] for row in raw_db(db).execute("SELECT key, id FROM episodes")}
 
 
 def add_lesson(db, text, cwd=None, at=NOW):
     with db.transaction():
-        return db.db.execute(
+        return raw_db(db).execute(
             "INSERT INTO lessons (text, kind, cwd, created, updated, embedding) VALUES (?, ?, ?, ?, ?, ?)",
             (text, "project" if cwd else "feedback", cwd, at, at, embed.encode(embed.vector(text)))).lastrowid
 
 
 def indexed(db, word):
     """Index rowids holding word (episode ids; lessons as minus their id)."""
-    return sorted(r[0] for r in db.db.execute("SELECT rowid FROM recall_index WHERE recall_index MATCH ?",
+    return sorted(r[0] for r in raw_db(db).execute("SELECT rowid FROM recall_index WHERE recall_index MATCH ?",
                                               (recall.match_expression([word]),)))
 
 
@@ -57,32 +57,32 @@ class IndexSync(TempHome):
         self.assertEqual(indexed(self.db, "pad"), [])
         note = self.db.add_note("The staging database password rotates every Monday")
         self.assertEqual(indexed(self.db, "rotates"), [note])
-        self.db.db.execute("INSERT INTO recall_index (recall_index) VALUES ('integrity-check')")
+        raw_db(self.db).execute("INSERT INTO recall_index (recall_index) VALUES ('integrity-check')")
 
     def test_touching_and_archiving_leave_the_index_alone(self):
         ids = put(self.db, [episode("a", "`make deploy` failed", "ssh: connect to host bastion port 22")])
-        pages = self.db.db.execute("SELECT count(*) FROM recall_index_data").fetchone()[0]
+        pages = raw_db(self.db).execute("SELECT count(*) FROM recall_index_data").fetchone()[0]
         with self.db.transaction():
-            self.db.db.execute("UPDATE episodes SET strength = 0.1, archived = 1, recalls = 4 WHERE id = ?",
+            raw_db(self.db).execute("UPDATE episodes SET strength = 0.1, archived = 1, recalls = 4 WHERE id = ?",
                                (ids["a"],))
-        self.assertEqual(self.db.db.execute("SELECT count(*) FROM recall_index_data").fetchone()[0], pages)
+        self.assertEqual(raw_db(self.db).execute("SELECT count(*) FROM recall_index_data").fetchone()[0], pages)
         self.assertEqual(indexed(self.db, "bastion"), [ids["a"]])
 
     def test_lessons_are_indexed_under_negative_rowids(self):
         lesson = add_lesson(self.db, "Run the linter with ruff, not flake8")
         self.assertEqual(indexed(self.db, "ruff"), [-lesson])
         with self.db.transaction():
-            self.db.db.execute("UPDATE lessons SET text = 'Run the linter with pylint' WHERE id = ?", (lesson,))
+            raw_db(self.db).execute("UPDATE lessons SET text = 'Run the linter with pylint' WHERE id = ?", (lesson,))
         self.assertEqual((indexed(self.db, "ruff"), indexed(self.db, "pylint")), ([], [-lesson]))
         with self.db.transaction():
-            self.db.db.execute("DELETE FROM lessons WHERE id = ?", (lesson,))
+            raw_db(self.db).execute("DELETE FROM lessons WHERE id = ?", (lesson,))
         self.assertEqual(indexed(self.db, "pylint"), [])
 
     def test_a_note_title_that_repeats_its_text_is_not_counted_twice(self):
         note = self.db.add_note("kafka consumer lag alert fires at night")
         titled = self.db.add_note("the consumer lag alert is noise", title="kafka")
         # The index is contentless (it stores no text), so look through bm25 with the title alone weighted.
-        scores = dict(self.db.db.execute(
+        scores = dict(raw_db(self.db).execute(
             "SELECT rowid, bm25(recall_index, 1.0, 0.0, 0.0) FROM recall_index WHERE recall_index MATCH 'kafka'"))
         self.assertEqual(scores[note], 0)          # the note's title was left out of the title column
         self.assertLess(scores[titled], 0)         # an explicit title is indexed as a title
@@ -90,14 +90,14 @@ class IndexSync(TempHome):
     def test_the_migration_indexes_what_was_stored_before_it(self):
         path = self.home / "old.db"
         db = sqlite3.connect(str(path), isolation_level=None)
-        store.m001_create_schema(db)
+        migrations.m001_create_schema(db)
         db.execute("PRAGMA user_version = 1")
         db.execute("INSERT INTO episodes (key, kind, title, gist, at, created, last_touched, embedding) "
                    "VALUES ('k', 'note', 'flaky selenium grid', 'flaky selenium grid on Fridays', ?, ?, ?, ?)",
                    (NOW, NOW, NOW, embed.encode(embed.vector("flaky selenium grid"))))
         db.close()
         with store.connect(path) as old:
-            self.assertEqual(old.db.execute("PRAGMA user_version").fetchone()[0], len(store.MIGRATIONS))
+            self.assertEqual(raw_db(old).execute("PRAGMA user_version").fetchone()[0], len(migrations.MIGRATIONS))
             self.assertEqual(indexed(old, "selenium"), [1])
             self.assertEqual([h["title"] for h in recall.recall(old, "selenium", now=NOW)], ["flaky selenium grid"])
 
@@ -121,7 +121,7 @@ class OddQueries(TempHome):
                         self.assertIsInstance(hits, list)
                         for h in hits:
                             self.assertTrue(0 < h["relevance"] <= 1)
-            self.assertEqual(db.db.execute("SELECT count(*) FROM episodes").fetchone()[0], 3)
+            self.assertEqual(raw_db(db).execute("SELECT count(*) FROM episodes").fetchone()[0], 3)
             self.assertEqual(recall.recall(db, "the and of to"), [])
             self.assertEqual([h["title"] for h in recall.search(db, "cafe emigre", now=NOW)], ["Café menu page"])
             self.assertEqual(recall.search(db, "title:alembic", now=NOW)[0]["title"][:9], "`alembic ")
@@ -161,12 +161,12 @@ class Scoring(TempHome):
         ids = put(self.db, [episode("a", "redis timeout in worker", "redis timeout in worker"),
                             episode("b", "redis timeout in worker", "redis timeout in worker")])
         with self.db.transaction():
-            self.db.db.execute("UPDATE episodes SET strength = 5 WHERE id = ?", (ids["b"],))
+            raw_db(self.db).execute("UPDATE episodes SET strength = 5 WHERE id = ?", (ids["b"],))
         a, b = sorted(recall.search(self.db, "redis timeout", now=NOW), key=lambda h: h["id"])
         self.assertAlmostEqual(b["score"] - a["score"], 0.15 * (2 - 1) / 2, places=3)
 
     def _age(self, at):
-        return (store.parse_time(NOW) - store.parse_time(at)).total_seconds() / 86400
+        return (clock.parse_time(NOW) - clock.parse_time(at)).total_seconds() / 86400
 
 
 class TouchingAndArchive(TempHome):
@@ -195,7 +195,7 @@ class TouchingAndArchive(TempHome):
 
     def test_archived_sink_out_of_sight_and_come_back_when_recalled(self):
         with self.db.transaction():
-            self.db.db.execute("UPDATE episodes SET archived = 1 WHERE key IN ('e0', 'e1', 'e2', 'e3')")
+            raw_db(self.db).execute("UPDATE episodes SET archived = 1 WHERE key IN ('e0', 'e1', 'e2', 'e3')")
         self.assertEqual(recall.recall(self.db, "terraform state lock", now=NOW), [])
         hits = recall.recall(self.db, "terraform state lock", k=2, now=NOW, include_archived=True)
         self.assertEqual([h["archived"] for h in hits], [True, True])
@@ -206,11 +206,11 @@ class TouchingAndArchive(TempHome):
         keep = add_lesson(self.db, "Never force-unlock terraform state while CI holds the lock")
         veto = add_lesson(self.db, "Terraform state lock: always force-unlock")
         with self.db.transaction():
-            self.db.db.execute("UPDATE lessons SET vetoed = 1 WHERE id = ?", (veto,))
+            raw_db(self.db).execute("UPDATE lessons SET vetoed = 1 WHERE id = ?", (veto,))
         hits = recall.recall(self.db, "terraform force-unlock", k=10, now=NOW, include_archived=True)
         lessons = [h for h in hits if h["kind"] == "lesson"]
         self.assertEqual([h["id"] for h in lessons], [keep])
-        self.assertEqual(self.db.db.execute("SELECT strength FROM lessons WHERE id = ?", (keep,)).fetchone()[0], 1.0)
+        self.assertEqual(raw_db(self.db).execute("SELECT strength FROM lessons WHERE id = ?", (keep,)).fetchone()[0], 1.0)
 
 
 class ProjectScope(TempHome):
@@ -257,8 +257,8 @@ class WithoutFTS5(TempHome):
         self.home.mkdir(parents=True)
         db = sqlite3.connect(str(path), isolation_level=None)
         db.set_authorizer(deny_virtual_tables)  # SQLite itself refuses: as if FTS5 were not compiled in
-        self.assertFalse(store.fts5_available(db))
-        store.migrate(db, path)
+        self.assertFalse(migrations.fts5_available(db))
+        migrations.migrate(db, path)
         db.close()
         with store.connect(path) as s:
             self.assertFalse(recall.has_index(s))
@@ -277,8 +277,8 @@ class ScaleByDesign(TempHome):
             many = [episode(f"k{i}", f"`make` failed on step {i}", f"make error in build step {i}") for i in range(600)]
             put(db, many + [episode("needle", "`make` failed: zstd missing", "zstd: command not found")])
             decoded = []
-            real = recall._cosine
-            recall._cosine = lambda q, blob: decoded.append(1) or real(q, blob)
+            real = embed.stored_cosine
+            embed.stored_cosine = lambda q, blob: decoded.append(1) or real(q, blob)
             try:
                 hits = recall.search(db, "make zstd", now=NOW)
                 self.assertLessEqual(len(decoded), recall.CANDIDATES)
@@ -287,7 +287,7 @@ class ScaleByDesign(TempHome):
                 recall.search(db, "make error build", now=NOW)   # every term in every row
                 self.assertLessEqual(len(decoded), recall.CANDIDATES)
             finally:
-                recall._cosine = real
+                embed.stored_cosine = real
 
 
 def load_labelled(db):
@@ -299,7 +299,7 @@ def load_labelled(db):
         by_cwd.setdefault(e["cwd"], []).append(e)
     for cwd, eps in by_cwd.items():
         put(db, eps, session=cwd)
-    for row in db.db.execute("SELECT id, key FROM episodes"):
+    for row in raw_db(db).execute("SELECT id, key FROM episodes"):
         names[(False, row[0])] = row[1]
     for lesson in data["lessons"]:
         names[(True, add_lesson(db, lesson["text"], lesson["cwd"], lesson["at"]))] = lesson["key"]
@@ -390,7 +390,7 @@ class RecallCommand(TempHome):
 
     def test_archived_only_with_the_flag_and_revived_by_it(self):
         with store.connect() as db:
-            db.db.execute("UPDATE episodes SET archived = 1")
+            raw_db(db).execute("UPDATE episodes SET archived = 1")
         self.assertEqual(json.loads(self.ok("recall", "unittest", "--json").stdout), [])
         first = self.ok("recall", "unittest", "--archived", "-k", "1").stdout.splitlines()[0]
         self.assertTrue(first.endswith("· archived"), first)
@@ -402,7 +402,7 @@ class RecallCommand(TempHome):
         shop = self.tmp / "shop"
         shop.mkdir()
         with store.connect() as db:
-            db.db.execute("UPDATE episodes SET cwd = ?", (str(shop),))
+            raw_db(db).execute("UPDATE episodes SET cwd = ?", (str(shop),))
         p = subprocess.run([sys.executable, "-m", "openmemory", "recall", "unittest", "--here", "--json"],
                            capture_output=True, text=True, env=self.env(), cwd=str(shop))
         hits = json.loads(p.stdout)

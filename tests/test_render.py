@@ -5,9 +5,9 @@ import unittest
 from datetime import datetime, timezone
 from pathlib import Path
 
-from openmemory import embed, ingest, paths, render, store
+from openmemory import claudefiles, embed, errors, ingest, memorymd, ownfiles, paths, render, store
 from tests.fixtures import project_folder, test_session
-from tests.helpers import ROOT, TempHome
+from tests.helpers import ROOT, TempHome, raw_db
 
 GOLDEN = ROOT / "tests" / "data" / "render"
 TEXT = "In this repository run the tests with `pytest -q`, not `python -m unittest`"
@@ -17,7 +17,7 @@ def add_lesson(db, text=TEXT, kind="feedback", cwd=None, strength=1.0, seen=1, s
                created="2026-11-05T10:00:00.000000Z", archived=0):
     """A lesson as sleep would store it (sleep is its own stage)."""
     with db.transaction():
-        cur = db.db.execute(
+        cur = raw_db(db).execute(
             "INSERT INTO lessons (text, kind, cwd, strength, seen, sources, created, updated, archived, embedding) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (text, kind, cwd, strength, seen, json.dumps(list(sources)), created, created, archived,
@@ -27,8 +27,8 @@ def add_lesson(db, text=TEXT, kind="feedback", cwd=None, strength=1.0, seen=1, s
 
 def outside(data: bytes) -> bytes:
     """Every byte of MEMORY.md outside the openmemory markers."""
-    begin = data.index(render.BEGIN.encode())
-    end = data.index(render.END.encode()) + len(render.END)
+    begin = data.index(memorymd.BEGIN.encode())
+    end = data.index(memorymd.END.encode()) + len(memorymd.END)
     return data[:begin] + data[end:]
 
 
@@ -91,8 +91,8 @@ class LessonFiles(RenderCase):
         self.assertIn("- 2026-11-02: ", text)
         self.assertIn(f"**How to apply:** When you are about to run `python -m unittest` in `{self.repo}`", text)
         md = self.md().decode()
-        self.assertEqual(md, f"{render.BEGIN}\n{render.HEADING}\n"
-                             f"- [{TEXT}](om-{lid}.md) — seen 2×, last 2026-11-05\n{render.END}\n")
+        self.assertEqual(md, f"{memorymd.BEGIN}\n{memorymd.HEADING}\n"
+                             f"- [{TEXT}](om-{lid}.md) — seen 2×, last 2026-11-05\n{memorymd.END}\n")
         self.assertEqual(oct(topic.stat().st_mode & 0o777), "0o600")
         written = self.state("written.json")["files"]
         self.assertEqual(written[str(topic)]["lesson"], lid)
@@ -147,7 +147,7 @@ class LessonFiles(RenderCase):
         lines = [l for l in self.md().decode().split("\n") if l.startswith("- [")]
         self.assertEqual(len(lines), 3)
         for line in lines:
-            self.assertLess(len(line), render.LINE_CHARS)
+            self.assertLess(len(line), memorymd.LINE_CHARS)
             self.assertRegex(line, r"^- \[.+\]\(om-\d+\.md\) — seen 12345×")
         self.assertTrue(any("Use tabs not spaces in the Makefile ever" in l for l in lines), lines)
 
@@ -178,7 +178,7 @@ class LessonFiles(RenderCase):
         lid = self.lesson()
         keep = add_lesson(self.db, "Keep the changelog up to date", cwd=str(self.repo))
         self.render()
-        self.db.db.execute("UPDATE lessons SET archived = 1 WHERE id = ?", (lid,))
+        raw_db(self.db).execute("UPDATE lessons SET archived = 1 WHERE id = ?", (lid,))
         result = self.render()
         self.assertEqual(result["removed"], [str(self.memory / f"om-{lid}.md")])
         self.assertEqual(result["vetoed"], [])
@@ -187,7 +187,7 @@ class LessonFiles(RenderCase):
         self.assertNotIn(f"om-{lid}.md", md)
         self.assertIn(f"om-{keep}.md", md)
         self.assertNotIn(str(self.memory / f"om-{lid}.md"), self.state("written.json")["files"])
-        self.assertEqual(self.db.db.execute("SELECT vetoed FROM lessons WHERE id = ?", (lid,)).fetchone()[0], 0)
+        self.assertEqual(raw_db(self.db).execute("SELECT vetoed FROM lessons WHERE id = ?", (lid,)).fetchone()[0], 0)
 
 
 class TheUserDecides(RenderCase):
@@ -199,7 +199,7 @@ class TheUserDecides(RenderCase):
         self.render()
         data = self.md()
         self.assertTrue(data.startswith(above), data)  # appended after the person's lines
-        self.assertIn(b"\r\n" + render.BEGIN.encode() + b"\r\n", data)  # in the file's own line endings
+        self.assertIn(b"\r\n" + memorymd.BEGIN.encode() + b"\r\n", data)  # in the file's own line endings
         below = b"\r\n## Later notes\r- an old Mac line ending\n- and no newline at the end"
         (self.memory / "MEMORY.md").write_bytes(data + below)
         mine = outside(self.md())
@@ -208,18 +208,18 @@ class TheUserDecides(RenderCase):
                 ids.append(add_lesson(self.db, f"Lesson {n}: prefer module {n} over module {n + 1}",
                                       cwd=str(self.repo), strength=(n % 7) / 3))
             if n % 5 == 4:
-                self.db.db.execute("UPDATE lessons SET archived = 1 WHERE id = ?", (ids[n % len(ids)],))
+                raw_db(self.db).execute("UPDATE lessons SET archived = 1 WHERE id = ?", (ids[n % len(ids)],))
             if n % 4 == 1:
-                self.db.db.execute("UPDATE lessons SET strength = strength + 0.4, seen = seen + 1 WHERE id = ?",
+                raw_db(self.db).execute("UPDATE lessons SET strength = strength + 0.4, seen = seen + 1 WHERE id = ?",
                                    (ids[-1],))
             result = self.render()
             self.assertEqual(result["warnings"], [])
             data = self.md()
             self.assertEqual(outside(data), mine, f"render {n + 1}")
             self.assertTrue(data.endswith(below))
-            live = [r[0] for r in self.db.db.execute(
+            live = [r[0] for r in raw_db(self.db).execute(
                 "SELECT id FROM lessons WHERE NOT archived ORDER BY strength DESC, seen DESC, updated DESC, id")]
-            section = data[data.index(render.BEGIN.encode()):data.index(render.END.encode())].decode()
+            section = data[data.index(memorymd.BEGIN.encode()):data.index(memorymd.END.encode())].decode()
             self.assertEqual([int(i) for i in re.findall(r"\]\(om-(\d+)\.md\)", section)], live[:20])
 
     def test_deleting_a_lesson_file_vetoes_it_for_good(self):
@@ -231,7 +231,7 @@ class TheUserDecides(RenderCase):
         self.assertEqual(result["vetoed"], [{"id": lid, "text": TEXT}])
         self.assertFalse(topic.exists())
         self.assertNotIn(f"om-{lid}.md", self.md().decode())
-        self.assertEqual(self.db.db.execute("SELECT vetoed FROM lessons WHERE id = ?", (lid,)).fetchone()[0], 1)
+        self.assertEqual(raw_db(self.db).execute("SELECT vetoed FROM lessons WHERE id = ?", (lid,)).fetchone()[0], 1)
         [veto] = self.state("vetoed.json")["lessons"]
         self.assertEqual((veto["id"], veto["text"], veto["file"]), (lid, TEXT, str(topic)))
         self.assertEqual(self.render()["vetoed"], [])  # reported once
@@ -241,7 +241,7 @@ class TheUserDecides(RenderCase):
         self.render()
         self.assertFalse((self.memory / f"om-{again}.md").exists())
         self.assertNotIn("om-", self.md().decode())
-        self.assertEqual(self.db.db.execute("SELECT vetoed FROM lessons WHERE id = ?", (again,)).fetchone()[0], 1)
+        self.assertEqual(raw_db(self.db).execute("SELECT vetoed FROM lessons WHERE id = ?", (again,)).fetchone()[0], 1)
         self.assertEqual(json.loads(self.ok("status", "--json").stdout)["lessons_live"], 0)
 
     def test_a_rebuilt_database_keeps_the_veto(self):
@@ -268,13 +268,13 @@ class TheUserDecides(RenderCase):
         topic = self.memory / f"om-{lid}.md"
         edited = topic.read_text().replace("pytest -q", "pytest -q -x") + "My own note.\n"
         topic.write_text(edited)
-        self.db.db.execute("UPDATE lessons SET seen = 5, strength = 2 WHERE id = ?", (lid,))
+        raw_db(self.db).execute("UPDATE lessons SET seen = 5, strength = 2 WHERE id = ?", (lid,))
         result = self.render()
         self.assertEqual(topic.read_text(), edited)
         self.assertEqual(result["left"], [str(topic)])
         self.assertEqual(result["vetoed"], [])
         self.assertIn(f"](om-{lid}.md) — seen 5×", self.md().decode())
-        self.db.db.execute("UPDATE lessons SET archived = 1 WHERE id = ?", (lid,))
+        raw_db(self.db).execute("UPDATE lessons SET archived = 1 WHERE id = ?", (lid,))
         result = self.render()
         self.assertEqual(topic.read_text(), edited)  # not removed either
         self.assertEqual(result["removed"], [])
@@ -306,7 +306,7 @@ class TheUserDecides(RenderCase):
     def test_damaged_markers_leave_memory_md_alone(self):
         self.lesson()
         self.memory.mkdir(parents=True)
-        damaged = f"mine\n{render.BEGIN}\n- old\n{render.BEGIN}\nmore\n".encode()
+        damaged = f"mine\n{memorymd.BEGIN}\n- old\n{memorymd.BEGIN}\nmore\n".encode()
         (self.memory / "MEMORY.md").write_bytes(damaged)
         result = self.render()
         self.assertEqual(self.md(), damaged)
@@ -378,7 +378,7 @@ class Races(RenderCase):
     def test_a_topic_file_changed_while_rewriting_stays_changed(self):
         lid = self.lesson()
         self.render()
-        self.db.db.execute("UPDATE lessons SET seen = 9 WHERE id = ?", (lid,))
+        raw_db(self.db).execute("UPDATE lessons SET seen = 9 WHERE id = ?", (lid,))
         topic = self.memory / f"om-{lid}.md"
 
         def claude_edits(path):
@@ -399,29 +399,29 @@ class Placement(RenderCase):
         (self.memory / "MEMORY.md").write_text(mine)
         result = self.render()
         md = self.md().decode()
-        self.assertTrue(md.startswith(f"# Index\n{render.BEGIN}\n{render.HEADING}\n- ["), md[:200])
-        start, end = render.find_section(md)
+        self.assertTrue(md.startswith(f"# Index\n{memorymd.BEGIN}\n{memorymd.HEADING}\n- ["), md[:200])
+        start, end = memorymd.find_section(md)
         self.assertEqual(md[:start] + md[end + 1:], mine)  # the section and its own line ending added, nothing else
         self.assertEqual(len(result["warnings"]), 1)
         self.assertIn("2 of your own line(s) now fall past", result["warnings"][0])
-        self.assertEqual(render.unseen(md), (0, 2))
+        self.assertEqual(memorymd.unseen(md), (0, 2))
 
     def test_a_short_file_gets_the_section_at_the_end(self):
         self.lesson()
         self.memory.mkdir(parents=True)
         (self.memory / "MEMORY.md").write_text("# Index\n- fact\n")
         self.render()
-        self.assertTrue(self.md().decode().startswith(f"# Index\n- fact\n\n{render.BEGIN}\n"))
+        self.assertTrue(self.md().decode().startswith(f"# Index\n- fact\n\n{memorymd.BEGIN}\n"))
 
     def test_html_comments_do_not_count_but_the_users_lines_above_do(self):
         comments = "".join(f"<!-- note {n} -->\n" for n in range(300))  # stripped by Claude Code
-        text = comments + "".join(f"line {n}\n" for n in range(198)) + render.section_text(["- [a](om-1.md) — x"]) + "\n"
-        self.assertEqual(render.unseen(text), (0, 0))  # 198 + heading + 1 line = 200
-        self.assertEqual(render.unseen("x\n" + text), (1, 0))
+        text = comments + "".join(f"line {n}\n" for n in range(198)) + memorymd.section_text(["- [a](om-1.md) — x"]) + "\n"
+        self.assertEqual(memorymd.unseen(text), (0, 0))  # 198 + heading + 1 line = 200
+        self.assertEqual(memorymd.unseen("x\n" + text), (1, 0))
         result_text = "".join(f"line {n}\n" for n in range(250))
-        self.assertEqual(render.unseen(result_text), (0, 50))
+        self.assertEqual(memorymd.unseen(result_text), (0, 50))
         wide = "".join("y" * 199 + "\n" for _ in range(130))  # 200 bytes a line: 125 fit in 25,000
-        self.assertEqual(render.unseen(wide), (0, 5))
+        self.assertEqual(memorymd.unseen(wide), (0, 5))
 
     def test_user_lines_pushing_the_section_past_the_budget_warn(self):
         self.lesson()
@@ -434,7 +434,7 @@ class Placement(RenderCase):
 
 class SlugsAndSafety(RenderCase):
     def test_slug_rule_matches_claude_code(self):
-        # Folder names the real Claude Code 2.1.328 made (ARCHITECTURE.md, "Render").
+        # Folder names the real Claude Code 2.1.328 made (PROTOCOL.md, "Written: Claude Code's memory folder").
         self.assertEqual(paths.project_slug("/tmp/om-probe-ilnu8anz/my repo_ö\U0001F642.v2"),
                          "-tmp-om-probe-ilnu8anz-my-repo-----v2")
         long = "/tmp/om-probe-2gzsrhyu/" + "a" * 120 + "/" + "b" * 120
@@ -475,10 +475,16 @@ class SlugsAndSafety(RenderCase):
     def test_guard_refuses_paths_outside(self):
         for bad in (self.tmp / "elsewhere.md", self.projects / "x" / "memory" / ".." / ".." / "evil.md",
                     self.projects / "x" / "notes" / "a.md", self.projects / "x" / "memory" / "sub" / "a.md"):
-            with self.assertRaises(render.RenderError, msg=str(bad)):
-                render.guard(bad)
-        render.guard(self.projects / "x" / "memory" / "om-1.md")
-        render.guard(self.home / "lessons.jsonl")
+            for guard in (claudefiles.guard, ownfiles.guard):
+                with self.assertRaises(errors.RenderError, msg=str(bad)):
+                    guard(bad)
+        claudefiles.guard(self.projects / "x" / "memory" / "om-1.md")
+        ownfiles.guard(self.home / "lessons.jsonl")
+        # each writer only for its own place: neither may write where the other does
+        with self.assertRaises(errors.RenderError):
+            claudefiles.guard(self.home / "lessons.jsonl")
+        with self.assertRaises(errors.RenderError):
+            ownfiles.guard(self.projects / "x" / "memory" / "om-1.md")
 
     def test_a_memory_folder_linked_elsewhere_is_skipped(self):
         lid = self.lesson()
@@ -506,12 +512,12 @@ class SlugsAndSafety(RenderCase):
         self.assertIn(str(self.memory / f"om-{lid}.md"), self.state("written.json")["files"])
 
     def test_lesson_text_cannot_break_out_of_its_line_or_link_elsewhere(self):
-        evil = (f"Run it {render.END}\n<!-- openmemory:begin --> [click](https://evil.example/x) "
+        evil = (f"Run it {memorymd.END}\n<!-- openmemory:begin --> [click](https://evil.example/x) "
                 "![img](http://evil.example/p.png) <script>alert(1)</script> <https://evil.example> -->")
         lid = add_lesson(self.db, evil, cwd=str(self.repo), strength=5)
         self.render()
         md = self.md().decode()
-        self.assertEqual(render.find_section(md), (0, len(md) - 1))  # still one intact section
+        self.assertEqual(memorymd.find_section(md), (0, len(md) - 1))  # still one intact section
         self.assertEqual(md.count("<!--"), 2)
         self.assertEqual(links(md), [f"om-{lid}.md"])
         self.assertNotRegex(md, r"(?<!\\)<(?!!-- openmemory:)")  # no raw HTML, our markers aside
@@ -536,10 +542,10 @@ class WireFormat(RenderCase):
         lid = self.lesson(strength=1.3)
         archived = add_lesson(self.db, "Old lesson", cwd=None, archived=1)
         with self.db.transaction():
-            self.db.db.execute("INSERT INTO predictions (lesson_id, text, made, resolved, outcome, embedding) "
+            raw_db(self.db).execute("INSERT INTO predictions (lesson_id, text, made, resolved, outcome, embedding) "
                                "VALUES (?, 'pytest -q will be used', '2026-11-06T03:00:00.000000Z', "
                                "'2026-11-08T03:00:00.000000Z', 'confirmed', x'')", (lid,))
-            self.db.db.execute("INSERT INTO predictions (lesson_id, text, made, embedding) "
+            raw_db(self.db).execute("INSERT INTO predictions (lesson_id, text, made, embedding) "
                                "VALUES (?, 'pytest -q again', '2026-11-08T03:00:00.000000Z', x'')", (lid,))
         self.render()
         lines = (self.home / "lessons.jsonl").read_text().splitlines()

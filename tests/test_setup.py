@@ -375,3 +375,16 @@ class HookUnderThePlugin(SetupCase):
         p = self.cli("hook", input=self.event())  # setup's own hook does the work
         self.assertEqual(p.returncode, 0)
         self.assertEqual(json.loads(self.ok("status", "--json").stdout)["sessions"], 1)
+
+
+class ConfigWriter(SetupCase):
+    def test_the_config_writer_refuses_any_other_path(self):
+        from openmemory import configfiles
+        for path in (self.claude / "settings.local.json", self.claude / ".claude.json", self.tmp / "crontab",
+                     self.claude / "projects" / "x" / "memory" / "MEMORY.md", self.tmp / "xdg" / "systemd" / "x.service"):
+            with self.subTest(path=path), self.assertRaises(configfiles.ConfigError):
+                configfiles.write(path, b"x")
+            self.assertFalse(path.exists())
+        with self.assertRaises(configfiles.ConfigError):  # changed since read: nothing written
+            configfiles.replace_if_unchanged(self.settings, b"{}", b'{"x": 1}')
+        self.assertEqual(self.settings.read_bytes(), self.original)

@@ -9,9 +9,9 @@ import unittest
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from openmemory import cli, ingest, recall, sleep, store
+from openmemory import classify, cli, clock, ingest, lessons, recall, sleep, store
 from tests.fixtures import Transcript, project_folder
-from tests.helpers import TempHome, claude_code
+from tests.helpers import TempHome, claude_code, raw_db
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE_GOLDEN = os.environ.get("OPENMEMORY_UPDATE_GOLDEN") == "1"
@@ -107,12 +107,12 @@ class SleepCase(TempHome):
 
     def lessons(self):
         with self.db() as db:
-            rows = db.db.execute("SELECT * FROM lessons ORDER BY id").fetchall()
+            rows = raw_db(db).execute("SELECT * FROM lessons ORDER BY id").fetchall()
         return [dict(r, sources=json.loads(r["sources"])) for r in rows]
 
     def predictions(self):
         with self.db() as db:
-            return [dict(r) for r in db.db.execute("SELECT * FROM predictions ORDER BY id")]
+            return [dict(r) for r in raw_db(db).execute("SELECT * FROM predictions ORDER BY id")]
 
     def episode_ids(self, kind, **facts):
         """Ids of episodes of a kind whose facts contain the given values, in time order."""
@@ -123,7 +123,7 @@ class SleepCase(TempHome):
     def dump(self):
         """Every row sleep may change, to prove a second run changes nothing."""
         with self.db() as db:
-            return [db.db.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall()
+            return [raw_db(db).execute(f"SELECT * FROM {t} ORDER BY 1").fetchall()
                     for t in ("episodes", "lessons", "predictions")]
 
     def golden(self, name, text):
@@ -185,12 +185,12 @@ class AMonthOfNights(SleepCase):
         self.assertEqual(docs["sources"], docs_errors[:3])                  # not the one of Nov 18, yet
 
         for lesson in (tests, docs):
-            self.assertLessEqual(len(lesson["text"]), sleep.LESSON_CHARS)
+            self.assertLessEqual(len(lesson["text"]), lessons.LESSON_CHARS)
             self.assertNotIn("evil", lesson["text"])
         # The guards, the failing tests and "that still doesn't work" taught nothing, and
         # every surprise of the night was examined once.
         with self.db() as db:
-            left = db.db.execute("SELECT count(*) FROM episodes WHERE kind IN ('error', 'correction') "
+            left = raw_db(db).execute("SELECT count(*) FROM episodes WHERE kind IN ('error', 'correction') "
                                  "AND consolidated IS NULL AND at <= ?", (night(11, 5),)).fetchone()[0]
         self.assertEqual(left, 0)
         self.assertEqual([(p["lesson_id"], p["made"], p["resolved"]) for p in self.predictions()],
@@ -272,7 +272,7 @@ class Wording(unittest.TestCase):
     """Lesson text without a model: the person's words and the agent's own failed command."""
 
     def lesson(self, said, command="", tool="Bash", rejected=False):
-        return sleep.correction_lesson({"said": said, "tool": tool, "command": command, "rejected": rejected})
+        return lessons.correction_lesson({"said": said, "tool": tool, "command": command, "rejected": rejected})
 
     def test_the_correction_and_the_failed_command_make_one_instruction(self):
         self.assertEqual(self.lesson("No, don't use unittest here, run the tests with pytest -q", "python -m unittest"),
@@ -319,7 +319,7 @@ class Wording(unittest.TestCase):
                 "and the unit tests with `pytest -q tests/unit`, never with tox, because tox rebuilds every "
                 "environment and takes ten minutes")
         text = self.lesson(said, "tox")
-        self.assertLessEqual(len(text), sleep.LESSON_CHARS)
+        self.assertLessEqual(len(text), lessons.LESSON_CHARS)
         self.assertTrue(text.startswith("Always run the integration tests with `docker compose run"), text)
         self.assertEqual(text.count("`") % 2, 0)
         self.assertTrue(text.endswith((".", "…")))
@@ -327,14 +327,14 @@ class Wording(unittest.TestCase):
     def test_repeated_errors_name_the_command_and_its_error(self):
         make = {"tool": "Bash", "command": "make docs", "error": ["Exit code 2", "make: *** No rule to make target "
                                                                   "'docs'. Stop."]}
-        self.assertEqual(sleep.error_lesson([make, make]),
+        self.assertEqual(lessons.error_lesson([make, make]),
                          "Don't run `make docs`: it fails with \"make: *** No rule to make target 'docs'. Stop.\"")
         python = [{"tool": "Bash", "command": cmd, "error": ["Exit code 127", "/bin/bash: line 1: python: command not found"]}
                   for cmd in ("python gen.py", "cd /w && python /w/y.py 2>&1 | head -5")]
-        self.assertEqual(sleep.error_lesson(python),
+        self.assertEqual(lessons.error_lesson(python),
                          "Don't run `python`: it fails with \"/bin/bash: line 1: python: command not found\".")
         fetch = {"tool": "WebFetch", "command": "WebFetch https://example.com/a", "error": ["Request failed with status code 403"]}
-        self.assertEqual(sleep.error_lesson([fetch, fetch]),
+        self.assertEqual(lessons.error_lesson([fetch, fetch]),
                          "Don't use `WebFetch https://example.com/a`: it fails with \"Request failed with status code 403\".")
 
     def test_which_failures_can_teach(self):
@@ -355,16 +355,16 @@ class Wording(unittest.TestCase):
                  facts("│ 🥊 lefthook v1.12.3 hook: pre-commit │", "┃ biome-fix ❯"),
                  facts("% Total % Received % Xferd Average Speed Time Time Time Current")]
         for f in teach:
-            self.assertTrue(sleep.is_lesson_error(f), f["error"])
+            self.assertTrue(classify.is_lesson_error(f), f["error"])
         for f in never:
-            self.assertFalse(sleep.is_lesson_error(f), f["error"])
+            self.assertFalse(classify.is_lesson_error(f), f["error"])
 
     def test_code_goes_in_backticks(self):
-        self.assertEqual(sleep.codify("run pytest -q in tests/unit, not python -m unittest", ["python -m unittest"]),
+        self.assertEqual(lessons.codify("run pytest -q in tests/unit, not python -m unittest", ["python -m unittest"]),
                          "run `pytest -q` in `tests/unit`, not `python -m unittest`")
-        self.assertEqual(sleep.codify("edit settings.py and set DEBUG=1, e.g. with 'sed'", []),
+        self.assertEqual(lessons.codify("edit settings.py and set DEBUG=1, e.g. with 'sed'", []),
                          "edit `settings.py` and set `DEBUG=1`, e.g. with `sed`")
-        self.assertEqual(sleep.codify("don't use `npm`, and don't run it -- ever", []),
+        self.assertEqual(lessons.codify("don't use `npm`, and don't run it -- ever", []),
                          "don't use `npm`, and don't run it -- ever")
 
     def test_scope_words(self):
@@ -374,12 +374,12 @@ class Wording(unittest.TestCase):
             plain = Path(tmp) / "plain"
             plain.mkdir()
             body = "Run the tests with `pytest -q`."
-            self.assertEqual(sleep.scoped(body, str(repo)), "In this repository run the tests with `pytest -q`.")
-            self.assertEqual(sleep.scoped(body, str(plain)), "In this project run the tests with `pytest -q`.")
-            self.assertEqual(sleep.scoped("PR titles start with the ticket.", str(plain)),
+            self.assertEqual(lessons.scoped(body, str(repo)), "In this repository run the tests with `pytest -q`.")
+            self.assertEqual(lessons.scoped(body, str(plain)), "In this project run the tests with `pytest -q`.")
+            self.assertEqual(lessons.scoped("PR titles start with the ticket.", str(plain)),
                              "In this project PR titles start with the ticket.")
-            self.assertEqual(sleep.scoped(body, None), body)
-            self.assertEqual(sleep.unscoped(sleep.scoped(body, str(repo))), body)
+            self.assertEqual(lessons.scoped(body, None), body)
+            self.assertEqual(lessons.unscoped(lessons.scoped(body, str(repo))), body)
 
 
 class TempFolder:
@@ -402,17 +402,17 @@ class Decay(SleepCase):
 
     def strength(self, episode_id, path=None):
         with store.connect(path) as db:
-            row = db.db.execute("SELECT strength, archived FROM episodes WHERE id = ?", (episode_id,)).fetchone()
+            row = raw_db(db).execute("SELECT strength, archived FROM episodes WHERE id = ?", (episode_id,)).fetchone()
         return row["strength"], row["archived"]
 
     def test_an_unused_memory_archives_on_the_designs_curve(self):
         episode = self.old_session()
-        born = store.parse_time(episode["at"])
+        born = clock.parse_time(episode["at"])
         # 1 × 2^(−d/45) falls below 0.15 after 123.16 days: between the nights of Mar 5 and Mar 6.
         self.assertAlmostEqual(45 * math.log2(1 / 0.15), 123.16, places=2)
         day = datetime(2026, 11, 3, 3, tzinfo=timezone.utc)
         while day < datetime(2027, 3, 5, tzinfo=timezone.utc):
-            self.sleep(store.iso(day))
+            self.sleep(clock.iso(day))
             day += timedelta(days=7)
         self.sleep(night(3, 5, 2027))
         strength, archived = self.strength(episode["id"])
@@ -435,7 +435,7 @@ class Decay(SleepCase):
             ingest.ingest(db)
         self.ingest()
         for day in range(1, 23):                                           # Nov 5 .. Nov 26
-            now = store.iso(when(11, 4, 3) + timedelta(days=day))
+            now = clock.iso(when(11, 4, 3) + timedelta(days=day))
             self.sleep(now)
             if day % 7 == 1:                                                # Nov 5, 12, 19, 26
                 with store.connect(weekly) as db:
@@ -444,10 +444,10 @@ class Decay(SleepCase):
                 self.sleep(now)                                                # the same night again
                 self.assertEqual(self.dump(), before)
         with store.connect() as a, store.connect(weekly) as b:
-            nightly = a.db.execute("SELECT key, strength, archived FROM episodes ORDER BY key").fetchall()
-            weekly_ = b.db.execute("SELECT key, strength, archived FROM episodes ORDER BY key").fetchall()
-            lessons = [a.db.execute("SELECT text, strength FROM lessons").fetchall(),
-                       b.db.execute("SELECT text, strength FROM lessons").fetchall()]
+            nightly = raw_db(a).execute("SELECT key, strength, archived FROM episodes ORDER BY key").fetchall()
+            weekly_ = raw_db(b).execute("SELECT key, strength, archived FROM episodes ORDER BY key").fetchall()
+            lessons = [raw_db(a).execute("SELECT text, strength FROM lessons").fetchall(),
+                       raw_db(b).execute("SELECT text, strength FROM lessons").fetchall()]
         self.assertEqual(len(nightly), 4)
         for x, y in zip(nightly, weekly_):
             self.assertEqual(x["key"], y["key"])
@@ -571,7 +571,7 @@ class Consolidation(SleepCase):
         self.sleep(night(11, 3))
         [lesson] = self.lessons()
         with self.db() as db, db.transaction():                             # what render does on a deleted file
-            db.db.execute("UPDATE lessons SET vetoed = 1 WHERE id = ?", (lesson["id"],))
+            raw_db(db).execute("UPDATE lessons SET vetoed = 1 WHERE id = ?", (lesson["id"],))
         self.assertEqual(run("ingest", "--force")[0], 0)
         self.sleep(night(11, 4))
         self.assertEqual(self.lessons(), [dict(lesson, vetoed=1, strength=lesson["strength"],
@@ -740,7 +740,7 @@ class PersonDeletes:
 
     def __call__(self, db, now=None):
         with db.transaction():
-            db.db.execute("UPDATE lessons SET vetoed = 1 WHERE id = ?", (self.lesson_id,))
+            raw_db(db).execute("UPDATE lessons SET vetoed = 1 WHERE id = ?", (self.lesson_id,))
         return {"written": ["om-2.md", "MEMORY.md"], "vetoed": [self.lesson_id], "warnings": [self.warning]}
 
 

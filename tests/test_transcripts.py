@@ -1,7 +1,7 @@
 import json
 import unittest
 
-from openmemory import transcripts
+from openmemory import classify, transcripts
 from tests.fixtures import Transcript, test_session
 from tests.helpers import corpus_files
 
@@ -251,17 +251,23 @@ class Surprises(unittest.TestCase):
               "No problem, thanks", "I don't know if we want an agent framework yet", "ok",
               "let's get this committed", "what does the error say?", "great, now add a README"]
         for text in yes:
-            self.assertTrue(transcripts.is_correction_text(text), text)
+            self.assertTrue(classify.is_correction_text(text), text)
         for text in no:
-            self.assertFalse(transcripts.is_correction_text(text), text)
+            self.assertFalse(classify.is_correction_text(text), text)
 
     def test_error_lines_pick_the_telling_lines(self):
         out = ("Exit code 1\n\x1b[31m╭──────╮\x1b[0m\nCompiling 4 files\nGenerated app\n"
                "error: undefined function get/2\n** (CompileError) failed")
-        self.assertEqual(transcripts.error_lines(out),
+        self.assertEqual(classify.error_lines(out),
                          ["Exit code 1", "error: undefined function get/2", "** (CompileError) failed"])
-        self.assertEqual(transcripts.error_lines("<tool_use_error>File does not exist.</tool_use_error>"),
+        self.assertEqual(classify.error_lines("<tool_use_error>File does not exist.</tool_use_error>"),
                          ["File does not exist."])
+
+    def test_a_negative_exit_code_is_the_same_head_line(self):
+        # a process killed by a signal: ingest and sleep read "Exit code" with one pattern
+        out = "Exit code -9\nstarting worker\nfatal: out of memory"
+        self.assertEqual(classify.error_lines(out), ["Exit code -9", "fatal: out of memory"])
+        self.assertEqual(classify.telling_lines({"error": classify.error_lines(out)}), ["fatal: out of memory"])
 
 
 class RealCorpus(unittest.TestCase):

@@ -1,0 +1,156 @@
+"""The schema: an append-only list of named migration steps, applied when the store opens.
+
+Each step runs in its own transaction with the new PRAGMA user_version; a database newer
+than this code is refused. No `executescript` inside a step (it would commit first).
+Only this module and store.py speak SQL.
+"""
+import sqlite3
+
+from .errors import StoreError
+
+
+def m001_create_schema(db: sqlite3.Connection) -> None:
+    db.execute("""
+        CREATE TABLE episodes (
+            id           INTEGER PRIMARY KEY,
+            key          TEXT NOT NULL UNIQUE,      -- identity of the event: re-ingest updates it
+            session_id   TEXT,                      -- sessions.id; NULL for notes
+            cwd          TEXT,
+            kind         TEXT NOT NULL CHECK (kind IN ('session', 'error', 'correction', 'note')),
+            title        TEXT NOT NULL,
+            gist         TEXT NOT NULL,
+            detail       TEXT NOT NULL DEFAULT '',
+            facts        TEXT NOT NULL DEFAULT '{}', -- JSON: tool, command, error lines, words said
+            at           TEXT NOT NULL,             -- when it happened
+            created      TEXT NOT NULL,             -- when openmemory stored it
+            strength     REAL NOT NULL DEFAULT 1.0,
+            recalls      INTEGER NOT NULL DEFAULT 0,
+            last_touched TEXT NOT NULL,
+            archived     INTEGER NOT NULL DEFAULT 0,
+            consolidated INTEGER,                   -- the lesson this surprise fed (sleep)
+            embedding    BLOB NOT NULL
+        )""")
+    db.execute("CREATE INDEX episodes_session ON episodes (session_id)")
+    db.execute("CREATE INDEX episodes_kind ON episodes (kind, archived)")
+    db.execute("CREATE INDEX episodes_at ON episodes (at)")
+    db.execute("""
+        CREATE TABLE sessions (
+            id        TEXT PRIMARY KEY,             -- Claude Code's session id
+            path      TEXT NOT NULL UNIQUE,         -- the transcript file
+            mtime_ns  INTEGER NOT NULL,
+            size      INTEGER NOT NULL,
+            ingested  TEXT NOT NULL,
+            episodes  INTEGER NOT NULL DEFAULT 0,
+            cwd       TEXT,
+            title     TEXT,
+            started   TEXT,
+            ended     TEXT,
+            version   TEXT,
+            turns     INTEGER NOT NULL DEFAULT 0,
+            skipped   INTEGER NOT NULL DEFAULT 0    -- malformed lines in the file
+        )""")
+    db.execute("""
+        CREATE TABLE lessons (
+            id        INTEGER PRIMARY KEY,
+            text      TEXT NOT NULL,
+            kind      TEXT NOT NULL CHECK (kind IN ('feedback', 'project')),
+            cwd       TEXT,                         -- NULL: applies everywhere
+            strength  REAL NOT NULL DEFAULT 1.0,
+            seen      INTEGER NOT NULL DEFAULT 1,
+            sources   TEXT NOT NULL DEFAULT '[]',   -- JSON list of episode ids
+            created   TEXT NOT NULL,
+            updated   TEXT NOT NULL,
+            archived  INTEGER NOT NULL DEFAULT 0,
+            vetoed    INTEGER NOT NULL DEFAULT 0,   -- the person deleted its file: never again
+            embedding BLOB NOT NULL
+        )""")
+    db.execute("""
+        CREATE TABLE predictions (
+            id        INTEGER PRIMARY KEY,
+            lesson_id INTEGER NOT NULL REFERENCES lessons (id) ON DELETE CASCADE,
+            text      TEXT NOT NULL,
+            made      TEXT NOT NULL,
+            resolved  TEXT,
+            outcome   TEXT CHECK (outcome IN ('confirmed', 'failed')),
+            evidence  INTEGER,                      -- the episode that confirmed it
+            embedding BLOB NOT NULL
+        )""")
+    db.execute("CREATE INDEX predictions_open ON predictions (lesson_id, resolved)")
+    db.execute("CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+
+
+def m002_decay_clock(db: sqlite3.Connection) -> None:
+    # When sleep last brought `strength` up to date: decay multiplies by 2^(-days since
+    # then / 45), so running it twice a night, or weekly instead of nightly, gives the same
+    # strength (sleep.py). NULL: not decayed since the memory was made.
+    db.execute("ALTER TABLE episodes ADD COLUMN decayed TEXT")
+    db.execute("ALTER TABLE lessons ADD COLUMN decayed TEXT")
+
+
+def m003_recall_index(db: sqlite3.Connection) -> None:
+    """The full-text index recall searches: FTS5 over episodes and lessons, kept by triggers.
+
+    Contentless (the text stays in episodes and lessons only); rowid is the episode id, or
+    minus the lesson id. An episode's title is indexed only when it adds words: a note's
+    title is the start of its text. Updates that change no text (touches, archiving,
+    decay) leave the index alone; recall filters archived rows when it joins back.
+    A SQLite built without FTS5 gets no index: recall then runs on the vectors alone.
+    """
+    if not fts5_available(db):
+        return
+    db.execute("CREATE VIRTUAL TABLE recall_index USING fts5(title, body, detail, content='', "
+               "tokenize='porter unicode61 remove_diacritics 2')")
+    title = "CASE WHEN instr({0}.gist, {0}.title) = 1 THEN '' ELSE {0}.title END"
+    add_episode = ("INSERT INTO recall_index (rowid, title, body, detail) "
+                   f"VALUES (NEW.id, {title.format('NEW')}, NEW.gist, NEW.detail);")
+    drop_episode = ("INSERT INTO recall_index (recall_index, rowid, title, body, detail) "
+                    f"VALUES ('delete', OLD.id, {title.format('OLD')}, OLD.gist, OLD.detail);")
+    add_lesson = "INSERT INTO recall_index (rowid, title, body, detail) VALUES (-NEW.id, '', NEW.text, '');"
+    drop_lesson = ("INSERT INTO recall_index (recall_index, rowid, title, body, detail) "
+                   "VALUES ('delete', -OLD.id, '', OLD.text, '');")
+    for sql in (
+            f"CREATE TRIGGER recall_index_episode_insert AFTER INSERT ON episodes BEGIN {add_episode} END",
+            f"CREATE TRIGGER recall_index_episode_delete AFTER DELETE ON episodes BEGIN {drop_episode} END",
+            "CREATE TRIGGER recall_index_episode_update AFTER UPDATE OF title, gist, detail ON episodes "
+            f"BEGIN {drop_episode} {add_episode} END",
+            f"CREATE TRIGGER recall_index_lesson_insert AFTER INSERT ON lessons BEGIN {add_lesson} END",
+            f"CREATE TRIGGER recall_index_lesson_delete AFTER DELETE ON lessons BEGIN {drop_lesson} END",
+            f"CREATE TRIGGER recall_index_lesson_update AFTER UPDATE OF text ON lessons "
+            f"BEGIN {drop_lesson} {add_lesson} END"):
+        db.execute(sql)
+    db.execute(f"INSERT INTO recall_index (rowid, title, body, detail) "
+               f"SELECT id, {title.format('episodes')}, gist, detail FROM episodes")
+    db.execute("INSERT INTO recall_index (rowid, title, body, detail) SELECT -id, '', text, '' FROM lessons")
+
+
+def fts5_available(db: sqlite3.Connection) -> bool:
+    """Whether this SQLite can make FTS5 tables (some builds leave the module out)."""
+    try:
+        db.execute("CREATE VIRTUAL TABLE temp.om_fts5_probe USING fts5(x)")
+        db.execute("DROP TABLE temp.om_fts5_probe")
+        return True
+    except sqlite3.DatabaseError:
+        return False
+
+
+MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index]
+
+
+def migrate(db: sqlite3.Connection, path="") -> None:
+    """Bring the schema up to date, one transaction per step."""
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version > len(MIGRATIONS):
+        raise StoreError(f"the database at {path} has schema version {version}, newer than this "
+                         f"openmemory knows ({len(MIGRATIONS)}); upgrade openmemory")
+    for number, step in enumerate(MIGRATIONS[version:], start=version + 1):
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if db.execute("PRAGMA user_version").fetchone()[0] >= number:
+                db.execute("ROLLBACK")  # another process migrated while we waited
+                continue
+            step(db)
+            db.execute(f"PRAGMA user_version = {number}")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise

@@ -1,0 +1,175 @@
+"""The morning report: what a night of sleep did, as facts (`morning --json`) and as
+Markdown (morning.md), in the person's words: each lesson with the sessions it came from.
+
+Pure but for `write_morning`, which writes through the own-folder writer.
+"""
+from . import ownfiles, paths
+from .classify import error_line, incident, telling_lines
+from .lessons import core_command
+from .shorten import clip
+from .store import Store
+
+REPORT_ITEMS = 8             # lines per section of the morning report before "and N more"
+SOURCES_SHOWN = 3            # sources shown under each lesson in the report
+
+
+
+def morning_facts(store: Store, facts: dict) -> dict:
+    """What the night did, in the words and order the report uses (also `morning --json`)."""
+    cons, ver = facts["consolidation"], facts["verification"]
+    ids = {i for ls in cons["new"] for i in ls["sources"]} | {i for ls in cons["strengthened"] for i in ls["sources"]}
+    episodes = store.episodes_by_id(sorted(ids))
+
+    def sources(source_ids):
+        return _by_session([episodes[i] for i in source_ids if i in episodes])
+
+    report = {
+        "night": facts["night"],
+        "lessons_new": [dict(ls, sources=sources(ls["sources"])) for ls in cons["new"]],
+        "lessons_strengthened": [dict(ls, sources=sources(ls["sources"])) for ls in cons["strengthened"]],
+        "predictions_confirmed": ver["confirmed"],
+        "predictions_failed": ver["failed"],
+        "predictions_made": len(facts["prediction"]["made"]),
+        "archived": {"episodes": facts["decay"]["archived"], "lessons": facts["decay"]["lessons_archived"]},
+        "vetoed": facts.get("vetoed", []),
+        "warnings": facts.get("warnings", []),
+        "render": facts.get("render"),
+    }
+    if facts.get("errors"):
+        report["errors"] = facts["errors"]
+    return report
+
+
+def _by_session(eps: list) -> list:
+    """One line per session a lesson came from: the correction if there was one, else the error."""
+    best: dict = {}
+    for ep in eps:
+        key = incident(ep)
+        rank = {"correction": 0, "error": 1}.get(ep["kind"], 2)
+        if key not in best or rank < best[key][0]:
+            best[key] = (rank, ep)
+    failed = {(ep["session_id"], ep["facts"].get("command")) for ep in eps if ep["kind"] == "error"}
+    out = []
+    for _, ep in sorted(best.values(), key=lambda x: (x[1]["at"], x[1]["id"])):
+        item = source(ep)
+        if ep["kind"] == "correction" and (ep["session_id"], ep["facts"].get("command")) in failed:
+            item["what"] += " failed"
+        out.append(item)
+    return out
+
+
+def source(ep: dict) -> dict:
+    """An episode in a few plain words: its date and what happened."""
+    facts = ep.get("facts") or {}
+    if ep["kind"] == "correction":
+        said = clip((facts.get("said") or "").splitlines()[0] if facts.get("said") else "", 100)
+        command = facts.get("command") or ""
+        action = f"`{clip(core_command(command), 60)}`" if facts.get("tool") == "Bash" else clip(command, 60)
+        if facts.get("rejected"):
+            what = f"you refused {action}" + (f" and said \"{said}\"" if said else "")
+        else:
+            what = f"you said \"{said}\"" + (f" after {action}" if command else "")
+    elif ep["kind"] == "error":
+        command = facts.get("command") or facts.get("tool") or ""
+        shown = f"`{clip(core_command(command), 60)}`" if facts.get("tool") == "Bash" else clip(command, 60)
+        line = error_line(facts) or next(iter(telling_lines(facts)), "")
+        what = f"{shown} failed" + (f": {clip(line, 90)}" if line else "")
+    else:
+        what = f"{ep['kind']}: {clip(ep.get('title') or '', 100)}"
+    return {"id": ep["id"], "kind": ep["kind"], "at": ep["at"], "what": what}
+
+
+def eventful(report: dict) -> bool:
+    """Whether the night changed anything (warnings alone, which render repeats, do not count)."""
+    return any([report["lessons_new"], report["lessons_strengthened"], report["predictions_confirmed"],
+                report["predictions_failed"], report["predictions_made"], report["archived"]["episodes"],
+                report["archived"]["lessons"], report["vetoed"], report.get("errors")])
+
+
+def summary(report: dict) -> str:
+    """The night in one line."""
+    archived = sum(report["archived"]["episodes"].values()) + len(report["archived"]["lessons"])
+    parts = [_count(len(report["lessons_new"]), "new lesson"),
+             f"{len(report['lessons_strengthened'])} strengthened",
+             _count(len(report["predictions_confirmed"]), "prediction") + " confirmed",
+             f"{len(report['predictions_failed'])} failed",
+             _count(archived, "memory", "memories") + " archived"]
+    if report["vetoed"]:
+        parts.append(_count(len(report["vetoed"]), "lesson") + " vetoed")
+    if report["warnings"]:
+        parts.append(_count(len(report["warnings"]), "warning"))
+    return ", ".join(parts)
+
+
+def morning_text(report: dict, prediction_days: int, archive_after_days: int) -> str:
+    """The morning report as Markdown: short enough to read over coffee.
+
+    prediction_days and archive_after_days are sleep's numbers, said in the report's words."""
+    when = report["night"][:16].replace("T", " ")
+    lines = [f"# openmemory: the night of {when} UTC", "",
+             (summary(report) + ".") if eventful(report) else "Nothing changed tonight.", ""]
+
+    def section(title, items, render, after=()):
+        if not items and not after:
+            return
+        lines.extend([f"## {title}", ""])
+        for item in items[:REPORT_ITEMS]:
+            lines.extend(render(item))
+        if len(items) > REPORT_ITEMS:
+            lines.append(f"- and {len(items) - REPORT_ITEMS} more")
+        if after:
+            lines.extend(([""] if items else []) + list(after))
+        lines.append("")
+
+    def sources(srcs):
+        out = [f"  - {s['at'][:10]}: {s['what']}" for s in srcs[:SOURCES_SHOWN]]
+        if len(srcs) > SOURCES_SHOWN:
+            out.append(f"  - and {len(srcs) - SOURCES_SHOWN} more")
+        return out
+
+    def new(ls):
+        return [f"- {ls['text']}", f"  ({ls['kind']}, {ls['cwd'] or 'every project'}; "
+                f"seen in {_count(ls['seen'], 'session')})"] + sources(ls["sources"])
+
+    def strengthened(ls):
+        notes = "".join([f"; strength {ls['before']:.2f} → {ls['strength']:.2f}",
+                         "; now applies in every project" if ls["everywhere"] else "",
+                         "; back from the archive" if ls["revived"] else ""])
+        return [f"- {ls['text']}", f"  (seen in {_count(ls['seen'], 'session')}{notes})"] + sources(ls["sources"])
+
+    def prediction(item):
+        outcome, p = item
+        change = f"strength {p['before']:.2f} → {p['strength']:.2f}"
+        if outcome == "confirmed":
+            return [f"- Confirmed: {p['lesson']}",
+                    f"  It came up again on {p['evidence']['at'][:10]}: {p['evidence']['what']} ({change})"]
+        return [f"- Failed: {p['lesson']}",
+                f"  It did not come up between {p['made'][:10]} and {p['deadline'][:10]} ({change})"]
+
+    section("New lessons", report["lessons_new"], new)
+    section("Strengthened", report["lessons_strengthened"], strengthened)
+    made = report["predictions_made"]
+    section("Predictions", [("confirmed", p) for p in report["predictions_confirmed"]]
+            + [("failed", p) for p in report["predictions_failed"]], prediction,
+            after=[f"{_count(made, 'new prediction')}: each says its lesson will come up again within "
+                   f"{prediction_days} days."] if made else ())
+    archived = report["archived"]
+    memories = []
+    if archived["episodes"]:
+        kinds = ", ".join(_count(n, k) for k, n in sorted(archived["episodes"].items()))
+        memories = [f"- {_count(sum(archived['episodes'].values()), 'memory', 'memories')} not used for "
+                    f"{archive_after_days} days or more ({kinds}): archived, not deleted."]
+    section("Archived", archived["lessons"], lambda ls: [f"- Lesson faded: {ls['text']}"], after=memories)
+    section("Vetoed by you", report["vetoed"], lambda v: [
+        f"- {v['text']}", "  (you deleted it from Claude Code's memory; it will not come back)"])
+    section("Warnings", report["warnings"], lambda w: [f"- {w}"])
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+def write_morning(text: str) -> None:
+    """Write the report atomically (a reader never sees half of it), private to the person."""
+    ownfiles.write_own(paths.morning_path(), text.encode("utf-8"))
