@@ -144,7 +144,8 @@ def cmd_sleep(args) -> int:
     if args.json:
         _print_json(report)
     elif not args.catch_up:
-        print(f"{morning.summary(report)}; report in {paths.morning_path()}")
+        tonight = f"; tonight in all: {morning.summary(report['tonight'])}" if report.get("tonight") else ""
+        print(f"{morning.summary(report)}{tonight}; report in {paths.morning_path()}")
     for error in report.get("errors", []):
         print(f"openmemory: error: {error}", file=sys.stderr)
     return 1 if report.get("errors") else 0

@@ -413,10 +413,18 @@ class Store:
         return [row[0] for row in self._db.execute(
             "SELECT DISTINCT cwd FROM sessions WHERE cwd IS NOT NULL AND cwd != '' ORDER BY cwd")]
 
-    def veto_lessons(self, ids) -> None:
-        """Mark lessons vetoed by the person: never rendered again."""
+    def veto_lessons(self, ids, now: str | None = None) -> None:
+        """Mark lessons vetoed by the person: never rendered again, their open predictions closed."""
         with self.transaction():
             self._db.executemany("UPDATE lessons SET vetoed = 1 WHERE id = ?", [(i,) for i in ids])
+            self.close_vetoed_predictions(now or iso())
+
+    def close_vetoed_predictions(self, now: str) -> int:
+        """Close the open predictions of vetoed lessons (resolved, no outcome): nothing is left
+        waiting on a lesson the person rejected. Call inside a transaction; returns how many."""
+        return self._db.execute(
+            "UPDATE predictions SET resolved = ? WHERE resolved IS NULL AND lesson_id IN "
+            "(SELECT id FROM lessons WHERE vetoed)", (now,)).rowcount
 
 
 _RECALL_COLUMNS = "id, kind, title, gist, cwd, at, strength, recalls, archived, embedding"

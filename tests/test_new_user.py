@@ -2,9 +2,10 @@
 import json
 import os
 
-from openmemory import ingest, mcp, store
-from tests.fixtures import project_folder, test_session
+from openmemory import ingest, mcp, paths, store
+from tests.fixtures import Transcript, project_folder, test_session
 from tests.helpers import TempHome
+from tests.test_render import add_lesson
 
 PROJECT = "/home/dev/shop"
 
@@ -200,3 +201,76 @@ class NotATranscript(TempHome):
         self.assertEqual(p.stderr, "")
         status = json.loads(self.ok("status", "--json").stdout)
         self.assertEqual((status["sessions"], status["lines_skipped"]), (1, 3))
+
+
+def lint_session(cwd):
+    """A session where a lint command fails and the person says which one to run instead."""
+    t = Transcript(style="2.1.328", cwd=cwd)
+    t.user("check the code style")
+    t.assistant("Running the linter.", tools=[("Bash", {"command": "make lint"},
+                                               "Exit code 2\nmake: *** No rule to make target 'lint'.  Stop.", True)])
+    t.user("No, don't use make lint here, run ruff check . instead")
+    t.assistant("Understood.", tools=[("Bash", {"command": "ruff check ."}, "All checks passed!", False)])
+    return t
+
+
+class TwoSleepsOneNight(TempHome):
+    def test_morning_shows_what_the_whole_night_learnt(self):
+        shop = str(self.tmp / "shop")
+        test_session(cwd=shop).write(project_folder(self.claude, shop))
+        self.ok("ingest")
+        first = self.ok("sleep", "--now", "2026-11-03T03:00:00Z").stdout
+        self.assertTrue(first.startswith("1 new lesson, "), first)
+        lint_session(shop).write(project_folder(self.claude, shop))
+        self.ok("ingest")
+        second = self.ok("sleep", "--now", "2026-11-03T04:00:00Z").stdout
+        report = json.loads(self.ok("morning", "--json").stdout)
+        texts = [lesson["text"] for lesson in report["lessons_new"]]
+        self.assertEqual(len(texts), 2, texts)
+        self.assertTrue(any("pytest" in t for t in texts) and any("ruff" in t for t in texts), texts)
+        morning = self.ok("morning").stdout
+        self.assertIn("2 new lessons", morning)
+        # What was printed agrees with morning: this sleep's own, and the night in all.
+        self.assertTrue(second.startswith("1 new lesson, "), second)
+        self.assertIn("; tonight in all: 2 new lessons, ", second)
+        third = self.ok("sleep", "--now", "2026-11-03T05:00:00Z").stdout  # nothing new: the night stays whole
+        self.assertTrue(third.startswith("0 new lessons, "), third)
+        self.assertIn("; tonight in all: 2 new lessons, ", third)
+        self.assertEqual(len(json.loads(self.ok("morning", "--json").stdout)["lessons_new"]), 2)
+        self.ok("sleep", "--now", "2026-11-04T03:00:00Z")  # the next night starts afresh
+        self.assertEqual(json.loads(self.ok("morning", "--json").stdout)["lessons_new"], [])
+
+
+class VetoClosesThePrediction(TempHome):
+    def test_a_vetoed_lessons_open_prediction_is_closed(self):
+        repo = self.tmp / "repo"
+        repo.mkdir()
+        with store.connect() as db:
+            lesson = add_lesson(db, cwd=str(repo), strength=1.5, seen=2)
+        self.ok("sleep", "--now", "2026-11-06T03:00:00Z")
+        status = json.loads(self.ok("status", "--json").stdout)
+        self.assertEqual(status["predictions_open"], 1)
+        (paths.memory_dir_for(repo) / f"om-{lesson}.md").unlink()
+        self.assertIn(f"vetoed lesson {lesson}", self.ok("render").stdout)
+        status = json.loads(self.ok("status", "--json").stdout)
+        self.assertEqual((status["predictions"], status["predictions_open"]), (1, 0))
+        self.ok("sleep", "--now", "2026-11-07T03:00:00Z")
+        self.assertEqual(json.loads(self.ok("status", "--json").stdout)["predictions_open"], 0)
+
+
+class MemoryMdLineEndings(TempHome):
+    def test_the_section_takes_the_files_own_line_endings_end_marker_included(self):
+        repo = self.tmp / "repo"
+        repo.mkdir()
+        memory = paths.memory_dir_for(repo)
+        memory.mkdir(parents=True)
+        mine = b"# Notes\r\n- [Deploys](deploys.md) \xe2\x80\x94 Fridays\r\n- second line\r\n"
+        # A section an earlier render wrote in \n, in a file the person keeps in \r\n.
+        (memory / "MEMORY.md").write_bytes(b"<!-- openmemory:begin -->\n<!-- openmemory:end -->\n" + mine)
+        with store.connect() as db:
+            add_lesson(db, cwd=str(repo), strength=1.5)
+        self.ok("render")
+        data = (memory / "MEMORY.md").read_bytes()
+        self.assertTrue(data.endswith(mine), data)
+        self.assertNotIn(b"\n", data.replace(b"\r\n", b""), data)  # every line ends in \r\n
+        self.assertIn(b"<!-- openmemory:end -->\r\n# Notes", data)
