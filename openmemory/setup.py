@@ -204,34 +204,43 @@ def _mcp_change() -> Change:
 
 
 def _hook_changes() -> list[Change]:
-    """The hooks as one change: one write of settings.json, one backup."""
+    """The hooks as one change: one write of settings.json, one backup. Hooks an earlier setup
+    added with another command (an install that moved, an upgrade) are replaced."""
     settings, _ = claude_settings.read()
     path = claude_settings.settings_path()
     command = shell_command("hook")
     missing = [e for e in HOOK_EVENTS if command not in claude_settings.hook_commands(settings, e)]
+    stale = [(e, c) for e, c in record().get("hooks", [])
+             if c != command and c in claude_settings.hook_commands(settings, e)]
     changes = []
-    if not missing:
+    if not missing and not stale:
         changes.append(Change("hook", "keep", f"hooks {', '.join(HOOK_EVENTS)} are in {path}: {command}"))
     else:
         def run(rec):
             current, raw = claude_settings.read()
             added = []
+            for event, old in stale:
+                current, _ = claude_settings.without_hook(current, event, old)
             for event in missing:
                 current, changed = claude_settings.with_hook(current, event, command)
                 if changed:
                     added.append(event)
-            if not added:
+            if not added and not stale:
                 return None
             backup = configfiles.replace_if_unchanged(path, raw, claude_settings.dumps(current, raw))
-            rec.setdefault("hooks", [])
+            rec["hooks"] = [h for h in rec.get("hooks", []) if tuple(h) not in stale]
             rec["hooks"] += [[e, command] for e in added if [e, command] not in rec["hooks"]]
             if raw is None:
                 rec["settings_created"] = str(path)
             return f"backup of {path} as it was: {backup}" if backup else None
 
-        changes.append(Change("hook", "add", f"add the hooks {', '.join(missing)} to {path}: {command}", run))
+        what = f"add the hooks {', '.join(missing)}" if missing else "replace the hooks"
+        if stale:
+            what += f" (in place of setup's earlier `{stale[0][1]}`)"
+        changes.append(Change("hook", "replace" if stale else "add", f"{what} to {path}: {command}", run))
+    earlier = {c for _, c in stale}
     for event, other in claude_settings.openmemory_hooks(settings):
-        if other != command:
+        if other != command and other not in earlier:
             changes.append(Change("note", "keep", f"also in {path}: a {event} hook `{other}` that setup did "
                                                   f"not add; remove it, or that event runs openmemory twice"))
     return changes
@@ -251,10 +260,15 @@ def _schedule_change(mode: str) -> Change:
         if line in schedule.crontab_lines():
             return Change("schedule", "keep", f"nightly sleep is in your crontab: {line}")
 
+        earlier = record().get("schedule") or {}
+        stale = earlier.get("line") if earlier.get("kind") == "cron" and earlier.get("line") != line else None
+
         def run(rec):
+            if stale:
+                schedule.cron_remove(stale)  # an earlier setup's line, for an install that moved
             schedule.cron_install(line)
             rec["schedule"] = {"kind": "cron", "line": line}
-        return Change("schedule", "add", f"add to your crontab: {line}", run)
+        return Change("schedule", "replace" if stale else "add", f"add to your crontab: {line}", run)
     if kind == "systemd":
         units = schedule.systemd_units(command)
         folder = schedule.systemd_dir()

@@ -7,6 +7,7 @@ are in test_e2e_setup.py.
 """
 import json
 import plistlib
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -388,3 +389,31 @@ class ConfigWriter(SetupCase):
         with self.assertRaises(configfiles.ConfigError):  # changed since read: nothing written
             configfiles.replace_if_unchanged(self.settings, b"{}", b'{"x": 1}')
         self.assertEqual(self.settings.read_bytes(), self.original)
+
+
+class Moved(SetupCase):
+    def test_setup_from_another_install_replaces_its_own_earlier_hooks_and_cron_line(self):
+        self.crontab_file.write_text("0 9 * * 1 ~/bin/weekly.sh\n")
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "cron").returncode, 0)
+        before = self.hooks_added()["SessionEnd"][-1]
+        # The same openmemory reached another way (as an upgrade into a new venv would be).
+        moved = self.tmp / "moved"
+        shutil.copytree(ROOT / "openmemory", moved / "openmemory", ignore=shutil.ignore_patterns("__pycache__"))
+        env = self.env()
+        env["PYTHONPATH"] = str(moved)
+        p = subprocess.run([sys.executable, "-m", "openmemory", "setup", "--yes", "--schedule", "cron"],
+                           capture_output=True, text=True, env=env, cwd=str(self.tmp), timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("(in place of setup's earlier", p.stdout)
+        hooks = self.hooks_added()
+        self.assertEqual({len([c for c in cmds if "openmemory" in c]) for cmds in hooks.values()}, {1})
+        self.assertNotEqual(hooks["SessionEnd"][-1], before)
+        self.assertIn(f"PYTHONPATH={moved} ", hooks["SessionEnd"][-1])
+        cron = self.crontab_file.read_text().splitlines()
+        self.assertEqual(len(cron), 2, cron)
+        self.assertIn(f"PYTHONPATH={moved} ", cron[1])
+        p = subprocess.run([sys.executable, "-m", "openmemory", "setup", "--undo", "--yes"], capture_output=True,
+                           text=True, env=env, cwd=str(self.tmp), timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(json.loads(self.settings.read_text(encoding="utf-8")), USER_SETTINGS)
+        self.assertEqual(self.crontab_file.read_text(), "0 9 * * 1 ~/bin/weekly.sh\n")
