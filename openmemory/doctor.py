@@ -20,7 +20,8 @@ from .errors import OpenMemoryError
 OK, FAIL, NOTE = "ok", "fail", "note"
 SERVER_TIMEOUT_S = 15        # a cold start of `python3 -m openmemory serve` takes well under 1 s
 HOOK_TIMEOUT_S = 15
-HOOK_LAG_S = 3600            # a transcript changed this long after the last hook run: the hook is not firing
+HOOK_LAG_S = 3600            # a transcript idle this long, changed this long after the last hook run...
+MISSED_FOR_FAILURE = 2       # ...and not ingested: two such sessions (one may just be left open) fail the check
 SLEEP_STALE_S = 2 * 24 * 3600  # a nightly job missed two nights
 FRESH_S = 2 * 24 * 3600      # a setup younger than this may not have seen a night
 
@@ -156,26 +157,23 @@ def check_recent(now: float) -> list[Finding]:
         with store.connect() as db:
             last_hook = db.get_state("last_hook")
             last_sleep = db.get_state("last_sleep")
+            ingested = db.file_index()
     except Exception:  # noqa: BLE001
         return []  # the database check has said why
     since = _setup_time()
     fresh = since is None or now - since < FRESH_S
     out = []
-    newest = newest_transcript()
-    if last_hook is None:
-        if newest is not None and since is not None and newest > since + HOOK_LAG_S:
-            out.append(Finding("last hook run", FAIL, "sessions ended since setup but the hook never ran",
-                               "check the hook above; `claude --debug` shows hook errors"))
-        else:
-            out.append(Finding("last hook run", NOTE, "no session has ended since setup: the hook has not run yet"))
+    at = _timestamp(last_hook)
+    missed = missed_sessions(ingested, at if at is not None else since, now)
+    if len(missed) >= MISSED_FOR_FAILURE:
+        out.append(Finding("last hook run", FAIL, f"{len(missed)} sessions ended since "
+                                                  f"{'the last hook run ' + last_hook if last_hook else 'setup'} "
+                                                  f"and the hook ingested none of them",
+                           "check the hook above; `claude --debug` shows hook errors"))
+    elif last_hook is None:
+        out.append(Finding("last hook run", NOTE, "no session has ended since setup: the hook has not run yet"))
     else:
-        at = _timestamp(last_hook)
-        if newest is not None and at is not None and newest - at > HOOK_LAG_S:
-            out.append(Finding("last hook run", FAIL, f"last hook run {last_hook}, but a transcript changed "
-                                                      f"{_ago(now - newest)} ago: the hook is not running",
-                               "check the hook above; `claude --debug` shows hook errors"))
-        else:
-            out.append(Finding("last hook run", OK, f"last hook run {last_hook} ({_ago(now - at)} ago)"))
+        out.append(Finding("last hook run", OK, f"last hook run {last_hook} ({_ago(now - at)} ago)"))
     at = _timestamp(last_sleep)
     if at is None:
         if fresh:
@@ -285,16 +283,21 @@ def try_hook(command: str) -> str | None:
     return f"exit {p.returncode}" + (f": {said}" if said else "")
 
 
-def newest_transcript() -> float | None:
-    """When the most recently changed transcript changed (a session ran then), or None."""
-    newest = None
+def missed_sessions(ingested: dict, after: float | None, now: float) -> list[str]:
+    """Transcripts idle for an hour (their session is over, or left open) that changed after
+    `after` and are not stored as they are now: sessions whose hook did not ingest them."""
+    if after is None:
+        return []
+    out = []
     for path in paths.projects_dir().glob("*/*.jsonl"):
         try:
-            mtime = path.stat().st_mtime
+            st = path.stat()
         except OSError:
             continue
-        newest = mtime if newest is None or mtime > newest else newest
-    return newest
+        if after + HOOK_LAG_S < st.st_mtime < now - HOOK_LAG_S and \
+                ingested.get(str(path)) != (st.st_mtime_ns, st.st_size):
+            out.append(str(path))
+    return out
 
 
 def _setup_time() -> float | None:

@@ -6,6 +6,7 @@ reach the real schedule. The real-client tests (a venv not on PATH, the real `cl
 are in test_e2e_setup.py.
 """
 import json
+import os
 import plistlib
 import shutil
 import subprocess
@@ -417,3 +418,27 @@ class Moved(SetupCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(json.loads(self.settings.read_text(encoding="utf-8")), USER_SETTINGS)
         self.assertEqual(self.crontab_file.read_text(), "0 9 * * 1 ~/bin/weekly.sh\n")
+
+
+class DoctorOnHooks(SetupCase):
+    def test_sessions_the_hook_never_ingested_fail_the_check_one_left_open_does_not(self):
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
+        self.ok("ingest")  # the database exists; the hook has never run
+        record = json.loads((self.home / "setup.json").read_text())
+        record["created"] = "2026-01-01T00:00:00.000000Z"  # set up long ago
+        (self.home / "setup.json").write_text(json.dumps(record))
+        old = 1_790_000_000  # later than setup, and hours before now
+        for n in range(2):
+            t = test_session(cwd=str(self.tmp / f"p{n}")).write(self.projects / f"-p{n}")
+            os.utime(t, (old, old))
+            out = self.cli("doctor").stdout
+            line = next(x for x in out.splitlines() if "last hook run" in x)
+            if n == 0:
+                self.assertTrue(line.startswith("• last hook run: no session has ended since setup"), line)
+            else:
+                self.assertTrue(line.startswith("✘ last hook run: 2 sessions ended since setup and the hook "
+                                                "ingested none of them"), line)
+        event = json.dumps({"hook_event_name": "SessionEnd", "transcript_path": str(t)})
+        self.assertEqual(self.cli("hook", input=event).returncode, 0)
+        line = next(x for x in self.cli("doctor").stdout.splitlines() if "last hook run" in x)
+        self.assertTrue(line.startswith("✔ last hook run: "), line)
