@@ -24,7 +24,9 @@ _INJECTED = re.compile(r"<(system-reminder|ide_opened_file|ide_selection|ide_dia
 _COMMAND = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.S)
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 _MEMORY_INPUT = re.compile(r"</?user-memory-input>")
-OWN_TOOL_PREFIX = "mcp__openmemory__"  # openmemory's own MCP calls are not evidence
+# openmemory's own MCP calls are not evidence: `mcp__openmemory__recall` when registered by
+# `claude mcp add`, `mcp__plugin_openmemory_openmemory__recall` under the plugin (2.1.328).
+OWN_TOOL = re.compile(r"mcp__(plugin_openmemory_)?openmemory__")
 
 
 @dataclass
@@ -368,7 +370,7 @@ def surprises(s: Session) -> list:
         if turn.role == "assistant":
             last_assistant = turn
             for call in turn.tools:
-                if call.name.startswith(OWN_TOOL_PREFIX):
+                if OWN_TOOL.match(call.name):
                     continue
                 calls.append(call)
                 if call.interrupted:
