@@ -133,8 +133,9 @@ def morning_text(report: dict, prediction_days: int, archive_after_days: int) ->
 
     prediction_days and archive_after_days are sleep's numbers, said in the report's words."""
     when = report["night"][:16].replace("T", " ")
+    runs = f" (in all, over {report['runs']} sleeps)" if report.get("runs", 1) > 1 else ""
     lines = [f"# openmemory: the night of {when} UTC", "",
-             (summary(report) + ".") if eventful(report) else "Nothing changed tonight.", ""]
+             (summary(report) + runs + ".") if eventful(report) else "Nothing changed tonight.", ""]
 
     def section(title, items, render, after=()):
         if not items and not after:

@@ -229,7 +229,8 @@ class TwoSleepsOneNight(TempHome):
         self.assertEqual(len(texts), 2, texts)
         self.assertTrue(any("pytest" in t for t in texts) and any("ruff" in t for t in texts), texts)
         morning = self.ok("morning").stdout
-        self.assertIn("2 new lessons", morning)
+        self.assertIn("\n\n2 new lessons, ", morning)
+        self.assertIn(" (in all, over 2 sleeps).\n", morning)
         # What was printed agrees with morning: this sleep's own, and the night in all.
         self.assertTrue(second.startswith("1 new lesson, "), second)
         self.assertIn("; tonight in all: 2 new lessons, ", second)
