@@ -17,9 +17,11 @@ REJECTION = ("The user doesn't want to proceed with this tool use. The tool use 
 
 
 class Transcript:
-    def __init__(self, style="2.1.328", session_id=None, cwd="/home/dev/shop", start=None, branch="main"):
+    def __init__(self, style="2.1.328", session_id=None, cwd="/home/dev/shop", start=None, branch="main",
+                 rng=None):
         self.style = style
-        self.session_id = session_id or str(uuidlib.uuid4())
+        self.rng = rng  # a random.Random makes every uuid reproducible (tests/synthetic.py)
+        self.session_id = session_id or self.uuid()
         self.cwd = cwd
         self.branch = branch
         self.clock = start or datetime(2026, 11, 2, 9, 0, 0, tzinfo=timezone.utc)
@@ -29,14 +31,23 @@ class Transcript:
         self._tool = 0
 
     # -- envelope ------------------------------------------------------------------
+    def uuid(self) -> str:
+        if self.rng is None:
+            return str(uuidlib.uuid4())
+        return str(uuidlib.UUID(int=self.rng.getrandbits(128), version=4))
+
     def _ts(self):
         self.clock += timedelta(seconds=2)
         return self.clock.strftime("%Y-%m-%dT%H:%M:%S.") + f"{self.clock.microsecond // 1000:03d}Z"
 
+    def tool_id(self, n: int) -> str:
+        """The n-th tool call's id: unique across sessions, as Claude Code's are."""
+        return f"toolu_{self.session_id.replace('-', '')[:16]}{n:04d}"
+
     def _envelope(self, kind, **extra):
         rec = {"parentUuid": self.parent, "isSidechain": False, "userType": "external", "cwd": self.cwd,
                "sessionId": self.session_id, "version": self.style if self.style != "1.0" else "1.0.120",
-               "gitBranch": self.branch, "type": kind, "uuid": str(uuidlib.uuid4()), "timestamp": self._ts()}
+               "gitBranch": self.branch, "type": kind, "uuid": self.uuid(), "timestamp": self._ts()}
         if self.style != "1.0":
             rec["entrypoint"] = "cli"
         rec.update(extra)
@@ -96,7 +107,7 @@ class Transcript:
         """
         self._msg += 1
         mid = f"msg_{self.session_id[:8]}_{self._msg:03d}"
-        extra = {"requestId": f"req_{self._msg:04d}"} if self.style == "1.0" else {"requestRef": str(uuidlib.uuid4())}
+        extra = {"requestId": f"req_{self._msg:04d}"} if self.style == "1.0" else {"requestRef": self.uuid()}
         blocks = []
         if thinking:
             blocks.append(({"type": "thinking", "thinking": thinking, "signature": "sig"}, None))
@@ -104,7 +115,7 @@ class Transcript:
             blocks.append(({"type": "text", "text": text}, None))
         for tool in tools:
             self._tool += 1
-            tid = f"toolu_{self.session_id[:6]}{self._tool:04d}"
+            tid = self.tool_id(self._tool)
             blocks.append(({"type": "tool_use", "id": tid, "name": tool[0], "input": tool[1]}, (tid,) + tuple(tool[2:])))
         for block, result in blocks:
             self._envelope("assistant", message={"id": mid, "type": "message", "role": "assistant",
@@ -132,7 +143,7 @@ class Transcript:
         sid = self.session_id
         self._envelope("attachment", attachment={"type": "date", "date": "2026-11-02"},
                        rendered=[{"content": "<system-reminder>\nToday's date is 2026-11-02.\n</system-reminder>"}])
-        self.records.append({"type": "api-request", "sessionId": sid, "id": str(uuidlib.uuid4()),
+        self.records.append({"type": "api-request", "sessionId": sid, "id": self.uuid(),
                              "timestamp": self._ts(), "params": {"model": "claude-opus-5-5"}})
         self.records.append({"type": "cost-state", "sessionId": sid, "totalCostUSD": 0.1})
         self.records.append({"type": "last-prompt", "lastPrompt": "x", "leafUuid": self.parent, "sessionId": sid})
