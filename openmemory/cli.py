@@ -43,7 +43,8 @@ def cmd_ingest(args) -> int:
         print(f"\r\033[Kingesting {n}/{total} {path.name[:50]}", end="", file=sys.stderr, flush=True)
 
     with store.connect() as db:
-        report = ingest.ingest(db, roots, progress=progress if show else None, force=args.force)
+        report = ingest.ingest(db, roots, progress=progress if show else None, force=args.force,
+                               now=_time_arg(args.now, "--now"))
     if show:
         print("\r\033[K", end="", file=sys.stderr, flush=True)
     if args.quiet:
@@ -306,6 +307,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="transcript files or folders (default: every Claude Code project)")
     p.add_argument("--quiet", "-q", action="store_true", help="print nothing at all (for hooks and cron)")
     p.add_argument("--force", action="store_true", help="read every transcript again, changed or not")
+    p.add_argument("--now", metavar="ISO", help="store as of this time, ISO 8601 (default: now); for tests and replays")
     p.add_argument("--json", action="store_true", help="print what was done as JSON")
 
     p = verb("recall", cmd_recall)

@@ -133,7 +133,23 @@ def fts5_available(db: sqlite3.Connection) -> bool:
         return False
 
 
-MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index]
+def m004_event_identity(db: sqlite3.Connection) -> None:
+    """Errors and refusals were keyed by the tool-use id alone (`error:<id>`), which merges two
+    sessions that reuse an id such as `call_0`. They are now keyed by their record's uuid
+    (transcripts.event_id). The new key can only be read from the transcript, so every
+    transcript is marked to be read again: the next ingest finds each old key in its own
+    session and rekeys that episode in place (same id, strength, recalls, consolidation).
+    Corrections examined without a lesson under the old rules are examined again."""
+    db.execute("UPDATE sessions SET mtime_ns = -1")
+    db.execute("UPDATE episodes SET consolidated = NULL WHERE kind = 'correction' AND consolidated = 0")
+    # Decay counted from when an event happened, so a first night archived old history before
+    # learning from it. It now counts from when openmemory stored it (`last_touched`): what
+    # that archived, never recalled and stored less than ~123 days ago, comes back.
+    db.execute("UPDATE episodes SET archived = 0, strength = 1.0, decayed = NULL WHERE archived AND recalls = 0 "
+               "AND created > strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-123 days')")
+
+
+MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_event_identity]
 
 
 def migrate(db: sqlite3.Connection, path="") -> None:

@@ -96,13 +96,19 @@ class Store:
         counts = {"added": {}, "updated": 0, "removed": 0}
         sid = session["id"]
         with self.transaction():
+            keys = [e["key"] for e in episodes] + [e["legacy_key"] for e in episodes if e.get("legacy_key")]
             existing = {row[0]: (row[1], row[2]) for row in self._db.execute(
-                "SELECT key, id, session_id FROM episodes WHERE key IN (%s)" % ",".join("?" * len(episodes)),
-                [e["key"] for e in episodes])} if episodes else {}
+                "SELECT key, id, session_id FROM episodes WHERE key IN (%s)" % ",".join("?" * len(keys)),
+                keys)} if keys else {}
             keep = set()
             for ep in episodes:
+                legacy = existing.get(ep.get("legacy_key"))
                 ep = _clean_episode(ep)
                 found = existing.get(ep["key"])
+                if found is None and legacy and legacy[1] == sid:
+                    # stored by an older version under the tool-use id alone: rekey it in place
+                    self._db.execute("UPDATE episodes SET key = ? WHERE id = ?", (ep["key"], legacy[0]))
+                    found = existing[ep["key"]] = legacy
                 if found and found[1] != sid:
                     continue  # first transcript to record an event keeps it
                 vec = embed.encode(embed.vector(ep["title"] + "\n" + ep["gist"]))
@@ -333,6 +339,24 @@ class Store:
         self._db.executemany("UPDATE episodes SET consolidated = 0 WHERE id = ? AND consolidated IS NULL",
                              [(eid,) for eid in examined])
 
+    def doubtful_corrections(self, limit: int = 100) -> list:
+        """Corrections the rules could not decide, oldest first, for a model to judge: each with
+        the person's words, what the agent had just done, where and when (facts.doubtful)."""
+        out = []
+        for row in self._db.execute(
+                "SELECT id, session_id, cwd, at, facts FROM episodes WHERE kind = 'correction' AND NOT archived "
+                "AND json_extract(facts, '$.doubtful') = 1 ORDER BY at, id LIMIT ?", (limit,)):
+            facts = _row(row)["facts"]
+            out.append({"id": row["id"], "session_id": row["session_id"], "cwd": row["cwd"], "at": row["at"],
+                        "said": facts.get("said") or "", "agent_did": facts.get("agent_did") or "",
+                        "command": facts.get("command") or ""})
+        return out
+
+    def sessions_between(self, since: str, until: str) -> list:
+        """(cwd, at) of every session that started after since and up to until."""
+        return [(r[0], r[1]) for r in self._db.execute(
+            "SELECT cwd, at FROM episodes WHERE kind = 'session' AND at > ? AND at <= ? ORDER BY at", (since, until))]
+
     def lesson_text(self, lesson_id: int) -> str:
         """A lesson's text, '' when there is no such lesson."""
         row = self._db.execute("SELECT text FROM lessons WHERE id = ?", (lesson_id,)).fetchone()
@@ -352,8 +376,8 @@ class Store:
             "WHERE kind IN (%s) AND at > ? AND at <= ? ORDER BY at, id" % ",".join("?" * len(kinds)),
             (*kinds, since, until))]
 
-    def resolve_prediction(self, prediction_id: int, now: str, outcome: str, evidence: int | None = None) -> None:
-        """Close a prediction as 'confirmed' (by the evidence episode) or 'failed'."""
+    def resolve_prediction(self, prediction_id: int, now: str, outcome, evidence: int | None = None) -> None:
+        """Close a prediction as 'confirmed' (by the evidence episode), 'failed', or None: lapsed untested."""
         self._db.execute("UPDATE predictions SET resolved = ?, outcome = ?, evidence = ? WHERE id = ?",
                          (now, outcome, evidence, prediction_id))
 
