@@ -45,14 +45,20 @@ def cmd_ingest(args) -> int:
     with store.connect() as db:
         report = ingest.ingest(db, roots, progress=progress if show else None, force=args.force,
                                now=_time_arg(args.now, "--now"))
-    if show:
-        print("\r\033[K", end="", file=sys.stderr, flush=True)
+        if show:
+            print("\r\033[K", end="", file=sys.stderr, flush=True)
+        asked = _model_after_ingest(db, args.quiet) if args.model else None
     if args.quiet:
         return 0
     if args.json:
-        _print_json(report.as_dict())
+        _print_json(dict(report.as_dict(), **({"model": asked} if args.model else {})))
     else:
         print(report.line())
+        if asked:
+            print(f"model: {_count(asked['gists'], 'session gist')} led by it, "
+                  f"{_count(asked['doubtful']['corrections'] + asked['doubtful']['not'], 'doubtful turn')} decided "
+                  f"({_count(asked['asked'], 'question')}, {asked['cached']} from the cache, "
+                  f"{_count(asked['failures'], 'failure')})")
         for path, reason in report.failed:
             print(f"openmemory: warning: cannot read {path}: {reason}", file=sys.stderr)
         for path in report.not_transcripts:
@@ -61,24 +67,73 @@ def cmd_ingest(args) -> int:
     return 0
 
 
+def _model_after_ingest(db, quiet: bool) -> dict | None:
+    """`ingest --model`: the model decides doubtful turns and leads session gists (never the hook's ingest)."""
+    from . import consult, llm
+    from .clock import iso
+    model = _open_model(db, iso())
+    if model is None:
+        if not quiet:
+            print(f"openmemory: warning: --model: {llm.problem() or _NO_MODEL}; ingested without one",
+                  file=sys.stderr)
+        return None
+    now = iso()
+    doubtful = consult.decide_doubtful(db, model, now)
+    gists = consult.write_gists(db, model)
+    return dict(consult.close_model(db, model), doubtful=doubtful, gists=gists)
+
+
+_NO_MODEL = "no model configured (set OPENMEMORY_LLM_URL and OPENMEMORY_LLM_MODEL; see OPERATIONS.md)"
+
+
+def _open_model(db, now):
+    """Tonight's model, its failures logged to the log file (the CLI prints only its own lines)."""
+    from . import consult, llm
+    if llm.config() is not None or llm.problem():
+        _log_to_file()
+    return consult.open_model(db, now)
+
+
+def _count(n: int, one: str) -> str:
+    return f"{n} {one}{'' if n == 1 else 's'}"
+
+
 def cmd_status(args) -> int:
     """Show what memory holds: episodes by kind, sessions, lessons, predictions, size."""
     with store.connect() as db:
         counts = db.counts()
+        model = _model_facts(db)
     if args.json:
-        _print_json(counts)
+        _print_json(dict(counts, model=model))
         return 0
     e = counts["episodes"]
-    print(f"episodes     {e['total']} ({_n(e['session'], 'session episode')}, {_n(e['error'], 'error')}, "
-          f"{_n(e['correction'], 'correction')}, {_n(e['note'], 'note')}; {e['archived']} archived)")
-    print(f"transcripts  {counts['sessions']} ingested, {_n(counts['lines_skipped'], 'malformed line')} skipped")
+    print(f"episodes     {e['total']} ({_count(e['session'], 'session episode')}, {_count(e['error'], 'error')}, "
+          f"{_count(e['correction'], 'correction')}, {_count(e['note'], 'note')}; {e['archived']} archived)")
+    print(f"transcripts  {counts['sessions']} ingested, {_count(counts['lines_skipped'], 'malformed line')} skipped")
     print(f"lessons      {counts['lessons']} ({counts['lessons_live']} live)")
     print(f"predictions  {counts['predictions']} ({counts['predictions_open']} open, "
           f"{counts['predictions_confirmed']} confirmed, {counts['predictions_failed']} failed)")
     print(f"database     {counts['db']} ({_size(counts['db_bytes'])})")
     print(f"last ingest  {counts['last_ingest'] or 'never'}")
     print(f"last sleep   {counts['last_sleep'] or 'never'}")
+    print(f"model        {_model_status(model)}")
     return 0
+
+
+def _model_status(model: dict) -> str:
+    if not model["configured"]:
+        return f"not used: {model['problem']}" if model["problem"] else "none (optional; see OPERATIONS.md)"
+    answered = f"last answered {model['last_answered']}" if model["last_answered"] else "never answered yet"
+    return f"{model['model']} at {model['url']}; {answered}"
+
+
+def _model_facts(db) -> dict:
+    """Whether a model is configured, and whether and when it last answered (never its key)."""
+    from . import llm
+    cfg = llm.config()
+    return {"configured": cfg is not None, "model": cfg.model if cfg else None, "url": cfg.url if cfg else None,
+            "problem": llm.problem(), "last_answered": db.get_state("model_answered"),
+            "last_night": json.loads(db.get_state("model_night") or "null")}
 
 
 def cmd_render(args) -> int:
@@ -130,7 +185,8 @@ def cmd_hook(args) -> int:
 
 def cmd_sleep(args) -> int:
     """Consolidate memory for the night: decay, lessons, verification, predictions; write the morning report."""
-    from . import ingest, morning, render, schedule, sleep
+    from . import consult, ingest, morning, render, schedule, sleep
+    from .clock import iso
     now = _time_arg(args.now, "--now")
     with schedule.sleep_lock(wait=not args.catch_up) as held:
         if not held:
@@ -141,7 +197,9 @@ def cmd_sleep(args) -> int:
                     return 0
                 if paths.projects_dir().is_dir():
                     ingest.ingest(db)  # as the nightly job does: sessions whose hook never ran
-            report = sleep.night(db, now, render=render.render)
+            model = None if args.no_model else _open_model(db, iso())
+            report = sleep.night(db, now, render=render.render, model=model)
+            consult.close_model(db, model)
     if args.json:
         _print_json(report)
     elif not args.catch_up:
@@ -309,6 +367,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="read every transcript again, changed or not")
     p.add_argument("--now", metavar="ISO", help="store as of this time, ISO 8601 (default: now); for tests and replays")
     p.add_argument("--json", action="store_true", help="print what was done as JSON")
+    p.add_argument("--model", action="store_true",
+                   help="then let the configured model decide doubtful turns and lead session gists (may wait)")
 
     p = verb("recall", cmd_recall)
     p.add_argument("query", nargs="+", metavar="QUERY", help="what to look for, in any words")
@@ -339,6 +399,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = verb("sleep", cmd_sleep)
     p.add_argument("--now", metavar="ISO", help="the night's time, ISO 8601 (default: now); for tests and replays")
     p.add_argument("--json", action="store_true", help="print the night's report as JSON")
+    p.add_argument("--no-model", action="store_true", help="use the rules alone, even when a model is configured")
     p.add_argument("--catch-up", action="store_true",
                    help="only if the last sleep is over a day old and no other sleep runs, after a catch-up "
                         "ingest; prints nothing (what the SessionStart hook starts)")
@@ -430,10 +491,6 @@ def _debug_traceback() -> None:
 def _print_json(value) -> None:
     json.dump(value, sys.stdout, ensure_ascii=False, indent=2)
     sys.stdout.write("\n")
-
-
-def _n(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def _size(n: int) -> str:

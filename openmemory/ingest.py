@@ -239,7 +239,8 @@ def _correction_episode(s: transcripts.Surprise, cwd, at: str) -> dict:
         gist = f"After the agent said \"{clip(s.agent_did, 160)}\", the person said: \"{said}\""
     else:
         gist = f"The person said: \"{said}\""
-    facts = {"said": clip_block(said, DETAIL_LIMIT), "agent_did": s.agent_did, "tool": s.tool,
+    facts = {"said": clip_block(said, DETAIL_LIMIT), "agent_did": s.agent_did, "agent_said": s.agent_said,
+             "tool": s.tool,
              "command": s.command, "rejected": s.rejected, "form": s.form,
              "trigger": s.trigger, "trigger_tool": s.trigger_tool, "trigger_failed": s.trigger_failed}
     own = "\n".join(own_lines(said))

@@ -8,7 +8,6 @@ import json
 import re
 import unicodedata
 
-from . import paths
 from .errors import RenderError
 from .redact import redact
 from .shorten import clip
@@ -131,8 +130,9 @@ def _why_intro(lesson: dict, kind: str, sources: list) -> str:
 
 
 def _how_to_apply(lesson: dict, kind: str, sources: list) -> str:
-    where = (" in " + neutralise("`" + paths.project_of(lesson["cwd"]).replace("`", "'") + "`")
-             if lesson.get("cwd") else " in any project")
+    # A lesson with a folder is written only into that project's memory, so "this project" says
+    # where without putting a path from the person's machine into the model's context.
+    where = " in this project" if lesson.get("cwd") else " in any project"
     commands = []
     for s in sources:               # the command a source was about: never a file path from the machine
         facts = s.get("facts") or {}

@@ -149,7 +149,23 @@ def m004_event_identity(db: sqlite3.Connection) -> None:
                "AND created > strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-123 days')")
 
 
-MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_event_identity]
+def m005_model_answers(db: sqlite3.Connection) -> None:
+    """The optional model's answers, by the hash of their question (llm.question_key).
+
+    A re-run of sleep or ingest --model asks the cache first, so it never asks twice; the
+    answer is kept as the model gave it and judged each time it is used.
+    """
+    db.execute("""
+        CREATE TABLE IF NOT EXISTS model_answers (
+            key    TEXT PRIMARY KEY,                -- sha256 of model, prompts and limits
+            model  TEXT NOT NULL,
+            answer TEXT NOT NULL,
+            asked  TEXT NOT NULL                    -- when the model gave it
+        )""")
+
+
+MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_event_identity,
+              m005_model_answers]
 
 
 def migrate(db: sqlite3.Connection, path="") -> None:

@@ -207,8 +207,17 @@ def morning_text(report: dict, prediction_days: int, archive_after_days: int) ->
     section("Archived", archived["lessons"], lambda ls: [f"- Lesson faded: {ls['text']}"], after=memories)
     section("Vetoed by you", report["vetoed"], lambda v: [
         f"- {v['text']}", "  (you deleted it from Claude Code's memory; it will not come back)"])
+    section("The model", [report["model"]] if report.get("model") else [], _model_line)
     section("Warnings", report["warnings"], lambda w: [f"- {w}"])
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _model_line(m: dict) -> list:
+    decided = m["doubtful"]["corrections"] + m["doubtful"]["not"]
+    return [f"- {m['model']}: {_count(m['asked'], 'question')} ({m['cached']} answered from the cache), "
+            f"{_count(m['answered'], 'new answer')}, {_count(m['failures'], 'failure')}; "
+            f"{_count(decided, 'doubtful turn')} decided ({m['doubtful']['corrections']} corrections), "
+            f"{_count(m['reworded'], 'lesson')} in its words, {_count(m['gists'], 'session gist')} led by it."]
 
 
 def _count(n: int, one: str, many: str | None = None) -> str:

@@ -9,7 +9,7 @@ import json
 import math
 from datetime import timedelta
 
-from . import embed, morning, paths
+from . import consult, embed, morning, paths
 from .classify import (correction_head, error_line, incident, is_lesson_error, is_work_failure, lasting_sentence,
                        own_lines, telling_lines)
 from .clock import iso, parse_time
@@ -45,20 +45,29 @@ EVIDENCE_KINDS = ("error", "correction", "note")   # what can confirm a predicti
 # --------------------------------------------------------------------------------------
 # The night
 
-def night(store: Store, now: str | None = None, render=None) -> dict:
+def night(store: Store, now: str | None = None, render=None, model=None) -> dict:
     """Run the four passes, then render, and write the morning report; returns the report's facts.
 
     render: a callable `render(store, now=...) -> dict` with `written`, `vetoed` (lessons
-    newly vetoed) and `warnings`, or None when render is not wired in.
+    newly vetoed) and `warnings`, or None when render is not wired in. model: tonight's
+    optional model (consult.open_model) or None; it decides the doubtful turns before
+    consolidation, rewords the new lessons after it and leads recent session gists, each
+    outside any transaction; where it fails, the rules' result stands.
     """
     now = iso(now)
     facts = {"night": now}
     facts["decay"] = decay(store, now)
+    doubtful = consult.decide_doubtful(store, model, now)
     facts["consolidation"] = consolidate(store, now)
+    reworded = consult.word_lessons(store, model, facts["consolidation"]["new"], scoped)
     facts["verification"] = verify(store, now)
     facts["prediction"] = predict(store, now)
+    gists = consult.write_gists(store, model)
     facts.update(_rendered(store, now, render))
     report = morning.morning_facts(store, facts)
+    if model is not None:
+        report["model"] = dict(model.facts(), doubtful=doubtful, reworded=len(reworded), gists=gists)
+        report["warnings"] = report["warnings"] + consult.warnings_of(report["model"])
     previous = _load_json(store.get_state("morning"))
     total, keep = report, False
     if previous and previous.get("night", "")[:10] == now[:10]:
@@ -169,6 +178,7 @@ class _Lesson:
         self.counted: list = []         # of those, the ones from a session not seen before
         self.widened = False            # a source from another project: now applies everywhere
         self.revived = False
+        self.by_model = False           # worded by the model (a doubtful turn's lesson line)
 
     def add(self, ep: dict, unit: dict) -> None:
         for i, x in unit.items():
@@ -271,10 +281,12 @@ def consolidate(store: Store, now: str) -> dict:
             if lesson is not None:
                 join(lesson, ep)
             else:
-                body = correction_lesson(ep["facts"])
+                said = ep["facts"].get("model_lesson")     # a doubtful turn the model found a lesson in
+                body = said or correction_lesson(ep["facts"])
                 if body is None:
                     continue            # no instruction in it: it stays an episode
                 lesson = found("feedback", [ep], body)
+                lesson.by_model = lesson.by_model or bool(said)
             # The failed call the person was answering is part of the same surprise.
             command = ep["facts"].get("command")
             for err in errors_by_session.get(ep["session_id"], []):
@@ -319,6 +331,8 @@ def _write_lessons(store: Store, lessons: list, fed: dict, examined: list, now: 
                                          lesson.sources, now)
             new.append({"id": lesson.id, "text": redact(lesson.text), "kind": lesson.kind, "cwd": lesson.cwd,
                         "seen": lesson.seen, "strength": round(lesson.strength, 2), "sources": lesson.sources})
+            if lesson.by_model:
+                new[-1]["by_model"] = True
         elif lesson.joined:
             store.update_lesson(lesson.id, lesson.text, lesson.cwd, lesson.strength, lesson.seen, lesson.sources,
                                 lesson.archived, now)

@@ -339,19 +339,6 @@ class Store:
         self._db.executemany("UPDATE episodes SET consolidated = 0 WHERE id = ? AND consolidated IS NULL",
                              [(eid,) for eid in examined])
 
-    def doubtful_corrections(self, limit: int = 100) -> list:
-        """Corrections the rules could not decide, oldest first, for a model to judge: each with
-        the person's words, what the agent had just done, where and when (facts.doubtful)."""
-        out = []
-        for row in self._db.execute(
-                "SELECT id, session_id, cwd, at, facts FROM episodes WHERE kind = 'correction' AND NOT archived "
-                "AND json_extract(facts, '$.doubtful') = 1 ORDER BY at, id LIMIT ?", (limit,)):
-            facts = _row(row)["facts"]
-            out.append({"id": row["id"], "session_id": row["session_id"], "cwd": row["cwd"], "at": row["at"],
-                        "said": facts.get("said") or "", "agent_did": facts.get("agent_did") or "",
-                        "command": facts.get("command") or ""})
-        return out
-
     def sessions_between(self, since: str, until: str) -> list:
         """(cwd, at) of every session that started after since and up to until."""
         return [(r[0], r[1]) for r in self._db.execute(
@@ -396,6 +383,57 @@ class Store:
         cur = self._db.execute("INSERT INTO predictions (lesson_id, text, made, embedding) VALUES (?, ?, ?, ?)",
                                (lesson_id, redact(text), now, embed.encode(vector)))
         return cur.lastrowid
+
+    # -- the optional model (consult.py asks, llm.py talks; these keep what it said) -----
+
+    def model_answer(self, key: str) -> str | None:
+        """The model's answer to the question with this key, when it was asked before."""
+        row = self._db.execute("SELECT answer FROM model_answers WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def save_model_answer(self, key: str, model: str, answer: str, now: str) -> None:
+        """Keep an answer the model gave (redacted like everything stored)."""
+        self._db.execute("INSERT INTO model_answers (key, model, answer, asked) VALUES (?, ?, ?, ?) "
+                         "ON CONFLICT (key) DO UPDATE SET answer = excluded.answer, asked = excluded.asked",
+                         (key, model, redact(answer), now))
+
+    def doubtful_corrections(self, now: str | None = None, limit: int = 200) -> list:
+        """Live correction episodes (up to now) the rules marked doubtful and no model decided, newest first."""
+        return [_row(r) for r in self._db.execute(
+            "SELECT * FROM episodes WHERE kind = 'correction' AND NOT archived AND (? IS NULL OR at <= ?) "
+            "AND json_extract(facts, '$.doubtful') AND json_extract(facts, '$.decided') IS NULL "
+            "ORDER BY at DESC, id DESC LIMIT ?", (now, now, limit))]
+
+    def settle_doubtful(self, episode_id: int, facts: dict, reexamine: bool) -> None:
+        """Record the model's verdict in a doubtful episode's facts; a correction is examined again."""
+        self._db.execute("UPDATE episodes SET facts = ? WHERE id = ?",
+                         (json.dumps(redact_obj(facts), ensure_ascii=False, sort_keys=True), episode_id))
+        if reexamine:
+            self._db.execute("UPDATE episodes SET consolidated = NULL WHERE id = ? AND consolidated = 0",
+                             (episode_id,))
+
+    def reword_lesson(self, lesson_id: int, text: str) -> None:
+        """Replace a lesson's words (and the vector recall compares them by)."""
+        self._db.execute("UPDATE lessons SET text = ?, embedding = ? WHERE id = ?",
+                         (redact(text), embed.encode(embed.vector(text)), lesson_id))
+
+    def sessions_without_summary(self, limit: int) -> list:
+        """Live session episodes whose gist no model has led yet, newest first."""
+        return [_row(r) for r in self._db.execute(
+            "SELECT * FROM episodes WHERE kind = 'session' AND NOT archived "
+            "AND json_extract(facts, '$.summary') IS NULL ORDER BY at DESC, id DESC LIMIT ?", (limit,))]
+
+    def set_session_summary(self, episode_id: int, sentence: str, gist_limit: int = 600) -> None:
+        """Lead a session's gist with the model's sentence; the rules' gist follows it."""
+        row = self._db.execute("SELECT title, gist, facts FROM episodes WHERE id = ?", (episode_id,)).fetchone()
+        if row is None:
+            return
+        sentence = redact(sentence)
+        facts = dict(_row(row)["facts"], summary=sentence)
+        gist = clip(f"{sentence} {row['gist']}", gist_limit)
+        self._db.execute("UPDATE episodes SET gist = ?, facts = ?, embedding = ? WHERE id = ?",
+                         (gist, json.dumps(facts, ensure_ascii=False, sort_keys=True),
+                          embed.encode(embed.vector(row["title"] + "\n" + gist)), episode_id))
 
     # -- render: lessons as written into Claude Code's memory ---------------------------
 

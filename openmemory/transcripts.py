@@ -97,6 +97,7 @@ class Surprise:
     tool: str = ""              # the tool that failed or was just used
     command: str = ""           # that tool call in a few words
     agent_did: str = ""         # for corrections: what the agent had just done
+    agent_said: str = ""        # for corrections: the agent's last words before them (its claim)
     rejected: bool = False      # a refused tool use
     count: int = 1              # identical errors in one session are one surprise
     legacy: str = ""            # the identity older versions gave it (the tool-use id), to rekey in place
@@ -407,7 +408,7 @@ def surprises(s: Session) -> list:
         refused = any(c.rejected for c in calls)
         verdict, form = correction_verdict(turn.text, agent_said, refused, interrupted, first)
         if verdict:
-            found.append(_correction(turn, last_assistant, calls, verdict, form))
+            found.append(_correction(turn, last_assistant, calls, verdict, form, agent_said))
         calls, interrupted, agent_said = [], False, ""
     for call in calls:  # refused at the very end, with no words after
         if call.rejected:
@@ -482,10 +483,12 @@ def _bare(command: str) -> str:
     return " && ".join(parts)
 
 
-def _correction(turn: Turn, agent: Turn | None, calls: list, verdict: str, form: str) -> Surprise:
+def _correction(turn: Turn, agent: Turn | None, calls: list, verdict: str, form: str,
+                agent_said: str = "") -> Surprise:
     """A correction, tied to what the agent had just done: the call it refused, else the
     call that failed, else the last call, else what the agent last said; and to the call its
-    words are about (its trigger), when they name one."""
+    words are about (its trigger), when they name one. agent_said: the agent's latest words
+    before them (what classify judged a claim by; kept for the optional model)."""
     recent = (next((c for c in reversed(calls) if c.rejected), None)
               or next((c for c in reversed(calls) if c.is_error and not c.interrupted), None)
               or (calls[-1] if calls else None))
@@ -494,7 +497,8 @@ def _correction(turn: Turn, agent: Turn | None, calls: list, verdict: str, form:
     return Surprise("correction", turn.uuid, turn.at, turn.text, recent.name if recent else "",
                     recent.summary() if recent else "", agent_did=did, rejected=bool(recent and recent.rejected),
                     verdict=verdict, form=form, trigger=about.summary() if about else "",
-                    trigger_tool=about.name if about else "", trigger_failed=bool(about and about.is_error))
+                    trigger_tool=about.name if about else "", trigger_failed=bool(about and about.is_error),
+                    agent_said=clip(agent_said, 300))
 
 
 _GENERIC = {"run", "use", "git", "npm", "npx", "python", "python3", "the", "and", "file", "test", "tests"}

@@ -366,8 +366,9 @@ class Doubtful(TempHome):
             [pending] = db.doubtful_corrections()
             self.assertEqual(db.all_lessons(), [])
             [episode] = db.episodes("correction")
-        self.assertEqual((pending["said"], pending["agent_did"], pending["command"]),
-                         ("did you push?", "git push", "git push"))
+        facts = pending["facts"]
+        self.assertEqual((facts["said"], facts["agent_did"], facts["command"], facts["agent_said"]),
+                         ("did you push?", "git push", "git push", "Bumped and pushed."))
         self.assertTrue(episode["facts"]["doubtful"])
         self.assertIsNone(episode["consolidated"])             # not examined: the model decides
 
