@@ -13,7 +13,7 @@ from pathlib import Path
 from . import embed, paths
 from .clock import iso
 from .errors import OpenMemoryError, StoreError
-from .migrations import migrate
+from .migrations import fts5_available, migrate
 from .redact import redact, redact_obj
 from .shorten import clip
 
@@ -78,8 +78,8 @@ class Store:
     def session_id_for(self, session_id: str, path: str) -> str:
         """The id to store a transcript under: its own, unless another file already holds it."""
         row = self._db.execute("SELECT path FROM sessions WHERE id = ?", (session_id,)).fetchone()
-        if row is None or row[0] == path:
-            return session_id
+        if row is None or row[0] == path or _same_file(row[0], path):
+            return session_id  # one file reached by two paths (a symlink, another spelling) is one session
         mine = self._db.execute("SELECT id FROM sessions WHERE path = ?", (path,)).fetchone()
         if mine:
             return mine[0]
@@ -154,7 +154,7 @@ class Store:
         text = " ".join(text.split()) if "\n" not in text else text.strip()
         if not text:
             raise OpenMemoryError("a note needs some text")
-        title = title.strip() or text.splitlines()[0][:100]
+        title = clip(title, 100) if title.strip() else clip(text.splitlines()[0], 100)
         ep = _clean_episode({"key": "", "kind": "note", "title": title, "gist": text, "detail": "",
                              "facts": {}, "at": now, "cwd": cwd})
         with self.transaction():
@@ -210,6 +210,18 @@ class Store:
             "db_bytes": _db_bytes(self.path),
             "db": str(self.path),
         }
+
+    def quick_check(self) -> str | None:
+        """SQLite's quick check of the whole file: None when it passes, else what it found."""
+        try:
+            rows = [row[0] for row in self._db.execute("PRAGMA quick_check")]
+        except sqlite3.DatabaseError as e:
+            return str(e)
+        return None if rows == ["ok"] else "; ".join(" ".join(r.split()) for r in rows[:3])
+
+    def has_fts5(self) -> bool:
+        """Whether this SQLite has FTS5, which recall's full-text index needs."""
+        return fts5_available(self._db)
 
     # -- recall: the full-text index and the rows it names (recall.py ranks them) -------
 
@@ -463,10 +475,18 @@ class Store:
         return [row[0] for row in self._db.execute(
             "SELECT DISTINCT cwd FROM sessions WHERE cwd IS NOT NULL AND cwd != '' ORDER BY cwd")]
 
-    def veto_lessons(self, ids) -> None:
-        """Mark lessons vetoed by the person: never rendered again."""
+    def veto_lessons(self, ids, now: str | None = None) -> None:
+        """Mark lessons vetoed by the person: never rendered again, their open predictions closed."""
         with self.transaction():
             self._db.executemany("UPDATE lessons SET vetoed = 1 WHERE id = ?", [(i,) for i in ids])
+            self.close_vetoed_predictions(now or iso())
+
+    def close_vetoed_predictions(self, now: str) -> int:
+        """Close the open predictions of vetoed lessons (resolved, no outcome): nothing is left
+        waiting on a lesson the person rejected. Call inside a transaction; returns how many."""
+        return self._db.execute(
+            "UPDATE predictions SET resolved = ? WHERE resolved IS NULL AND lesson_id IN "
+            "(SELECT id FROM lessons WHERE vetoed)", (now,)).rowcount
 
 
 _RECALL_COLUMNS = "id, kind, title, gist, cwd, at, strength, recalls, archived, embedding"
@@ -554,6 +574,13 @@ def _row(row: sqlite3.Row) -> dict:
         if not isinstance(out["facts"], dict):
             out["facts"] = {}
     return out
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def _db_bytes(path: Path) -> int:
