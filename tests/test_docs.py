@@ -60,7 +60,7 @@ class Documents(TempHome):
         self.assertEqual(server["args"][-1], "serve")
         market = json.loads((ROOT / ".claude-plugin" / "marketplace.json").read_text(encoding="utf-8"))
         self.assertEqual([p["name"] for p in market["plugins"]], [plugin["name"]])
-        hooks = json.loads((ROOT / "hooks" / "hooks.json").read_text(encoding="utf-8"))["hooks"]
+        hooks = plugin["hooks"]
         self.assertEqual(set(hooks), {"SessionStart", "SessionEnd", "PreCompact"})
         for groups in hooks.values():
             self.assertRegex(groups[0]["hooks"][0]["command"], r"\.claude-plugin/openmemory\" hook$")
