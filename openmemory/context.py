@@ -34,10 +34,14 @@ CONVERSATION_GAP_SECONDS = 2 * 3600
 
 
 def session_contexts(episodes: list) -> list:
-    """The context of each episode of one transcript, given in time order (dicts with kind,
-    title, gist and, for surprises, an optional `around`): for a surprise, the session's
+    """The context of each episode of one transcript (dicts with kind, title, gist, at and, for
+    surprises, an optional `around`), in the order given: for a surprise, the session's
     request, the neighbouring surprises' titles, the turns around it and the session's gist;
-    for the session episode, the titles of its surprises."""
+    for the session episode, the titles of its surprises. Neighbours are neighbours in time."""
+    by_time = sorted(episodes, key=lambda e: (e["at"] or "", e["kind"] != "session"))
+    if by_time != episodes:
+        found = dict(zip(map(id, by_time), session_contexts(by_time)))
+        return [found[id(e)] for e in episodes]
     session = next((e for e in episodes if e["kind"] == "session"), None)
     surprises = [e for e in episodes if e["kind"] != "session"]
     out = []
@@ -64,6 +68,14 @@ def note_contexts(thread: list) -> list:
     """The context of each note of one conversation, given in time order."""
     return [note_context(thread[max(0, i - NEIGHBOURS):i], thread[i + 1:i + 1 + NEIGHBOURS])
             for i in range(len(thread))]
+
+
+def new_note_contexts(thread: list, note: dict) -> tuple:
+    """(context of a new note, [(context, id)] of the notes before it whose context it changes),
+    given the thread before it (thread_before)."""
+    contexts = note_contexts(thread + [note])
+    changed = list(zip(thread, contexts))[-NEIGHBOURS:]  # the new note is next to these
+    return contexts[-1], [(c, n["id"]) for n, c in changed if n["context"] != c]
 
 
 def same_conversation(earlier: str, later: str) -> bool:

@@ -34,6 +34,12 @@ def write_own(path: Path, data: bytes) -> None:
         raise
 
 
+def remove_own(path: Path) -> None:
+    """Remove one of openmemory's own files (setup's record, when undone); gone already is fine."""
+    guard(path)
+    atomic.unlink(path)
+
+
 class Lock:
     """An exclusive lock on a file of openmemory's own folder, waited for up to wait_seconds
     (one render at a time: cron's sleep and a manual render may overlap)."""

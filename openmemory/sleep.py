@@ -69,13 +69,18 @@ def night(store: Store, now: str | None = None, render=None, model=None) -> dict
         report["model"] = dict(model.facts(), doubtful=doubtful, reworded=len(reworded), gists=gists)
         report["warnings"] = report["warnings"] + consult.warnings_of(report["model"])
     previous = _load_json(store.get_state("morning"))
-    keep = (previous and not morning.eventful(report) and previous.get("night", "")[:10] == now[:10])
+    total, keep = report, False
+    if previous and previous.get("night", "")[:10] == now[:10]:
+        # Another sleep the same night: morning shows the night's total, and the run says it.
+        keep = not morning.eventful(report)
+        total = previous if keep else morning.merge_nights(previous, report)
+        report = dict(report, tonight={k: v for k, v in total.items() if k != "errors"})
     with store.transaction():
         store.set_state("last_sleep", now)
         if not keep:
-            store.set_state("morning", json.dumps(report, ensure_ascii=False, sort_keys=True))
+            store.set_state("morning", json.dumps(total, ensure_ascii=False, sort_keys=True))
     if not keep:
-        morning.write_morning(morning.morning_text(report, PREDICTION_DAYS, ARCHIVE_AFTER_DAYS))
+        morning.write_morning(morning.morning_text(total, PREDICTION_DAYS, ARCHIVE_AFTER_DAYS))
     return report
 
 
@@ -468,6 +473,7 @@ def verify(store: Store, now: str) -> dict:
     places = _Places()
     confirmed, failed = [], []
     with store.transaction():
+        store.close_vetoed_predictions(now)  # vetoed before this code closed them at the veto
         open_ = store.open_predictions()
         if not open_:
             return {"confirmed": [], "failed": []}

@@ -13,7 +13,7 @@ from pathlib import Path
 from . import context, embed, paths
 from .clock import iso
 from .errors import OpenMemoryError, StoreError
-from .migrations import migrate
+from .migrations import fts5_available, migrate
 from .redact import redact, redact_obj
 from .shorten import clip
 
@@ -78,8 +78,8 @@ class Store:
     def session_id_for(self, session_id: str, path: str) -> str:
         """The id to store a transcript under: its own, unless another file already holds it."""
         row = self._db.execute("SELECT path FROM sessions WHERE id = ?", (session_id,)).fetchone()
-        if row is None or row[0] == path:
-            return session_id
+        if row is None or row[0] == path or paths.same_file(row[0], path):
+            return session_id  # one file reached by two paths (a symlink, another spelling) is one session
         mine = self._db.execute("SELECT id FROM sessions WHERE path = ?", (path,)).fetchone()
         if mine:
             return mine[0]
@@ -101,13 +101,9 @@ class Store:
                 "SELECT key, id, session_id FROM episodes WHERE key IN (%s)" % ",".join("?" * len(keys)),
                 keys)} if keys else {}
             keep = set()
-            # Contexts from the redacted episodes: only the turns around are redacted here.
             cleaned = [dict(_clean_episode(e), around=redact(e.get("around") or ""), legacy_key=e.get("legacy_key"))
-                       for e in episodes]
-            in_order = sorted(cleaned, key=lambda e: (e["at"] or "", e["kind"] != "session"))
-            contexts = {id(e): c for e, c in zip(in_order, context.session_contexts(in_order))}
-            for ep in cleaned:
-                ctx = contexts[id(ep)]
+                       for e in episodes]  # contexts from redacted text: nothing is redacted twice
+            for ep, ctx in zip(cleaned, context.session_contexts(cleaned)):
                 legacy = existing.get(ep["legacy_key"])
                 found = existing.get(ep["key"])
                 if found is None and legacy and legacy[1] == sid:
@@ -155,35 +151,28 @@ class Store:
 
     def add_note(self, text: str, title: str = "", cwd: str | None = None, now: str | None = None,
                  conversation: str | None = None) -> int:
-        """Store a note at once (the MCP `remember` tool); returns its id. With a conversation (the
-        MCP server's), it and the notes just before it there become each other's context."""
+        """Store a note at once (MCP `remember`); returns its id. With a conversation, neighbours are context."""
         now = now or iso()
         text = " ".join(text.split()) if "\n" not in text else text.strip()
         if not text:
             raise OpenMemoryError("a note needs some text")
-        title = title.strip() or text.splitlines()[0][:100]
+        title = clip(title, 100) if title.strip() else clip(text.splitlines()[0], 100)
         ep = _clean_episode({"key": "", "kind": "note", "title": title, "gist": text, "detail": "",
                              "facts": {"conversation": conversation} if conversation else {}, "at": now,
                              "cwd": cwd})
         with self.transaction():
-            recent = self._recent_notes(now) if conversation else []
-            thread = context.thread_before(recent, conversation, ep["cwd"], now)
-            contexts = context.note_contexts(thread + [ep])
+            recent = self._db.execute(  # the notes of the last few conversation gaps, newest first
+                "SELECT id, title, gist, at, cwd, facts, context FROM episodes WHERE kind = 'note' AND at >= ? "
+                "AND at <= ? ORDER BY at DESC, id DESC LIMIT ?",
+                (context.window_start(now), now, 500 * bool(conversation)))
+            mine, changed = context.new_note_contexts(context.thread_before(recent, conversation, ep["cwd"], now), ep)
             cur = self._db.execute(
                 "INSERT INTO episodes (key, session_id, cwd, kind, title, gist, detail, facts, at, created, "
                 "last_touched, embedding, context) VALUES (?, NULL, ?, 'note', ?, ?, '', ?, ?, ?, ?, ?, ?)",
                 (f"note:{now}:{_hash_text(text):08x}", ep["cwd"], ep["title"], ep["gist"], ep["facts"], now, now,
-                 now, embed.encode(embed.vector(ep["title"] + "\n" + ep["gist"])), contexts[-1]))
-            changed = list(zip(thread, contexts))[-context.NEIGHBOURS:]  # the new note is next to these
-            self._db.executemany("UPDATE episodes SET context = ? WHERE id = ?",
-                                 [(c, n["id"]) for n, c in changed if n["context"] != c])
+                 now, embed.encode(embed.vector(ep["title"] + "\n" + ep["gist"])), mine))
+            self._db.executemany("UPDATE episodes SET context = ? WHERE id = ?", changed)
         return cur.lastrowid
-
-    def _recent_notes(self, now: str) -> list:
-        """The notes of the last few conversation gaps before now, newest first (at most 500)."""
-        return self._db.execute("SELECT id, title, gist, at, cwd, facts, context FROM episodes WHERE kind = 'note' "
-                                "AND at >= ? AND at <= ? ORDER BY at DESC, id DESC LIMIT 500",
-                                (context.window_start(now), now)).fetchall()
 
     # -- reading ---------------------------------------------------------------------
 
@@ -231,6 +220,18 @@ class Store:
             "db": str(self.path),
         }
 
+    def quick_check(self) -> str | None:
+        """SQLite's quick check of the whole file: None when it passes, else what it found."""
+        try:
+            rows = [row[0] for row in self._db.execute("PRAGMA quick_check")]
+        except sqlite3.DatabaseError as e:
+            return str(e)
+        return None if rows == ["ok"] else "; ".join(" ".join(r.split()) for r in rows[:3])
+
+    def has_fts5(self) -> bool:
+        """Whether this SQLite has FTS5, which recall's full-text index needs."""
+        return fts5_available(self._db)
+
     # -- recall: the full-text index and the rows it names (recall.py ranks them) -------
 
     def has_recall_index(self) -> bool:
@@ -240,8 +241,8 @@ class Store:
 
     def indexed_total(self) -> int:
         """About how many rows the index holds (the highest ids: cheap, and all an IDF needs)."""
-        return (self._db.execute("SELECT ifnull(max(id), 0) FROM episodes").fetchone()[0]
-                + self._db.execute("SELECT ifnull(max(id), 0) FROM lessons").fetchone()[0])
+        return self._db.execute("SELECT (SELECT ifnull(max(id), 0) FROM episodes) + "
+                                "(SELECT ifnull(max(id), 0) FROM lessons)").fetchone()[0]
 
     def indexed_count(self, match: str, limit: int) -> int:
         """How many index rows an FTS5 match expression finds, counted up to limit."""
@@ -493,10 +494,18 @@ class Store:
         return [row[0] for row in self._db.execute(
             "SELECT DISTINCT cwd FROM sessions WHERE cwd IS NOT NULL AND cwd != '' ORDER BY cwd")]
 
-    def veto_lessons(self, ids) -> None:
-        """Mark lessons vetoed by the person: never rendered again."""
+    def veto_lessons(self, ids, now: str | None = None) -> None:
+        """Mark lessons vetoed by the person: never rendered again, their open predictions closed."""
         with self.transaction():
             self._db.executemany("UPDATE lessons SET vetoed = 1 WHERE id = ?", [(i,) for i in ids])
+            self.close_vetoed_predictions(now or iso())
+
+    def close_vetoed_predictions(self, now: str) -> int:
+        """Close the open predictions of vetoed lessons (resolved, no outcome): nothing is left
+        waiting on a lesson the person rejected. Call inside a transaction; returns how many."""
+        return self._db.execute(
+            "UPDATE predictions SET resolved = ? WHERE resolved IS NULL AND lesson_id IN "
+            "(SELECT id FROM lessons WHERE vetoed)", (now,)).rowcount
 
 
 _RECALL_COLUMNS = "id, kind, title, gist, cwd, at, strength, recalls, archived, embedding"
@@ -560,17 +569,10 @@ def _hash_text(text: str) -> int:
 def _clean_episode(ep: dict) -> dict:
     """Redact every text field and serialise facts; nothing unredacted reaches the file."""
     facts = ep.get("facts") or {}
-    return {
-        "key": ep["key"],
-        "kind": ep["kind"],
-        "title": redact(ep["title"]),
-        "gist": redact(ep["gist"]),
-        "detail": redact(ep.get("detail") or ""),
-        "facts": json.dumps(redact_obj(facts), ensure_ascii=False, sort_keys=True)
-        if not isinstance(facts, str) else redact(facts),
-        "at": ep["at"],
-        "cwd": ep.get("cwd") or None,
-    }
+    facts = redact(facts) if isinstance(facts, str) else json.dumps(redact_obj(facts), ensure_ascii=False,
+                                                                    sort_keys=True)
+    return {"key": ep["key"], "kind": ep["kind"], "title": redact(ep["title"]), "gist": redact(ep["gist"]),
+            "detail": redact(ep.get("detail") or ""), "facts": facts, "at": ep["at"], "cwd": ep.get("cwd") or None}
 
 
 def _row(row: sqlite3.Row) -> dict:

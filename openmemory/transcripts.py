@@ -24,7 +24,9 @@ _INJECTED = re.compile(r"<(system-reminder|ide_opened_file|ide_selection|ide_dia
 _COMMAND = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.S)
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 _MEMORY_INPUT = re.compile(r"</?user-memory-input>")
-OWN_TOOL_PREFIX = "mcp__openmemory__"  # openmemory's own MCP calls are not evidence
+# openmemory's own MCP calls are not evidence: `mcp__openmemory__recall` when registered by
+# `claude mcp add`, `mcp__plugin_openmemory_openmemory__recall` under the plugin (2.1.328).
+OWN_TOOL = re.compile(r"mcp__(plugin_openmemory_)?openmemory__")
 
 
 @dataclass
@@ -73,6 +75,7 @@ class Session:
     skipped: int = 0            # malformed or half-written lines
     compactions: int = 0
     api_errors: int = 0
+    not_transcript: bool = False  # no record of a known type in its first SNIFF_LINES lines
 
     @property
     def prompts(self) -> list:
@@ -114,6 +117,14 @@ def parse(path) -> Session:
         return parse_lines(f, str(path))
 
 
+# Record types Claude Code writes (1.0.x to 2.1.328); a transcript has one near its start.
+KNOWN_TYPES = frozenset({
+    "user", "assistant", "system", "summary", "attachment", "queue-operation", "custom-title",
+    "ai-title", "file-history-snapshot", "last-prompt", "api-request", "api-request-blob",
+    "api-request-shape", "tools-used", "cost-state", "mode", "atis-latch", "progress"})
+SNIFF_LINES = 50
+
+
 def parse_lines(lines, path: str = "") -> Session:
     """Build a Session from JSONL lines (bytes or str)."""
     s = Session(path=path)
@@ -125,6 +136,7 @@ def parse_lines(lines, path: str = "") -> Session:
     summaries: list = []
     titles = {"custom": "", "ai": ""}
     uuids_here: set = set()
+    sniffed = 0                 # non-empty lines before the first record of a known type
 
     for raw in lines:
         if isinstance(raw, bytes):
@@ -132,6 +144,10 @@ def parse_lines(lines, path: str = "") -> Session:
         raw = raw.strip()
         if not raw:
             continue
+        if sniffed is not None:
+            sniffed += 1
+            if sniffed > SNIFF_LINES:
+                break  # not a Claude Code transcript: read no further
         try:
             rec = json.loads(raw)
         except ValueError:
@@ -140,6 +156,8 @@ def parse_lines(lines, path: str = "") -> Session:
         if not isinstance(rec, dict):
             s.skipped += 1
             continue
+        if sniffed is not None and rec.get("type") in KNOWN_TYPES:
+            sniffed = None
         s.records += 1
         if rec.get("isSidechain"):
             continue
@@ -177,6 +195,7 @@ def parse_lines(lines, path: str = "") -> Session:
         except (AttributeError, TypeError, KeyError, ValueError):
             s.skipped += 1  # a record of a known type in a shape we do not know
 
+    s.not_transcript = bool(sniffed)  # lines were read, none of them a known record
     s.id = max(session_ids, key=session_ids.get) if session_ids else _stem(path)
     summary = next((text for text, leaf in reversed(summaries)
                     if isinstance(text, str) and leaf in uuids_here), "")
@@ -366,13 +385,13 @@ def surprises(s: Session) -> list:
     agent_said = ""             # its latest words (a claim of being done, perhaps)
     calls = []                  # the agent's tool calls since the person last spoke
     interrupted = False
-    history = [c for c in s.tool_calls if not c.name.startswith(OWN_TOOL_PREFIX)]
+    history = [c for c in s.tool_calls if not OWN_TOOL.match(c.name)]
     for turn in s.turns:
         if turn.role == "assistant":
             last_assistant = turn
             agent_said = turn.text or agent_said
             for call in turn.tools:
-                if call.name.startswith(OWN_TOOL_PREFIX):
+                if OWN_TOOL.match(call.name):
                     continue
                 calls.append(call)
                 if call.interrupted:
