@@ -13,6 +13,7 @@ import traceback
 from . import __version__, clock, paths, store
 from .errors import OpenMemoryError
 from .shorten import clip
+from .redact import redact
 
 
 def cmd_paths(args) -> int:
@@ -301,13 +302,20 @@ def _log_to_file() -> None:
                                                        encoding="utf-8")
     except OSError:
         handler = logging.StreamHandler(sys.stderr)
-    formatter = logging.Formatter("%(asctime)s.%(msecs)03dZ %(process)d %(name)s %(levelname)s %(message)s",
-                                  "%Y-%m-%dT%H:%M:%S")
+    formatter = _RedactingFormatter("%(asctime)s.%(msecs)03dZ %(process)d %(name)s %(levelname)s %(message)s",
+                                    "%Y-%m-%dT%H:%M:%S")
     formatter.converter = time.gmtime
     handler.setFormatter(formatter)
     logger = logging.getLogger("openmemory")
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG if os.environ.get("OPENMEMORY_DEBUG") else logging.INFO)
+
+
+class _RedactingFormatter(logging.Formatter):
+    """Log lines pass through the same redaction as everything stored (a traceback may quote input)."""
+
+    def format(self, record) -> str:
+        return redact(super().format(record))
 
 
 def _debug_traceback() -> None:

@@ -6,6 +6,7 @@ Pure but for `write_morning`, which writes through the own-folder writer.
 from . import ownfiles, paths
 from .classify import error_line, incident, telling_lines
 from .lessons import core_command
+from .redact import redact
 from .shorten import clip
 from .store import Store
 
@@ -172,4 +173,4 @@ def _count(n: int, one: str, many: str | None = None) -> str:
 
 def write_morning(text: str) -> None:
     """Write the report atomically (a reader never sees half of it), private to the person."""
-    ownfiles.write_own(paths.morning_path(), text.encode("utf-8"))
+    ownfiles.write_own(paths.morning_path(), redact(text).encode("utf-8"))

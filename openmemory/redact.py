@@ -66,7 +66,7 @@ _BRANCHES = [
     # Azure storage account keys: 64 random bytes, 86 base64 characters and "==".
     ("azure_account_key", r"(?<![A-Za-z0-9+/=\-])[A-Za-z0-9+/]{86}==(?![A-Za-z0-9+/=])"),
     # AWS secret access keys: exactly 40 characters of [A-Za-z0-9/+], on their own.
-    ("aws_secret_key", r"(?<![A-Za-z0-9+/=\-_.])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=\-_.])"),
+    ("aws_secret_key", r"(?<![A-Za-z0-9+/=\-_.])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=\-_]|\.[A-Za-z0-9])"),
 ]
 # Branches that keep their context and redact only one group.
 _VALUE_GROUP = {"azure_sas": "sas", "url_credentials": "urlpw", "bearer": "bearer_value"}

@@ -13,7 +13,7 @@ from . import embed, morning, paths
 from .classify import correction_head, incident, is_lesson_error, telling_lines
 from .clock import iso, parse_time
 from .lessons import core_command, correction_lesson, error_lesson, scoped, unscoped
-from .redact import redact
+from .redact import redact, redact_obj
 from .store import Store
 
 # --------------------------------------------------------------------------------------
@@ -61,7 +61,7 @@ def night(store: Store, now: str | None = None, render=None) -> dict:
     with store.transaction():
         store.set_state("last_sleep", now)
         if not keep:
-            store.set_state("morning", json.dumps(report, ensure_ascii=False, sort_keys=True))
+            store.set_state("morning", json.dumps(redact_obj(report), ensure_ascii=False, sort_keys=True))
     if not keep:
         morning.write_morning(morning.morning_text(report, PREDICTION_DAYS, ARCHIVE_AFTER_DAYS))
     return report

@@ -154,7 +154,7 @@ class Store:
             cur = self._db.execute(
                 "INSERT INTO episodes (key, session_id, cwd, kind, title, gist, detail, facts, at, created, "
                 "last_touched, embedding) VALUES (?, NULL, ?, 'note', ?, ?, '', '{}', ?, ?, ?, ?)",
-                (f"note:{now}:{_hash_text(text):08x}", ep["cwd"], ep["title"], ep["gist"], now, now, now,
+                (f"note:{now}:{_hash_text(ep['gist']):08x}", ep["cwd"], ep["title"], ep["gist"], now, now, now,
                  embed.encode(embed.vector(ep["title"] + "\n" + ep["gist"]))))
         return cur.lastrowid
 

@@ -4,10 +4,14 @@ Every value below is fake or a throwaway key made for this table (tests/data/pem
 512-bit RSA, P-256, Ed25519 and OpenSSH keys generated once with openssl/ssh-keygen).
 """
 import json
+import subprocess
+import sys
 import unittest
 from pathlib import Path
 
 from openmemory.redact import redact, redact_obj
+from tests.fixtures import Transcript, project_folder
+from tests.helpers import TempHome
 
 PEM = json.loads((Path(__file__).parent / "data" / "pem_samples.json").read_text())
 
@@ -70,6 +74,7 @@ SECRETS = [
      "Xy9%2Bk3LmNoPqRsTuVwXyZ0123456789abcd"),
     # cloud secret keys on their own
     ("the second line of the csv was " + AWS_SECRET, AWS_SECRET),
+    ("failed: key " + AWS_SECRET + ". While working on it", AWS_SECRET),
     (AZURE_ACCOUNT_KEY, AZURE_ACCOUNT_KEY[:30]),
     ("azure app SI68Q~dMlHUvTC.QCyEZDz~TddJ8HyS5SUkCn", "dMlHUvTC.QCyEZDz~TddJ8HyS5SUkCn"),
     # private keys: armoured, bare bodies, JSON-escaped
@@ -187,6 +192,50 @@ class RedactTable(unittest.TestCase):
     def test_redact_obj_walks_json(self):
         self.assertEqual(redact_obj({"a": ["the password is hunter22"], "n": 3}),
                          {"a": ["the password is [REDACTED:secret]"], "n": 3})
+
+
+class EveryPathThatStoresOrWrites(TempHome):
+    """Secrets said in words reach no file openmemory writes: database, index, lessons, reports, logs."""
+
+    SAID = ["hunter2-Staging", "Pr0d-Secret-77", "Zx8fQ2nR7pL4sW9k", AWS_SECRET, body("p8").splitlines()[1]]
+
+    def test_ingest_remember_sleep_render_morning_and_logs(self):
+        cwd = str(self.tmp / "shop")
+        Path(cwd).mkdir()
+        for day in (2, 3):
+            t = Transcript(cwd=cwd, start=__import__("datetime").datetime(2026, 11, day, 9, tzinfo=__import__(
+                "datetime").timezone.utc))
+            t.user("connect to the staging database")
+            t.assistant(tools=[("Bash", {"command": "psql -h staging"},
+                                f"Exit code 2\npsql: error: password authentication failed; key {AWS_SECRET}\n"
+                                + body("p8"), True)])
+            t.user("No, the staging database password is hunter2-Staging, always use it with psql")
+            t.write(project_folder(self.claude, cwd))
+        self.ok("ingest")
+        note = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "remember", "arguments": {
+            "title": "staging db password is Pr0d-Secret-77", "text": "the staging database password is Pr0d-Secret-77"}}}
+        served = subprocess.run([sys.executable, "-m", "openmemory", "serve"], input=json.dumps(note).encode() + b"\n",
+                                capture_output=True, env=self.env(CLAUDE_PROJECT_DIR=cwd), timeout=60)
+        self.assertIn(b"Remembered as note", served.stdout)
+        self.assertIn(b"REDACTED", served.stdout)
+        event = {"hook_event_name": "SessionEnd", "transcript_path": "/nowhere/token Zx8fQ2nR7pL4sW9k.jsonl"}
+        self.ok("hook", input=json.dumps(event))
+        self.ok("sleep", "--now", "2026-11-05T03:00:00Z")
+        self.ok("render")
+        morning = self.ok("morning").stdout + self.ok("morning", "--json").stdout
+        recalled = self.ok("recall", "staging", "database", "password", "--json").stdout
+        self.assertIn("REDACTED", recalled)
+        written = [p for root in (self.home, self.claude / "projects") for p in root.rglob("*")
+                   if p.is_file() and p.suffix != ".jsonl" or p.name == "lessons.jsonl"]
+        self.assertIn(self.home / "lessons.jsonl", written)
+        self.assertIn(self.home / "morning.md", written)
+        self.assertIn(self.home / "logs" / "openmemory.log", written)
+        self.assertTrue(any(p.name == "MEMORY.md" for p in written))
+        self.assertIn("token [REDACTED", (self.home / "logs" / "openmemory.log").read_text())
+        for secret in self.SAID:
+            for p in written:
+                self.assertFalse(secret.encode() in p.read_bytes(), f"{secret[:12]}... is in {p}")
+            self.assertNotIn(secret, morning + recalled)
 
 
 if __name__ == "__main__":
