@@ -57,9 +57,13 @@ def cmd_ingest(args) -> int:
 
 
 def cmd_status(args) -> int:
-    """Show what memory holds: episodes by kind, sessions, lessons, predictions, size."""
+    """Show what memory holds: episodes by kind, sessions, lessons, predictions, size; check the file."""
     with store.connect() as db:
+        problem = db.quick_check()
+        if problem:
+            raise store.damaged(db.path, problem)
         counts = db.counts()
+    counts["check"] = "ok"
     if args.json:
         _print_json(counts)
         return 0
@@ -71,9 +75,20 @@ def cmd_status(args) -> int:
     print(f"lessons      {counts['lessons']} ({counts['lessons_live']} live)")
     print(f"predictions  {counts['predictions']} ({counts['predictions_open']} open, "
           f"{counts['predictions_confirmed']} confirmed, {counts['predictions_failed']} failed)")
-    print(f"database     {counts['db']} ({_size(counts['db_bytes'])})")
+    print(f"database     {counts['db']} ({_size(counts['db_bytes'])}; passes quick_check)")
     print(f"last ingest  {counts['last_ingest'] or 'never'}")
     print(f"last sleep   {counts['last_sleep'] or 'never'}")
+    return 0
+
+
+def cmd_backup(args) -> int:
+    """Copy the memory database to PATH, safely while the server, a hook or cron use it."""
+    with store.connect() as db:
+        problem = db.quick_check()
+        if problem:
+            raise store.damaged(db.path, problem)
+        db.backup(args.path)
+    print(f"backed up {paths.db_path()} to {args.path}", file=sys.stderr)
     return 0
 
 
@@ -119,6 +134,9 @@ def cmd_hook(args) -> int:
     try:
         _log_to_file()
         hook.run(hook.read_event(sys.stdin), detach=args.detach)
+    except (OpenMemoryError, sqlite3.DatabaseError) as e:  # said in one line, as the CLI would
+        logging.getLogger("openmemory.hook").error("hook failed: %s",
+                                                   store.explain(e) if isinstance(e, sqlite3.Error) else e)
     except BaseException:  # exit 2 would mean "block" to Claude Code: never fail
         logging.getLogger("openmemory.hook").exception("hook failed")
     return 0
@@ -251,6 +269,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = verb("morning", cmd_morning)
     p.add_argument("--json", action="store_true", help="print the report's facts as one JSON object")
 
+    p = verb("backup", cmd_backup)
+    p.add_argument("path", metavar="PATH", help="the new file to write (refused if it exists)")
+
     p = verb("paths", cmd_paths)
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -271,10 +292,9 @@ def main(argv=None) -> int:
         _debug_traceback()
         print(f"openmemory: error: {e}", file=sys.stderr)
         return 1
-    except sqlite3.OperationalError as e:  # locked past the busy timeout, disk full, read-only
+    except sqlite3.DatabaseError as e:  # damaged; or locked past the busy timeout, disk full, read-only
         _debug_traceback()
-        print(f"openmemory: error: the memory database at {paths.db_path()} could not be used: {e}; "
-              f"if another openmemory is running, try again when it ends", file=sys.stderr)
+        print(f"openmemory: error: {store.explain(e)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("openmemory: interrupted", file=sys.stderr)

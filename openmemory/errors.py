@@ -9,5 +9,9 @@ class StoreError(OpenMemoryError):
     """The database cannot be opened or used."""
 
 
+class DamagedDatabase(StoreError):
+    """The database file is damaged: the message names it and says how to recover."""
+
+
 class RenderError(OpenMemoryError):
     """Render cannot proceed without risking the person's files."""

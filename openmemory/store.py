@@ -12,7 +12,7 @@ from pathlib import Path
 
 from . import embed, paths
 from .clock import iso
-from .errors import OpenMemoryError, StoreError
+from .errors import DamagedDatabase, OpenMemoryError, StoreError
 from .migrations import migrate
 from .redact import redact, redact_obj
 
@@ -28,6 +28,34 @@ def busy_timeout_ms() -> int:
 
 
 EPISODE_KINDS = ("session", "error", "correction", "note")
+
+
+def damaged(path, detail) -> DamagedDatabase:
+    """The one advice for a damaged database, wherever the damage is met (CLI, hook, MCP, status)."""
+    return DamagedDatabase(
+        f"the memory database at {path} is damaged ({detail}); move it aside (mv {path} {path}.damaged), "
+        f"then `openmemory ingest` rebuilds the episodes from the transcripts; notes stored with `remember` "
+        f"and lesson history come back only from a backup (OPERATIONS.md)")
+
+
+def is_damage(error: BaseException) -> bool:
+    """Whether a SQLite error says the file is damaged, not busy, full, read-only or misused."""
+    if not isinstance(error, sqlite3.DatabaseError):
+        return False
+    name = getattr(error, "sqlite_errorname", "") or ""
+    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+        return True
+    # Python reports SQLITE_CORRUPT and SQLITE_NOTADB as the bare DatabaseError class
+    return type(error) is sqlite3.DatabaseError
+
+
+def explain(error: sqlite3.Error, path=None) -> StoreError:
+    """A SQLite error met after opening, as one line the person can act on."""
+    path = path or paths.db_path()
+    if is_damage(error):
+        return damaged(path, error)
+    return StoreError(f"the memory database at {path} could not be used: {error}; "
+                      f"if another openmemory is running, try again when it ends")
 
 
 # --------------------------------------------------------------------------------------
@@ -53,6 +81,42 @@ class Store:
         return _Transaction(self._db)
 
     # -- state ---------------------------------------------------------------------
+
+    def quick_check(self) -> str | None:
+        """SQLite's quick check and the text index's own check: None when both pass, else what failed."""
+        try:
+            rows = [row[0] for row in self._db.execute("PRAGMA quick_check")]
+        except sqlite3.DatabaseError as e:
+            return str(e)
+        if rows != ["ok"]:
+            return "; ".join(" ".join(r.split()) for r in rows[:3])
+        if self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'recall_index'").fetchone():
+            # FTS5's integrity-check reads every index segment and writes nothing, but asks for
+            # the write lock: while another process writes, it is skipped rather than waited for.
+            self._db.execute("PRAGMA busy_timeout = 0")
+            try:
+                self._db.execute("INSERT INTO recall_index (recall_index) VALUES ('integrity-check')")
+            except sqlite3.OperationalError:
+                pass
+            except sqlite3.DatabaseError as e:
+                return f"the text index recall_index: {e}"
+            finally:
+                self._db.execute(f"PRAGMA busy_timeout = {busy_timeout_ms()}")
+        return None
+
+    def backup(self, dest: Path) -> None:
+        """Copy the database, consistent, while others read and write it (VACUUM INTO: one read
+        transaction, a compact copy); a dest that exists is refused, the copy is private (0600)."""
+        dest = Path(dest)
+        if dest.exists():
+            raise OpenMemoryError(f"{dest} already exists; name a new file for the backup")
+        mask = os.umask(0o077)
+        try:
+            self._db.execute("VACUUM INTO ?", (str(dest),))
+        except sqlite3.OperationalError as e:
+            raise OpenMemoryError(f"cannot write the backup at {dest}: {e}") from e
+        finally:
+            os.umask(mask)
 
     def get_state(self, key: str, default=None):
         row = self._db.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
@@ -451,8 +515,7 @@ def connect(path=None) -> Store:
         migrate(db, path)
     except sqlite3.DatabaseError as e:
         db.close()
-        raise StoreError(f"the memory database at {path} is unusable ({e}); move it aside and "
-                         f"run `openmemory ingest` to rebuild it from the transcripts") from e
+        raise explain(e, path) from e
     except BaseException:
         db.close()
         raise
