@@ -32,6 +32,7 @@ class Report:
     updated: int = 0
     removed: int = 0
     skipped_lines: int = 0
+    not_transcripts: int = 0    # files with no record Claude Code writes (skipped whole)
 
     def line(self) -> str:
         """One line for a person."""
@@ -43,6 +44,8 @@ class Report:
             parts.append(f"{self.updated} updated, {self.removed} removed")
         if self.skipped_lines:
             parts.append(f"{self.skipped_lines} malformed line{'' if self.skipped_lines == 1 else 's'} skipped")
+        if self.not_transcripts:
+            parts.append(f"{self.not_transcripts} not a transcript")
         if self.failed:
             parts.append(f"{len(self.failed)} unreadable")
         return "; ".join(parts)
@@ -50,7 +53,7 @@ class Report:
     def as_dict(self) -> dict:
         return {"files": self.files, "read": self.read, "unchanged": self.unchanged,
                 "added": dict(self.added), "updated": self.updated, "removed": self.removed,
-                "skipped_lines": self.skipped_lines,
+                "skipped_lines": self.skipped_lines, "not_transcripts": self.not_transcripts,
                 "failed": [{"path": p, "reason": r} for p, r in self.failed]}
 
 
@@ -122,6 +125,8 @@ def ingest_file(store: Store, path, report: Report | None = None, force: bool = 
 def _store_session(store: Store, path: Path, session, st, report: Report) -> None:
     report.read += 1
     report.skipped_lines += session.skipped
+    if not session.known:
+        report.not_transcripts += 1  # remembered (not read again), nothing of it stored
     sid = store.session_id_for(session.id, str(path))
     episodes = episodes_of(session, sid)
     row = {"id": sid, "path": str(path), "mtime_ns": st.st_mtime_ns, "size": st.st_size,

@@ -24,6 +24,11 @@ _INJECTED = re.compile(r"<(system-reminder|ide_opened_file|ide_selection|ide_dia
 _COMMAND = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.S)
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 _MEMORY_INPUT = re.compile(r"</?user-memory-input>")
+# Record types Claude Code writes (1.0.x to 2.1.328); a file with none of them is not a transcript.
+KNOWN_TYPES = frozenset((
+    "user", "assistant", "system", "summary", "queue-operation", "attachment", "progress",
+    "file-history-snapshot", "last-prompt", "custom-title", "ai-title", "api-request", "api-request-start",
+    "api-request-end", "api-request-blob", "api-request-shape", "cost-state", "mode", "atis-latch"))
 OWN_TOOL_PREFIX = "mcp__openmemory__"  # openmemory's own MCP calls are not evidence
 
 
@@ -68,6 +73,7 @@ class Session:
     ended: str = ""
     turns: list = field(default_factory=list)
     records: int = 0            # JSON records read
+    known: int = 0              # records of a type Claude Code writes (0: not a transcript)
     skipped: int = 0            # malformed or half-written lines
     compactions: int = 0
     api_errors: int = 0
@@ -122,7 +128,7 @@ def parse_lines(lines, path: str = "") -> Session:
             continue
         try:
             rec = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: JSON nested thousands deep
             s.skipped += 1
             continue
         if not isinstance(rec, dict):
@@ -138,6 +144,8 @@ def parse_lines(lines, path: str = "") -> Session:
             seen.add(uid)
             uuids_here.add(uid)
         kind = rec.get("type")
+        if isinstance(kind, str) and kind in KNOWN_TYPES:
+            s.known += 1
         _note_envelope(s, rec, session_ids)
         try:
             if kind == "user":
