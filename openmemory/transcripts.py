@@ -226,7 +226,7 @@ def _on_user(s: Session, rec: dict, calls: dict, pending: dict) -> None:
         return  # harness-generated: skill bodies, caveats, attachments
     text = "\n".join(texts)
     if text.lstrip().startswith(_INTERRUPTED):
-        s.turns.append(Turn("user", "", rec.get("timestamp") or "", rec.get("uuid") or "", "interrupt"))
+        s.turns.append(Turn("user", "", _str(rec.get("timestamp")), _str(rec.get("uuid")), "interrupt"))
         return
     _add_user_text(s, rec, text, "prompt")
 
@@ -248,8 +248,8 @@ def _add_user_text(s: Session, rec: dict, text, source: str) -> None:
     if source == "queued" and text.startswith("/"):
         return  # a queued slash command
     # Queue records have no uuid: the time and the words identify the message.
-    anchor = rec.get("uuid") or f"{source}:{rec.get('timestamp', '')}:{zlib.crc32(text.encode()):08x}"
-    s.turns.append(Turn("user", text, rec.get("timestamp") or "", anchor, source))
+    anchor = _str(rec.get("uuid")) or f"{source}:{_str(rec.get('timestamp'))}:{zlib.crc32(text.encode()):08x}"
+    s.turns.append(Turn("user", text, _str(rec.get("timestamp")), anchor, source))
 
 
 def clean_user_text(text: str) -> str:
@@ -269,7 +269,7 @@ def _on_assistant(s: Session, rec: dict, by_message: dict, calls: dict, pending:
     mid = msg.get("id") or rec.get("requestId") or rec.get("uuid")
     turn = by_message.get(mid)
     if turn is None:
-        turn = Turn("assistant", "", rec.get("timestamp") or "", rec.get("uuid") or str(mid), "model")
+        turn = Turn("assistant", "", _str(rec.get("timestamp")), _str(rec.get("uuid")) or str(mid), "model")
         s.turns.append(turn)
         by_message[mid] = turn
     content = msg.get("content")
@@ -283,9 +283,9 @@ def _on_assistant(s: Session, rec: dict, by_message: dict, calls: dict, pending:
         if block.get("type") == "text" and isinstance(block.get("text"), str) and block["text"].strip():
             turn.text = (turn.text + "\n" + block["text"].strip()).strip()
         elif block.get("type") == "tool_use":
-            tid = block.get("id") or f"{turn.uuid}:{len(turn.tools)}"
+            tid = _str(block.get("id")) or f"{turn.uuid}:{len(turn.tools)}"
             inp = block.get("input") if isinstance(block.get("input"), dict) else {}
-            call = ToolCall(tid, str(block.get("name") or "?"), inp, rec.get("timestamp") or "")
+            call = ToolCall(tid, str(block.get("name") or "?"), inp, _str(rec.get("timestamp")))
             turn.tools.append(call)
             calls[tid] = call
             if tid in pending:
@@ -325,6 +325,11 @@ def _drop_delivered_queue(s: Session) -> None:
             seen.add(t.text)
         kept.append(t)
     s.turns = kept
+
+
+def _str(value) -> str:
+    """A field that should be text: itself if it is, else "" (a record may hold any type anywhere)."""
+    return value if isinstance(value, str) else ""
 
 
 def _stem(path: str) -> str:
@@ -386,7 +391,7 @@ def surprises(s: Session) -> list:
 
 def _note_error(found: list, errors: dict, call: ToolCall) -> None:
     lines = error_lines(call.result or "")
-    key = (call.name, call.summary(), lines[:1] and lines[0])
+    key = (call.name, call.summary(), lines[0] if lines else "")  # a failure with no output too
     if key in errors:
         errors[key].count += 1
         return

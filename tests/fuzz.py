@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from openmemory import ingest, mcp, transcripts  # noqa: E402
+from openmemory import ingest, store, transcripts  # noqa: E402
 from openmemory.redact import redact  # noqa: E402
 from tests.fixtures import Transcript, test_session  # noqa: E402
 
@@ -135,17 +135,25 @@ def downstream(session) -> None:
 
 # -- the parser campaign ------------------------------------------------------------------
 
-def fuzz_parser(n: int, seed: int, cfg: dict) -> dict:
+def fuzz_parser(n: int, seed: int, cfg: dict, tmp: Path) -> dict:
     rng = random.Random(seed)
+    db = store.connect(tmp / "fuzz.db")  # every fifth input also goes through a real ingest
     bases = base_transcripts()
     counts = {"inputs": 0, "garbage_lines": 0, "cuts": 0, "type_mutations": 0, "junk_files": 0,
-              "huge_lines": 0, "deep_lines": 0}
+              "huge_lines": 0, "deep_lines": 0, "ingested": 0}
     failures = []
     big_left = 2  # huge lines cost time: two per campaign
 
-    def check(case, fn):
+    def check(case, fn, lines=None):
         try:
             fn()
+            if lines is not None and counts["inputs"] % 5 == 0:
+                path = tmp / f"case-{counts['inputs']}.jsonl"
+                path.write_bytes(b"".join((x if isinstance(x, bytes) else x.encode()) + b"\n" for x in lines))
+                report = ingest.ingest_file(db, path)
+                assert not report.failed, f"ingest failed: {report.failed}"
+                path.unlink()
+                counts["ingested"] += 1
         except AssertionError as e:
             failures.append(f"seed {seed} case {counts['inputs']} {case}: {e}")
         except BaseException as e:  # an exception escaped the parser or ingest
@@ -174,7 +182,7 @@ def fuzz_parser(n: int, seed: int, cfg: dict) -> dict:
                 assert dirty.skipped == clean.skipped + added, f"skipped {dirty.skipped}, expected {clean.skipped + added}"
                 assert (dirty.id, dirty.cwd, dirty.started) == (clean.id, clean.cwd, clean.started)
                 downstream(dirty)
-            check("garbage", run)
+            check("garbage", run, lines)
         elif mode == 1:  # the file cut at a random byte (a half-written last line)
             data = b"".join(line.encode() + b"\n" for line in good)
             cut = rng.randrange(len(data))
@@ -211,7 +219,7 @@ def fuzz_parser(n: int, seed: int, cfg: dict) -> dict:
                     if t.role == "user" and t.text:
                         assert t.text in said, f"lost {t.text!r} after mutating record {k}"
                 downstream(dirty)
-            check("types", run)
+            check("types", run, lines)
         else:  # a file of junk only, or with unknown record types only
             counts["junk_files"] += 1
             junk = [garbage_line(rng, good, cfg, False) for _ in range(rng.randint(1, 8))]
@@ -223,7 +231,8 @@ def fuzz_parser(n: int, seed: int, cfg: dict) -> dict:
                 s = parse(junk)
                 assert s.turns == [] and s.known == 0, "junk made turns"
                 assert ingest.episodes_of(s, "s") == [], "junk made episodes"
-            check("junk", run)
+            check("junk", run, junk)
+    db.close()
     return {"counts": counts, "failures": failures}
 
 
@@ -323,7 +332,7 @@ def fuzz_pipes(n: int, seed: int, home: Path) -> dict:
 def campaign(full: bool = False, seed: int = 1) -> dict:
     cfg = FULL if full else SHORT
     with tempfile.TemporaryDirectory(prefix="om-fuzz-") as tmp:
-        parser = fuzz_parser(cfg["parser"], seed, cfg)
+        parser = fuzz_parser(cfg["parser"], seed, cfg, Path(tmp))
         pipes = fuzz_pipes(cfg["pipes"], seed, Path(tmp))
     return {"parser": parser["counts"], "pipes": pipes["counts"],
             "failures": parser["failures"] + pipes["failures"]}
