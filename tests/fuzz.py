@@ -62,7 +62,7 @@ def base_transcripts() -> list:
 
 def garbage_line(rng: random.Random, good: list, cfg: dict, big: bool) -> bytes:
     """One line that is not a good record and must be counted as skipped."""
-    kind = rng.choice(["truncated", "utf8", "non_object", "nested", "not_json", "binary"] + (["huge"] if big else []))
+    kind = "huge" if big else rng.choice(["truncated", "utf8", "non_object", "nested", "not_json", "binary"])
     if kind == "truncated":
         line = rng.choice(good).encode()
         return line[: rng.randrange(1, len(line) - 1)]
@@ -164,13 +164,13 @@ def fuzz_parser(n: int, seed: int, cfg: dict, tmp: Path) -> dict:
         counts["inputs"] += 1
         mode = i % 4
         if mode == 0:  # garbage lines between good records
-            big = big_left > 0 and rng.random() < 0.02
+            big = i == 0 or (big_left > 0 and rng.random() < 0.02)  # the first always has one
             lines = list(good)
             added = 0
             for _ in range(rng.randint(1, 6)):
                 g = garbage_line(rng, good, cfg, big and added == 0)
-                counts["huge_lines"] += len(g) > 1024 * 1024
-                counts["deep_lines"] += g.startswith((b"[[[[", b'{"a":{"a"'))
+                counts["huge_lines"] += len(g) >= cfg["huge_line_mb"] * 1024 * 1024
+                counts["deep_lines"] += g.startswith((b"[[[[", b'{"a":{"a"')) and len(g) > 1000
                 lines.insert(rng.randrange(len(lines) + 1), g)
                 added += 1
             big_left -= big
