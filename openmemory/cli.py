@@ -71,7 +71,8 @@ def cmd_status(args) -> int:
     print(f"episodes     {e['total']} ({e['session']} sessions, {e['error']} errors, "
           f"{e['correction']} corrections, {e['note']} notes; {e['archived']} archived)")
     print(f"sessions     {counts['sessions']} transcripts ingested, "
-          f"{counts['lines_skipped']} malformed lines skipped")
+          f"{counts['lines_skipped']} malformed lines skipped, "
+          f"{counts['opted_out']} kept out by .openmemory-ignore")
     print(f"lessons      {counts['lessons']} ({counts['lessons_live']} live)")
     print(f"predictions  {counts['predictions']} ({counts['predictions_open']} open, "
           f"{counts['predictions_confirmed']} confirmed, {counts['predictions_failed']} failed)")

@@ -4,6 +4,7 @@ Incremental: a file whose mtime and size are unchanged is only stat'ed; a change
 is read again and replaces what it produced before (episodes keep their identity).
 """
 import fcntl
+import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,6 +13,7 @@ from . import paths, transcripts
 from .classify import is_guard, telling_lines
 from .clock import iso
 from .errors import OpenMemoryError
+from .optout import OptOut
 from .shorten import clip, clip_block
 from .store import Store
 
@@ -32,6 +34,7 @@ class Report:
     updated: int = 0
     removed: int = 0
     skipped_lines: int = 0
+    opted_out: int = 0          # sessions in a folder kept out (.openmemory-ignore): not read
     not_transcripts: int = 0    # files with no record Claude Code writes (skipped whole)
 
     def line(self) -> str:
@@ -44,6 +47,8 @@ class Report:
             parts.append(f"{self.updated} updated, {self.removed} removed")
         if self.skipped_lines:
             parts.append(f"{self.skipped_lines} malformed line{'' if self.skipped_lines == 1 else 's'} skipped")
+        if self.opted_out:
+            parts.append(f"{self.opted_out} kept out by .openmemory-ignore")
         if self.not_transcripts:
             parts.append(f"{self.not_transcripts} not a transcript")
         if self.failed:
@@ -54,6 +59,7 @@ class Report:
         return {"files": self.files, "read": self.read, "unchanged": self.unchanged,
                 "added": dict(self.added), "updated": self.updated, "removed": self.removed,
                 "skipped_lines": self.skipped_lines, "not_transcripts": self.not_transcripts,
+                "opted_out": self.opted_out,
                 "failed": [{"path": p, "reason": r} for p, r in self.failed]}
 
 
@@ -82,6 +88,7 @@ def ingest(store: Store, roots=None, progress=None, force: bool = False) -> Repo
     files = discover(roots)
     known = store.file_index()
     report = Report(files=len(files))
+    optout = OptOut()
     for n, path in enumerate(files, 1):
         if progress:
             progress(n, len(files), path)
@@ -93,13 +100,14 @@ def ingest(store: Store, roots=None, progress=None, force: bool = False) -> Repo
         if not force and known.get(str(path)) == (st.st_mtime_ns, st.st_size):
             report.unchanged += 1
             continue
-        ingest_file(store, path, report, force=force)
+        ingest_file(store, path, report, force=force, optout=optout)
     with store.transaction():
         store.set_state("last_ingest", iso())
     return report
 
 
-def ingest_file(store: Store, path, report: Report | None = None, force: bool = False) -> Report:
+def ingest_file(store: Store, path, report: Report | None = None, force: bool = False,
+                optout: OptOut | None = None) -> Report:
     """Read one transcript and store its session and surprises, unless it is unchanged.
 
     The transcript is held under an advisory lock while it is read and stored, so two
@@ -115,6 +123,12 @@ def ingest_file(store: Store, path, report: Report | None = None, force: bool = 
             if not force and store.file_state(str(path)) == (st.st_mtime_ns, st.st_size):
                 report.unchanged += 1
                 return report
+            # Kept out by the person: only the first records are read, to learn the folder.
+            if (optout or OptOut()).reason(transcripts.working_folder(f)):
+                report.opted_out += 1
+                store.note_opted_out(_path_hash(path))
+                return report
+            f.seek(0)
             session = transcripts.parse_lines(f, str(path))
             _store_session(store, path, session, st, report)
     except OSError as e:
@@ -122,9 +136,15 @@ def ingest_file(store: Store, path, report: Report | None = None, force: bool = 
     return report
 
 
+def _path_hash(path) -> str:
+    """A transcript's path as a hash: counts a kept-out session without naming it."""
+    return hashlib.sha256(str(path).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
 def _store_session(store: Store, path: Path, session, st, report: Report) -> None:
     report.read += 1
     report.skipped_lines += session.skipped
+    store.note_opted_out(_path_hash(path), out=False)
     if not session.known:
         report.not_transcripts += 1  # remembered (not read again), nothing of it stored
     sid = store.session_id_for(session.id, str(path))

@@ -133,7 +133,18 @@ def fts5_available(db: sqlite3.Connection) -> bool:
         return False
 
 
-MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index]
+def m004_forgotten_and_opted_out(db: sqlite3.Connection) -> None:
+    """Tombstones of forgotten episodes, and the transcripts kept out, both as hashes only.
+
+    `forgotten.hash` is sha256 of an episode's key (the identity of the event, not its
+    words), so re-ingesting its transcript never brings it back. `opted_out.hash` is a
+    transcript path's hash: `status` counts the sessions kept out without naming them.
+    """
+    db.execute("CREATE TABLE forgotten (hash TEXT PRIMARY KEY, at TEXT NOT NULL)")
+    db.execute("CREATE TABLE opted_out (hash TEXT PRIMARY KEY, at TEXT NOT NULL)")
+
+
+MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_forgotten_and_opted_out]
 
 
 def migrate(db: sqlite3.Connection, path="") -> None:

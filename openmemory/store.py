@@ -262,6 +262,8 @@ class Store:
             "predictions_confirmed": predictions[2],
             "predictions_failed": predictions[3],
             "lines_skipped": skipped,
+            "opted_out": self._db.execute("SELECT count(*) FROM opted_out").fetchone()[0],
+            "forgotten": self._db.execute("SELECT count(*) FROM forgotten").fetchone()[0],
             "last_ingest": self.get_state("last_ingest"),
             "last_sleep": self.get_state("last_sleep"),
             "db_bytes": _db_bytes(self.path),
@@ -423,6 +425,19 @@ class Store:
         cur = self._db.execute("INSERT INTO predictions (lesson_id, text, made, embedding) VALUES (?, ?, ?, ?)",
                                (lesson_id, redact(text), now, embed.encode(vector)))
         return cur.lastrowid
+
+    # -- opting out and forgetting ------------------------------------------------------
+
+    def note_opted_out(self, path_hash: str, out: bool = True) -> None:
+        """Count a transcript as kept out (or no longer, once it is ingested)."""
+        known = self._db.execute("SELECT 1 FROM opted_out WHERE hash = ?", (path_hash,)).fetchone()
+        if bool(known) == out:
+            return  # nothing to change: no write transaction
+        with self.transaction():
+            if out:
+                self._db.execute("INSERT OR IGNORE INTO opted_out (hash, at) VALUES (?, ?)", (path_hash, iso()))
+            else:
+                self._db.execute("DELETE FROM opted_out WHERE hash = ?", (path_hash,))
 
     # -- render: lessons as written into Claude Code's memory ---------------------------
 

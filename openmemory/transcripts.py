@@ -108,6 +108,23 @@ def parse(path) -> Session:
         return parse_lines(f, str(path))
 
 
+WORKING_FOLDER_LINES = 200  # the first user record (with cwd) comes within the first few lines
+
+
+def working_folder(lines) -> str:
+    """The session's working folder from its first records only (parse reads it the same way)."""
+    for n, raw in enumerate(lines):
+        if n >= WORKING_FOLDER_LINES:
+            break
+        try:
+            rec = json.loads(raw)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(rec, dict) and isinstance(rec.get("cwd"), str) and rec["cwd"]:
+            return rec["cwd"]
+    return ""
+
+
 def parse_lines(lines, path: str = "") -> Session:
     """Build a Session from JSONL lines (bytes or str)."""
     s = Session(path=path)
