@@ -149,7 +149,17 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
         lessons = {l["id"]: l for l in store.all_lessons()}
         vetoes_before = len(vetoes)
 
-        _collect_vetoes(store, lessons, written, vetoes, now, result)
+        ownfiles.sweep_temps()  # what a render or sleep killed mid-write left behind
+        if paths.projects_dir().is_dir():
+            for folder in paths.projects_dir().glob("*/memory"):
+                if _folder_ok(folder):
+                    claudefiles.sweep_temps(folder)
+        # Where each lesson belongs now: a file gone from a folder its lesson no longer belongs
+        # in was removed by a render that was stopped before it said so, not by the person.
+        meant = {(folder, l["id"]) for folder, ls in _place(
+            store, [l for l in lessons.values() if not l["archived"] and not l["vetoed"]], limit,
+            {"warnings": []}).items() for l in ls}
+        _collect_vetoes(store, lessons, written, vetoes, now, result, meant)
         if len(vetoes) != vetoes_before:  # before written.json forgets the deleted files
             ownfiles.write_own(paths.vetoed_path(), _dump({"version": STATE_VERSION, "lessons": vetoes}))
         live = [l for l in lessons.values() if not l["archived"] and not l["vetoed"]]
@@ -192,7 +202,8 @@ def _record(lesson: dict, data: bytes, now: str) -> dict:
             "sha256": _sha(data), "written": now}
 
 
-def _collect_vetoes(store: Store, lessons: dict, written: dict, vetoes: list, now: str, result: dict) -> None:
+def _collect_vetoes(store: Store, lessons: dict, written: dict, vetoes: list, now: str, result: dict,
+                    meant: set) -> None:
     """A lesson file openmemory wrote that is gone, from a folder that is still there, is the
     person's veto; vetoes (by wording) then apply to every lesson, old or rebuilt."""
     keys = {v.get("key") or veto_key(v.get("text", "")) for v in vetoes}
@@ -208,6 +219,8 @@ def _collect_vetoes(store: Store, lessons: dict, written: dict, vetoes: list, no
         lesson = lessons.get(rec.get("lesson"))
         if lesson and lesson["created"] != rec.get("created"):
             lesson = None  # the id now belongs to another lesson (a rebuilt database)
+        if lesson and (path.parent, lesson["id"]) not in meant:
+            continue  # not meant to be there any more: removed by a render that was stopped
         for text in {rec.get("text") or "", lesson["text"] if lesson else ""} - {""}:
             key = veto_key(text)
             if key not in keys:
@@ -295,12 +308,13 @@ def _write_lesson(path: Path, lesson: dict, data: bytes, written: dict, now: str
             return False
         written[name] = _record(lesson, data, now)  # exactly what we would write: adopt it
         return True
+    if current == data:  # also after a render stopped between writing it and saying so
+        if rec.get("lesson") != lesson["id"] or rec.get("created") != lesson["created"] \
+                or rec.get("sha256") != _sha(data):
+            written[name] = _record(lesson, data, now)
+        return True
     if current is not None and _sha(current) != rec["sha256"]:
         result["left"].append(name)  # edited by the person (or Claude Code): theirs
-        return True
-    if current == data:
-        if rec.get("lesson") != lesson["id"] or rec.get("created") != lesson["created"]:
-            written[name] = _record(lesson, data, now)
         return True
     if claudefiles.replace_if_unchanged(path, current, data, before_replace):
         written[name] = _record(lesson, data, now)

@@ -49,21 +49,30 @@ def night(store: Store, now: str | None = None, render=None) -> dict:
     newly vetoed) and `warnings`, or None when render is not wired in.
     """
     now = iso(now)
-    facts = {"night": now}
-    facts["decay"] = decay(store, now)
-    facts["consolidation"] = consolidate(store, now)
-    facts["verification"] = verify(store, now)
-    facts["prediction"] = predict(store, now)
+    # The four passes are one transaction, and what they did is kept with them until the
+    # report is written: a sleep stopped anywhere (killed, power cut) and run again for the
+    # same night ends exactly as one that was never stopped.
+    facts = _load_json(store.get_state("night_facts"))
+    if not facts or facts.get("night") != now:
+        with store.transaction():
+            facts = {"night": now}
+            facts["decay"] = decay(store, now)
+            facts["consolidation"] = consolidate(store, now)
+            facts["verification"] = verify(store, now)
+            facts["prediction"] = predict(store, now)
+            store.set_state("night_facts", json.dumps(facts, ensure_ascii=False, sort_keys=True))
+        facts = json.loads(store.get_state("night_facts"))  # the same shape whichever way it came
     facts.update(_rendered(store, now, render))
     report = morning.morning_facts(store, facts)
     previous = _load_json(store.get_state("morning"))
     keep = (previous and not morning.eventful(report) and previous.get("night", "")[:10] == now[:10])
     with store.transaction():
         store.set_state("last_sleep", now)
+        store.set_state("night_facts", "{}")
         if not keep:
             store.set_state("morning", json.dumps(redact_obj(report), ensure_ascii=False, sort_keys=True))
-    if not keep:
-        morning.write_morning(morning.morning_text(report, PREDICTION_DAYS, ARCHIVE_AFTER_DAYS))
+    shown = previous if keep else json.loads(store.get_state("morning"))
+    morning.write_morning(morning.morning_text(shown, PREDICTION_DAYS, ARCHIVE_AFTER_DAYS))
     return report
 
 
@@ -84,8 +93,11 @@ def _rendered(store: Store, now: str, render) -> dict:
         if text is None:
             text = store.lesson_text(lesson_id)
         vetoed.append({"id": int(lesson_id), "text": text})
-    written = out.get("written") or []
-    return {"render": {"written": len(written) if isinstance(written, (list, tuple, set, dict)) else int(written)},
+    # What is in place, not what this run wrote: a sleep stopped mid-render and run again
+    # reports the same night as one never stopped.
+    folders = out.get("folders") or []
+    return {"render": {"lessons": int(out.get("lessons") or 0),
+                       "folders": len(folders) if isinstance(folders, (list, tuple, set, dict)) else int(folders)},
             "vetoed": vetoed, "warnings": [str(w) for w in out.get("warnings") or []]}
 
 

@@ -495,14 +495,20 @@ def _holds(text: str, stems: list) -> str:
 
 
 class _Transaction:
+    """BEGIN IMMEDIATE ... COMMIT; inside another transaction it joins that one (all or none)."""
+
     def __init__(self, db):
         self._db = db
+        self._outer = False
 
     def __enter__(self):
-        self._db.execute("BEGIN IMMEDIATE")
+        if not self._db.in_transaction:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._outer = True
 
     def __exit__(self, exc_type, exc, tb):
-        self._db.execute("ROLLBACK" if exc_type else "COMMIT")
+        if self._outer:
+            self._db.execute("ROLLBACK" if exc_type else "COMMIT")
 
 
 def connect(path=None) -> Store:
