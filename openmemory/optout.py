@@ -8,9 +8,10 @@ lesson is rendered into that project's memory folder.
 import os
 from pathlib import Path
 
-from . import paths
+from . import paths, transcripts
 
 MARKER = ".openmemory-ignore"
+TRANSCRIPTS_READ = 20       # a project folder's transcripts read (first records only) to learn its folder
 
 
 def listed_folders() -> list:
@@ -42,12 +43,40 @@ class OptOut:
             self._seen[cwd] = self._reason(cwd)
         return self._seen[cwd]
 
+    def memory_folder(self, folder: Path, cwds=()) -> str | None:
+        """Why a Claude Code memory folder belongs to a project kept out, or None.
+
+        Its project is known from the stored sessions' working folders (cwds) that map to
+        it, and from the first records of the transcripts Claude Code keeps beside it.
+        """
+        key = str(folder)
+        if key not in self._seen:
+            self._seen[key] = None
+            for cwd in cwds:
+                if paths.memory_dir_for(cwd) == folder and self.reason(cwd):
+                    self._seen[key] = self.reason(cwd)
+                    break
+            else:
+                for transcript in sorted(Path(folder).parent.glob("*.jsonl"))[:TRANSCRIPTS_READ]:
+                    try:
+                        with open(transcript, "rb") as f:
+                            cwd = transcripts.working_folder(f)
+                    except OSError:
+                        continue
+                    if self.reason(cwd):
+                        self._seen[key] = self.reason(cwd)
+                        break
+        return self._seen[key]
+
     def _reason(self, cwd: str) -> str | None:
         here = Path(os.path.realpath(os.path.expanduser(cwd)))
         chain = (here, *here.parents)
         for folder in chain:
-            if (folder / MARKER).exists():
-                return str(folder / MARKER)
+            try:
+                if (folder / MARKER).exists():
+                    return str(folder / MARKER)
+            except OSError:  # a name too long for this file system, a folder we may not read
+                continue
         for folder in self.listed:
             if folder in chain:
                 return f"{folder} (listed in {paths.ignore_list_path()})"

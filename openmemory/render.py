@@ -15,6 +15,7 @@ from pathlib import Path
 from . import atomic, claudefiles, embed, ownfiles, paths
 from .clock import iso
 from .errors import RenderError
+from .optout import OptOut
 from .memorymd import (BEGIN, END, LOAD_BYTES, LOAD_LINES, file_name, index_line, merge, section_text, topic_file,
                        unseen)
 from .redact import redact
@@ -149,6 +150,7 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
         lessons = {l["id"]: l for l in store.all_lessons()}
         vetoes_before = len(vetoes)
 
+        optout = OptOut()
         ownfiles.sweep_temps()  # what a render or sleep killed mid-write left behind
         if paths.projects_dir().is_dir():
             for folder in paths.projects_dir().glob("*/memory"):
@@ -158,13 +160,13 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
         # in was removed by a render that was stopped before it said so, not by the person.
         meant = {(folder, l["id"]) for folder, ls in _place(
             store, [l for l in lessons.values() if not l["archived"] and not l["vetoed"]], limit,
-            {"warnings": []}).items() for l in ls}
+            {"warnings": []}, optout).items() for l in ls}
         _collect_vetoes(store, lessons, written, vetoes, now, result, meant)
         if len(vetoes) != vetoes_before:  # before written.json forgets the deleted files
             ownfiles.write_own(paths.vetoed_path(), _dump({"version": STATE_VERSION, "lessons": vetoes}))
         live = [l for l in lessons.values() if not l["archived"] and not l["vetoed"]]
         sources = store.episodes_by_id(i for l in live for i in l["sources"])
-        placed = _place(store, live, limit, result)
+        placed = _place(store, live, limit, result, optout)
 
         projects = paths.projects_dir()
         visit = set(placed)
@@ -239,11 +241,12 @@ def _collect_vetoes(store: Store, lessons: dict, written: dict, vetoes: list, no
         store.veto_lessons(sorted(vetoed_ids))
 
 
-def _place(store: Store, live: list, limit: int, result: dict) -> dict:
-    """{memory folder: its lessons, strongest first, at most limit}."""
+def _place(store: Store, live: list, limit: int, result: dict, optout: OptOut) -> dict:
+    """{memory folder: its lessons, strongest first, at most limit}; none in a project kept out."""
     everywhere = None
     folders_of = {}
     placed = {}
+    cwds = store.session_cwds()
     for lesson in live:
         cwd = lesson["cwd"]
         if cwd and not _usable_cwd(cwd):
@@ -252,14 +255,15 @@ def _place(store: Store, live: list, limit: int, result: dict) -> dict:
             continue
         if cwd:
             if cwd not in folders_of:
-                folders_of[cwd] = [paths.memory_dir_for(cwd)]
+                folders_of[cwd] = [] if optout.reason(cwd) else [paths.memory_dir_for(cwd)]
             folders = folders_of[cwd]
         else:
             if everywhere is None:
                 everywhere = project_folders(store)
             folders = everywhere
         for folder in folders:
-            placed.setdefault(folder, []).append(lesson)
+            if not optout.memory_folder(folder, cwds):
+                placed.setdefault(folder, []).append(lesson)
     for lessons in placed.values():  # strongest first; ties: seen more, updated later, older id
         lessons.sort(key=lambda l: l["id"])
         lessons.sort(key=lambda l: (l["strength"], l["seen"], l["updated"] or ""), reverse=True)

@@ -1,6 +1,7 @@
 """Per-project opt-out: `.openmemory-ignore` in the working folder or above, or a listed folder."""
 import json
 import os
+from pathlib import Path
 from unittest import mock
 
 from openmemory import ingest, optout, store, transcripts
@@ -96,3 +97,46 @@ class OptOutIngest(TempHome):
         self.assertEqual((p.returncode, p.stdout, p.stderr), (0, "", ""))
         self.assertNotIn(b"client roadmap", self.raw_db())
         self.assertEqual(json.loads(self.ok("status", "--json").stdout)["opted_out"], 1)
+
+
+class OptOutRender(TempHome):
+    """No lesson is rendered into the memory folder of a project kept out."""
+
+    def setUp(self):
+        super().setUp()
+        from openmemory import paths
+        self.nda = Path(os.path.realpath(self.tmp)) / "nda"
+        self.blog = Path(os.path.realpath(self.tmp)) / "blog"
+        for repo in (self.nda, self.blog):
+            (repo / ".git").mkdir(parents=True)
+            test_session(cwd=str(repo)).write(project_folder(self.claude, str(repo)))
+        self.ok("ingest")
+        self.nda_memory, self.blog_memory = paths.memory_dir_for(self.nda), paths.memory_dir_for(self.blog)
+        self.db = store.connect()
+        self.addCleanup(self.db.close)
+
+    def test_marker_keeps_project_and_everywhere_lessons_out_and_removes_what_was_written(self):
+        from openmemory import render
+        from tests.test_render import add_lesson
+        mine = add_lesson(self.db, "Run the NDA build with make nda", cwd=str(self.nda))
+        everywhere = add_lesson(self.db, "Prefer pytest -q over unittest", cwd=None)
+        render.render(self.db)
+        self.assertTrue((self.nda_memory / f"om-{mine}.md").exists())
+        self.assertTrue((self.nda_memory / f"om-{everywhere}.md").exists())
+        (self.nda / optout.MARKER).write_text("")
+        result = render.render(self.db)
+        self.assertEqual(result["vetoed"], [])  # removed by openmemory, not vetoed by the person
+        self.assertEqual(sorted(p.name for p in self.nda_memory.glob("om-*.md")), [])
+        self.assertNotIn(b"](om-", (self.nda_memory / "MEMORY.md").read_bytes())  # the section holds no lesson
+        self.assertTrue((self.blog_memory / f"om-{everywhere}.md").exists())
+        lines = [json.loads(line) for line in (self.home / "lessons.jsonl").read_text().splitlines()]
+        self.assertEqual(len(lines), 2)  # the wire format still lists both: the person's own memory
+
+    def test_a_listed_folder_counts_for_render_too(self):
+        from openmemory import render
+        from tests.test_render import add_lesson
+        (self.home / "ignore").write_text(f"{self.nda}\n")
+        add_lesson(self.db, "Prefer pytest -q over unittest", cwd=None)
+        render.render(self.db)
+        self.assertEqual(list(self.nda_memory.glob("om-*.md")), [])
+        self.assertEqual(len(list(self.blog_memory.glob("om-*.md"))), 1)
