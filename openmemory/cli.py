@@ -93,6 +93,52 @@ def cmd_backup(args) -> int:
     return 0
 
 
+def cmd_forget(args) -> int:
+    """Forget episodes or lessons for good: database, text index, Claude Code's memory files, reports."""
+    from . import forget, morning, recall, render, sleep
+    episode_ids, lesson_ids = forget.parse_ids(args.ids)
+    project = os.path.realpath(os.path.expanduser(args.project)) if args.project else None
+    if not (episode_ids or lesson_ids or args.query or project):
+        raise OpenMemoryError("say what to forget: episode ids (12), lesson ids (lesson:3), --query Q or --project PATH")
+    with store.connect() as db:
+        if args.query:
+            hits = recall.recall(db, args.query, k=args.k, include_archived=True, touch=False)
+            episode_ids += [h["id"] for h in hits if h["kind"] != "lesson"]
+            lesson_ids += [h["id"] for h in hits if h["kind"] == "lesson"]
+        plan = forget.plan(db, episode_ids, lesson_ids, project)
+        if not (plan.episodes or plan.lessons or plan.sessions):
+            print("nothing in memory to forget", file=sys.stderr)
+            return 0
+        for ep in plan.episodes:
+            print(f"episode {ep['id']} · {ep['kind']} · {ep['at'][:10]} · {clip(ep['title'], 90)}")
+        for ls in plan.lessons:
+            print(f"lesson {ls['id']} · {clip(ls['text'], 100)}")
+        for ls, text, _ in plan.reworded:
+            print(f"lesson {ls['id']} · worded again: {clip(text, 100)}")
+        sys.stdout.flush()
+        if (args.query or project) and not args.yes:
+            if not sys.stdin.isatty():
+                raise OpenMemoryError("forget --query and --project ask first; add --yes to forget without asking")
+            print("forget these for good? [y/N] ", end="", file=sys.stderr, flush=True)
+            if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+                print("nothing forgotten", file=sys.stderr)
+                return 1
+        done = forget.apply(db, plan, clock.iso())
+        rendered = render.render(db)
+        render.veto_forgotten([ls["text"] for ls in plan.lessons if ls["text"]], plan.quotes, clock.iso())
+        report = db.get_state("morning")
+        if report and done["morning"]:
+            morning.write_morning(morning.morning_text(json.loads(report), sleep.PREDICTION_DAYS,
+                                                       sleep.ARCHIVE_AFTER_DAYS))
+    print(f"forgot {done['episodes']} episode(s) and {done['lessons']} lesson(s); {done['reworded']} lesson(s) "
+          f"worded again, {done['scrubbed']} memory(ies) cleaned of their words; "
+          f"{len(rendered['written']) + len(rendered['removed'])} file(s) rewritten", file=sys.stderr)
+    if not done["wal_emptied"]:
+        print("openmemory: warning: another process is reading the database, so its log (memory.db-wal) may "
+              "still hold the forgotten bytes until it ends; run `openmemory status` later", file=sys.stderr)
+    return 0
+
+
 def cmd_render(args) -> int:
     """Write lessons into Claude Code's memory folders (MEMORY.md, om-<id>.md) and lessons.jsonl."""
     from . import render
@@ -269,6 +315,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = verb("morning", cmd_morning)
     p.add_argument("--json", action="store_true", help="print the report's facts as one JSON object")
+
+    p = verb("forget", cmd_forget)
+    p.add_argument("ids", nargs="*", metavar="ID", help="episode ids (12) and lesson ids (lesson:3)")
+    p.add_argument("--query", "-q", metavar="Q", help="forget what recall finds for Q (lists it and asks first)")
+    p.add_argument("-k", type=_positive, default=10, metavar="N", help="with --query: how many hits at most (10)")
+    p.add_argument("--project", metavar="PATH", help="forget everything stored for PATH and below (asks first)")
+    p.add_argument("--yes", "-y", action="store_true", help="do not ask (for scripts)")
 
     p = verb("backup", cmd_backup)
     p.add_argument("path", metavar="PATH", help="the new file to write (refused if it exists)")

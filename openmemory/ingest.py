@@ -9,7 +9,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import paths, transcripts
+from . import forget, paths, transcripts
 from .classify import is_guard, telling_lines
 from .clock import iso
 from .errors import OpenMemoryError
@@ -153,6 +153,12 @@ def _store_session(store: Store, path: Path, session, st, report: Report) -> Non
            "cwd": session.cwd or None, "title": session.title, "started": _iso_or_none(session.started),
            "ended": _iso_or_none(session.ended), "version": session.version, "turns": len(session.turns),
            "skipped": session.skipped}
+    # What the person made openmemory forget stays forgotten, and its words out of the rest.
+    forgotten = store.forgotten_among(forget.tombstone(ep["key"]) for ep in episodes)
+    if forgotten:
+        session_gone = any(ep["kind"] == "session" and forget.tombstone(ep["key"]) in forgotten for ep in episodes)
+        episodes, quotes = forget.without_forgotten(episodes, forgotten)
+        row["title"] = "" if session_gone else forget.scrub(row["title"], quotes)
     counts = store.replace_session(row, episodes)
     for kind, n in counts["added"].items():
         report.added[kind] = report.added.get(kind, 0) + n

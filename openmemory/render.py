@@ -109,6 +109,41 @@ def veto_key(text: str) -> str:
     return " ".join(embed.words(text)) or " ".join((text or "").lower().split())
 
 
+def forgotten_key(text: str) -> str:
+    """A forgotten lesson's veto: the hash of its veto key, so its words are not kept to match."""
+    return _sha(veto_key(text).encode("utf-8"))
+
+
+def veto_forgotten(texts: list, quotes: list, now: str) -> None:
+    """Veto forgotten lessons by hash, and take their words out of the vetoes already kept."""
+    from .forget import scrub
+    with ownfiles.Lock("render.lock", LOCK_WAIT_SECONDS, "forget"):
+        vetoes = _load_state(paths.vetoed_path(), "lessons", list)
+        kept = []
+        for v in vetoes:
+            text = v.get("text") or ""
+            if text and (scrub(text, quotes) != text or text in texts):
+                kept.append({"sha256": forgotten_key(text), "id": v.get("id"), "vetoed": v.get("vetoed")})
+            else:
+                kept.append(v)
+        have = {v.get("sha256") for v in kept}
+        for text in texts:
+            if text and forgotten_key(text) not in have:
+                kept.append({"sha256": forgotten_key(text), "forgotten": now})
+        if kept != vetoes:
+            ownfiles.write_own(paths.vetoed_path(), _dump({"version": STATE_VERSION, "lessons": kept}))
+        written = _load_state(paths.written_path(), "files", dict)
+        sections = _load_state(paths.written_path(), "sections", dict)
+        changed = False
+        for rec in written.values():  # files the person edited (left in place) keep a record
+            text = rec.get("text") or ""
+            if text and (text in texts or scrub(text, quotes) != text):
+                rec["text"], changed = scrub(text, quotes + list(texts)), True
+        if changed:
+            ownfiles.write_own(paths.written_path(), _dump({"version": STATE_VERSION, "files": written,
+                                                            "sections": sections}))
+
+
 def _usable_cwd(cwd) -> bool:
     return bool(cwd) and os.path.isabs(cwd)
 
@@ -208,7 +243,8 @@ def _collect_vetoes(store: Store, lessons: dict, written: dict, vetoes: list, no
                     meant: set) -> None:
     """A lesson file openmemory wrote that is gone, from a folder that is still there, is the
     person's veto; vetoes (by wording) then apply to every lesson, old or rebuilt."""
-    keys = {v.get("key") or veto_key(v.get("text", "")) for v in vetoes}
+    keys = {v.get("key") or veto_key(v.get("text", "")) for v in vetoes if not v.get("sha256")}
+    hashed = {v["sha256"] for v in vetoes if v.get("sha256")}  # forgotten lessons: no words kept
     projects = paths.projects_dir()
     vetoed_ids = set()
     for name, rec in sorted(written.items()):
@@ -234,7 +270,7 @@ def _collect_vetoes(store: Store, lessons: dict, written: dict, vetoes: list, no
             lesson["vetoed"] = 1
             result["vetoed"].append({"id": lesson["id"], "text": lesson["text"]})
     for lesson in lessons.values():  # survives re-ingest, re-consolidation and rebuilt databases
-        if not lesson["vetoed"] and veto_key(lesson["text"]) in keys:
+        if not lesson["vetoed"] and (veto_key(lesson["text"]) in keys or forgotten_key(lesson["text"]) in hashed):
             lesson["vetoed"] = 1
             vetoed_ids.add(lesson["id"])
     if vetoed_ids:

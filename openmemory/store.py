@@ -439,6 +439,90 @@ class Store:
             else:
                 self._db.execute("DELETE FROM opted_out WHERE hash = ?", (path_hash,))
 
+    def forgotten_among(self, hashes) -> set:
+        """The tombstones among these hashes (episodes forgotten: never stored again)."""
+        hashes = sorted(set(hashes))
+        found = set()
+        for start in range(0, len(hashes), 500):
+            chunk = hashes[start:start + 500]
+            found |= {row[0] for row in self._db.execute(
+                "SELECT hash FROM forgotten WHERE hash IN (%s)" % ",".join("?" * len(chunk)), chunk)}
+        return found
+
+    def memories_under(self, folder: str) -> tuple:
+        """(episode ids, lesson ids, session ids) of everything stored for a folder and below it."""
+        folder = folder.rstrip("/") or "/"
+        under = (folder, folder + "/%" if folder != "/" else "/%")
+        episodes = [r[0] for r in self._db.execute(
+            "SELECT id FROM episodes WHERE cwd = ? OR cwd LIKE ? ESCAPE '\\'", _like(under))]
+        lessons = [r[0] for r in self._db.execute(
+            "SELECT id FROM lessons WHERE text != '' AND (cwd = ? OR cwd LIKE ? ESCAPE '\\')", _like(under))]
+        sessions = [r[0] for r in self._db.execute(
+            "SELECT id FROM sessions WHERE cwd = ? OR cwd LIKE ? ESCAPE '\\'", _like(under))]
+        if sessions:
+            episodes = sorted(set(episodes) | set(self._episode_ids_of_sessions(sessions)))
+        return episodes, lessons, sessions
+
+    def _episode_ids_of_sessions(self, session_ids) -> list:
+        ids = sorted(set(session_ids))
+        out = []
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            out += [r[0] for r in self._db.execute(
+                "SELECT id FROM episodes WHERE session_id IN (%s)" % ",".join("?" * len(chunk)), chunk)]
+        return out
+
+    def episodes_of_sessions(self, session_ids) -> list:
+        """Every episode of these sessions (the copies a forgotten episode's words may be in)."""
+        return list(self.episodes_by_id(self._episode_ids_of_sessions(session_ids)).values())
+
+    def forget(self, tombstones, episode_ids, scrubbed, lesson_ids, reworded, session_ids, blank_titles,
+               quotes, now: str) -> dict:
+        """Forget, in one transaction, with deleted bytes overwritten and the text index rebuilt.
+
+        scrubbed: [(episode id, {title, gist, detail, facts})] copies with the words taken out;
+        reworded: [(lesson id, text, remaining source ids, seen)]. The forgotten lessons keep
+        their row, vetoed and emptied, so nothing learns them back under the same id.
+        Returns counts and whether the WAL was checkpointed to empty.
+        """
+        from .forget import scrub  # the one scrub, for session titles too
+        self._db.execute("PRAGMA secure_delete = ON")  # freed pages and cells are zeroed
+        with self.transaction():
+            self._db.executemany("INSERT OR IGNORE INTO forgotten (hash, at) VALUES (?, ?)",
+                                 [(h, now) for h in tombstones])
+            self._db.executemany("UPDATE predictions SET evidence = NULL WHERE evidence = ?",
+                                 [(i,) for i in episode_ids])
+            self._db.executemany("DELETE FROM episodes WHERE id = ?", [(i,) for i in episode_ids])
+            for eid, new in scrubbed:
+                self._db.execute(
+                    "UPDATE episodes SET title = ?, gist = ?, detail = ?, facts = ?, embedding = ? WHERE id = ?",
+                    (new["title"], new["gist"], new["detail"], json.dumps(new["facts"], ensure_ascii=False,
+                                                                          sort_keys=True),
+                     embed.encode(embed.vector(new["title"] + "\n" + new["gist"])), eid))
+            for lid in lesson_ids:
+                self._db.execute("UPDATE lessons SET text = '', sources = '[]', seen = 0, vetoed = 1, "
+                                 "embedding = ?, updated = ? WHERE id = ?", (bytes(embed.DIMENSIONS), now, lid))
+                self._db.execute("DELETE FROM predictions WHERE lesson_id = ?", (lid,))
+            for lid, text, remaining, seen in reworded:
+                text = redact(text)
+                self._db.execute("UPDATE lessons SET text = ?, sources = ?, seen = ?, embedding = ?, updated = ? "
+                                 "WHERE id = ?", (text, json.dumps(remaining), max(seen, 1),
+                                                  embed.encode(embed.vector(text)), now, lid))
+            for sid in session_ids:
+                self._db.execute("DELETE FROM episodes WHERE session_id = ?", (sid,))
+                self._db.execute("DELETE FROM sessions WHERE id = ?", (sid,))
+            self._db.executemany("UPDATE sessions SET title = '' WHERE id = ?", [(s,) for s in blank_titles])
+            if quotes:
+                for sid, title in self._db.execute("SELECT id, title FROM sessions WHERE title != ''").fetchall():
+                    if scrub(title, quotes) != title:
+                        self._db.execute("UPDATE sessions SET title = ? WHERE id = ?", (scrub(title, quotes), sid))
+            if self.has_recall_index():
+                # merge every segment into one: the deleted rows' terms leave the index's pages
+                self._db.execute("INSERT INTO recall_index (recall_index) VALUES ('optimize')")
+        busy, _, _ = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        return {"episodes": len(episode_ids), "lessons": len(lesson_ids), "reworded": len(reworded),
+                "scrubbed": len(scrubbed), "sessions": len(session_ids), "wal_emptied": not busy}
+
     # -- render: lessons as written into Claude Code's memory ---------------------------
 
     def all_lessons(self) -> list:
@@ -562,6 +646,12 @@ def _clean_episode(ep: dict) -> dict:
         "at": ep["at"],
         "cwd": ep.get("cwd") or None,
     }
+
+
+def _like(pair) -> tuple:
+    """(exact, prefix pattern) with LIKE's wildcards in the folder name taken literally."""
+    exact, pattern = pair
+    return exact, pattern[:-1].replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
 def _row(row: sqlite3.Row) -> dict:
