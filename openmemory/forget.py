@@ -155,15 +155,16 @@ def plan(store, episode_ids=(), lesson_ids=(), project=None) -> Plan:
 
 def _reword(store, lesson: dict, remaining: list) -> str | None:
     """The lesson worded again from the sources it has left, as sleep would word it; None if
-    they hold no lesson."""
+    they hold none of its kind."""
     eps = [ep for ep in store.episodes_by_id(remaining).values()]
     corrections = sorted((e for e in eps if e["kind"] == "correction"), key=lambda e: (e["at"], e["id"]))
     errors = sorted((e for e in eps if e["kind"] == "error"), key=lambda e: (e["at"], e["id"]))
-    body = None
+    # Of the same kind as sleep made it: a correction's lesson from the corrections left (the
+    # failed calls they answered alone do not make it), an error's from the errors left.
     if lesson["kind"] == "feedback":
         body = next((b for b in (wording.correction_lesson(e["facts"]) for e in corrections) if b), None)
-    if body is None and errors and (lesson["kind"] == "project" or not corrections):
-        body = wording.error_lesson([e["facts"] for e in errors])
+    else:
+        body = wording.error_lesson([e["facts"] for e in errors]) if errors else None
     if body is None:
         return None
     return wording.scoped(body, lesson["cwd"])
