@@ -10,7 +10,7 @@ import sys
 import time
 import traceback
 
-from . import __version__, clock, paths, store
+from . import __version__, clock, errors, paths, store
 from .errors import OpenMemoryError
 from .shorten import clip
 from .redact import redact
@@ -61,7 +61,7 @@ def cmd_status(args) -> int:
     with store.connect() as db:
         problem = db.quick_check()
         if problem:
-            raise store.damaged(db.path, problem)
+            raise errors.damaged(db.path, problem)
         counts = db.counts()
     counts["check"] = "ok"
     if args.json:
@@ -87,7 +87,7 @@ def cmd_backup(args) -> int:
     with store.connect() as db:
         problem = db.quick_check()
         if problem:
-            raise store.damaged(db.path, problem)
+            raise errors.damaged(db.path, problem)
         db.backup(args.path)
     print(f"backed up {paths.db_path()} to {args.path}", file=sys.stderr)
     return 0
@@ -183,7 +183,7 @@ def cmd_hook(args) -> int:
         hook.run(hook.read_event(sys.stdin), detach=args.detach)
     except (OpenMemoryError, sqlite3.DatabaseError) as e:  # said in one line, as the CLI would
         logging.getLogger("openmemory.hook").error("hook failed: %s",
-                                                   store.explain(e) if isinstance(e, sqlite3.Error) else e)
+                                                   errors.explain(e) if isinstance(e, sqlite3.Error) else e)
     except BaseException:  # exit 2 would mean "block" to Claude Code: never fail
         logging.getLogger("openmemory.hook").exception("hook failed")
     return 0
@@ -348,7 +348,7 @@ def main(argv=None) -> int:
         return 1
     except sqlite3.DatabaseError as e:  # damaged; or locked past the busy timeout, disk full, read-only
         _debug_traceback()
-        print(f"openmemory: error: {store.explain(e)}", file=sys.stderr)
+        print(f"openmemory: error: {errors.explain(e)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("openmemory: interrupted", file=sys.stderr)

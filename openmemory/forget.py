@@ -188,11 +188,13 @@ def apply(store, p: Plan, now: str) -> dict:
                "detail": scrub(ep["detail"], p.quotes), "facts": scrub_obj(ep["facts"], p.quotes)}
         if any(new[k] != ep[k] for k in new):
             scrubbed.append((ep["id"], new))
+    titles = store.session_titles({ep["session_id"] for ep in p.episodes if ep.get("session_id")})
+    gone_sessions = {ep["session_id"] for ep in p.episodes if ep["kind"] == "session"}
+    titles = [(sid, "" if sid in gone_sessions else scrub(t, p.quotes)) for sid, t in titles.items()]
     done = store.forget(tombstones=[tombstone(ep["key"]) for ep in p.episodes if ep.get("key")],
                         episode_ids=sorted(gone), scrubbed=scrubbed, lesson_ids=[ls["id"] for ls in p.lessons],
                         reworded=reworded, session_ids=p.sessions,
-                        blank_titles=[ep["session_id"] for ep in p.episodes if ep["kind"] == "session"],
-                        quotes=p.quotes, now=now)
+                        titles=[(sid, t) for sid, t in titles if sid not in p.sessions], now=now)
     report = _scrubbed_morning(store, p)
     done["morning"] = report is not None
     return done

@@ -9,7 +9,7 @@ import json
 import logging
 import sqlite3
 
-from . import __version__, recall as recall_lib, store
+from . import __version__, errors, recall as recall_lib, store
 from .errors import OpenMemoryError
 from .redact import redact
 
@@ -273,9 +273,9 @@ def _tools_call(params, project_dir) -> dict:
         log.warning("%s failed: %s", name, e)
         return _tool_result(f"openmemory could not {name}: {e}", error=True)
     except sqlite3.Error as e:  # damaged; or locked past the busy timeout, disk full
-        if store.is_damage(e):
-            log.error("%s failed: %s", name, store.explain(e))
-            return _tool_result(f"openmemory could not {name}: {store.explain(e)}", error=True)
+        if errors.is_damage(e):
+            log.error("%s failed: %s", name, errors.explain(e))
+            return _tool_result(f"openmemory could not {name}: {errors.explain(e)}", error=True)
         log.warning("%s failed on the database: %s", name, e)
         return _tool_result(f"openmemory could not {name}: the memory database failed ({e}). "
                             f"Try again later; memory is otherwise unaffected.", error=True)

@@ -15,6 +15,7 @@ rule that keeps a look-alike (commit hashes, UUIDs, paths, base64 images, lockfi
 digests, certificates) says how it is told apart; tests/test_redact.py holds the table.
 """
 import base64
+import json
 import math
 import re
 
@@ -264,3 +265,19 @@ def _is_private_der(body: str) -> bool:
 
 _PBE_OID_5 = bytes.fromhex("06092a864886f70d0105")    # PKCS#5 PBES1/PBES2
 _PBE_OID_12 = bytes.fromhex("060a2a864886f70d010c")   # PKCS#12 PBE
+
+
+def clean_episode(ep: dict) -> dict:
+    """Redact every text field and serialise facts; nothing unredacted reaches the file."""
+    facts = ep.get("facts") or {}
+    return {
+        "key": ep["key"],
+        "kind": ep["kind"],
+        "title": redact(ep["title"]),
+        "gist": redact(ep["gist"]),
+        "detail": redact(ep.get("detail") or ""),
+        "facts": json.dumps(redact_obj(facts), ensure_ascii=False, sort_keys=True)
+        if not isinstance(facts, str) else redact(facts),
+        "at": ep["at"],
+        "cwd": ep.get("cwd") or None,
+    }

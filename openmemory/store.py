@@ -12,9 +12,9 @@ from pathlib import Path
 
 from . import embed, paths
 from .clock import iso
-from .errors import DamagedDatabase, OpenMemoryError, StoreError
+from .errors import OpenMemoryError, StoreError, explain
 from .migrations import migrate
-from .redact import redact, redact_obj
+from .redact import clean_episode, redact
 
 BUSY_TIMEOUT_MS = 5000      # a concurrent ingest (hook + cron) waits instead of failing
 
@@ -29,36 +29,6 @@ def busy_timeout_ms() -> int:
 
 EPISODE_KINDS = ("session", "error", "correction", "note")
 
-
-def damaged(path, detail) -> DamagedDatabase:
-    """The one advice for a damaged database, wherever the damage is met (CLI, hook, MCP, status)."""
-    return DamagedDatabase(
-        f"the memory database at {path} is damaged ({detail}); move it aside (mv {path} {path}.damaged), "
-        f"then `openmemory ingest` rebuilds the episodes from the transcripts; notes stored with `remember` "
-        f"and lesson history come back only from a backup (OPERATIONS.md)")
-
-
-def is_damage(error: BaseException) -> bool:
-    """Whether a SQLite error says the file is damaged, not busy, full, read-only or misused."""
-    if not isinstance(error, sqlite3.DatabaseError):
-        return False
-    name = getattr(error, "sqlite_errorname", "") or ""
-    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
-        return True
-    # Python reports SQLITE_CORRUPT and SQLITE_NOTADB as the bare DatabaseError class
-    return type(error) is sqlite3.DatabaseError
-
-
-def explain(error: sqlite3.Error, path=None) -> StoreError:
-    """A SQLite error met after opening, as one line the person can act on."""
-    path = path or paths.db_path()
-    if is_damage(error):
-        return damaged(path, error)
-    return StoreError(f"the memory database at {path} could not be used: {error}; "
-                      f"if another openmemory is running, try again when it ends")
-
-
-# --------------------------------------------------------------------------------------
 
 class Store:
     """An open memory database. Use as a context manager, or call close()."""
@@ -83,32 +53,25 @@ class Store:
     # -- state ---------------------------------------------------------------------
 
     def quick_check(self) -> str | None:
-        """SQLite's quick check and the text index's own check: None when both pass, else what failed."""
+        """SQLite's quick check, then the text index's own: None when both pass, else what failed."""
         try:
-            rows = [row[0] for row in self._db.execute("PRAGMA quick_check")]
+            rows = [" ".join(row[0].split()) for row in self._db.execute("PRAGMA quick_check")]
+            if rows != ["ok"]:
+                return "; ".join(rows[:3])
+            if self.has_recall_index():  # reads every segment; wants the write lock: skipped if busy
+                self._db.execute("PRAGMA busy_timeout = 0")
+                self._db.execute("INSERT INTO recall_index (recall_index) VALUES ('integrity-check')")
+        except sqlite3.OperationalError:
+            pass  # another process is writing: the quick check above passed
         except sqlite3.DatabaseError as e:
             return str(e)
-        if rows != ["ok"]:
-            return "; ".join(" ".join(r.split()) for r in rows[:3])
-        if self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'recall_index'").fetchone():
-            # FTS5's integrity-check reads every index segment and writes nothing, but asks for
-            # the write lock: while another process writes, it is skipped rather than waited for.
-            self._db.execute("PRAGMA busy_timeout = 0")
-            try:
-                self._db.execute("INSERT INTO recall_index (recall_index) VALUES ('integrity-check')")
-            except sqlite3.OperationalError:
-                pass
-            except sqlite3.DatabaseError as e:
-                return f"the text index recall_index: {e}"
-            finally:
-                self._db.execute(f"PRAGMA busy_timeout = {busy_timeout_ms()}")
+        finally:
+            self._db.execute(f"PRAGMA busy_timeout = {busy_timeout_ms()}")
         return None
 
     def backup(self, dest: Path) -> None:
-        """Copy the database, consistent, while others read and write it (VACUUM INTO: one read
-        transaction, a compact copy); a dest that exists is refused, the copy is private (0600)."""
-        dest = Path(dest)
-        if dest.exists():
+        """A consistent copy while others read and write (VACUUM INTO, one read transaction), 0600."""
+        if Path(dest).exists():
             raise OpenMemoryError(f"{dest} already exists; name a new file for the backup")
         mask = os.umask(0o077)
         try:
@@ -164,7 +127,7 @@ class Store:
                 [e["key"] for e in episodes])} if episodes else {}
             keep = set()
             for ep in episodes:
-                ep = _clean_episode(ep)
+                ep = clean_episode(ep)
                 found = existing.get(ep["key"])
                 if found and found[1] != sid:
                     continue  # first transcript to record an event keeps it
@@ -212,7 +175,7 @@ class Store:
         if not text:
             raise OpenMemoryError("a note needs some text")
         title = title.strip() or text.splitlines()[0][:100]
-        ep = _clean_episode({"key": "", "kind": "note", "title": title, "gist": text, "detail": "",
+        ep = clean_episode({"key": "", "kind": "note", "title": title, "gist": text, "detail": "",
                              "facts": {}, "at": now, "cwd": cwd})
         with self.transaction():
             cur = self._db.execute(
@@ -429,99 +392,72 @@ class Store:
     # -- opting out and forgetting ------------------------------------------------------
 
     def note_opted_out(self, path_hash: str, out: bool = True) -> None:
-        """Count a transcript as kept out (or no longer, once it is ingested)."""
-        known = self._db.execute("SELECT 1 FROM opted_out WHERE hash = ?", (path_hash,)).fetchone()
-        if bool(known) == out:
-            return  # nothing to change: no write transaction
-        with self.transaction():
-            if out:
-                self._db.execute("INSERT OR IGNORE INTO opted_out (hash, at) VALUES (?, ?)", (path_hash, iso()))
-            else:
-                self._db.execute("DELETE FROM opted_out WHERE hash = ?", (path_hash,))
+        """Count a transcript as kept out (or no longer, once it is ingested); no write if unchanged."""
+        if bool(self._db.execute("SELECT 1 FROM opted_out WHERE hash = ?", (path_hash,)).fetchone()) != out:
+            with self.transaction():
+                if out:
+                    self._db.execute("INSERT OR IGNORE INTO opted_out (hash, at) VALUES (?, ?)", (path_hash, iso()))
+                else:
+                    self._db.execute("DELETE FROM opted_out WHERE hash = ?", (path_hash,))
 
     def forgotten_among(self, hashes) -> set:
         """The tombstones among these hashes (episodes forgotten: never stored again)."""
         hashes = sorted(set(hashes))
-        found = set()
-        for start in range(0, len(hashes), 500):
-            chunk = hashes[start:start + 500]
-            found |= {row[0] for row in self._db.execute(
-                "SELECT hash FROM forgotten WHERE hash IN (%s)" % ",".join("?" * len(chunk)), chunk)}
-        return found
+        return {r[0] for i in range(0, len(hashes), 500) for r in self._db.execute(
+            "SELECT hash FROM forgotten WHERE hash IN (%s)" % ",".join("?" * len(hashes[i:i + 500])),
+            hashes[i:i + 500])}
 
     def memories_under(self, folder: str) -> tuple:
         """(episode ids, lesson ids, session ids) of everything stored for a folder and below it."""
-        folder = folder.rstrip("/") or "/"
-        under = (folder, folder + "/%" if folder != "/" else "/%")
-        episodes = [r[0] for r in self._db.execute(
-            "SELECT id FROM episodes WHERE cwd = ? OR cwd LIKE ? ESCAPE '\\'", _like(under))]
-        lessons = [r[0] for r in self._db.execute(
-            "SELECT id FROM lessons WHERE text != '' AND (cwd = ? OR cwd LIKE ? ESCAPE '\\')", _like(under))]
-        sessions = [r[0] for r in self._db.execute(
-            "SELECT id FROM sessions WHERE cwd = ? OR cwd LIKE ? ESCAPE '\\'", _like(under))]
-        if sessions:
-            episodes = sorted(set(episodes) | set(self._episode_ids_of_sessions(sessions)))
-        return episodes, lessons, sessions
-
-    def _episode_ids_of_sessions(self, session_ids) -> list:
-        ids = sorted(set(session_ids))
-        out = []
-        for start in range(0, len(ids), 500):
-            chunk = ids[start:start + 500]
-            out += [r[0] for r in self._db.execute(
-                "SELECT id FROM episodes WHERE session_id IN (%s)" % ",".join("?" * len(chunk)), chunk)]
-        return out
+        where = "WHERE cwd = ? OR cwd LIKE ? ESCAPE '\\'"
+        args = _under(folder)
+        sessions = [r[0] for r in self._db.execute(f"SELECT id FROM sessions {where}", args)]
+        episodes = {r[0] for r in self._db.execute(f"SELECT id FROM episodes {where}", args)}
+        episodes |= {ep["id"] for ep in self.episodes_of_sessions(sessions)}
+        lessons = [r[0] for r in self._db.execute(f"SELECT id FROM lessons {where} AND text != ''", args)]
+        return sorted(episodes), lessons, sessions
 
     def episodes_of_sessions(self, session_ids) -> list:
         """Every episode of these sessions (the copies a forgotten episode's words may be in)."""
-        return list(self.episodes_by_id(self._episode_ids_of_sessions(session_ids)).values())
+        ids = sorted(set(session_ids))
+        return [_row(r) for i in range(0, len(ids), 500) for r in self._db.execute(
+            "SELECT * FROM episodes WHERE session_id IN (%s)" % ",".join("?" * len(ids[i:i + 500])), ids[i:i + 500])]
 
-    def forget(self, tombstones, episode_ids, scrubbed, lesson_ids, reworded, session_ids, blank_titles,
-               quotes, now: str) -> dict:
-        """Forget, in one transaction, with deleted bytes overwritten and the text index rebuilt.
+    def forget(self, tombstones, episode_ids, scrubbed, lesson_ids, reworded, session_ids, titles, now: str) -> dict:
+        """Forget in one transaction; deleted bytes zeroed, the text index merged, the WAL emptied.
 
-        scrubbed: [(episode id, {title, gist, detail, facts})] copies with the words taken out;
-        reworded: [(lesson id, text, remaining source ids, seen)]. The forgotten lessons keep
-        their row, vetoed and emptied, so nothing learns them back under the same id.
-        Returns counts and whether the WAL was checkpointed to empty.
+        scrubbed: [(episode id, {title, gist, detail, facts})]; reworded: [(lesson id, text,
+        sources, seen)]; titles: [(session id, title)]. A forgotten lesson keeps its row, vetoed
+        and emptied. Returns counts and whether the WAL could be checkpointed to empty.
         """
-        from .forget import scrub  # the one scrub, for session titles too
-        self._db.execute("PRAGMA secure_delete = ON")  # freed pages and cells are zeroed
+        db = self._db
+        db.execute("PRAGMA secure_delete = ON")  # freed pages and cells are overwritten with zeros
         with self.transaction():
-            self._db.executemany("INSERT OR IGNORE INTO forgotten (hash, at) VALUES (?, ?)",
-                                 [(h, now) for h in tombstones])
-            self._db.executemany("UPDATE predictions SET evidence = NULL WHERE evidence = ?",
-                                 [(i,) for i in episode_ids])
-            self._db.executemany("DELETE FROM episodes WHERE id = ?", [(i,) for i in episode_ids])
-            for eid, new in scrubbed:
-                self._db.execute(
-                    "UPDATE episodes SET title = ?, gist = ?, detail = ?, facts = ?, embedding = ? WHERE id = ?",
-                    (new["title"], new["gist"], new["detail"], json.dumps(new["facts"], ensure_ascii=False,
-                                                                          sort_keys=True),
-                     embed.encode(embed.vector(new["title"] + "\n" + new["gist"])), eid))
-            for lid in lesson_ids:
-                self._db.execute("UPDATE lessons SET text = '', sources = '[]', seen = 0, vetoed = 1, "
-                                 "embedding = ?, updated = ? WHERE id = ?", (bytes(embed.DIMENSIONS), now, lid))
-                self._db.execute("DELETE FROM predictions WHERE lesson_id = ?", (lid,))
-            for lid, text, remaining, seen in reworded:
-                text = redact(text)
-                self._db.execute("UPDATE lessons SET text = ?, sources = ?, seen = ?, embedding = ?, updated = ? "
-                                 "WHERE id = ?", (text, json.dumps(remaining), max(seen, 1),
-                                                  embed.encode(embed.vector(text)), now, lid))
-            for sid in session_ids:
-                self._db.execute("DELETE FROM episodes WHERE session_id = ?", (sid,))
-                self._db.execute("DELETE FROM sessions WHERE id = ?", (sid,))
-            self._db.executemany("UPDATE sessions SET title = '' WHERE id = ?", [(s,) for s in blank_titles])
-            if quotes:
-                for sid, title in self._db.execute("SELECT id, title FROM sessions WHERE title != ''").fetchall():
-                    if scrub(title, quotes) != title:
-                        self._db.execute("UPDATE sessions SET title = ? WHERE id = ?", (scrub(title, quotes), sid))
-            if self.has_recall_index():
-                # merge every segment into one: the deleted rows' terms leave the index's pages
-                self._db.execute("INSERT INTO recall_index (recall_index) VALUES ('optimize')")
-        busy, _, _ = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            db.executemany("INSERT OR IGNORE INTO forgotten (hash, at) VALUES (?, ?)", [(h, now) for h in tombstones])
+            db.executemany("UPDATE predictions SET evidence = NULL WHERE evidence = ?", [(i,) for i in episode_ids])
+            db.executemany("DELETE FROM episodes WHERE id = ?", [(i,) for i in episode_ids])
+            db.executemany("UPDATE episodes SET title = ?, gist = ?, detail = ?, facts = ?, embedding = ? WHERE id = ?",
+                           [(n["title"], n["gist"], n["detail"], json.dumps(n["facts"], ensure_ascii=False, sort_keys=True),
+                             embed.encode(embed.vector(n["title"] + "\n" + n["gist"])), eid) for eid, n in scrubbed])
+            db.executemany("UPDATE lessons SET text = '', sources = '[]', seen = 0, vetoed = 1, embedding = ?, "
+                           "updated = ? WHERE id = ?", [(bytes(embed.DIMENSIONS), now, i) for i in lesson_ids])
+            db.executemany("DELETE FROM predictions WHERE lesson_id = ?", [(i,) for i in lesson_ids])
+            db.executemany("UPDATE lessons SET text = ?, sources = ?, seen = ?, embedding = ?, updated = ? WHERE id = ?",
+                           [(redact(t), json.dumps(src), max(seen, 1), embed.encode(embed.vector(redact(t))), now, i)
+                            for i, t, src, seen in reworded])
+            db.executemany("DELETE FROM sessions WHERE id = ?", [(s,) for s in session_ids])
+            db.executemany("UPDATE sessions SET title = ? WHERE id = ?", [(t, s) for s, t in titles])
+            if self.has_recall_index():  # one merged segment: the deleted rows' terms leave its pages
+                db.execute("INSERT INTO recall_index (recall_index) VALUES ('optimize')")
+        busy = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
         return {"episodes": len(episode_ids), "lessons": len(lesson_ids), "reworded": len(reworded),
                 "scrubbed": len(scrubbed), "sessions": len(session_ids), "wal_emptied": not busy}
+
+    def session_titles(self, session_ids) -> dict:
+        """{session id: title} of these sessions."""
+        ids = sorted(set(session_ids))
+        return {r[0]: r[1] or "" for i in range(0, len(ids), 500) for r in self._db.execute(
+            "SELECT id, title FROM sessions WHERE id IN (%s)" % ",".join("?" * len(ids[i:i + 500])), ids[i:i + 500])}
 
     # -- render: lessons as written into Claude Code's memory ---------------------------
 
@@ -632,26 +568,10 @@ def _hash_text(text: str) -> int:
     return zlib.crc32(text.encode("utf-8"))
 
 
-def _clean_episode(ep: dict) -> dict:
-    """Redact every text field and serialise facts; nothing unredacted reaches the file."""
-    facts = ep.get("facts") or {}
-    return {
-        "key": ep["key"],
-        "kind": ep["kind"],
-        "title": redact(ep["title"]),
-        "gist": redact(ep["gist"]),
-        "detail": redact(ep.get("detail") or ""),
-        "facts": json.dumps(redact_obj(facts), ensure_ascii=False, sort_keys=True)
-        if not isinstance(facts, str) else redact(facts),
-        "at": ep["at"],
-        "cwd": ep.get("cwd") or None,
-    }
-
-
-def _like(pair) -> tuple:
-    """(exact, prefix pattern) with LIKE's wildcards in the folder name taken literally."""
-    exact, pattern = pair
-    return exact, pattern[:-1].replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+def _under(folder: str) -> tuple:
+    """(folder, LIKE pattern for what is below it), LIKE's wildcards in the name taken literally."""
+    folder = folder.rstrip("/")
+    return folder or "/", folder.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"
 
 
 def _row(row: sqlite3.Row) -> dict:
