@@ -152,14 +152,25 @@ LOOKALIKES = [
     ("https://github.com/anthropics/claude-code/blob/main/README.md", "a URL without credentials"),
     ("SomeVeryLongCamelCaseIdentifierNameHere1", "a 40-character identifier: a word-like, low-spread name"),
     ("abcdefghijklmnopqrstuvwxyzabcdefghijklmn", "40 letters, no digit, one case"),
+    ('"integrity": "sha1-2jmj7l5rSw0yVb/vlWAYkK/YBwk="', "a sha1 SRI digest: 28 characters, no key shape"),
+    ("reverted 9fceb02 and 1a2b3c4", "short commit hashes"),
+    ("npm install @types/node@20.11.5 typescript@5.4.2", "package versions"),
+    ("FROM python:3.12-slim-bookworm AS build", "a Docker image tag"),
+    ("data:image/jpeg;base64,/9j/4AAQSkZJRgABAQEASABIAAD/2wBDAAMCAgICAgMCAgIDAwMDBAYEBAQEBAgGBgUGCQgKCgkICQkKDA8MCgsOCwkJDRENDg8QEBEQCgwSExIQEw8QEBD",
+     "a base64 JPEG in a fixture: one long run, and it starts /9j/, not an ASN.1 SEQUENCE"),
+    ("arn:aws:iam::123456789012:role/DeployRole", "an AWS ARN: an account number and a name"),
+    ("aws s3 cp app.tar.gz s3://acme-releases-2024/releases/v1.2.3/app.tar.gz", "a bucket path"),
+    ('<input type="password" name="pw" autocomplete="current-password">', "an HTML password field"),
+    ("def test_password_reset_sends_email_with_token_link(self):", "a test name holding secret words"),
+    ("GET /api/v1/users/550e8400-e29b-41d4-a716-446655440000/profile 200", "a UUID in a URL path"),
+    ("tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904", "a git tree hash: lowercase hex"),
 ]
 
 
 class RedactTable(unittest.TestCase):
     def test_at_least_forty_of_each(self):
         self.assertGreaterEqual(len(SECRETS), 40)
-        self.assertGreaterEqual(len(LOOKALIKES), len(SECRETS) - 10)
-        self.assertGreaterEqual(len(LOOKALIKES), 40)
+        self.assertGreaterEqual(len(LOOKALIKES), len(SECRETS))
 
     def test_every_secret_is_redacted(self):
         for text, secret in SECRETS:
