@@ -145,3 +145,34 @@ class Forget(TempHome):
         reply = mcp.handle({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                             "params": {"name": "forget", "arguments": {"id": 1}}})
         self.assertIn("error", reply)
+
+
+class ForgetOnTheRealCorpus(TempHome):
+    """Forget a fixed-seed sample of real episodes, re-ingest everything: none comes back."""
+
+    def test_forgotten_real_episodes_never_come_back(self):
+        import random
+        from tests.helpers import corpus_files
+        from openmemory import forget
+        files = corpus_files()
+        self.ok("ingest", *files)
+        with store.connect() as db:
+            episodes = db.episodes()
+        rng = random.Random(13)
+        chosen = rng.sample([e for e in episodes if e["kind"] != "session"], 20) + \
+            rng.sample([e for e in episodes if e["kind"] == "session"], 3)
+        gone = {e["id"] for e in chosen}
+        others = " ".join(" ".join([e["title"], e["gist"], e["detail"], json.dumps(e["facts"])])
+                          for e in episodes if e["id"] not in gone and e["session_id"] not in
+                          {c["session_id"] for c in chosen if c["kind"] == "session"})
+        only_theirs = [q for e in chosen for q in forget.quotes_of(e) if len(q) >= 20 and q not in others]
+        self.ok("forget", *sorted(gone))
+        self.ok("ingest", "--force", *files)
+        with store.connect() as db:
+            keys = {e["key"] for e in db.episodes()}
+        self.assertEqual([e["key"] for e in chosen if e["key"] in keys], [])
+        raw = b"".join(p.read_bytes() for p in self.home.glob("memory.db*"))
+        self.assertGreater(len(only_theirs), 5)
+        self.assertEqual([q for q in only_theirs if q.encode() in raw], [])
+        print(f"\nforgot {len(chosen)} real episodes, re-ingested {len(files)} transcripts: 0 came back, "
+              f"{len(only_theirs)} of their quotes absent from the database bytes")
