@@ -34,6 +34,8 @@ class OptOut:
     def __init__(self):
         self.listed = listed_folders()
         self._seen = {}
+        self._folders = None
+        self._folder_seen = {}
 
     def reason(self, cwd) -> str | None:
         """Why a session in cwd is kept out (the marker or the list entry), or None."""
@@ -50,11 +52,15 @@ class OptOut:
         it, and from the first records of the transcripts Claude Code keeps beside it.
         """
         key = str(folder)
-        if key not in self._seen:
-            self._seen[key] = None
-            for cwd in cwds:
-                if paths.memory_dir_for(cwd) == folder and self.reason(cwd):
-                    self._seen[key] = self.reason(cwd)
+        if key not in self._folder_seen:
+            self._folder_seen[key] = None
+            if self._folders is None:  # each stored working folder's memory folder, found once
+                self._folders = {}
+                for cwd in cwds:
+                    self._folders.setdefault(str(paths.memory_dir_for(cwd)), []).append(cwd)
+            for cwd in self._folders.get(key, []):
+                if self.reason(cwd):
+                    self._folder_seen[key] = self.reason(cwd)
                     break
             else:
                 for transcript in sorted(Path(folder).parent.glob("*.jsonl"))[:TRANSCRIPTS_READ]:
@@ -64,9 +70,9 @@ class OptOut:
                     except OSError:
                         continue
                     if self.reason(cwd):
-                        self._seen[key] = self.reason(cwd)
+                        self._folder_seen[key] = self.reason(cwd)
                         break
-        return self._seen[key]
+        return self._folder_seen[key]
 
     def _reason(self, cwd: str) -> str | None:
         here = Path(os.path.realpath(os.path.expanduser(cwd)))
