@@ -71,7 +71,9 @@ _BRANCHES = [
 ]
 # Branches that keep their context and redact only one group.
 _VALUE_GROUP = {"azure_sas": "sas", "url_credentials": "urlpw", "bearer": "bearer_value"}
-_PATTERN = re.compile("|".join(f"(?P<{name}>{body})" for name, body in _BRANCHES))
+# Every branch starts where a token starts (none inside a run of letters and digits), so one
+# look-behind rejects most positions before any branch is tried: one pass, at a regex's speed.
+_PATTERN = re.compile("(?<![A-Za-z0-9])(?:" + "|".join(f"(?P<{name}>{body})" for name, body in _BRANCHES) + ")")
 
 # Values after a secret word that are clearly not secrets: numbers, placeholders, references.
 _PLACEHOLDER = re.compile(
