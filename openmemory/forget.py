@@ -37,6 +37,20 @@ def tombstone(key: str) -> str:
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def tombstones(ep: dict, session_id=None) -> list:
+    """An episode's tombstones: of its `key`, and of what happened when in which session, so a
+    later change of how keys are made (a new identity scheme) does not bring it back."""
+    out = [tombstone(ep["key"])] if ep.get("key") else []
+    sid = session_id or ep.get("session_id")
+    if sid and ep.get("at") and ep.get("kind") != "note":
+        out.append(tombstone(f"event:{ep['kind']}:{sid}:{ep['at']}"))
+    return out
+
+
+def is_forgotten(ep: dict, forgotten: set, session_id=None) -> bool:
+    return any(h in forgotten for h in tombstones(ep, session_id))
+
+
 def parse_ids(words: list) -> tuple:
     """("12", "lesson:3", "L3", "episode:7") -> ([12, 7], [3]); anything else is an error."""
     episodes, lessons = [], []
@@ -94,18 +108,18 @@ def scrub_obj(value, quotes: list):
     return value
 
 
-def without_forgotten(episodes: list, forgotten: set) -> tuple:
+def without_forgotten(episodes: list, forgotten: set, session_id=None) -> tuple:
     """Episodes about to be stored, minus the forgotten ones and their words; (episodes, quotes).
 
-    forgotten: the tombstones among these episodes' keys. Used by ingest on every transcript.
+    forgotten: the tombstones among these episodes'. Used by ingest on every transcript.
     """
     if not forgotten:
         return episodes, []
-    gone = [ep for ep in episodes if tombstone(ep["key"]) in forgotten]
+    gone = [ep for ep in episodes if is_forgotten(ep, forgotten, session_id)]
     quotes = [q for ep in gone for q in quotes_of(ep)]
     kept = []
     for ep in episodes:
-        if tombstone(ep["key"]) in forgotten:
+        if is_forgotten(ep, forgotten, session_id):
             continue
         kept.append(dict(ep, title=scrub(ep["title"], quotes), gist=scrub(ep["gist"], quotes),
                          detail=scrub(ep.get("detail") or "", quotes), facts=scrub_obj(ep.get("facts") or {}, quotes)))
@@ -191,7 +205,7 @@ def apply(store, p: Plan, now: str) -> dict:
     titles = store.session_titles({ep["session_id"] for ep in p.episodes if ep.get("session_id")})
     gone_sessions = {ep["session_id"] for ep in p.episodes if ep["kind"] == "session"}
     titles = [(sid, "" if sid in gone_sessions else scrub(t, p.quotes)) for sid, t in titles.items()]
-    done = store.forget(tombstones=[tombstone(ep["key"]) for ep in p.episodes if ep.get("key")],
+    done = store.forget(tombstones=[(h, n > 0) for ep in p.episodes for n, h in enumerate(tombstones(ep))],
                         episode_ids=sorted(gone), scrubbed=scrubbed, lesson_ids=[ls["id"] for ls in p.lessons],
                         reworded=reworded, session_ids=p.sessions,
                         titles=[(sid, t) for sid, t in titles if sid not in p.sessions], now=now)

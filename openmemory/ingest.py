@@ -154,10 +154,10 @@ def _store_session(store: Store, path: Path, session, st, report: Report) -> Non
            "ended": _iso_or_none(session.ended), "version": session.version, "turns": len(session.turns),
            "skipped": session.skipped}
     # What the person made openmemory forget stays forgotten, and its words out of the rest.
-    forgotten = store.forgotten_among(forget.tombstone(ep["key"]) for ep in episodes)
+    forgotten = store.forgotten_among(h for ep in episodes for h in forget.tombstones(ep, sid))
     if forgotten:
-        session_gone = any(ep["kind"] == "session" and forget.tombstone(ep["key"]) in forgotten for ep in episodes)
-        episodes, quotes = forget.without_forgotten(episodes, forgotten)
+        session_gone = any(ep["kind"] == "session" and forget.is_forgotten(ep, forgotten, sid) for ep in episodes)
+        episodes, quotes = forget.without_forgotten(episodes, forgotten, sid)
         row["title"] = "" if session_gone else forget.scrub(row["title"], quotes)
     counts = store.replace_session(row, episodes)
     for kind, n in counts["added"].items():

@@ -137,10 +137,12 @@ def m004_forgotten_and_opted_out(db: sqlite3.Connection) -> None:
     """Tombstones of forgotten episodes, and the transcripts kept out, both as hashes only.
 
     `forgotten.hash` is sha256 of an episode's key (the identity of the event, not its
-    words), so re-ingesting its transcript never brings it back. `opted_out.hash` is a
+    words), and with alias 1 of its kind, session and time, so re-ingesting its transcript
+    never brings it back. `opted_out.hash` is a
     transcript path's hash: `status` counts the sessions kept out without naming them.
     """
-    db.execute("CREATE TABLE forgotten (hash TEXT PRIMARY KEY, at TEXT NOT NULL)")
+    # alias 1: the same event named by kind, session and time (survives a change of key scheme)
+    db.execute("CREATE TABLE forgotten (hash TEXT PRIMARY KEY, at TEXT NOT NULL, alias INTEGER NOT NULL DEFAULT 0)")
     db.execute("CREATE TABLE opted_out (hash TEXT PRIMARY KEY, at TEXT NOT NULL)")
 
 

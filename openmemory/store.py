@@ -226,7 +226,7 @@ class Store:
             "predictions_failed": predictions[3],
             "lines_skipped": skipped,
             "opted_out": self._db.execute("SELECT count(*) FROM opted_out").fetchone()[0],
-            "forgotten": self._db.execute("SELECT count(*) FROM forgotten").fetchone()[0],
+            "forgotten": self._db.execute("SELECT count(*) FROM forgotten WHERE NOT alias").fetchone()[0],
             "last_ingest": self.get_state("last_ingest"),
             "last_sleep": self.get_state("last_sleep"),
             "db_bytes": _db_bytes(self.path),
@@ -433,7 +433,8 @@ class Store:
         db = self._db
         db.execute("PRAGMA secure_delete = ON")  # freed pages and cells are overwritten with zeros
         with self.transaction():
-            db.executemany("INSERT OR IGNORE INTO forgotten (hash, at) VALUES (?, ?)", [(h, now) for h in tombstones])
+            db.executemany("INSERT OR IGNORE INTO forgotten (hash, at, alias) VALUES (?, ?, ?)",
+                           [(h, now, int(alias)) for h, alias in tombstones])
             db.executemany("UPDATE predictions SET evidence = NULL WHERE evidence = ?", [(i,) for i in episode_ids])
             db.executemany("DELETE FROM episodes WHERE id = ?", [(i,) for i in episode_ids])
             db.executemany("UPDATE episodes SET title = ?, gist = ?, detail = ?, facts = ?, embedding = ? WHERE id = ?",

@@ -146,6 +146,20 @@ class Forget(TempHome):
                             "params": {"name": "forget", "arguments": {"id": 1}}})
         self.assertIn("error", reply)
 
+    def test_a_forgotten_event_stays_out_when_keys_are_made_another_way(self):
+        from unittest import mock
+        from openmemory import ingest
+        error = next(e for e in store.connect().episodes("error") if "discover" in e["facts"]["command"])
+        self.ok("forget", error["id"])
+        made = ingest.episodes_of
+
+        def rekeyed(session, session_id=None):  # as a later openmemory might name events
+            return [dict(ep, key="v2:" + ep["key"]) for ep in made(session, session_id)]
+        with mock.patch.object(ingest, "episodes_of", rekeyed), store.connect() as db:
+            ingest.ingest(db, force=True)
+            back = [e for e in db.episodes("error") if "discover" in e["facts"].get("command", "")]
+        self.assertEqual(back, [])
+
 
 class ForgetOnTheRealCorpus(TempHome):
     """Forget a fixed-seed sample of real episodes, re-ingest everything: none comes back."""
