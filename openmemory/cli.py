@@ -123,9 +123,11 @@ def cmd_forget(args) -> int:
             if sys.stdin.readline().strip().lower() not in ("y", "yes"):
                 print("nothing forgotten", file=sys.stderr)
                 return 1
+        # Vetoes first, files after the database: stopped anywhere, the next render or sleep
+        # finishes the files from what the database says.
+        render.veto_forgotten([ls["text"] for ls in plan.lessons if ls["text"]], plan.quotes, clock.iso())
         done = forget.apply(db, plan, clock.iso())
         rendered = render.render(db)
-        render.veto_forgotten([ls["text"] for ls in plan.lessons if ls["text"]], plan.quotes, clock.iso())
         report = db.get_state("morning")
         if report and done["morning"]:
             morning.write_morning(morning.morning_text(json.loads(report), sleep.PREDICTION_DAYS,

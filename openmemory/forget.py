@@ -205,11 +205,12 @@ def apply(store, p: Plan, now: str) -> dict:
     titles = store.session_titles({ep["session_id"] for ep in p.episodes if ep.get("session_id")})
     gone_sessions = {ep["session_id"] for ep in p.episodes if ep["kind"] == "session"}
     titles = [(sid, "" if sid in gone_sessions else scrub(t, p.quotes)) for sid, t in titles.items()]
+    report = _scrubbed_morning(store, p)
     done = store.forget(tombstones=[(h, n > 0) for ep in p.episodes for n, h in enumerate(tombstones(ep))],
                         episode_ids=sorted(gone), scrubbed=scrubbed, lesson_ids=[ls["id"] for ls in p.lessons],
                         reworded=reworded, session_ids=p.sessions,
-                        titles=[(sid, t) for sid, t in titles if sid not in p.sessions], now=now)
-    report = _scrubbed_morning(store, p)
+                        titles=[(sid, t) for sid, t in titles if sid not in p.sessions], now=now,
+                        morning=None if report is None else json.dumps(report, ensure_ascii=False, sort_keys=True))
     done["morning"] = report is not None
     return done
 
@@ -236,8 +237,4 @@ def _scrubbed_morning(store, p: Plan):
             items.append(item)
         report[key] = items
     report["vetoed"] = [v for v in report.get("vetoed") or [] if not (isinstance(v, dict) and v.get("id") in gone_lessons)]
-    report = scrub_obj(report, p.quotes)
-    with store.transaction():
-        store.set_state("morning", json.dumps(report, ensure_ascii=False, sort_keys=True))
-        store.set_state("night_facts", "{}")
-    return report
+    return scrub_obj(report, p.quotes)

@@ -423,13 +423,10 @@ class Store:
         return [_row(r) for i in range(0, len(ids), 500) for r in self._db.execute(
             "SELECT * FROM episodes WHERE session_id IN (%s)" % ",".join("?" * len(ids[i:i + 500])), ids[i:i + 500])]
 
-    def forget(self, tombstones, episode_ids, scrubbed, lesson_ids, reworded, session_ids, titles, now: str) -> dict:
-        """Forget in one transaction; deleted bytes zeroed, the text index merged, the WAL emptied.
-
-        scrubbed: [(episode id, {title, gist, detail, facts})]; reworded: [(lesson id, text,
-        sources, seen)]; titles: [(session id, title)]. A forgotten lesson keeps its row, vetoed
-        and emptied. Returns counts and whether the WAL could be checkpointed to empty.
-        """
+    def forget(self, tombstones, episode_ids, scrubbed, lesson_ids, reworded, session_ids, titles, now: str,
+               morning: str | None = None) -> dict:
+        """Forget in one transaction (forget.apply says what): freed bytes zeroed, the text index
+        merged, the WAL emptied. A forgotten lesson keeps its row, vetoed and emptied."""
         db = self._db
         db.execute("PRAGMA secure_delete = ON")  # freed pages and cells are overwritten with zeros
         with self.transaction():
@@ -448,6 +445,9 @@ class Store:
                             for i, t, src, seen in reworded])
             db.executemany("DELETE FROM sessions WHERE id = ?", [(s,) for s in session_ids])
             db.executemany("UPDATE sessions SET title = ? WHERE id = ?", [(t, s) for s, t in titles])
+            if morning is not None:  # the report's facts without them; a stopped sleep's facts dropped
+                self.set_state("morning", morning)
+                self.set_state("night_facts", "{}")
             if self.has_recall_index():  # one merged segment: the deleted rows' terms leave its pages
                 db.execute("INSERT INTO recall_index (recall_index) VALUES ('optimize')")
         busy = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
