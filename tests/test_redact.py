@@ -243,6 +243,9 @@ class EveryPathThatStoresOrWrites(TempHome):
         self.assertIn(self.home / "logs" / "openmemory.log", written)
         self.assertTrue(any(p.name == "MEMORY.md" for p in written))
         self.assertIn("token [REDACTED", (self.home / "logs" / "openmemory.log").read_text())
+        raw = b"".join(p.read_bytes() for p in written).lower()
+        for token in (b"hunter2", b"pr0d", b"zx8fq2nr7pl4sw9k"):  # as the text index would hold them
+            self.assertFalse(token in raw, token)
         for secret in self.SAID:
             for p in written:
                 self.assertFalse(secret.encode() in p.read_bytes(), f"{secret[:12]}... is in {p}")
