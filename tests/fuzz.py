@@ -13,7 +13,7 @@ so it can be replayed. What must hold:
   a file cut at any byte keeps every complete record; a record with a wrong type in any one
   field loses nothing of the other records; a file with no known record has no turns;
 - ingest: every fuzzed file goes through episodes_of and redaction without an exception;
-- MCP server: random bytes, random lines and malformed JSON-RPC never kill it; after each,
+- MCP server: random bytes, random lines, two huge lines and malformed JSON-RPC never kill it; after each,
   a valid request is answered; every line it writes is one JSON object.
 """
 import argparse
@@ -267,7 +267,7 @@ def junk_message(rng: random.Random) -> bytes:
     return b"\xef\xbb\xbf" + json.dumps({"jsonrpc": "2.0", "id": "bom", "method": "ping"}).encode()
 
 
-def fuzz_pipes(n: int, seed: int, home: Path) -> dict:
+def fuzz_pipes(n: int, seed: int, home: Path, huge_mb: int = 4) -> dict:
     rng = random.Random(seed)
     env = dict(os.environ, OPENMEMORY_HOME=str(home / "om"), CLAUDE_CONFIG_DIR=str(home / "claude"),
                HOME=str(home), PYTHONPATH=str(ROOT))
@@ -300,7 +300,7 @@ def fuzz_pipes(n: int, seed: int, home: Path) -> dict:
 
     try:
         for i in range(n):
-            junk = junk_message(rng)
+            junk = junk_message(rng) if i not in (0, n // 2) else b"{" + b"A" * (huge_mb * 1024 * 1024)
             rid = f"probe-{i}"
             try:
                 proc.stdin.write(junk + b"\n" + json.dumps({"jsonrpc": "2.0", "id": rid, "method": "ping"}).encode()
@@ -326,14 +326,15 @@ def fuzz_pipes(n: int, seed: int, home: Path) -> dict:
         proc.stderr.close()
     if code != 0:
         failures.append(f"seed {seed}: the server exited {code}: {err[-300:]!r}")
-    return {"counts": {"lines": n, "answered_after": answered, "replies": replies}, "failures": failures}
+    return {"counts": {"lines": n, "answered_after": answered, "replies": replies, "huge_lines": 2},
+            "failures": failures}
 
 
 def campaign(full: bool = False, seed: int = 1) -> dict:
     cfg = FULL if full else SHORT
     with tempfile.TemporaryDirectory(prefix="om-fuzz-") as tmp:
         parser = fuzz_parser(cfg["parser"], seed, cfg, Path(tmp))
-        pipes = fuzz_pipes(cfg["pipes"], seed, Path(tmp))
+        pipes = fuzz_pipes(cfg["pipes"], seed, Path(tmp), cfg["huge_line_mb"])
     return {"parser": parser["counts"], "pipes": pipes["counts"],
             "failures": parser["failures"] + pipes["failures"]}
 
