@@ -58,11 +58,12 @@ class OptOut:
                 self._folders = {}
                 for cwd in cwds:
                     self._folders.setdefault(str(paths.memory_dir_for(cwd)), []).append(cwd)
-            for cwd in self._folders.get(key, []):
+            known = self._folders.get(key, [])
+            for cwd in known:
                 if self.reason(cwd):
                     self._folder_seen[key] = self.reason(cwd)
                     break
-            else:
+            if not known:  # a project never ingested: its transcripts' first records say where
                 for transcript in sorted(Path(folder).parent.glob("*.jsonl"))[:TRANSCRIPTS_READ]:
                     try:
                         with open(transcript, "rb") as f:
