@@ -44,7 +44,7 @@ STAGES = {
 WALL_CLOCK = {"created", "last_touched", "ingested"}
 
 
-def workload(root: Path, projects: int = 6, sessions_per_project: int = 8, bulk: int = 40) -> dict:
+def workload(root: Path, projects: int = 14, sessions_per_project: int = 5, bulk: int = 30) -> dict:
     """A world to run in: three git projects with sessions that make lessons, and MEMORY.md of the person's own."""
     env = dict(os.environ, OPENMEMORY_HOME=str(root / "om"), CLAUDE_CONFIG_DIR=str(root / "claude"),
                HOME=str(root / "home"), PYTHONPATH=str(ROOT))
@@ -183,13 +183,20 @@ def campaign(kills_per_stage: int, seed: int = 1) -> dict:
             p = run(env, args)
             took[stage] = time.monotonic() - started
             if p.returncode != 0:
-                return {"failures": [f"uninterrupted {stage} failed: {p.stderr}"], "kills": 0, "survived": 0}
+                return {"failures": [f"uninterrupted {stage} failed: {p.stderr}"], "kills": 0, "survived": 0,
+                        "midway": {}}
             after[stage] = snapshot(base)
+        started = time.monotonic()
+        run(env, ["paths"])  # the interpreter's start: killing before it ends tests nothing
+        startup = time.monotonic() - started
+        midway = {stage: 0 for stage in STAGES}
         for stage, args in STAGES.items():
+            restore(before[stage], base)
+            untouched = snapshot(base)
             for k in range(kills_per_stage):
                 tried += 1
                 restore(before[stage], base)
-                delay = rng.uniform(0.05, took[stage])
+                delay = rng.uniform(min(startup, took[stage] * 0.8), took[stage])
                 proc = subprocess.Popen([sys.executable, "-m", "openmemory", *args], env=env,
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 time.sleep(delay)
@@ -200,6 +207,8 @@ def campaign(kills_per_stage: int, seed: int = 1) -> dict:
                 if (base / "om" / "memory.db").exists() and integrity(base) != "ok":
                     problems.append(f"integrity_check: {integrity(base)}")
                 problems += whole_files(base)
+                killed = snapshot(base)
+                midway[stage] += killed != untouched and killed != after[stage]  # caught in the middle
                 again = run(env, args)
                 if again.returncode != 0:
                     problems.append(f"re-run failed: {again.stderr.strip()[-300:]}")
@@ -215,8 +224,8 @@ def campaign(kills_per_stage: int, seed: int = 1) -> dict:
                     failures.append(f"{where}: " + "; ".join(problems))
                 else:
                     survived += 1
-    return {"kills": tried, "survived": survived, "failures": failures,
-            "stage_seconds": {s: round(t, 2) for s, t in took.items()}}
+    return {"kills": tried, "survived": survived, "failures": failures, "midway": midway,
+            "stage_seconds": {s: round(t, 2) for s, t in took.items()}, "startup_seconds": round(startup, 2)}
 
 
 def main(argv=None) -> int:
