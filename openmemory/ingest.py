@@ -123,13 +123,17 @@ def ingest_file(store: Store, path, report: Report | None = None, force: bool = 
             if not force and store.file_state(str(path)) == (st.st_mtime_ns, st.st_size):
                 report.unchanged += 1
                 return report
-            # Kept out by the person: only the first records are read, to learn the folder.
-            if (optout or OptOut()).reason(transcripts.working_folder(f)):
+            # Kept out by the person: only the first records are read, to learn the folder
+            # (should the folder show up only later in the file, nothing is stored either).
+            optout = optout or OptOut()
+            session = None
+            if not optout.reason(transcripts.working_folder(f)):
+                f.seek(0)
+                session = transcripts.parse_lines(f, str(path))
+            if session is None or optout.reason(session.cwd):
                 report.opted_out += 1
                 store.note_opted_out(_path_hash(path))
                 return report
-            f.seek(0)
-            session = transcripts.parse_lines(f, str(path))
             _store_session(store, path, session, st, report)
     except OSError as e:
         report.failed.append((str(path), e.strerror or str(e)))
