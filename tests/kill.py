@@ -93,7 +93,11 @@ def snapshot(root: Path) -> dict:
         con.row_factory = sqlite3.Row
         for table in ("episodes", "sessions", "lessons", "predictions", "state"):
             rows = []
-            for row in con.execute(f"SELECT * FROM {table} ORDER BY 1"):
+            try:
+                found = con.execute(f"SELECT * FROM {table} ORDER BY 1").fetchall()
+            except sqlite3.OperationalError:  # killed before the schema was made
+                continue
+            for row in found:
                 row = {k: row[k] for k in row.keys() if k not in WALL_CLOCK and k != "embedding"}
                 if table == "state" and row["key"] == "last_ingest":
                     continue
