@@ -1,8 +1,10 @@
-"""What a failure or a person's words are: an error worth a lesson, a correction, a redirect.
+"""What a failure or a person's words are: a correction (and whether it lasts), an error's
+cause, an error worth a lesson.
 
 Ingest (transcripts.surprises) and sleep (consolidation, verification, the morning report)
-ask the same questions of the same text; this module answers them once. Pure: text in,
-a decision or the telling lines out.
+ask the same questions of the same text; this module answers them once, by the rules
+written down in ARCHITECTURE.md ("What a correction is"). Pure: text in, a decision or the
+telling lines out.
 """
 import re
 
@@ -15,7 +17,7 @@ _EXIT = re.compile(r"^Exit code -?\d+$")
 
 
 # --------------------------------------------------------------------------------------
-# The person's words: a correction, a redirect after an interrupt
+# The person's words: a correction, doubtful, or not one
 
 # An opener that rejects or redirects: "no, ...", "stop", "don't ...", "wrong", "instead ..."
 _OPENER = re.compile(
@@ -31,7 +33,8 @@ _OPENER = re.compile(
 _PHRASE = re.compile(
     r"(?:\binstead of\b|\s+instead\b|\brather than\b|\bnot what i\b|\bthat'?s not\b|\bthat is not\b|"
     r"\bis(?:n'?t| not) (?:right|correct|what)\b|\b(?:is|are|was) wrong\b|"
-    r"\b(?:still )?(?:doesn'?t|does not|didn'?t|did not) (?:work|help|fix|start|run|seem to work)\b|"
+    r"\b(?:still )?(?:doesn'?t|does not|didn'?t|did not) (?:work|help|fix|start|run|seem to work|compile|build|"
+    r"pass|load|render)\b|\b(?:this|that|it|you) (?:breaks|broke)\b|\balready exists?\b|"
     r"\bstill (?:not|fail\w*|broken|bro?ke|seeing|getting|the same|doesn'?t|does not|isn'?t|is not)\b|"
     r"\byou (?:forgot|missed|broke|ignored|skipped|didn'?t|did not|shouldn'?t|should not|should have)\b|"
     r"\bshouldn'?t (?:have|be|use|do)\b|\bshould not (?:have|be|use|do)\b|"
@@ -39,24 +42,78 @@ _PHRASE = re.compile(
     r"(?:^|[.!?]\s+)(?:please\s+)?(?:don'?t|do not|never|stop)\s+\w+|"
     r"(?:^|[.!?]\s+)no[.,!]\s|\bbroke\b|\bnot like that\b|\bwrong (?:file|one|place|command|branch|approach)\b)",
     re.I)
-_EARLY = 240  # a correction says so at once; long pasted logs and reviews are not scanned deep
+_EARLY = 240  # a correction says so at once: openers and phrases are looked for this far in
+# A request that opens like a rejection ("stop the server when you're done", "don't forget X").
+_REQUEST = re.compile(r"^(?:(?:ok(?:ay)?|great|good|thanks?|perfect|nice|cool)\b[\s,.!]*)*"
+                      r"(?:stop\s+(?:the|that|this|my|your|our|all)\s+\w+(?:\s+\w+)?\s+(?:when|after|once|before)\b|"
+                      r"stop\s+(?:here|for\s+(?:now|today|the\s+day))\b|don'?t\s+forget\b|do not forget\b|no\s+rush\b|"
+                      r"(?:wait|hold on)\b[,.!\s]+(?:before you \w+[,:]?\s+)?(?:what|when|where|who|which|how)(?:'s)?\b)", re.I)
+# A rule set against what the agent did, anywhere in the person's own lines.
+_RULE = re.compile(r"""(?xi)
+      \bwe\s+(?:don'?t|do\s+not)\s+use\b | \bwe\s+(?:always|only|never|don'?t\s+ever)\s+\w+ | ,\s*never\s+\S+
+    | \bwe\s+use\s+\S+(?![^\n]*(?:\b(?:can|could|would)\s+you\b|\?)) | ^\s*(?:and\s+|also\s+)?(?:please\s+)?(?:remember|keep\s+in\s+mind)\s*(?:that\b|:|,)
+    | ,\s*(?:please\s+)?(?:don'?t|do\s+not|never)\s+(?!worry|bother|mind)\w+
+    | \b(?:is|are)\s+(?:banned|forbidden|not\s+allowed)\b | \b(?:is|are)\s+not\s+(?:a|an|the)\s+(?:fix|solution|option|answer)\b
+    | \bwe\s+(?:already\s+)?have\s+(?:our\s+own|an?\s+\w+\s+for\s+that)\b
+    | \b(?:from\s+now\s+on|going\s+forward|in\s+(?:the\s+)?future|next\s+time)\b
+    | \b(?:we|i)\s+(?:\w+\s+)?(?:don'?t|do\s+not)\s+want\b | \b(?:i|we)'?d\s+rather\b | \brather\s+than\b
+    | \binstead\s+of\b | \b(?:try|check|look)\s+(?:it\s+)?again\b | \bit\s+still\s+(?!works?\b)\w+
+    | (?:^|[.!;]\s+)not\s+(?!sure\b|bad\b|now\b|yet\b|much\b|really\b|urgent\b|a\s+(?:problem|big\s+deal)\b)\w+""")
+# A plain statement of a fact the agent got wrong.
+_WRONG_FACT = re.compile(r"""(?xi)
+      \b(?:since|after)\s+your\s+(?:knowledge\s+|training\s+)?cut-?off\b
+    | \b(?:was|were|has\s+been|have\s+been|got|is\s+now)\s+(?:already\s+)?(?:removed|deprecated|renamed|merged|
+        deleted|dropped|moved|replaced|released)\b
+    | \bwe\s+(?:already\s+)?(?:merged|dropped|removed|deleted|switched|migrated|renamed|replaced)\s+(?:that|this|it|
+        those|the)\b
+    | \bhas\s+(?:since\s+)?become\s+available\b | \bno\s+longer\s+(?:exists?|used|supported|there)\b
+    | \b(?:that|this|it)'?s\s+(?:an?\s+|so\s+|really\s+|pretty\s+)*(?:\w+\s+)?(?:ancient|outdated|deprecated|
+        obsolete|years\s+old)\b""")
+# Pushback phrased as a question: it presumes the agent is wrong ("didn't we already ...?",
+# "why is X still there?", "isn't that years old?", "I see four uncommitted files?").
+_PUSHBACK = re.compile(r"""(?xi)
+      \b(?:didn'?t|did\s+not|haven'?t|weren'?t|aren'?t|wasn'?t|isn'?t|shouldn'?t|doesn'?t|don'?t)\s+(?:we|you|it|
+        that|this|there|they)\b | \bdidn'?t\s+i\s+(?:say|tell|ask|mention)\b
+    | \bwhy\s+(?:is|are|does|do|did|was|were)\b.*\b(?:still|again|back|there|here|not|twice)\b
+    | \bwhy\s+(?:would|did)\s+you\b
+    | \b(?:still|already|again|uncommitted|ancient|outdated|deprecated|obsolete|years?\s+old|old\s+version|
+        implausible|wrong|broken|missing|twice|two\s+different)\b""")
+_ASKS = re.compile(r"(?i)\b(?:can|could|would|will) you\b|\bplease\b")   # a request, not pushback
+_PLAIN_QUESTION = re.compile(r"(?i)^(?:(?:ok(?:ay)?|so|and|sure|also)[\s,.]+)*(?:did|have|has|are|were|is|was|do|"
+                             r"does)\s+(?:you|we|it|they)\b")
+_THINK = re.compile(r"(?i)^(?:(?:ok(?:ay)?|so|hm+|well)[\s,.]+)*i\s+(?:think|guess|feel|wonder)\b")
+# The agent saying it is done: what failing output pasted next contradicts.
+_CLAIM = re.compile(r"(?i)\b(?:all (?:\d+ )?(?:tests?|checks?|specs?) (?:pass|passed|passing|green)|"
+                    r"tests? pass(?:es|ed|ing)?\b|passes|passing|green|fixed|done\b|complete(?:d|ly)?\b|ready\b|"
+                    r"works?\b|working\b|pushed|merged|resolved|succeed(?:s|ed)?|successful(?:ly)?|"
+                    r"should (?:now )?(?:work|pass|be green|build)|builds? (?:now|fine|cleanly)|is live|committed|"
+                    r"deployed|implemented)")
+# A line of pasted output that says something failed.
+_FAIL_LINE = re.compile(r"""(?xi)^\s*(?:
+      (?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception):\s | Traceback\s\(most | error(?:\[\w+\])?:\s | ERROR[:\s] | FAILED\b
+    | FAIL\s | npm\s(?:ERR!|error)\s | .*\berror\sTS\d+: | .*\bexit\s(?:code|status):?\s*[1-9] | .*\bfailed\b
+    | fatal:\s | \[CLIENT\sERROR\] | ×\s | ✖ | .*\bpanicked\sat\b | E\s{2,}\S )""")
+# Review findings pasted back: a header, or an item naming a place in the code.
+_REVIEW_HEAD = re.compile(r"(?im)^\s*(?:more\s+)?(?:(?:pr|code|review(?:er)?'?s?|coderabbit|copilot)\s+(?:feedback|"
+                          r"review|comments?|says|notes|findings)\b|code review for\b|request changes\b|review:)")
+_REVIEW_ITEM = re.compile(r"(?im)^\s*(?:\d+[.)]\s+|[-*•]\s+)?(?:in\s+)?`?[\w./-]+\.[A-Za-z]{1,5}`?(?:[:(]\s*\d+|"
+                          r"\s+(?:around\s+)?lines?\s+\d+|\s+\(\d+\)\s*$)")
+# A line of pasted output (a log, a diff, a prompt, a frame), not the person's own words.
+_OUTPUT = re.compile(r"""(?x)^(?:\s{2,}|\t|[❯$>#+|│└├╰━─=@\[]|\s*-{2,}|\s*\d+(?:\.\d+)?\s|.*[\u2500-\u259f]|.*\.{4,}|
+                     \s*(?:at|File)\s|.*\s{3,}\S|\S+$)""")
+_APPROVAL = re.compile(r"\b(?:works?|worked|great|good|thanks?|thank you|perfect|nice|lgtm|looks good|"
+                       r"yes|yep|sure|fine|continue|go on|go ahead|carry on)\b", re.I)
 
 
 def correction_head(said: str) -> str:
-    """The part of a message a correction lives in: its first _EARLY characters."""
+    """The part of a message its opener and early phrases are looked for in."""
     return (said or "").strip()[:_EARLY]
 
 
 def is_correction_text(text: str) -> bool:
-    """Whether the person's words reject or redirect what the agent did (deterministic)."""
+    """Whether the opening of the person's words rejects or redirects (openers and phrases)."""
     head = text.strip().replace("\u2019", "'")[:_EARLY]
-    return bool(_OPENER.search(head) or _PHRASE.search(head))
-
-
-# After an interrupt, a short imperative that does something else is a redirect
-# ("create the beads", "push up and make a pr"); approval is not ("it works, commit").
-_APPROVAL = re.compile(r"\b(?:works?|worked|great|good|thanks?|thank you|perfect|nice|lgtm|looks good|"
-                       r"yes|yep|sure|fine|continue|go on|go ahead|carry on)\b", re.I)
+    return bool(_OPENER.search(head) or _PHRASE.search(head)) and not _REQUEST.match(head)
 
 
 def is_redirect_after_interrupt(text: str) -> bool:
@@ -65,39 +122,318 @@ def is_redirect_after_interrupt(text: str) -> bool:
     return len(head) <= 120 and "\n" not in head and not head.endswith("?") and not _APPROVAL.search(head)
 
 
+def own_lines(text: str) -> list:
+    """The lines the person typed themselves: not pasted output (logs, diffs, frames)."""
+    return [line for line in (text or "").splitlines()
+            if line.strip() and not _OUTPUT.match(line) and not _FAIL_LINE.match(line)]
+
+
+def pasted_failure(text: str) -> bool:
+    """Whether the message holds pasted output that says something failed."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    return len(lines) >= 2 and any(_FAIL_LINE.match(line) for line in lines)
+
+
+def review_findings(text: str) -> bool:
+    """Whether the message is review findings: a header, or items naming a file and line."""
+    return bool(_REVIEW_HEAD.search(text[:400]) or _REVIEW_ITEM.search(text[:1200]))
+
+
+def correction_verdict(text: str, agent_said: str = "", refused: bool = False, interrupted: bool = False,
+                       first: bool = False) -> tuple:
+    """(verdict, form) of what the person typed, by the rules of ARCHITECTURE.md.
+
+    verdict: 'correction', 'doubtful', 'standing' (a first message that sets a lasting rule)
+    or None; form: which rule decided ('refusal', 'words', 'redirect', 'fact', 'question',
+    'review', 'pasted-failure', 'late-instruction', 'standing', '').
+    agent_said: the agent's last words before (its claim of being done, if any).
+    """
+    t = (text or "").strip().replace("\u2019", "'")
+    head = t[:_EARLY]
+    if first:
+        found = lasting_sentence(t)
+        standing = found and (_STANDING.search(found[0].split(";")[0]) or _STANDING_LEAD.match(head))
+        return ("standing", "standing") if standing else (None, "")
+    if refused:
+        return "correction", "refusal"
+    if _REQUEST.match(head):
+        return None, ""
+    if _OPENER.search(head) or _PHRASE.search(head):
+        return "correction", "words"
+    if interrupted and is_redirect_after_interrupt(t):
+        return "correction", "redirect"
+    if _WRONG_FACT.search(head):
+        return "correction", "fact"
+    mine = own_lines(t)
+    if any(_RULE.search(line) for line in mine):
+        return "correction", "words" if len(t) <= _EARLY else "late-instruction"
+    questions = [q.strip() for q in re.findall(r"[^.?!\n]*\?", head)]
+    if questions:
+        if _THINK.match(head):
+            return "doubtful", "question"
+        if any(_PUSHBACK.search(q) and not _ASKS.search(q) for q in questions):
+            return "correction", "question"
+    if review_findings(t):
+        return "correction", "review"
+    if pasted_failure(t):
+        return ("correction" if _CLAIM.search((agent_said or "")[-600:]) else "doubtful"), "pasted-failure"
+    if len(t) > _EARLY and lasting_sentence(t[_EARLY:]):
+        return "correction", "late-instruction"
+    rule = lasting_sentence(t)
+    if rule and _STANDING.search(rule[0]):
+        return "correction", "words"        # a standing rule, said after the agent acted
+    if questions and any(_PLAIN_QUESTION.match(q) for q in questions):
+        return "doubtful", "question"
+    return None, ""
+
 
 # --------------------------------------------------------------------------------------
-# A failed tool call: the lines that say what went wrong
+# What lasts: the sentence of the person's words worth keeping beyond this moment
+
+# Openers that carry no instruction ("ok so", "no,", "wait.", "actually").
+FILLER = re.compile(r"^(?:(?:ok(?:ay)?|ah+|oh+|hm+|uh+|um+|well|so|hey|sorry|actually|alright|right|hmm+|yes|yeah|"
+                    r"sure|great|good|never mind|nevermind)\b[\s,.!:;…—-]*|(?:no+|nope|nah|wait|stop|hold on)(?:[\s]*[,.!:;…—-]+\s*|\s+"
+                    r"(?=don'?t\b|do not\b|never\b|use\b|run\b|just\b|please\b|not\b|we\b|you\b|let'?s\b|i\b)))+", re.I)
+# Leads before the instruction itself; the person's scope words go too (the lesson's own
+# "In this repository" stands for them).
+LEAD = re.compile(r"^(?:please\s+|just\s+|let'?s\s+|let us\s+|you (?:should|need to|must|have to)\s+|"
+                  r"we (?:should|need to|must|have to)\s+|i (?:want|need) you to\s+|make sure (?:to|you)\s+|"
+                  r"(?:and\s+)?remember (?:to|that)\s+|from now on,?\s+|going forward,?\s+|in (?:the )?future,?\s+|"
+                  r"next time,?\s+|in this (?:repo|repository|project|codebase),?\s+|here,\s+|"
+                  r"(?=we (?:use|always|never|only|don'?t)\b)we\s+|(?=we \w+ [^,]*,\s*not\b)we\s+)+", re.I)
+IMPERATIVE = re.compile(
+    r"^(?:don'?t|do not|(?:never|always)(?!\s+(?:nice|good|great|fun|cool|happy|so|a|an|the|been)\b)|only|stop|avoid|use|run|prefer|keep|put|call|add|remove|write|check|make|"
+    r"set|pass|install|import|leave|ask|read|edit|delete|commit|push|test|build|start|restart|switch|move|"
+    r"rename|follow|include|exclude|skip|point|mock|return|wrap|target|pin|try|change|update|create|open|"
+    r"store|save|log|print|handle|name|place|stick|go|look|search|merge|rebase|deploy|format|lint|type|"
+    r"split|join|drop|stay|work|ship|reuse|document|comment|mention|tell|show|catch|raise|open)\b", re.I)
+# An imperative after a condition: "in the container use ...", "before you push, run ...".
+_CONDITIONED = re.compile(r"^(?:(?:in|on|for|inside|within|when|whenever|before|after|if)\s+(?:[\w./`'-]+,?\s+)"
+                          r"{1,5}?)?" + IMPERATIVE.pattern[1:], re.I)
+# What makes an instruction last beyond the moment: a prohibition, a rule, a preference, a
+# contrast, or a named tool to do it with.
+_LASTING = re.compile(r"\b(?:don'?t|do not|never|always|only|stop|avoid|prefer|instead|rather than|use|using)\b|"
+                      r",\s*not\b|\bnot\s+[`'\"]|\bwith\s+[`'\"]", re.I)
+# Words that make a sentence a standing rule (what a first message, a paste or a review needs).
+_STANDING = re.compile(r"(?i)\b(?:always|never|from now on|going forward|in (?:the )?future|every ?time|whenever|"
+                       r"everywhere|in this (?:repo|repository|project|codebase)|we (?:always|never|only|don'?t|"
+                       r"do not)|don'?t ever|next time)\b")
+_STANDING_LEAD = re.compile(r"(?i)\s*(?:from now on|going forward|in (?:the )?future|for (?:all|every) future)\b")
+_STRONG = re.compile(r"(?i)\b(?:always|never|instead|rather than|'d rather|not|don'?t|do not|avoid|only|must|"
+                     r"everywhere|from now on|in future)\b|,\s*not\b")
+# A statement of how things are, set against what the agent assumed ("X, not Y") ...
+FACT = re.compile(r"(?:\b(?:is|are|lives?|goes|go|belongs?|runs?|sits?|comes?)\b|'s\b).*(?:,\s*not\s+\S|\binstead of\b|"
+                  r"\brather than\b)", re.I)
+# "it's `make lint`, not `npm run lint`": code set against code is a fact, not a diagnosis
+_CODE_CONTRAST = re.compile(r"`[^`]+`,?\s+not\s+`[^`]+`")
+# ... but not a diagnosis of the moment ("the issue is the linter, not db:generate").
+_DIAGNOSIS = re.compile(r"^(?:the\s+(?:issue|problem|bug|cause|error|reason|fix|culprit)|it|it'?s|that|that'?s|"
+                        r"this|this is|i|i'?m|we'?re|you|you'?re|maybe|probably|seems)\b", re.I)
+# A standing statement in the person's own voice ("we do container-first", "I'd rather X than
+# Y", "that endpoint was removed", "X is banned"): kept, quoted, as it was said.
+_STATEMENT = re.compile(r"""(?xi)
+      \b(?:we|i)\s+(?:\w+\s+)?(?:don'?t|do\s+not|never)\s+(?:want|use|do)\b | \b(?:we|i)'?d\s+rather\b.*\bthan\b
+    | \bwe\s+(?:always|only|never)\b | \bwe\s+do\s+(?!need|want|have|not|know|see|get)[\w-]+
+    | \bwe'?re\s+(?:on|using)\s+\S+ | \bwe\s+(?:use|moved\s+to|switched\s+to|migrated\s+to)\s+\S+
+    | \bour\s+\w+(?:\s+\w+)?\s+(?:runs?|lives?|uses?)\s+(?:on|in|at)?\s*\S+
+    | \b(?:is|are)\s+(?:banned|forbidden|not\s+allowed|deprecated|obsolete|no\s+longer\s+used)\b
+    | \b(?:is|are)\s+not\s+(?:a|an|the)\s+(?:fix|solution|option|answer)\b
+    | \bwe\s+(?:already\s+)?have\s+(?:our\s+own|an?\s+\w+\s+for\s+that)\b
+    | \b(?:was|were|has\s+been|have\s+been)\s+(?:removed|deprecated|renamed|dropped|replaced)\b
+    | \bhas\s+(?:since\s+)?become\s+available\b""")
+# ... and one that needs a contrast or a standing word to last ("it needs to be local, not in
+# the cloud"; not "it needs to be faster").
+_NEEDS = re.compile(r"(?i)\b(?:needs?|has|have)\s+to\s+(?:be|call|use|run)\b|\bmust\s+(?:be|use|run)\b")
+_CONTRASTED = re.compile(r"(?i),\s*not\b|\binstead of\b|\brather than\b|\bnot\s+\w+\s+(?:but|in)\b")
+_ALREADY = re.compile(r"(?i)^(?:didn'?t|don'?t|haven'?t)\s+we\s+already\b")
+_REMEMBER = re.compile(r"(?i)^\s*(?:and\s+|also\s+)?(?:please\s+)?(?:remember|note|keep in mind|fyi)\s*(?:that\b|:|,)\s*")
+# Words of the moment: what holds them holds nothing lasting ("try again", "still", "I think").
+_MOMENT = re.compile(r"(?i)\b(?:again|still|right now|for now|this time|wth|looks like|seems|i think|maybe|"
+                     r"probably|yet|this test|this file|the other one|the other file)\b|\?$"
+                     r"|^(?:don'?t\s+|do not\s+|never\s+)?\w+\s+(?:it|that|this|them|those|these)\b(?!\s+(?:is|are)\b)")
+# Markers that alone do not make an instruction last: they need something concrete with them
+# (code, a path, a flag, a tool) or a standing word ("use the other file" is of the moment).
+_FIRM = re.compile(r"(?i)\b(?:never|always|don'?t|do not|avoid|stop|prefer|rather than|'d rather|must)\b|,\s*not\b")
+# Tools a person names in prose: concrete enough for a rule, and put in backticks in a lesson.
+TOOLS = frozenset({
+    "npm", "pnpm", "yarn", "bun", "deno", "node", "npx", "pip", "pipx", "uv", "poetry", "pytest", "ruff", "black",
+    "isort", "flake8", "mypy", "pyright", "eslint", "biome", "prettier", "tsc", "vitest", "jest", "mocha",
+    "playwright", "cypress", "tox", "nox", "cargo", "rustc", "docker", "podman", "kubectl", "git", "gh", "psql",
+    "mysql", "curl", "wget", "python", "python3", "bundle", "rake", "rails", "mix", "alembic", "prisma",
+    "terraform", "httpx"})
+_CONCRETE = re.compile(r"`[^`]+`|['\"][^'\"]+['\"]|\S+[./:=]\S+|(?<!\w)--?[A-Za-z][\w-]*|\b[a-z]+_[a-z_]+\b|"
+                       r"\b[a-z]+[A-Z]\w*\b|\b(?:make|unittest|" + "|".join(sorted(TOOLS)) + r")\b")
+_FEELING = re.compile(r"(?:,\s+|\s+and\s+)i\s+(?:don'?t|do not|want|need|think|feel|hate|like)\b.*$", re.I)
+
+
+def sentences(said: str):
+    """The person's own sentences, list marks and pasted output left out."""
+    for line in own_lines(said):
+        line = re.sub(r"^\s*(?:\d+[.)]|[-*•])\s+", "", line)
+        for s in re.split(r"(?<=[.!?])\s+|\s{2,}|\s+-\s+|\(|\)", line):
+            if s.strip():
+                yield s.strip()
+
+
+def lasting_sentence(said: str, strict: bool = False):
+    """(sentence, form) of the sentence of what the person typed that holds the most lasting
+    thing, or None: form is 'imperative', 'fact' or 'statement'. strict (the words come with
+    pasted output or review findings): only a standing rule counts."""
+    found = []
+    parts = list(sentences(said))
+    for n, raw in enumerate(parts):
+        after = parts[n + 1] if n + 1 < len(parts) else ""
+        judged = _judge(raw) if raw else None
+        if judged is None and raw and re.match(r"(?i)(?:not|never)\s", after) and len(after.split()) <= 8:
+            judged = _judge(f"{raw.rstrip('.!')}, {after}")     # "it needs to be local. not in the cloud"
+            after = parts[n + 1] = "" if judged else after
+        if judged is None or (strict and not _STANDING.search(raw)):
+            continue
+        if judged[1] == "statement" and after and len(judged[0]) + len(after) < 110 and (
+                re.match(r"(?i)(?:not|never)\s", after) and len(after.split()) <= 8 or _judge(after)):
+            judged = (f"{judged[0]}, {after.rstrip('.!')}", judged[1])   # "..., not claude in the cloud"
+        score = 2 if (_STRONG.search(judged[0]) or judged[1] != "imperative") else 1
+        found.append((score, -len(found), judged))
+    return max(found)[2] if found else None
+
+
+def _judge(raw: str):
+    if _ALREADY.match(raw):
+        return raw.rstrip("?") + "?", "statement"     # "didn't we already drop 3.8?": a fact, asked
+    remember = _REMEMBER.match(raw)
+    if remember and len(raw[remember.end():].split()) >= 3:
+        return raw[remember.end():].strip().rstrip(".!"), "statement"   # "remember: staging needs VPN"
+    opened = FILLER.sub("", raw).strip()
+    s = LEAD.sub("", opened).strip()
+    s = re.sub(r"[,;]?\s*(?:please|thanks|thank you|i think|i guess|ok\??)[.!]*$", "", s, flags=re.I).strip()
+    s = _FEELING.sub("", s).rstrip(".!…, ")
+    if not s or s.endswith("?") or len(s.split()) < 2 or _MOMENT.search(s):
+        return None
+    if _CONDITIONED.match(s):
+        marked = _LASTING.search(re.sub(r"\bto avoid\b", "", s))
+        strong = _STANDING.search(opened) or _FIRM.search(s)
+        if strong or (marked and _CONCRETE.search(s)):
+            return s, "imperative"
+        return None
+    if FACT.search(s) and (not _DIAGNOSIS.match(s) or _CODE_CONTRAST.search(s)):
+        return s, "fact"
+    if re.search(r"(?i),\s+(?:please\s+)?(?:don'?t|do not|never|always)\s+(?!worry|bother|mind)\w+", s):
+        return s, "fact"                # "the docs are generated, don't edit docs/api by hand"
+    if _STATEMENT.search(s) or (_NEEDS.search(s) and (_CONTRASTED.search(s) or _STANDING.search(opened))):
+        return s, "statement"
+    return None
+
+
+# --------------------------------------------------------------------------------------
+# A failed tool call: the lines that say why
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\]8;[^\x1b\x07]*(?:\x1b\\\\|\x07)")
-_BOX = re.compile(r"^[\s\u2500-\u259f\u2190-\u21ff\u2700-\u27bf\U0001f300-\U0001faff|┃❯•·-]*$")
-ERRORISH = re.compile(r"(?i)(?:\berror\b|\berr!|\bfatal\b|\bfail(?:ed|ure|s)?\b|\bexception\b|traceback|"
-                       r"\bnot found\b|no such file|permission denied|\bdenied\b|\binvalid\b|\bcannot\b|"
-                       r"\bcan't\b|\bunable\b|\bmissing\b|\bundefined\b|\brefused\b|\btimed? ?out\b|"
-                       r"\bunrecognized\b|\bunknown\b|\bdoes not exist\b|\bunused\b|^[×✖✗✘]|\bpanic)")
+_GLYPHS = "\u2500-\u257f\u2580-\u259f\u25a0-\u25ff\u2190-\u21ff\u2700-\u27bf\u2800-\u28ff\U0001f300-\U0001faff×✖✗✘│┃❯•·"
+_BOX = re.compile(rf"^[\s{_GLYPHS}|=_*#~^.:-]*$")
+_BANNER = re.compile(r"^_{3,}.*_{3,}$|^={3,}.*={3,}$")
+_FRAMED = re.compile(r"^[│┃║].*[│┃║]$|^┃")       # a line inside a box: a banner, a job header
+# Lines that carry nothing: progress meters, frames of a stack or a code excerpt, hints.
+_NOISE = re.compile(r"""(?x)^(?:
+      %\s*Total\b | .*\bDload\b | [\d\s.:kMG%-]+(?:--:--:--.*)?$
+    | \[\+\]\s*Building | =>\s | -->\s | >\s | \#\d+\s | \d+\s*[|│] | [|│]\s
+    | at\s+\S | File\s+" | hint: | note: | LINE\s+\d+: | \[SQL:
+    | .*\.{4,}\s*(?:Passed|Skipped)$ | -\s(?:hook\ id|exit\ code|files\ were\ modified):
+    | Require\ stack: | -\s/ )""")
+# Marks that only decorate a line: pytest's `E   `, `×`, `╰─▶`, BuildKit's `93.71 ` timing.
+_MARK = re.compile(rf"^(?:E\s{{2,}}|[{_GLYPHS}\s]+|\d+\.\d+\s+(?=\S))")
+_TRAIL = re.compile(rf"[\s{_GLYPHS}]+$")
+# The line that names an exception: `TypeError: …`, `sqlalchemy.exc.ProgrammingError: …`,
+# `Error: …`, `error[E0425]: …`, `thread 'main' panicked at …`.
+_EXCEPTION = re.compile(r"^(?:(?:[A-Za-z_]\w*\.)*[A-Za-z_]*(?:Error|Exception|Exit|Interrupt|Fault|Failure)\b"
+                        r"(?:\s*\[\w+\])?:|error\[E\d+\]:|.*\bpanicked at\b)")
+ERRORISH = re.compile(r"(?i)(?:\berror\b|\berr!|^err_|\bfatal\b|\bfail(?:ed|ure|s)?\b|\bexception\b|traceback|"
+                      r"\bnot found\b|no such file|permission denied|\bdenied\b|\binvalid\b|\bcannot\b|"
+                      r"\bcan't\b|\bcouldn'?t\b|\bcould not\b|\bunable\b|\bmissing\b|\bundefined\b|\brefused\b|"
+                      r"\btimed? ?out\b|\bunrecognized\b|\bunknown\b|\bdoes not exist\b|\bunused\b|\bnot set\b|"
+                      r"\bmust be set\b|\brejected\b|\bno rule\b|\bno solution\b|\bunsatisfiable\b|\bconflict|"
+                      r"^[×✖✗✘]|\bpanic)")
+# Wrappers: they say that something below failed, not why.
+_WRAPPER = re.compile(r"""(?xi)^(?:
+      make(?:\[\d+\])?:\s\*\*\*\s\[ | npm\s(?:ERR!|error)\s(?:code|path|command|errno|syscall|signal|A\ complete\ log|
+        Lifecycle)\b | npm\s(?:ERR!|error)\s*$ | error\sCommand\sfailed | ELIFECYCLE | ERR_PNPM_RECURSIVE
+    | error:\sfailed\sto\spush\ssome\srefs | error:\scould\snot\scompile | error:\stest\sfailed | error:\srecipe
+    | FAIL\s+\S+\s+\[(?:setup|build)\sfailed\] | husky\s-\s | ERROR:\sfailed\sto\ssolve
+    | Error:\sunknown\s\(\d+\):\sfailed\sto\ssolve | Error:\sProcess\scompleted\swith\sexit\scode
+    | FAILED\s\((?:errors?|failures?)= | .*Interrupted:\s\d+\serrors? | Some\serrors\swere\semitted
+    | Found\s\d+\serrors? | Checked\s\d+\sfiles? | See\s'.*--help' | Aborting\b | Oops!\sSomething\swent\swrong
+    | info\sVisit | For\smore\sinformation | .*\.{4,}\s*Failed$ | \d+\s(?:failed|errors?)(?:,\s\d+\s\w+)*\sin\s[\d.]+m?s
+    | no\stests\sran | Command\sfailed\swith\sexit\scode | exit\sstatus\s\d+ )""")
 
 
 def error_lines(result: str, limit: int = 3) -> list:
-    """The lines of a failed tool call's output that say what went wrong, first ones first.
+    """The lines of a failed tool call's output that say why it failed, the cause first.
 
-    Output often opens with banners, progress and environment noise: the exit code is
-    kept, then lines that look like errors, and only without those the first lines.
+    "Exit code N" stays first when the output opens with it. Then the deepest cause: the
+    exception that ends the first Python traceback (the root of a chain), else the first
+    line naming an exception, else lines that read as errors; wrappers (`make: *** [...]`,
+    `npm ERR! code 1`), banners and progress meters only when nothing else says anything.
+    A cause line that ends with ':' brings the line after it.
     """
-    text = _ANSI.sub("", result or "")
-    text = re.sub(r"</?tool_use_error>", "", text)
-    lines = []
+    text = re.sub(r"</?tool_use_error>", "", _ANSI.sub("", result or ""))
+    kept = []                   # (text, rank): 3 exception, 2 error, 1 wrapper, 0 other, -1 exit code
+    tracebacks = []             # index in kept of each line that ends a Python traceback
+    in_traceback = False
     for line in text.splitlines():
-        line = line.strip()
-        if line and not _BOX.match(line):
-            lines.append(clip(line, 200))
-    head = [lines.pop(0)] if lines and _EXIT.match(lines[0]) else []
-    errorish = [line for line in lines if ERRORISH.search(line)]
-    return head + (errorish or lines)[: limit - len(head)]
+        s = line.strip()
+        if s.startswith("Traceback (most recent call last)"):
+            in_traceback = True
+            continue
+        ends_traceback = in_traceback and bool(s) and not line[:1].isspace()
+        if ends_traceback:
+            in_traceback = False
+        if not s or in_traceback or _BOX.match(s) or _BANNER.match(s) or (_NOISE.match(s) and not _FRAMED.match(s)):
+            continue
+        shown = clip(_TRAIL.sub("", _MARK.sub("", s)) or s, 200)
+        rank = (-1 if _EXIT.match(s) else -2 if _FRAMED.match(s) else 1 if _WRAPPER.match(shown)
+                else 3 if _EXCEPTION.match(shown) else 2 if ERRORISH.search(s) else 0)
+        if ends_traceback:
+            tracebacks.append(len(kept))
+        kept.append((shown, rank))
+    head = [kept.pop(0)[0]] if kept and kept[0][1] == -1 else []
+    if head:
+        tracebacks = [i - 1 for i in tracebacks]
+    order = tracebacks[:1]
+    for rank in (3, 2):
+        order += [i for i, (_, r) in enumerate(kept) if r == rank and i not in order]
+    if not order:               # nothing reads as an error: plain lines, then wrappers, then frames
+        order = [i for rank in (0, 1, -2) for i, (_, r) in enumerate(kept) if r == rank]
+    picked = []
+    for i in order:
+        if len(picked) >= limit - len(head):
+            break
+        if i not in picked:
+            picked.append(i)
+            if kept[i][0].endswith(":") and i + 1 < len(kept) and i + 1 not in picked:
+                picked.append(i + 1)    # "panicked at x:", "No solution found:": and what it says
+    picked = picked[: limit - len(head)]
+    banner = next((i for i, (text, r) in enumerate(kept) if r == -2 and len(text.split()) >= 3), None)
+    if banner is not None and banner not in picked:
+        # which hook or tool framed it ("lefthook v1.12.3 hook: pre-commit"), before filler
+        if len(head) + len(picked) >= limit and len(picked) > 1 and kept[picked[-1]][1] <= 1 \
+                and not kept[picked[-2]][0].endswith(":"):
+            picked.pop()
+        if len(head) + len(picked) < limit:
+            picked.append(banner)
+    return head + [kept[i][0] for i in picked]
 
 
 def telling_lines(facts: dict) -> list:
     """An error's lines that say what went wrong (not the bare "Exit code N")."""
     return [line for line in facts.get("error") or [] if not _EXIT.match(line)]
+
+
+def error_line(facts: dict) -> str:
+    """The line of a failure that says why (its cause: error_lines puts it first), '' when
+    there is none; a frame or a meter kept by an older version is no cause."""
+    return next((line for line in telling_lines(facts) if not _JUNK.search(line)), "")
+
+
+_JUNK = re.compile(r"[\u2500-\u259f\u2700-\u27bf\U0001f300-\U0001faff]|^%\s*Total\b|\bDload\b")
 
 
 # Failures that are Claude Code's own checks, not the project's: its file tools' guards
@@ -106,7 +442,7 @@ _HARNESS = re.compile(r"requires approval|haven't granted it yet|permission to u
                       r"has not been read yet|String to replace not found|No changes to make|"
                       r"modified since read|File has been unexpectedly modified", re.I)
 # Failures of the code being worked on, not of the command: a failing test, a compiler or
-# type error, a lint finding. They are the work itself; "don't run the tests" is no lesson.
+# type error, a lint finding. They are the work itself when they come mid-edit.
 _WORK = re.compile(r"""(?x)
       [\w./-]+\.[A-Za-z]{1,5}[:(]\d+                   # a place in the code: app.py:12, a.ts(3,4)
     | ^\s*(?:FAILED|FAIL|ERROR)\s+\S+(?:::|\s-\s|\s*$)  # a failing test: FAILED tests/x.py::t
@@ -123,26 +459,26 @@ _WORK = re.compile(r"""(?x)
 
 
 def is_lesson_error(facts: dict) -> bool:
-    """Whether a failure can teach a lesson: it says what went wrong, about the command or
-    the environment; not one of Claude Code's own guards, not a failing test or type error."""
-    if facts.get("guard"):
+    """Whether a failure can teach a lesson: it says why, about the command or the environment.
+
+    Never Claude Code's own guards and permission prompts, nor a failure the same session
+    fixed by editing code (`facts["work"]`). One fixed by a command or a setup step, or
+    that came before any edit of the session, can teach whatever its class; otherwise a
+    failing test, a type or compile error, a lint finding is the work itself.
+    """
+    if facts.get("guard") or facts.get("work"):
         return False
     head = error_line(facts)
-    if len(embed.words(head)) < 2:
+    if len(embed.words(head)) < 2 or _HARNESS.search(head):
         return False                    # "Exit code 1", "Error", a banner: nothing to learn from
-    return not (_HARNESS.search(head) or _WORK.search(head))
+    if facts.get("fixed_by") or facts.get("before_edit"):
+        return True
+    return not _WORK.search(head)
 
 
-def error_line(facts: dict) -> str:
-    """The line of a failure's output that says what went wrong: the first that reads as an
-    error, else the first that is not a banner or a progress meter; '' when there is none."""
-    lines = [line for line in telling_lines(facts) if not _JUNK.search(line)]
-    return next((line for line in lines if ERRORISH.search(line) or _ERROR_NAME.search(line)),
-                lines[0] if lines else "")
-
-
-_JUNK = re.compile(r"[\u2500-\u259f\u2700-\u27bf\U0001f300-\U0001faff]|^%\s*Total\b|\bDload\b")
-_ERROR_NAME = re.compile(r"[a-z](?:Error|Exception)\b")          # ImportError, FileNotFoundException
+def is_work_failure(facts: dict) -> bool:
+    """Whether a failure reads as the code's, not the command's: a failing test, a type error."""
+    return bool(_WORK.search(error_line(facts)))
 
 
 # Claude Code's own checks on file tools ("File has not been read yet", "String to replace

@@ -42,18 +42,56 @@ def cmd_ingest(args) -> int:
         print(f"\r\033[Kingesting {n}/{total} {path.name[:50]}", end="", file=sys.stderr, flush=True)
 
     with store.connect() as db:
-        report = ingest.ingest(db, roots, progress=progress if show else None, force=args.force)
-    if show:
-        print("\r\033[K", end="", file=sys.stderr, flush=True)
+        report = ingest.ingest(db, roots, progress=progress if show else None, force=args.force,
+                               now=_time_arg(args.now, "--now"))
+        if show:
+            print("\r\033[K", end="", file=sys.stderr, flush=True)
+        asked = _model_after_ingest(db, args.quiet) if args.model else None
     if args.quiet:
         return 0
     if args.json:
-        _print_json(report.as_dict())
+        _print_json(dict(report.as_dict(), **({"model": asked} if args.model else {})))
     else:
         print(report.line())
+        if asked:
+            print(f"model: {_count(asked['gists'], 'session gist')} led by it, "
+                  f"{_count(asked['doubtful']['corrections'] + asked['doubtful']['not'], 'doubtful turn')} decided "
+                  f"({_count(asked['asked'], 'question')}, {asked['cached']} from the cache, "
+                  f"{_count(asked['failures'], 'failure')})")
         for path, reason in report.failed:
             print(f"openmemory: warning: cannot read {path}: {reason}", file=sys.stderr)
     return 0
+
+
+def _model_after_ingest(db, quiet: bool) -> dict | None:
+    """`ingest --model`: the model decides doubtful turns and leads session gists (never the hook's ingest)."""
+    from . import consult, llm
+    from .clock import iso
+    model = _open_model(db, iso())
+    if model is None:
+        if not quiet:
+            print(f"openmemory: warning: --model: {llm.problem() or _NO_MODEL}; ingested without one",
+                  file=sys.stderr)
+        return None
+    now = iso()
+    doubtful = consult.decide_doubtful(db, model, now)
+    gists = consult.write_gists(db, model)
+    return dict(consult.close_model(db, model), doubtful=doubtful, gists=gists)
+
+
+_NO_MODEL = "no model configured (set OPENMEMORY_LLM_URL and OPENMEMORY_LLM_MODEL; see OPERATIONS.md)"
+
+
+def _open_model(db, now):
+    """Tonight's model, its failures logged to the log file (the CLI prints only its own lines)."""
+    from . import consult, llm
+    if llm.config() is not None or llm.problem():
+        _log_to_file()
+    return consult.open_model(db, now)
+
+
+def _count(n: int, one: str) -> str:
+    return f"{n} {one}{'' if n == 1 else 's'}"
 
 
 def cmd_status(args) -> int:
@@ -63,9 +101,10 @@ def cmd_status(args) -> int:
         if problem:
             raise errors.damaged(db.path, problem)
         counts = db.counts()
+        model = _model_facts(db)
     counts["check"] = "ok"
     if args.json:
-        _print_json(counts)
+        _print_json(dict(counts, model=model))
         return 0
     e = counts["episodes"]
     print(f"episodes     {e['total']} ({e['session']} sessions, {e['error']} errors, "
@@ -79,7 +118,24 @@ def cmd_status(args) -> int:
     print(f"database     {counts['db']} ({_size(counts['db_bytes'])}; passes quick_check)")
     print(f"last ingest  {counts['last_ingest'] or 'never'}")
     print(f"last sleep   {counts['last_sleep'] or 'never'}")
+    print(f"model        {_model_status(model)}")
     return 0
+
+
+def _model_status(model: dict) -> str:
+    if not model["configured"]:
+        return f"not used: {model['problem']}" if model["problem"] else "none (optional; see OPERATIONS.md)"
+    answered = f"last answered {model['last_answered']}" if model["last_answered"] else "never answered yet"
+    return f"{model['model']} at {model['url']}; {answered}"
+
+
+def _model_facts(db) -> dict:
+    """Whether a model is configured, and whether and when it last answered (never its key)."""
+    from . import llm
+    cfg = llm.config()
+    return {"configured": cfg is not None, "model": cfg.model if cfg else None, "url": cfg.url if cfg else None,
+            "problem": llm.problem(), "last_answered": db.get_state("model_answered"),
+            "last_night": json.loads(db.get_state("model_night") or "null")}
 
 
 def cmd_backup(args) -> int:
@@ -195,8 +251,12 @@ def cmd_sleep(args) -> int:
     """Consolidate memory for the night: decay, lessons, verification, predictions; write the morning report."""
     from . import morning, render, sleep
     now = _time_arg(args.now, "--now")
+    from . import consult
+    from .clock import iso
     with store.connect() as db:
-        report = sleep.night(db, now, render=render.render)
+        model = None if args.no_model else _open_model(db, iso())
+        report = sleep.night(db, now, render=render.render, model=model)
+        consult.close_model(db, model)
     if args.json:
         _print_json(report)
     else:
@@ -291,7 +351,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="transcript files or folders (default: every Claude Code project)")
     p.add_argument("--quiet", "-q", action="store_true", help="print nothing at all (for hooks and cron)")
     p.add_argument("--force", action="store_true", help="read every transcript again, changed or not")
+    p.add_argument("--now", metavar="ISO", help="store as of this time, ISO 8601 (default: now); for tests and replays")
     p.add_argument("--json", action="store_true", help="print what was done as JSON")
+    p.add_argument("--model", action="store_true",
+                   help="then let the configured model decide doubtful turns and lead session gists (may wait)")
 
     p = verb("recall", cmd_recall)
     p.add_argument("query", nargs="+", metavar="QUERY", help="what to look for, in any words")
@@ -314,6 +377,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = verb("sleep", cmd_sleep)
     p.add_argument("--now", metavar="ISO", help="the night's time, ISO 8601 (default: now); for tests and replays")
     p.add_argument("--json", action="store_true", help="print the night's report as JSON")
+    p.add_argument("--no-model", action="store_true", help="use the rules alone, even when a model is configured")
 
     p = verb("morning", cmd_morning)
     p.add_argument("--json", action="store_true", help="print the report's facts as one JSON object")

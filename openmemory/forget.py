@@ -192,7 +192,7 @@ def seen_of(store, source_ids: list) -> int:
 def apply(store, p: Plan, now: str) -> dict:
     """Forget in the database; returns what was done (counts and whether the WAL was emptied)."""
     reworded = [(ls["id"], text, remaining, seen_of(store, remaining)) for ls, text, remaining in p.reworded]
-    affected = store.episodes_of_sessions({ep["session_id"] for ep in p.episodes if ep.get("session_id")})
+    affected, titles = store.of_sessions({ep["session_id"] for ep in p.episodes if ep.get("session_id")})
     gone = {ep["id"] for ep in p.episodes}
     scrubbed = []
     for ep in affected:
@@ -202,7 +202,6 @@ def apply(store, p: Plan, now: str) -> dict:
                "detail": scrub(ep["detail"], p.quotes), "facts": scrub_obj(ep["facts"], p.quotes)}
         if any(new[k] != ep[k] for k in new):
             scrubbed.append((ep["id"], new))
-    titles = store.session_titles({ep["session_id"] for ep in p.episodes if ep.get("session_id")})
     gone_sessions = {ep["session_id"] for ep in p.episodes if ep["kind"] == "session"}
     titles = [(sid, "" if sid in gone_sessions else scrub(t, p.quotes)) for sid, t in titles.items()]
     report = _scrubbed_morning(store, p)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import forget, paths, transcripts
-from .classify import is_guard, telling_lines
+from .classify import is_guard, own_lines, telling_lines
 from .clock import iso
 from .errors import OpenMemoryError
 from .optout import OptOut
@@ -83,8 +83,10 @@ def discover(roots=None) -> list:
     return sorted(set(found))
 
 
-def ingest(store: Store, roots=None, progress=None, force: bool = False) -> Report:
-    """Ingest every new or changed transcript under roots (default: Claude Code's projects)."""
+def ingest(store: Store, roots=None, progress=None, force: bool = False, now: str | None = None) -> Report:
+    """Ingest every new or changed transcript under roots (default: Claude Code's projects).
+
+    now: when this happens (new episodes' `created`, the clock decay starts from); default now."""
     files = discover(roots)
     known = store.file_index()
     report = Report(files=len(files))
@@ -100,14 +102,14 @@ def ingest(store: Store, roots=None, progress=None, force: bool = False) -> Repo
         if not force and known.get(str(path)) == (st.st_mtime_ns, st.st_size):
             report.unchanged += 1
             continue
-        ingest_file(store, path, report, force=force, optout=optout)
+        ingest_file(store, path, report, force=force, now=now, optout=optout)
     with store.transaction():
         store.set_state("last_ingest", iso())
     return report
 
 
 def ingest_file(store: Store, path, report: Report | None = None, force: bool = False,
-                optout: OptOut | None = None) -> Report:
+                now: str | None = None, optout: OptOut | None = None) -> Report:
     """Read one transcript and store its session and surprises, unless it is unchanged.
 
     The transcript is held under an advisory lock while it is read and stored, so two
@@ -134,7 +136,7 @@ def ingest_file(store: Store, path, report: Report | None = None, force: bool = 
                 report.opted_out += 1
                 store.note_opted_out(_path_hash(path))
                 return report
-            _store_session(store, path, session, st, report)
+            _store_session(store, path, session, st, report, now)
     except OSError as e:
         report.failed.append((str(path), e.strerror or str(e)))
     return report
@@ -145,7 +147,7 @@ def _path_hash(path) -> str:
     return hashlib.sha256(str(path).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
-def _store_session(store: Store, path: Path, session, st, report: Report) -> None:
+def _store_session(store: Store, path: Path, session, st, report: Report, now: str | None = None) -> None:
     report.read += 1
     report.skipped_lines += session.skipped
     store.note_opted_out(_path_hash(path), out=False)
@@ -163,7 +165,7 @@ def _store_session(store: Store, path: Path, session, st, report: Report) -> Non
         session_gone = any(ep["kind"] == "session" and forget.is_forgotten(ep, forgotten, sid) for ep in episodes)
         episodes, quotes = forget.without_forgotten(episodes, forgotten, sid)
         row["title"] = "" if session_gone else forget.scrub(row["title"], quotes)
-    counts = store.replace_session(row, episodes)
+    counts = store.replace_session(row, episodes, now=now)
     for kind, n in counts["added"].items():
         report.added[kind] = report.added.get(kind, 0) + n
     report.updated += counts["updated"]
@@ -182,7 +184,7 @@ def episodes_of(session: transcripts.Session, session_id: str | None = None) -> 
     first = clip(prompts[0].text, 300) if prompts else ""
     found = transcripts.surprises(session)
     errors = [s for s in found if s.kind == "error"]
-    corrections = [s for s in found if s.kind == "correction"]
+    corrections = [s for s in found if s.kind == "correction" and s.verdict == "correction"]
     cwd = session.cwd or None
     at = _iso_or_none(session.started) or _iso_or_none(next((t.at for t in session.turns if t.at), "")) or iso()
     out = [{
@@ -216,14 +218,20 @@ def _error_episode(s: transcripts.Surprise, cwd, at: str, task: str) -> dict:
     gist = f"{what} failed{times}: " + " / ".join(lines)
     if task:
         gist = gist.rstrip(".") + f". While working on: {clip(task, 160)}"
+    facts = {"tool": s.tool, "command": s.command, "error": lines, "count": s.count,
+             "guard": is_guard(s.tool, lines), "before_edit": s.before_edit}
+    if s.fixed_by:
+        facts["fixed_by"] = s.fixed_by
+    if s.work:
+        facts["work"] = True
     return {
         "key": f"error:{s.anchor}",
+        "legacy_key": f"error:{s.legacy}" if s.legacy else None,
         "kind": "error",
         "title": clip(f"{clip(what, 60)} failed: {telling}", 140),
         "gist": clip(gist, GIST_LIMIT),
         "detail": clip_block(s.text, DETAIL_LIMIT),
-        "facts": {"tool": s.tool, "command": s.command, "error": lines, "count": s.count,
-                  "guard": is_guard(s.tool, lines)},
+        "facts": facts,
         "at": at,
         "cwd": cwd,
     }
@@ -240,14 +248,25 @@ def _correction_episode(s: transcripts.Surprise, cwd, at: str) -> dict:
         gist = f"After the agent said \"{clip(s.agent_did, 160)}\", the person said: \"{said}\""
     else:
         gist = f"The person said: \"{said}\""
+    facts = {"said": clip_block(said, DETAIL_LIMIT), "agent_did": s.agent_did, "agent_said": s.agent_said,
+             "tool": s.tool,
+             "command": s.command, "rejected": s.rejected, "form": s.form,
+             "trigger": s.trigger, "trigger_tool": s.trigger_tool, "trigger_failed": s.trigger_failed}
+    own = "\n".join(own_lines(said))
+    if own != said:             # pasted output around the person's words: keep their own lines whole
+        facts["own"] = clip_block(own, DETAIL_LIMIT)
+    if s.verdict == "doubtful":
+        facts["doubtful"] = True     # for a model to decide (Store.doubtful_corrections)
+    if s.verdict == "standing":
+        facts["standing"] = True     # a first message's standing rule: a lesson candidate, no correction
     return {
         "key": f"correction:{s.anchor}",
+        "legacy_key": f"correction:{s.legacy}" if s.legacy else None,
         "kind": "correction",
         "title": clip(f"Correction: {_first_line(said)}" if said else f"Refused: {action}", 140),
         "gist": clip(gist, GIST_LIMIT),
         "detail": clip_block(said, DETAIL_LIMIT),
-        "facts": {"said": clip_block(said, DETAIL_LIMIT), "agent_did": s.agent_did, "tool": s.tool,
-                  "command": s.command, "rejected": s.rejected},
+        "facts": facts,
         "at": at,
         "cwd": cwd,
     }

@@ -9,7 +9,7 @@ asks paths whether a folder is in a git repository when not told.
 import re
 
 from . import embed, paths
-from .classify import correction_head, error_line
+from .classify import IMPERATIVE, TOOLS, error_line, lasting_sentence
 from .shorten import clip
 
 LESSON_CHARS = 150           # Claude Code's MEMORY.md index: one line "under ~150 characters"
@@ -17,39 +17,152 @@ LESSON_CHARS = 150           # Claude Code's MEMORY.md index: one line "under ~1
 
 
 def correction_lesson(facts: dict) -> str | None:
-    """A short imperative line from the person's own words and the call they answered, or None
-    when the words hold no instruction that lasts ("check again", "that still fails")."""
-    said = facts.get("said") or ""
-    command = core_command(facts.get("command") or "") if facts.get("tool") == "Bash" else ""
-    sentence = instruction(said)
-    if sentence is None:
+    """A lesson from what the person typed, or None when it holds nothing lasting ("check
+    again", "that still fails", a pasted log with no words of its own).
+
+    The sentence that instructs (classify.lasting_sentence), in one of three forms: an
+    imperative, rewritten into "use X, not `what the agent ran`" where it rejects that
+    command ("Run the tests with `pytest -q`, not `python -m unittest`."); a fact set against
+    the agent's guess, in the person's words ("The staging db is postgres 16, not 14."); else
+    the person's own words quoted, after what the agent had just done when the words name it
+    ("After `git push` failed, the user said: "..."").
+    """
+    said = facts.get("own") or facts.get("said") or ""
+    strict = facts.get("form") in ("review", "pasted-failure")
+    found = lasting_sentence(said, strict=strict)
+    if found is None:
         return None
+    sentence, form = found
+    if facts.get("trigger_tool") == "Bash":
+        command = core_command(facts.get("trigger") or "")
+    else:
+        command = core_command(facts.get("command") or "") if facts.get("tool") == "Bash" else ""
+    programs = [command.split()[0]] if command and command.split()[0].lower() not in _TOOLS else []
+    if form == "imperative":
+        return _finish(codify(_imperative(_unscope(sentence), command), ([command] if command else []) + programs))
+    if form == "fact" and not re.match(r"(?i)^(?:we|i|our|my)\b", sentence):
+        return _finish(codify(_unscope(sentence), programs))
+    quote = sentence[:1].lower() + sentence[1:] if sentence[1:2].islower() else sentence
+    context = _context(facts)
+    lead = f"{context}, the user said: " if context else "The user said: "
+    quote = clip(quote.replace('"', "'"), LESSON_CHARS - len(lead) - 3)
+    return f'{lead}"{quote}".'
+
+def stance(text: str) -> dict:
+    """{tool: +1 or -1}: the tools a lesson or instruction names, for or against
+    ("always use `pnpm`, never `npm`" -> {pnpm: +1, npm: -1}); what makes two corrections
+    in other words the same rule."""
+    out = {}
+    for clause in re.split(r"[.,;:!?\n]+\s", text.lower().replace("`", " ") + " "):
+        words = re.findall(r"[\w'-]+", clause)
+        for i, word in enumerate(words):
+            if word in _TOOLS:
+                before = " ".join(words[max(0, i - 3):i])
+                against = re.search(r"\b(?:not|never|don't|dont|no|stop|avoid|instead of|rather than)\b", before)
+                sign = -1 if against else 1
+                if out.get(word, sign) != sign:
+                    return {}               # for and against at once: no clear rule
+                out[word] = sign
+    return out
+
+
+def same_rule(a: dict, b: dict) -> bool:
+    """Whether two stances say one rule: no tool for in one and against in the other, and the
+    smaller names only tools the larger names the same way."""
+    if not a or not b:
+        return False
+    small, large = sorted((a, b), key=len)
+    return all(large.get(tool) == sign for tool, sign in small.items())
+
+
+def _imperative(sentence: str, command: str) -> str:
+    """An instruction; a clause rejecting the agent's own command becomes ", not `command`"."""
     clauses = [c.strip() for c in re.split(r",\s+|;\s+|\s+but\s+", sentence) if c.strip()]
     negative = [c for c in clauses if _NEGATIVE.match(c)]
     positive = [c for c in clauses if not _NEGATIVE.match(c)]
-    if command and _IMPERATIVE.match(sentence):     # a fact keeps its own words
+    if command and IMPERATIVE.match(sentence):
         cmd_words = set(embed.words(command))
-        about = [c for c in negative if _content(c) & cmd_words]
+        about = [c for c in negative if _content(c) & cmd_words and not re.match(r"(?i)never\b", c)]
         vague = [c for c in negative if not _content(c)]
         if about and positive and not any(_CONTRAST.search(c) for c in positive):
-            sentence = ", ".join(c for c in clauses if c not in about) + f", not `{command}`"
-        elif vague and not positive:
-            sentence = f"Don't run `{command}`"
-        elif len(clauses) == 1 and re.search(r"\binstead$", sentence) and command not in sentence:
-            sentence += f" of `{command}`"      # "use X instead": instead of what the agent ran
-    text = codify(sentence, [command] if command else [])
-    text = re.sub(r"\s+\bhere\b(?=[\s,.;:!]|$)", "", text)
-    return _finish(text)
+            program = command.split()[0]
+            named = set().union(*(_content(c) & cmd_words for c in about))
+            shown = program if named <= {program.lower()} else command
+            return ", ".join(c for c in clauses if c not in about) + f", not `{shown}`"
+        if vague and not positive:
+            return f"Don't run `{command}`"
+        if len(clauses) == 1 and re.search(r"\binstead$", sentence) and command not in sentence:
+            return sentence + f" of `{command}`"       # "use X instead": instead of what the agent ran
+    return sentence
+
+
+def _unscope(sentence: str) -> str:
+    """The person's own scope words go: the lesson's "In this repository" stands for them."""
+    return _SCOPE.sub("", sentence).strip()
+
+
+def _context(facts: dict) -> str:
+    """What the agent had just done, as the words name it: "After `git push` failed"."""
+    trigger, tool = facts.get("trigger") or "", facts.get("trigger_tool") or ""
+    if not trigger:
+        return ""
+    if tool == "Bash":
+        command = core_command(trigger)
+        if len(command) > 40:           # a chain: the step the person's words name
+            said = set(embed.words(facts.get("said") or ""))
+            steps = [p.strip() for p in command.split("&&")]
+            command = next((p for p in reversed(steps) if set(embed.words(p)) & said), steps[-1])
+        if facts.get("rejected") and facts.get("command") == trigger:
+            return f"After refusing `{clip(command, 50)}`"
+        return f"After `{clip(command, 50)}`" + (" failed" if facts.get("trigger_failed") else "")
+    name = trigger.split(" ", 1)[-1].rsplit("/", 1)[-1]
+    if tool in ("Edit", "MultiEdit", "Write", "NotebookEdit"):
+        return f"After an edit to `{clip(name, 50)}`"
+    if tool == "Read":
+        return f"After you read `{clip(name, 50)}`"
+    return ""
 
 
 def error_lesson(members: list) -> str:
-    """A line from repeated failures: the command (what they share) and its first error line."""
+    """A known issue from repeated failures: the command (what they share), the cause (the
+    first error line of the agent's own failed command) and, when a session shows it, what
+    fixed it: "`npm run seed` fails with `relation "users" does not exist` until `npm run
+    db:migrate` has run." Never "don't run X": running it is usually the work."""
     commands = [core_command(f.get("command") or f.get("tool") or "") for f in members]
     command = _common_command(commands) or max(commands, key=commands.count)
     tool = members[0].get("tool") or "Bash"
-    error = clip(error_line(members[0]).replace('"', "'"), 80)
-    verb = "run" if tool == "Bash" else "use"
-    return _finish(f"Don't {verb} `{clip(command, 60)}`: it fails with \"{error}\"")
+    cause = next((error_line(f) for f in reversed(members) if error_line(f)), "")
+    what = f"`{clip(command, 50)}`" if tool == "Bash" else clip(command, 50)
+    fix = next((f.get("fixed_by") for f in reversed(members) if f.get("fixed_by")), "")
+    if fix:
+        fix = core_command(fix)
+        if _bare_words(fix).endswith(_bare_words(command)) and fix != command:
+            after = f"; run it as `{clip(fix, 60)}`"
+        else:
+            after = f" until `{clip(fix, 50)}` has run"
+    else:
+        after = ""
+    room = LESSON_CHARS - len("In this repository ") - len(what) - len(" fails with ") - len(after) - 3
+    cause = _tail(cause, max(room, 40))
+    quoted = f"`{cause}`" if "`" not in cause else f'"{cause}"'
+    return _finish(f"{what} fails with {quoted}{after}")
+
+
+def _tail(cause: str, limit: int) -> str:
+    """A long cause by its last clauses, which say why ("...: Bind for 0.0.0.0:5432 failed:
+    port is already allocated"), else cut."""
+    if len(cause) <= limit:
+        return cause
+    parts = cause.split(": ")
+    for n in range(1, len(parts)):
+        tail = ": ".join(parts[n:])
+        if len(tail) <= limit and len(tail.split()) >= 3:
+            return "…" + tail
+    return clip(cause, limit)
+
+
+def _bare_words(command: str) -> str:
+    return " ".join(w for w in command.split() if not re.match(r"^[A-Z_][A-Z0-9_]*=", w))
 
 
 def scoped(body: str, cwd, in_repository: bool | None = None) -> str:
@@ -61,6 +174,8 @@ def scoped(body: str, cwd, in_repository: bool | None = None) -> str:
     if in_repository is None:
         in_repository = paths.git_root(cwd) is not None
     where = "In this repository" if in_repository else "In this project"
+    if body.startswith(("After ", "The user said")):   # a quote: it goes to this project's memory as it is
+        return _fit(body)
     if body[1:2].islower():             # "Run ..." -> "run ...", but "PR ..." and "`make` ..." stay
         body = body[:1].lower() + body[1:]
     return _fit(f"{where} {body}")
@@ -68,57 +183,26 @@ def scoped(body: str, cwd, in_repository: bool | None = None) -> str:
 
 def unscoped(text: str) -> str:
     """The same lesson for every project."""
-    for prefix in ("In this repository ", "In this project "):
+    for prefix in ("In this repository, ", "In this project, ", "In this repository ", "In this project "):
         if text.startswith(prefix):
             rest = text[len(prefix):]
             return rest[:1].upper() + rest[1:]
     return text
 
 
-# The person's openers that carry no instruction ("ok so", "no,", "wait.", "actually").
-_FILLER = re.compile(r"^(?:(?:ok(?:ay)?|ah+|oh+|hm+|uh+|um+|well|so|hey|sorry|actually|alright|right|hmm+|yes|yeah)"
-                     r"\b[\s,.!:;…—-]*|(?:no+|nope|nah|wait|stop|hold on)(?:[\s]*[,.!:;…—-]+\s*|\s+(?=don'?t\b|do not\b|"
-                     r"never\b|use\b|run\b|just\b|please\b|not\b|we\b|you\b|let'?s\b|i\b)))+", re.I)
-_LEAD = re.compile(r"^(?:please\s+|just\s+|let'?s\s+|let us\s+|you (?:should|need to|must|have to)\s+|"
-                   r"we (?:should|need to|must|have to)\s+|i (?:want|need) you to\s+|make sure (?:to|you)\s+|"
-                   r"remember to\s+|(?=we use\b)we\s+)+", re.I)
-_IMPERATIVE = re.compile(
-    r"^(?:don'?t|do not|never|always|only|stop|avoid|use|run|prefer|keep|put|call|add|remove|write|check|make|"
-    r"set|pass|install|import|leave|ask|read|edit|delete|commit|push|test|build|start|restart|switch|move|"
-    r"rename|follow|include|exclude|skip|point|mock|return|wrap|target|pin|try|change|update|create|open|"
-    r"store|save|log|print|handle|name|place|stick|go|look|search|merge|rebase|deploy|format|lint|type|"
-    r"split|join|drop|stay|work|ship|reuse|document|comment|mention|tell|show)\b", re.I)
-# What makes an instruction last beyond the moment: a prohibition, a rule, a preference,
-# a contrast, or a named tool to do it with.
-_LASTING = re.compile(r"\b(?:don'?t|do not|never|always|only|stop|avoid|prefer|instead|rather than|use|using)\b|"
-                      r",\s*not\b|\bnot\s+`|\bwith\s+`", re.I)
-# A statement of how things are, set against what the agent assumed ("X, not Y").
-_FACT = re.compile(r"\b(?:is|are|lives?|goes|go|belongs?|runs?|sits?|comes?)\b.*(?:,\s*not\s+\S|\binstead of\b|"
-                   r"\brather than\b)", re.I)
-# ... but not a diagnosis of the moment ("the issue is the linter, not db:generate").
-_DIAGNOSIS = re.compile(r"^(?:the\s+(?:issue|problem|bug|cause|error|reason|fix|culprit)|it|it'?s|that|that'?s|"
-                        r"this|this is|i|i'?m|we'?re|you|you'?re|maybe|probably|seems)\b", re.I)
 _NEGATIVE = re.compile(r"^(?:don'?t|do not|never|not|stop|no)\b", re.I)
 _CONTRAST = re.compile(r"\b(?:instead|rather than|not)\b", re.I)
 _GENERIC = {"use", "run", "do", "make", "try", "call", "don", "not", "never", "stop", "no", "thing", "that",
             "this", "it", "again", "anymore", "ever", "like"}
-
-
-def instruction(said: str) -> str | None:
-    """The first sentence of what the person typed that tells the agent how to work, or None."""
-    head = correction_head(said)
-    for sentence in re.split(r"(?<=[.!?])\s+|\n+", head):
-        sentence = _FILLER.sub("", sentence.strip()).strip()
-        sentence = _LEAD.sub("", sentence).strip()
-        sentence = re.sub(r"[,;]?\s*(?:please|thanks|thank you|i think|i guess|ok\??)[.!]*$", "", sentence,
-                          flags=re.I).strip()
-        if not sentence or sentence.endswith("?"):
-            continue
-        if _IMPERATIVE.match(sentence) and _LASTING.search(codify(sentence, [])):
-            return sentence.rstrip(".!… ")
-        if _FACT.search(sentence) and not _DIAGNOSIS.match(sentence):
-            return sentence.rstrip(".!… ")    # "the config lives in X, not Y": a fact to keep
-    return None
+_SCOPE = re.compile(r",?\s+\b(?:in this (?:repo|repository|project|codebase)|here|everywhere in this (?:repo|project))"
+                    r"\b(?=[\s,.;:!]|$)", re.I)
+_SUBCOMMANDS = ("install|ci|run|test|add|remove|format|check|build|exec|dlx|push|pull|commit|compose|up|down|"
+                "generate|migrate|lint|fix|audit|update|upgrade|init|publish|start|serve|dev|sync|lock")
+_TOOL_RUN = re.compile(rf"(?<![\w`./-])([A-Za-z][\w.-]*)(?:\s+-m\s+[\w.]+|\s+(?:run|exec|dlx)\s+[\w:.-]+|"
+                       rf"\s+(?:{_SUBCOMMANDS})\b)?(?:\s+--?[A-Za-z][\w-]*(?:=\S+)?)*"
+                       rf"(?:\s+\.(?=[\s,;]|$))?(?![\w`/-])")
+# Tools named in the person's words go in backticks like code ("use pnpm, never npm").
+_TOOLS = TOOLS
 
 
 def _content(clause: str) -> set:
@@ -173,9 +257,12 @@ def codify(text: str, commands: list) -> str:
         if not taken(*m.span()):
             spans.append(m.span())
     for command in sorted(filter(None, commands), key=len, reverse=True):
-        for m in re.finditer(re.escape(command), text):
+        for m in re.finditer(r"(?<![\w.-])" + re.escape(command) + r"(?![\w-])", text):
             if not taken(*m.span()):
                 spans.append(m.span())
+    for m in _TOOL_RUN.finditer(text):              # a tool named in prose, with its subcommand and flags
+        if m.group(1).lower() in _TOOLS and not taken(*m.span()):
+            spans.append(m.span())
     tokens = [(m.start(), m.end(), m.group()) for m in re.finditer(r"\S+", text)]
 
     def bare(k):                                        # a token without trailing punctuation

@@ -8,7 +8,6 @@ import json
 import re
 import unicodedata
 
-from . import paths
 from .errors import RenderError
 from .redact import redact
 from .shorten import clip
@@ -131,11 +130,16 @@ def _why_intro(lesson: dict, kind: str, sources: list) -> str:
 
 
 def _how_to_apply(lesson: dict, kind: str, sources: list) -> str:
-    where = (" in " + neutralise("`" + paths.project_of(lesson["cwd"]).replace("`", "'") + "`")
-             if lesson.get("cwd") else " in any project")
+    # A lesson with a folder is written only into that project's memory, so "this project" says
+    # where without putting a path from the person's machine into the model's context.
+    where = " in this project" if lesson.get("cwd") else " in any project"
     commands = []
-    for s in sources:
-        command = (s.get("facts") or {}).get("command")
+    for s in sources:               # the command a source was about: never a file path from the machine
+        facts = s.get("facts") or {}
+        if s.get("kind") == "correction":
+            command = facts.get("trigger") if facts.get("trigger_tool") == "Bash" else None
+        else:
+            command = facts.get("command") if facts.get("tool") == "Bash" else None
         if command and command not in commands:
             commands.append(command)
     command = neutralise("`" + clip(commands[0].replace("`", "'"), 80) + "`") if commands else ""
@@ -144,7 +148,7 @@ def _how_to_apply(lesson: dict, kind: str, sources: list) -> str:
             return f"Before you run {command}{where}, act on this first: each time above, it failed without it."
         return f"Before doing what this is about{where}, act on it first."
     if command:
-        return f"When you are about to run {command}{where}, do this instead, without waiting to be told."
+        return f"When you are about to run {command}{where}, follow this lesson, without waiting to be told."
     return f"Whenever this comes up{where}, do it this way from the start, without waiting to be told."
 
 

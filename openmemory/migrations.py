@@ -1,12 +1,14 @@
-"""The schema: an append-only list of named migration steps, applied when the store opens.
+"""The schema and the file it lives in: an append-only list of named migration steps applied
+when the store opens, the file's own checks, and consistent copies of it.
 
 Each step runs in its own transaction with the new PRAGMA user_version; a database newer
 than this code is refused. No `executescript` inside a step (it would commit first).
 Only this module and store.py speak SQL.
 """
+import os
 import sqlite3
 
-from .errors import StoreError
+from .errors import OpenMemoryError, StoreError
 
 
 def m001_create_schema(db: sqlite3.Connection) -> None:
@@ -133,7 +135,38 @@ def fts5_available(db: sqlite3.Connection) -> bool:
         return False
 
 
-def m004_forgotten_and_opted_out(db: sqlite3.Connection) -> None:
+def m004_event_identity(db: sqlite3.Connection) -> None:
+    """Errors and refusals were keyed by the tool-use id alone (`error:<id>`), which merges two
+    sessions that reuse an id such as `call_0`. They are now keyed by their record's uuid
+    (transcripts.event_id). The new key can only be read from the transcript, so every
+    transcript is marked to be read again: the next ingest finds each old key in its own
+    session and rekeys that episode in place (same id, strength, recalls, consolidation).
+    Corrections examined without a lesson under the old rules are examined again."""
+    db.execute("UPDATE sessions SET mtime_ns = -1")
+    db.execute("UPDATE episodes SET consolidated = NULL WHERE kind = 'correction' AND consolidated = 0")
+    # Decay counted from when an event happened, so a first night archived old history before
+    # learning from it. It now counts from when openmemory stored it (`last_touched`): what
+    # that archived, never recalled and stored less than ~123 days ago, comes back.
+    db.execute("UPDATE episodes SET archived = 0, strength = 1.0, decayed = NULL WHERE archived AND recalls = 0 "
+               "AND created > strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-123 days')")
+
+
+def m005_model_answers(db: sqlite3.Connection) -> None:
+    """The optional model's answers, by the hash of their question (llm.question_key).
+
+    A re-run of sleep or ingest --model asks the cache first, so it never asks twice; the
+    answer is kept as the model gave it and judged each time it is used.
+    """
+    db.execute("""
+        CREATE TABLE IF NOT EXISTS model_answers (
+            key    TEXT PRIMARY KEY,                -- sha256 of model, prompts and limits
+            model  TEXT NOT NULL,
+            answer TEXT NOT NULL,
+            asked  TEXT NOT NULL                    -- when the model gave it
+        )""")
+
+
+def m006_forgotten_and_opted_out(db: sqlite3.Connection) -> None:
     """Tombstones of forgotten episodes, and the transcripts kept out, both as hashes only.
 
     `forgotten.hash` is sha256 of an episode's key (the identity of the event, not its
@@ -142,11 +175,12 @@ def m004_forgotten_and_opted_out(db: sqlite3.Connection) -> None:
     transcript path's hash: `status` counts the sessions kept out without naming them.
     """
     # alias 1: the same event named by kind, session and time (survives a change of key scheme)
-    db.execute("CREATE TABLE forgotten (hash TEXT PRIMARY KEY, at TEXT NOT NULL, alias INTEGER NOT NULL DEFAULT 0)")
-    db.execute("CREATE TABLE opted_out (hash TEXT PRIMARY KEY, at TEXT NOT NULL)")
+    db.execute("CREATE TABLE IF NOT EXISTS forgotten (hash TEXT PRIMARY KEY, at TEXT NOT NULL, alias INTEGER NOT NULL DEFAULT 0)")
+    db.execute("CREATE TABLE IF NOT EXISTS opted_out (hash TEXT PRIMARY KEY, at TEXT NOT NULL)")
 
 
-MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_forgotten_and_opted_out]
+MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_event_identity,
+              m005_model_answers, m006_forgotten_and_opted_out]
 
 
 def migrate(db: sqlite3.Connection, path="") -> None:
@@ -167,3 +201,37 @@ def migrate(db: sqlite3.Connection, path="") -> None:
         except BaseException:
             db.execute("ROLLBACK")
             raise
+
+
+def check(db: sqlite3.Connection, busy_ms: int) -> str | None:
+    """SQLite's quick check, then FTS5's integrity-check of the text index (it reads every
+    segment and writes nothing, but asks for the write lock: skipped while another process
+    writes). None when both pass, else what failed."""
+    try:
+        rows = [" ".join(row[0].split()) for row in db.execute("PRAGMA quick_check")]
+        if rows != ["ok"]:
+            return "; ".join(rows[:3])
+        if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'recall_index'").fetchone():
+            db.execute("PRAGMA busy_timeout = 0")
+            db.execute("INSERT INTO recall_index (recall_index) VALUES ('integrity-check')")
+    except sqlite3.OperationalError:
+        pass  # another process is writing: the quick check above passed
+    except sqlite3.DatabaseError as e:
+        return str(e)
+    finally:
+        db.execute(f"PRAGMA busy_timeout = {busy_ms}")
+    return None
+
+
+def copy(db: sqlite3.Connection, dest) -> None:
+    """A consistent copy of the database at dest (VACUUM INTO reads it in one transaction,
+    while others keep reading and writing), private to the person; an existing dest is refused."""
+    if os.path.exists(dest):
+        raise OpenMemoryError(f"{dest} already exists; name a new file for the backup")
+    mask = os.umask(0o077)
+    try:
+        db.execute("VACUUM INTO ?", (str(dest),))
+    except sqlite3.OperationalError as e:
+        raise OpenMemoryError(f"cannot write the backup at {dest}: {e}") from e
+    finally:
+        os.umask(mask)

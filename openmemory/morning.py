@@ -53,7 +53,8 @@ def _by_session(eps: list) -> list:
     out = []
     for _, ep in sorted(best.values(), key=lambda x: (x[1]["at"], x[1]["id"])):
         item = source(ep)
-        if ep["kind"] == "correction" and (ep["session_id"], ep["facts"].get("command")) in failed:
+        if ep["kind"] == "correction" and (ep["session_id"], _about(ep["facts"])[0]) in failed \
+                and not ep["facts"].get("rejected") and _about(ep["facts"])[0]:
             item["what"] += " failed"
         out.append(item)
     return out
@@ -64,8 +65,16 @@ def source(ep: dict) -> dict:
     facts = ep.get("facts") or {}
     if ep["kind"] == "correction":
         said = clip((facts.get("said") or "").splitlines()[0] if facts.get("said") else "", 100)
-        command = facts.get("command") or ""
-        action = f"`{clip(core_command(command), 60)}`" if facts.get("tool") == "Bash" else clip(command, 60)
+        if facts.get("rejected"):
+            command, tool = facts.get("command") or "", facts.get("tool")
+        else:
+            command, tool = _about(facts)
+        if tool == "Bash":
+            action = f"`{clip(core_command(command), 60)}`"
+        elif tool in ("Edit", "MultiEdit", "Write", "NotebookEdit", "Read"):   # the file, not its path
+            action = f"{tool} `{clip(command.split(' ', 1)[-1].rsplit('/', 1)[-1], 50)}`"
+        else:
+            action = clip(command, 60)
         if facts.get("rejected"):
             what = f"you refused {action}" + (f" and said \"{said}\"" if said else "")
         else:
@@ -78,6 +87,14 @@ def source(ep: dict) -> dict:
     else:
         what = f"{ep['kind']}: {clip(ep.get('title') or '', 100)}"
     return {"id": ep["id"], "kind": ep["kind"], "at": ep["at"], "what": what}
+
+
+def _about(facts: dict) -> tuple:
+    """(command, tool) a correction was about: the call its words name (`trigger`); older
+    episodes, stored before triggers, keep the last call."""
+    if "trigger" in facts:
+        return facts.get("trigger") or "", facts.get("trigger_tool") or ""
+    return facts.get("command") or "", facts.get("tool") or ""
 
 
 def eventful(report: dict) -> bool:
@@ -163,8 +180,17 @@ def morning_text(report: dict, prediction_days: int, archive_after_days: int) ->
     section("Archived", archived["lessons"], lambda ls: [f"- Lesson faded: {ls['text']}"], after=memories)
     section("Vetoed by you", report["vetoed"], lambda v: [
         f"- {v['text']}", "  (you deleted it from Claude Code's memory; it will not come back)"])
+    section("The model", [report["model"]] if report.get("model") else [], _model_line)
     section("Warnings", report["warnings"], lambda w: [f"- {w}"])
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _model_line(m: dict) -> list:
+    decided = m["doubtful"]["corrections"] + m["doubtful"]["not"]
+    return [f"- {m['model']}: {_count(m['asked'], 'question')} ({m['cached']} answered from the cache), "
+            f"{_count(m['answered'], 'new answer')}, {_count(m['failures'], 'failure')}; "
+            f"{_count(decided, 'doubtful turn')} decided ({m['doubtful']['corrections']} corrections), "
+            f"{_count(m['reworded'], 'lesson')} in its words, {_count(m['gists'], 'session gist')} led by it."]
 
 
 def _count(n: int, one: str, many: str | None = None) -> str:

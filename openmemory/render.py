@@ -166,6 +166,19 @@ def _folder_ok(folder: Path) -> bool:
     return real.name == "memory" and real.parent.parent == projects and folder.parent.parent == paths.projects_dir()
 
 
+def vetoed_wording(text: str) -> bool:
+    """Whether the person vetoed a lesson worded like text, so no new wording (the model's) brings it back.
+
+    An unreadable vetoed.json counts as a veto: render stops on it and says why.
+    """
+    try:
+        vetoes = _load_state(paths.vetoed_path(), "lessons", list)
+    except RenderError:
+        return True
+    key = veto_key(text)
+    return any((v.get("key") or veto_key(v.get("text", ""))) == key for v in vetoes if isinstance(v, dict))
+
+
 def render(store: Store, now: str | None = None, max_lines=None, before_replace=None) -> dict:
     """Write every live lesson into Claude Code's memory folders and lessons.jsonl.
 

@@ -5,14 +5,16 @@ in its own transaction and each safe to re-run at the same `now` (a second run c
 nothing), then render (when given one), and writes the morning report (morning.py).
 What a lesson says is lessons.py's; what counts as an error worth one is classify.py's.
 """
+import contextlib
 import json
 import math
 from datetime import timedelta
 
-from . import embed, morning, paths
-from .classify import correction_head, incident, is_lesson_error, telling_lines
+from . import consult, embed, morning, paths
+from .classify import (correction_head, error_line, incident, is_lesson_error, is_work_failure, lasting_sentence,
+                       own_lines, telling_lines)
 from .clock import iso, parse_time
-from .lessons import core_command, correction_lesson, error_lesson, scoped, unscoped
+from .lessons import core_command, correction_lesson, error_lesson, same_rule, scoped, stance, unscoped
 from .redact import redact, redact_obj
 from .store import Store
 
@@ -26,6 +28,8 @@ JOIN_SIMILARITY = 0.55       # design: a surprise joins the nearest lesson at co
 MATCH_SIMILARITY = 0.5       # design: an episode confirms a prediction at cosine ≥ 0.5
 PREDICTION_DAYS = 14         # design: a prediction fails after 14 days without a match
 PREDICT_FROM = 1.0           # design: lessons with strength ≥ 1 get a prediction
+PREDICTION_WAIT_DAYS = 90    # a prediction whose project has no session lapses (neither confirmed nor
+                             # failed) after this long: nothing tested it; ~3 months covers a long break
 ERROR_SESSIONS = 2           # design: an error must repeat, in two or more different sessions
 
 NEW_LESSON_STRENGTH = 1.0    # a new lesson starts where a new episode does, enough for a prediction
@@ -42,28 +46,39 @@ EVIDENCE_KINDS = ("error", "correction", "note")   # what can confirm a predicti
 # --------------------------------------------------------------------------------------
 # The night
 
-def night(store: Store, now: str | None = None, render=None) -> dict:
+def night(store: Store, now: str | None = None, render=None, model=None) -> dict:
     """Run the four passes, then render, and write the morning report; returns the report's facts.
 
     render: a callable `render(store, now=...) -> dict` with `written`, `vetoed` (lessons
-    newly vetoed) and `warnings`, or None when render is not wired in.
+    newly vetoed) and `warnings`, or None when render is not wired in. model: tonight's
+    optional model (consult.open_model) or None; it decides the doubtful turns before
+    consolidation, rewords the new lessons after it and leads recent session gists, each
+    outside any transaction; where it fails, the rules' result stands.
     """
     now = iso(now)
-    # The four passes are one transaction, and what they did is kept with them until the
-    # report is written: a sleep stopped anywhere (killed, power cut) and run again for the
-    # same night ends exactly as one that was never stopped.
+    # Without a model the four passes are one transaction, and what they did is kept with them
+    # until the report is written: a sleep stopped anywhere (killed, power cut) and run again
+    # for the same night ends exactly as one never stopped. A model's calls take seconds, so
+    # with one they run between the passes, outside any transaction.
     facts = _load_json(store.get_state("night_facts"))
+    doubtful, reworded = {"asked": 0, "corrections": 0, "not": 0}, []
     if not facts or facts.get("night") != now:
-        with store.transaction():
+        with store.transaction() if model is None else contextlib.nullcontext():
             facts = {"night": now}
             facts["decay"] = decay(store, now)
+            doubtful = consult.decide_doubtful(store, model, now)
             facts["consolidation"] = consolidate(store, now)
+            reworded = consult.word_lessons(store, model, facts["consolidation"]["new"], scoped)
             facts["verification"] = verify(store, now)
             facts["prediction"] = predict(store, now)
             store.set_state("night_facts", json.dumps(facts, ensure_ascii=False, sort_keys=True))
         facts = json.loads(store.get_state("night_facts"))  # the same shape whichever way it came
+    gists = consult.write_gists(store, model)
     facts.update(_rendered(store, now, render))
     report = morning.morning_facts(store, facts)
+    if model is not None:
+        report["model"] = dict(model.facts(), doubtful=doubtful, reworded=len(reworded), gists=gists)
+        report["warnings"] = report["warnings"] + consult.warnings_of(report["model"])
     previous = _load_json(store.get_state("morning"))
     keep = (previous and not morning.eventful(report) and previous.get("night", "")[:10] == now[:10])
     with store.transaction():
@@ -107,9 +122,11 @@ def _rendered(store: Store, now: str, render) -> dict:
 def decay(store: Store, now: str) -> dict:
     """Fade every memory by 2^(−days/45) since it was last touched or decayed; archive below 0.15.
 
-    The clock of a memory is the later of its last touch (when it happened, or when recall
-    last used it) and the last time decay brought its strength up to date (`decayed`), so
-    decaying twice a night changes nothing and nightly equals weekly.
+    The clock of a memory is the later of its last touch (when openmemory stored it, or when
+    recall last used it: `last_touched`) and the last time decay brought its strength up to
+    date (`decayed`), so decaying twice a night changes nothing and nightly equals weekly; a
+    first night over months of history fades nothing before it has learnt from it, and a
+    `now` before an episode was stored gives it no age at all.
     """
     t_now = parse_time(now)
     archived: dict = {}
@@ -117,8 +134,7 @@ def decay(store: Store, now: str) -> dict:
     with store.transaction():
         updates = []
         for row in store.episodes_to_decay():
-            touched = max(row["at"], row["last_touched"]) if row["recalls"] else row["at"]
-            strength = _decayed(row["strength"], max(touched, row["decayed"] or ""), t_now)
+            strength = _decayed(row["strength"], max(row["last_touched"], row["decayed"] or ""), t_now)
             if strength is None:
                 continue
             gone = strength < ARCHIVE_BELOW
@@ -172,6 +188,7 @@ class _Lesson:
         self.counted: list = []         # of those, the ones from a session not seen before
         self.widened = False            # a source from another project: now applies everywhere
         self.revived = False
+        self.by_model = False           # worded by the model (a doubtful turn's lesson line)
 
     def add(self, ep: dict, unit: dict) -> None:
         for i, x in unit.items():
@@ -199,8 +216,9 @@ def consolidate(store: Store, now: str) -> dict:
     A correction with an instruction in it makes a lesson alone; an error makes one only
     when similar errors happened in two or more sessions. A vetoed lesson takes in what is
     nearest to it and stays vetoed. Each surprise is examined once (`consolidated` is the
-    lesson it fed, or 0: examined, no lesson yet); an error stays in the pool for later
-    repeats until it is archived.
+    lesson it fed, or 0: examined, no lesson yet); an error, and a correction that made no
+    lesson, stay in the pool and join a later lesson that says the same, until archived.
+    A doubtful correction is left for a model to decide.
     """
     places = _Places()
     with store.transaction():
@@ -208,7 +226,7 @@ def consolidate(store: Store, now: str) -> dict:
         pending = store.pending_surprises(now)
         vectors = _Vectors(pending)
         fed: dict = {}                  # episode id -> lesson fed tonight
-        examined = [ep["id"] for ep in pending if ep["consolidated"] is None]
+        examined = [ep["id"] for ep in pending if ep["consolidated"] is None and not ep["facts"].get("doubtful")]
 
         def join(lesson: _Lesson, ep: dict) -> None:
             fed[ep["id"]] = lesson
@@ -234,12 +252,14 @@ def consolidate(store: Store, now: str) -> dict:
                 lesson.cwd, lesson.widened = None, not lesson.new
                 lesson.text = unscoped(lesson.text)
 
-        def nearest(vec) -> _Lesson | None:
+        def nearest(vec, ep=None) -> _Lesson | None:
             best, score = None, JOIN_SIMILARITY
             for lesson in lessons:
                 s = lesson.similarity(vec)
                 if s >= score:
                     best, score = lesson, s
+            if best is None and ep is not None and ep["kind"] == "correction":
+                best = _same_rule(ep, vec, lessons, places)     # the same rule in other words
             return best
 
         def found(kind: str, members: list, body: str) -> _Lesson:
@@ -258,28 +278,40 @@ def consolidate(store: Store, now: str) -> dict:
                 join(lesson, m)
             return lesson
 
-        # Corrections first: each is examined once, and one suffices for a lesson.
+        # Corrections first: each is examined once, and one suffices for a lesson. A doubtful
+        # one waits, unexamined, for a model to decide (Store.doubtful_corrections).
         errors_by_session: dict = {}
         for ep in pending:
             if ep["kind"] == "error":
                 errors_by_session.setdefault(ep["session_id"], []).append(ep)
         for ep in pending:
-            if ep["kind"] != "correction" or ep["consolidated"] is not None:
+            if ep["kind"] != "correction" or ep["consolidated"] is not None or ep["facts"].get("doubtful"):
                 continue
-            lesson = nearest(vectors[ep["id"]])
+            lesson = nearest(vectors[ep["id"]], ep)
             if lesson is not None:
                 join(lesson, ep)
             else:
-                body = correction_lesson(ep["facts"])
+                said = ep["facts"].get("model_lesson")     # a doubtful turn the model found a lesson in
+                body = said or correction_lesson(ep["facts"])
                 if body is None:
                     continue            # no instruction in it: it stays an episode
                 lesson = found("feedback", [ep], body)
+                lesson.by_model = lesson.by_model or bool(said)
             # The failed call the person was answering is part of the same surprise.
             command = ep["facts"].get("command")
             for err in errors_by_session.get(ep["session_id"], []):
                 if command and err["id"] not in fed and err["facts"].get("command") == command \
                         and is_lesson_error(err["facts"]):
                     join(lesson, err)
+
+        # Corrections examined before without a lesson join one that says the same thing,
+        # whatever night or order it was formed in ("always pnpm" typed before "pnpm, not npm").
+        for ep in pending:
+            if ep["kind"] == "correction" and ep["id"] not in fed and not ep["facts"].get("doubtful") \
+                    and ep["kind"] == "correction":
+                lesson = nearest(vectors[ep["id"]], ep)
+                if lesson is not None:
+                    join(lesson, ep)
 
         # Then errors: the new ones join a lesson, or gather the similar errors of the pool.
         pool = [ep for ep in pending if ep["kind"] == "error" and is_lesson_error(ep["facts"])]
@@ -292,7 +324,7 @@ def consolidate(store: Store, now: str) -> dict:
                 continue
             vec = vectors[ep["id"]]
             similar = [m for m in pool if m["id"] != ep["id"] and m["id"] not in fed
-                       and embed.dot(vec, vectors[m["id"]]) >= JOIN_SIMILARITY]
+                       and embed.dot(vec, vectors[m["id"]]) >= JOIN_SIMILARITY and _same_way(ep, m)]
             members = sorted([ep] + similar, key=lambda m: (m["at"], m["id"]))
             if len({m["session_id"] for m in members}) >= ERROR_SESSIONS:
                 found("project", members, error_lesson([m["facts"] for m in members]))
@@ -309,6 +341,8 @@ def _write_lessons(store: Store, lessons: list, fed: dict, examined: list, now: 
                                          lesson.sources, now)
             new.append({"id": lesson.id, "text": redact(lesson.text), "kind": lesson.kind, "cwd": lesson.cwd,
                         "seen": lesson.seen, "strength": round(lesson.strength, 2), "sources": lesson.sources})
+            if lesson.by_model:
+                new[-1]["by_model"] = True
         elif lesson.joined:
             store.update_lesson(lesson.id, lesson.text, lesson.cwd, lesson.strength, lesson.seen, lesson.sources,
                                 lesson.archived, now)
@@ -320,6 +354,28 @@ def _write_lessons(store: Store, lessons: list, fed: dict, examined: list, now: 
     store.mark_consolidated({eid: lesson.id for eid, lesson in fed.items()},
                             [eid for eid in examined if eid not in fed])
     return {"new": new, "strengthened": strengthened, "examined": len(examined), "joined": len(fed)}
+
+
+RULE_SIMILARITY = 0.3        # two corrections naming the same tools the same way join at this cosine:
+                             # "use pnpm, not npm" and "always pnpm, never npm" hash far apart
+
+
+def _same_rule(ep: dict, vec: dict, lessons: list, places: "_Places") -> "_Lesson | None":
+    """A feedback lesson of the same project (or every project) that names the same tools
+    the same way as the correction, and is somewhat alike in words."""
+    text = correction_lesson(ep["facts"])   # or, without a lesson of its own, its own lines
+    mine = stance(text or "\n".join(own_lines(ep["facts"].get("said") or ""))[:240])
+    if not mine:
+        return None
+    project = places.project(ep["cwd"])
+    best, score = None, RULE_SIMILARITY
+    for lesson in lessons:
+        if lesson.kind != "feedback" or (lesson.cwd and lesson.cwd != project):
+            continue
+        s = lesson.similarity(vec)
+        if s >= score and same_rule(mine, stance(lesson.text)):
+            best, score = lesson, s
+    return best
 
 
 class _Vectors(dict):
@@ -382,10 +438,32 @@ def surprise_vector(ep: dict) -> list:
         text = core_command(facts.get("command") or facts.get("tool") or "") + "\n" + \
             "\n".join(telling_lines(facts))
     elif ep.get("kind") == "correction":
-        text = correction_head(facts.get("said") or "") + "\n" + core_command(facts.get("command") or "")
+        said = facts.get("own") or facts.get("said") or ""
+        found = lasting_sentence(said, strict=facts.get("form") in ("review", "pasted-failure"))
+        text = (found[0] if found else correction_head(said)) + "\n" + _about(facts)
     else:
         text = (ep.get("title") or "") + "\n" + (ep.get("gist") or "")
     return embed.vector(text)
+
+
+def _same_way(a: dict, b: dict) -> bool:
+    """Whether two failures fail the same way: a failing test or a type error only when its
+    line is the same (two different tests of one file are alike in words, not the same issue)."""
+    if is_work_failure(a["facts"]) or is_work_failure(b["facts"]):
+        return error_line(a["facts"]) == error_line(b["facts"])
+    return True
+
+
+def _about(facts: dict) -> str:
+    """The command a correction's words are about, or the name of the file: never a path,
+    whose folders would make every correction of one project look alike."""
+    if "trigger" in facts:
+        command, tool = facts.get("trigger") or "", facts.get("trigger_tool") or ""
+    else:                                   # stored before triggers: the last call
+        command, tool = facts.get("command") or "", facts.get("tool") or ""
+    if tool == "Bash":
+        return core_command(command)
+    return command.split(" ", 1)[-1].rsplit("/", 1)[-1] if tool in ("Edit", "MultiEdit", "Write", "Read") else ""
 
 
 # --------------------------------------------------------------------------------------
@@ -396,7 +474,10 @@ def verify(store: Store, now: str) -> dict:
 
     A match is an error, correction or note that happened (its `at`) after the prediction
     was made and within its 14 days, in the lesson's project (any project for a lesson that
-    applies everywhere), at cosine ≥ 0.5 to the lesson's sources.
+    applies everywhere), at cosine ≥ 0.5 to the lesson's sources. Without a session of its
+    project in those 14 days nothing tested it: it is not failed but waits, its 14 days
+    starting again with the project's next session; with none for PREDICTION_WAIT_DAYS it
+    lapses, neither confirmed nor failed.
     """
     t_now = parse_time(now)
     places = _Places()
@@ -410,9 +491,18 @@ def verify(store: Store, now: str) -> dict:
         evidence = [ep for ep in evidence if ep["kind"] != "error" or is_lesson_error(ep["facts"])]
         vectors: dict = {}
         strengths: dict = {}
+        sessions = store.sessions_between(since, now)
         for p in open_:
-            deadline = parse_time(p["made"]) + timedelta(days=PREDICTION_DAYS)
-            end = iso(min(deadline, t_now))
+            # Judged only on what happens after it was made, in its project; when the project
+            # has no session in the 14 days, nothing tested it: the 14 days start again with
+            # the project's next session, and with none for PREDICTION_WAIT_DAYS it lapses.
+            made = parse_time(p["made"])
+            first = next((at for cwd, at in sessions if at > p["made"]
+                          and (not p["cwd"] or places.project(cwd) == p["cwd"])), None)
+            deadline = made + timedelta(days=PREDICTION_DAYS)
+            if first is not None and parse_time(first) > deadline:
+                deadline = parse_time(first) + timedelta(days=PREDICTION_DAYS)
+            end = iso(min(deadline, t_now)) if first is not None else now
             expected = embed.unit(p["embedding"])
             match = None
             for ep in evidence:
@@ -434,6 +524,10 @@ def verify(store: Store, now: str) -> dict:
                 confirmed.append({"id": p["id"], "lesson_id": p["lesson_id"], "lesson": p["text"],
                                   "made": p["made"], "evidence": morning.source(match),
                                   "before": round(before, 2), "strength": round(after, 2)})
+            elif first is None:
+                if t_now >= made + timedelta(days=PREDICTION_WAIT_DAYS):
+                    store.resolve_prediction(p["id"], now, None)      # lapsed: nothing tested it
+                continue
             elif t_now >= deadline:
                 after = before * FAILED_FACTOR
                 store.resolve_prediction(p["id"], now, "failed")

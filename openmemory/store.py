@@ -13,8 +13,10 @@ from pathlib import Path
 from . import embed, paths
 from .clock import iso
 from .errors import OpenMemoryError, StoreError, explain
+from . import migrations
 from .migrations import migrate
-from .redact import clean_episode, redact
+from .redact import clean_episode, redact, redact_obj
+from .shorten import clip
 
 BUSY_TIMEOUT_MS = 5000      # a concurrent ingest (hook + cron) waits instead of failing
 
@@ -50,36 +52,21 @@ class Store:
         """A write transaction: `with store.transaction(): ...` commits, or rolls back on error."""
         return _Transaction(self._db)
 
+    def _in(self, sql: str, ids, *after) -> list:
+        """Rows of sql (one `IN (%s)`) for all ids, in chunks under SQLite's bound-parameter limit."""
+        ids = sorted(set(ids))
+        return [r for i in range(0, len(ids), 500) for r in self._db.execute(
+            sql % ",".join("?" * len(ids[i:i + 500])), ids[i:i + 500] + list(after))]
+
     # -- state ---------------------------------------------------------------------
 
     def quick_check(self) -> str | None:
         """SQLite's quick check, then the text index's own: None when both pass, else what failed."""
-        try:
-            rows = [" ".join(row[0].split()) for row in self._db.execute("PRAGMA quick_check")]
-            if rows != ["ok"]:
-                return "; ".join(rows[:3])
-            if self.has_recall_index():  # reads every segment; wants the write lock: skipped if busy
-                self._db.execute("PRAGMA busy_timeout = 0")
-                self._db.execute("INSERT INTO recall_index (recall_index) VALUES ('integrity-check')")
-        except sqlite3.OperationalError:
-            pass  # another process is writing: the quick check above passed
-        except sqlite3.DatabaseError as e:
-            return str(e)
-        finally:
-            self._db.execute(f"PRAGMA busy_timeout = {busy_timeout_ms()}")
-        return None
+        return migrations.check(self._db, busy_timeout_ms())
 
     def backup(self, dest: Path) -> None:
         """A consistent copy while others read and write (VACUUM INTO, one read transaction), 0600."""
-        if Path(dest).exists():
-            raise OpenMemoryError(f"{dest} already exists; name a new file for the backup")
-        mask = os.umask(0o077)
-        try:
-            self._db.execute("VACUUM INTO ?", (str(dest),))
-        except sqlite3.OperationalError as e:
-            raise OpenMemoryError(f"cannot write the backup at {dest}: {e}") from e
-        finally:
-            os.umask(mask)
+        migrations.copy(self._db, Path(dest))
 
     def get_state(self, key: str, default=None):
         row = self._db.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
@@ -109,7 +96,7 @@ class Store:
         mine = self._db.execute("SELECT id FROM sessions WHERE path = ?", (path,)).fetchone()
         if mine:
             return mine[0]
-        return f"{session_id}@{_hash_text(path):08x}"
+        return f"{session_id}@{zlib.crc32(path.encode('utf-8')):08x}"  # stable: never Python's salted hash()
 
     def replace_session(self, session: dict, episodes: list, now: str | None = None) -> dict:
         """Store one transcript's session row and episodes, replacing what it produced before.
@@ -122,13 +109,19 @@ class Store:
         counts = {"added": {}, "updated": 0, "removed": 0}
         sid = session["id"]
         with self.transaction():
+            keys = [e["key"] for e in episodes] + [e["legacy_key"] for e in episodes if e.get("legacy_key")]
             existing = {row[0]: (row[1], row[2]) for row in self._db.execute(
-                "SELECT key, id, session_id FROM episodes WHERE key IN (%s)" % ",".join("?" * len(episodes)),
-                [e["key"] for e in episodes])} if episodes else {}
+                "SELECT key, id, session_id FROM episodes WHERE key IN (%s)" % ",".join("?" * len(keys)),
+                keys)} if keys else {}
             keep = set()
             for ep in episodes:
+                legacy = existing.get(ep.get("legacy_key"))
                 ep = clean_episode(ep)
                 found = existing.get(ep["key"])
+                if found is None and legacy and legacy[1] == sid:
+                    # stored by an older version under the tool-use id alone: rekey it in place
+                    self._db.execute("UPDATE episodes SET key = ? WHERE id = ?", (ep["key"], legacy[0]))
+                    found = existing[ep["key"]] = legacy
                 if found and found[1] != sid:
                     continue  # first transcript to record an event keeps it
                 vec = embed.encode(embed.vector(ep["title"] + "\n" + ep["gist"]))
@@ -181,7 +174,7 @@ class Store:
             cur = self._db.execute(
                 "INSERT INTO episodes (key, session_id, cwd, kind, title, gist, detail, facts, at, created, "
                 "last_touched, embedding) VALUES (?, NULL, ?, 'note', ?, ?, '', '{}', ?, ?, ?, ?)",
-                (f"note:{now}:{_hash_text(ep['gist']):08x}", ep["cwd"], ep["title"], ep["gist"], now, now, now,
+                (f"note:{now}:{zlib.crc32(ep['gist'].encode('utf-8')):08x}", ep["cwd"], ep["title"], ep["gist"], now, now, now,
                  embed.encode(embed.vector(ep["title"] + "\n" + ep["gist"]))))
         return cur.lastrowid
 
@@ -229,7 +222,7 @@ class Store:
             "forgotten": self._db.execute("SELECT count(*) FROM forgotten WHERE NOT alias").fetchone()[0],
             "last_ingest": self.get_state("last_ingest"),
             "last_sleep": self.get_state("last_sleep"),
-            "db_bytes": _db_bytes(self.path),
+            "db_bytes": sum(os.path.getsize(p) for p in (str(self.path), f"{self.path}-wal") if os.path.exists(p)),
             "db": str(self.path),
         }
 
@@ -263,11 +256,7 @@ class Store:
     def recall_rows(self, episode_ids: list, lesson_ids: list, include_archived: bool) -> list:
         """Candidate rows (episodes, and lessons as kind 'lesson') by id; vetoed lessons never."""
         live = "" if include_archived else " AND NOT archived"
-        rows = []
-        for i in range(0, len(episode_ids), 500):  # under SQLite's bound-parameter limit
-            chunk = episode_ids[i:i + 500]
-            rows += self._db.execute(f"SELECT {_RECALL_COLUMNS} FROM episodes WHERE id IN "
-                                     f"({','.join('?' * len(chunk))}){live}", chunk).fetchall()
+        rows = self._in(f"SELECT {_RECALL_COLUMNS} FROM episodes WHERE id IN (%s){live}", episode_ids)
         if lesson_ids:
             rows += self._db.execute(f"SELECT {_RECALL_LESSON_COLUMNS} FROM lessons WHERE id IN "
                                      f"({','.join('?' * len(lesson_ids))}) AND NOT vetoed{live}",
@@ -349,6 +338,11 @@ class Store:
         self._db.executemany("UPDATE episodes SET consolidated = 0 WHERE id = ? AND consolidated IS NULL",
                              [(eid,) for eid in examined])
 
+    def sessions_between(self, since: str, until: str) -> list:
+        """(cwd, at) of every session that started after since and up to until."""
+        return [(r[0], r[1]) for r in self._db.execute(
+            "SELECT cwd, at FROM episodes WHERE kind = 'session' AND at > ? AND at <= ? ORDER BY at", (since, until))]
+
     def lesson_text(self, lesson_id: int) -> str:
         """A lesson's text, '' when there is no such lesson."""
         row = self._db.execute("SELECT text FROM lessons WHERE id = ?", (lesson_id,)).fetchone()
@@ -368,8 +362,8 @@ class Store:
             "WHERE kind IN (%s) AND at > ? AND at <= ? ORDER BY at, id" % ",".join("?" * len(kinds)),
             (*kinds, since, until))]
 
-    def resolve_prediction(self, prediction_id: int, now: str, outcome: str, evidence: int | None = None) -> None:
-        """Close a prediction as 'confirmed' (by the evidence episode) or 'failed'."""
+    def resolve_prediction(self, prediction_id: int, now: str, outcome, evidence: int | None = None) -> None:
+        """Close a prediction as 'confirmed' (by the evidence episode), 'failed', or None: lapsed untested."""
         self._db.execute("UPDATE predictions SET resolved = ?, outcome = ?, evidence = ? WHERE id = ?",
                          (now, outcome, evidence, prediction_id))
 
@@ -395,51 +389,41 @@ class Store:
         """Count a transcript as kept out (or no longer, once it is ingested); no write if unchanged."""
         if bool(self._db.execute("SELECT 1 FROM opted_out WHERE hash = ?", (path_hash,)).fetchone()) != out:
             with self.transaction():
-                if out:
-                    self._db.execute("INSERT OR IGNORE INTO opted_out (hash, at) VALUES (?, ?)", (path_hash, iso()))
-                else:
-                    self._db.execute("DELETE FROM opted_out WHERE hash = ?", (path_hash,))
+                self._db.execute(*(("INSERT INTO opted_out (hash, at) VALUES (?, ?)", (path_hash, iso())) if out
+                                   else ("DELETE FROM opted_out WHERE hash = ?", (path_hash,))))
 
     def forgotten_among(self, hashes) -> set:
         """The tombstones among these hashes (episodes forgotten: never stored again)."""
-        hashes = sorted(set(hashes))
-        return {r[0] for i in range(0, len(hashes), 500) for r in self._db.execute(
-            "SELECT hash FROM forgotten WHERE hash IN (%s)" % ",".join("?" * len(hashes[i:i + 500])),
-            hashes[i:i + 500])}
+        return {r[0] for r in self._in("SELECT hash FROM forgotten WHERE hash IN (%s)", hashes)}
 
     def memories_under(self, folder: str) -> tuple:
         """(episode ids, lesson ids, session ids) of everything stored for a folder and below it."""
-        where = "WHERE cwd = ? OR cwd LIKE ? ESCAPE '\\'"
-        args = _under(folder)
+        where, folder = "WHERE cwd = ? OR cwd LIKE ? ESCAPE '\\'", folder.rstrip("/")
+        args = (folder or "/", folder.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%")
         sessions = [r[0] for r in self._db.execute(f"SELECT id FROM sessions {where}", args)]
         episodes = {r[0] for r in self._db.execute(f"SELECT id FROM episodes {where}", args)}
-        episodes |= {ep["id"] for ep in self.episodes_of_sessions(sessions)}
-        lessons = [r[0] for r in self._db.execute(f"SELECT id FROM lessons {where} AND text != ''", args)]
+        episodes |= {ep["id"] for ep in self.of_sessions(sessions)[0]}
+        lessons = [r[0] for r in self._db.execute(f"SELECT id FROM lessons {where}", args)]
         return sorted(episodes), lessons, sessions
 
-    def episodes_of_sessions(self, session_ids) -> list:
-        """Every episode of these sessions (the copies a forgotten episode's words may be in)."""
-        ids = sorted(set(session_ids))
-        return [_row(r) for i in range(0, len(ids), 500) for r in self._db.execute(
-            "SELECT * FROM episodes WHERE session_id IN (%s)" % ",".join("?" * len(ids[i:i + 500])), ids[i:i + 500])]
+    def of_sessions(self, ids) -> tuple:
+        """([every episode], {id: title}) of these sessions: where a forgotten episode's words may be."""
+        return ([_row(r) for r in self._in("SELECT * FROM episodes WHERE session_id IN (%s)", ids)],
+                {r[0]: r[1] or "" for r in self._in("SELECT id, title FROM sessions WHERE id IN (%s)", ids)})
 
     def forget(self, tombstones, episode_ids, scrubbed, lesson_ids, reworded, session_ids, titles, now: str,
                morning: str | None = None) -> dict:
-        """Forget in one transaction (forget.apply says what): freed bytes zeroed, the text index
-        merged, the WAL emptied. A forgotten lesson keeps its row, vetoed and emptied."""
+        """Forget in one transaction (forget.apply says what); freed bytes zeroed, index merged, WAL emptied."""
         db = self._db
         db.execute("PRAGMA secure_delete = ON")  # freed pages and cells are overwritten with zeros
         with self.transaction():
-            db.executemany("INSERT OR IGNORE INTO forgotten (hash, at, alias) VALUES (?, ?, ?)",
-                           [(h, now, int(alias)) for h, alias in tombstones])
+            db.executemany("INSERT OR IGNORE INTO forgotten VALUES (?, ?, ?)", [(h, now, int(a)) for h, a in tombstones])
             db.executemany("UPDATE predictions SET evidence = NULL WHERE evidence = ?", [(i,) for i in episode_ids])
             db.executemany("DELETE FROM episodes WHERE id = ?", [(i,) for i in episode_ids])
             db.executemany("UPDATE episodes SET title = ?, gist = ?, detail = ?, facts = ?, embedding = ? WHERE id = ?",
                            [(n["title"], n["gist"], n["detail"], json.dumps(n["facts"], ensure_ascii=False, sort_keys=True),
                              embed.encode(embed.vector(n["title"] + "\n" + n["gist"])), eid) for eid, n in scrubbed])
-            db.executemany("UPDATE lessons SET text = '', sources = '[]', seen = 0, vetoed = 1, embedding = ?, "
-                           "updated = ? WHERE id = ?", [(bytes(embed.DIMENSIONS), now, i) for i in lesson_ids])
-            db.executemany("DELETE FROM predictions WHERE lesson_id = ?", [(i,) for i in lesson_ids])
+            db.executemany("DELETE FROM lessons WHERE id = ?", [(i,) for i in lesson_ids])  # predictions cascade
             db.executemany("UPDATE lessons SET text = ?, sources = ?, seen = ?, embedding = ?, updated = ? WHERE id = ?",
                            [(redact(t), json.dumps(src), max(seen, 1), embed.encode(embed.vector(redact(t))), now, i)
                             for i, t, src, seen in reworded])
@@ -451,14 +435,59 @@ class Store:
             if self.has_recall_index():  # one merged segment: the deleted rows' terms leave its pages
                 db.execute("INSERT INTO recall_index (recall_index) VALUES ('optimize')")
         busy = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
-        return {"episodes": len(episode_ids), "lessons": len(lesson_ids), "reworded": len(reworded),
-                "scrubbed": len(scrubbed), "sessions": len(session_ids), "wal_emptied": not busy}
+        return dict(episodes=len(episode_ids), lessons=len(lesson_ids), reworded=len(reworded), scrubbed=len(scrubbed),
+                    sessions=len(session_ids), wal_emptied=not busy)
 
-    def session_titles(self, session_ids) -> dict:
-        """{session id: title} of these sessions."""
-        ids = sorted(set(session_ids))
-        return {r[0]: r[1] or "" for i in range(0, len(ids), 500) for r in self._db.execute(
-            "SELECT id, title FROM sessions WHERE id IN (%s)" % ",".join("?" * len(ids[i:i + 500])), ids[i:i + 500])}
+    # -- the optional model (consult.py asks, llm.py talks; these keep what it said) -----
+
+    def model_answer(self, key: str) -> str | None:
+        """The model's answer to the question with this key, when it was asked before."""
+        row = self._db.execute("SELECT answer FROM model_answers WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def save_model_answer(self, key: str, model: str, answer: str, now: str) -> None:
+        """Keep an answer the model gave (redacted like everything stored)."""
+        self._db.execute("INSERT INTO model_answers (key, model, answer, asked) VALUES (?, ?, ?, ?) "
+                         "ON CONFLICT (key) DO UPDATE SET answer = excluded.answer, asked = excluded.asked",
+                         (key, model, redact(answer), now))
+
+    def doubtful_corrections(self, now: str | None = None, limit: int = 200) -> list:
+        """Live correction episodes (up to now) the rules marked doubtful and no model decided, newest first."""
+        return [_row(r) for r in self._db.execute(
+            "SELECT * FROM episodes WHERE kind = 'correction' AND NOT archived AND (? IS NULL OR at <= ?) "
+            "AND json_extract(facts, '$.doubtful') AND json_extract(facts, '$.decided') IS NULL "
+            "ORDER BY at DESC, id DESC LIMIT ?", (now, now, limit))]
+
+    def settle_doubtful(self, episode_id: int, facts: dict, reexamine: bool) -> None:
+        """Record the model's verdict in a doubtful episode's facts; a correction is examined again."""
+        self._db.execute("UPDATE episodes SET facts = ? WHERE id = ?",
+                         (json.dumps(redact_obj(facts), ensure_ascii=False, sort_keys=True), episode_id))
+        if reexamine:
+            self._db.execute("UPDATE episodes SET consolidated = NULL WHERE id = ? AND consolidated = 0",
+                             (episode_id,))
+
+    def reword_lesson(self, lesson_id: int, text: str) -> None:
+        """Replace a lesson's words (and the vector recall compares them by)."""
+        self._db.execute("UPDATE lessons SET text = ?, embedding = ? WHERE id = ?",
+                         (redact(text), embed.encode(embed.vector(text)), lesson_id))
+
+    def sessions_without_summary(self, limit: int) -> list:
+        """Live session episodes whose gist no model has led yet, newest first."""
+        return [_row(r) for r in self._db.execute(
+            "SELECT * FROM episodes WHERE kind = 'session' AND NOT archived "
+            "AND json_extract(facts, '$.summary') IS NULL ORDER BY at DESC, id DESC LIMIT ?", (limit,))]
+
+    def set_session_summary(self, episode_id: int, sentence: str, gist_limit: int = 600) -> None:
+        """Lead a session's gist with the model's sentence; the rules' gist follows it."""
+        row = self._db.execute("SELECT title, gist, facts FROM episodes WHERE id = ?", (episode_id,)).fetchone()
+        if row is None:
+            return
+        sentence = redact(sentence)
+        facts = dict(_row(row)["facts"], summary=sentence)
+        gist = clip(f"{sentence} {row['gist']}", gist_limit)
+        self._db.execute("UPDATE episodes SET gist = ?, facts = ?, embedding = ? WHERE id = ?",
+                         (gist, json.dumps(facts, ensure_ascii=False, sort_keys=True),
+                          embed.encode(embed.vector(row["title"] + "\n" + gist)), episode_id))
 
     # -- render: lessons as written into Claude Code's memory ---------------------------
 
@@ -478,14 +507,7 @@ class Store:
 
     def episodes_by_id(self, ids) -> dict:
         """{id: episode} for the ids that still exist."""
-        ids = sorted(set(ids))
-        found = {}
-        for start in range(0, len(ids), 500):  # under SQLite's bound-parameter limit
-            chunk = ids[start:start + 500]
-            for row in self._db.execute(
-                    "SELECT * FROM episodes WHERE id IN (%s)" % ",".join("?" * len(chunk)), chunk):
-                found[row["id"]] = _row(row)
-        return found
+        return {row["id"]: _row(row) for row in self._in("SELECT * FROM episodes WHERE id IN (%s)", ids)}
 
     def predictions_by_lesson(self) -> dict:
         """{lesson id: [prediction, ...]} in the order they were made."""
@@ -518,9 +540,10 @@ def _holds(text: str, stems: list) -> str:
 class _Transaction:
     """BEGIN IMMEDIATE ... COMMIT; inside another transaction it joins that one (all or none)."""
 
+    _outer = False
+
     def __init__(self, db):
         self._db = db
-        self._outer = False
 
     def __enter__(self):
         if not self._db.in_transaction:
@@ -564,17 +587,6 @@ def connect(path=None) -> Store:
     return Store(db, path)
 
 
-def _hash_text(text: str) -> int:
-    """A stable 32-bit hash for keys (never Python's salted hash())."""
-    return zlib.crc32(text.encode("utf-8"))
-
-
-def _under(folder: str) -> tuple:
-    """(folder, LIKE pattern for what is below it), LIKE's wildcards in the name taken literally."""
-    folder = folder.rstrip("/")
-    return folder or "/", folder.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"
-
-
 def _row(row: sqlite3.Row) -> dict:
     out = dict(row)
     out.pop("embedding", None)
@@ -582,17 +594,7 @@ def _row(row: sqlite3.Row) -> dict:
         try:
             out["facts"] = json.loads(out["facts"])
         except ValueError:
-            out["facts"] = {}
-        if not isinstance(out["facts"], dict):
-            out["facts"] = {}
+            out["facts"] = None
+        out["facts"] = out["facts"] if isinstance(out["facts"], dict) else {}
     return out
 
-
-def _db_bytes(path: Path) -> int:
-    total = 0
-    for suffix in ("", "-wal"):
-        try:
-            total += os.path.getsize(str(path) + suffix)
-        except OSError:
-            pass
-    return total

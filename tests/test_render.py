@@ -89,7 +89,9 @@ class LessonFiles(RenderCase):
         self.assertIn("- 2026-11-05: After the agent ran `python -m unittest`, the person said: "
                       "\"No, don't use unittest here, run the tests with pytest -q\"", text)
         self.assertIn("- 2026-11-02: ", text)
-        self.assertIn(f"**How to apply:** When you are about to run `python -m unittest` in `{self.repo}`", text)
+        self.assertIn("**How to apply:** When you are about to run `python -m unittest` in this project", text)
+        how = text.split("**How to apply:**", 1)[1]
+        self.assertNotIn(str(self.repo), how, "no path from the person's machine in How to apply")
         md = self.md().decode()
         self.assertEqual(md, f"{memorymd.BEGIN}\n{memorymd.HEADING}\n"
                              f"- [{TEXT}](om-{lid}.md) — seen 2×, last 2026-11-05\n{memorymd.END}\n")

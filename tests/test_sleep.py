@@ -91,10 +91,17 @@ class SleepCase(TempHome):
         (self.shop / ".git").mkdir(parents=True)   # a git repository: "In this repository ..."
 
     def write(self, t: Transcript) -> Path:
-        return t.write(project_folder(self.claude, t.cwd))
+        """A session ends: its transcript is written and ingested then, as the SessionEnd hook does
+        (what openmemory stores is `created` then: the clock decay counts from)."""
+        self.ended = max(getattr(self, "ended", t.clock), t.clock)
+        path = t.write(project_folder(self.claude, t.cwd))
+        code, out, err = run("ingest", str(path), "--now", clock.iso(t.clock))
+        self.assertEqual(code, 0, err)
+        return path
 
-    def ingest(self):
-        code, out, err = run("ingest")
+    def ingest(self, now=None):
+        """A catch-up ingest (cron's), as of when the latest session written ended."""
+        code, out, err = run("ingest", "--now", now or clock.iso(self.ended))
         self.assertEqual(code, 0, err)
 
     def sleep(self, now):
@@ -176,8 +183,8 @@ class AMonthOfNights(SleepCase):
         self.assertEqual(len(corrections), 2)
         self.assertEqual(sorted(tests["sources"]), sorted(corrections + unittest_errors))
 
-        self.assertEqual(docs["text"], "In this repository don't run `make docs`: it fails with "
-                                       "\"make: *** No rule to make target 'docs'. Stop.\"")
+        self.assertEqual(docs["text"], "In this repository `make docs` fails with "
+                                       "`make: *** No rule to make target 'docs'. Stop.`.")
         self.assertEqual((docs["kind"], docs["cwd"], docs["seen"], docs["strength"]),
                          ("project", str(self.shop), 3, 2.0))
         docs_errors = self.episode_ids("error", command="make docs")
@@ -263,7 +270,7 @@ class AMonthOfNights(SleepCase):
         self.assertEqual(outcomes, [("2026-11-05", "confirmed", "2026-11-19"),
                                     ("2026-11-19", "failed", "2026-12-03"),
                                     ("2026-12-03", None, "")])
-        self.assertIn("- Failed: In this repository don't run `make docs`", reports[3])
+        self.assertIn("- Failed: In this repository `make docs` fails with", reports[3])
         self.assertIn("It did not come up between 2026-11-19 and 2026-12-03", reports[3])
         self.assertIn("Nothing changed tonight.", reports[4])
 
@@ -281,15 +288,15 @@ class Wording(unittest.TestCase):
                          "Use `pytest -q` for the tests, not `python -m unittest discover`.")
         self.assertEqual(self.lesson("No - use `uv run pytest` instead", "cd /x && python -m pytest 2>&1 | tail -20"),
                          "Use `uv run pytest` instead of `python -m pytest`.")
-        self.assertEqual(self.lesson("no, don't do that", "git push --force origin main"),
-                         "Don't run `git push --force origin main`.")
+        # "that" is this moment's: no lesson says "don't run X" from it (X may be the work)
+        self.assertIsNone(self.lesson("no, don't do that", "git push --force origin main"))
 
     def test_openers_and_chatter_are_dropped(self):
         self.assertEqual(self.lesson("ok. let's use apple container instead of docker proper. it works basically "
                                      "the same way. you can run 'container' to see the help.", "Write /x/tools.ts",
                                      tool="Write"),
-                         "Use apple container instead of docker proper.")
-        self.assertEqual(self.lesson("wait, we use pnpm not npm", "npm install"), "Use pnpm not npm.")
+                         "Use apple container instead of `docker` proper.")
+        self.assertEqual(self.lesson("wait, we use pnpm not npm", "npm install"), "Use `pnpm` not `npm`.")
         self.assertEqual(self.lesson("Never commit directly to main, open a PR instead!", "git commit -m wip"),
                          "Never commit directly to main, open a PR instead.")
 
@@ -325,17 +332,30 @@ class Wording(unittest.TestCase):
         self.assertTrue(text.endswith((".", "…")))
 
     def test_repeated_errors_name_the_command_and_its_error(self):
+        # a known issue of the project: the command, the cause, and never "don't run it"
         make = {"tool": "Bash", "command": "make docs", "error": ["Exit code 2", "make: *** No rule to make target "
                                                                   "'docs'. Stop."]}
         self.assertEqual(lessons.error_lesson([make, make]),
-                         "Don't run `make docs`: it fails with \"make: *** No rule to make target 'docs'. Stop.\"")
+                         "`make docs` fails with `make: *** No rule to make target 'docs'. Stop.`.")
         python = [{"tool": "Bash", "command": cmd, "error": ["Exit code 127", "/bin/bash: line 1: python: command not found"]}
                   for cmd in ("python gen.py", "cd /w && python /w/y.py 2>&1 | head -5")]
         self.assertEqual(lessons.error_lesson(python),
-                         "Don't run `python`: it fails with \"/bin/bash: line 1: python: command not found\".")
+                         "`python` fails with `/bin/bash: line 1: python: command not found`.")
         fetch = {"tool": "WebFetch", "command": "WebFetch https://example.com/a", "error": ["Request failed with status code 403"]}
         self.assertEqual(lessons.error_lesson([fetch, fetch]),
-                         "Don't use `WebFetch https://example.com/a`: it fails with \"Request failed with status code 403\".")
+                         "WebFetch https://example.com/a fails with `Request failed with status code 403`.")
+
+    def test_a_known_issue_names_what_fixed_it(self):
+        seed = {"tool": "Bash", "command": "npm run seed", "error": ["Exit code 1", 'error: relation "users" does not exist']}
+        fixed = dict(seed, fixed_by="cd /app && npm run db:migrate")
+        self.assertEqual(lessons.error_lesson([seed, fixed]),
+                         '`npm run seed` fails with `error: relation "users" does not exist` until '
+                         '`npm run db:migrate` has run.')
+        build = {"tool": "Bash", "command": "make build", "error": ["buildtool.config.ConfigError: SITE_URL is not set"],
+                 "fixed_by": "SITE_URL=http://localhost:8000 make build"}
+        self.assertEqual(lessons.error_lesson([build, build]),
+                         "`make build` fails with `buildtool.config.ConfigError: SITE_URL is not set`; run it as "
+                         "`SITE_URL=http://localhost:8000 make build`.")
 
     def test_which_failures_can_teach(self):
         def facts(*lines, tool="Bash", guard=False):
@@ -407,7 +427,7 @@ class Decay(SleepCase):
 
     def test_an_unused_memory_archives_on_the_designs_curve(self):
         episode = self.old_session()
-        born = clock.parse_time(episode["at"])
+        born = clock.parse_time(episode["created"])      # decay counts from when it was stored
         # 1 × 2^(−d/45) falls below 0.15 after 123.16 days: between the nights of Mar 5 and Mar 6.
         self.assertAlmostEqual(45 * math.log2(1 / 0.15), 123.16, places=2)
         day = datetime(2026, 11, 3, 3, tzinfo=timezone.utc)
@@ -430,9 +450,14 @@ class Decay(SleepCase):
     def test_nightly_equals_weekly_and_a_second_run_changes_nothing(self):
         self.write(simple_session(self.shop, when(11, 2)))
         self.write(tests_corrected(self.shop, when(11, 3), "python -m unittest", "no, use pytest -q instead"))
+        self.write(simple_session(self.shop, when(11, 10), "add a changelog entry"))   # tests the prediction
         weekly = self.tmp / "weekly.db"
         with store.connect(weekly) as db:
-            ingest.ingest(db)
+            for path in sorted(project_folder(self.claude, self.shop).glob("*.jsonl")):
+                with store.connect() as nightly:
+                    created = raw_db(nightly).execute("SELECT created FROM episodes e JOIN sessions s ON "
+                                                      "s.id = e.session_id WHERE s.path = ?", (str(path),)).fetchone()[0]
+                ingest.ingest_file(db, path, now=created)
         self.ingest()
         for day in range(1, 23):                                           # Nov 5 .. Nov 26
             now = clock.iso(when(11, 4, 3) + timedelta(days=day))
@@ -448,7 +473,7 @@ class Decay(SleepCase):
             weekly_ = raw_db(b).execute("SELECT key, strength, archived FROM episodes ORDER BY key").fetchall()
             lessons = [raw_db(a).execute("SELECT text, strength FROM lessons").fetchall(),
                        raw_db(b).execute("SELECT text, strength FROM lessons").fetchall()]
-        self.assertEqual(len(nightly), 4)
+        self.assertEqual(len(nightly), 5)
         for x, y in zip(nightly, weekly_):
             self.assertEqual(x["key"], y["key"])
             self.assertAlmostEqual(x["strength"], y["strength"], places=12)
@@ -477,6 +502,7 @@ class Decay(SleepCase):
         self.write(tests_corrected(self.shop, when(11, 2), "python -m unittest", "no, use pytest -q instead"))
         self.ingest()
         self.sleep(night(11, 3))
+        self.write(simple_session(self.shop, when(11, 10)))                # the project is worked on: a test
         [lesson] = self.lessons()
         self.assertEqual(lesson["text"], "In this repository use `pytest -q` instead of `python -m unittest`.")
         self.sleep(night(11, 17))                                           # its prediction fails: 1 → 0.40
@@ -531,7 +557,7 @@ class Consolidation(SleepCase):
         self.sleep(night(11, 6))
         [lesson] = self.lessons()
         self.assertEqual((lesson["text"], lesson["cwd"]),
-                         ("Don't run `python`: it fails with \"/bin/bash: line 1: python: command not found\".", None))
+                         ("`python` fails with `/bin/bash: line 1: python: command not found`.", None))
         self.assertIn("(project, every project; seen in 2 sessions)", (self.home / "morning.md").read_text())
 
     def test_a_lesson_seen_in_another_project_applies_everywhere(self):

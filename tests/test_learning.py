@@ -1,0 +1,523 @@
+"""Learning from real history: causes of failures, event identity, known issues, the first
+night, doubtful corrections, and the evaluation over the labelled corpus and synthetic set
+(ARCHITECTURE.md, "What openmemory learns from", has the definitions and the figures)."""
+import json
+import re
+import unittest
+from datetime import datetime, timezone
+from pathlib import Path
+
+from openmemory import classify, clock, ingest, lessons, recall, sleep, store, transcripts
+from tests.fixtures import Transcript, project_folder
+from tests.helpers import CORPUS, TempHome, corpus_files, raw_db
+
+DATA = Path(__file__).with_name("data") / "learning"
+SYNTHETIC = DATA / "synthetic"
+EXIT = re.compile(r"^Exit code -?\d+$")
+
+
+def when(month, day, hour=9, year=2026):
+    return datetime(year, month, day, hour, tzinfo=timezone.utc)
+
+
+def fold(text: str) -> str:
+    return " ".join(text.split())
+
+
+class FailureCauses(unittest.TestCase):
+    """The lines that say why a command failed, over real-shaped outputs of common tools."""
+
+    def test_the_cause_not_the_wrapper(self):
+        table = json.loads((DATA / "failures.json").read_text())["failures"]
+        self.assertGreaterEqual(len(table), 30)
+        self.assertGreaterEqual(len({f["tool"] for f in table}), 14)
+        for f in table:
+            with self.subTest(tool=f["tool"], command=f["command"]):
+                kept = [line for line in classify.error_lines(f["output"]) if not EXIT.match(line)]
+                self.assertTrue(kept)
+                self.assertEqual(kept[0], fold(f["cause"]))
+                for line in f["keep"]:
+                    self.assertIn(fold(line), kept)
+                for line in f["drop"]:
+                    self.assertNotIn(fold(line), kept)
+
+    def test_an_exception_line_is_an_error_line_without_a_word_boundary(self):
+        out = "Exit code 2\nbuilding\nsome.module.SomethingError: the cache is stale\nmake: *** [Makefile:2: all] Error 2"
+        self.assertEqual(classify.error_lines(out), ["Exit code 2", "some.module.SomethingError: the cache is stale"])
+
+
+class Verdicts(unittest.TestCase):
+    """What the person typed after the agent said "Done! All tests pass.", by the definition."""
+    DONE = "Done! All tests pass."
+
+    def verdict(self, text, **kw):
+        return classify.correction_verdict(text, self.DONE, **kw)[0]
+
+    def test_corrections(self):
+        for text in ["that's wrong", "no", "revert that", "you broke the build", "why did you delete the fixtures?",
+                     "I told you to use yarn", "the tests are still failing", "No. Use the v2 client",
+                     "don't touch package.json", "this breaks the login flow", "didn't I say to keep the old API?",
+                     "that doesn't compile", "the migration already exists, you created a duplicate",
+                     "we use tabs, not spaces", "you forgot the tests", "isn't node 16 years old?",
+                     "we never commit DEBUG=True, it goes in .env.local", "that endpoint was removed in v2",
+                     "pr feedback:\n1. api/users.py:41 - N+1 query", "Traceback (most recent call last):\n"
+                     "  File \"x.py\", line 1\nKeyError: 'a'"]:
+            self.assertEqual(self.verdict(text), "correction", text)
+
+    def test_not_corrections(self):
+        for text in ["continue", "sounds good, proceed", "let's do option 2", "can you also add a test for it?",
+                     "what about the mobile layout?", "commit and push", "great work!", "lgtm, merge it",
+                     "The login page is broken on staging, can you look?", "always nice to see green tests",
+                     "stop here for today, we'll continue tomorrow", "no rush. also add a changelog entry",
+                     "wait, before you continue: what's the deadline for the API freeze?",
+                     "stop the dev server when you're done", "how hard would it be to switch to OpenAI?"]:
+            self.assertIsNone(self.verdict(text), text)
+
+    def test_doubtful(self):
+        for text in ["did you push?", "i think the oracle and the agent should be the same agent?",
+                     "did you write a migration for it?"]:
+            self.assertEqual(self.verdict(text), "doubtful", text)
+        log = "npm test\nFAIL src/a.test.ts\nError: expected 1 to be 2"
+        self.assertEqual(classify.correction_verdict(log, "I've looked at the structure.")[0], "doubtful")
+
+    def test_a_first_message_is_standing_only_with_a_standing_rule(self):
+        self.assertEqual(self.verdict("From now on, always run ruff before you commit. Now fix the typo.", first=True),
+                         "standing")
+        self.assertIsNone(self.verdict("Use the new endpoint; the old one always fails", first=True))
+        self.assertIsNone(self.verdict("add pagination to the list command", first=True))
+
+
+class LessonWording(unittest.TestCase):
+    """A lasting correction is worded as a lesson; a momentary one ("use the other file") is not."""
+
+    def test_lasting_instructions(self):
+        for said, lesson in [
+                ("never use print for debugging, use the logger", "Never use print for debugging, use the logger."),
+                ("always run migrations with --fake-initial here", "Always run migrations with `--fake-initial`."),
+                ("we deploy with make release, not npm run deploy", "Deploy with make release, not `npm run deploy`."),
+                ("use uv, not pip, in this repo", "Use `uv`, not `pip`."),
+                ("tests live in tests/unit, not tests/", "Tests live in `tests/unit`, not `tests/`."),
+                ("we never commit DEBUG=True, it goes in .env.local", "Never commit `DEBUG=True`, it goes in `.env.local`."),
+                ("isn't node 16 years old? we're on node 22 everywhere", 'The user said: "we\'re on node 22 everywhere".'),
+                ("remember: the staging deploy needs VPN", 'The user said: "the staging deploy needs VPN".'),
+                ("the docs are generated from docstrings, don't edit docs/api by hand",
+                 "The docs are generated from docstrings, don't edit `docs/api` by hand."),
+                ("it's `make lint`, not `npm run lint`", "It's `make lint`, not `npm run lint`."),
+                ("no! we use jest here, vitest is only for the new package",
+                 "Use `jest`, `vitest` is only for the new package.")]:
+            self.assertEqual(lessons.correction_lesson({"said": said}), lesson, said)
+
+    def test_momentary_corrections_stay_episodes(self):
+        for said in ["we do need a migration here", "it needs to be faster", "this must be a typo",
+                     "you left debug prints everywhere", "no, use the other file", "use the second approach instead", "no, only change the header",
+                     "use 3 retries instead of 5", "don't delete that function, we need it", "no, put it in utils.py instead",
+                     "don't push yet", "never mind, use the old version", "use the staging url for this test",
+                     "check again", "try again with the verbose flag", "that still fails", "the issue is the cache, not the query",
+                     "it's the cache, not the query", "if it fails, don't worry"]:
+            self.assertIsNone(lessons.correction_lesson({"said": said, "tool": "Bash", "command": "python x.py"}), said)
+
+    def test_words_around_a_paste_are_read_but_not_the_paste(self):
+        said = ("Run npm install\nnpm error code 1\nnpm error Always use --legacy-peer-deps, never plain install\n"
+                "in the container use npm ci --ignore-scripts, never plain npm install")
+        facts = {"said": said, "own": "\n".join(classify.own_lines(said)), "form": "pasted-failure"}
+        self.assertEqual(lessons.correction_lesson(facts),
+                         "In the container use `npm ci --ignore-scripts`, never plain `npm install`.")
+
+
+def failing(t, command, output, tool_id=None):
+    """The agent runs a command that fails (optionally with the tool-use id a proxy reuses)."""
+    t.assistant("Running it.", tools=[("Bash", {"command": command}, output, True)])
+    if tool_id:
+        for rec in t.records[-3:]:
+            for block in (rec.get("message") or {}).get("content") or []:
+                if isinstance(block, dict):
+                    if block.get("type") == "tool_use":
+                        block["id"] = tool_id
+                    if block.get("type") == "tool_result":
+                        block["tool_use_id"] = tool_id
+
+
+BUILD = ("Exit code 2\nTraceback (most recent call last):\n  File \"/x/build.py\", line 3, in <module>\n    load()\n"
+         "site.config.ConfigError: SITE_URL is not set\nmake: *** [Makefile:2: build] Error 1")
+
+
+class Identity(TempHome):
+    def ingest(self, *paths, now=None):
+        with store.connect() as db:
+            for path in paths:
+                ingest.ingest_file(db, path, now=now)
+            return db.episodes("error")
+
+    def test_a_record_copied_into_a_resumed_transcript_counts_once(self):
+        a = Transcript(cwd="/home/dev/site", start=when(11, 2))
+        a.user("build the site")
+        failing(a, "make build", BUILD)
+        copied = list(a.records)
+        b = Transcript(cwd="/home/dev/site", start=when(11, 3))    # resumed: the old records come first
+        b.records = [dict(r, sessionId=b.session_id) for r in copied]
+        b.user("try once more")
+        b.assistant("Done.")
+        errors = self.ingest(a.write(self.projects / "site"), b.write(self.projects / "site"))
+        self.assertEqual(len(errors), 1)
+
+    def test_two_sessions_that_reuse_call_0_each_keep_their_episode(self):
+        paths = []
+        for day in (2, 9):
+            t = Transcript(cwd="/home/dev/site", start=when(11, day))
+            t.user("build the site")
+            failing(t, "make build", BUILD, tool_id="call_0")
+            paths.append(t.write(self.projects / "site"))
+        errors = self.ingest(*paths)
+        self.assertEqual(len(errors), 2)
+        self.assertEqual(len({e["session_id"] for e in errors}), 2)
+        self.assertTrue(all("call_0" not in e["key"] or e["session_id"] in e["key"] for e in errors))
+
+    def test_an_older_database_is_rekeyed_in_place(self):
+        t = Transcript(cwd="/home/dev/site", start=when(11, 2))
+        t.user("build the site")
+        failing(t, "make build", BUILD, tool_id="call_0")
+        t.user("no, don't run make build, run ./build.sh")
+        path = t.write(self.projects / "site")
+        [error] = self.ingest(path)
+        with store.connect() as db:                         # as version 3 left it: keyed by the tool-use id
+            raw = raw_db(db)
+            raw.execute("UPDATE episodes SET key = 'error:call_0', strength = 1.7, recalls = 3, consolidated = 42 "
+                        "WHERE id = ?", (error["id"],))
+            raw.execute("UPDATE sessions SET mtime_ns = 1")
+            raw.execute("PRAGMA user_version = 3")
+        with store.connect() as db:                         # m004 runs; the next ingest rekeys it
+            ingest.ingest(db, [path])
+            [after] = db.episodes("error")
+            row = raw_db(db).execute("SELECT strength, recalls, consolidated FROM episodes WHERE id = ?",
+                                     (after["id"],)).fetchone()
+        self.assertEqual(after["id"], error["id"])
+        self.assertEqual(after["key"], error["key"])
+        self.assertNotEqual(after["key"], "error:call_0")
+        self.assertEqual(tuple(row), (1.7, 3, 42))
+
+
+class Upgrade(TempHome):
+    def test_history_an_older_version_archived_on_its_first_night_comes_back_and_teaches(self):
+        shop = str(self.tmp / "shop")
+        t = Transcript(cwd=shop, start=when(3, 2))              # months old
+        t.user("add date-fns")
+        t.assistant(tools=[("Bash", {"command": "npm install date-fns"}, "added", False)])
+        t.user("in this repo we always use pnpm, never npm")
+        t.write(project_folder(self.claude, shop))
+        self.ok("ingest")
+        with store.connect() as db:                             # as version 3's first night left it
+            raw = raw_db(db)
+            raw.execute("UPDATE episodes SET archived = 1, strength = 0.05, decayed = created")
+            raw.execute("PRAGMA user_version = 3")
+        self.ok("sleep")                                         # m004 runs first
+        with store.connect() as db:
+            [lesson] = db.all_lessons()
+            archived = raw_db(db).execute("SELECT count(*) FROM episodes WHERE archived").fetchone()[0]
+        self.assertEqual(lesson["text"], "In this project always use `pnpm`, never `npm`.")
+        self.assertEqual(archived, 0)
+
+
+class KnownIssues(TempHome):
+    """Repeated failures of the agent's own commands: known issues, never prohibitions."""
+
+    def night(self, *transcripts_, now="2026-12-01T03:00:00Z"):
+        with store.connect() as db:
+            for t in transcripts_:
+                ingest.ingest_file(db, t.write(project_folder(self.claude, t.cwd)), now=clock.iso(t.clock))
+            sleep.night(db, now)
+            return [ls["text"] for ls in db.all_lessons()]
+
+    def test_a_build_failing_the_same_way_in_three_sessions_names_its_cause(self):
+        sessions = []
+        for day in (2, 9, 16):
+            t = Transcript(cwd=str(self.tmp / "site"), start=when(11, day))
+            t.user("build the site")
+            failing(t, "make build", BUILD)
+            sessions.append(t)
+        [text] = self.night(*sessions)
+        self.assertIn("`make build` fails with `site.config.ConfigError: SITE_URL is not set`", text)
+        self.assertNotIn("Don't", text)
+        self.assertNotIn("Error 1", text)
+
+    def test_the_fix_a_later_session_shows_is_named(self):
+        seed = 'Exit code 1\n> seed\nerror: relation "users" does not exist\nnpm ERR! code 1'
+        sessions = []
+        for day in (2, 9):
+            t = Transcript(cwd=str(self.tmp / "api"), start=when(11, day))
+            t.user("seed the dev database")
+            failing(t, "npm run seed", seed)
+            t.assistant("Migrating first.", tools=[("Bash", {"command": "npm run db:migrate"}, "Applied 3", False),
+                                                   ("Bash", {"command": "npm run seed"}, "Seeded", False)])
+            sessions.append(t)
+        [text] = self.night(*sessions)
+        self.assertEqual(text, 'In this project `npm run seed` fails with `error: relation "users" does not exist` '
+                               'until `npm run db:migrate` has run.')
+
+    def test_a_test_failing_before_any_edit_teaches_only_when_it_fails_the_same_way(self):
+        def run(day, test):
+            t = Transcript(cwd=str(self.tmp / "shop"), start=when(11, day))
+            t.user("run the tests")
+            failing(t, "pytest -q", f"Exit code 1\nFAILED tests/test_cart.py::{test} - assert 3 == 4\n1 failed")
+            return t
+        self.assertEqual(self.night(run(2, "test_total"), run(9, "test_discount")), [])    # two different tests
+        [text] = self.night(run(16, "test_total"), now="2026-12-02T03:00:00Z")            # the same one again
+        self.assertEqual(text, "In this project `pytest -q` fails with "
+                               "`FAILED tests/test_cart.py::test_total - assert 3 == 4`.")
+
+    def test_failures_that_are_the_work_itself_stay_episodes(self):
+        test_failure = "Exit code 1\nFAILED tests/test_parser.py::test_empty - AssertionError: assert None == []\n1 failed"
+        compile_error = "Exit code 2\nsrc/parser.ts(41,7): error TS2322: Type 'string' is not assignable to type 'number'."
+        guard = "<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>"
+        sessions = []
+        for day in (2, 9):
+            t = Transcript(cwd=str(self.tmp / "parser"), start=when(11, day))
+            t.user("fix the parser tests")
+            failing(t, "pytest -q", test_failure)           # before any edit, but fixed by editing code
+            t.assistant(tools=[("Edit", {"file_path": "/p/core.py", "old_string": "a", "new_string": "b"}, "ok", False),
+                               ("Bash", {"command": "pytest -q"}, "34 passed", False)])
+            failing(t, "npx tsc --noEmit", compile_error)   # mid-edit
+            t.assistant(tools=[("Edit", {"file_path": "/p/parser.ts", "old_string": "a", "new_string": "b"}, "ok", False),
+                               ("Bash", {"command": "npx tsc --noEmit"}, "", False),
+                               ("Write", {"file_path": "/p/new.ts", "content": "x"}, guard, True)])
+            sessions.append(t)
+        self.assertEqual(self.night(*sessions), [])
+        with store.connect() as db:
+            facts = [e["facts"] for e in db.episodes("error")]
+        self.assertEqual(len(facts), 6)
+        self.assertEqual(sum(bool(f.get("work")) for f in facts), 4)
+        self.assertEqual(sum(bool(f.get("guard")) for f in facts), 2)
+
+
+class FirstNight(TempHome):
+    """A new user ingests months of history and sleeps once: it learns before it forgets."""
+
+    def test_old_history_teaches_on_the_first_night_and_stays_recallable(self):
+        shop = str(self.tmp / "shop")
+        for month in (5, 6):                                  # half a year before the first night
+            t = Transcript(cwd=shop, start=when(month, 3))
+            t.user("add the date-fns dependency")
+            t.assistant(tools=[("Bash", {"command": "npm install date-fns"}, "added 1 package", False)])
+            t.user("in this repo we always use pnpm, never npm")
+            t.assistant(tools=[("Bash", {"command": "pnpm add date-fns"}, "Done", False)])
+            t.write(project_folder(self.claude, shop))
+        self.ok("ingest", "--now", "2026-12-01T02:00:00Z")
+        out = self.ok("sleep", "--now", "2026-12-01T03:00:00Z").stdout
+        self.assertTrue(out.startswith("1 new lesson, 0 strengthened"), out)
+        self.assertIn("0 memories archived", out)
+        with store.connect() as db:
+            [lesson] = db.all_lessons()
+            self.assertEqual((lesson["text"], lesson["seen"]), ("In this project always use `pnpm`, never `npm`.", 2))
+            hits = recall.recall(db, "pnpm npm", now="2026-12-01T04:00:00Z")
+        self.assertTrue(any(h["kind"] == "correction" for h in hits))
+
+    def test_a_night_before_an_episode_was_stored_gives_it_no_age(self):
+        t = Transcript(cwd=str(self.tmp / "shop"), start=when(1, 3))
+        t.user("fix the typo")
+        t.assistant("Fixed.")
+        t.write(project_folder(self.claude, t.cwd))
+        self.ok("ingest", "--now", "2026-12-01T02:00:00Z")
+        self.ok("sleep", "--now", "2026-06-01T03:00:00Z")     # a replay, before it was stored
+        with store.connect() as db:
+            row = raw_db(db).execute("SELECT strength, archived FROM episodes").fetchone()
+        self.assertEqual(tuple(row), (1.0, 0))
+
+
+class Twins(TempHome):
+    """Corrections that say the same thing join one lesson, whatever night or order."""
+    SAID = ("no, use pnpm for packages in this repo, not npm", "in this repo we always use pnpm, never npm")
+
+    def one_night_each(self, first, second):
+        shop = str(self.tmp / "shop")
+        for day, said in ((2, first), (20, second)):
+            t = Transcript(cwd=shop, start=when(11, day))
+            t.user("add a dependency")
+            t.assistant(tools=[("Bash", {"command": f"npm install dep{day}"}, "added 1 package", False)])
+            t.user(said)
+            t.write(project_folder(self.claude, shop))
+            self.ok("ingest", "--now", clock.iso(when(11, day, 10)))
+            self.ok("sleep", "--now", clock.iso(when(11, day + 1, 3)))
+        with store.connect() as db:
+            return [(ls["text"], ls["seen"]) for ls in db.all_lessons()]
+
+    def test_either_order_on_different_nights_makes_one_lesson_seen_twice(self):
+        [(text, seen)] = self.one_night_each(*self.SAID)
+        self.assertEqual((text, seen), ("In this project use `pnpm` for packages, not `npm`.", 2))
+
+    def test_one_that_made_no_lesson_joins_the_later_one(self):
+        [(text, seen)] = self.one_night_each("no no. pnpm, not npm", self.SAID[1])
+        self.assertEqual((text, seen), ("In this project always use `pnpm`, never `npm`.", 2))
+
+    def test_the_other_order(self):
+        [(text, seen)] = self.one_night_each(*reversed(self.SAID))
+        self.assertEqual((text, seen), ("In this project always use `pnpm`, never `npm`.", 2))
+
+
+class Doubtful(TempHome):
+    def test_a_doubtful_correction_waits_for_a_model(self):
+        t = Transcript(cwd=str(self.tmp / "shop"), start=when(11, 2))
+        t.user("bump the version and push")
+        t.assistant("Bumped and pushed.", tools=[("Bash", {"command": "git push"}, "main -> main", False)])
+        t.user("did you push?")
+        t.assistant("Yes, it is on main.")
+        t.write(project_folder(self.claude, t.cwd))
+        self.ok("ingest", "--now", "2026-11-02T10:00:00Z")
+        self.ok("sleep", "--now", "2026-11-03T03:00:00Z")
+        with store.connect() as db:
+            [pending] = db.doubtful_corrections()
+            self.assertEqual(db.all_lessons(), [])
+            [episode] = db.episodes("correction")
+        facts = pending["facts"]
+        self.assertEqual((facts["said"], facts["agent_did"], facts["command"], facts["agent_said"]),
+                         ("did you push?", "git push", "git push", "Bumped and pushed."))
+        self.assertTrue(episode["facts"]["doubtful"])
+        self.assertIsNone(episode["consolidated"])             # not examined: the model decides
+
+
+class Predictions(TempHome):
+    def test_a_prediction_waits_while_its_project_sleeps_then_is_judged_on_its_sessions(self):
+        shop = str(self.tmp / "shop")
+        t = Transcript(cwd=shop, start=when(11, 2))
+        t.user("add date-fns")
+        t.assistant(tools=[("Bash", {"command": "npm install date-fns"}, "added", False)])
+        t.user("no, always use pnpm, never npm")
+        t.write(project_folder(self.claude, shop))
+        self.ok("ingest", "--now", "2026-11-02T10:00:00Z")
+        self.ok("sleep", "--now", "2026-11-03T03:00:00Z")
+        self.ok("sleep", "--now", "2026-11-30T03:00:00Z")      # 27 days, no session: nothing tested it
+        with store.connect() as db:
+            [p] = db.predictions_by_lesson()[1]
+        self.assertEqual((p["outcome"], p["resolved"]), (None, None))
+        later = Transcript(cwd=shop, start=when(12, 10))        # the project's next session
+        later.user("fix the footer")
+        later.assistant("Fixed.")
+        later.write(project_folder(self.claude, shop))
+        self.ok("ingest", "--now", "2026-12-10T10:00:00Z")
+        self.ok("sleep", "--now", "2026-12-20T03:00:00Z")
+        with store.connect() as db:
+            [p] = db.predictions_by_lesson()[1]
+        self.assertIsNone(p["outcome"])                          # its 14 days run from Dec 10
+        self.ok("sleep", "--now", "2026-12-25T03:00:00Z")
+        with store.connect() as db:
+            first = db.predictions_by_lesson()[1][0]
+        self.assertEqual(first["outcome"], "failed")
+
+    def test_a_prediction_whose_project_never_comes_back_lapses(self):
+        shop = str(self.tmp / "shop")
+        t = Transcript(cwd=shop, start=when(11, 2))
+        t.user("add date-fns")
+        t.assistant(tools=[("Bash", {"command": "npm install date-fns"}, "added", False)])
+        t.user("no, always use pnpm, never npm")
+        t.write(project_folder(self.claude, shop))
+        self.ok("ingest", "--now", "2026-11-02T10:00:00Z")
+        self.ok("sleep", "--now", "2026-11-03T03:00:00Z")
+        self.ok("sleep", "--now", "2027-02-02T03:00:00Z")      # 91 days
+        with store.connect() as db:
+            first = db.predictions_by_lesson()[1][0]
+        self.assertEqual((first["outcome"], first["resolved"][:10]), (None, "2027-02-02"))
+
+
+# --------------------------------------------------------------------------------------
+# The evaluation: every typed message of the corpus and of the synthetic set, labelled
+
+TARGETS = {"precision": 0.85, "recall": 0.60, "lasting_live": 0.50, "keepable": 0.80}
+# Words a lesson's template adds around what it quotes.
+TEMPLATE = set("""in this repository project the user said after you read an edit to fails with until has run it
+as failed refusing not never always use run""".split())
+
+
+def _words(text: str) -> set:
+    return set(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+class Evaluation(TempHome):
+    """Precision and recall of corrections; lasting corrections that reach a live lesson after
+    one first-night sleep; lessons worth keeping; no lesson worded from other tool output."""
+
+    @classmethod
+    def setUpClass(cls):
+        corpus_files()      # skips without the corpus
+        cls.labels = {}
+        for name, base in (("corpus_labels.json", CORPUS), ("synthetic_labels.json", SYNTHETIC)):
+            for t in json.loads((DATA / name).read_text())["turns"]:
+                cls.labels[(base / t["file"]).as_posix(), t["turn"]] = t
+        cls.known = json.loads((DATA / "synthetic_labels.json").read_text())["known_issues"]
+        cls.files = [p for p in corpus_files()] + sorted(SYNTHETIC.glob("*/*.jsonl"))
+
+    def test_corrections_precision_and_recall(self):
+        tp = fp = fn = 0
+        for path in self.files:
+            found = {s.legacy or s.anchor: s.verdict for s in transcripts.surprises(transcripts.parse(path))
+                     if s.kind == "correction"}
+            for (file, turn), label in self.labels.items():
+                if file != path.as_posix() or label["verdict"] == "doubtful":
+                    continue
+                said = found.get(turn) in ("correction", "standing")
+                truth = label["verdict"] == "correction"
+                tp += truth and said
+                fp += (not truth) and said
+                fn += truth and not said
+        precision, recall_ = tp / (tp + fp), tp / (tp + fn)
+        print(f"\nlearning evaluation: corrections precision {precision:.2f}, recall {recall_:.2f} "
+              f"({tp} found, {fp} false, {fn} missed)")
+        self.assertGreaterEqual(precision, TARGETS["precision"])
+        self.assertGreaterEqual(recall_, TARGETS["recall"])
+
+    def test_one_first_night_over_everything(self):
+        self.ok("ingest", *[str(p) for p in self.files])
+        self.ok("sleep")
+        with store.connect() as db:
+            lessons_ = db.all_lessons()
+            episodes = {e["id"]: e for e in db.episodes()}
+        live = {ls["id"] for ls in lessons_ if not ls["archived"] and not ls["vetoed"]}
+        by_key = {e["key"]: e for e in episodes.values()}
+        sessions = {e["session_id"]: e for e in episodes.values() if e["kind"] == "session"}
+
+        lasting = [(k, t) for k, t in self.labels.items() if t["lasting"]]
+        reached = [k for k, t in lasting if (by_key.get(f"correction:{k[1]}") or {}).get("consolidated") in live]
+        share = len(reached) / len(lasting)
+
+        keepable, strays = [], []
+        for ls in lessons_:
+            sources = [episodes[i] for i in ls["sources"] if i in episodes]
+            # A correction labelled momentary (or not one) feeds no lesson: it would count as "seen".
+            strays += [(ls["text"], e["facts"].get("said", "")[:60]) for e in sources if e["kind"] == "correction"
+                       and not self.labels.get((self._file(e, sessions), e["key"].split(":", 1)[1]), {}).get("lasting")]
+            from_lasting = any(self.labels.get((self._file(e, sessions), e["key"].split(":", 1)[1]), {}).get("lasting")
+                               for e in sources if e["kind"] == "correction")
+            known = any(all(w in ls["text"] for w in k.get("must_contain", []))
+                        and not any(w in ls["text"] for w in k.get("must_not_contain", []))
+                        and k["lesson"] and k["project"] == ls["cwd"] for k in self.known)
+            keepable.append(from_lasting or known)
+            # Provenance: every word comes from the person's words, the agent's own commands and
+            # the error lines of its failed ones (and the template).
+            allowed = set(TEMPLATE)
+            for e in sources:
+                f = e["facts"]
+                for field in ("said", "own", "command", "trigger", "fixed_by"):
+                    allowed |= _words(str(f.get(field) or ""))
+                allowed |= _words(" ".join(f.get("error") or []))
+            self.assertLessEqual(_words(ls["text"]) - allowed, set(), ls["text"])
+        kept = sum(keepable) / len(keepable)
+        for k in self.known:
+            texts = [ls["text"] for ls in lessons_ if ls["cwd"] == k["project"] and ls["kind"] == "project"]
+            if k["lesson"]:
+                self.assertTrue(texts, k["project"])
+            else:
+                self.assertEqual(texts, [], k["project"])
+        print(f"\nlearning evaluation: {len(reached)} of {len(lasting)} lasting corrections reach a live lesson "
+              f"after one first night ({share:.2f}); {sum(keepable)} of {len(keepable)} lessons worth keeping "
+              f"({kept:.2f})")
+        self.assertEqual(strays, [])
+        self.assertGreaterEqual(share, TARGETS["lasting_live"])
+        self.assertGreaterEqual(kept, TARGETS["keepable"])
+
+    def _file(self, episode, sessions):
+        """The labels' file of an episode: its transcript path."""
+        if not hasattr(self, "_paths"):
+            with store.connect() as db:
+                self._paths = {r[0]: r[1] for r in raw_db(db).execute("SELECT id, path FROM sessions")}
+        return Path(self._paths.get(episode["session_id"], "")).as_posix()
+
+
+if __name__ == "__main__":
+    unittest.main()
