@@ -35,6 +35,8 @@ def cmd_ingest(args) -> int:
     if roots is None and not paths.projects_dir().is_dir():
         if not args.quiet:
             print(f"no Claude Code transcripts at {paths.projects_dir()} (nothing to ingest)", file=sys.stderr)
+            if args.json:
+                _print_json(ingest.Report().as_dict())  # --json always prints one object
         return 0
     show = not args.quiet and sys.stderr.isatty()
 
@@ -60,6 +62,9 @@ def cmd_ingest(args) -> int:
                   f"{_count(asked['failures'], 'failure')})")
         for path, reason in report.failed:
             print(f"openmemory: warning: cannot read {path}: {reason}", file=sys.stderr)
+        for path in report.not_transcripts:
+            print(f"openmemory: warning: skipped {path}: not a Claude Code transcript (no record of a known "
+                  f"type in its first lines); it is not read again until it changes", file=sys.stderr)
     return 0
 
 
@@ -107,11 +112,10 @@ def cmd_status(args) -> int:
         _print_json(dict(counts, model=model))
         return 0
     e = counts["episodes"]
-    print(f"episodes     {e['total']} ({e['session']} sessions, {e['error']} errors, "
-          f"{e['correction']} corrections, {e['note']} notes; {e['archived']} archived)")
-    print(f"sessions     {counts['sessions']} transcripts ingested, "
-          f"{counts['lines_skipped']} malformed lines skipped, "
-          f"{counts['opted_out']} kept out by .openmemory-ignore")
+    print(f"episodes     {e['total']} ({_count(e['session'], 'session episode')}, {_count(e['error'], 'error')}, "
+          f"{_count(e['correction'], 'correction')}, {_count(e['note'], 'note')}; {e['archived']} archived)")
+    print(f"transcripts  {counts['sessions']} ingested, {_count(counts['lines_skipped'], 'malformed line')} skipped"
+          + (f", {counts['opted_out']} kept out by .openmemory-ignore" if counts["opted_out"] else ""))
     print(f"lessons      {counts['lessons']} ({counts['lessons_live']} live)")
     print(f"predictions  {counts['predictions']} ({counts['predictions_open']} open, "
           f"{counts['predictions_confirmed']} confirmed, {counts['predictions_failed']} failed)")
@@ -249,21 +253,83 @@ def cmd_hook(args) -> int:
 
 def cmd_sleep(args) -> int:
     """Consolidate memory for the night: decay, lessons, verification, predictions; write the morning report."""
-    from . import morning, render, sleep
-    now = _time_arg(args.now, "--now")
-    from . import consult
+    from . import consult, ingest, morning, render, schedule, sleep
     from .clock import iso
-    with store.connect() as db:
-        model = None if args.no_model else _open_model(db, iso())
-        report = sleep.night(db, now, render=render.render, model=model)
-        consult.close_model(db, model)
+    now = _time_arg(args.now, "--now")
+    with schedule.sleep_lock(wait=not args.catch_up) as held:
+        if not held:
+            return 0  # --catch-up: another sleep is running
+        with store.connect() as db:
+            if args.catch_up:
+                if not schedule.sleep_due(db.get_state("last_sleep")):
+                    return 0
+                if paths.projects_dir().is_dir():
+                    ingest.ingest(db)  # as the nightly job does: sessions whose hook never ran
+            model = None if args.no_model else _open_model(db, iso())
+            report = sleep.night(db, now, render=render.render, model=model)
+            consult.close_model(db, model)
     if args.json:
         _print_json(report)
-    else:
-        print(f"{morning.summary(report)}; report in {paths.morning_path()}")
+    elif not args.catch_up:
+        tonight = f"; tonight in all: {morning.summary(report['tonight'])}" if report.get("tonight") else ""
+        print(f"{morning.summary(report)}{tonight}; report in {paths.morning_path()}")
     for error in report.get("errors", []):
         print(f"openmemory: error: {error}", file=sys.stderr)
     return 1 if report.get("errors") else 0
+
+
+def cmd_setup(args) -> int:
+    """Connect Claude Code in one step: the MCP server, the hooks and the nightly sleep (--undo removes them)."""
+    from . import setup
+    changes = setup.undo_plan() if args.undo else setup.plan(args.schedule)
+    todo = [c for c in changes if c.run is not None]
+    if args.json and (args.dry_run or not todo):
+        _print_json({"changes": [c.as_dict() for c in changes], "done": False})
+        return 0
+    if not args.json:
+        for change in changes:
+            print(f"{_MARK[change.action]} {change.text}")
+    if not todo:
+        if not args.json:
+            print("nothing to change" if not args.undo else "nothing to remove")
+        return 0
+    if args.dry_run:
+        print(f"dry run: {len(todo)} change{'s' if len(todo) != 1 else ''} not made")
+        return 0
+    if not args.yes and not _confirm("remove these?" if args.undo else "make these changes?"):
+        print("nothing changed", file=sys.stderr)
+        return 1
+    notes = setup.undo(changes) if args.undo else setup.apply(changes)
+    if args.json:
+        _print_json({"changes": [c.as_dict() for c in changes], "done": True, "notes": notes})
+        return 0
+    for note in notes:
+        print(note, file=sys.stderr)
+    print("done; `openmemory doctor` checks it" if not args.undo else "done: removed what setup had added")
+    return 0
+
+
+_MARK = {"add": "+", "replace": "~", "remove": "-", "keep": "=", "manual": "!", "skip": "="}
+
+
+def _confirm(question: str) -> bool:
+    if not sys.stdin.isatty():
+        raise OpenMemoryError(f"{question.rstrip('?')}: no terminal to ask on; pass --yes, or --dry-run to look first")
+    print(f"{question} [y/N] ", end="", file=sys.stderr, flush=True)
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
+def cmd_doctor(args) -> int:
+    """Check that memory is connected to Claude Code and working; exit 0 only when every check passes."""
+    from . import doctor
+    findings = doctor.run()
+    if args.json:
+        _print_json({"healthy": doctor.healthy(findings), "checks": [f.as_dict() for f in findings]})
+    else:
+        for f in findings:
+            mark = {"ok": "✔", "fail": "✘", "note": "•"}[f.status]
+            print(f"{mark} {f.check}: {f.text}" + (f"\n    fix: {f.fix}" if f.fix and f.status == "fail" else ""))
+    return 0 if doctor.healthy(findings) else 1
 
 
 def cmd_morning(args) -> int:
@@ -302,19 +368,35 @@ def cmd_recall(args) -> int:
     cwd = os.getcwd() if args.here else args.cwd
     with store.connect() as db:
         hits = recall.recall(db, query, k=args.k, cwd=cwd, include_archived=args.archived)
+        archived = 0 if hits or args.archived else recall.archived_matches(db, query, cwd)
     if args.json:
         _print_json(hits)
     elif not hits:
-        print(f"no memories match {query!r}")
+        hint = (f"; {archived} archived {'memory matches' if archived == 1 else 'memories match'}: "
+                f"add --archived") if archived else ""
+        print(f"no memories match {query!r}{hint}")
     else:
         print("\n\n".join(_hit_block(h) for h in hits))
+    return 0
+
+
+def cmd_remember(args) -> int:
+    """Store a note in memory at once, from the terminal or a script (as the agent's `remember` tool does)."""
+    text = " ".join(args.text) if args.text else sys.stdin.read()
+    cwd = os.path.realpath(args.cwd) if args.cwd else None if args.everywhere else os.getcwd()
+    with store.connect() as db:
+        note_id = db.add_note(text, title=args.title or "", cwd=cwd)
+    if args.json:
+        _print_json({"id": note_id, "cwd": cwd})
+    else:
+        print(f"remembered as note {note_id} ({f'project {cwd}' if cwd else 'every project'})")
     return 0
 
 
 def _hit_block(hit: dict) -> str:
     """Three lines for a person: what and where, the title, the gist."""
     where = os.path.basename(hit["cwd"].rstrip("/")) if hit["cwd"] else "everywhere"
-    flags = " · archived" if hit["archived"] else ""
+    flags = (" · this project" if hit.get("in_project") else "") + (" · archived" if hit["archived"] else "")
     head = f"{hit['kind']} {hit['id']} · {hit['at'][:10]} · {where} · score {hit['score']:.2f}{flags}"
     gist = " ".join(hit["gist"].split())
     lines = [head, "  " + clip(hit["title"], 100)]
@@ -365,6 +447,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--archived", action="store_true", help="also search archived memories (and revive those found)")
     p.add_argument("--json", action="store_true", help="print a JSON list of hits")
 
+    p = verb("remember", cmd_remember)
+    p.add_argument("text", nargs="*", metavar="TEXT", help="the note (default: read from stdin)")
+    p.add_argument("--title", help="a short title (default: the note's first line)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--cwd", metavar="PATH", help="the project the note belongs to (default: this folder)")
+    where.add_argument("--everywhere", action="store_true", help="a note for every project")
+    p.add_argument("--json", action="store_true", help="print the note's id as JSON")
+
     p = verb("status", cmd_status)
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -378,6 +468,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--now", metavar="ISO", help="the night's time, ISO 8601 (default: now); for tests and replays")
     p.add_argument("--json", action="store_true", help="print the night's report as JSON")
     p.add_argument("--no-model", action="store_true", help="use the rules alone, even when a model is configured")
+    p.add_argument("--catch-up", action="store_true",
+                   help="only if the last sleep is over a day old and no other sleep runs, after a catch-up "
+                        "ingest; prints nothing (what the SessionStart hook starts)")
 
     p = verb("morning", cmd_morning)
     p.add_argument("--json", action="store_true", help="print the report's facts as one JSON object")
@@ -395,6 +488,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = verb("paths", cmd_paths)
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
+    p = verb("setup", cmd_setup)
+    p.add_argument("--dry-run", action="store_true", help="show what would change, change nothing")
+    p.add_argument("--yes", "-y", action="store_true", help="make the changes without asking")
+    p.add_argument("--undo", action="store_true", help="remove exactly what setup added, nothing else")
+    p.add_argument("--schedule", choices=("auto", "cron", "systemd", "launchd", "print", "none"), default="auto",
+                   help="how to run the nightly sleep (default auto: launchd on macOS, a systemd user timer, "
+                        "else cron, else print the crontab line)")
+    p.add_argument("--json", action="store_true", help="print the changes as JSON")
+
+    p = verb("doctor", cmd_doctor)
+    p.add_argument("--json", action="store_true", help="print the checks as JSON")
+
     verb("serve", cmd_serve)
 
     p = verb("hook", cmd_hook)
@@ -405,7 +510,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     """Run one verb; turn library errors into one line on stderr and exit code 1."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # said with the verb's own usage, not the top-level one
+        verbs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        verbs.choices[args.verb].error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         return args.func(args)
     except OpenMemoryError as e:

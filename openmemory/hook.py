@@ -12,11 +12,13 @@ import select
 import time
 from pathlib import Path
 
-from . import ingest, paths, store
+from . import paths, schedule, store
+from .clock import iso
 
 log = logging.getLogger(__name__)
 
 INGEST_EVENTS = ("SessionEnd", "PreCompact")
+CATCH_UP_EVENT = "SessionStart"  # a sleep over a day old is run in the background (schedule.py)
 STDIN_DEADLINE_S = 1.0          # Claude Code writes the payload at once; an open pipe must not hold us
 MAX_EVENT_BYTES = 1024 * 1024   # SessionEnd/PreCompact payloads are a few hundred bytes
 # Transcripts larger than this are ingested by a detached process, so the hook stays well
@@ -71,6 +73,10 @@ def run(event: dict | None, detach: str = "auto") -> str:
     if not isinstance(event, dict):
         return _said(logging.WARNING, "no hook event on stdin; nothing done")
     name = event.get("hook_event_name")
+    if name in INGEST_EVENTS + (CATCH_UP_EVENT,) and _setup_runs_the_hooks():
+        return _said(logging.DEBUG, f"{name}: `openmemory setup` installed hooks here; the plugin's does nothing")
+    if name == CATCH_UP_EVENT:
+        return _said(logging.DEBUG, f"{name}: {schedule.start_catch_up(_last_sleep)}")
     if name not in INGEST_EVENTS:
         return _said(logging.DEBUG, f"{name!r}: nothing to do")
     path = transcript_path(event.get("transcript_path"))
@@ -84,6 +90,19 @@ def run(event: dict | None, detach: str = "auto") -> str:
     return ingest_transcript(path, name)
 
 
+def _setup_runs_the_hooks() -> bool:
+    """Under the plugin, whether `openmemory setup` also put hooks in settings.json (one must be quiet)."""
+    if os.environ.get("OPENMEMORY_INSTALL") != "plugin":
+        return False
+    from . import setup
+    return bool(setup.record().get("hooks"))
+
+
+def _last_sleep():
+    with store.connect() as db:
+        return db.get_state("last_sleep")
+
+
 def _said(level: int, line: str) -> str:
     log.log(level, "%s", line)
     return line
@@ -91,8 +110,14 @@ def _said(level: int, line: str) -> str:
 
 def ingest_transcript(path: Path, name: str = "hook") -> str:
     """Ingest one transcript unless it is unchanged since the last ingest."""
+    from . import ingest  # not at import: a SessionStart hook must return in well under 100 ms
     with store.connect() as db:
         report = ingest.ingest_file(db, path)  # holds the transcript's lock: one ingest of it at a time
+        with db.transaction():
+            now = iso()
+            db.set_state("last_hook", now)      # doctor: is the hook running?
+            if not report.unchanged:
+                db.set_state("last_ingest", now)  # status: the hook's ingest is the last ingest
     if report.unchanged:
         return _said(logging.DEBUG, f"{name}: {path} unchanged")
     return _said(logging.WARNING if report.failed else logging.INFO, f"{name}: {path}: {report.line()}")

@@ -5,6 +5,7 @@ is read again and replaces what it produced before (episodes keep their identity
 """
 import fcntl
 import hashlib
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +36,7 @@ class Report:
     removed: int = 0
     skipped_lines: int = 0
     opted_out: int = 0          # sessions in a folder kept out (.openmemory-ignore): not read
-    not_transcripts: int = 0    # files with no record Claude Code writes (skipped whole)
+    not_transcripts: list = field(default_factory=list)  # files skipped whole: not Claude Code transcripts
 
     def line(self) -> str:
         """One line for a person."""
@@ -49,16 +50,17 @@ class Report:
             parts.append(f"{self.skipped_lines} malformed line{'' if self.skipped_lines == 1 else 's'} skipped")
         if self.opted_out:
             parts.append(f"{self.opted_out} kept out by .openmemory-ignore")
-        if self.not_transcripts:
-            parts.append(f"{self.not_transcripts} not a transcript")
         if self.failed:
             parts.append(f"{len(self.failed)} unreadable")
+        if self.not_transcripts:
+            n = len(self.not_transcripts)
+            parts.append(f"{n} file{'' if n == 1 else 's'} skipped (not a transcript)")
         return "; ".join(parts)
 
     def as_dict(self) -> dict:
         return {"files": self.files, "read": self.read, "unchanged": self.unchanged,
                 "added": dict(self.added), "updated": self.updated, "removed": self.removed,
-                "skipped_lines": self.skipped_lines, "not_transcripts": self.not_transcripts,
+                "skipped_lines": self.skipped_lines, "not_transcripts": list(self.not_transcripts),
                 "opted_out": self.opted_out,
                 "failed": [{"path": p, "reason": r} for p, r in self.failed]}
 
@@ -89,6 +91,7 @@ def ingest(store: Store, roots=None, progress=None, force: bool = False, now: st
     now: when this happens (new episodes' `created`, the clock decay starts from); default now."""
     files = discover(roots)
     known = store.file_index()
+    known.update(not_transcripts(store))  # skipped whole once, then silent until they change
     report = Report(files=len(files))
     optout = OptOut()
     for n, path in enumerate(files, 1):
@@ -147,12 +150,29 @@ def _path_hash(path) -> str:
     return hashlib.sha256(str(path).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
+NOT_TRANSCRIPTS = "not_transcripts"  # state: {path: [mtime_ns, size]} of files skipped whole
+
+
+def not_transcripts(store: Store) -> dict:
+    """{path: (mtime_ns, size)} of the files ingest skipped whole as not Claude Code transcripts."""
+    try:
+        found = json.loads(store.get_state(NOT_TRANSCRIPTS) or "{}")
+    except ValueError:
+        return {}
+    return {p: tuple(v) for p, v in found.items() if isinstance(v, list) and len(v) == 2}
+
+
 def _store_session(store: Store, path: Path, session, st, report: Report, now: str | None = None) -> None:
+    if session.not_transcript:
+        report.not_transcripts.append(str(path))
+        skipped = {p: list(v) for p, v in not_transcripts(store).items()}
+        skipped[str(path)] = [st.st_mtime_ns, st.st_size]
+        with store.transaction():
+            store.set_state(NOT_TRANSCRIPTS, json.dumps(skipped, sort_keys=True))
+        return
     report.read += 1
     report.skipped_lines += session.skipped
     store.note_opted_out(_path_hash(path), out=False)
-    if not session.known:
-        report.not_transcripts += 1  # remembered (not read again), nothing of it stored
     sid = store.session_id_for(session.id, str(path))
     episodes = episodes_of(session, sid)
     row = {"id": sid, "path": str(path), "mtime_ns": st.st_mtime_ns, "size": st.st_size,

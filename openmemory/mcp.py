@@ -319,7 +319,12 @@ def recall_tool(arguments: dict, project_dir: str | None) -> str:
         raise _ToolError("include_archived must be true or false")
     with store.connect() as db:
         hits = recall_lib.recall(db, query, k=k, cwd=cwd, include_archived=include_archived)
-    return format_hits(query, hits, cwd)
+        archived = 0 if hits or include_archived else recall_lib.archived_matches(db, query, cwd)
+    text = format_hits(query, hits, cwd)
+    if archived:
+        text += (f" {archived} archived {'memory matches' if archived == 1 else 'memories match'}: "
+                 f"call recall again with include_archived true to see {'it' if archived == 1 else 'them'}.")
+    return text
 
 
 def remember_tool(arguments: dict, project_dir: str | None) -> str:
@@ -369,8 +374,8 @@ def _hit_block(hit: dict) -> str:
     lines = [f"[{hit['id']}] {hit['kind']} · {date} · {project}"]
     title = (hit.get("title") or "").strip()
     gist = (hit.get("gist") or "").strip()
-    if title and title != gist:
-        lines.append(title)
+    if title and not gist.startswith(title.rstrip("…").rstrip()):
+        lines.append(title)  # only when the gist does not open with it
     if gist:
         lines.append(gist)
     return "\n".join(lines)

@@ -196,6 +196,15 @@ def section_text(lines: list, newline: str = "\n") -> str:
     return newline.join([BEGIN, *body, END])
 
 
+def own_newline(text: str, section=None) -> str:
+    """The file's own line ending: the most common one outside our section (the first on a tie)."""
+    outside = text if section is None else text[:section[0]] + text[section[1]:]
+    endings = [e for _, e in split_lines(outside) if e]
+    if not endings:
+        endings = [e for _, e in split_lines(text) if e]
+    return max(endings, key=lambda e: (endings.count(e), -endings.index(e))) if endings else "\n"
+
+
 def merge(text: str | None, lines: list) -> tuple:
     """(new MEMORY.md text, how): replace our section, or create the file or section.
 
@@ -207,11 +216,15 @@ def merge(text: str | None, lines: list) -> tuple:
         return (text or "") + section_text(lines) + "\n", "created"
     found = find_section(text)
     pairs = split_lines(text)
-    newline = next((e for _, e in pairs if e), "\n")
+    newline = own_newline(text, found)
     section = section_text(lines, newline)
     if found:
         start, end = found
-        return text[:start] + section + text[end:], "replaced"
+        rest = text[end:]
+        ending = next((e for e in ("\r\n", "\n", "\r") if rest.startswith(e)), "")
+        if ending:  # the end marker's own line ending is the section's too
+            rest = newline + rest[len(ending):]
+        return text[:start] + section + rest, "replaced"
     tail = text if text.endswith(("\n", "\r")) else text + newline
     last = pairs[-1][0].strip()
     appended = tail + (newline if last else "") + section + newline

@@ -1,5 +1,6 @@
 """The schema and the file it lives in: an append-only list of named migration steps applied
-when the store opens, the file's own checks, and consistent copies of it.
+when the store opens (`prepare`), its write transactions, the file's own checks, and
+consistent copies of it.
 
 Each step runs in its own transaction with the new PRAGMA user_version; a database newer
 than this code is refused. No `executescript` inside a step (it would commit first).
@@ -8,7 +9,7 @@ Only this module and store.py speak SQL.
 import os
 import sqlite3
 
-from .errors import OpenMemoryError, StoreError
+from .errors import OpenMemoryError, StoreError, explain
 
 
 def m001_create_schema(db: sqlite3.Connection) -> None:
@@ -235,3 +236,40 @@ def copy(db: sqlite3.Connection, dest) -> None:
         raise OpenMemoryError(f"cannot write the backup at {dest}: {e}") from e
     finally:
         os.umask(mask)
+
+
+def prepare(db: sqlite3.Connection, path, busy_ms: int) -> sqlite3.Connection:
+    """The connection as every caller gets it: rows by name, WAL, busy timeout, foreign keys,
+    the schema up to date; damage or a newer schema said in one line (the connection closed)."""
+    try:
+        db.row_factory = sqlite3.Row
+        db.execute(f"PRAGMA busy_timeout = {busy_ms}")
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")
+        db.execute("PRAGMA foreign_keys = ON")
+        migrate(db, path)
+    except sqlite3.DatabaseError as e:
+        db.close()
+        raise explain(e, path) from e
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+class Transaction:
+    """BEGIN IMMEDIATE ... COMMIT; inside another transaction it joins that one (all or none)."""
+
+    _outer = False
+
+    def __init__(self, db):
+        self._db = db
+
+    def __enter__(self):
+        if not self._db.in_transaction:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._outer = True
+
+    def __exit__(self, exc_type, exc, tb):
+        if self._outer:
+            self._db.execute("ROLLBACK" if exc_type else "COMMIT")

@@ -104,6 +104,33 @@ def eventful(report: dict) -> bool:
                 report["archived"]["lessons"], report["vetoed"], report.get("errors")])
 
 
+def merge_nights(earlier: dict, later: dict) -> dict:
+    """One report for two sleeps of the same night: all either did, each thing once (the later
+    version of it), counts summed; warnings, render and errors as the later run saw them."""
+    def union(key, drop=()):
+        by_id = {}
+        for item in earlier.get(key, []) + later.get(key, []):
+            by_id[item.get("id")] = item
+        return [item for i, item in by_id.items() if i not in drop]
+
+    new = union("lessons_new")
+    episodes = dict(earlier["archived"]["episodes"])
+    for kind, n in later["archived"]["episodes"].items():
+        episodes[kind] = episodes.get(kind, 0) + n
+    merged = dict(later, night=earlier["night"], runs=earlier.get("runs", 1) + 1, lessons_new=new,
+                  lessons_strengthened=union("lessons_strengthened", drop={ls["id"] for ls in new}),
+                  predictions_confirmed=union("predictions_confirmed"),
+                  predictions_failed=union("predictions_failed"),
+                  predictions_made=earlier["predictions_made"] + later["predictions_made"],
+                  archived={"episodes": episodes,
+                            "lessons": earlier["archived"]["lessons"] + later["archived"]["lessons"]},
+                  vetoed=union("vetoed"))
+    merged.pop("errors", None)
+    if later.get("errors"):
+        merged["errors"] = later["errors"]
+    return merged
+
+
 def summary(report: dict) -> str:
     """The night in one line."""
     archived = sum(report["archived"]["episodes"].values()) + len(report["archived"]["lessons"])
@@ -124,8 +151,9 @@ def morning_text(report: dict, prediction_days: int, archive_after_days: int) ->
 
     prediction_days and archive_after_days are sleep's numbers, said in the report's words."""
     when = report["night"][:16].replace("T", " ")
+    runs = f" (in all, over {report['runs']} sleeps)" if report.get("runs", 1) > 1 else ""
     lines = [f"# openmemory: the night of {when} UTC", "",
-             (summary(report) + ".") if eventful(report) else "Nothing changed tonight.", ""]
+             (summary(report) + runs + ".") if eventful(report) else "Nothing changed tonight.", ""]
 
     def section(title, items, render, after=()):
         if not items and not after:

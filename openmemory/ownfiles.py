@@ -34,6 +34,12 @@ def write_own(path: Path, data: bytes) -> None:
         raise
 
 
+def remove_own(path: Path) -> None:
+    """Remove one of openmemory's own files (setup's record, when undone); gone already is fine."""
+    guard(path)
+    atomic.unlink(path)
+
+
 def sweep_temps() -> list:
     """Remove temporary files a killed writer left in openmemory's folder; returns their names."""
     gone = []

@@ -9,9 +9,10 @@ from pathlib import Path
 
 
 def home() -> Path:
-    """openmemory's own folder: $OPENMEMORY_HOME, else ~/.openmemory."""
+    """openmemory's own folder: $OPENMEMORY_HOME (made absolute), else ~/.openmemory."""
     value = os.environ.get("OPENMEMORY_HOME")
-    return Path(value).expanduser() if value else Path.home() / ".openmemory"
+    # absolute: hooks, the server and cron run in other folders, and setup writes this path down
+    return Path(value).expanduser().absolute() if value else Path.home() / ".openmemory"
 
 
 def db_path() -> Path:
@@ -53,6 +54,38 @@ def claude_dir() -> Path:
     """Claude Code's configuration folder: $CLAUDE_CONFIG_DIR, else ~/.claude."""
     value = os.environ.get("CLAUDE_CONFIG_DIR")
     return Path(value).expanduser() if value else Path.home() / ".claude"
+
+
+def settings_path() -> Path:
+    """Claude Code's user settings (hooks among them): <config dir>/settings.json."""
+    return claude_dir() / "settings.json"
+
+
+def claude_json_path() -> Path:
+    """Claude Code's own state, where `claude mcp add --scope user` registers servers."""
+    # Measured with 2.1.328: with CLAUDE_CONFIG_DIR set it is $CLAUDE_CONFIG_DIR/.claude.json.
+    value = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(value).expanduser() / ".claude.json" if value else Path.home() / ".claude.json"
+
+
+def setup_record_path() -> Path:
+    """What `openmemory setup` added, so `setup --undo` removes exactly that."""
+    return home() / "setup.json"
+
+
+def backups_dir() -> Path:
+    """Copies of the person's files as they were before setup changed them."""
+    return home() / "backups"
+
+
+def systemd_user_dir() -> Path:
+    """Where systemd looks for a user's own units: $XDG_CONFIG_HOME/systemd/user."""
+    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "systemd" / "user"
+
+
+def launch_agents_dir() -> Path:
+    """Where launchd looks for a user's agents on macOS."""
+    return Path.home() / "Library" / "LaunchAgents"
 
 
 def projects_dir() -> Path:
@@ -160,4 +193,6 @@ def all_paths() -> dict:
         "ignore": str(ignore_list_path()),
         "claude_dir": str(claude_dir()),
         "projects": str(projects_dir()),
+        "settings": str(settings_path()),
+        "setup_record": str(setup_record_path()),
     }

@@ -72,6 +72,15 @@ def recall(store: Store, query: str, k: int = 5, cwd: str | None = None,
     return hits
 
 
+ARCHIVED_HINT_MAX = 50  # "N archived memories match" counts up to this many
+
+
+def archived_matches(store: Store, query: str, cwd: str | None = None) -> int:
+    """How many archived memories match query, for the hint when nothing live does; revives none."""
+    hits = search(store, query, ARCHIVED_HINT_MAX, cwd, include_archived=True)
+    return sum(1 for hit in hits if hit["archived"])
+
+
 def search(store: Store, query: str, k: int = 5, cwd: str | None = None, include_archived: bool = False,
            now: str | None = None, lexical_share: float = LEXICAL_SHARE) -> list:
     """Rank without touching anything. lexical_share 1 is BM25 alone, 0 the vectors alone."""

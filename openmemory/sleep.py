@@ -80,14 +80,21 @@ def night(store: Store, now: str | None = None, render=None, model=None) -> dict
         report["model"] = dict(model.facts(), doubtful=doubtful, reworded=len(reworded), gists=gists)
         report["warnings"] = report["warnings"] + consult.warnings_of(report["model"])
     previous = _load_json(store.get_state("morning"))
-    keep = (previous and not morning.eventful(report) and previous.get("night", "")[:10] == now[:10])
+    total, keep = report, False
+    if previous and previous.get("night", "")[:10] == now[:10]:
+        # Another sleep the same night: morning shows the night's total, and the run says it.
+        keep = not morning.eventful(report)
+        total = previous if keep else morning.merge_nights(previous, report)
+        report = dict(report, tonight={k: v for k, v in total.items() if k != "errors"})
     with store.transaction():
         store.set_state("last_sleep", now)
         store.set_state("night_facts", "{}")
         if not keep:
-            store.set_state("morning", json.dumps(redact_obj(report), ensure_ascii=False, sort_keys=True))
-    shown = previous if keep else json.loads(store.get_state("morning"))
-    morning.write_morning(morning.morning_text(shown, PREDICTION_DAYS, ARCHIVE_AFTER_DAYS))
+            store.set_state("morning", json.dumps(redact_obj(total), ensure_ascii=False, sort_keys=True))
+    # Written every time from what is stored (unchanged files are left alone): a sleep stopped
+    # between its last commit and this file finds it rewritten by the next one.
+    morning.write_morning(morning.morning_text(json.loads(store.get_state("morning")), PREDICTION_DAYS,
+                                               ARCHIVE_AFTER_DAYS))
     return report
 
 
@@ -483,6 +490,7 @@ def verify(store: Store, now: str) -> dict:
     places = _Places()
     confirmed, failed = [], []
     with store.transaction():
+        store.close_vetoed_predictions(now)  # vetoed before this code closed them at the veto
         open_ = store.open_predictions()
         if not open_:
             return {"confirmed": [], "failed": []}

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from . import embed, paths
 from .clock import iso
-from .errors import OpenMemoryError, StoreError, explain
+from .errors import OpenMemoryError, StoreError
 from . import migrations
-from .migrations import migrate
+from .migrations import fts5_available
 from .redact import clean_episode, redact, redact_obj
 from .shorten import clip
 
@@ -50,7 +50,7 @@ class Store:
 
     def transaction(self):
         """A write transaction: `with store.transaction(): ...` commits, or rolls back on error."""
-        return _Transaction(self._db)
+        return migrations.Transaction(self._db)
 
     def _in(self, sql: str, ids, *after) -> list:
         """Rows of sql (one `IN (%s)`) for all ids, in chunks under SQLite's bound-parameter limit."""
@@ -91,8 +91,8 @@ class Store:
     def session_id_for(self, session_id: str, path: str) -> str:
         """The id to store a transcript under: its own, unless another file already holds it."""
         row = self._db.execute("SELECT path FROM sessions WHERE id = ?", (session_id,)).fetchone()
-        if row is None or row[0] == path:
-            return session_id
+        if row is None or row[0] == path or _same_file(row[0], path):
+            return session_id  # one file reached by two paths (a symlink, another spelling) is one session
         mine = self._db.execute("SELECT id FROM sessions WHERE path = ?", (path,)).fetchone()
         if mine:
             return mine[0]
@@ -167,7 +167,7 @@ class Store:
         text = " ".join(text.split()) if "\n" not in text else text.strip()
         if not text:
             raise OpenMemoryError("a note needs some text")
-        title = title.strip() or text.splitlines()[0][:100]
+        title = clip(title, 100) if title.strip() else clip(text.splitlines()[0], 100)
         ep = clean_episode({"key": "", "kind": "note", "title": title, "gist": text, "detail": "",
                              "facts": {}, "at": now, "cwd": cwd})
         with self.transaction():
@@ -225,6 +225,10 @@ class Store:
             "db_bytes": sum(os.path.getsize(p) for p in (str(self.path), f"{self.path}-wal") if os.path.exists(p)),
             "db": str(self.path),
         }
+
+    def has_fts5(self) -> bool:
+        """Whether this SQLite has FTS5, which recall's full-text index needs."""
+        return fts5_available(self._db)
 
     # -- recall: the full-text index and the rows it names (recall.py ranks them) -------
 
@@ -522,10 +526,18 @@ class Store:
         return [row[0] for row in self._db.execute(
             "SELECT DISTINCT cwd FROM sessions WHERE cwd IS NOT NULL AND cwd != '' ORDER BY cwd")]
 
-    def veto_lessons(self, ids) -> None:
-        """Mark lessons vetoed by the person: never rendered again."""
+    def veto_lessons(self, ids, now: str | None = None) -> None:
+        """Mark lessons vetoed by the person: never rendered again, their open predictions closed."""
         with self.transaction():
             self._db.executemany("UPDATE lessons SET vetoed = 1 WHERE id = ?", [(i,) for i in ids])
+            self.close_vetoed_predictions(now or iso())
+
+    def close_vetoed_predictions(self, now: str) -> int:
+        """Close the open predictions of vetoed lessons (resolved, no outcome): nothing is left
+        waiting on a lesson the person rejected. Call inside a transaction; returns how many."""
+        return self._db.execute(
+            "UPDATE predictions SET resolved = ? WHERE resolved IS NULL AND lesson_id IN "
+            "(SELECT id FROM lessons WHERE vetoed)", (now,)).rowcount
 
 
 _RECALL_COLUMNS = "id, kind, title, gist, cwd, at, strength, recalls, archived, embedding"
@@ -535,24 +547,6 @@ _RECALL_LESSON_COLUMNS = ("id, 'lesson' AS kind, text AS title, text AS gist, cw
 
 def _holds(text: str, stems: list) -> str:
     return " OR ".join([f"instr(lower({text}), ?) > 0"] * len(stems))
-
-
-class _Transaction:
-    """BEGIN IMMEDIATE ... COMMIT; inside another transaction it joins that one (all or none)."""
-
-    _outer = False
-
-    def __init__(self, db):
-        self._db = db
-
-    def __enter__(self):
-        if not self._db.in_transaction:
-            self._db.execute("BEGIN IMMEDIATE")
-            self._outer = True
-
-    def __exit__(self, exc_type, exc, tb):
-        if self._outer:
-            self._db.execute("ROLLBACK" if exc_type else "COMMIT")
 
 
 def connect(path=None) -> Store:
@@ -571,20 +565,7 @@ def connect(path=None) -> Store:
     except (OSError, sqlite3.Error) as e:
         raise StoreError(f"cannot open the memory database at {path}: {e}; check the folder's "
                          f"permissions or set OPENMEMORY_HOME") from e
-    try:
-        db.row_factory = sqlite3.Row
-        db.execute(f"PRAGMA busy_timeout = {timeout_ms}")
-        db.execute("PRAGMA journal_mode = WAL")
-        db.execute("PRAGMA synchronous = NORMAL")
-        db.execute("PRAGMA foreign_keys = ON")
-        migrate(db, path)
-    except sqlite3.DatabaseError as e:
-        db.close()
-        raise explain(e, path) from e
-    except BaseException:
-        db.close()
-        raise
-    return Store(db, path)
+    return Store(migrations.prepare(db, path, timeout_ms), path)
 
 
 def _row(row: sqlite3.Row) -> dict:
@@ -598,3 +579,9 @@ def _row(row: sqlite3.Row) -> dict:
         out["facts"] = out["facts"] if isinstance(out["facts"], dict) else {}
     return out
 
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False

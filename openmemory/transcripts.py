@@ -24,12 +24,9 @@ _INJECTED = re.compile(r"<(system-reminder|ide_opened_file|ide_selection|ide_dia
 _COMMAND = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.S)
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 _MEMORY_INPUT = re.compile(r"</?user-memory-input>")
-# Record types Claude Code writes (1.0.x to 2.1.328); a file with none of them is not a transcript.
-KNOWN_TYPES = frozenset((
-    "user", "assistant", "system", "summary", "queue-operation", "attachment", "progress",
-    "file-history-snapshot", "last-prompt", "custom-title", "ai-title", "api-request", "api-request-start",
-    "api-request-end", "api-request-blob", "api-request-shape", "cost-state", "mode", "atis-latch"))
-OWN_TOOL_PREFIX = "mcp__openmemory__"  # openmemory's own MCP calls are not evidence
+# openmemory's own MCP calls are not evidence: `mcp__openmemory__recall` when registered by
+# `claude mcp add`, `mcp__plugin_openmemory_openmemory__recall` under the plugin (2.1.328).
+OWN_TOOL = re.compile(r"mcp__(plugin_openmemory_)?openmemory__")
 
 
 @dataclass
@@ -75,10 +72,10 @@ class Session:
     ended: str = ""
     turns: list = field(default_factory=list)
     records: int = 0            # JSON records read
-    known: int = 0              # records of a type Claude Code writes (0: not a transcript)
     skipped: int = 0            # malformed or half-written lines
     compactions: int = 0
     api_errors: int = 0
+    not_transcript: bool = False  # no record of a known type in its first SNIFF_LINES lines
 
     @property
     def prompts(self) -> list:
@@ -120,6 +117,14 @@ def parse(path) -> Session:
         return parse_lines(f, str(path))
 
 
+# Record types Claude Code writes (1.0.x to 2.1.328); a transcript has one near its start.
+KNOWN_TYPES = frozenset({
+    "user", "assistant", "system", "summary", "attachment", "queue-operation", "custom-title",
+    "ai-title", "file-history-snapshot", "last-prompt", "api-request", "api-request-blob",
+    "api-request-shape", "tools-used", "cost-state", "mode", "atis-latch", "progress"})
+SNIFF_LINES = 50
+
+
 WORKING_FOLDER_LINES = 200  # the first user record (with cwd) comes within the first few lines
 
 
@@ -148,6 +153,7 @@ def parse_lines(lines, path: str = "") -> Session:
     summaries: list = []
     titles = {"custom": "", "ai": ""}
     uuids_here: set = set()
+    sniffed = 0                 # non-empty lines before the first record of a known type
 
     for raw in lines:
         if isinstance(raw, bytes):
@@ -155,6 +161,10 @@ def parse_lines(lines, path: str = "") -> Session:
         raw = raw.strip()
         if not raw:
             continue
+        if sniffed is not None:
+            sniffed += 1
+            if sniffed > SNIFF_LINES:
+                break  # not a Claude Code transcript: read no further
         try:
             rec = json.loads(raw)
         except (ValueError, RecursionError):  # RecursionError: JSON nested thousands deep
@@ -163,6 +173,8 @@ def parse_lines(lines, path: str = "") -> Session:
         if not isinstance(rec, dict):
             s.skipped += 1
             continue
+        if sniffed is not None and isinstance(rec.get("type"), str) and rec["type"] in KNOWN_TYPES:
+            sniffed = None
         s.records += 1
         if rec.get("isSidechain"):
             continue
@@ -173,8 +185,6 @@ def parse_lines(lines, path: str = "") -> Session:
             seen.add(uid)
             uuids_here.add(uid)
         kind = rec.get("type")
-        if isinstance(kind, str) and kind in KNOWN_TYPES:
-            s.known += 1
         _note_envelope(s, rec, session_ids)
         try:
             if kind == "user":
@@ -202,6 +212,7 @@ def parse_lines(lines, path: str = "") -> Session:
         except (AttributeError, TypeError, KeyError, ValueError):
             s.skipped += 1  # a record of a known type in a shape we do not know
 
+    s.not_transcript = bool(sniffed)  # lines were read, none of them a known record
     s.id = max(session_ids, key=session_ids.get) if session_ids else _stem(path)
     summary = next((text for text, leaf in reversed(summaries)
                     if isinstance(text, str) and leaf in uuids_here), "")
@@ -396,13 +407,13 @@ def surprises(s: Session) -> list:
     agent_said = ""             # its latest words (a claim of being done, perhaps)
     calls = []                  # the agent's tool calls since the person last spoke
     interrupted = False
-    history = [c for c in s.tool_calls if not c.name.startswith(OWN_TOOL_PREFIX)]
+    history = [c for c in s.tool_calls if not OWN_TOOL.match(c.name)]
     for turn in s.turns:
         if turn.role == "assistant":
             last_assistant = turn
             agent_said = turn.text or agent_said
             for call in turn.tools:
-                if call.name.startswith(OWN_TOOL_PREFIX):
+                if OWN_TOOL.match(call.name):
                     continue
                 calls.append(call)
                 if call.interrupted:

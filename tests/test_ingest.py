@@ -101,9 +101,10 @@ class IngestCommand(TempHome):
         self.write_session(test_session(cwd="/home/dev/blog"))
         p = self.ok("ingest")
         self.assertIn("malformed line", p.stdout)
+        self.assertIn(f"skipped {broken}: not a Claude Code transcript", p.stderr)  # whole, once
         counts = status(self)
         self.assertEqual(counts["episodes"]["total"], 6)  # both good sessions whole
-        self.assertEqual(counts["lines_skipped"], 3)
+        self.assertEqual(counts["lines_skipped"], 2)
 
     def test_subagent_transcripts_are_skipped(self):
         t = test_session()
@@ -160,7 +161,8 @@ class IngestCommand(TempHome):
         self.write_session()
         self.ok("ingest")
         out = self.ok("status").stdout
-        self.assertIn("episodes     3 (1 sessions, 1 errors, 1 corrections, 0 notes; 0 archived)", out)
+        self.assertIn("episodes     3 (1 session episode, 1 error, 1 correction, 0 notes; 0 archived)", out)
+        self.assertIn("transcripts  1 ingested, 0 malformed lines skipped", out)
         self.assertIn("last sleep   never", out)
 
 

@@ -235,10 +235,16 @@ class Surprises(unittest.TestCase):
         self.assertEqual(transcripts.surprises(parse(t)), [])
 
     def test_own_mcp_calls_are_not_evidence(self):
+        # By its name from `claude mcp add`, and under the plugin (Claude Code 2.1.328).
+        for name in ("mcp__openmemory__recall", "mcp__plugin_openmemory_openmemory__recall"):
+            t = Transcript()
+            t.user("what do you remember")
+            t.assistant(tools=[(name, {"query": "x"}, "database locked", True)])
+            self.assertEqual(transcripts.surprises(parse(t)), [], name)
         t = Transcript()
         t.user("what do you remember")
-        t.assistant(tools=[("mcp__openmemory__recall", {"query": "x"}, "database locked", True)])
-        self.assertEqual(transcripts.surprises(parse(t)), [])
+        t.assistant(tools=[("mcp__notes__recall", {"query": "x"}, "database locked", True)])
+        self.assertEqual(len(transcripts.surprises(parse(t))), 1)  # another server's failure is one
 
     def test_correction_phrases(self):
         yes = ["No, use pytest -q", "no. wrong branch", "Stop, that's the production database",

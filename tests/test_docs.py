@@ -1,0 +1,83 @@
+"""The documents tell the truth about the command: every verb in the README with its --help,
+the quick start ending in setup and doctor, CI running the README's own commands, and the
+plugin's manifest at this version."""
+import json
+import re
+
+
+
+from openmemory import __version__, cli
+from tests.helpers import ROOT, TempHome
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def verbs() -> dict:
+    """{verb: its subparser} from the CLI itself."""
+    parser = cli.build_parser()
+    [action] = [a for a in parser._actions if a.dest == "verb"]
+    return dict(action.choices)
+
+
+def quick_start() -> list[str]:
+    block = README.split("## Quick start", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    return [line.split("#")[0].strip() for line in block.strip().splitlines()]
+
+
+class Documents(TempHome):
+    def test_every_verb_is_in_the_readme_and_has_help_text(self):
+        found = verbs()
+        self.assertGreaterEqual(set(found), {"ingest", "recall", "status", "sleep", "morning", "render",
+                                             "paths", "setup", "doctor", "serve", "hook"})
+        for verb, sub in found.items():
+            with self.subTest(verb=verb):
+                self.assertTrue(re.search(rf"openmemory {verb}\b", README), f"`openmemory {verb}` is not in README.md")
+                self.assertTrue(sub.description and len(sub.description) > 20, f"{verb} has no help text")
+                p = self.ok(verb, "--help")
+                self.assertIn(sub.description.split(";")[0][:40], " ".join(p.stdout.split()))
+
+    def test_the_quick_start_installs_then_sets_up_then_checks_and_tests(self):
+        lines = quick_start()
+        self.assertIn("pip install .", lines[0])
+        self.assertTrue(lines[0].startswith("python3 -m venv "), lines[0])  # PEP 668: a venv, not the system
+        self.assertTrue(lines[1].endswith("openmemory setup"), lines)
+        self.assertTrue(lines[2].endswith("openmemory doctor"), lines)
+        self.assertEqual(lines[3], "python3 -m unittest")
+        for name in ("OPENMEMORY_CORPUS", "OPENMEMORY_E2E_HARNESS", "OPENMEMORY_E2E=skip"):
+            self.assertIn(name, README)
+
+    def test_ci_runs_the_readme_commands(self):
+        ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+        install, _, _, test = quick_start()
+        self.assertIn(f"\n{test}\n", ci)
+        self.assertIn(install, ci)
+
+    def test_the_plugin_manifest_runs_this_version_in_place(self):
+        plugin = json.loads((ROOT / ".claude-plugin" / "plugin.json").read_text(encoding="utf-8"))
+        self.assertEqual(plugin["version"], __version__)
+        server = plugin["mcpServers"]["openmemory"]
+        self.assertEqual(server["env"]["PYTHONPATH"], "${CLAUDE_PLUGIN_ROOT}")
+        self.assertEqual(server["args"][-1], "serve")
+        market = json.loads((ROOT / ".claude-plugin" / "marketplace.json").read_text(encoding="utf-8"))
+        self.assertEqual([p["name"] for p in market["plugins"]], [plugin["name"]])
+        hooks = plugin["hooks"]
+        self.assertEqual(set(hooks), {"SessionStart", "SessionEnd", "PreCompact"})
+        for groups in hooks.values():
+            self.assertRegex(groups[0]["hooks"][0]["command"], r"\.claude-plugin/openmemory\" hook$")
+
+    def test_the_launcher_says_clearly_when_there_is_no_python_3_10(self):
+        import subprocess
+        bin_dir = self.tmp / "old-python"
+        bin_dir.mkdir()
+        old = bin_dir / "python3"
+        old.write_text("#!/bin/sh\n# Python 3.9, as macOS ships it\n[ \"$1\" = -c ] && exit 1\necho 3.9\n")
+        old.chmod(0o755)
+        for verb, code in (("serve", 1), ("hook", 0)):
+            p = subprocess.run(["/bin/sh", str(ROOT / ".claude-plugin" / "openmemory"), verb], input="",
+                               capture_output=True, text=True, env={"PATH": f"{bin_dir}:/nonexistent"})
+            self.assertEqual((p.returncode, p.stdout), (code, ""))
+            self.assertIn(f"openmemory: needs Python 3.10 or newer and found none on PATH ({old} is older)",
+                          p.stderr)
+
+
+

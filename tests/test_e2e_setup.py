@@ -1,0 +1,212 @@
+"""From install to a connected memory with the real Claude Code CLI (2.1.328, ../shared/e2e), offline.
+
+Two ways in, as a person would take them:
+- pip into a venv that is not on PATH, then `openmemory setup`: `claude mcp list` shows the
+  server Connected from a bare PATH, the installed hook run by /bin/sh with PATH=/usr/bin:/bin
+  ingests a transcript, the cron line runs sleep, doctor passes, and undo takes it all back;
+- the plugin: `claude plugin marketplace add <checkout>` and `claude plugin install`, with no pip
+  step: the server is Connected, the model reaches the tools under the plugin's server name,
+  the SessionEnd hook ingests the session and the next session start catches up a sleep.
+
+Skipped, saying why, when the real binary (or, for the venv, pip's offline build) cannot be had.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+from tests.fixtures import test_session
+from tests.helpers import ROOT, TempHome, claude_code
+from tests.test_setup import FAKE_CRONTAB, USER_SETTINGS
+
+BARE_PATH = "/usr/bin:/bin"
+harness = binary = None
+
+
+def setUpModule():
+    global harness, binary
+    harness, binary = claude_code()
+
+
+class RealClaude(TempHome):
+    def setUp(self):
+        super().setUp()
+        self.h = Path(os.path.realpath(self.tmp)) / "h"          # HOME for claude and for setup
+        self.claude = self.h / ".claude"
+        os.environ["CLAUDE_CONFIG_DIR"] = str(self.claude)
+        self.claude.mkdir(parents=True)
+        self.claude_bin = self.tmp / "claude-bin"
+        self.claude_bin.mkdir()
+        (self.claude_bin / "claude").symlink_to(binary)
+
+    def claude_env(self, **extra):
+        """Claude Code's environment: the harness's (offline, no account), this HOME, a bare PATH."""
+        env = harness.clean_env({"HOME": str(self.h), "PATH": BARE_PATH, "OPENMEMORY_HOME": str(self.home)})
+        env.update({k: str(v) for k, v in extra.items()})
+        return env
+
+    def claude_cli(self, *args, env=None):
+        p = subprocess.run([binary, *args], capture_output=True, text=True, timeout=120, cwd=str(self.h),
+                           env=env or self.claude_env(), stdin=subprocess.DEVNULL)
+        return p
+
+    def status(self, openmemory):
+        p = subprocess.run([*openmemory, "status", "--json"], capture_output=True, text=True, timeout=60,
+                           env=self.claude_env(PYTHONPATH=ROOT))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return json.loads(p.stdout)
+
+
+class VenvSetup(RealClaude):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls._venv_tmp = tempfile.TemporaryDirectory(prefix="om-venv-")
+        base = Path(cls._venv_tmp.name)
+        src = base / "src"  # a copy: pip's in-tree build must not write into the checkout
+        shutil.copytree(ROOT / "openmemory", src / "openmemory", ignore=shutil.ignore_patterns("__pycache__"))
+        for name in ("pyproject.toml", "README.md", "LICENSE"):
+            shutil.copy(ROOT / name, src / name)
+        cls.venv = base / "venv"
+        try:
+            # The README's way: a venv, then pip install (its build backend from pip's cache or index).
+            subprocess.run([sys.executable, "-m", "venv", str(cls.venv)], check=True, capture_output=True,
+                           timeout=300)
+            subprocess.run([str(cls.venv / "bin" / "python"), "-m", "pip", "install", "--quiet", str(src)],
+                           check=True, capture_output=True, timeout=600)
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as e:
+            cls._venv_tmp.cleanup()
+            raise unittest.SkipTest(f"cannot install openmemory into a venv offline here: "
+                                    f"{(getattr(e, 'stderr', b'') or b'').decode(errors='replace')[-300:] or e}")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._venv_tmp.cleanup()
+        super().tearDownClass()
+
+    def test_setup_from_a_venv_not_on_path_connects_claude_code_and_undo_takes_it_back(self):
+        settings = self.claude / "settings.json"
+        settings.write_text(json.dumps(USER_SETTINGS, indent=2))
+        crontab, table = self.tmp / "crontab", self.tmp / "crontab.txt"
+        crontab.write_text(FAKE_CRONTAB)
+        crontab.chmod(0o755)
+        openmemory = [str(self.venv / "bin" / "openmemory")]
+        env = self.claude_env(PATH=f"{self.claude_bin}:{BARE_PATH}", CLAUDE_CONFIG_DIR=self.claude,
+                              OPENMEMORY_CRONTAB=crontab, OM_TEST_CRONTAB=table)
+        p = subprocess.run([*openmemory, "setup", "--yes", "--schedule", "cron"], capture_output=True,
+                           text=True, timeout=300, env=env, cwd=str(self.h))
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("+ register the MCP server `openmemory` at user scope", p.stdout)
+
+        # The server, from a bare PATH: the registered command is absolute.
+        listed = self.claude_cli("mcp", "list", env=self.claude_env(CLAUDE_CONFIG_DIR=self.claude))
+        self.assertIn(f"openmemory: {self.venv}/bin/openmemory serve - ✔ Connected", listed.stdout, listed)
+
+        # The hook, as Claude Code runs it (sh -c) from a bare PATH, ingests a transcript.
+        [command] = {h["hooks"][0]["command"] for h in json.loads(settings.read_text())["hooks"]["SessionEnd"]
+                     if "openmemory" in h["hooks"][0]["command"]}
+        self.assertTrue(command.endswith(f"{self.venv}/bin/openmemory hook"), command)
+        transcript = test_session(cwd=str(self.h)).write(self.claude / "projects" / "-h")
+        event = json.dumps({"hook_event_name": "SessionEnd", "transcript_path": str(transcript)})
+        p = subprocess.run(["/bin/sh", "-c", command], input=event, capture_output=True, text=True, timeout=60,
+                           env={"PATH": BARE_PATH, "HOME": str(self.h), "OPENMEMORY_HOME": str(self.home)})
+        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, "", ""))
+        self.assertEqual(self.status(openmemory)["sessions"], 1)
+
+        # The nightly line, as cron runs it: /bin/sh, a bare PATH, no OPENMEMORY_HOME of its own.
+        [line] = [x for x in table.read_text().splitlines() if "openmemory" in x]
+        job = line.split(" ", 5)[5]
+        p = subprocess.run(["/bin/sh", "-c", job], capture_output=True, text=True, timeout=120,
+                           env={"PATH": BARE_PATH, "HOME": str(self.h)})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIsNotNone(self.status(openmemory)["last_sleep"])
+
+        p = subprocess.run([*openmemory, "doctor"], capture_output=True, text=True, timeout=120, env=env)
+        self.assertEqual(p.returncode, 0, p.stdout)
+        self.assertIn(f"✔ mcp server: registered and answers tools/list (recall, remember): "
+                      f"{self.venv}/bin/openmemory serve", p.stdout)
+        self.assertIn("✔ last hook run", p.stdout)
+        self.assertIn("✔ last sleep", p.stdout)
+
+        p = subprocess.run([*openmemory, "setup", "--undo", "--yes"], capture_output=True, text=True,
+                           timeout=300, env=env)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertNotIn("openmemory", self.claude_cli("mcp", "list",
+                                                       env=self.claude_env(CLAUDE_CONFIG_DIR=self.claude)).stdout)
+        self.assertEqual(json.loads(settings.read_text()), USER_SETTINGS)
+        self.assertNotIn("openmemory", table.read_text())
+
+
+class Plugin(RealClaude):
+    def install_plugin(self):
+        for args in (("plugin", "marketplace", "add", str(ROOT)), ("plugin", "install", "openmemory@openmemory")):
+            p = self.claude_cli(*args, env=self.claude_env(PATH=os.environ.get("PATH", BARE_PATH)))
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        return p
+
+    def session(self, scenario, prompt, allowed=None):
+        r = harness.run_session(scenario, [prompt], home=str(self.h), cwd=str(self.h / "work"), settings=None,
+                                allowed_tools=allowed, timeout=120, log=str(self.tmp / f"requests-{time.time()}.jsonl"),
+                                env={"OPENMEMORY_HOME": str(self.home), "PATH": os.environ.get("PATH", BARE_PATH)})
+        self.assertEqual(r["turns"][0]["rc"], 0, r["turns"])
+        self.assertNotIn("hook error", r["turns"][0]["stderr"])
+        return r
+
+    def test_plugin_installs_offline_connects_and_runs_its_hooks(self):
+        p = self.install_plugin()
+        self.assertIn("Successfully installed plugin: openmemory@openmemory (scope: user)", p.stdout)
+        listed = self.claude_cli("mcp", "list", env=self.claude_env(PATH=os.environ.get("PATH", BARE_PATH)))
+        self.assertIn(f"plugin:openmemory:openmemory: sh {ROOT}/.claude-plugin/openmemory serve - ✔ Connected",
+                      listed.stdout, listed)
+
+        # Session 1: the SessionEnd hook of the plugin ingests it.
+        first = self.session({"steps": [], "default": "Hello."}, "say hello")
+        deadline = time.time() + 30
+        while time.time() < deadline and not (self.home / "memory.db").exists():
+            time.sleep(0.2)
+        om = [sys.executable, "-m", "openmemory"]
+        self.assertEqual(self.status(om)["sessions"], 1)
+        self.assertIsNone(self.status(om)["last_sleep"])
+
+        # Session 2: the model reaches recall under the plugin's server name, and the session
+        # start has caught up the sleep (there never was one) in the background.
+        tool = "mcp__plugin_openmemory_openmemory__recall"
+        scenario = {"steps": [{"match": "what did I ask", "reply": [{"tool_use": {"name": tool,
+                                                                              "input": {"query": "say hello"}}}]},
+                              {"match": "tool_result", "reply": [{"text": "You asked me to say hello."}]}]}
+        second = self.session(scenario, "what did I ask last time?", allowed="mcp__plugin_openmemory_openmemory")
+        results = [b for e in harness.read_jsonl(second["log"]) for m in e["body"]["messages"]
+                   if m["role"] == "user" and isinstance(m["content"], list)
+                   for b in m["content"] if b.get("type") == "tool_result"]
+        self.assertTrue(results, "the model got no tool result")
+        text = json.dumps(results[0])
+        self.assertFalse(results[0].get("is_error"), text)
+        self.assertIn("say hello", text)
+        deadline = time.time() + 60
+        while time.time() < deadline and self.status(om)["last_sleep"] is None:
+            time.sleep(0.5)
+        self.assertIsNotNone(self.status(om)["last_sleep"], "the session start did not catch up the sleep")
+        self.assertNotEqual(first["session_id"], second["session_id"])
+
+    def test_setup_notices_the_plugin_and_doctor_sees_it_connected(self):
+        self.install_plugin()
+        env = self.claude_env(PATH=f"{self.claude_bin}:{BARE_PATH}", CLAUDE_CONFIG_DIR=self.claude,
+                              PYTHONPATH=ROOT)
+        p = subprocess.run([sys.executable, "-m", "openmemory", "setup", "--yes", "--schedule", "none"],
+                           capture_output=True, text=True, timeout=120, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("the openmemory plugin (openmemory@openmemory, version 0.1.0) already runs", p.stdout)
+        servers = [x for x in self.claude_cli("mcp", "list").stdout.splitlines() if ": " in x]
+        self.assertEqual(len(servers), 1, servers)  # the plugin's only
+        self.assertTrue(servers[0].startswith("plugin:openmemory:openmemory: "), servers)
+        p = subprocess.run([sys.executable, "-m", "openmemory", "doctor"], capture_output=True, text=True,
+                           timeout=120, env=dict(env, PATH=os.environ.get("PATH", BARE_PATH)))
+        self.assertIn("✔ mcp server: registered and answers tools/list (recall, remember)", p.stdout)
+        self.assertIn("✔ hook: the plugin openmemory@openmemory runs the SessionEnd hook", p.stdout)
+        self.assertIn("✔ installs: one install of openmemory 0.1.0: the plugin openmemory@openmemory", p.stdout)
+        self.assertEqual(p.returncode, 0, p.stdout)

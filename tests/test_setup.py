@@ -1,0 +1,444 @@
+"""`openmemory setup`, `setup --undo` and `openmemory doctor` against a temporary HOME.
+
+settings.json is full of the person's own keys and hooks; the crontab, systemctl and
+launchctl are stand-ins under the test's folder (OPENMEMORY_CRONTAB, ...), so no test can
+reach the real schedule. The real-client tests (a venv not on PATH, the real `claude`)
+are in test_e2e_setup.py.
+"""
+import json
+import os
+import plistlib
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from openmemory import claude_settings, schedule, setup
+from tests.fixtures import test_session
+from tests.helpers import ROOT, TempHome
+
+USER_SETTINGS = {
+    "$schema": "https://json.schemastore.org/claude-code-settings.json",
+    "model": "opus",
+    "permissions": {"allow": ["Bash(npm run test:*)", "mcp__github"], "deny": ["Read(./.env)"]},
+    "env": {"FOO": "bär ✓", "BIG": 12345678901234567890, "RATIO": 0.25, "NOTHING": None},
+    "statusLine": {"type": "command", "command": "~/.claude/statusline.sh"},
+    "hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "~/bin/guard.sh",
+                                                      "timeout": 5}]}],
+        "SessionEnd": [{"hooks": [{"type": "command", "command": "notify-send 'session over'"}]}],
+    },
+    "enabledPlugins": {"other@market": True},
+}
+
+FAKE_CRONTAB = """#!/bin/sh
+# A stand-in for crontab(1): the table lives in $OM_TEST_CRONTAB, never the real one.
+case "$1" in
+  -l) if [ -f "$OM_TEST_CRONTAB" ]; then cat "$OM_TEST_CRONTAB"; else echo "no crontab for tester" >&2; exit 1; fi ;;
+  -) cat > "$OM_TEST_CRONTAB" ;;
+  *) echo "usage: crontab [-l | -]" >&2; exit 2 ;;
+esac
+"""
+
+RECORDER = """#!/bin/sh
+# A stand-in that records its arguments, one call a line.
+echo "$*" >> "$OM_TEST_CALLS"
+"""
+
+
+class SetupCase(TempHome):
+    def setUp(self):
+        super().setUp()
+        self.claude.mkdir(parents=True)
+        self.settings = self.claude / "settings.json"
+        self.original = json.dumps(USER_SETTINGS, ensure_ascii=False, indent=4).encode("utf-8")
+        self.settings.write_bytes(self.original)
+        self.bin = self.tmp / "stand-ins"
+        self.bin.mkdir()
+        self.crontab_file = self.tmp / "crontab.txt"
+        self.calls = self.tmp / "calls.txt"
+        for name, text in (("crontab", FAKE_CRONTAB), ("systemctl", RECORDER), ("launchctl", RECORDER)):
+            (self.bin / name).write_text(text)
+            (self.bin / name).chmod(0o755)
+
+    def env(self, **extra):
+        base = {"OPENMEMORY_CRONTAB": self.bin / "crontab", "OPENMEMORY_SYSTEMCTL": self.bin / "systemctl",
+                "OPENMEMORY_LAUNCHCTL": self.bin / "launchctl", "OM_TEST_CRONTAB": self.crontab_file,
+                "OM_TEST_CALLS": self.calls, "XDG_CONFIG_HOME": self.tmp / "xdg",
+                "PATH": "/usr/bin:/bin"}  # no `claude` on PATH: setup prints the command
+        base.update(extra)
+        return super().env(**base)
+
+    def setup_cli(self, *args, **kw):
+        return self.cli("setup", *args, **kw)
+
+    def hooks_added(self) -> dict:
+        settings = json.loads(self.settings.read_text(encoding="utf-8"))
+        return {e: claude_settings.hook_commands(settings, e) for e in setup.HOOK_EVENTS}
+
+
+class Setup(SetupCase):
+    def test_setup_merges_the_hooks_keeps_every_other_key_backs_up_and_undo_restores(self):
+        self.crontab_file.write_text("MAILTO=me@example.com\n0 9 * * 1 ~/bin/weekly.sh\n")
+        p = self.setup_cli("--yes", "--schedule", "cron")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("`claude` is not on PATH: register the MCP server yourself with", p.stdout)
+        self.assertIn("claude mcp add --scope user openmemory -e PYTHONPATH=", p.stdout)
+
+        after = json.loads(self.settings.read_text(encoding="utf-8"))
+        added = {e: after["hooks"].pop(e)[-1] for e in ("SessionStart", "PreCompact")}
+        added["SessionEnd"] = after["hooks"]["SessionEnd"].pop()
+        self.assertEqual(after, USER_SETTINGS)  # every key of the person's, and their own SessionEnd hook
+        command = added["SessionEnd"]["hooks"][0]["command"]
+        self.assertEqual(added["SessionStart"], {"hooks": [{"type": "command", "command": command}]})
+        self.assertIn(f"{sys.executable} -m openmemory hook", command)
+        self.assertIn(f"PYTHONPATH={ROOT}", command)  # run from a checkout: the package's folder, absolute
+        self.assertIn(f"OPENMEMORY_HOME={self.home}", command)
+
+        self.assertTrue(self.settings.read_text(encoding="utf-8").startswith('{\n    "$schema"'))  # its own indent
+        [backup] = (self.home / "backups").iterdir()
+        self.assertEqual(backup.read_bytes(), self.original)
+        self.assertIn(f"backup of {self.settings} as it was: {backup}", p.stderr)
+
+        cron = self.crontab_file.read_text().splitlines()
+        self.assertEqual(cron[:2], ["MAILTO=me@example.com", "0 9 * * 1 ~/bin/weekly.sh"])
+        self.assertEqual(len(cron), 3)
+        self.assertTrue(cron[2].startswith(f"30 3 * * * PYTHONPATH={ROOT} OPENMEMORY_HOME={self.home} "
+                                           f"CLAUDE_CONFIG_DIR={self.claude} {sys.executable} -m openmemory "
+                                           f"ingest --quiet && "), cron[2])
+        self.assertTrue(cron[2].endswith(" -m openmemory sleep >/dev/null # openmemory nightly sleep"))
+
+        # Twice changes nothing: not a byte of settings.json, not a line of the crontab, no new backup.
+        settings_bytes, cron_bytes = self.settings.read_bytes(), self.crontab_file.read_bytes()
+        p = self.setup_cli("--yes", "--schedule", "cron")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("nothing to change", p.stdout)
+        self.assertEqual((self.settings.read_bytes(), self.crontab_file.read_bytes()), (settings_bytes, cron_bytes))
+        self.assertEqual(len(list((self.home / "backups").iterdir())), 1)
+
+        # Undo removes exactly what setup added.
+        p = self.setup_cli("--undo", "--yes")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(json.loads(self.settings.read_text(encoding="utf-8")), USER_SETTINGS)
+        self.assertEqual(self.crontab_file.read_text(), "MAILTO=me@example.com\n0 9 * * 1 ~/bin/weekly.sh\n")
+        self.assertFalse((self.home / "setup.json").exists())
+        p = self.setup_cli("--undo", "--yes")
+        self.assertIn("nothing to undo", p.stdout)
+
+    def test_dry_run_changes_nothing(self):
+        p = self.setup_cli("--dry-run", "--schedule", "cron")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("+ add the hooks SessionStart, SessionEnd, PreCompact to", p.stdout)
+        self.assertIn("+ add to your crontab: 30 3 * * * ", p.stdout)
+        self.assertIn("dry run: 2 changes not made", p.stdout)
+        self.assertEqual(self.settings.read_bytes(), self.original)
+        self.assertFalse(self.crontab_file.exists())
+        self.assertFalse((self.home / "setup.json").exists())
+
+    def test_without_a_terminal_setup_asks_for_yes_and_changes_nothing(self):
+        p = self.setup_cli("--schedule", "none", input="")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("no terminal to ask on; pass --yes", p.stderr)
+        self.assertEqual(self.settings.read_bytes(), self.original)
+
+    def test_a_settings_file_setup_created_is_removed_by_undo(self):
+        self.settings.unlink()
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
+        self.assertEqual(set(self.hooks_added()), set(setup.HOOK_EVENTS))
+        self.assertEqual(self.setup_cli("--undo", "--yes").returncode, 0)
+        self.assertFalse(self.settings.exists())
+
+    def test_hooks_added_after_setup_by_the_person_survive_undo(self):
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
+        settings = json.loads(self.settings.read_text(encoding="utf-8"))
+        settings["hooks"]["SessionStart"].append({"hooks": [{"type": "command", "command": "echo mine"}]})
+        settings["theme"] = "dark"
+        self.settings.write_text(json.dumps(settings))
+        self.assertEqual(self.setup_cli("--undo", "--yes").returncode, 0)
+        after = json.loads(self.settings.read_text(encoding="utf-8"))
+        self.assertEqual(after["hooks"]["SessionStart"], [{"hooks": [{"type": "command", "command": "echo mine"}]}])
+        self.assertEqual(after["theme"], "dark")
+        self.assertNotIn("PreCompact", after["hooks"])
+
+    def test_invalid_settings_json_is_an_error_and_left_alone(self):
+        self.settings.write_text('{"model": "opus",}')
+        p = self.setup_cli("--yes", "--schedule", "none")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn(f"openmemory: error: {self.settings} is not valid JSON", p.stderr)
+        self.assertEqual(self.settings.read_text(), '{"model": "opus",}')
+
+    def test_a_symlinked_settings_file_stays_a_link(self):
+        dotfiles = self.tmp / "dotfiles"
+        dotfiles.mkdir()
+        (dotfiles / "settings.json").write_bytes(self.original)
+        self.settings.unlink()
+        self.settings.symlink_to(dotfiles / "settings.json")
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
+        self.assertTrue(self.settings.is_symlink())
+        self.assertIn("SessionEnd", json.loads((dotfiles / "settings.json").read_text())["hooks"])
+
+    def test_a_hand_added_openmemory_hook_is_pointed_out(self):
+        settings = dict(USER_SETTINGS, hooks={"SessionEnd": [{"hooks": [{"type": "command",
+                                                                         "command": "openmemory hook"}]}]})
+        self.settings.write_text(json.dumps(settings))
+        p = self.setup_cli("--dry-run", "--schedule", "none")
+        self.assertIn("also in", p.stdout)
+        self.assertIn("a SessionEnd hook `openmemory hook` that setup did not add", p.stdout)
+
+    def test_the_plugin_installed_means_setup_adds_no_server_and_no_hook(self):
+        plugins = self.claude / "plugins"
+        plugins.mkdir()
+        (plugins / "installed_plugins.json").write_text(json.dumps({"version": 2, "plugins": {
+            "openmemory@openmemory": [{"scope": "user", "installPath": str(ROOT), "version": "0.1.0"}]}}))
+        self.settings.write_text(json.dumps(dict(USER_SETTINGS, enabledPlugins={"openmemory@openmemory": True})))
+        before = self.settings.read_bytes()
+        p = self.setup_cli("--yes", "--schedule", "none")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("the openmemory plugin (openmemory@openmemory, version 0.1.0) already runs", p.stdout)
+        self.assertEqual(self.settings.read_bytes(), before)
+
+    def test_systemd_timer_and_launchd_agent_are_written_and_undone(self):
+        p = self.setup_cli("--yes", "--schedule", "systemd")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        units = self.tmp / "xdg" / "systemd" / "user"
+        timer = (units / "openmemory-sleep.timer").read_text()
+        self.assertIn("OnCalendar=*-*-* 03:30:00\nPersistent=true", timer)
+        service = (units / "openmemory-sleep.service").read_text()
+        self.assertIn(f'ExecStart=/bin/sh -c "PYTHONPATH={ROOT} ', service)
+        self.assertEqual(self.calls.read_text().splitlines(),
+                         ["--user daemon-reload", "--user enable --now openmemory-sleep.timer"])
+        self.assertEqual(self.setup_cli("--undo", "--yes").returncode, 0)
+        self.assertEqual(sorted(units.iterdir()), [])
+        self.assertIn("--user disable --now openmemory-sleep.timer", self.calls.read_text())
+
+        self.calls.unlink()
+        p = self.setup_cli("--yes", "--schedule", "launchd")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        agent = self.tmp / "user-home" / "Library" / "LaunchAgents" / "com.openmemory.sleep.plist"
+        plist = plistlib.loads(agent.read_bytes())
+        self.assertEqual(plist["StartCalendarInterval"], {"Hour": 3, "Minute": 30})
+        self.assertEqual(plist["ProgramArguments"][:2], ["/bin/sh", "-c"])
+        self.assertIn("-m openmemory sleep", plist["ProgramArguments"][2])
+        self.assertEqual(self.calls.read_text().splitlines(), [f"load -w {agent}"])
+        self.assertEqual(self.setup_cli("--undo", "--yes").returncode, 0)
+        self.assertFalse(agent.exists())
+
+    def test_the_installed_hook_ingests_a_transcript_from_a_bare_environment(self):
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
+        command = self.hooks_added()["SessionEnd"][-1]
+        transcript = test_session(cwd=str(self.tmp)).write(self.projects / "-tmp-x")
+        event = json.dumps({"hook_event_name": "SessionEnd", "transcript_path": str(transcript),
+                            "session_id": "s", "cwd": str(self.tmp)})
+        p = subprocess.run(["/bin/sh", "-c", command], input=event, capture_output=True, text=True,
+                           env={"PATH": "/usr/bin:/bin", "HOME": str(self.tmp / "user-home")}, timeout=60)
+        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, "", ""))
+        status = json.loads(self.ok("status", "--json").stdout)
+        self.assertEqual(status["sessions"], 1)
+
+
+class Catchup(SetupCase):
+    def test_session_start_starts_one_detached_sleep_when_the_last_is_a_day_old(self):
+        transcript = test_session(cwd=str(self.tmp)).write(self.projects / "-tmp-x")
+        self.ok("ingest", transcript)
+        self.ok("sleep", "--now", "2020-01-01T03:00:00Z")
+        event = json.dumps({"hook_event_name": "SessionStart", "source": "startup", "session_id": "s",
+                            "transcript_path": str(transcript), "cwd": str(self.tmp)})
+        p = self.cli("hook", input=event)
+        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, "", ""))
+        self.assertTrue((self.home / "catch-up.stamp").exists())
+        # The detached sleep takes the lock, runs and records tonight; wait for it.
+        for _ in range(600):
+            status = json.loads(self.ok("status", "--json").stdout)
+            if not status["last_sleep"].startswith("2020") and not self.lock_held():
+                break
+            subprocess.run(["sleep", "0.1"])
+        self.assertFalse(status["last_sleep"].startswith("2020"), status)
+        # A second session start within the hour starts nothing, and says nothing.
+        last = status["last_sleep"]
+        p = self.cli("hook", input=event)
+        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, "", ""))
+        subprocess.run(["sleep", "1"])
+        self.assertEqual(json.loads(self.ok("status", "--json").stdout)["last_sleep"], last)
+
+    def lock_held(self) -> bool:
+        return schedule.sleep_running()
+
+    def test_a_catch_up_does_nothing_while_another_sleep_holds_the_lock(self):
+        self.ok("sleep", "--now", "2020-01-01T03:00:00Z")
+        with schedule.sleep_lock() as held:
+            self.assertTrue(held)
+            p = self.cli("sleep", "--catch-up")
+            self.assertEqual((p.returncode, p.stdout, p.stderr), (0, "", ""))
+        self.assertTrue(json.loads(self.ok("status", "--json").stdout)["last_sleep"].startswith("2020"))
+        p = self.cli("sleep", "--catch-up")
+        self.assertEqual((p.returncode, p.stdout), (0, ""))
+        self.assertFalse(json.loads(self.ok("status", "--json").stdout)["last_sleep"].startswith("2020"))
+
+    def test_due_only_after_a_day(self):
+        now = 1_800_000_000
+        self.assertTrue(schedule.sleep_due(None, now))
+        self.assertFalse(schedule.sleep_due("2027-01-15T07:00:00Z", now))   # 1 h 0 min before now
+        self.assertTrue(schedule.sleep_due("2027-01-14T07:59:00Z", now))    # a day and a minute
+
+
+class Doctor(SetupCase):
+    def doctor(self, **env):
+        p = self.cli("doctor", env=self.env(**env))
+        return p.returncode, p.stdout
+
+    def test_fresh_machine_fails_on_server_and_hook_with_the_fix(self):
+        rc, out = self.doctor()
+        self.assertEqual(rc, 1)
+        self.assertIn("✔ database: ", out)
+        self.assertIn("✔ fts5: ", out)
+        self.assertIn("✘ mcp server: no openmemory MCP server is registered with Claude Code\n    fix: run `", out)
+        self.assertIn(f"✘ hook: no openmemory SessionEnd hook in {self.settings}", out)
+        self.assertIn("• last sleep: no night has passed yet", out)
+
+    def test_after_setup_every_check_passes_and_notes_what_has_not_happened_yet(self):
+        # Register the server as `claude mcp add` would (no claude here): .claude.json's mcpServers.
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
+        p = subprocess.run([sys.executable, "-c", "import json; from openmemory import setup; "
+                                                  "print(json.dumps(setup.mcp_server()))"],
+                           capture_output=True, text=True, env=self.env(), check=True)
+        server = json.loads(p.stdout)
+        (self.claude / ".claude.json").write_text(json.dumps({"mcpServers": {"openmemory": server}}))
+        rc, out = self.doctor()
+        self.assertEqual(rc, 0, out)
+        self.assertIn("✔ mcp server: registered and answers tools/list (recall, remember)", out)
+        self.assertIn(f"✔ hook: SessionEnd hook in {self.settings} runs: ", out)
+        self.assertIn("• last hook run: no session has ended since setup", out)
+        self.assertNotIn("✘", out)
+
+    def test_a_hook_whose_command_is_not_found_fails_with_the_fix(self):
+        settings = dict(USER_SETTINGS, hooks={"SessionEnd": [{"hooks": [{"type": "command",
+                                                                         "command": "openmemory hook"}]}]})
+        self.settings.write_text(json.dumps(settings))
+        rc, out = self.doctor()
+        self.assertEqual(rc, 1)
+        self.assertIn("✘ hook: the SessionEnd hook `openmemory hook` does not run: exit 127", out)
+        self.assertIn("to write a hook with absolute paths", out)
+
+    def test_a_server_that_does_not_start_fails(self):
+        (self.claude / ".claude.json").write_text(json.dumps({"mcpServers": {"openmemory": {
+            "type": "stdio", "command": "openmemory-not-here", "args": ["serve"]}}}))
+        rc, out = self.doctor()
+        self.assertEqual(rc, 1)
+        self.assertIn("✘ mcp server: `openmemory-not-here serve` does not answer: cannot start it", out)
+
+    def test_a_damaged_database_fails_the_quick_check(self):
+        self.ok("ingest", test_session(cwd=str(self.tmp)).write(self.projects / "-tmp-x"))
+        db = self.home / "memory.db"
+        data = bytearray(db.read_bytes())
+        self.assertGreater(len(data), 8 * 4096)
+        data[4096 * 3:4096 * 6] = b"\x07" * (4096 * 3)  # three b-tree pages of noise
+        db.write_bytes(bytes(data))
+        rc, out = self.doctor()
+        self.assertEqual(rc, 1)
+        self.assertIn("✘ database: ", out)
+        self.assertIn("run `openmemory ingest` to rebuild it", out)
+
+    def test_two_installs_are_reported(self):
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
+        plugins = self.claude / "plugins"
+        plugins.mkdir()
+        (plugins / "installed_plugins.json").write_text(json.dumps({"version": 2, "plugins": {
+            "openmemory@openmemory": [{"scope": "user", "installPath": str(ROOT), "version": "0.0.9"}]}}))
+        rc, out = self.doctor()
+        self.assertEqual(rc, 1)
+        self.assertIn("✘ installs: two installs run openmemory on one database: the plugin openmemory@openmemory "
+                      "(version 0.0.9) and `openmemory setup`", out)
+        self.assertIn("✘ versions: more than one openmemory version uses", out)
+
+    def test_findings_in_json(self):
+        p = self.cli("doctor", "--json")
+        report = json.loads(p.stdout)
+        self.assertFalse(report["healthy"])
+        self.assertEqual([c["check"] for c in report["checks"]][:2], ["database", "fts5"])
+        self.assertEqual(p.returncode, 1)
+
+
+
+class HookUnderThePlugin(SetupCase):
+    def event(self, name="SessionEnd"):
+        transcript = test_session(cwd=str(self.tmp)).write(self.projects / "-tmp-x")
+        return json.dumps({"hook_event_name": name, "transcript_path": str(transcript), "session_id": "s"})
+
+    def test_a_session_start_before_any_memory_creates_nothing(self):
+        p = self.cli("hook", input=self.event("SessionStart"))
+        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, "", ""))
+        self.assertFalse((self.home / "memory.db").exists())
+
+    def test_the_plugins_hook_stays_quiet_where_setup_installed_hooks(self):
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
+        p = self.cli("hook", input=self.event(), env=self.env(OPENMEMORY_INSTALL="plugin"))
+        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, "", ""))
+        self.assertFalse((self.home / "memory.db").exists())
+        p = self.cli("hook", input=self.event())  # setup's own hook does the work
+        self.assertEqual(p.returncode, 0)
+        self.assertEqual(json.loads(self.ok("status", "--json").stdout)["sessions"], 1)
+
+
+class ConfigWriter(SetupCase):
+    def test_the_config_writer_refuses_any_other_path(self):
+        from openmemory import configfiles
+        for path in (self.claude / "settings.local.json", self.claude / ".claude.json", self.tmp / "crontab",
+                     self.claude / "projects" / "x" / "memory" / "MEMORY.md", self.tmp / "xdg" / "systemd" / "x.service"):
+            with self.subTest(path=path), self.assertRaises(configfiles.ConfigError):
+                configfiles.write(path, b"x")
+            self.assertFalse(path.exists())
+        with self.assertRaises(configfiles.ConfigError):  # changed since read: nothing written
+            configfiles.replace_if_unchanged(self.settings, b"{}", b'{"x": 1}')
+        self.assertEqual(self.settings.read_bytes(), self.original)
+
+
+class Moved(SetupCase):
+    def test_setup_from_another_install_replaces_its_own_earlier_hooks_and_cron_line(self):
+        self.crontab_file.write_text("0 9 * * 1 ~/bin/weekly.sh\n")
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "cron").returncode, 0)
+        before = self.hooks_added()["SessionEnd"][-1]
+        # The same openmemory reached another way (as an upgrade into a new venv would be).
+        moved = self.tmp / "moved"
+        shutil.copytree(ROOT / "openmemory", moved / "openmemory", ignore=shutil.ignore_patterns("__pycache__"))
+        env = self.env()
+        env["PYTHONPATH"] = str(moved)
+        p = subprocess.run([sys.executable, "-m", "openmemory", "setup", "--yes", "--schedule", "cron"],
+                           capture_output=True, text=True, env=env, cwd=str(self.tmp), timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("(in place of setup's earlier", p.stdout)
+        hooks = self.hooks_added()
+        self.assertEqual({len([c for c in cmds if "openmemory" in c]) for cmds in hooks.values()}, {1})
+        self.assertNotEqual(hooks["SessionEnd"][-1], before)
+        self.assertIn(f"PYTHONPATH={moved} ", hooks["SessionEnd"][-1])
+        cron = self.crontab_file.read_text().splitlines()
+        self.assertEqual(len(cron), 2, cron)
+        self.assertIn(f"PYTHONPATH={moved} ", cron[1])
+        p = subprocess.run([sys.executable, "-m", "openmemory", "setup", "--undo", "--yes"], capture_output=True,
+                           text=True, env=env, cwd=str(self.tmp), timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(json.loads(self.settings.read_text(encoding="utf-8")), USER_SETTINGS)
+        self.assertEqual(self.crontab_file.read_text(), "0 9 * * 1 ~/bin/weekly.sh\n")
+
+
+class DoctorOnHooks(SetupCase):
+    def test_sessions_the_hook_never_ingested_fail_the_check_one_left_open_does_not(self):
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
+        self.ok("ingest")  # the database exists; the hook has never run
+        record = json.loads((self.home / "setup.json").read_text())
+        record["created"] = "2026-01-01T00:00:00.000000Z"  # set up long ago
+        (self.home / "setup.json").write_text(json.dumps(record))
+        old = 1_790_000_000  # later than setup, and hours before now
+        for n in range(2):
+            t = test_session(cwd=str(self.tmp / f"p{n}")).write(self.projects / f"-p{n}")
+            os.utime(t, (old, old))
+            out = self.cli("doctor").stdout
+            line = next(x for x in out.splitlines() if "last hook run" in x)
+            if n == 0:
+                self.assertTrue(line.startswith("• last hook run: no session has ended since setup"), line)
+            else:
+                self.assertTrue(line.startswith("✘ last hook run: 2 sessions ended since setup and the hook "
+                                                "ingested none of them"), line)
+        event = json.dumps({"hook_event_name": "SessionEnd", "transcript_path": str(t)})
+        self.assertEqual(self.cli("hook", input=event).returncode, 0)
+        line = next(x for x in self.cli("doctor").stdout.splitlines() if "last hook run" in x)
+        self.assertTrue(line.startswith("✔ last hook run: "), line)
