@@ -28,7 +28,9 @@ def read(path: Path):
 
 def temp_beside(path: Path, data: bytes, mode: int) -> str:
     """A complete, synced temporary file in path's folder, to be renamed or linked into place."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".om-tmp", dir=str(path.parent))
+    # The writer's pid in the name: a temporary file whose writer is gone (killed between
+    # writing and renaming) is swept by the next render (`stale_temps`).
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=TEMP_SUFFIX, dir=str(path.parent))
     try:
         os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as f:
@@ -39,6 +41,36 @@ def temp_beside(path: Path, data: bytes, mode: int) -> str:
         unlink(tmp)
         raise
     return tmp
+
+
+TEMP_SUFFIX = ".om-tmp"
+
+
+def stale_temps(folder: Path) -> list:
+    """The temporary files in folder whose writing process no longer runs."""
+    out = []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return out
+    for name in names:
+        if not (name.startswith(".") and name.endswith(TEMP_SUFFIX)):
+            continue
+        parts = name[: -len(TEMP_SUFFIX)].rsplit(".", 2)
+        pid = int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else None
+        if pid is None or not _running(pid):
+            out.append(Path(folder) / name)
+    return out
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def unlink(path) -> None:

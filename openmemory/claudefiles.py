@@ -79,3 +79,13 @@ def remove_if_unchanged(path: Path, expected: bytes) -> bool:
         return False
     atomic.unlink(path)
     return True
+
+
+def sweep_temps(folder: Path) -> list:
+    """Remove temporary files a killed writer left in a memory folder; returns their names."""
+    gone = []
+    for tmp in atomic.stale_temps(folder):
+        guard(tmp)
+        atomic.unlink(tmp)
+        gone.append(str(tmp))
+    return gone

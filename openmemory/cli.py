@@ -10,9 +10,10 @@ import sys
 import time
 import traceback
 
-from . import __version__, clock, paths, store
+from . import __version__, clock, errors, paths, store
 from .errors import OpenMemoryError
 from .shorten import clip
+from .redact import redact
 
 
 def cmd_paths(args) -> int:
@@ -99,21 +100,26 @@ def _count(n: int, one: str) -> str:
 
 
 def cmd_status(args) -> int:
-    """Show what memory holds: episodes by kind, sessions, lessons, predictions, size."""
+    """Show what memory holds: episodes by kind, sessions, lessons, predictions, size; check the file."""
     with store.connect() as db:
+        problem = db.quick_check()
+        if problem:
+            raise errors.damaged(db.path, problem)
         counts = db.counts()
         model = _model_facts(db)
+    counts["check"] = "ok"
     if args.json:
         _print_json(dict(counts, model=model))
         return 0
     e = counts["episodes"]
     print(f"episodes     {e['total']} ({_count(e['session'], 'session episode')}, {_count(e['error'], 'error')}, "
           f"{_count(e['correction'], 'correction')}, {_count(e['note'], 'note')}; {e['archived']} archived)")
-    print(f"transcripts  {counts['sessions']} ingested, {_count(counts['lines_skipped'], 'malformed line')} skipped")
+    print(f"transcripts  {counts['sessions']} ingested, {_count(counts['lines_skipped'], 'malformed line')} skipped"
+          + (f", {counts['opted_out']} kept out by .openmemory-ignore" if counts["opted_out"] else ""))
     print(f"lessons      {counts['lessons']} ({counts['lessons_live']} live)")
     print(f"predictions  {counts['predictions']} ({counts['predictions_open']} open, "
           f"{counts['predictions_confirmed']} confirmed, {counts['predictions_failed']} failed)")
-    print(f"database     {counts['db']} ({_size(counts['db_bytes'])})")
+    print(f"database     {counts['db']} ({_size(counts['db_bytes'])}; passes quick_check)")
     print(f"last ingest  {counts['last_ingest'] or 'never'}")
     print(f"last sleep   {counts['last_sleep'] or 'never'}")
     print(f"model        {_model_status(model)}")
@@ -134,6 +140,65 @@ def _model_facts(db) -> dict:
     return {"configured": cfg is not None, "model": cfg.model if cfg else None, "url": cfg.url if cfg else None,
             "problem": llm.problem(), "last_answered": db.get_state("model_answered"),
             "last_night": json.loads(db.get_state("model_night") or "null")}
+
+
+def cmd_backup(args) -> int:
+    """Copy the memory database to PATH, safely while the server, a hook or cron use it."""
+    with store.connect() as db:
+        problem = db.quick_check()
+        if problem:
+            raise errors.damaged(db.path, problem)
+        db.backup(args.path)
+    print(f"backed up {paths.db_path()} to {args.path}", file=sys.stderr)
+    return 0
+
+
+def cmd_forget(args) -> int:
+    """Forget episodes or lessons for good: database, text index, Claude Code's memory files, reports."""
+    from . import forget, morning, recall, render, sleep
+    episode_ids, lesson_ids = forget.parse_ids(args.ids)
+    project = os.path.realpath(os.path.expanduser(args.project)) if args.project else None
+    if not (episode_ids or lesson_ids or args.query or project):
+        raise OpenMemoryError("say what to forget: episode ids (12), lesson ids (lesson:3), --query Q or --project PATH")
+    with store.connect() as db:
+        if args.query:
+            hits = recall.recall(db, args.query, k=args.k, include_archived=True, touch=False)
+            episode_ids += [h["id"] for h in hits if h["kind"] != "lesson"]
+            lesson_ids += [h["id"] for h in hits if h["kind"] == "lesson"]
+        plan = forget.plan(db, episode_ids, lesson_ids, project)
+        if not (plan.episodes or plan.lessons or plan.sessions):
+            print("nothing in memory to forget", file=sys.stderr)
+            return 0
+        for ep in plan.episodes:
+            print(f"episode {ep['id']} · {ep['kind']} · {ep['at'][:10]} · {clip(ep['title'], 90)}")
+        for ls in plan.lessons:
+            print(f"lesson {ls['id']} · {clip(ls['text'], 100)}")
+        for ls, text, _ in plan.reworded:
+            print(f"lesson {ls['id']} · worded again: {clip(text, 100)}")
+        sys.stdout.flush()
+        if (args.query or project) and not args.yes:
+            if not sys.stdin.isatty():
+                raise OpenMemoryError("forget --query and --project ask first; add --yes to forget without asking")
+            print("forget these for good? [y/N] ", end="", file=sys.stderr, flush=True)
+            if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+                print("nothing forgotten", file=sys.stderr)
+                return 1
+        # Vetoes first, files after the database: stopped anywhere, the next render or sleep
+        # finishes the files from what the database says.
+        render.veto_forgotten([ls["text"] for ls in plan.lessons if ls["text"]], plan.quotes, clock.iso())
+        done = forget.apply(db, plan, clock.iso())
+        rendered = render.render(db)
+        report = db.get_state("morning")
+        if report and done["morning"]:
+            morning.write_morning(morning.morning_text(json.loads(report), sleep.PREDICTION_DAYS,
+                                                       sleep.ARCHIVE_AFTER_DAYS))
+    print(f"forgot {done['episodes']} episode(s) and {done['lessons']} lesson(s); {done['reworded']} lesson(s) "
+          f"worded again, {done['scrubbed']} memory(ies) cleaned of their words; "
+          f"{len(rendered['written']) + len(rendered['removed'])} file(s) rewritten", file=sys.stderr)
+    if not done["wal_emptied"]:
+        print("openmemory: warning: another process is reading the database, so its log (memory.db-wal) may "
+              "still hold the forgotten bytes until it ends; run `openmemory status` later", file=sys.stderr)
+    return 0
 
 
 def cmd_render(args) -> int:
@@ -178,6 +243,9 @@ def cmd_hook(args) -> int:
     try:
         _log_to_file()
         hook.run(hook.read_event(sys.stdin), detach=args.detach)
+    except (OpenMemoryError, sqlite3.DatabaseError) as e:  # said in one line, as the CLI would
+        logging.getLogger("openmemory.hook").error("hook failed: %s",
+                                                   errors.explain(e) if isinstance(e, sqlite3.Error) else e)
     except BaseException:  # exit 2 would mean "block" to Claude Code: never fail
         logging.getLogger("openmemory.hook").exception("hook failed")
     return 0
@@ -407,6 +475,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = verb("morning", cmd_morning)
     p.add_argument("--json", action="store_true", help="print the report's facts as one JSON object")
 
+    p = verb("forget", cmd_forget)
+    p.add_argument("ids", nargs="*", metavar="ID", help="episode ids (12) and lesson ids (lesson:3)")
+    p.add_argument("--query", "-q", metavar="Q", help="forget what recall finds for Q (lists it and asks first)")
+    p.add_argument("-k", type=_positive, default=10, metavar="N", help="with --query: how many hits at most (10)")
+    p.add_argument("--project", metavar="PATH", help="forget everything stored for PATH and below (asks first)")
+    p.add_argument("--yes", "-y", action="store_true", help="do not ask (for scripts)")
+
+    p = verb("backup", cmd_backup)
+    p.add_argument("path", metavar="PATH", help="the new file to write (refused if it exists)")
+
     p = verb("paths", cmd_paths)
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -443,10 +521,9 @@ def main(argv=None) -> int:
         _debug_traceback()
         print(f"openmemory: error: {e}", file=sys.stderr)
         return 1
-    except sqlite3.OperationalError as e:  # locked past the busy timeout, disk full, read-only
+    except sqlite3.DatabaseError as e:  # damaged; or locked past the busy timeout, disk full, read-only
         _debug_traceback()
-        print(f"openmemory: error: the memory database at {paths.db_path()} could not be used: {e}; "
-              f"if another openmemory is running, try again when it ends", file=sys.stderr)
+        print(f"openmemory: error: {errors.explain(e)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("openmemory: interrupted", file=sys.stderr)
@@ -474,13 +551,20 @@ def _log_to_file() -> None:
                                                        encoding="utf-8")
     except OSError:
         handler = logging.StreamHandler(sys.stderr)
-    formatter = logging.Formatter("%(asctime)s.%(msecs)03dZ %(process)d %(name)s %(levelname)s %(message)s",
-                                  "%Y-%m-%dT%H:%M:%S")
+    formatter = _RedactingFormatter("%(asctime)s.%(msecs)03dZ %(process)d %(name)s %(levelname)s %(message)s",
+                                    "%Y-%m-%dT%H:%M:%S")
     formatter.converter = time.gmtime
     handler.setFormatter(formatter)
     logger = logging.getLogger("openmemory")
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG if os.environ.get("OPENMEMORY_DEBUG") else logging.INFO)
+
+
+class _RedactingFormatter(logging.Formatter):
+    """Log lines pass through the same redaction as everything stored (a traceback may quote input)."""
+
+    def format(self, record) -> str:
+        return redact(super().format(record))
 
 
 def _debug_traceback() -> None:

@@ -7,7 +7,7 @@ and after it in the same conversation. Recall indexes this text as a fourth, low
 field (recall.FIELD_WEIGHTS), so "the tests" finds the correction about `pytest -q` made
 while the person asked to run the test suite, and a note that says "its password is in the
 vault" is found by a question about the staging database the note before it named.
-Pure functions: the store calls them when it writes, and migration m006 to backfill.
+Pure functions: the store calls them when it writes, and migration m007 to backfill.
 """
 import json
 from datetime import timedelta

@@ -4,15 +4,17 @@ Incremental: a file whose mtime and size are unchanged is only stat'ed; a change
 is read again and replaces what it produced before (episodes keep their identity).
 """
 import fcntl
+import hashlib
 import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import context, paths, transcripts
+from . import context, forget, paths, transcripts
 from .classify import is_guard, own_lines, telling_lines
 from .clock import iso
 from .errors import OpenMemoryError
+from .optout import OptOut
 from .shorten import clip, clip_block
 from .store import Store
 
@@ -33,6 +35,7 @@ class Report:
     updated: int = 0
     removed: int = 0
     skipped_lines: int = 0
+    opted_out: int = 0          # sessions in a folder kept out (.openmemory-ignore): not read
     not_transcripts: list = field(default_factory=list)  # files skipped whole: not Claude Code transcripts
 
     def line(self) -> str:
@@ -45,6 +48,8 @@ class Report:
             parts.append(f"{self.updated} updated, {self.removed} removed")
         if self.skipped_lines:
             parts.append(f"{self.skipped_lines} malformed line{'' if self.skipped_lines == 1 else 's'} skipped")
+        if self.opted_out:
+            parts.append(f"{self.opted_out} kept out by .openmemory-ignore")
         if self.failed:
             parts.append(f"{len(self.failed)} unreadable")
         if self.not_transcripts:
@@ -56,6 +61,7 @@ class Report:
         return {"files": self.files, "read": self.read, "unchanged": self.unchanged,
                 "added": dict(self.added), "updated": self.updated, "removed": self.removed,
                 "skipped_lines": self.skipped_lines, "not_transcripts": list(self.not_transcripts),
+                "opted_out": self.opted_out,
                 "failed": [{"path": p, "reason": r} for p, r in self.failed]}
 
 
@@ -87,6 +93,7 @@ def ingest(store: Store, roots=None, progress=None, force: bool = False, now: st
     known = store.file_index()
     known.update(not_transcripts(store))  # skipped whole once, then silent until they change
     report = Report(files=len(files))
+    optout = OptOut()
     for n, path in enumerate(files, 1):
         if progress:
             progress(n, len(files), path)
@@ -98,14 +105,14 @@ def ingest(store: Store, roots=None, progress=None, force: bool = False, now: st
         if not force and known.get(str(path)) == (st.st_mtime_ns, st.st_size):
             report.unchanged += 1
             continue
-        ingest_file(store, path, report, force=force, now=now)
+        ingest_file(store, path, report, force=force, now=now, optout=optout)
     with store.transaction():
         store.set_state("last_ingest", iso())
     return report
 
 
 def ingest_file(store: Store, path, report: Report | None = None, force: bool = False,
-                now: str | None = None) -> Report:
+                now: str | None = None, optout: OptOut | None = None) -> Report:
     """Read one transcript and store its session and surprises, unless it is unchanged.
 
     The transcript is held under an advisory lock while it is read and stored, so two
@@ -121,11 +128,26 @@ def ingest_file(store: Store, path, report: Report | None = None, force: bool = 
             if not force and store.file_state(str(path)) == (st.st_mtime_ns, st.st_size):
                 report.unchanged += 1
                 return report
-            session = transcripts.parse_lines(f, str(path))
+            # Kept out by the person: only the first records are read, to learn the folder
+            # (should the folder show up only later in the file, nothing is stored either).
+            optout = optout or OptOut()
+            session = None
+            if not optout.reason(transcripts.working_folder(f)):
+                f.seek(0)
+                session = transcripts.parse_lines(f, str(path))
+            if session is None or optout.reason(session.cwd):
+                report.opted_out += 1
+                store.note_opted_out(_path_hash(path))
+                return report
             _store_session(store, path, session, st, report, now)
     except OSError as e:
         report.failed.append((str(path), e.strerror or str(e)))
     return report
+
+
+def _path_hash(path) -> str:
+    """A transcript's path as a hash: counts a kept-out session without naming it."""
+    return hashlib.sha256(str(path).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 NOT_TRANSCRIPTS = "not_transcripts"  # state: {path: [mtime_ns, size]} of files skipped whole
@@ -150,12 +172,19 @@ def _store_session(store: Store, path: Path, session, st, report: Report, now: s
         return
     report.read += 1
     report.skipped_lines += session.skipped
+    store.note_opted_out(_path_hash(path), out=False)
     sid = store.session_id_for(session.id, str(path))
     episodes = episodes_of(session, sid)
     row = {"id": sid, "path": str(path), "mtime_ns": st.st_mtime_ns, "size": st.st_size,
            "cwd": session.cwd or None, "title": session.title, "started": _iso_or_none(session.started),
            "ended": _iso_or_none(session.ended), "version": session.version, "turns": len(session.turns),
            "skipped": session.skipped}
+    # What the person made openmemory forget stays forgotten, and its words out of the rest.
+    forgotten = store.forgotten_among(h for ep in episodes for h in forget.tombstones(ep, sid))
+    if forgotten:
+        session_gone = any(ep["kind"] == "session" and forget.is_forgotten(ep, forgotten, sid) for ep in episodes)
+        episodes, quotes = forget.without_forgotten(episodes, forgotten, sid)
+        row["title"] = "" if session_gone else forget.scrub(row["title"], quotes)
     counts = store.replace_session(row, episodes, now=now)
     for kind, n in counts["added"].items():
         report.added[kind] = report.added.get(kind, 0) + n

@@ -1,13 +1,16 @@
-"""The schema: an append-only list of named migration steps, applied when the store opens.
+"""The schema and the file it lives in: an append-only list of named migration steps applied
+when the store opens (`prepare`), its write transactions, the file's own checks, and
+consistent copies of it.
 
 Each step runs in its own transaction with the new PRAGMA user_version; a database newer
 than this code is refused. No `executescript` inside a step (it would commit first).
 Only this module and store.py speak SQL.
 """
+import os
 import sqlite3
 
 from . import context
-from .errors import StoreError
+from .errors import OpenMemoryError, StoreError, explain
 
 
 def m001_create_schema(db: sqlite3.Connection) -> None:
@@ -165,7 +168,20 @@ def m005_model_answers(db: sqlite3.Connection) -> None:
         )""")
 
 
-def m006_recall_context(db: sqlite3.Connection) -> None:
+def m006_forgotten_and_opted_out(db: sqlite3.Connection) -> None:
+    """Tombstones of forgotten episodes, and the transcripts kept out, both as hashes only.
+
+    `forgotten.hash` is sha256 of an episode's key (the identity of the event, not its
+    words), and with alias 1 of its kind, session and time, so re-ingesting its transcript
+    never brings it back. `opted_out.hash` is a
+    transcript path's hash: `status` counts the sessions kept out without naming them.
+    """
+    # alias 1: the same event named by kind, session and time (survives a change of key scheme)
+    db.execute("CREATE TABLE IF NOT EXISTS forgotten (hash TEXT PRIMARY KEY, at TEXT NOT NULL, alias INTEGER NOT NULL DEFAULT 0)")
+    db.execute("CREATE TABLE IF NOT EXISTS opted_out (hash TEXT PRIMARY KEY, at TEXT NOT NULL)")
+
+
+def m007_recall_context(db: sqlite3.Connection) -> None:
     """Each episode's context (context.py) in a column of its own and a fourth index field.
 
     Backfilled: a transcript episode gets its session and neighbours (the turns around a
@@ -228,7 +244,7 @@ def _make_recall_index_with_context(db: sqlite3.Connection) -> None:
 
 
 MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_event_identity,
-              m005_model_answers, m006_recall_context]
+              m005_model_answers, m006_forgotten_and_opted_out, m007_recall_context]
 
 
 def migrate(db: sqlite3.Connection, path="") -> None:
@@ -249,3 +265,74 @@ def migrate(db: sqlite3.Connection, path="") -> None:
         except BaseException:
             db.execute("ROLLBACK")
             raise
+
+
+def check(db: sqlite3.Connection, busy_ms: int) -> str | None:
+    """SQLite's quick check, then FTS5's integrity-check of the text index (it reads every
+    segment and writes nothing, but asks for the write lock: skipped while another process
+    writes). None when both pass, else what failed."""
+    try:
+        rows = [" ".join(row[0].split()) for row in db.execute("PRAGMA quick_check")]
+        if rows != ["ok"]:
+            return "; ".join(rows[:3])
+        if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'recall_index'").fetchone():
+            db.execute("PRAGMA busy_timeout = 0")
+            db.execute("INSERT INTO recall_index (recall_index) VALUES ('integrity-check')")
+    except sqlite3.OperationalError:
+        pass  # another process is writing: the quick check above passed
+    except sqlite3.DatabaseError as e:
+        return str(e)
+    finally:
+        db.execute(f"PRAGMA busy_timeout = {busy_ms}")
+    return None
+
+
+def copy(db: sqlite3.Connection, dest) -> None:
+    """A consistent copy of the database at dest (VACUUM INTO reads it in one transaction,
+    while others keep reading and writing), private to the person; an existing dest is refused."""
+    if os.path.exists(dest):
+        raise OpenMemoryError(f"{dest} already exists; name a new file for the backup")
+    mask = os.umask(0o077)
+    try:
+        db.execute("VACUUM INTO ?", (str(dest),))
+    except sqlite3.OperationalError as e:
+        raise OpenMemoryError(f"cannot write the backup at {dest}: {e}") from e
+    finally:
+        os.umask(mask)
+
+
+def prepare(db: sqlite3.Connection, path, busy_ms: int) -> sqlite3.Connection:
+    """The connection as every caller gets it: rows by name, WAL, busy timeout, foreign keys,
+    the schema up to date; damage or a newer schema said in one line (the connection closed)."""
+    try:
+        db.row_factory = sqlite3.Row
+        db.execute(f"PRAGMA busy_timeout = {busy_ms}")
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")
+        db.execute("PRAGMA foreign_keys = ON")
+        migrate(db, path)
+    except sqlite3.DatabaseError as e:
+        db.close()
+        raise explain(e, path) from e
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+class Transaction:
+    """BEGIN IMMEDIATE ... COMMIT; inside another transaction it joins that one (all or none)."""
+
+    _outer = False
+
+    def __init__(self, db):
+        self._db = db
+
+    def __enter__(self):
+        if not self._db.in_transaction:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._outer = True
+
+    def __exit__(self, exc_type, exc, tb):
+        if self._outer:
+            self._db.execute("ROLLBACK" if exc_type else "COMMIT")

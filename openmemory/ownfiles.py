@@ -40,6 +40,16 @@ def remove_own(path: Path) -> None:
     atomic.unlink(path)
 
 
+def sweep_temps() -> list:
+    """Remove temporary files a killed writer left in openmemory's folder; returns their names."""
+    gone = []
+    for tmp in atomic.stale_temps(paths.home()):
+        guard(tmp)
+        atomic.unlink(tmp)
+        gone.append(str(tmp))
+    return gone
+
+
 class Lock:
     """An exclusive lock on a file of openmemory's own folder, waited for up to wait_seconds
     (one render at a time: cron's sleep and a manual render may overlap)."""

@@ -40,6 +40,11 @@ def vetoed_path() -> Path:
     return home() / "vetoed.json"
 
 
+def ignore_list_path() -> Path:
+    """Folders kept out of memory, one per line, for places a marker file cannot be put."""
+    return home() / "ignore"
+
+
 def log_path() -> Path:
     """Where the hook and the server log what they cannot print."""
     return home() / "logs" / "openmemory.log"
@@ -185,6 +190,7 @@ def all_paths() -> dict:
         "written": str(written_path()),
         "vetoed": str(vetoed_path()),
         "log": str(log_path()),
+        "ignore": str(ignore_list_path()),
         "claude_dir": str(claude_dir()),
         "projects": str(projects_dir()),
         "settings": str(settings_path()),

@@ -1,60 +1,130 @@
-"""Secret redaction: everything openmemory stores passes through `redact` first.
+"""Secret redaction: everything openmemory stores or writes passes through `redact` first.
 
-The patterns are the well-known shapes of credentials (provider token prefixes, private
-key blocks, JWTs, credentials in URLs, `password=...` assignments). A false positive
-costs a few characters of a memory; a false negative would copy a secret into a
-database that outlives the transcript, so the patterns lean towards redacting.
+Three families, in ONE compiled pattern scanned once over the text:
+- shapes: provider token prefixes, private-key PEM blocks and bare DER bodies, JWTs,
+  credentials in URLs, cloud secret keys on their own (AWS 40-character secret keys,
+  Azure account keys and client secrets, Google OAuth client secrets);
+- words: a secret word (password, passphrase, secret, token, api key, ...) read with the
+  few words after it, so "the staging password is hunter2" and "DB_PASSWORD=..." lose
+  their value while "the password is wrong" keeps its words;
+- context: a high-entropy value within two words of a secret word ("the deploy token
+  qX8...") even without "is" or "=".
+A false positive costs a few characters of a memory; a false negative copies a secret
+into a database that outlives the transcript, so the rules lean towards redacting. Each
+rule that keeps a look-alike (commit hashes, UUIDs, paths, base64 images, lockfile
+digests, certificates) says how it is told apart; tests/test_redact.py holds the table.
 """
+import base64
+import json
+import math
 import re
 
-# (name, pattern); the whole match is replaced unless the pattern has a group named
-# "secret", in which case only that group is.
-_PATTERNS = [
-    ("private-key", r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)"),
-    ("anthropic-key", r"\bsk-ant-[A-Za-z0-9_\-]{16,}"),
-    ("openai-key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
-    ("stripe-key", r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}"),
-    ("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
-    ("gitlab-token", r"\bglpat-[A-Za-z0-9_\-]{20,}"),
-    ("slack-token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),
-    ("slack-webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]+"),
-    ("aws-access-key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-    ("google-api-key", r"\bAIza[0-9A-Za-z_\-]{35}"),
-    ("google-oauth", r"\bya29\.[0-9A-Za-z_\-]{20,}"),
-    ("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b"),
-    ("huggingface-token", r"\bhf_[A-Za-z0-9]{30,}\b"),
+# Words that name a secret. Plural and `_id`/`-file` style suffixes are read as the same word.
+_SECRET_WORD = (r"(?:pass(?:word|wd|phrase)|pwd|secret(?:[ _\-]?(?:access[ _\-]?)?key)?|token|"
+                r"api[ _\-]?key|apikey|access[ _\-]?key|private[ _\-]?key|auth[ _\-]?key|"
+                r"client[ _\-]?secret|account[ _\-]?key|shared[ _\-]?access[ _\-]?key)")
+
+# Every branch is one alternative of one pattern; its group name is the kind reported in
+# [REDACTED:kind]. Order matters only between branches that can start at the same place.
+# Branches over long character runs start with a look-behind, so a position inside a run
+# fails at once and a long line costs one pass, not one pass per character.
+_BRANCHES = [
+    # A PEM block of any label; kept only when the label says it is public (certificates,
+    # public keys: they are meant to be shared).
+    ("pem", r"-----BEGIN (?P<pem_label>[A-Z0-9 ]{1,40})-----[\s\S]*?(?:-----END [A-Z0-9 ]{1,40}-----|\Z)"),
+    ("anthropic_key", r"\bsk-ant-[A-Za-z0-9_\-]{16,}"),
+    ("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
+    ("stripe_key", r"\b[rsp]k_(?:live|test)_[A-Za-z0-9]{16,}"),
+    ("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
+    ("gitlab_token", r"\bglpat-[A-Za-z0-9_\-]{20,}"),
+    ("slack_token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),
+    ("slack_webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]+"),
+    ("aws_access_key", r"\b(?:AKIA|ASIA|AROA|AIDA)[0-9A-Z]{16}\b"),
+    ("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}"),
+    ("google_oauth", r"\bya29\.[0-9A-Za-z_\-]{20,}"),
+    ("google_client_secret", r"\bGOCSPX-[A-Za-z0-9_\-]{20,}"),
+    ("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b"),
+    ("huggingface_token", r"\bhf_[A-Za-z0-9]{30,}\b"),
+    ("sendgrid_key", r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"),
+    ("digitalocean_token", r"\bdo[opr]_v1_[a-f0-9]{64}\b"),
+    ("shopify_token", r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b"),
+    # Azure AD client secrets: 3 characters, a digit, "Q~", then 31-34 more.
+    ("azure_client_secret", r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_\-.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])"),
     ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
-    ("bearer", r"(?i)\b(?:bearer|token)\s+(?P<secret>[A-Za-z0-9_\-\.=+/]{20,})"),
-    ("url-credentials", r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s:/@]+:(?P<secret>[^\s@/]+)@"),
-    ("assignment", r"(?i)\b[A-Za-z0-9_\-]*(?:password|passwd|pwd|secret|token|api[_\-]?key|apikey|access[_\-]?key|private[_\-]?key|auth[_\-]?key|client[_\-]?secret)[A-Za-z0-9_\-]*"
-                   r"[\"']?\s*[:=]\s*[\"']?(?P<secret>[^\s\"',;}{)(\]\[]{6,})"),
+    # Azure SAS tokens: the signature parameter of a storage URL.
+    ("azure_sas", r"(?<=[?&])sig=(?P<sas>[A-Za-z0-9%+/=]{20,})"),
+    ("url_credentials", r"\b[a-zA-Z][a-zA-Z0-9+.\-]{0,20}://[^\s:/@]{1,100}:(?P<urlpw>[^\s@/]{1,200})@"),
+    ("bearer", r"(?i:\b(?:bearer|basic))\s+(?P<bearer_value>[A-Za-z0-9_\-\.=+/]{12,})"),
+    # A secret word (alone or inside an identifier such as DB_PASSWORD or apiToken) and what
+    # follows it on the same line, up to 120 characters: `_words` decides what is the value.
+    ("word", r"(?i:\b(?:[A-Za-z0-9]{0,30}?[_\-]?)" + _SECRET_WORD +
+             r"(?:s|_[A-Za-z0-9_]{1,30}|-[A-Za-z0-9\-]{1,30})?\b)"),
+    # A bare DER body (a PEM block without its armour): base64 of an ASN.1 SEQUENCE, "MI..",
+    # "MH.." or "MC4..", over lines.
+    ("der", r"(?<![A-Za-z0-9+/=])M[IHC][A-Za-z0-9+/]{40,}={0,2}(?:(?:\\n|\s){1,4}[A-Za-z0-9+/]{16,}={0,2})*"),
+    # A bare OpenSSH private key body: base64 of "openssh-key-v1\0".
+    ("openssh_key", r"\bb3BlbnNzaC1rZXktdjE[A-Za-z0-9+/]*={0,2}(?:(?:\\n|\s){1,4}[A-Za-z0-9+/]{16,}={0,2})*"),
+    # Azure storage account keys: 64 random bytes, 86 base64 characters and "==".
+    ("azure_account_key", r"(?<![A-Za-z0-9+/=\-])[A-Za-z0-9+/]{86}==(?![A-Za-z0-9+/=])"),
+    # AWS secret access keys: exactly 40 characters of [A-Za-z0-9/+], on their own.
+    ("aws_secret_key", r"(?<![A-Za-z0-9+/=\-_.])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=\-_]|\.[A-Za-z0-9])"),
 ]
-_COMPILED = [(name, re.compile(pattern)) for name, pattern in _PATTERNS]
-# Values in an assignment that are clearly not secrets (placeholders, references).
-_PLACEHOLDER = re.compile(r"^(?:\d+|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|<[^>]*>|\*+|x+|\.\.\.|null|none|true|false|"
-                          r"\[REDACTED[^\]]*\]|process\.env\.[A-Za-z0-9_]+|os\.environ.*|getenv.*)$", re.I)
+# Branches that keep their context and redact only one group.
+_VALUE_GROUP = {"azure_sas": "sas", "url_credentials": "urlpw", "bearer": "bearer_value"}
+# Every branch starts where a token starts (none inside a run of letters and digits), so one
+# look-behind rejects most positions before any branch is tried: one pass, at a regex's speed.
+_PATTERN = re.compile("(?<![A-Za-z0-9])(?:" + "|".join(f"(?P<{name}>{body})" for name, body in _BRANCHES) + ")")
+
+# Values after a secret word that are clearly not secrets: numbers, placeholders, references.
+_PLACEHOLDER = re.compile(
+    r"^(?:[\d.,]+[kKmM]?|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\(.*|%[A-Za-z_]+%?|\{\{.*|<[^>]*>?|\*+|x+|X+|\.\.\.|…|"
+    r"null|nil|none|true|false|undefined|\[REDACTED[^\]]*\]?|process\.env\.[A-Za-z0-9_.]+|os\.environ.*|"
+    r"(?:os\.)?getenv.*|env\(.*|secrets\.[A-Za-z0-9_.]+|vault:.*|op://.*|"
+    # an attribute or call in code: settings.SECRET_KEY, args.token, get_password()
+    r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?:\(.*)?|[A-Za-z_][A-Za-z0-9_]*\(.*)$")
+# Prose after "password is ...": a lowercase word from this list, or shaped like prose
+# (-ed, -ing, -ly, ...), describes the secret rather than being it.
+_PROSE = frozenset("""
+a an the this that these those it its not no now still also just only already never always
+in on at of for to from with by as into onto via per and or but if then so than too very
+wrong incorrect invalid valid correct right missing required optional empty blank unset set
+expired revoked rotated stale old new same different fine ok okay good bad weak strong short long
+stored saved kept hidden masked redacted hashed encrypted salted managed handled defined configured
+provided given passed sent read loaded generated created needed used shown printed logged leaked
+changed reset unknown available unavailable present absent there here where what which who how why
+being be been was were is are has have had should must will would can could may might
+case sensitive insensitive per-user shared public private local global secret secure insecure
+too-short mandatory supported unsupported ignored accepted rejected
+""".split())
+_PROSE_SUFFIX = re.compile(r"^[a-z]+(?:ed|ing|ly|able|ible|ment|tion|sion|ness|ous|ive|ful|less)$")
+_CONNECTOR = re.compile(r"""^["']?(?:[ \t]+[\w.\-/']{1,20}){0,3}?\s*(?:[:=]{1,2}|=>|->|\bis\b|\bwas\b|\bare\b|\bequals\b|\bset to\b|"""
+                        r"\bis set to\b|\bof\b|\bbecomes\b)\s*", re.I)
+_VALUE = re.compile(r"""\s*(?P<q>["'`])?(?P<v>(?(q)[^\n"'`]{1,400}|[^\s"'`,;)(\]\[{}<>]{1,200}))""")
+# Words after which a hex run is an object's name, not a secret ("token ... commit 9fceb02").
+_NAMING = frozenset("commit sha sha1 sha256 hash digest checksum revision rev id uuid request trace build "
+                    "version image file path line column count length limit size".split())
+_HEX = re.compile(r"^[0-9a-fA-F]+$")
+_WORD = re.compile(r"[^\s]+")
+_PUBLIC_PEM = re.compile(r"CERTIFICATE|PUBLIC KEY|PARAMETERS|X509 CRL|CERTIFICATE REQUEST")
 
 
 def redact(text: str) -> str:
-    """Return text with every credential-shaped substring replaced by [REDACTED:kind]."""
-    if not text:
+    """Return text with every secret replaced by [REDACTED:kind]; everything else byte for byte."""
+    if not text or not isinstance(text, str):
         return text
-    for name, pattern in _COMPILED:
-        if name in ("bearer", "url-credentials", "assignment"):
-            text = pattern.sub(lambda m, n=name: _replace_group(m, n), text)
-        else:
-            text = pattern.sub(f"[REDACTED:{name}]", text)
-    return text
-
-
-def _replace_group(match: re.Match, name: str) -> str:
-    secret = match.group("secret")
-    if name == "assignment" and _PLACEHOLDER.match(secret):
-        return match.group(0)
-    start, end = match.span("secret")
-    whole = match.group(0)
-    offset = match.start()
-    return whole[: start - offset] + f"[REDACTED:{name}]" + whole[end - offset:]
+    out, pos = [], 0
+    while True:
+        m = _PATTERN.search(text, pos)
+        if m is None:
+            break
+        replacement, end = _replace(m)
+        out.append(text[pos:m.start()])
+        out.append(replacement)
+        pos = end
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def redact_obj(value):
@@ -66,3 +136,150 @@ def redact_obj(value):
     if isinstance(value, list):
         return [redact_obj(v) for v in value]
     return value
+
+
+def _replace(m: re.Match):
+    """(what replaces the match, where scanning goes on): a secret word may reach past its match."""
+    kind, whole = m.lastgroup, m.group(0)
+    if kind == "word":
+        return _words(m)
+    if kind == "pem":
+        keep = _PUBLIC_PEM.search(m.group("pem_label"))
+        return (whole if keep else "[REDACTED:private-key]"), m.end()
+    if kind == "openssh_key":
+        return "[REDACTED:private-key]", m.end()
+    if kind == "der":
+        return ("[REDACTED:private-key]" if _is_private_der(whole) else whole), m.end()
+    if kind == "aws_secret_key":
+        return ("[REDACTED:aws-secret-key]" if _looks_random(whole, 40) else whole), m.end()
+    if kind == "azure_account_key":
+        return ("[REDACTED:azure-account-key]" if _looks_random(whole[:-2], 86) else whole), m.end()
+    label = kind.replace("_", "-")
+    group = _VALUE_GROUP.get(kind)
+    if group:
+        start, end = m.span(group)
+        return whole[: start - m.start()] + f"[REDACTED:{label}]" + whole[end - m.start():], m.end()
+    return f"[REDACTED:{label}]", m.end()
+
+
+def _words(m: re.Match):
+    """A secret word: find the value it names in the words after it, redact that, keep the prose."""
+    text, at = m.string, m.end()
+    line_end = text.find("\n", at, at + _LOOK_AHEAD)
+    rest = text[at: line_end if line_end >= 0 else at + _LOOK_AHEAD]
+    connector = _CONNECTOR.match(rest)
+    if not connector and text[max(0, m.start() - 2):m.start()].endswith("-"):
+        connector = re.match(r"\s+", rest)  # a command-line flag: --password X, -token X
+    # "password is X", "API_KEY=X", "token: X", "password for the VPN is X"
+    if connector:
+        value = _VALUE.match(text, at + connector.end())
+        if value is None or text.startswith("-----BEGIN", value.start("v")):
+            return text[m.start():at + connector.end()], at + connector.end()  # PEM: its own rule
+        v = value.group("v")
+        called = text.startswith("(", value.end("v"))
+        if not called and _is_secret_value(v, quoted=bool(value.group("q"))):
+            return text[m.start():value.start("v")] + _label_of(v), value.end("v")
+        return m.group(0), m.end()
+    # "the deploy token for staging qX8mPz...": a random-looking value within three words.
+    words = list(_WORD.finditer(rest))[:3]
+    for i, w in enumerate(words):
+        value = w.group(0).strip("\"'`.,;:()[]{}<>")
+        if value.lower() in _NAMING or _CONNECTOR.match(w.group(0)):
+            break
+        if value and _looks_random(value, 12) and not (
+                _HEX.match(value) and i and words[i - 1].group(0).lower() in _NAMING):
+            start = at + w.start() + w.group(0).index(value)
+            return text[m.start():start] + "[REDACTED:secret]", start + len(value)
+    return m.group(0), m.end()
+
+
+def _label_of(value: str) -> str:
+    """[REDACTED:kind] naming the provider when the whole value has a known shape, else :secret."""
+    inner = redact(value)
+    if inner.startswith("[REDACTED:") and inner.endswith("]") and inner.count("[") == 1:
+        return inner
+    return "[REDACTED:secret]"
+
+
+_LOOK_AHEAD = 160  # how far after a secret word its value is looked for (one line at most)
+
+
+def _is_secret_value(value: str, quoted: bool) -> bool:
+    value = value.strip().rstrip(".,;:!?")
+    if len(value) < 3 or _PLACEHOLDER.match(value) or value.startswith("[REDACTED:"):
+        return False
+    if value.startswith(("/", "./", "../", "~/")) or "://" in value:
+        return False  # a path or a URL (credentials inside a URL have their own rule)
+    if not quoted and (value.lower() in _PROSE or _PROSE_SUFFIX.match(value)) and value.islower():
+        return False
+    if quoted and value.count(" ") >= 1 and all(w.lower() in _PROSE for w in value.split()):
+        return False
+    return True
+
+
+def _looks_random(value: str, min_len: int) -> bool:
+    """Mixed letters and digits with the spread of characters random keys have, not words or hashes."""
+    if len(value) < min_len:
+        return False
+    letters = sum(c.isalpha() for c in value)
+    digits = sum(c.isdigit() for c in value)
+    upper = sum(c.isupper() for c in value)
+    lower = sum(c.islower() for c in value)
+    if digits == 0 or letters == 0:
+        return False
+    if min_len >= 40 and (upper == 0 or lower == 0):
+        return False  # hex digests and lowercase identifiers: a key on its own has both cases
+    if value.startswith(("/", "./", "~/")) or value.count("/") >= 3:
+        return False  # a path
+    if re.fullmatch(r"[a-z]+(?:[-_.][a-z0-9]+)+", value) or re.fullmatch(r"v?\d+(?:\.\d+)+[\w.\-]*", value):
+        return False  # an identifier-like name (token-bucket-v2) or a version
+    return _entropy(value) >= (4.2 if len(value) >= 40 else 3.0)
+
+
+def _entropy(value: str) -> float:
+    n = len(value)
+    counts = {}
+    for c in value:
+        counts[c] = counts.get(c, 0) + 1
+    return -sum(k / n * math.log2(k / n) for k in counts.values())
+
+
+def _is_private_der(body: str) -> bool:
+    """Whether base64 text is the DER of a private key (kept: certificates and public keys).
+
+    Private keys (PKCS#1, PKCS#8, EC, PKCS#12) begin with a version INTEGER, encrypted ones
+    with a password-based scheme's OID (1.2.840.113549.1.5 or .1.12); certificates and
+    public keys begin with a nested SEQUENCE of something else, and are public by design.
+    """
+    head = re.sub(r"\\n|\s", "", body)[:40]
+    try:
+        raw = base64.b64decode(head[: len(head) // 4 * 4])
+    except ValueError:
+        return False
+    if len(raw) < 4 or raw[0] != 0x30:
+        return False
+    at = 2 + (raw[1] & 0x7F if raw[1] & 0x80 else 0)
+    if at < len(raw) and raw[at] == 0x02:
+        return True
+    inner = raw[at:at + 16]
+    return _PBE_OID_5 in inner or _PBE_OID_12 in inner
+
+
+_PBE_OID_5 = bytes.fromhex("06092a864886f70d0105")    # PKCS#5 PBES1/PBES2
+_PBE_OID_12 = bytes.fromhex("060a2a864886f70d010c")   # PKCS#12 PBE
+
+
+def clean_episode(ep: dict) -> dict:
+    """Redact every text field and serialise facts; nothing unredacted reaches the file."""
+    facts = ep.get("facts") or {}
+    return {
+        "key": ep["key"],
+        "kind": ep["kind"],
+        "title": redact(ep["title"]),
+        "gist": redact(ep["gist"]),
+        "detail": redact(ep.get("detail") or ""),
+        "facts": json.dumps(redact_obj(facts), ensure_ascii=False, sort_keys=True)
+        if not isinstance(facts, str) else redact(facts),
+        "at": ep["at"],
+        "cwd": ep.get("cwd") or None,
+    }

@@ -15,6 +15,7 @@ from pathlib import Path
 from . import atomic, claudefiles, embed, ownfiles, paths
 from .clock import iso
 from .errors import RenderError
+from .optout import OptOut
 from .memorymd import (BEGIN, END, LOAD_BYTES, LOAD_LINES, file_name, index_line, merge, section_text, topic_file,
                        unseen)
 from .redact import redact
@@ -108,6 +109,41 @@ def veto_key(text: str) -> str:
     return " ".join(embed.words(text)) or " ".join((text or "").lower().split())
 
 
+def forgotten_key(text: str) -> str:
+    """A forgotten lesson's veto: the hash of its veto key, so its words are not kept to match."""
+    return _sha(veto_key(text).encode("utf-8"))
+
+
+def veto_forgotten(texts: list, quotes: list, now: str) -> None:
+    """Veto forgotten lessons by hash, and take their words out of the vetoes already kept."""
+    from .forget import scrub
+    with ownfiles.Lock("render.lock", LOCK_WAIT_SECONDS, "forget"):
+        vetoes = _load_state(paths.vetoed_path(), "lessons", list)
+        kept = []
+        for v in vetoes:
+            text = v.get("text") or ""
+            if text and (scrub(text, quotes) != text or text in texts):
+                kept.append({"sha256": forgotten_key(text), "id": v.get("id"), "vetoed": v.get("vetoed")})
+            else:
+                kept.append(v)
+        have = {v.get("sha256") for v in kept}
+        for text in texts:
+            if text and forgotten_key(text) not in have:
+                kept.append({"sha256": forgotten_key(text), "forgotten": now})
+        if kept != vetoes:
+            ownfiles.write_own(paths.vetoed_path(), _dump({"version": STATE_VERSION, "lessons": kept}))
+        written = _load_state(paths.written_path(), "files", dict)
+        sections = _load_state(paths.written_path(), "sections", dict)
+        changed = False
+        for rec in written.values():  # files the person edited (left in place) keep a record
+            text = rec.get("text") or ""
+            if text and (text in texts or scrub(text, quotes) != text):
+                rec["text"], changed = scrub(text, quotes + list(texts)), True
+        if changed:
+            ownfiles.write_own(paths.written_path(), _dump({"version": STATE_VERSION, "files": written,
+                                                            "sections": sections}))
+
+
 def _usable_cwd(cwd) -> bool:
     return bool(cwd) and os.path.isabs(cwd)
 
@@ -162,12 +198,23 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
         lessons = {l["id"]: l for l in store.all_lessons()}
         vetoes_before = len(vetoes)
 
-        _collect_vetoes(store, lessons, written, vetoes, now, result)
+        optout = OptOut()
+        ownfiles.sweep_temps()  # what a render or sleep killed mid-write left behind
+        if paths.projects_dir().is_dir():
+            for folder in paths.projects_dir().glob("*/memory"):
+                if _folder_ok(folder):
+                    claudefiles.sweep_temps(folder)
+        # Where each lesson belongs now: a file gone from a folder its lesson no longer belongs
+        # in was removed by a render that was stopped before it said so, not by the person.
+        meant = {(folder, l["id"]) for folder, ls in _place(
+            store, [l for l in lessons.values() if not l["archived"] and not l["vetoed"]], limit,
+            {"warnings": []}, optout).items() for l in ls}
+        _collect_vetoes(store, lessons, written, vetoes, now, result, meant)
         if len(vetoes) != vetoes_before:  # before written.json forgets the deleted files
             ownfiles.write_own(paths.vetoed_path(), _dump({"version": STATE_VERSION, "lessons": vetoes}))
         live = [l for l in lessons.values() if not l["archived"] and not l["vetoed"]]
         sources = store.episodes_by_id(i for l in live for i in l["sources"])
-        placed = _place(store, live, limit, result)
+        placed = _place(store, live, limit, result, optout)
 
         projects = paths.projects_dir()
         visit = set(placed)
@@ -205,10 +252,12 @@ def _record(lesson: dict, data: bytes, now: str) -> dict:
             "sha256": _sha(data), "written": now}
 
 
-def _collect_vetoes(store: Store, lessons: dict, written: dict, vetoes: list, now: str, result: dict) -> None:
+def _collect_vetoes(store: Store, lessons: dict, written: dict, vetoes: list, now: str, result: dict,
+                    meant: set) -> None:
     """A lesson file openmemory wrote that is gone, from a folder that is still there, is the
     person's veto; vetoes (by wording) then apply to every lesson, old or rebuilt."""
-    keys = {v.get("key") or veto_key(v.get("text", "")) for v in vetoes}
+    keys = {v.get("key") or veto_key(v.get("text", "")) for v in vetoes if not v.get("sha256")}
+    hashed = {v["sha256"] for v in vetoes if v.get("sha256")}  # forgotten lessons: no words kept
     projects = paths.projects_dir()
     vetoed_ids = set()
     for name, rec in sorted(written.items()):
@@ -221,6 +270,8 @@ def _collect_vetoes(store: Store, lessons: dict, written: dict, vetoes: list, no
         lesson = lessons.get(rec.get("lesson"))
         if lesson and lesson["created"] != rec.get("created"):
             lesson = None  # the id now belongs to another lesson (a rebuilt database)
+        if lesson and (path.parent, lesson["id"]) not in meant:
+            continue  # not meant to be there any more: removed by a render that was stopped
         for text in {rec.get("text") or "", lesson["text"] if lesson else ""} - {""}:
             key = veto_key(text)
             if key not in keys:
@@ -232,18 +283,19 @@ def _collect_vetoes(store: Store, lessons: dict, written: dict, vetoes: list, no
             lesson["vetoed"] = 1
             result["vetoed"].append({"id": lesson["id"], "text": lesson["text"]})
     for lesson in lessons.values():  # survives re-ingest, re-consolidation and rebuilt databases
-        if not lesson["vetoed"] and veto_key(lesson["text"]) in keys:
+        if not lesson["vetoed"] and (veto_key(lesson["text"]) in keys or forgotten_key(lesson["text"]) in hashed):
             lesson["vetoed"] = 1
             vetoed_ids.add(lesson["id"])
     if vetoed_ids:
         store.veto_lessons(sorted(vetoed_ids))
 
 
-def _place(store: Store, live: list, limit: int, result: dict) -> dict:
-    """{memory folder: its lessons, strongest first, at most limit}."""
+def _place(store: Store, live: list, limit: int, result: dict, optout: OptOut) -> dict:
+    """{memory folder: its lessons, strongest first, at most limit}; none in a project kept out."""
     everywhere = None
     folders_of = {}
     placed = {}
+    cwds = store.session_cwds()
     for lesson in live:
         cwd = lesson["cwd"]
         if cwd and not _usable_cwd(cwd):
@@ -252,14 +304,15 @@ def _place(store: Store, live: list, limit: int, result: dict) -> dict:
             continue
         if cwd:
             if cwd not in folders_of:
-                folders_of[cwd] = [paths.memory_dir_for(cwd)]
+                folders_of[cwd] = [] if optout.reason(cwd) else [paths.memory_dir_for(cwd)]
             folders = folders_of[cwd]
         else:
             if everywhere is None:
                 everywhere = project_folders(store)
             folders = everywhere
         for folder in folders:
-            placed.setdefault(folder, []).append(lesson)
+            if not optout.memory_folder(folder, cwds):
+                placed.setdefault(folder, []).append(lesson)
     for lessons in placed.values():  # strongest first; ties: seen more, updated later, older id
         lessons.sort(key=lambda l: l["id"])
         lessons.sort(key=lambda l: (l["strength"], l["seen"], l["updated"] or ""), reverse=True)
@@ -308,12 +361,13 @@ def _write_lesson(path: Path, lesson: dict, data: bytes, written: dict, now: str
             return False
         written[name] = _record(lesson, data, now)  # exactly what we would write: adopt it
         return True
+    if current == data:  # also after a render stopped between writing it and saying so
+        if rec.get("lesson") != lesson["id"] or rec.get("created") != lesson["created"] \
+                or rec.get("sha256") != _sha(data):
+            written[name] = _record(lesson, data, now)
+        return True
     if current is not None and _sha(current) != rec["sha256"]:
         result["left"].append(name)  # edited by the person (or Claude Code): theirs
-        return True
-    if current == data:
-        if rec.get("lesson") != lesson["id"] or rec.get("created") != lesson["created"]:
-            written[name] = _record(lesson, data, now)
         return True
     if claudefiles.replace_if_unchanged(path, current, data, before_replace):
         written[name] = _record(lesson, data, now)

@@ -5,6 +5,7 @@ in its own transaction and each safe to re-run at the same `now` (a second run c
 nothing), then render (when given one), and writes the morning report (morning.py).
 What a lesson says is lessons.py's; what counts as an error worth one is classify.py's.
 """
+import contextlib
 import json
 import math
 from datetime import timedelta
@@ -14,7 +15,7 @@ from .classify import (correction_head, error_line, incident, is_lesson_error, i
                        own_lines, telling_lines)
 from .clock import iso, parse_time
 from .lessons import core_command, correction_lesson, error_lesson, same_rule, scoped, stance, unscoped
-from .redact import redact
+from .redact import redact, redact_obj
 from .store import Store
 
 # --------------------------------------------------------------------------------------
@@ -55,13 +56,23 @@ def night(store: Store, now: str | None = None, render=None, model=None) -> dict
     outside any transaction; where it fails, the rules' result stands.
     """
     now = iso(now)
-    facts = {"night": now}
-    facts["decay"] = decay(store, now)
-    doubtful = consult.decide_doubtful(store, model, now)
-    facts["consolidation"] = consolidate(store, now)
-    reworded = consult.word_lessons(store, model, facts["consolidation"]["new"], scoped)
-    facts["verification"] = verify(store, now)
-    facts["prediction"] = predict(store, now)
+    # Without a model the four passes are one transaction, and what they did is kept with them
+    # until the report is written: a sleep stopped anywhere (killed, power cut) and run again
+    # for the same night ends exactly as one never stopped. A model's calls take seconds, so
+    # with one they run between the passes, outside any transaction.
+    facts = _load_json(store.get_state("night_facts"))
+    doubtful, reworded = {"asked": 0, "corrections": 0, "not": 0}, []
+    if not facts or facts.get("night") != now:
+        with store.transaction() if model is None else contextlib.nullcontext():
+            facts = {"night": now}
+            facts["decay"] = decay(store, now)
+            doubtful = consult.decide_doubtful(store, model, now)
+            facts["consolidation"] = consolidate(store, now)
+            reworded = consult.word_lessons(store, model, facts["consolidation"]["new"], scoped)
+            facts["verification"] = verify(store, now)
+            facts["prediction"] = predict(store, now)
+            store.set_state("night_facts", json.dumps(facts, ensure_ascii=False, sort_keys=True))
+        facts = json.loads(store.get_state("night_facts"))  # the same shape whichever way it came
     gists = consult.write_gists(store, model)
     facts.update(_rendered(store, now, render))
     report = morning.morning_facts(store, facts)
@@ -77,10 +88,13 @@ def night(store: Store, now: str | None = None, render=None, model=None) -> dict
         report = dict(report, tonight={k: v for k, v in total.items() if k != "errors"})
     with store.transaction():
         store.set_state("last_sleep", now)
+        store.set_state("night_facts", "{}")
         if not keep:
-            store.set_state("morning", json.dumps(total, ensure_ascii=False, sort_keys=True))
-    if not keep:
-        morning.write_morning(morning.morning_text(total, PREDICTION_DAYS, ARCHIVE_AFTER_DAYS))
+            store.set_state("morning", json.dumps(redact_obj(total), ensure_ascii=False, sort_keys=True))
+    # Written every time from what is stored (unchanged files are left alone): a sleep stopped
+    # between its last commit and this file finds it rewritten by the next one.
+    morning.write_morning(morning.morning_text(json.loads(store.get_state("morning")), PREDICTION_DAYS,
+                                               ARCHIVE_AFTER_DAYS))
     return report
 
 
@@ -101,8 +115,11 @@ def _rendered(store: Store, now: str, render) -> dict:
         if text is None:
             text = store.lesson_text(lesson_id)
         vetoed.append({"id": int(lesson_id), "text": text})
-    written = out.get("written") or []
-    return {"render": {"written": len(written) if isinstance(written, (list, tuple, set, dict)) else int(written)},
+    # What is in place, not what this run wrote: a sleep stopped mid-render and run again
+    # reports the same night as one never stopped.
+    folders = out.get("folders") or []
+    return {"render": {"lessons": int(out.get("lessons") or 0),
+                       "folders": len(folders) if isinstance(folders, (list, tuple, set, dict)) else int(folders)},
             "vetoed": vetoed, "warnings": [str(w) for w in out.get("warnings") or []]}
 
 

@@ -13,8 +13,9 @@ from pathlib import Path
 from . import context, embed, paths
 from .clock import iso
 from .errors import OpenMemoryError, StoreError
-from .migrations import fts5_available, migrate
-from .redact import redact, redact_obj
+from . import migrations
+from .migrations import fts5_available
+from .redact import clean_episode, redact, redact_obj
 from .shorten import clip
 
 BUSY_TIMEOUT_MS = 5000      # a concurrent ingest (hook + cron) waits instead of failing
@@ -30,8 +31,6 @@ def busy_timeout_ms() -> int:
 
 EPISODE_KINDS = ("session", "error", "correction", "note")
 
-
-# --------------------------------------------------------------------------------------
 
 class Store:
     """An open memory database. Use as a context manager, or call close()."""
@@ -51,9 +50,23 @@ class Store:
 
     def transaction(self):
         """A write transaction: `with store.transaction(): ...` commits, or rolls back on error."""
-        return _Transaction(self._db)
+        return migrations.Transaction(self._db)
+
+    def _in(self, sql: str, ids, *after) -> list:
+        """Rows of sql (one `IN (%s)`) for all ids, in chunks under SQLite's bound-parameter limit."""
+        ids = sorted(set(ids))
+        return [r for i in range(0, len(ids), 500) for r in self._db.execute(
+            sql % ",".join("?" * len(ids[i:i + 500])), ids[i:i + 500] + list(after))]
 
     # -- state ---------------------------------------------------------------------
+
+    def quick_check(self) -> str | None:
+        """SQLite's quick check, then the text index's own: None when both pass, else what failed."""
+        return migrations.check(self._db, busy_timeout_ms())
+
+    def backup(self, dest: Path) -> None:
+        """A consistent copy while others read and write (VACUUM INTO, one read transaction), 0600."""
+        migrations.copy(self._db, Path(dest))
 
     def get_state(self, key: str, default=None):
         row = self._db.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
@@ -83,7 +96,7 @@ class Store:
         mine = self._db.execute("SELECT id FROM sessions WHERE path = ?", (path,)).fetchone()
         if mine:
             return mine[0]
-        return f"{session_id}@{_hash_text(path):08x}"
+        return f"{session_id}@{zlib.crc32(path.encode('utf-8')):08x}"  # stable: never Python's salted hash()
 
     def replace_session(self, session: dict, episodes: list, now: str | None = None) -> dict:
         """Store one transcript's session row and episodes, replacing what it produced before.
@@ -101,7 +114,7 @@ class Store:
                 "SELECT key, id, session_id FROM episodes WHERE key IN (%s)" % ",".join("?" * len(keys)),
                 keys)} if keys else {}
             keep = set()
-            cleaned = [dict(_clean_episode(e), around=redact(e.get("around") or ""), legacy_key=e.get("legacy_key"))
+            cleaned = [dict(clean_episode(e), around=redact(e.get("around") or ""), legacy_key=e.get("legacy_key"))
                        for e in episodes]  # contexts from redacted text: nothing is redacted twice
             for ep, ctx in zip(cleaned, context.session_contexts(cleaned)):
                 legacy = existing.get(ep["legacy_key"])
@@ -157,9 +170,8 @@ class Store:
         if not text:
             raise OpenMemoryError("a note needs some text")
         title = clip(title, 100) if title.strip() else clip(text.splitlines()[0], 100)
-        ep = _clean_episode({"key": "", "kind": "note", "title": title, "gist": text, "detail": "",
-                             "facts": {"conversation": conversation} if conversation else {}, "at": now,
-                             "cwd": cwd})
+        ep = clean_episode({"key": "", "kind": "note", "title": title, "gist": text, "detail": "", "at": now,
+                            "facts": {"conversation": conversation} if conversation else {}, "cwd": cwd})
         with self.transaction():
             recent = self._db.execute(  # the notes of the last few conversation gaps, newest first
                 "SELECT id, title, gist, at, cwd, facts, context FROM episodes WHERE kind = 'note' AND at >= ? "
@@ -169,8 +181,8 @@ class Store:
             cur = self._db.execute(
                 "INSERT INTO episodes (key, session_id, cwd, kind, title, gist, detail, facts, at, created, "
                 "last_touched, embedding, context) VALUES (?, NULL, ?, 'note', ?, ?, '', ?, ?, ?, ?, ?, ?)",
-                (f"note:{now}:{_hash_text(text):08x}", ep["cwd"], ep["title"], ep["gist"], ep["facts"], now, now,
-                 now, embed.encode(embed.vector(ep["title"] + "\n" + ep["gist"])), mine))
+                (f"note:{now}:{zlib.crc32(ep['gist'].encode('utf-8')):08x}", ep["cwd"], ep["title"], ep["gist"],
+                 ep["facts"], now, now, now, embed.encode(embed.vector(ep["title"] + "\n" + ep["gist"])), mine))
             self._db.executemany("UPDATE episodes SET context = ? WHERE id = ?", changed)
         return cur.lastrowid
 
@@ -214,19 +226,13 @@ class Store:
             "predictions_confirmed": predictions[2],
             "predictions_failed": predictions[3],
             "lines_skipped": skipped,
+            "opted_out": self._db.execute("SELECT count(*) FROM opted_out").fetchone()[0],
+            "forgotten": self._db.execute("SELECT count(*) FROM forgotten WHERE NOT alias").fetchone()[0],
             "last_ingest": self.get_state("last_ingest"),
             "last_sleep": self.get_state("last_sleep"),
-            "db_bytes": _db_bytes(self.path),
+            "db_bytes": sum(os.path.getsize(p) for p in (str(self.path), f"{self.path}-wal") if os.path.exists(p)),
             "db": str(self.path),
         }
-
-    def quick_check(self) -> str | None:
-        """SQLite's quick check of the whole file: None when it passes, else what it found."""
-        try:
-            rows = [row[0] for row in self._db.execute("PRAGMA quick_check")]
-        except sqlite3.DatabaseError as e:
-            return str(e)
-        return None if rows == ["ok"] else "; ".join(" ".join(r.split()) for r in rows[:3])
 
     def has_fts5(self) -> bool:
         """Whether this SQLite has FTS5, which recall's full-text index needs."""
@@ -267,11 +273,7 @@ class Store:
     def recall_rows(self, episode_ids: list, lesson_ids: list, include_archived: bool) -> list:
         """Candidate rows (episodes, and lessons as kind 'lesson') by id; vetoed lessons never."""
         live = "" if include_archived else " AND NOT archived"
-        rows = []
-        for i in range(0, len(episode_ids), 500):  # under SQLite's bound-parameter limit
-            chunk = episode_ids[i:i + 500]
-            rows += self._db.execute(f"SELECT {_RECALL_COLUMNS} FROM episodes WHERE id IN "
-                                     f"({','.join('?' * len(chunk))}){live}", chunk).fetchall()
+        rows = self._in(f"SELECT {_RECALL_COLUMNS} FROM episodes WHERE id IN (%s){live}", episode_ids)
         if lesson_ids:
             rows += self._db.execute(f"SELECT {_RECALL_LESSON_COLUMNS} FROM lessons WHERE id IN "
                                      f"({','.join('?' * len(lesson_ids))}) AND NOT vetoed{live}",
@@ -403,6 +405,62 @@ class Store:
                                (lesson_id, redact(text), now, embed.encode(vector)))
         return cur.lastrowid
 
+    # -- opting out and forgetting ------------------------------------------------------
+
+    def note_opted_out(self, path_hash: str, out: bool = True) -> None:
+        """Count a transcript as kept out (or no longer, once it is ingested); no write if unchanged."""
+        if bool(self._db.execute("SELECT 1 FROM opted_out WHERE hash = ?", (path_hash,)).fetchone()) != out:
+            with self.transaction():
+                self._db.execute(*(("INSERT INTO opted_out (hash, at) VALUES (?, ?)", (path_hash, iso())) if out
+                                   else ("DELETE FROM opted_out WHERE hash = ?", (path_hash,))))
+
+    def forgotten_among(self, hashes) -> set:
+        """The tombstones among these hashes (episodes forgotten: never stored again)."""
+        return {r[0] for r in self._in("SELECT hash FROM forgotten WHERE hash IN (%s)", hashes)}
+
+    def memories_under(self, folder: str) -> tuple:
+        """(episode ids, lesson ids, session ids) of everything stored for a folder and below it."""
+        where, folder = "WHERE cwd = ? OR cwd LIKE ? ESCAPE '\\'", folder.rstrip("/")
+        args = (folder or "/", folder.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%")
+        sessions = [r[0] for r in self._db.execute(f"SELECT id FROM sessions {where}", args)]
+        episodes = {r[0] for r in self._db.execute(f"SELECT id FROM episodes {where}", args)}
+        episodes |= {ep["id"] for ep in self.of_sessions(sessions)[0]}
+        lessons = [r[0] for r in self._db.execute(f"SELECT id FROM lessons {where}", args)]
+        return sorted(episodes), lessons, sessions
+
+    def of_sessions(self, ids) -> tuple:
+        """([every episode], {id: title}) of these sessions: where a forgotten episode's words may be."""
+        return ([_row(r) for r in self._in("SELECT * FROM episodes WHERE session_id IN (%s)", ids)],
+                {r[0]: r[1] or "" for r in self._in("SELECT id, title FROM sessions WHERE id IN (%s)", ids)})
+
+    def forget(self, tombstones, episode_ids, scrubbed, lesson_ids, reworded, session_ids, titles, now: str,
+               morning: str | None = None) -> dict:
+        """Forget in one transaction (forget.apply says what); freed bytes zeroed, index merged, WAL emptied."""
+        db = self._db
+        db.execute("PRAGMA secure_delete = ON")  # freed pages and cells are overwritten with zeros
+        with self.transaction():
+            db.executemany("INSERT OR IGNORE INTO forgotten VALUES (?, ?, ?)", [(h, now, int(a)) for h, a in tombstones])
+            db.executemany("UPDATE predictions SET evidence = NULL WHERE evidence = ?", [(i,) for i in episode_ids])
+            db.executemany("DELETE FROM episodes WHERE id = ?", [(i,) for i in episode_ids])
+            db.executemany("UPDATE episodes SET title = ?, gist = ?, detail = ?, facts = ?, embedding = ?, context = ? "
+                           "WHERE id = ?", [(n["title"], n["gist"], n["detail"], json.dumps(n["facts"], ensure_ascii=False,
+                           sort_keys=True), embed.encode(embed.vector(n["title"] + "\n" + n["gist"])), n["context"], eid)
+                           for eid, n in scrubbed])
+            db.executemany("DELETE FROM lessons WHERE id = ?", [(i,) for i in lesson_ids])  # predictions cascade
+            db.executemany("UPDATE lessons SET text = ?, sources = ?, seen = ?, embedding = ?, updated = ? WHERE id = ?",
+                           [(redact(t), json.dumps(src), max(seen, 1), embed.encode(embed.vector(redact(t))), now, i)
+                            for i, t, src, seen in reworded])
+            db.executemany("DELETE FROM sessions WHERE id = ?", [(s,) for s in session_ids])
+            db.executemany("UPDATE sessions SET title = ? WHERE id = ?", [(t, s) for s, t in titles])
+            if morning is not None:  # the report's facts without them; a stopped sleep's facts dropped
+                self.set_state("morning", morning)
+                self.set_state("night_facts", "{}")
+            if self.has_recall_index():  # one merged segment: the deleted rows' terms leave its pages
+                db.execute("INSERT INTO recall_index (recall_index) VALUES ('optimize')")
+        busy = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        return dict(episodes=len(episode_ids), lessons=len(lesson_ids), reworded=len(reworded), scrubbed=len(scrubbed),
+                    sessions=len(session_ids), wal_emptied=not busy)
+
     # -- the optional model (consult.py asks, llm.py talks; these keep what it said) -----
 
     def model_answer(self, key: str) -> str | None:
@@ -472,14 +530,7 @@ class Store:
 
     def episodes_by_id(self, ids) -> dict:
         """{id: episode} for the ids that still exist."""
-        ids = sorted(set(ids))
-        found = {}
-        for start in range(0, len(ids), 500):  # under SQLite's bound-parameter limit
-            chunk = ids[start:start + 500]
-            for row in self._db.execute(
-                    "SELECT * FROM episodes WHERE id IN (%s)" % ",".join("?" * len(chunk)), chunk):
-                found[row["id"]] = _row(row)
-        return found
+        return {row["id"]: _row(row) for row in self._in("SELECT * FROM episodes WHERE id IN (%s)", ids)}
 
     def predictions_by_lesson(self) -> dict:
         """{lesson id: [prediction, ...]} in the order they were made."""
@@ -517,17 +568,6 @@ def _holds(text: str, stems: list) -> str:
     return " OR ".join([f"instr(lower({text}), ?) > 0"] * len(stems))
 
 
-class _Transaction:
-    def __init__(self, db):
-        self._db = db
-
-    def __enter__(self):
-        self._db.execute("BEGIN IMMEDIATE")
-
-    def __exit__(self, exc_type, exc, tb):
-        self._db.execute("ROLLBACK" if exc_type else "COMMIT")
-
-
 def connect(path=None) -> Store:
     """Open (creating if needed) the memory database: folder 0700, file 0600, WAL, migrated."""
     path = Path(path) if path else paths.db_path()
@@ -544,35 +584,7 @@ def connect(path=None) -> Store:
     except (OSError, sqlite3.Error) as e:
         raise StoreError(f"cannot open the memory database at {path}: {e}; check the folder's "
                          f"permissions or set OPENMEMORY_HOME") from e
-    try:
-        db.row_factory = sqlite3.Row
-        db.execute(f"PRAGMA busy_timeout = {timeout_ms}")
-        db.execute("PRAGMA journal_mode = WAL")
-        db.execute("PRAGMA synchronous = NORMAL")
-        db.execute("PRAGMA foreign_keys = ON")
-        migrate(db, path)
-    except sqlite3.DatabaseError as e:
-        db.close()
-        raise StoreError(f"the memory database at {path} is unusable ({e}); move it aside and "
-                         f"run `openmemory ingest` to rebuild it from the transcripts") from e
-    except BaseException:
-        db.close()
-        raise
-    return Store(db, path)
-
-
-def _hash_text(text: str) -> int:
-    """A stable 32-bit hash for keys (never Python's salted hash())."""
-    return zlib.crc32(text.encode("utf-8"))
-
-
-def _clean_episode(ep: dict) -> dict:
-    """Redact every text field and serialise facts; nothing unredacted reaches the file."""
-    facts = ep.get("facts") or {}
-    facts = redact(facts) if isinstance(facts, str) else json.dumps(redact_obj(facts), ensure_ascii=False,
-                                                                    sort_keys=True)
-    return {"key": ep["key"], "kind": ep["kind"], "title": redact(ep["title"]), "gist": redact(ep["gist"]),
-            "detail": redact(ep.get("detail") or ""), "facts": facts, "at": ep["at"], "cwd": ep.get("cwd") or None}
+    return Store(migrations.prepare(db, path, timeout_ms), path)
 
 
 def _row(row: sqlite3.Row) -> dict:
@@ -582,17 +594,6 @@ def _row(row: sqlite3.Row) -> dict:
         try:
             out["facts"] = json.loads(out["facts"])
         except ValueError:
-            out["facts"] = {}
-        if not isinstance(out["facts"], dict):
-            out["facts"] = {}
+            out["facts"] = None
+        out["facts"] = out["facts"] if isinstance(out["facts"], dict) else {}
     return out
-
-
-def _db_bytes(path: Path) -> int:
-    total = 0
-    for suffix in ("", "-wal"):
-        try:
-            total += os.path.getsize(str(path) + suffix)
-        except OSError:
-            pass
-    return total

@@ -125,6 +125,23 @@ KNOWN_TYPES = frozenset({
 SNIFF_LINES = 50
 
 
+WORKING_FOLDER_LINES = 200  # the first user record (with cwd) comes within the first few lines
+
+
+def working_folder(lines) -> str:
+    """The session's working folder from its first records only (parse reads it the same way)."""
+    for n, raw in enumerate(lines):
+        if n >= WORKING_FOLDER_LINES:
+            break
+        try:
+            rec = json.loads(raw)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(rec, dict) and isinstance(rec.get("cwd"), str) and rec["cwd"]:
+            return rec["cwd"]
+    return ""
+
+
 def parse_lines(lines, path: str = "") -> Session:
     """Build a Session from JSONL lines (bytes or str)."""
     s = Session(path=path)
@@ -150,13 +167,13 @@ def parse_lines(lines, path: str = "") -> Session:
                 break  # not a Claude Code transcript: read no further
         try:
             rec = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: JSON nested thousands deep
             s.skipped += 1
             continue
         if not isinstance(rec, dict):
             s.skipped += 1
             continue
-        if sniffed is not None and rec.get("type") in KNOWN_TYPES:
+        if sniffed is not None and isinstance(rec.get("type"), str) and rec["type"] in KNOWN_TYPES:
             sniffed = None
         s.records += 1
         if rec.get("isSidechain"):
@@ -249,7 +266,7 @@ def _on_user(s: Session, rec: dict, calls: dict, pending: dict) -> None:
         return  # harness-generated: skill bodies, caveats, attachments
     text = "\n".join(texts)
     if text.lstrip().startswith(_INTERRUPTED):
-        s.turns.append(Turn("user", "", rec.get("timestamp") or "", rec.get("uuid") or "", "interrupt"))
+        s.turns.append(Turn("user", "", _str(rec.get("timestamp")), _str(rec.get("uuid")), "interrupt"))
         return
     _add_user_text(s, rec, text, "prompt")
 
@@ -271,8 +288,8 @@ def _add_user_text(s: Session, rec: dict, text, source: str) -> None:
     if source == "queued" and text.startswith("/"):
         return  # a queued slash command
     # Queue records have no uuid: the time and the words identify the message.
-    anchor = rec.get("uuid") or f"{source}:{rec.get('timestamp', '')}:{zlib.crc32(text.encode()):08x}"
-    s.turns.append(Turn("user", text, rec.get("timestamp") or "", anchor, source))
+    anchor = _str(rec.get("uuid")) or f"{source}:{_str(rec.get('timestamp'))}:{zlib.crc32(text.encode()):08x}"
+    s.turns.append(Turn("user", text, _str(rec.get("timestamp")), anchor, source))
 
 
 def clean_user_text(text: str) -> str:
@@ -292,7 +309,7 @@ def _on_assistant(s: Session, rec: dict, by_message: dict, calls: dict, pending:
     mid = msg.get("id") or rec.get("requestId") or rec.get("uuid")
     turn = by_message.get(mid)
     if turn is None:
-        turn = Turn("assistant", "", rec.get("timestamp") or "", rec.get("uuid") or str(mid), "model")
+        turn = Turn("assistant", "", _str(rec.get("timestamp")), _str(rec.get("uuid")) or str(mid), "model")
         s.turns.append(turn)
         by_message[mid] = turn
     content = msg.get("content")
@@ -306,9 +323,9 @@ def _on_assistant(s: Session, rec: dict, by_message: dict, calls: dict, pending:
         if block.get("type") == "text" and isinstance(block.get("text"), str) and block["text"].strip():
             turn.text = (turn.text + "\n" + block["text"].strip()).strip()
         elif block.get("type") == "tool_use":
-            tid = block.get("id") or f"{turn.uuid}:{len(turn.tools)}"
+            tid = _str(block.get("id")) or f"{turn.uuid}:{len(turn.tools)}"
             inp = block.get("input") if isinstance(block.get("input"), dict) else {}
-            call = ToolCall(tid, str(block.get("name") or "?"), inp, rec.get("timestamp") or "")
+            call = ToolCall(tid, str(block.get("name") or "?"), inp, _str(rec.get("timestamp")))
             turn.tools.append(call)
             calls[tid] = call
             if tid in pending:
@@ -350,6 +367,11 @@ def _drop_delivered_queue(s: Session) -> None:
             seen.add(t.text)
         kept.append(t)
     s.turns = kept
+
+
+def _str(value) -> str:
+    """A field that should be text: itself if it is, else "" (a record may hold any type anywhere)."""
+    return value if isinstance(value, str) else ""
 
 
 def _stem(path: str) -> str:
@@ -427,7 +449,7 @@ def event_id(call: ToolCall, session_id: str) -> str:
 
 def _note_error(found: list, errors: dict, call: ToolCall, session_id: str, history: list) -> None:
     lines = error_lines(call.result or "")
-    key = (call.name, call.summary(), lines[:1] and lines[0])
+    key = (call.name, call.summary(), lines[0] if lines else "")  # a failure with no output too
     if key in errors:
         errors[key].count += 1
         return

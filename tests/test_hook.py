@@ -187,12 +187,12 @@ class BadInput(HookCase):
                 with os.fdopen(r, "rb") as stream:
                     self.assertIsNone(hook.read_event(stream))
 
-    def test_an_unusable_database_is_logged_not_raised(self):
+    def test_a_damaged_database_is_logged_not_raised(self):
         path = self.transcript()
         self.home.mkdir(parents=True)
         (self.home / "memory.db").write_bytes(b"garbage" * 1000)
         self.assert_silent_success(self.hook(event("SessionEnd", path)))
-        self.assertIn("unusable", self.log())
+        self.assertIn("is damaged", self.log())
 
 
 class Detached(HookCase):

@@ -190,7 +190,7 @@ class Store(TempHome):
         (self.home / "memory.db").write_bytes(b"this is not a database" * 100)
         p = self.cli("status")
         self.assertEqual(p.returncode, 1)
-        self.assertRegex(p.stderr, r"^openmemory: error: the memory database at .* is unusable")
+        self.assertRegex(p.stderr, r"^openmemory: error: the memory database at .* is damaged .*; move it aside")
         p = self.cli("status", env=self.env(OPENMEMORY_DEBUG=1))
         self.assertIn("Traceback", p.stderr)
 

@@ -334,7 +334,7 @@ class StoreFailures(TempHome):
         (self.home / "memory.db").write_bytes(b"this is not a database" * 100)
         result = mcp.handle(call("recall", {"query": "x"}), PROJECT)["result"]
         self.assertIs(result["isError"], True)
-        self.assertIn("unusable", result["content"][0]["text"])
+        self.assertIn("is damaged", result["content"][0]["text"])
         self.assertEqual(mcp.handle(request("ping", rid=2)), {"jsonrpc": "2.0", "id": 2, "result": {}})
         (self.home / "memory.db").unlink()
         self.assertIs(mcp.handle(call("remember", {"text": "after the repair"}), PROJECT)["result"]["isError"], False)

@@ -286,6 +286,23 @@ class Context(TempHome):
         self.assertIn("[REDACTED:anthropic-key]", error["context"])
         self.assertEqual(indexed(self.db, "QQQQRRRRSSSSTTTTUUUUVVVV", "context"), [])
 
+    def test_forgotten_words_leave_every_context(self):
+        t = test_session()
+        t.write(project_folder(self.claude, t.cwd))
+        self.ok("ingest")
+        said = "don't use unittest here"
+        self.assertTrue([e for e in self.db.episodes() if said in e["context"]])
+        self.ok("forget", str(self.db.episodes("correction")[0]["id"]))
+        first = self.db.add_note("The staging host is stg-7 behind the bastion.", cwd="/x", conversation="c")
+        middle = self.db.add_note("Marguerite Vasquez holds the staging root password.", cwd="/x", conversation="c")
+        last = self.db.add_note("Rotate it every Monday.", cwd="/x", conversation="c")
+        self.ok("forget", str(middle))
+        with store.connect() as db:
+            contexts = [e["context"] for e in db.episodes()]
+            self.assertFalse([c for c in contexts if said in c or "Marguerite" in c], contexts)
+            self.assertEqual(indexed(db, "marguerite", "context"), [])
+            self.assertEqual([db.episode(first)["context"], db.episode(last)["context"]], ["[forgotten]"] * 2)
+
     def test_notes_of_one_conversation_are_each_others_context(self):
         at = ["2026-10-28T15:00:00Z", "2026-10-28T15:02:00Z", "2026-10-28T15:04:00Z", "2026-10-28T18:00:00Z"]
         first = self.db.add_note("Orders over 1,000 EUR need a review by finance.", cwd="/shop", now=at[0],

@@ -1,0 +1,243 @@
+"""Forgetting: episodes and lessons taken out of memory, and their words out of every copy.
+
+`plan` decides what goes: the episodes named (or found by a query, or of a project), the
+lessons fed only by them, the lessons named; a lesson with other sources left is worded
+again from those. `apply` makes it so in the database (tombstones, deletes, the text index
+rebuilt where it held them, secure_delete, the WAL checkpointed); the CLI then renders,
+which rewrites the lesson files, MEMORY.md sections and lessons.jsonl. A tombstone is the
+sha256 of an episode's `key` (the identity of the event, never its words): re-ingesting
+its transcript never brings it back, nor its words into the session's own episode.
+"""
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+
+from . import lessons as wording
+from .classify import incident
+from .errors import OpenMemoryError
+
+FORGOTTEN = "[forgotten]"
+QUOTE_MIN = 12          # characters: shorter text is too common to scrub from other memories
+PREFIX = 60             # a copy clipped with "…" is found by this much of its start
+
+
+@dataclass
+class Plan:
+    """What one forget will do; `episodes` and `lessons` are rows as the store returns them."""
+    episodes: list = field(default_factory=list)
+    lessons: list = field(default_factory=list)          # forgotten (and vetoed)
+    reworded: list = field(default_factory=list)         # (lesson, new text, remaining source ids)
+    quotes: list = field(default_factory=list)           # words to take out of every copy
+    sessions: list = field(default_factory=list)         # session rows to drop (forget --project)
+
+
+def tombstone(key: str) -> str:
+    """The hash that keeps an event out of memory for good: of its identity, not its words."""
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def tombstones(ep: dict, session_id=None) -> list:
+    """An episode's tombstones: of its `key`, and of what happened when in which session, so a
+    later change of how keys are made (a new identity scheme) does not bring it back."""
+    out = [tombstone(ep["key"])] if ep.get("key") else []
+    sid = session_id or ep.get("session_id")
+    if sid and ep.get("at") and ep.get("kind") != "note":
+        out.append(tombstone(f"event:{ep['kind']}:{sid}:{ep['at']}"))
+    return out
+
+
+def is_forgotten(ep: dict, forgotten: set, session_id=None) -> bool:
+    return any(h in forgotten for h in tombstones(ep, session_id))
+
+
+def parse_ids(words: list) -> tuple:
+    """("12", "lesson:3", "L3", "episode:7") -> ([12, 7], [3]); anything else is an error."""
+    episodes, lessons = [], []
+    for word in words:
+        m = re.fullmatch(r"(?i)(?:(episode|e|lesson|l)[:#]?)?(\d+)", word.strip())
+        if not m:
+            raise OpenMemoryError(f"{word!r} is not an id: give an episode id (12), or a lesson id as "
+                                  f"lesson:3 (ids are in `openmemory recall --json` and `morning`)")
+        (lessons if (m.group(1) or "").lower() in ("lesson", "l") else episodes).append(int(m.group(2)))
+    return episodes, lessons
+
+
+def quotes_of(ep: dict) -> list:
+    """The words of an episode that other memories copy: what was said, the error lines, a note."""
+    facts = ep.get("facts") or {}
+    found = []
+    if ep["kind"] == "correction":
+        found.append(facts.get("said") or "")
+    elif ep["kind"] == "error":
+        found += [line for line in facts.get("error") or [] if not re.match(r"Exit code \d+$", line or "")]
+    elif ep["kind"] == "note":
+        found += [ep.get("gist") or "", ep.get("title") or ""]
+    else:
+        found += [ep.get("title") or ""]
+    out = []
+    for text in found:
+        text = " ".join(str(text).split())
+        if len(text) >= QUOTE_MIN and text not in out and text != FORGOTTEN:
+            out.append(text)
+    return out
+
+
+def scrub(text, quotes: list):
+    """text with every copy of the quotes (also one clipped with "…") replaced by [forgotten]."""
+    if not isinstance(text, str) or not text or not quotes:
+        return text
+    for q in quotes:
+        words = q.split()
+        exact = r"\s+".join(map(re.escape, words))
+        text = re.sub(exact, FORGOTTEN, text)
+        head = q[:PREFIX]
+        if len(head) < len(q) or head in text:
+            # a copy clipped somewhere after its start: from the start to the end of the line
+            text = re.sub(r"\s+".join(map(re.escape, head.split())) + r"[^\n]*", FORGOTTEN, text)
+    return text
+
+
+def scrub_obj(value, quotes: list):
+    if isinstance(value, str):
+        return scrub(value, quotes)
+    if isinstance(value, dict):
+        return {k: scrub_obj(v, quotes) for k, v in value.items()}
+    if isinstance(value, list):
+        return [scrub_obj(v, quotes) for v in value]
+    return value
+
+
+def without_forgotten(episodes: list, forgotten: set, session_id=None) -> tuple:
+    """Episodes about to be stored, minus the forgotten ones and their words; (episodes, quotes).
+
+    forgotten: the tombstones among these episodes'. Used by ingest on every transcript.
+    """
+    if not forgotten:
+        return episodes, []
+    gone = [ep for ep in episodes if is_forgotten(ep, forgotten, session_id)]
+    quotes = [q for ep in gone for q in quotes_of(ep)]
+    kept = []
+    for ep in episodes:
+        if is_forgotten(ep, forgotten, session_id):
+            continue
+        kept.append(dict(ep, title=scrub(ep["title"], quotes), gist=scrub(ep["gist"], quotes),
+                         detail=scrub(ep.get("detail") or "", quotes), facts=scrub_obj(ep.get("facts") or {}, quotes),
+                         around=scrub(ep.get("around") or "", quotes)))  # the turns around, for recall's context
+    return kept, quotes
+
+
+def plan(store, episode_ids=(), lesson_ids=(), project=None) -> Plan:
+    """What forgetting these episodes and lessons (or everything of a project) takes."""
+    p = Plan()
+    episode_ids, lesson_ids = set(episode_ids), set(lesson_ids)
+    if project:
+        found_e, found_l, p.sessions = store.memories_under(project)
+        episode_ids |= set(found_e)
+        lesson_ids |= set(found_l)
+    episodes = store.episodes_by_id(episode_ids)
+    missing = sorted(episode_ids - set(episodes))
+    if missing:
+        raise OpenMemoryError(f"no episode {', '.join(map(str, missing))} in memory; "
+                              f"`openmemory recall --json` shows the ids")
+    p.episodes = [episodes[i] for i in sorted(episodes)]
+    all_lessons = {ls["id"]: ls for ls in store.all_lessons()}
+    missing = sorted(lesson_ids - set(all_lessons))
+    if missing:
+        raise OpenMemoryError(f"no lesson {', '.join(map(str, missing))} in memory")
+    gone = set(episodes)
+    for ls in all_lessons.values():
+        if ls["id"] in lesson_ids:
+            p.lessons.append(ls)
+            continue
+        fed_by = set(ls["sources"]) & gone
+        if not fed_by or not ls["text"]:
+            continue
+        remaining = [i for i in ls["sources"] if i not in gone]
+        text = _reword(store, ls, remaining) if remaining else None
+        if text is None:
+            p.lessons.append(ls)  # fed only by forgotten episodes (or nothing left to say)
+        else:
+            p.reworded.append((ls, text, remaining))
+    for ep in p.episodes:
+        p.quotes += [q for q in quotes_of(ep) if q not in p.quotes]
+    for ls in p.lessons:
+        text = " ".join((ls["text"] or "").split())
+        if len(text) >= QUOTE_MIN and text not in p.quotes:
+            p.quotes.append(text)
+    return p
+
+
+def _reword(store, lesson: dict, remaining: list) -> str | None:
+    """The lesson worded again from the sources it has left, as sleep would word it; None if
+    they hold none of its kind."""
+    eps = [ep for ep in store.episodes_by_id(remaining).values()]
+    corrections = sorted((e for e in eps if e["kind"] == "correction"), key=lambda e: (e["at"], e["id"]))
+    errors = sorted((e for e in eps if e["kind"] == "error"), key=lambda e: (e["at"], e["id"]))
+    # Of the same kind as sleep made it: a correction's lesson from the corrections left (the
+    # failed calls they answered alone do not make it), an error's from the errors left.
+    if lesson["kind"] == "feedback":
+        body = next((b for b in (wording.correction_lesson(e["facts"]) for e in corrections) if b), None)
+    else:
+        body = wording.error_lesson([e["facts"] for e in errors]) if errors else None
+    if body is None:
+        return None
+    return wording.scoped(body, lesson["cwd"])
+
+
+def seen_of(store, source_ids: list) -> int:
+    """How many sessions a lesson's sources came from (what `seen` counts)."""
+    return len({incident(ep) for ep in store.episodes_by_id(source_ids).values()})
+
+
+def apply(store, p: Plan, now: str) -> dict:
+    """Forget in the database; returns what was done (counts and whether the WAL was emptied)."""
+    reworded = [(ls["id"], text, remaining, seen_of(store, remaining)) for ls, text, remaining in p.reworded]
+    affected, titles = store.of_sessions({ep["session_id"] for ep in p.episodes if ep.get("session_id")})
+    if any(ep["kind"] == "note" for ep in p.episodes):  # a note's words are in its neighbours' context
+        affected += store.episodes("note")
+    gone = {ep["id"] for ep in p.episodes}
+    scrubbed = []
+    for ep in affected:
+        if ep["id"] in gone:
+            continue
+        new = {"title": scrub(ep["title"], p.quotes), "gist": scrub(ep["gist"], p.quotes),
+               "detail": scrub(ep["detail"], p.quotes), "facts": scrub_obj(ep["facts"], p.quotes),
+               "context": scrub(ep.get("context") or "", p.quotes)}
+        if any(new[k] != ep[k] for k in new):
+            scrubbed.append((ep["id"], new))
+    gone_sessions = {ep["session_id"] for ep in p.episodes if ep["kind"] == "session"}
+    titles = [(sid, "" if sid in gone_sessions else scrub(t, p.quotes)) for sid, t in titles.items()]
+    report = _scrubbed_morning(store, p)
+    done = store.forget(tombstones=[(h, n > 0) for ep in p.episodes for n, h in enumerate(tombstones(ep))],
+                        episode_ids=sorted(gone), scrubbed=scrubbed, lesson_ids=[ls["id"] for ls in p.lessons],
+                        reworded=reworded, session_ids=p.sessions,
+                        titles=[(sid, t) for sid, t in titles if sid not in p.sessions], now=now,
+                        morning=None if report is None else json.dumps(report, ensure_ascii=False, sort_keys=True))
+    done["morning"] = report is not None
+    return done
+
+
+def _scrubbed_morning(store, p: Plan):
+    """The stored morning report without the forgotten memories and words (None: no report)."""
+    try:
+        report = json.loads(store.get_state("morning") or "null")
+    except ValueError:
+        return None
+    if not isinstance(report, dict):
+        return None
+    gone_lessons = {ls["id"] for ls in p.lessons}
+    new_text = {ls["id"]: text for ls, text, _ in p.reworded}
+    gone_eps = {ep["id"] for ep in p.episodes}
+    for key in ("lessons_new", "lessons_strengthened"):
+        items = []
+        for item in report.get(key) or []:
+            if not isinstance(item, dict) or item.get("id") in gone_lessons:
+                continue
+            if item.get("id") in new_text:
+                item["text"] = new_text[item["id"]]
+            item["sources"] = [s for s in item.get("sources") or [] if not (isinstance(s, dict) and s.get("id") in gone_eps)]
+            items.append(item)
+        report[key] = items
+    report["vetoed"] = [v for v in report.get("vetoed") or [] if not (isinstance(v, dict) and v.get("id") in gone_lessons)]
+    return scrub_obj(report, p.quotes)

@@ -1,0 +1,191 @@
+"""`openmemory forget`: gone from every place, the bytes too, and never back on re-ingest."""
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+
+from openmemory import mcp, paths, store
+from tests.fixtures import Transcript, project_folder
+from tests.helpers import TempHome
+
+A_SAID = "No, don't use unittest here, run the tests with pytest -q like Marguerite Vasquez said"
+B_SAID = "No, don't use unittest here, run the tests with pytest -q as Zephyrine Okonkwo asked"
+
+
+def corrected(cwd, day, command, said, session_id=None):
+    t = Transcript(cwd=str(cwd), start=datetime(2026, 11, day, 9, tzinfo=timezone.utc), session_id=session_id)
+    t.user("run the tests")
+    t.assistant("Running them.", tools=[("Bash", {"command": command}, "Exit code 1\nImportError: no tests", True)])
+    t.user(said)
+    t.assistant("Understood.", tools=[("Bash", {"command": "pytest -q"}, "12 passed", False)])
+    return t
+
+
+class Forget(TempHome):
+    def setUp(self):
+        super().setUp()
+        self.repo = Path(os.path.realpath(self.tmp)) / "shop"
+        (self.repo / ".git").mkdir(parents=True)
+        self.blog = Path(os.path.realpath(self.tmp)) / "blog"
+        (self.blog / ".git").mkdir(parents=True)
+        self.paths = [corrected(self.repo, 2, "python -m unittest", A_SAID).write(project_folder(self.claude, self.repo)),
+                      corrected(self.repo, 3, "python -m unittest discover", B_SAID).write(
+                          project_folder(self.claude, self.repo))]
+        corrected(self.blog, 3, "npm test", "No, run the blog's tests with make check instead").write(
+            project_folder(self.claude, self.blog))
+        self.ok("ingest")
+        self.ok("sleep", "--now", "2026-11-05T03:00:00Z")
+        self.memory = paths.memory_dir_for(self.repo)
+
+    def correction(self, words):
+        with store.connect() as db:
+            return next(e["id"] for e in db.episodes("correction") if words in e["facts"]["said"])
+
+    def lessons(self):
+        with store.connect() as db:
+            return db.all_lessons()
+
+    def everything(self) -> bytes:
+        """Every byte openmemory keeps: the database with its WAL, its folder, Claude Code's memory folders."""
+        out = b""
+        for root in (self.home, self.claude / "projects"):
+            for p in root.rglob("*"):
+                if p.is_file() and not (p.suffix == ".jsonl" and p.name != "lessons.jsonl"):
+                    out += p.read_bytes()
+        return out
+
+    def assert_gone(self, *words):
+        raw = self.everything()
+        for w in words:
+            self.assertFalse(w.encode() in raw, f"{w!r} is still in memory")
+            for token in w.lower().split():  # the text index keeps lower-case, stemmed terms
+                if len(token) >= 6:
+                    self.assertFalse(token[:6].encode() in raw.lower(), f"{token!r} is still in memory")
+
+    def test_forget_a_correction_rewords_its_lesson_and_its_words_are_gone_for_good(self):
+        lesson = next(ls for ls in self.lessons() if "Marguerite" in ls["text"])
+        self.assertIn(b"Marguerite", self.everything())
+        self.assertIn(b"Marguerite", (self.memory / f"om-{lesson['id']}.md").read_bytes())
+        p = self.ok("forget", self.correction("Marguerite"))
+        self.assertIn("worded again", p.stdout)
+        self.assert_gone("Marguerite", "Vasquez")
+        reworded = next(ls for ls in self.lessons() if ls["id"] == lesson["id"])
+        self.assertIn("pytest -q", reworded["text"])
+        self.assertTrue((self.memory / f"om-{lesson['id']}.md").exists())  # worded again, still in place
+        self.assertNotIn(b"Marguerite", (self.memory / "MEMORY.md").read_bytes())
+        self.assertEqual(json.loads(self.ok("recall", "Marguerite", "Vasquez", "--json").stdout), [])
+        # re-ingesting the very transcripts (and sleeping again) never brings it back
+        self.ok("ingest", "--force")
+        self.ok("sleep", "--now", "2026-11-06T03:00:00Z")
+        self.assert_gone("Marguerite", "Vasquez")
+        status = json.loads(self.ok("status", "--json").stdout)
+        self.assertEqual(status["forgotten"], 1)
+
+    def test_forget_a_lesson_fed_only_by_forgotten_episodes_and_its_files(self):
+        ids = [self.correction("Marguerite"), self.correction("Okonkwo")]
+        lesson = next(ls for ls in self.lessons() if "Marguerite" in ls["text"])
+        self.ok("forget", *ids)
+        self.assertNotIn(lesson["id"], [ls["id"] for ls in self.lessons()])  # gone, predictions with it
+        self.assertFalse((self.memory / f"om-{lesson['id']}.md").exists())
+        jsonl = [json.loads(line) for line in (self.home / "lessons.jsonl").read_text().splitlines()]
+        self.assertNotIn(lesson["id"], [r["id"] for r in jsonl])
+        morning = (self.home / "morning.md").read_text()
+        self.assertNotIn("Okonkwo", morning)
+        self.assert_gone("Marguerite", "Okonkwo", "Zephyrine")
+        self.ok("ingest", "--force")
+        self.ok("sleep", "--now", "2026-11-06T03:00:00Z")
+        self.assert_gone("Marguerite", "Okonkwo", "Zephyrine")
+
+    def test_a_forgotten_lesson_is_vetoed_when_learnt_again(self):
+        lesson = next(ls for ls in self.lessons() if "Marguerite" in ls["text"])
+        self.ok("forget", f"lesson:{lesson['id']}")
+        self.assertFalse((self.memory / f"om-{lesson['id']}.md").exists())
+        vetoes = (self.home / "vetoed.json").read_text()
+        self.assertNotIn("Marguerite", vetoes)  # vetoed by a hash, not by its words
+        # the same correction in a new session: sleep learns the same lesson again, render keeps it out
+        corrected(self.repo, 8, "python -m unittest", A_SAID).write(project_folder(self.claude, self.repo))
+        self.ok("ingest")
+        self.ok("sleep", "--now", "2026-11-09T03:00:00Z")
+        again = [ls for ls in self.lessons() if "Marguerite" in ls["text"]]
+        self.assertEqual(len(again), 1)
+        self.assertEqual(again[0]["vetoed"], 1)
+        self.assertFalse(any(self.memory.glob(f"om-{again[0]['id']}.md")))
+        self.assertNotIn(b"Marguerite", (self.home / "lessons.jsonl").read_bytes())
+
+    def test_query_lists_and_asks_and_yes_forgets(self):
+        p = self.cli("forget", "--query", "Okonkwo", input="")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("add --yes", p.stderr)
+        self.assertIn("Zephyrine Okonkw", p.stdout)  # the list of what it would forget
+        self.assertIn(b"Okonkwo", self.everything())  # nothing forgotten
+        self.ok("forget", "--query", "Okonkwo", "--yes")
+        self.assert_gone("Okonkwo", "Zephyrine")
+
+    def test_forget_a_project(self):
+        p = self.cli("forget", "--project", str(self.blog), "--yes")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assert_gone("make check", "blog's tests")
+        with store.connect() as db:
+            self.assertEqual([e for e in db.episodes() if (e["cwd"] or "").startswith(str(self.blog))], [])
+        self.assertIn(b"Marguerite", self.everything())  # the other project is untouched
+        self.ok("ingest", "--force")
+        self.assert_gone("make check", "blog's tests")
+
+    def test_nothing_to_forget_and_bad_ids(self):
+        self.assertIn("say what to forget", self.cli("forget").stderr)
+        p = self.cli("forget", "9999")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("no episode 9999", p.stderr)
+        self.assertIn("is not an id", self.cli("forget", "abc").stderr)
+
+    def test_the_mcp_server_has_no_forget_tool(self):
+        reply = mcp.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        self.assertEqual([t["name"] for t in reply["result"]["tools"]], ["recall", "remember"])
+        reply = mcp.handle({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                            "params": {"name": "forget", "arguments": {"id": 1}}})
+        self.assertIn("error", reply)
+
+    def test_a_forgotten_event_stays_out_when_keys_are_made_another_way(self):
+        from unittest import mock
+        from openmemory import ingest
+        error = next(e for e in store.connect().episodes("error") if "discover" in e["facts"]["command"])
+        self.ok("forget", error["id"])
+        made = ingest.episodes_of
+
+        def rekeyed(session, session_id=None):  # as a later openmemory might name events
+            return [dict(ep, key="v2:" + ep["key"]) for ep in made(session, session_id)]
+        with mock.patch.object(ingest, "episodes_of", rekeyed), store.connect() as db:
+            ingest.ingest(db, force=True)
+            back = [e for e in db.episodes("error") if "discover" in e["facts"].get("command", "")]
+        self.assertEqual(back, [])
+
+
+class ForgetOnTheRealCorpus(TempHome):
+    """Forget a fixed-seed sample of real episodes, re-ingest everything: none comes back."""
+
+    def test_forgotten_real_episodes_never_come_back(self):
+        import random
+        from tests.helpers import corpus_files
+        from openmemory import forget
+        files = corpus_files()
+        self.ok("ingest", *files)
+        with store.connect() as db:
+            episodes = db.episodes()
+        rng = random.Random(13)
+        chosen = rng.sample([e for e in episodes if e["kind"] != "session"], 20) + \
+            rng.sample([e for e in episodes if e["kind"] == "session"], 3)
+        gone = {e["id"] for e in chosen}
+        others = " ".join(" ".join([e["title"], e["gist"], e["detail"], json.dumps(e["facts"])])
+                          for e in episodes if e["id"] not in gone and e["session_id"] not in
+                          {c["session_id"] for c in chosen if c["kind"] == "session"})
+        only_theirs = [q for e in chosen for q in forget.quotes_of(e) if len(q) >= 20 and q not in others]
+        self.ok("forget", *sorted(gone))
+        self.ok("ingest", "--force", *files)
+        with store.connect() as db:
+            keys = {e["key"] for e in db.episodes()}
+        self.assertEqual([e["key"] for e in chosen if e["key"] in keys], [])
+        raw = b"".join(p.read_bytes() for p in self.home.glob("memory.db*"))
+        self.assertGreater(len(only_theirs), 5)
+        self.assertEqual([q for q in only_theirs if q.encode() in raw], [])
+        print(f"\nforgot {len(chosen)} real episodes, re-ingested {len(files)} transcripts: 0 came back, "
+              f"{len(only_theirs)} of their quotes absent from the database bytes")

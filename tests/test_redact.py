@@ -1,0 +1,256 @@
+"""Redaction as a table: secrets that must go, and look-alikes that must stay byte for byte.
+
+Every value below is fake or a throwaway key made for this table (tests/data/pem_samples.json:
+512-bit RSA, P-256, Ed25519 and OpenSSH keys generated once with openssl/ssh-keygen).
+"""
+import json
+import subprocess
+import sys
+import unittest
+from pathlib import Path
+
+from openmemory.redact import redact, redact_obj
+from tests.fixtures import Transcript, project_folder
+from tests.helpers import TempHome
+
+PEM = json.loads((Path(__file__).parent / "data" / "pem_samples.json").read_text())
+
+
+def body(name: str) -> str:
+    """The base64 lines of a PEM sample, without its armour."""
+    return "\n".join(line for line in PEM[name].splitlines() if not line.startswith("-----"))
+
+
+AWS_SECRET = "PtYgjmUhBel31iEl2hpChYgCfrL1spNxnyVmihA+"
+AZURE_ACCOUNT_KEY = "2O76UMFxFkM+R5Kjp1vRt/1fjORS+6ilI8ihN5KXSc7Tvo+hBKqFYY+kv5ZJr3J1TWDtkwtDDb/xHKas1VOqg6=="
+
+# (text, the part that must not survive)
+SECRETS = [
+    # secrets said in words
+    ("the staging database password is hunter2-Staging", "hunter2-Staging"),
+    ("The password is hunter", "hunter"),
+    ("password: correcthorse", "correcthorse"),
+    ("my passphrase is 'correct horse battery staple'", "correct horse battery staple"),
+    ("the passphrase = Tr0ub4dor&3", "Tr0ub4dor&3"),
+    ("our secret is opensesame42", "opensesame42"),
+    ("the api key is 53X83RZJzzzzgEOzdmen", "53X83RZJzzzzgEOzdmen"),
+    ("API key: CkhvMdgaKjIg8xNbe3nNyjOq", "CkhvMdgaKjIg8xNbe3nNyjOq"),
+    ("the deploy token is 9wMxEhh2FDEEtfjgVvVqE1SkHbn88Hxj.", "9wMxEhh2FDEEtfjgVvVqE1SkHbn88Hxj"),
+    ("the admin password was Winter2025! until Monday", "Winter2025!"),
+    ("Password for the VPN is s3cr3t-vpn", "s3cr3t-vpn"),
+    ("the secret key equals zq81Lm0XvB77", "zq81Lm0XvB77"),
+    ("the heroku api key is 0f4d3c1e-2b9a-4c8d-9e7f-6a5b4c3d2e1f", "0f4d3c1e-2b9a-4c8d-9e7f-6a5b4c3d2e1f"),
+    # high-entropy values next to secret words, no "is" or "="
+    ("here is the token qX8mPz2LwR4tK9vN3bY7 for CI", "qX8mPz2LwR4tK9vN3bY7"),
+    ("use secret Zx8fQ2nR7pL4sW9k when deploying", "Zx8fQ2nR7pL4sW9k"),
+    ("my github password hunter2Staging! please", "hunter2Staging!"),
+    ("Authorization: token abcdefghijklmnopqrstuvwxyz0123", "abcdefghijklmnopqrstuvwxyz0123"),
+    # assignments in code, shells, config and JSON
+    ("export DB_PASSWORD=p4ssw0rd-prod", "p4ssw0rd-prod"),
+    ("PGPASSWORD=fr0gger psql -h db", "fr0gger"),
+    ('{"password": "hunter2hunter2"}', "hunter2hunter2"),
+    ("client_secret: 'Kd92mxA1-secretvalue'", "Kd92mxA1-secretvalue"),
+    ("apiToken = \"tok_88af0012bbcd\"", "tok_88af0012bbcd"),
+    ("mysql -u root --password s3cretR00t db", "s3cretR00t"),
+    ("aws_secret_access_key = " + AWS_SECRET, AWS_SECRET),
+    ("private_key_id: a1b2c3d4e5f60718293a4b5c6d7e8f9012345678", "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"),
+    ("DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=" + AZURE_ACCOUNT_KEY, AZURE_ACCOUNT_KEY[:30]),
+    # provider token shapes
+    ("key sk-ant-api03-AAAABBBBCCCCDDDDEEEEFFFF", "AAAABBBBCCCCDDDD"),
+    ("OPENAI sk-proj-abcdefghijklmnopqrstuvwxyz12", "abcdefghijklmnopqrstuvwxyz12"),
+    ("stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc", "4eC39HqLyjWDarjtT1zdp7dc"),
+    ("gh auth ghp_16C7e42F292c6912E7710c838347Ae178B4a", "16C7e42F292c6912E7710c838347Ae178B4a"),
+    ("gitlab glpat-xxYYzz0123456789abcdEF", "xxYYzz0123456789abcdEF"),
+    ("slack xoxb-1234567890-abcdefghijkl", "1234567890-abcdefghijkl"),
+    ("AWS id AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE"),
+    ("maps key AIzaSyA1234567890abcdefghijklmnopqrstuv", "AIzaSyA1234567890abcdefghijklmnopqrstuv"),
+    ("oauth client GOCSPX-1a2B3c4D5e6F7g8H9i0JkLmNoP", "GOCSPX-1a2B3c4D5e6F7g8H9i0JkLmNoP"),
+    ("sendgrid SG.abcdefghijklmnopqrstuv.ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopq", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"),
+    ("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+     "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"),
+    ("curl -H 'Authorization: Bearer abcdefghijklmnopqrstuvwxyz0123'", "abcdefghijklmnopqrstuvwxyz0123"),
+    ("psql postgres://admin:Sup3rS3cret@db.internal:5432/app", "Sup3rS3cret"),
+    ("https://acme.blob.core.windows.net/c/f?sv=2022-11-02&sig=Xy9%2Bk3LmNoPqRsTuVwXyZ0123456789abcd%3D",
+     "Xy9%2Bk3LmNoPqRsTuVwXyZ0123456789abcd"),
+    # cloud secret keys on their own
+    ("the second line of the csv was " + AWS_SECRET, AWS_SECRET),
+    ("failed: key " + AWS_SECRET + ". While working on it", AWS_SECRET),
+    (AZURE_ACCOUNT_KEY, AZURE_ACCOUNT_KEY[:30]),
+    ("azure app SI68Q~dMlHUvTC.QCyEZDz~TddJ8HyS5SUkCn", "dMlHUvTC.QCyEZDz~TddJ8HyS5SUkCn"),
+    # private keys: armoured, bare bodies, JSON-escaped
+    (PEM["rsa1"], body("rsa1").splitlines()[1]),
+    ("-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF0abcdEFGH\n-----END PGP PRIVATE KEY BLOCK-----", "lQOYBF0abcdEFGH"),
+    ("pasted: " + body("rsa1"), body("rsa1").splitlines()[3]),
+    ("pasted: " + body("p8"), body("p8").splitlines()[2]),
+    (body("ec"), body("ec").splitlines()[1]),
+    ("ed25519 " + body("ed"), body("ed")[10:]),
+    (body("enc"), body("enc").splitlines()[4]),
+    ("key file:\n" + body("openssh"), body("openssh").splitlines()[2]),
+    ('{"private_key": "' + PEM["p8"].replace("\n", "\\n") + '"}', body("p8").splitlines()[1]),
+    (body("rsa1").replace("\n", ""), body("rsa1").splitlines()[2]),
+]
+
+# (text, how it is told apart from a secret): each must come back unchanged.
+LOOKALIKES = [
+    ("fixed in commit 9fceb02d0ae598e95dc970b74767f19372d61af8",
+     "a 40-character git hash is lowercase hex; an AWS secret key on its own needs both cases"),
+    ("git show 9FCEB02D0AE598E95DC970B74767F19372D61AF8",
+     "upper-case hex has no lower case: not a base64 key"),
+    ("the token check failed at commit 9fceb02d0ae598e95dc970b74767f19372d61af8",
+     "a hex run after a naming word (commit, sha, id) names an object"),
+    ("request id 123e4567-e89b-12d3-a456-426614174000 failed",
+     "a UUID not next to a secret word is an identifier"),
+    ("session 0f4d3c1e-2b9a-4c8d-9e7f-6a5b4c3d2e1f ended", "a UUID after an ordinary word"),
+    ("see /usr/local/lib/python3.12/site-packages/openmemory/redact.py",
+     "a path: slashes and dots break the 40-character run"),
+    ("src/components/UserProfileSettings2Page/x",
+     "a 40-character path without dots: three slashes make it a path"),
+    ("![logo](data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==)",
+     "a base64 image: longer than any key shape and not an ASN.1 private key"),
+    ("fixture = 'R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7'",
+     "a base64 GIF in a test fixture"),
+    ('"integrity": "sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUdBeoGlODJ6+SfaPg=="',
+     "an SRI digest in a lockfile: the sha512- prefix joins it to a longer run"),
+    ("sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7855b852",
+     "a sha256 digest: 64 lowercase hex, no key shape"),
+    ("image@sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7855b852",
+     "a docker digest"),
+    ("h1:Aq8HhMhsJb3XjRqlSDv3Ad1RbB4Tb1Rk4bZuvoQg+fA=", "a go.sum hash: 44 characters, not 40"),
+    ("The password is wrong", "a prose word after 'is' describes the password"),
+    ("the token is expired, log in again", "prose: expired"),
+    ("the API key is invalid", "prose: invalid"),
+    ("the secret is stored in the vault", "prose: stored"),
+    ("password: required", "prose: required"),
+    ("the password is being reset by IT", "prose: being"),
+    ("max_tokens = 4096", "a number is a setting, not a secret"),
+    ("tokens: 12345", "a number"),
+    ("password = ${DB_PASSWORD}", "a reference to an environment variable"),
+    ("API_KEY=$ANTHROPIC_API_KEY", "a reference to an environment variable"),
+    ("api_key = os.environ['OPENAI_API_KEY']", "code that reads the key"),
+    ("SECRET_KEY = settings.SECRET_KEY", "an attribute reference in code"),
+    ("token = get_token()", "a call in code"),
+    ("password: <your password here>", "a placeholder in angle brackets"),
+    ("password=********", "a masked value"),
+    ("token_file: /etc/openmemory/token", "a path"),
+    ("the tokenizer = AutoTokenizer", "tokenizer is not the word token"),
+    ("run detokenize on the output", "detokenize is not the word token"),
+    ("update secrets.yml in .github/workflows", "a file name next to a secret word, not random"),
+    ("the token-bucket-rate-limiter-v2 module", "an identifier: lowercase words joined by dashes"),
+    ("bump the api key library to v2.31.0-beta", "a version number"),
+    ("the token count 4096 is too high", "digits only, and a naming word"),
+    ("password reset for user 1234", "prose and a number"),
+    ("-----BEGIN CERTIFICATE-----\n" + body("cert") + "\n-----END CERTIFICATE-----",
+     "a certificate is public by design"),
+    (body("cert"), "a bare certificate body: its DER starts with a nested SEQUENCE, not a version INTEGER"),
+    (PEM["pub"], "a public key is public by design"),
+    ("npm test -- --coverage --reporter=verbose", "flags without a secret word"),
+    ("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBQ9fVgOiKb5HGQpZuwyXXf8k3r0ZB7cRvK8gRqfT4Yb me@host",
+     "an SSH public key line"),
+    ("Exit code 1\nError: Cannot find module 'react-dom/client'", "an ordinary error"),
+    ("passing 40 of 40 tests; secret scanning found nothing", "prose around secret words"),
+    ("What is the password policy here?", "a question about passwords"),
+    ("https://github.com/anthropics/claude-code/blob/main/README.md", "a URL without credentials"),
+    ("SomeVeryLongCamelCaseIdentifierNameHere1", "a 40-character identifier: a word-like, low-spread name"),
+    ("abcdefghijklmnopqrstuvwxyzabcdefghijklmn", "40 letters, no digit, one case"),
+    ('"integrity": "sha1-2jmj7l5rSw0yVb/vlWAYkK/YBwk="', "a sha1 SRI digest: 28 characters, no key shape"),
+    ("reverted 9fceb02 and 1a2b3c4", "short commit hashes"),
+    ("npm install @types/node@20.11.5 typescript@5.4.2", "package versions"),
+    ("FROM python:3.12-slim-bookworm AS build", "a Docker image tag"),
+    ("data:image/jpeg;base64,/9j/4AAQSkZJRgABAQEASABIAAD/2wBDAAMCAgICAgMCAgIDAwMDBAYEBAQEBAgGBgUGCQgKCgkICQkKDA8MCgsOCwkJDRENDg8QEBEQCgwSExIQEw8QEBD",
+     "a base64 JPEG in a fixture: one long run, and it starts /9j/, not an ASN.1 SEQUENCE"),
+    ("arn:aws:iam::123456789012:role/DeployRole", "an AWS ARN: an account number and a name"),
+    ("aws s3 cp app.tar.gz s3://acme-releases-2024/releases/v1.2.3/app.tar.gz", "a bucket path"),
+    ('<input type="password" name="pw" autocomplete="current-password">', "an HTML password field"),
+    ("def test_password_reset_sends_email_with_token_link(self):", "a test name holding secret words"),
+    ("GET /api/v1/users/550e8400-e29b-41d4-a716-446655440000/profile 200", "a UUID in a URL path"),
+    ("tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904", "a git tree hash: lowercase hex"),
+]
+
+
+class RedactTable(unittest.TestCase):
+    def test_at_least_forty_of_each(self):
+        self.assertGreaterEqual(len(SECRETS), 40)
+        self.assertGreaterEqual(len(LOOKALIKES), len(SECRETS))
+
+    def test_every_secret_is_redacted(self):
+        for text, secret in SECRETS:
+            with self.subTest(text=text[:60]):
+                out = redact(text)
+                self.assertNotIn(secret, out)
+                self.assertIn("[REDACTED:", out)
+
+    def test_every_lookalike_stays(self):
+        for text, why in LOOKALIKES:
+            with self.subTest(why=why):
+                self.assertEqual(redact(text), text)
+
+    def test_prose_around_a_secret_is_kept(self):
+        self.assertEqual(redact("the staging database password is hunter2-Staging, ask Sam"),
+                         "the staging database password is [REDACTED:secret], ask Sam")
+        self.assertEqual(redact("export DB_PASSWORD=p4ssw0rd-prod && make"),
+                         "export DB_PASSWORD=[REDACTED:secret] && make")
+
+    def test_two_secrets_on_one_line(self):
+        out = redact("password is hunter2x and the token is 9wMxEhh2FDEEtfjgVvVqE1SkHbn88Hxj")
+        self.assertNotIn("hunter2x", out)
+        self.assertNotIn("9wMxEhh2", out)
+
+    def test_redaction_is_idempotent(self):
+        for text, _ in SECRETS:
+            once = redact(text)
+            self.assertEqual(redact(once), once)
+
+    def test_redact_obj_walks_json(self):
+        self.assertEqual(redact_obj({"a": ["the password is hunter22"], "n": 3}),
+                         {"a": ["the password is [REDACTED:secret]"], "n": 3})
+
+
+class EveryPathThatStoresOrWrites(TempHome):
+    """Secrets said in words reach no file openmemory writes: database, index, lessons, reports, logs."""
+
+    SAID = ["hunter2-Staging", "Pr0d-Secret-77", "Zx8fQ2nR7pL4sW9k", AWS_SECRET, body("p8").splitlines()[1]]
+
+    def test_ingest_remember_sleep_render_morning_and_logs(self):
+        cwd = str(self.tmp / "shop")
+        Path(cwd).mkdir()
+        for day in (2, 3):
+            t = Transcript(cwd=cwd, start=__import__("datetime").datetime(2026, 11, day, 9, tzinfo=__import__(
+                "datetime").timezone.utc))
+            t.user("connect to the staging database")
+            t.assistant(tools=[("Bash", {"command": "psql -h staging"},
+                                f"Exit code 2\npsql: error: password authentication failed; key {AWS_SECRET}\n"
+                                + body("p8"), True)])
+            t.user("No, the staging database password is hunter2-Staging, always use it with psql")
+            t.write(project_folder(self.claude, cwd))
+        self.ok("ingest")
+        note = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "remember", "arguments": {
+            "title": "staging db password is Pr0d-Secret-77", "text": "the staging database password is Pr0d-Secret-77"}}}
+        served = subprocess.run([sys.executable, "-m", "openmemory", "serve"], input=json.dumps(note).encode() + b"\n",
+                                capture_output=True, env=self.env(CLAUDE_PROJECT_DIR=cwd), timeout=60)
+        self.assertIn(b"Remembered as note", served.stdout)
+        self.assertIn(b"REDACTED", served.stdout)
+        event = {"hook_event_name": "SessionEnd", "transcript_path": "/nowhere/token Zx8fQ2nR7pL4sW9k.jsonl"}
+        self.ok("hook", input=json.dumps(event))
+        self.ok("sleep", "--now", "2026-11-05T03:00:00Z")
+        self.ok("render")
+        morning = self.ok("morning").stdout + self.ok("morning", "--json").stdout
+        recalled = self.ok("recall", "staging", "database", "password", "--json").stdout
+        self.assertIn("REDACTED", recalled)
+        written = [p for root in (self.home, self.claude / "projects") for p in root.rglob("*")
+                   if p.is_file() and p.suffix != ".jsonl" or p.name == "lessons.jsonl"]
+        self.assertIn(self.home / "lessons.jsonl", written)
+        self.assertIn(self.home / "morning.md", written)
+        self.assertIn(self.home / "logs" / "openmemory.log", written)
+        self.assertTrue(any(p.name == "MEMORY.md" for p in written))
+        self.assertIn("token [REDACTED", (self.home / "logs" / "openmemory.log").read_text())
+        raw = b"".join(p.read_bytes() for p in written).lower()
+        for token in (b"hunter2", b"pr0d", b"zx8fq2nr7pl4sw9k"):  # as the text index would hold them
+            self.assertFalse(token in raw, token)
+        for secret in self.SAID:
+            for p in written:
+                self.assertFalse(secret.encode() in p.read_bytes(), f"{secret[:12]}... is in {p}")
+            self.assertNotIn(secret, morning + recalled)
+
+
+if __name__ == "__main__":
+    unittest.main()
