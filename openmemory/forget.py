@@ -122,7 +122,8 @@ def without_forgotten(episodes: list, forgotten: set, session_id=None) -> tuple:
         if is_forgotten(ep, forgotten, session_id):
             continue
         kept.append(dict(ep, title=scrub(ep["title"], quotes), gist=scrub(ep["gist"], quotes),
-                         detail=scrub(ep.get("detail") or "", quotes), facts=scrub_obj(ep.get("facts") or {}, quotes)))
+                         detail=scrub(ep.get("detail") or "", quotes), facts=scrub_obj(ep.get("facts") or {}, quotes),
+                         around=scrub(ep.get("around") or "", quotes)))  # the turns around, for recall's context
     return kept, quotes
 
 
@@ -193,13 +194,16 @@ def apply(store, p: Plan, now: str) -> dict:
     """Forget in the database; returns what was done (counts and whether the WAL was emptied)."""
     reworded = [(ls["id"], text, remaining, seen_of(store, remaining)) for ls, text, remaining in p.reworded]
     affected, titles = store.of_sessions({ep["session_id"] for ep in p.episodes if ep.get("session_id")})
+    if any(ep["kind"] == "note" for ep in p.episodes):  # a note's words are in its neighbours' context
+        affected += store.episodes("note")
     gone = {ep["id"] for ep in p.episodes}
     scrubbed = []
     for ep in affected:
         if ep["id"] in gone:
             continue
         new = {"title": scrub(ep["title"], p.quotes), "gist": scrub(ep["gist"], p.quotes),
-               "detail": scrub(ep["detail"], p.quotes), "facts": scrub_obj(ep["facts"], p.quotes)}
+               "detail": scrub(ep["detail"], p.quotes), "facts": scrub_obj(ep["facts"], p.quotes),
+               "context": scrub(ep.get("context") or "", p.quotes)}
         if any(new[k] != ep[k] for k in new):
             scrubbed.append((ep["id"], new))
     gone_sessions = {ep["session_id"] for ep in p.episodes if ep["kind"] == "session"}

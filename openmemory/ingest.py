@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import forget, paths, transcripts
+from . import context, forget, paths, transcripts
 from .classify import is_guard, own_lines, telling_lines
 from .clock import iso
 from .errors import OpenMemoryError
@@ -223,10 +223,9 @@ def episodes_of(session: transcripts.Session, session_id: str | None = None) -> 
     task = _first_line(first)
     for s in found:
         when = _iso_or_none(s.at) or at
-        if s.kind == "error":
-            out.append(_error_episode(s, cwd, when, task))
-        else:
-            out.append(_correction_episode(s, cwd, when))
+        ep = _error_episode(s, cwd, when, task) if s.kind == "error" else _correction_episode(s, cwd, when)
+        ep["around"] = context.around(session.turns, s.at, prompts[0] if prompts else None)  # for its context
+        out.append(ep)
     return out
 
 

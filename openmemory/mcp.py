@@ -7,7 +7,9 @@ version in each request's `_meta`) and the `initialize` handshake of 2024-11-05 
 """
 import json
 import logging
+import os
 import sqlite3
+import time
 
 from . import __version__, errors, recall as recall_lib, store
 from .errors import OpenMemoryError
@@ -38,6 +40,10 @@ NOTE_MAX_CHARS = 4000                # a note is recalled whole into a model's c
 OUTPUT_MAX_CHARS = 40_000            # ~10k tokens: Claude Code warns above 10,000 tokens of tool output
 LIST_TTL_MS = 3_600_000              # tools change only with an upgrade, which restarts the server
 
+# One server process serves one Claude Code session: the notes it stores are one
+# conversation, and each is indexed with the notes stored next to it (context.py).
+CONVERSATION = f"mcp:{os.getpid()}@{int(time.time())}"
+
 INSTRUCTIONS = """\
 openmemory is this person's long-term memory of their past Claude Code sessions on this \
 machine: what was asked, which commands failed and with what error, the corrections the \
@@ -48,7 +54,9 @@ Call `recall` before you start a task in a project (how tests are run here, what
 last time), when a command or tool fails (was this error seen before, what fixed it), when the \
 person refers to earlier work ("like last time", "as I said before"), and before an approach \
 they may have rejected before. Query with concrete words: the command, the error text, the \
-file or the topic. Each result shows [id] kind, date, project, then its title and gist.
+file or the topic. Each result shows [id] kind, date, project and relevance (0 to 1, \
+comparable across queries: below 0.3 is a weak match, likely not what was asked), then its \
+title and gist.
 
 Call `remember` when the person states a preference, decision or fact worth keeping across \
 sessions ("we run tests with pytest -q", "never edit the migrations"), or when you learn \
@@ -337,7 +345,7 @@ def remember_tool(arguments: dict, project_dir: str | None) -> str:
     title = _text(arguments, "title") or ""
     cwd = _text(arguments, "cwd") or project_dir
     with store.connect() as db:
-        note_id = db.add_note(text, title=title, cwd=cwd)
+        note_id = db.add_note(text, title=title, cwd=cwd, conversation=CONVERSATION)
     where = f"project {cwd}" if cwd else "no project"
     said = f"Remembered as note [{note_id}] ({where}); recall finds it from now on."
     if redact(text) != text or redact(title) != title:
@@ -349,7 +357,8 @@ TOOL_FUNCTIONS = {"recall": recall_tool, "remember": remember_tool}
 
 
 def format_hits(query: str, hits: list, cwd: str | None) -> str:
-    """Recall hits as text: per hit a line `[id] kind · date · project`, the title, the full gist."""
+    """Recall hits as text: per hit a line `[id] kind · date · project · relevance`, the title,
+    the full gist; a weak best match is said so in the first line."""
     scope = f" for project {cwd}" if cwd else ""
     if not hits:
         return f"No memories match {json.dumps(query, ensure_ascii=False)}{scope}."
@@ -363,6 +372,10 @@ def format_hits(query: str, hits: list, cwd: str | None) -> str:
         used += len(block) + 2
     head = (f"{len(blocks)} {'memory' if len(blocks) == 1 else 'memories'} for "
             f"{json.dumps(query, ensure_ascii=False)}{scope}, best first:")
+    best = max(hit.get("relevance", 0) for hit in hits)
+    if best < recall_lib.WEAK_RELEVANCE:
+        head += (f" (none matches well: the best has relevance {best:.2f}; memory may hold nothing "
+                 f"on this)")
     left = len(hits) - len(blocks)
     tail = [f"({left} more left out to keep this short: ask with a smaller k or a narrower query.)"] if left else []
     return "\n\n".join([head, *blocks, *tail])
@@ -371,7 +384,7 @@ def format_hits(query: str, hits: list, cwd: str | None) -> str:
 def _hit_block(hit: dict) -> str:
     project = hit.get("cwd") or "all projects"
     date = (hit.get("at") or "")[:10] or "undated"
-    lines = [f"[{hit['id']}] {hit['kind']} · {date} · {project}"]
+    lines = [f"[{hit['id']}] {hit['kind']} · {date} · {project} · relevance {hit.get('relevance', 0):.2f}"]
     title = (hit.get("title") or "").strip()
     gist = (hit.get("gist") or "").strip()
     if title and not gist.startswith(title.rstrip("…").rstrip()):

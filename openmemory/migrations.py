@@ -9,6 +9,7 @@ Only this module and store.py speak SQL.
 import os
 import sqlite3
 
+from . import context
 from .errors import OpenMemoryError, StoreError, explain
 
 
@@ -180,8 +181,70 @@ def m006_forgotten_and_opted_out(db: sqlite3.Connection) -> None:
     db.execute("CREATE TABLE IF NOT EXISTS opted_out (hash TEXT PRIMARY KEY, at TEXT NOT NULL)")
 
 
+def m007_recall_context(db: sqlite3.Connection) -> None:
+    """Each episode's context (context.py) in a column of its own and a fourth index field.
+
+    Backfilled: a transcript episode gets its session and neighbours (the turns around a
+    surprise come only with the next ingest of its transcript: `ingest --force` reads them
+    all again); a note gets the notes next to it in its conversation (notes stored before
+    this step have none). FTS5 cannot add a column, so the index is made again. Safe to run
+    again on a database that has it (a test that rewinds user_version does).
+    """
+    if "context" not in [row[1] for row in db.execute("PRAGMA table_info(episodes)")]:
+        db.execute("ALTER TABLE episodes ADD COLUMN context TEXT NOT NULL DEFAULT ''")  # else: run again
+    fields = ("id", "session_id", "kind", "title", "gist", "at", "cwd", "facts")
+    sessions, conversations = {}, {}
+    for row in db.execute(f"SELECT {', '.join(fields)} FROM episodes ORDER BY at, kind != 'session', id"):
+        row = dict(zip(fields, row))
+        if row["kind"] != "note" and row["session_id"] is not None:
+            sessions.setdefault(row["session_id"], []).append(row)
+        elif row["kind"] == "note" and context.conversation_of(row["facts"]):
+            threads = conversations.setdefault((context.conversation_of(row["facts"]), row["cwd"] or ""), [[]])
+            if threads[-1] and not context.same_conversation(threads[-1][-1]["at"], row["at"]):
+                threads.append([])
+            threads[-1].append(row)
+    updates = []
+    for episodes in sessions.values():
+        updates += zip(context.session_contexts(episodes), (e["id"] for e in episodes))
+    for threads in conversations.values():
+        for thread in threads:
+            updates += zip(context.note_contexts(thread), (n["id"] for n in thread))
+    db.executemany("UPDATE episodes SET context = ? WHERE id = ?", [u for u in updates if u[0]])
+    if db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'recall_index'").fetchone():
+        for name in ("episode_insert", "episode_delete", "episode_update", "lesson_insert", "lesson_delete",
+                     "lesson_update"):
+            db.execute(f"DROP TRIGGER recall_index_{name}")
+        db.execute("DROP TABLE recall_index")
+        _make_recall_index_with_context(db)
+
+
+def _make_recall_index_with_context(db: sqlite3.Connection) -> None:
+    """m003's index with a fourth field, `context` (a lesson has none), its triggers and rows."""
+    db.execute("CREATE VIRTUAL TABLE recall_index USING fts5(title, body, detail, context, content='', "
+               "tokenize='porter unicode61 remove_diacritics 2')")
+    title = "CASE WHEN instr({0}.gist, {0}.title) = 1 THEN '' ELSE {0}.title END"
+    episode = "{0}.id, %s, {0}.gist, {0}.detail, {0}.context" % title
+    fields = "rowid, title, body, detail, context"
+    add_episode = f"INSERT INTO recall_index ({fields}) VALUES ({episode.format('NEW')});"
+    drop_episode = f"INSERT INTO recall_index (recall_index, {fields}) VALUES ('delete', {episode.format('OLD')});"
+    add_lesson = f"INSERT INTO recall_index ({fields}) VALUES (-NEW.id, '', NEW.text, '', '');"
+    drop_lesson = f"INSERT INTO recall_index (recall_index, {fields}) VALUES ('delete', -OLD.id, '', OLD.text, '', '');"
+    for sql in (
+            f"CREATE TRIGGER recall_index_episode_insert AFTER INSERT ON episodes BEGIN {add_episode} END",
+            f"CREATE TRIGGER recall_index_episode_delete AFTER DELETE ON episodes BEGIN {drop_episode} END",
+            "CREATE TRIGGER recall_index_episode_update AFTER UPDATE OF title, gist, detail, context ON episodes "
+            f"BEGIN {drop_episode} {add_episode} END",
+            f"CREATE TRIGGER recall_index_lesson_insert AFTER INSERT ON lessons BEGIN {add_lesson} END",
+            f"CREATE TRIGGER recall_index_lesson_delete AFTER DELETE ON lessons BEGIN {drop_lesson} END",
+            f"CREATE TRIGGER recall_index_lesson_update AFTER UPDATE OF text ON lessons "
+            f"BEGIN {drop_lesson} {add_lesson} END"):
+        db.execute(sql)
+    db.execute(f"INSERT INTO recall_index ({fields}) SELECT {episode.format('episodes')} FROM episodes")
+    db.execute(f"INSERT INTO recall_index ({fields}) SELECT -id, '', text, '', '' FROM lessons")
+
+
 MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_event_identity,
-              m005_model_answers, m006_forgotten_and_opted_out]
+              m005_model_answers, m006_forgotten_and_opted_out, m007_recall_context]
 
 
 def migrate(db: sqlite3.Connection, path="") -> None:

@@ -196,3 +196,11 @@ def all_paths() -> dict:
         "settings": str(settings_path()),
         "setup_record": str(setup_record_path()),
     }
+
+
+def same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file here (False when either is missing)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False

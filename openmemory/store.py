@@ -10,7 +10,7 @@ import sqlite3
 import zlib
 from pathlib import Path
 
-from . import embed, paths
+from . import context, embed, paths
 from .clock import iso
 from .errors import OpenMemoryError, StoreError
 from . import migrations
@@ -91,7 +91,7 @@ class Store:
     def session_id_for(self, session_id: str, path: str) -> str:
         """The id to store a transcript under: its own, unless another file already holds it."""
         row = self._db.execute("SELECT path FROM sessions WHERE id = ?", (session_id,)).fetchone()
-        if row is None or row[0] == path or _same_file(row[0], path):
+        if row is None or row[0] == path or paths.same_file(row[0], path):
             return session_id  # one file reached by two paths (a symlink, another spelling) is one session
         mine = self._db.execute("SELECT id FROM sessions WHERE path = ?", (path,)).fetchone()
         if mine:
@@ -114,9 +114,10 @@ class Store:
                 "SELECT key, id, session_id FROM episodes WHERE key IN (%s)" % ",".join("?" * len(keys)),
                 keys)} if keys else {}
             keep = set()
-            for ep in episodes:
-                legacy = existing.get(ep.get("legacy_key"))
-                ep = clean_episode(ep)
+            cleaned = [dict(clean_episode(e), around=redact(e.get("around") or ""), legacy_key=e.get("legacy_key"))
+                       for e in episodes]  # contexts from redacted text: nothing is redacted twice
+            for ep, ctx in zip(cleaned, context.session_contexts(cleaned)):
+                legacy = existing.get(ep["legacy_key"])
                 found = existing.get(ep["key"])
                 if found is None and legacy and legacy[1] == sid:
                     # stored by an older version under the tool-use id alone: rekey it in place
@@ -128,18 +129,18 @@ class Store:
                 if found:
                     self._db.execute(
                         "UPDATE episodes SET cwd = ?, kind = ?, title = ?, gist = ?, detail = ?, facts = ?, "
-                        "at = ?, embedding = ? WHERE id = ? AND (title, gist, detail, facts, at, "
-                        "ifnull(cwd, '')) IS NOT (?, ?, ?, ?, ?, ?)",
+                        "at = ?, embedding = ?, context = ? WHERE id = ? AND (title, gist, detail, facts, at, "
+                        "ifnull(cwd, ''), context) IS NOT (?, ?, ?, ?, ?, ?, ?)",
                         (ep["cwd"], ep["kind"], ep["title"], ep["gist"], ep["detail"], ep["facts"], ep["at"],
-                         vec, found[0], ep["title"], ep["gist"], ep["detail"], ep["facts"], ep["at"],
-                         ep["cwd"] or ""))
+                         vec, ctx, found[0], ep["title"], ep["gist"], ep["detail"], ep["facts"], ep["at"],
+                         ep["cwd"] or "", ctx))
                     counts["updated"] += self._db.execute("SELECT changes()").fetchone()[0]
                 else:
                     self._db.execute(
                         "INSERT INTO episodes (key, session_id, cwd, kind, title, gist, detail, facts, at, "
-                        "created, last_touched, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        "created, last_touched, embedding, context) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (ep["key"], sid, ep["cwd"], ep["kind"], ep["title"], ep["gist"], ep["detail"],
-                         ep["facts"], ep["at"], now, now, vec))
+                         ep["facts"], ep["at"], now, now, vec, ctx))
                     counts["added"][ep["kind"]] = counts["added"].get(ep["kind"], 0) + 1
                 keep.add(ep["key"])
             stale = [row[0] for row in self._db.execute(
@@ -161,21 +162,28 @@ class Store:
                  session.get("version"), session.get("turns", 0), session.get("skipped", 0)))
         return counts
 
-    def add_note(self, text: str, title: str = "", cwd: str | None = None, now: str | None = None) -> int:
-        """Store a note episode at once (the MCP `remember` tool); returns its id."""
+    def add_note(self, text: str, title: str = "", cwd: str | None = None, now: str | None = None,
+                 conversation: str | None = None) -> int:
+        """Store a note at once (MCP `remember`); returns its id. With a conversation, neighbours are context."""
         now = now or iso()
         text = " ".join(text.split()) if "\n" not in text else text.strip()
         if not text:
             raise OpenMemoryError("a note needs some text")
         title = clip(title, 100) if title.strip() else clip(text.splitlines()[0], 100)
-        ep = clean_episode({"key": "", "kind": "note", "title": title, "gist": text, "detail": "",
-                             "facts": {}, "at": now, "cwd": cwd})
+        ep = clean_episode({"key": "", "kind": "note", "title": title, "gist": text, "detail": "", "at": now,
+                            "facts": {"conversation": conversation} if conversation else {}, "cwd": cwd})
         with self.transaction():
+            recent = self._db.execute(  # the notes of the last few conversation gaps, newest first
+                "SELECT id, title, gist, at, cwd, facts, context FROM episodes WHERE kind = 'note' AND at >= ? "
+                "AND at <= ? ORDER BY at DESC, id DESC LIMIT ?",
+                (context.window_start(now), now, 500 * bool(conversation)))
+            mine, changed = context.new_note_contexts(context.thread_before(recent, conversation, ep["cwd"], now), ep)
             cur = self._db.execute(
                 "INSERT INTO episodes (key, session_id, cwd, kind, title, gist, detail, facts, at, created, "
-                "last_touched, embedding) VALUES (?, NULL, ?, 'note', ?, ?, '', '{}', ?, ?, ?, ?)",
-                (f"note:{now}:{zlib.crc32(ep['gist'].encode('utf-8')):08x}", ep["cwd"], ep["title"], ep["gist"], now, now, now,
-                 embed.encode(embed.vector(ep["title"] + "\n" + ep["gist"]))))
+                "last_touched, embedding, context) VALUES (?, NULL, ?, 'note', ?, ?, '', ?, ?, ?, ?, ?, ?)",
+                (f"note:{now}:{zlib.crc32(ep['gist'].encode('utf-8')):08x}", ep["cwd"], ep["title"], ep["gist"],
+                 ep["facts"], now, now, now, embed.encode(embed.vector(ep["title"] + "\n" + ep["gist"])), mine))
+            self._db.executemany("UPDATE episodes SET context = ? WHERE id = ?", changed)
         return cur.lastrowid
 
     # -- reading ---------------------------------------------------------------------
@@ -237,6 +245,11 @@ class Store:
         return self._db.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'recall_index'").fetchone() is not None
 
+    def indexed_total(self) -> int:
+        """About how many rows the index holds (the highest ids: cheap, and all an IDF needs)."""
+        return self._db.execute("SELECT (SELECT ifnull(max(id), 0) FROM episodes) + "
+                                "(SELECT ifnull(max(id), 0) FROM lessons)").fetchone()[0]
+
     def indexed_count(self, match: str, limit: int) -> int:
         """How many index rows an FTS5 match expression finds, counted up to limit."""
         return self._db.execute(
@@ -277,6 +290,11 @@ class Store:
         rows += self._db.execute(f"SELECT {_RECALL_LESSON_COLUMNS} FROM lessons WHERE ({_holds('text', stems)}) "
                                  f"AND NOT vetoed{live}", stems).fetchall()
         return rows
+
+    def contexts(self, episode_ids: list) -> dict:
+        """{id: context} of a few episodes (recall reads it for its best candidates only)."""
+        return dict(self._db.execute(f"SELECT id, context FROM episodes WHERE id IN "
+                                     f"({','.join('?' * len(episode_ids))})", episode_ids).fetchall())
 
     def touch_episodes(self, ids: list, strength: float, now: str) -> None:
         """Strengthen recalled episodes by strength, count the recall, revive the archived."""
@@ -424,9 +442,10 @@ class Store:
             db.executemany("INSERT OR IGNORE INTO forgotten VALUES (?, ?, ?)", [(h, now, int(a)) for h, a in tombstones])
             db.executemany("UPDATE predictions SET evidence = NULL WHERE evidence = ?", [(i,) for i in episode_ids])
             db.executemany("DELETE FROM episodes WHERE id = ?", [(i,) for i in episode_ids])
-            db.executemany("UPDATE episodes SET title = ?, gist = ?, detail = ?, facts = ?, embedding = ? WHERE id = ?",
-                           [(n["title"], n["gist"], n["detail"], json.dumps(n["facts"], ensure_ascii=False, sort_keys=True),
-                             embed.encode(embed.vector(n["title"] + "\n" + n["gist"])), eid) for eid, n in scrubbed])
+            db.executemany("UPDATE episodes SET title = ?, gist = ?, detail = ?, facts = ?, embedding = ?, context = ? "
+                           "WHERE id = ?", [(n["title"], n["gist"], n["detail"], json.dumps(n["facts"], ensure_ascii=False,
+                           sort_keys=True), embed.encode(embed.vector(n["title"] + "\n" + n["gist"])), n["context"], eid)
+                           for eid, n in scrubbed])
             db.executemany("DELETE FROM lessons WHERE id = ?", [(i,) for i in lesson_ids])  # predictions cascade
             db.executemany("UPDATE lessons SET text = ?, sources = ?, seen = ?, embedding = ?, updated = ? WHERE id = ?",
                            [(redact(t), json.dumps(src), max(seen, 1), embed.encode(embed.vector(redact(t))), now, i)
@@ -578,10 +597,3 @@ def _row(row: sqlite3.Row) -> dict:
             out["facts"] = None
         out["facts"] = out["facts"] if isinstance(out["facts"], dict) else {}
     return out
-
-
-def _same_file(a: str, b: str) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False

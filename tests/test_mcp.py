@@ -1,6 +1,7 @@
 """The MCP server: `handle` on literal JSON, a malformed-input table, tools on a real store,
 and the whole protocol over real pipes (`python -m openmemory serve` as a subprocess)."""
 import json
+import re
 import select
 import signal
 import sqlite3
@@ -248,10 +249,22 @@ class Tools(TempHome):
         text = self.text(mcp.handle(call("recall", {"query": "run the tests with pytest instead of unittest",
                                                     "k": 10}), PROJECT))
         correction = next(e for e in self.episodes if e["kind"] == "correction")
-        header = f"[{correction['id']}] correction · {correction['at'][:10]} · {PROJECT}"
-        self.assertIn(header + "\n" + correction["title"] + "\n" + correction["gist"], text)
+        header = f"[{correction['id']}] correction · {correction['at'][:10]} · {PROJECT} · relevance 0."
+        self.assertRegex(text, re.escape(header) + r"\d\d\n" + re.escape(correction["title"] + "\n" + correction["gist"]))
         error = next(e for e in self.episodes if e["kind"] == "error")
-        self.assertIn(f"[{error['id']}] error · 2026-11-02 · {PROJECT}\n{error['title']}\n{error['gist']}", text)
+        self.assertRegex(text, re.escape(f"[{error['id']}] error · 2026-11-02 · {PROJECT} · relevance ") + r"[01]\.\d\d\n"
+                         + re.escape(f"{error['title']}\n{error['gist']}"))
+
+    def test_recall_says_how_relevant_each_hit_is_and_when_nothing_matches_well(self):
+        strong = self.text(mcp.handle(call("recall", {"query": "unittest ImportError"}), PROJECT))
+        first = strong.split("\n\n")[1].splitlines()[0]
+        self.assertGreaterEqual(float(first.rsplit(" ", 1)[1]), recall.WEAK_RELEVANCE)
+        self.assertNotIn("none matches well", strong)
+        weak = self.text(mcp.handle(call("recall", {"query": "kubernetes ingress tests rollout"}), PROJECT))
+        self.assertRegex(weak.splitlines()[0], r"best first: \(none matches well: the best has relevance 0\.[0-4]\d; ")
+        for line in weak.splitlines():
+            if line.startswith("["):
+                self.assertLess(float(line.rsplit(" ", 1)[1]), recall.WEAK_RELEVANCE)
 
     def test_recall_calls_the_library_as_the_cli_does(self):
         # The contract with the recall stage (its internals are being replaced): these exact arguments.

@@ -1,17 +1,15 @@
 """Recall: the index stays in sync, odd queries never raise, scoring/touching/archive/scope
-behave as documented, the fusion beats each channel on a labelled set, and the CLI verb."""
+behave as documented, real transcripts, and the CLI verb (quality: test_recall_quality)."""
 import json
 import sqlite3
 import subprocess
 import sys
 import unittest
-from pathlib import Path
 
 from openmemory import clock, embed, migrations, recall, store
-from tests.fixtures import project_folder, test_session
+from tests.fixtures import Transcript, project_folder, test_session
 from tests.helpers import TempHome, corpus_files, raw_db
 
-LABELLED = Path(__file__).parent / "data" / "recall_labelled.json"
 NOW = "2026-11-01T12:00:00.000000Z"
 
 
@@ -26,6 +24,13 @@ def put(db, episodes, session="s1"):
     return {row["key"]: row["id"] for row in raw_db(db).execute("SELECT key, id FROM episodes")}
 
 
+def put_apart(db, episodes):
+    """Store each episode as a transcript of its own (no episode is another's context); {key: id}."""
+    for e in episodes:
+        ids = put(db, [e], session=f"s-{e['key']}")
+    return ids
+
+
 def add_lesson(db, text, cwd=None, at=NOW):
     with db.transaction():
         return raw_db(db).execute(
@@ -33,10 +38,10 @@ def add_lesson(db, text, cwd=None, at=NOW):
             (text, "project" if cwd else "feedback", cwd, at, at, embed.encode(embed.vector(text)))).lastrowid
 
 
-def indexed(db, word):
-    """Index rowids holding word (episode ids; lessons as minus their id)."""
+def indexed(db, word, fields="title body detail"):
+    """Index rowids holding word in these fields (episode ids; lessons as minus their id)."""
     return sorted(r[0] for r in raw_db(db).execute("SELECT rowid FROM recall_index WHERE recall_index MATCH ?",
-                                              (recall.match_expression([word]),)))
+                                                   (f"{{{fields}}} : " + recall.match_expression([word]),)))
 
 
 class IndexSync(TempHome):
@@ -111,7 +116,7 @@ class OddQueries(TempHome):
 
     def test_no_query_raises_and_every_result_is_well_formed(self):
         with store.connect() as db:
-            put(db, [episode("a", "`alembic upgrade head` failed", "relation orders already exists"),
+            put_apart(db, [episode("a", "`alembic upgrade head` failed", "relation orders already exists"),
                      episode("b", "Café menu page", "the émigré font renders badly", kind="session"),
                      episode("c", "snake_case_name in the config", "camelCaseName broke the parser", kind="note")])
             for query in self.QUERIES:
@@ -142,7 +147,7 @@ class Scoring(TempHome):
         self.addCleanup(self.db.close)
 
     def test_the_design_formula_with_fused_relevance(self):
-        ids = put(self.db, [
+        ids = put_apart(self.db, [
             episode("old", "`pytest -q` failed: fixture db not found", "fixture db not found in conftest",
                     at="2026-08-02T12:00:00Z"),
             episode("new", "`pytest -q` failed: fixture db not found", "fixture db not found in conftest",
@@ -174,8 +179,9 @@ class TouchingAndArchive(TempHome):
         super().setUp()
         self.db = store.connect()
         self.addCleanup(self.db.close)
+        put(self.db, [episode("x", "unrelated", "nothing in common here")], session="elsewhere")
         self.ids = put(self.db, [episode(f"e{i}", f"`terraform apply` failed {i}", f"state lock held by ci {i}")
-                                 for i in range(4)] + [episode("x", "unrelated", "nothing in common here")])
+                                 for i in range(4)])
 
     def row(self, key):
         return self.db.episode(self.ids[key])
@@ -211,6 +217,187 @@ class TouchingAndArchive(TempHome):
         lessons = [h for h in hits if h["kind"] == "lesson"]
         self.assertEqual([h["id"] for h in lessons], [keep])
         self.assertEqual(raw_db(self.db).execute("SELECT strength FROM lessons WHERE id = ?", (keep,)).fetchone()[0], 1.0)
+
+
+class Context(TempHome):
+    """Each memory is indexed with what happened around it, as a lower-weight field."""
+
+    def setUp(self):
+        super().setUp()
+        self.db = store.connect()
+        self.addCleanup(self.db.close)
+
+    def context(self, eid):
+        return self.db.episode(eid)["context"]
+
+    def test_a_surprise_carries_its_session_and_neighbours_and_a_session_its_surprises(self):
+        ids = put(self.db, [
+            episode("s", "run the test suite before the release", "Asked: run the test suite before the release. "
+                    "Ran: `pytest -q`. Ended: All 214 tests pass.", kind="session", at="2026-10-02T09:00:00Z"),
+            episode("e", "`python -m unittest discover` failed: ImportError", "ImportError: No module named "
+                    "shop.settings.test", at="2026-10-02T09:04:00Z"),
+            episode("c", "Correction: use pytest -q --reuse-db", "the person said: use pytest -q --reuse-db",
+                    kind="correction", at="2026-10-02T09:05:00Z")], session="tests")
+        ids.update(put(self.db, [episode("r", "`./release.sh` failed: tag v2 exists", "release tag v2 exists",
+                                         at="2026-10-03T09:00:00Z")], session="release"))
+        # Most specific first, cut at context.CONTEXT_LIMIT (150) from the end: the session's gist goes first.
+        self.assertEqual(self.context(ids["c"]), "run the test suite before the release / `python -m unittest "
+                         "discover` failed: ImportError / Asked: run the test suite before the release. Ran: "
+                         "`pytes…")
+        self.assertEqual(self.context(ids["s"]), "`python -m unittest discover` failed: ImportError / "
+                         "Correction: use pytest -q --reuse-db")
+        self.assertEqual(indexed(self.db, "suite", "context"), [ids["e"], ids["c"]])
+        self.assertEqual(indexed(self.db, "suite"), [ids["s"]])
+        self.assertEqual(self.context(ids["r"]), "")   # alone in its transcript, and no session episode
+        # Words in a memory's own text count more than the same words in its context.
+        hits = recall.search(self.db, "release", k=5, now=NOW)
+        self.assertEqual([h["id"] for h in hits][:2], [ids["r"], ids["s"]])
+        self.assertLess(hits[-1]["relevance"], hits[0]["relevance"] / 2)
+
+    def test_a_changed_neighbour_changes_the_context_and_the_index(self):
+        put(self.db, [episode("a", "`make lint` failed", "ruff F401"), episode("b", "`make test` failed",
+                                                                            "pytest collected 0 items")])
+        ids = put(self.db, [episode("a", "`make lint` failed", "ruff F401"),
+                            episode("b", "`make docs` failed", "sphinx missing")])
+        self.assertEqual(self.context(ids["a"]), "`make docs` failed")
+        self.assertEqual(indexed(self.db, "docs", "context"), [ids["a"]])
+        self.assertEqual(indexed(self.db, "test", "context"), [])
+        raw_db(self.db).execute("INSERT INTO recall_index (recall_index) VALUES ('integrity-check')")
+
+    def test_ingest_adds_the_turns_around_a_surprise(self):
+        t = test_session()
+        t.write(project_folder(self.claude, t.cwd))
+        self.ok("ingest")
+        error = next(e for e in self.db.episodes("error"))
+        correction = next(e for e in self.db.episodes("correction"))
+        self.assertIn("The test command failed.", error["context"])     # what the agent said next
+        self.assertIn("run the tests", error["context"])                # the session's request
+        self.assertIn("Understood.", correction["context"])
+
+    def test_the_turns_around_are_redacted_like_everything_else(self):
+        t = Transcript()
+        t.user("deploy it")
+        t.assistant(tools=[("Bash", {"command": "make deploy"}, "Exit code 2\nmake: *** [deploy] Error 1", True)])
+        t.assistant("The deploy failed; set ANTHROPIC_API_KEY=sk-ant-api03-QQQQRRRRSSSSTTTTUUUUVVVV and retry.")
+        t.write(project_folder(self.claude, t.cwd))
+        self.ok("ingest")
+        error = self.db.episodes("error")[0]
+        self.assertIn("The deploy failed", error["context"])
+        self.assertIn("[REDACTED:anthropic-key]", error["context"])
+        self.assertEqual(indexed(self.db, "QQQQRRRRSSSSTTTTUUUUVVVV", "context"), [])
+
+    def test_forgotten_words_leave_every_context(self):
+        t = test_session()
+        t.write(project_folder(self.claude, t.cwd))
+        self.ok("ingest")
+        said = "don't use unittest here"
+        self.assertTrue([e for e in self.db.episodes() if said in e["context"]])
+        self.ok("forget", str(self.db.episodes("correction")[0]["id"]))
+        first = self.db.add_note("The staging host is stg-7 behind the bastion.", cwd="/x", conversation="c")
+        middle = self.db.add_note("Marguerite Vasquez holds the staging root password.", cwd="/x", conversation="c")
+        last = self.db.add_note("Rotate it every Monday.", cwd="/x", conversation="c")
+        self.ok("forget", str(middle))
+        with store.connect() as db:
+            contexts = [e["context"] for e in db.episodes()]
+            self.assertFalse([c for c in contexts if said in c or "Marguerite" in c], contexts)
+            self.assertEqual(indexed(db, "marguerite", "context"), [])
+            self.assertEqual([db.episode(first)["context"], db.episode(last)["context"]], ["[forgotten]"] * 2)
+
+    def test_notes_of_one_conversation_are_each_others_context(self):
+        at = ["2026-10-28T15:00:00Z", "2026-10-28T15:02:00Z", "2026-10-28T15:04:00Z", "2026-10-28T18:00:00Z"]
+        first = self.db.add_note("Orders over 1,000 EUR need a review by finance.", cwd="/shop", now=at[0],
+                                 conversation="mcp:1")
+        elsewhere = self.db.add_note("The VPN drops at midnight.", cwd="/infra", now=at[1], conversation="mcp:1")
+        other = self.db.add_note("Staging runs on Kubernetes.", cwd="/shop", now=at[1], conversation="mcp:2")
+        flag = self.db.add_note("The flag for that is Order.needs_review.", cwd="/shop", now=at[1],
+                                conversation="mcp:1")
+        digest = self.db.add_note("They want a daily email at 8:00.", cwd="/shop", now=at[2], conversation="mcp:1")
+        later = self.db.add_note("Deploys freeze on Fridays.", cwd="/shop", now=at[3], conversation="mcp:1")
+        alone = self.db.add_note("Use uv, not pip.", cwd="/shop", now=at[2])
+        self.assertEqual(self.context(first), "The flag for that is Order.needs_review.")
+        self.assertEqual(self.context(flag), "Orders over 1,000 EUR need a review by finance. / "
+                                             "They want a daily email at 8:00.")
+        self.assertEqual(self.context(digest), "The flag for that is Order.needs_review.")
+        for note in (elsewhere, other, later, alone):  # another folder, conversation, after the gap, none
+            self.assertEqual(self.context(note), "")
+        self.assertEqual(indexed(self.db, "finance", "context"), [flag])
+        hits = recall.search(self.db, "which field marks orders for finance review", k=3, now=at[3])
+        self.assertIn(flag, [h["id"] for h in hits])
+
+    def test_the_migration_fills_the_context_of_what_was_stored_before_it(self):
+        path = self.home / "v3.db"
+        db = sqlite3.connect(str(path), isolation_level=None)
+        before = [m.__name__.split("_", 1)[1] for m in migrations.MIGRATIONS].index("recall_context")
+        for step in migrations.MIGRATIONS[:before]:
+            step(db)
+        db.execute(f"PRAGMA user_version = {before}")
+        rows = [("s1", "session", "add tags to posts", "Asked: add tags to posts.", "2026-09-25T13:30:00Z", "{}"),
+                ("s1", "error", "`npx prisma migrate dev` failed: Drift detected", "drift", "2026-09-25T14:00:00Z",
+                 "{}"),
+                (None, "note", "Staging is behind the VPN.", "Staging is behind the VPN.", "2026-09-25T15:00:00Z",
+                 '{"conversation": "mcp:9"}'),
+                (None, "note", "Its password is in the vault.", "Its password is in the vault.",
+                 "2026-09-25T15:01:00Z", '{"conversation": "mcp:9"}')]
+        for n, (sid, kind, title, gist, at, facts) in enumerate(rows):
+            db.execute("INSERT INTO episodes (key, session_id, kind, title, gist, facts, at, created, last_touched, "
+                       "embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       (f"k{n}", sid, kind, title, gist, facts, at, at, at, embed.encode(embed.vector(title))))
+        db.close()
+        with store.connect(path) as old:
+            self.assertEqual(raw_db(old).execute("PRAGMA user_version").fetchone()[0], len(migrations.MIGRATIONS))
+            self.assertEqual(old.episode(2)["context"], "add tags to posts / Asked: add tags to posts.")
+            self.assertEqual(old.episode(4)["context"], "Staging is behind the VPN.")
+            self.assertEqual(indexed(old, "staging", "context"), [4])
+            self.assertEqual(indexed(old, "drift"), [2])   # the own fields are indexed again too
+            self.assertEqual(recall.search(old, "staging password", k=1, now=NOW)[0]["id"], 4)
+
+
+class Relevance(TempHome):
+    """Relevance is comparable across queries: a weak best match reads weak."""
+
+    def test_a_full_match_reads_strong_and_a_weak_best_match_reads_weak(self):
+        with store.connect() as db:
+            put_apart(db, [episode(f"n{i}", f"`npm run build` failed: step {i}", f"webpack compiled step {i}")
+                           for i in range(8)] + [
+                episode("pg", "`pytest -q` failed: could not connect to server", "psycopg2.OperationalError: "
+                        "could not connect to server: Connection refused on port 5432")])
+            strong = recall.search(db, "psycopg2 could not connect port 5432", k=1, now=NOW)[0]
+            self.assertGreaterEqual(strong["relevance"], 0.9)
+            weak = recall.search(db, "kubernetes helm chart webpack rollout", k=3, now=NOW, feedback=False)
+            self.assertTrue(weak)
+            self.assertLess(max(h["relevance"] for h in weak), recall.WEAK_RELEVANCE)  # one word of five
+            self.assertEqual(recall.search(db, "kubernetes helm chart rollout", now=NOW), [])
+
+    def test_the_cli_score_of_a_weak_match_is_low(self):
+        t = test_session(cwd="/home/dev/shop")
+        t.write(project_folder(self.claude, t.cwd))
+        self.ok("ingest")
+        strong = json.loads(self.ok("recall", "unittest ImportError", "--json").stdout)[0]
+        weak = json.loads(self.ok("recall", "unittest kubernetes helm rollout", "--json").stdout)[0]
+        self.assertGreater(strong["relevance"], 0.9)
+        self.assertLess(weak["relevance"], recall.WEAK_RELEVANCE)
+        self.assertLess(weak["score"], strong["score"] - 0.3)
+
+
+class Feedback(TempHome):
+    """Pseudo-relevance feedback: a weak first match expands the query with its hits' words."""
+
+    def test_a_weak_query_reaches_a_memory_through_its_first_hits_words(self):
+        with store.connect() as db:
+            ids = put_apart(db, [
+                episode("a", "slim the docker image", "multi-stage build with a distroless base image",
+                        kind="session"),
+                episode("b", "distroless base lacks a shell", "use the debug distroless variant to get busybox"),
+                *[episode(f"n{i}", f"`make` failed on step {i}", f"make error in step {i}") for i in range(12)]])
+            query = "shrink what docker ships"
+            without = [h["id"] for h in recall.search(db, query, k=5, now=NOW, feedback=False)]
+            with_feedback = [h["id"] for h in recall.search(db, query, k=5, now=NOW)]
+            self.assertNotIn(ids["b"], without)
+            self.assertIn(ids["b"], with_feedback)
+            strong = "distroless debug variant busybox"   # a strong first match is left alone: no expansion
+            self.assertEqual(recall.search(db, strong, k=5, now=NOW), recall.search(db, strong, k=5, now=NOW,
+                                                                                     feedback=False))
+            self.assertGreaterEqual(recall.search(db, strong, k=1, now=NOW)[0]["relevance"], recall.FEEDBACK_BELOW)
 
 
 class ProjectScope(TempHome):
@@ -288,49 +475,6 @@ class ScaleByDesign(TempHome):
                 self.assertLessEqual(len(decoded), recall.CANDIDATES)
             finally:
                 embed.stored_cosine = real
-
-
-def load_labelled(db):
-    """Store the labelled set; returns (data, {(is_lesson, id): key})."""
-    data = json.loads(LABELLED.read_text())
-    names = {}
-    by_cwd = {}
-    for e in data["episodes"]:
-        by_cwd.setdefault(e["cwd"], []).append(e)
-    for cwd, eps in by_cwd.items():
-        put(db, eps, session=cwd)
-    for row in raw_db(db).execute("SELECT id, key FROM episodes"):
-        names[(False, row[0])] = row[1]
-    for lesson in data["lessons"]:
-        names[(True, add_lesson(db, lesson["text"], lesson["cwd"], lesson["at"]))] = lesson["key"]
-    return data, names
-
-
-def recall_at(db, data, names, share):
-    """(R@1, R@5) over the labelled queries with this lexical share (1: BM25 alone, 0: vectors alone)."""
-    r1 = r5 = 0
-    for q in data["queries"]:
-        hits = recall.search(db, q["query"], 5, q.get("cwd"), now=data["now"], lexical_share=share)
-        got = [names[(h["kind"] == "lesson", h["id"])] for h in hits]
-        r1 += bool(got) and got[0] in q["want"]
-        r5 += any(g in q["want"] for g in got)
-    return r1 / len(data["queries"]), r5 / len(data["queries"])
-
-
-class Quality(TempHome):
-    def test_fusion_beats_each_channel_on_the_labelled_set(self):
-        with store.connect() as db:
-            data, names = load_labelled(db)
-            vector = recall_at(db, data, names, 0.0)
-            bm25 = recall_at(db, data, names, 1.0)
-            fusion = recall_at(db, data, names, recall.LEXICAL_SHARE)
-        print(f"\nlabelled set, {len(data['queries'])} queries over {len(data['episodes'])} episodes: "
-              f"R@1/R@5 vector {vector[0]:.2f}/{vector[1]:.2f}, BM25 {bm25[0]:.2f}/{bm25[1]:.2f}, "
-              f"fusion {fusion[0]:.2f}/{fusion[1]:.2f}", file=sys.stderr)
-        self.assertGreater(fusion[1], bm25[1])
-        self.assertGreater(fusion[1], vector[1])
-        self.assertGreaterEqual(fusion[0], max(bm25[0], vector[0]))
-        self.assertGreaterEqual(fusion[1], 0.9)
 
 
 class RealCorpus(TempHome):

@@ -1,0 +1,224 @@
+"""Recall quality: R@1/R@5 on the labelled coding set and on the conversational check.
+
+The labelled set (tests/data/recall_labelled.json) is stored the way ingest and `remember`
+store memories: transcript episodes session by session, notes one by one in time order with
+the conversation they were stored in. The conversational check (tests/data/recall_dialogs.json)
+stores every turn of a few multi-session dialogs with the MCP tool `remember` through
+`openmemory serve` over real pipes (one server process per dialog session, as one Claude Code
+session runs one server) and asks each question with the MCP tool `recall`.
+
+    python3 -m tests.test_recall_quality          # the figures for every channel and addition
+"""
+import json
+import os
+import re
+import select
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+from openmemory import recall, store
+from tests.helpers import ROOT, TempHome, raw_db
+
+DATA = Path(__file__).parent / "data"
+LABELLED = DATA / "recall_labelled.json"
+DIALOGS = DATA / "recall_dialogs.json"
+CHAT_PROJECT = "/home/dev/chat"
+
+# What each row of the table ranks with: keyword arguments of recall.search. The last two
+# rows take one addition away from the fusion each, to show what it brings.
+NO_CONTEXT = recall.FIELD_WEIGHTS[:3] + (0.0,)
+CHANNELS = {
+    "BM25 alone": {"lexical_share": 1.0},
+    "vector alone": {"lexical_share": 0.0},
+    "fusion": {},
+    "fusion without context": {"field_weights": NO_CONTEXT},
+    "fusion without feedback": {"feedback": False},
+}
+
+
+# --------------------------------------------------------------------------------------
+# The labelled coding set
+
+def load_labelled(db):
+    """Store the labelled set as ingest and `remember` would; returns (data, {(is_lesson, id): key})."""
+    data = json.loads(LABELLED.read_text())
+    sessions = {}
+    for e in data["episodes"]:
+        if e["kind"] != "note":
+            sessions.setdefault(e["session"], []).append(e)
+    for sid, eps in sorted(sessions.items(), key=lambda kv: min(e["at"] for e in kv[1])):
+        eps = sorted(eps, key=lambda e: e["at"])
+        db.replace_session({"id": sid, "path": f"/t/{sid}.jsonl", "mtime_ns": 0, "size": 0,
+                            "cwd": eps[0]["cwd"], "title": eps[0]["title"]},
+                           [{**e, "facts": {}} for e in eps], now=data["now"])
+    names = {}
+    for note in sorted((e for e in data["episodes"] if e["kind"] == "note"), key=lambda e: e["at"]):
+        note_id = db.add_note(note["gist"], title=note["title"], cwd=note["cwd"], now=note["at"],
+                              **_conversation(note))
+        names[(False, note_id)] = note["key"]
+    for eid, key in raw_db(db).execute("SELECT id, key FROM episodes WHERE kind != 'note'"):
+        names[(False, eid)] = key
+    for lesson in data["lessons"]:
+        with db.transaction():
+            lid = db.add_lesson(lesson["text"], "project" if lesson["cwd"] else "feedback", lesson["cwd"], 1.0, 1,
+                                [], lesson["at"])
+        names[(True, lid)] = lesson["key"]
+    return data, names
+
+
+def _conversation(note) -> dict:
+    """The conversation argument of add_note, when this store knows conversations."""
+    import inspect
+    if "conversation" in inspect.signature(store.Store.add_note).parameters:
+        return {"conversation": note["conversation"]}
+    return {}
+
+
+def labelled_recall(db, data, names, **options):
+    """(R@1, R@5) over the labelled queries, ranking with recall.search(**options)."""
+    r1 = r5 = 0
+    for q in data["queries"]:
+        hits = recall.search(db, q["query"], 5, q.get("cwd"), now=data["now"], **options)
+        got = [names[(h["kind"] == "lesson", h["id"])] for h in hits]
+        r1 += bool(got) and got[0] in q["want"]
+        r5 += any(g in q["want"] for g in got)
+    return r1 / len(data["queries"]), r5 / len(data["queries"])
+
+
+# --------------------------------------------------------------------------------------
+# The conversational check, through the MCP server
+
+class Server:
+    """`python -m openmemory serve` as Claude Code runs it: real pipes, one JSON message per line."""
+
+    def __init__(self, env, cwd):
+        self.proc = subprocess.Popen([sys.executable, "-m", "openmemory", "serve"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd)
+        self.rid = 0
+        self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                    "clientInfo": {"name": "recall-quality", "version": "1"}})
+
+    def request(self, method, params):
+        self.rid += 1
+        self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": self.rid, "method": method,
+                                          "params": params}).encode() + b"\n")
+        self.proc.stdin.flush()
+        ready, _, _ = select.select([self.proc.stdout], [], [], 60)
+        if not ready:
+            raise AssertionError("no reply from the MCP server within a minute")
+        reply = json.loads(self.proc.stdout.readline())
+        if "error" in reply or reply["result"].get("isError"):
+            raise AssertionError(f"the MCP server failed: {reply}")
+        return reply["result"]
+
+    def tool(self, name, **arguments) -> str:
+        return self.request("tools/call", {"name": name, "arguments": arguments})["content"][0]["text"]
+
+    def close(self):
+        self.proc.stdin.close()
+        code = self.proc.wait(60)
+        for stream in (self.proc.stdout, self.proc.stderr):
+            stream.close()
+        if code:
+            raise AssertionError(f"the MCP server exited with {code}")
+
+
+def store_dialogs(env, cwd):
+    """Remember every turn through the MCP server; returns (dialogs, {note id: (dialog, session, turn)})."""
+    data = json.loads(DIALOGS.read_text())
+    turns = {}
+    for d in data["dialogs"]:
+        for s, session in enumerate(d["sessions"], 1):
+            server = Server(env, cwd)  # one Claude Code session, one server process
+            try:
+                for t, text in enumerate(session, 1):
+                    said = server.tool("remember", text=text)
+                    turns[int(re.search(r"note \[(\d+)\]", said).group(1))] = (d["name"], s, t)
+            finally:
+                server.close()
+    return data, turns
+
+
+def dialog_recall(ask, data, turns):
+    """(R@1, R@5) over the dialog questions; ask(question) returns the note ids found, best first."""
+    r1 = r5 = n = 0
+    for d in data["dialogs"]:
+        for q in d["questions"]:
+            wanted = {(d["name"], s, t) for s, t in q["evidence"]}
+            got = [turns.get(i) for i in ask(q["question"])[:5]]
+            r1 += bool(got) and got[0] in wanted
+            r5 += any(g in wanted for g in got)
+            n += 1
+    return r1 / n, r5 / n
+
+
+def ids_in(text: str) -> list:
+    """The note ids of an MCP recall result, in order."""
+    return [int(i) for i in re.findall(r"^\[(\d+)\] note ·", text, re.M)]
+
+
+# --------------------------------------------------------------------------------------
+
+def measure(home=None, channels=CHANNELS, mcp_too=True) -> dict:
+    """Every figure: {set: {row: (R@1, R@5)}}, each set in a fresh store under home."""
+    with tempfile.TemporaryDirectory(prefix="om-quality-") as tmp:
+        tmp = Path(tmp)
+        env = dict(os.environ, OPENMEMORY_HOME=str(tmp / "labelled"), CLAUDE_CONFIG_DIR=str(tmp / "claude"),
+                   HOME=str(tmp / "user"))
+        env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+        out = {"labelled": {}, "dialogs": {}}
+        with store.connect(tmp / "labelled" / "memory.db") as db:
+            data, names = load_labelled(db)
+            for row, options in channels.items():
+                out["labelled"][row] = labelled_recall(db, data, names, **options)
+        out["labelled_size"] = (len(data["queries"]), len(data["episodes"]))
+        env["OPENMEMORY_HOME"] = str(tmp / "dialogs")
+        env["CLAUDE_PROJECT_DIR"] = CHAT_PROJECT
+        (tmp / "chat").mkdir()
+        dialogs, turns = store_dialogs(env, str(tmp / "chat"))
+        with store.connect(tmp / "dialogs" / "memory.db") as db:
+            for row, options in channels.items():
+                out["dialogs"][row] = dialog_recall(
+                    lambda q: [h["id"] for h in recall.search(db, q, 5, CHAT_PROJECT, **options)], dialogs, turns)
+        if mcp_too:
+            server = Server(env, str(tmp / "chat"))
+            try:
+                out["dialogs"]["fusion through MCP"] = dialog_recall(
+                    lambda q: ids_in(server.tool("recall", query=q)), dialogs, turns)
+            finally:
+                server.close()
+        out["dialogs_size"] = (sum(len(d["questions"]) for d in dialogs["dialogs"]), len(turns))
+        return out
+
+
+def table(figures) -> str:
+    lines = []
+    for name, size in (("labelled", "labelled_size"), ("dialogs", "dialogs_size")):
+        n, m = figures[size]
+        lines.append(f"{name}: {n} queries over {m} memories")
+        for row, (r1, r5) in figures[name].items():
+            lines.append(f"  {row:<24} R@1 {r1:.2f}  R@5 {r5:.2f}")
+    return "\n".join(lines)
+
+
+class Quality(TempHome):
+    def test_each_addition_earns_its_place_on_both_sets(self):
+        figures = measure()
+        print("\n" + table(figures), file=sys.stderr)
+        for name, floor in (("labelled", 0.9), ("dialogs", 0.65)):
+            with self.subTest(set=name):
+                rows = figures[name]
+                self.assertGreater(rows["fusion"][1], rows["vector alone"][1])
+                self.assertGreater(rows["fusion"][1], rows["fusion without context"][1])
+                self.assertGreaterEqual(rows["fusion"][1], rows["fusion without feedback"][1])
+                self.assertGreaterEqual(rows["fusion"][1], floor)  # before context: 0.88 and 0.50
+        # Through MCP each recall strengthens what it returns, so later questions can rank a little
+        # differently than in-process (measured 0.72 against 0.74); the floor holds for both.
+        self.assertGreaterEqual(figures["dialogs"]["fusion through MCP"][1], 0.65)
+
+
+if __name__ == "__main__":
+    print(table(measure()))
