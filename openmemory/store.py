@@ -125,7 +125,7 @@ class Store:
                     found = existing[ep["key"]] = legacy
                 if found and found[1] != sid:
                     continue  # first transcript to record an event keeps it
-                vec = embed.encode(embed.vector(ep["title"] + "\n" + ep["gist"]))
+                vec = embed.encoded(ep["title"] + "\n" + ep["gist"])
                 if found:
                     self._db.execute(
                         "UPDATE episodes SET cwd = ?, kind = ?, title = ?, gist = ?, detail = ?, facts = ?, "
@@ -182,7 +182,7 @@ class Store:
                 "INSERT INTO episodes (key, session_id, cwd, kind, title, gist, detail, facts, at, created, "
                 "last_touched, embedding, context) VALUES (?, NULL, ?, 'note', ?, ?, '', ?, ?, ?, ?, ?, ?)",
                 (f"note:{now}:{zlib.crc32(ep['gist'].encode('utf-8')):08x}", ep["cwd"], ep["title"], ep["gist"],
-                 ep["facts"], now, now, now, embed.encode(embed.vector(ep["title"] + "\n" + ep["gist"])), mine))
+                 ep["facts"], now, now, now, embed.encoded(ep["title"] + "\n" + ep["gist"]), mine))
             self._db.executemany("UPDATE episodes SET context = ? WHERE id = ?", changed)
         return cur.lastrowid
 
@@ -341,7 +341,7 @@ class Store:
             "INSERT INTO lessons (text, kind, cwd, strength, seen, sources, created, updated, embedding, decayed) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (redact(text), kind, cwd, strength, seen, json.dumps(sources), now, now,
-             embed.encode(embed.vector(text)), now))
+             embed.encoded(text), now))
         return cur.lastrowid
 
     def update_lesson(self, lesson_id: int, text: str, cwd, strength: float, seen: int, sources: list,
@@ -351,7 +351,7 @@ class Store:
             "UPDATE lessons SET text = ?, cwd = ?, strength = ?, seen = ?, sources = ?, archived = ?, "
             "updated = ?, embedding = ?, decayed = ? WHERE id = ?",
             (redact(text), cwd, strength, seen, json.dumps(sources), int(archived), now,
-             embed.encode(embed.vector(text)), now, lesson_id))
+             embed.encoded(text), now, lesson_id))
 
     def mark_consolidated(self, fed: dict, examined: list) -> None:
         """{episode id: lesson id it fed}; examined: ids looked at once that fed none (0)."""
