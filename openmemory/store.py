@@ -587,6 +587,7 @@ def connect(path=None) -> Store:
     return Store(migrations.prepare(db, path, timeout_ms), path)
 
 
+
 def _row(row: sqlite3.Row) -> dict:
     out = dict(row)
     out.pop("embedding", None)
