@@ -15,7 +15,7 @@ from .clock import iso
 from .errors import OpenMemoryError, StoreError
 from . import migrations
 from .migrations import fts5_available
-from .redact import clean_episode, redact, redact_obj
+from .redact import clean_episode, redact, redact_obj, redacted
 from .shorten import clip
 
 BUSY_TIMEOUT_MS = 5000      # a concurrent ingest (hook + cron) waits instead of failing
@@ -158,7 +158,7 @@ class Store:
                 "ended = excluded.ended, version = excluded.version, turns = excluded.turns, "
                 "skipped = excluded.skipped",
                 (sid, session["path"], session["mtime_ns"], session["size"], now, stored, session.get("cwd"),
-                 redact(session.get("title") or ""), session.get("started"), session.get("ended"),
+                 redacted(session.get("title") or ""), session.get("started"), session.get("ended"),
                  session.get("version"), session.get("turns", 0), session.get("skipped", 0)))
         return counts
 
