@@ -8,6 +8,8 @@ import math
 import re
 import zlib
 from array import array
+from collections import Counter
+from functools import lru_cache
 
 DIMENSIONS = 256
 BIGRAM_WEIGHT = 0.5  # a shared pair of words says more than a shared word, but rarer
@@ -53,39 +55,73 @@ def words(text: str) -> list[str]:
     """Lowercased, stemmed content words of text; camelCase and snake_case are split."""
     out = []
     for raw in _TOKEN.findall(text or ""):
-        for part in _CAMEL.split(raw):
-            w = part.lower()
-            if len(w) < 2 and not w.isdigit():
-                continue
-            if w in STOP_WORDS:
-                continue
-            out.append(stem(w))
+        out.extend(_token_words(raw))
     return out
 
 
+# Words repeat across a person's history: a token's stems and a feature's slot are worked out
+# once per process (bounded caches: tens of thousands of entries, a few MB).
+@lru_cache(maxsize=32768)
+def _token_words(raw: str) -> tuple:
+    out = []
+    for part in _CAMEL.split(raw):
+        w = part.lower()
+        if len(w) < 2 and not w.isdigit():
+            continue
+        if w in STOP_WORDS:
+            continue
+        out.append(stem(w))
+    return tuple(out)
+
+
+@lru_cache(maxsize=65536)
 def _slot(feature: str) -> tuple[int, float]:
     h = zlib.crc32(feature.encode("utf-8"))
     return h % DIMENSIONS, (1.0 if (h >> 16) & 1 else -1.0)
 
 
+def _sparse(text: str) -> dict:
+    """{dimension: value} of text's hashed vector before normalising (zeros left out)."""
+    tokens = words(text)
+    vec: dict[int, float] = {}
+    for w, n in Counter(tokens).items():
+        i, sign = _slot("w:" + w)
+        vec[i] = vec.get(i, 0.0) + sign * (1.0 + math.log(n) if n > 1 else 1.0)  # sublinear term frequency
+    for (a, b), n in Counter(zip(tokens, tokens[1:])).items():
+        i, sign = _slot("b:" + a + " " + b)
+        vec[i] = vec.get(i, 0.0) + sign * ((1.0 + math.log(n) if n > 1 else 1.0) * BIGRAM_WEIGHT)
+    return vec
+
+
+def _normalised(text: str) -> dict:
+    """{dimension: value} at length 1, in dimension order; {} when text has no content words."""
+    vec = _sparse(text)
+    items = sorted(vec.items())
+    norm = math.sqrt(sum([x * x for _, x in items]))  # summed in dimension order, as a dense sum would
+    return {i: x / norm for i, x in items} if norm else {}
+
+
 def vector(text: str) -> list[float]:
     """The L2-normalised hashed vector of text (all zeros when it has no content words)."""
-    tokens = words(text)
-    counts: dict[str, float] = {}
-    for w in tokens:
-        counts["w:" + w] = counts.get("w:" + w, 0.0) + 1.0
-    for a, b in zip(tokens, tokens[1:]):
-        key = "b:" + a + " " + b
-        counts[key] = counts.get(key, 0.0) + 1.0
     vec = [0.0] * DIMENSIONS
-    for feature, n in counts.items():
-        i, sign = _slot(feature)
-        weight = 1.0 + math.log(n)  # sublinear term frequency
-        if feature.startswith("b:"):
-            weight *= BIGRAM_WEIGHT
-        vec[i] += sign * weight
-    norm = math.sqrt(sum(x * x for x in vec))
-    return [x / norm for x in vec] if norm else vec
+    for i, x in _normalised(text).items():
+        vec[i] = x
+    return vec
+
+
+def encoded(text: str) -> bytes:
+    """encode(vector(text)), the same 256 bytes, computed only over the dimensions text touches."""
+    return _encode_sparse(_normalised(text))
+
+
+def _encode_sparse(vec: dict) -> bytes:
+    peak = max(map(abs, vec.values()), default=0.0)
+    out = bytearray(DIMENSIONS)
+    if not peak:
+        return bytes(out)
+    for i, x in vec.items():
+        out[i] = round(x * 127.0 / peak) & 0xFF
+    return bytes(out)
 
 
 def encode(vec) -> bytes:
@@ -94,10 +130,7 @@ def encode(vec) -> bytes:
     Cosine is scale-invariant, so the scale need not be stored: 256 bytes a row
     instead of ~5 KB of JSON, and decoding is one `array` call.
     """
-    peak = max((abs(x) for x in vec), default=0.0)
-    if not peak:
-        return bytes(DIMENSIONS)
-    return array("b", (round(x * 127.0 / peak) for x in vec)).tobytes()
+    return _encode_sparse({i: x for i, x in enumerate(vec) if x})
 
 
 def decode(blob: bytes) -> array:

@@ -7,6 +7,7 @@ import fcntl
 import hashlib
 import json
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +23,13 @@ GIST_LIMIT = 600            # characters of a gist: enough to recognise the epis
 DETAIL_LIMIT = 2000         # characters of detail kept per episode
 FILES_SHOWN = 6
 COMMANDS_SHOWN = 5
+# A bulk ingest stores many transcripts per transaction (a commit per small transcript was a
+# tenth of a first ingest's time). A transaction is closed after BATCH_SECONDS, BATCH_FILES
+# transcripts, or before reading one over BATCH_ALONE_BYTES, so a hook's write behind it waits
+# well under its busy timeout.
+BATCH_SECONDS = 0.25
+BATCH_FILES = 100
+BATCH_ALONE_BYTES = 1 << 20
 
 
 @dataclass
@@ -94,54 +102,74 @@ def ingest(store: Store, roots=None, progress=None, force: bool = False, now: st
     known.update(not_transcripts(store))  # skipped whole once, then silent until they change
     report = Report(files=len(files))
     optout = OptOut()
-    for n, path in enumerate(files, 1):
-        if progress:
-            progress(n, len(files), path)
-        try:
-            st = path.stat()
-        except OSError as e:
-            report.failed.append((str(path), e.strerror or str(e)))
-            continue
-        if not force and known.get(str(path)) == (st.st_mtime_ns, st.st_size):
-            report.unchanged += 1
-            continue
-        ingest_file(store, path, report, force=force, now=now, optout=optout)
+    with Batch(store) as batch:
+        for n, path in enumerate(files, 1):
+            if progress:
+                progress(n, len(files), path)
+            try:
+                st = path.stat()
+            except OSError as e:
+                report.failed.append((str(path), e.strerror or str(e)))
+                continue
+            if not force and known.get(str(path)) == (st.st_mtime_ns, st.st_size):
+                report.unchanged += 1
+                continue
+            ingest_file(store, path, report, force=force, now=now, optout=optout, batch=batch)
     with store.transaction():
         store.set_state("last_ingest", iso())
     return report
 
 
 def ingest_file(store: Store, path, report: Report | None = None, force: bool = False,
-                now: str | None = None, optout: OptOut | None = None) -> Report:
+                now: str | None = None, optout: OptOut | None = None, batch: "Batch | None" = None) -> Report:
     """Read one transcript and store its session and surprises, unless it is unchanged.
 
-    The transcript is held under an advisory lock while it is read and stored, so two
-    ingests of one growing file (the SessionEnd hook's, a detached one, cron's) take turns,
-    and the later one sees the newer file instead of committing an older snapshot over it.
+    The transcript is held under an advisory lock while it is read and stored (until its
+    transaction commits), so two ingests of one growing file (the SessionEnd hook's, a detached
+    one, cron's) take turns, and the later one sees the newer file instead of committing an
+    older snapshot over it.
     """
     report = report or Report(files=1)
+    if batch is None:
+        with Batch(store) as own:
+            return ingest_file(store, path, report, force, now, optout, own)
     path = Path(path)
     try:
-        with open(path, "rb") as f:
-            fcntl.flock(f, fcntl.LOCK_EX)
-            st = os.fstat(f.fileno())
-            if not force and store.file_state(str(path)) == (st.st_mtime_ns, st.st_size):
-                report.unchanged += 1
-                return report
-            # Kept out by the person: only the first records are read, to learn the folder
-            # (should the folder show up only later in the file, nothing is stored either).
-            optout = optout or OptOut()
-            session = None
-            if not optout.reason(transcripts.working_folder(f)):
-                f.seek(0)
-                session = transcripts.parse_lines(f, str(path))
-            if session is None or optout.reason(session.cwd):
-                report.opted_out += 1
-                store.note_opted_out(_path_hash(path))
-                return report
-            _store_session(store, path, session, st, report, now)
+        f = open(path, "rb")
     except OSError as e:
         report.failed.append((str(path), e.strerror or str(e)))
+        return report
+    try:
+        batch.lock(f)
+        st = os.fstat(f.fileno())
+        if not force and store.file_state(str(path)) == (st.st_mtime_ns, st.st_size):
+            report.unchanged += 1
+            f.close()
+            return report
+        # Kept out by the person: only the first records are read, to learn the folder
+        # (should the folder show up only later in the file, nothing is stored either).
+        optout = optout or OptOut()
+        session = None
+        if not optout.reason(transcripts.working_folder(f)):
+            if st.st_size > BATCH_ALONE_BYTES:
+                batch.commit()  # never hold the database while reading a large transcript
+            f.seek(0)
+            session = transcripts.parse_lines(f, str(path))
+    except OSError as e:
+        f.close()
+        report.failed.append((str(path), e.strerror or str(e)))
+        return report
+    except BaseException:
+        f.close()
+        raise
+    batch.hold(f)   # released at the commit; an error while storing rolls the whole batch back
+    with batch.transaction():
+        if session is None or optout.reason(session.cwd):
+            report.opted_out += 1
+            store.note_opted_out(_path_hash(path))
+        else:
+            _store_session(store, path, session, st, report, now)
+    batch.full()
     return report
 
 
@@ -160,6 +188,62 @@ def not_transcripts(store: Store) -> dict:
     except ValueError:
         return {}
     return {p: tuple(v) for p, v in found.items() if isinstance(v, list) and len(v) == 2}
+
+
+class Batch:
+    """Transcripts stored in one transaction, each kept locked until it commits.
+
+    A kill before the commit leaves none of them stored nor marked ingested: the next ingest
+    reads them again. Use as a context manager: it commits on leaving, or rolls back on error.
+    """
+
+    def __init__(self, store: Store):
+        self.store = store
+        self.held = []              # open transcripts whose locks we hold until the commit
+        self._tx = None
+        self._began = 0.0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self.commit(exc_type)
+
+    def lock(self, f) -> None:
+        """Take a transcript's lock; when another ingest has it, commit first (never wait holding the database)."""
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self.commit()
+            fcntl.flock(f, fcntl.LOCK_EX)
+
+    def transaction(self):
+        """The batch's transaction, begun if need be; one transcript's writes go inside it."""
+        if self._tx is None:
+            self._tx = self.store.transaction()
+            self._tx.__enter__()
+            self._began = time.monotonic()
+        return self.store.transaction()  # joins the batch's
+
+    def hold(self, f) -> None:
+        """Keep a transcript locked until the commit."""
+        self.held.append(f)
+
+    def full(self) -> None:
+        """Commit when the batch has enough transcripts or has held the database long enough."""
+        if len(self.held) >= BATCH_FILES or time.monotonic() - self._began >= BATCH_SECONDS:
+            self.commit()
+
+    def commit(self, exc_type=None) -> None:
+        """Commit (or, after an error, roll back) what is stored, then release the transcripts."""
+        tx, self._tx = self._tx, None
+        try:
+            if tx is not None:
+                tx.__exit__(exc_type, None, None)
+        finally:
+            held, self.held = self.held, []
+            for f in held:
+                f.close()
 
 
 def _store_session(store: Store, path: Path, session, st, report: Report, now: str | None = None) -> None:

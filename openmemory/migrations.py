@@ -213,7 +213,7 @@ def m007_recall_context(db: sqlite3.Connection) -> None:
     if db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'recall_index'").fetchone():
         for name in ("episode_insert", "episode_delete", "episode_update", "lesson_insert", "lesson_delete",
                      "lesson_update"):
-            db.execute(f"DROP TRIGGER recall_index_{name}")
+            db.execute(f"DROP TRIGGER IF EXISTS recall_index_{name}")  # m008 drops the insert one
         db.execute("DROP TABLE recall_index")
         _make_recall_index_with_context(db)
 
@@ -243,8 +243,17 @@ def _make_recall_index_with_context(db: sqlite3.Connection) -> None:
     db.execute(f"INSERT INTO recall_index ({fields}) SELECT -id, '', text, '', '' FROM lessons")
 
 
+def m008_episodes_indexed_at_commit(db: sqlite3.Connection) -> None:
+    """New episodes enter the text index when their transaction commits, all in one statement
+    (Transaction, index_stored), no longer one trigger each: FTS5 writes its pending terms out
+    at every statement that touches it, and a trigger per episode was a seventh of a first
+    ingest. Deletes and text updates keep their triggers."""
+    db.execute("DROP TRIGGER IF EXISTS recall_index_episode_insert")
+
+
 MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_event_identity,
-              m005_model_answers, m006_forgotten_and_opted_out, m007_recall_context]
+              m005_model_answers, m006_forgotten_and_opted_out, m007_recall_context,
+              m008_episodes_indexed_at_commit]
 
 
 def migrate(db: sqlite3.Connection, path="") -> None:
@@ -321,7 +330,9 @@ def prepare(db: sqlite3.Connection, path, busy_ms: int) -> sqlite3.Connection:
 
 
 class Transaction:
-    """BEGIN IMMEDIATE ... COMMIT; inside another transaction it joins that one (all or none)."""
+    """BEGIN IMMEDIATE ... COMMIT, the episodes stored in it indexed first (index_stored); inside
+    another transaction it joins that one (all or none; not a savepoint: one costs a statement
+    journal per transcript of a bulk ingest)."""
 
     _outer = False
 
@@ -335,4 +346,32 @@ class Transaction:
 
     def __exit__(self, exc_type, exc, tb):
         if self._outer:
-            self._db.execute("ROLLBACK" if exc_type else "COMMIT")
+            ok = not exc_type
+            try:
+                if ok:
+                    index_stored(self._db)
+            except BaseException:
+                ok = False
+                raise
+            finally:
+                _UNINDEXED.pop(self._db, None)
+                self._db.execute("COMMIT" if ok else "ROLLBACK")
+
+
+# The text index's fields of an episode (m007): a title that begins its gist is not indexed twice.
+INDEX_EPISODES = ("INSERT INTO recall_index (rowid, title, body, detail, context) SELECT id, CASE WHEN "
+                  "instr(gist, title) = 1 THEN '' ELSE title END, gist, detail, context FROM episodes WHERE id >= ?")
+_UNINDEXED = {}     # connection -> the first episode id its open transaction stored and did not index
+
+
+def stored(db: sqlite3.Connection, episode_id: int) -> None:
+    """Note an episode just stored: it enters the text index with the others before the commit (m008)."""
+    _UNINDEXED.setdefault(db, episode_id)
+
+
+def index_stored(db: sqlite3.Connection) -> None:
+    """Index the episodes stored in this transaction, in one statement (rowids only grow): at its
+    commit, and before one of them is changed or deleted (their triggers expect them indexed)."""
+    first = _UNINDEXED.pop(db, None)
+    if first is not None and db.execute("SELECT 1 FROM sqlite_master WHERE name = 'recall_index'").fetchone():
+        db.execute(INDEX_EPISODES, (first,))

@@ -18,6 +18,7 @@ import base64
 import json
 import math
 import re
+from functools import lru_cache
 
 # Words that name a secret. Plural and `_id`/`-file` style suffixes are read as the same word.
 _SECRET_WORD = (r"(?:pass(?:word|wd|phrase)|pwd|secret(?:[ _\-]?(?:access[ _\-]?)?key)?|token|"
@@ -130,7 +131,7 @@ def redact(text: str) -> str:
 def redact_obj(value):
     """Redact every string inside a JSON-like value (dicts, lists, strings)."""
     if isinstance(value, str):
-        return redact(value)
+        return redacted(value)
     if isinstance(value, dict):
         return {k: redact_obj(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -275,11 +276,28 @@ def clean_episode(ep: dict) -> dict:
     return {
         "key": ep["key"],
         "kind": ep["kind"],
-        "title": redact(ep["title"]),
-        "gist": redact(ep["gist"]),
-        "detail": redact(ep.get("detail") or ""),
+        "title": redacted(ep["title"]),
+        "gist": redacted(ep["gist"]),
+        "detail": redacted(ep.get("detail") or ""),
         "facts": json.dumps(redact_obj(facts), ensure_ascii=False, sort_keys=True)
-        if not isinstance(facts, str) else redact(facts),
+        if not isinstance(facts, str) else redacted(facts),
         "at": ep["at"],
         "cwd": ep.get("cwd") or None,
     }
+
+
+REDACTED_KEPT = 8192        # distinct short texts whose redaction is remembered (a few MB)
+REDACTED_KEPT_CHARS = 300   # longer texts are rarely repeated: redacted each time
+
+
+def redacted(text: str) -> str:
+    """redact(text), once per distinct short text: commands, tools, error lines and titles
+    repeat across the episodes of a session and across sessions."""
+    if not isinstance(text, str) or len(text) > REDACTED_KEPT_CHARS:
+        return redact(text)
+    return _redacted_short(text)
+
+
+@lru_cache(maxsize=REDACTED_KEPT)
+def _redacted_short(text: str) -> str:
+    return redact(text)

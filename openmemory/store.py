@@ -15,7 +15,7 @@ from .clock import iso
 from .errors import OpenMemoryError, StoreError
 from . import migrations
 from .migrations import fts5_available
-from .redact import clean_episode, redact, redact_obj
+from .redact import clean_episode, redact, redact_obj, redacted
 from .shorten import clip
 
 BUSY_TIMEOUT_MS = 5000      # a concurrent ingest (hook + cron) waits instead of failing
@@ -125,8 +125,9 @@ class Store:
                     found = existing[ep["key"]] = legacy
                 if found and found[1] != sid:
                     continue  # first transcript to record an event keeps it
-                vec = embed.encode(embed.vector(ep["title"] + "\n" + ep["gist"]))
+                vec = embed.encoded(ep["title"] + "\n" + ep["gist"])
                 if found:
+                    migrations.index_stored(self._db)  # this transaction's episodes first: one may be this one
                     self._db.execute(
                         "UPDATE episodes SET cwd = ?, kind = ?, title = ?, gist = ?, detail = ?, facts = ?, "
                         "at = ?, embedding = ?, context = ? WHERE id = ? AND (title, gist, detail, facts, at, "
@@ -136,29 +137,25 @@ class Store:
                          ep["cwd"] or "", ctx))
                     counts["updated"] += self._db.execute("SELECT changes()").fetchone()[0]
                 else:
-                    self._db.execute(
+                    migrations.stored(self._db, self._db.execute(
                         "INSERT INTO episodes (key, session_id, cwd, kind, title, gist, detail, facts, at, "
                         "created, last_touched, embedding, context) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (ep["key"], sid, ep["cwd"], ep["kind"], ep["title"], ep["gist"], ep["detail"],
-                         ep["facts"], ep["at"], now, now, vec, ctx))
+                         ep["facts"], ep["at"], now, now, vec, ctx)).lastrowid)  # indexed before the commit
                     counts["added"][ep["kind"]] = counts["added"].get(ep["kind"], 0) + 1
                 keep.add(ep["key"])
             stale = [row[0] for row in self._db.execute(
                 "SELECT id, key FROM episodes WHERE session_id = ?", (sid,)) if row[1] not in keep]
             for eid in stale:
+                migrations.index_stored(self._db)
                 self._db.execute("DELETE FROM episodes WHERE id = ?", (eid,))
             counts["removed"] = len(stale)
             stored = self._db.execute("SELECT count(*) FROM episodes WHERE session_id = ?", (sid,)).fetchone()[0]
             self._db.execute(
-                "INSERT INTO sessions (id, path, mtime_ns, size, ingested, episodes, cwd, title, started, ended, "
-                "version, turns, skipped) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (id) DO UPDATE SET path = excluded.path, mtime_ns = excluded.mtime_ns, "
-                "size = excluded.size, ingested = excluded.ingested, episodes = excluded.episodes, "
-                "cwd = excluded.cwd, title = excluded.title, started = excluded.started, "
-                "ended = excluded.ended, version = excluded.version, turns = excluded.turns, "
-                "skipped = excluded.skipped",
+                f"INSERT INTO sessions ({', '.join(_SESSION)}) VALUES ({', '.join('?' * len(_SESSION))}) "
+                "ON CONFLICT (id) DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in _SESSION[1:]),
                 (sid, session["path"], session["mtime_ns"], session["size"], now, stored, session.get("cwd"),
-                 redact(session.get("title") or ""), session.get("started"), session.get("ended"),
+                 redacted(session.get("title") or ""), session.get("started"), session.get("ended"),
                  session.get("version"), session.get("turns", 0), session.get("skipped", 0)))
         return counts
 
@@ -182,7 +179,8 @@ class Store:
                 "INSERT INTO episodes (key, session_id, cwd, kind, title, gist, detail, facts, at, created, "
                 "last_touched, embedding, context) VALUES (?, NULL, ?, 'note', ?, ?, '', ?, ?, ?, ?, ?, ?)",
                 (f"note:{now}:{zlib.crc32(ep['gist'].encode('utf-8')):08x}", ep["cwd"], ep["title"], ep["gist"],
-                 ep["facts"], now, now, now, embed.encode(embed.vector(ep["title"] + "\n" + ep["gist"])), mine))
+                 ep["facts"], now, now, now, embed.encoded(ep["title"] + "\n" + ep["gist"]), mine))
+            migrations.stored(self._db, cur.lastrowid)
             self._db.executemany("UPDATE episodes SET context = ? WHERE id = ?", changed)
         return cur.lastrowid
 
@@ -341,7 +339,7 @@ class Store:
             "INSERT INTO lessons (text, kind, cwd, strength, seen, sources, created, updated, embedding, decayed) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (redact(text), kind, cwd, strength, seen, json.dumps(sources), now, now,
-             embed.encode(embed.vector(text)), now))
+             embed.encoded(text), now))
         return cur.lastrowid
 
     def update_lesson(self, lesson_id: int, text: str, cwd, strength: float, seen: int, sources: list,
@@ -351,7 +349,7 @@ class Store:
             "UPDATE lessons SET text = ?, cwd = ?, strength = ?, seen = ?, sources = ?, archived = ?, "
             "updated = ?, embedding = ?, decayed = ? WHERE id = ?",
             (redact(text), cwd, strength, seen, json.dumps(sources), int(archived), now,
-             embed.encode(embed.vector(text)), now, lesson_id))
+             embed.encoded(text), now, lesson_id))
 
     def mark_consolidated(self, fed: dict, examined: list) -> None:
         """{episode id: lesson id it fed}; examined: ids looked at once that fed none (0)."""
@@ -559,6 +557,8 @@ class Store:
             "(SELECT id FROM lessons WHERE vetoed)", (now,)).rowcount
 
 
+_SESSION = ("id", "path", "mtime_ns", "size", "ingested", "episodes", "cwd", "title", "started", "ended", "version",
+            "turns", "skipped")
 _RECALL_COLUMNS = "id, kind, title, gist, cwd, at, strength, recalls, archived, embedding"
 _RECALL_LESSON_COLUMNS = ("id, 'lesson' AS kind, text AS title, text AS gist, cwd, updated AS at, strength, "
                           "0 AS recalls, archived, embedding")

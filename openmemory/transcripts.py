@@ -27,6 +27,9 @@ _MEMORY_INPUT = re.compile(r"</?user-memory-input>")
 # openmemory's own MCP calls are not evidence: `mcp__openmemory__recall` when registered by
 # `claude mcp add`, `mcp__plugin_openmemory_openmemory__recall` under the plugin (2.1.328).
 OWN_TOOL = re.compile(r"mcp__(plugin_openmemory_)?openmemory__")
+# A tool's output is read for its telling lines only: of a huge one (a 50 MB line), its first
+# and last RESULT_END_CHARS characters, whole lines (Claude Code clips Bash output at 30,000).
+RESULT_END_CHARS = 50_000
 
 
 @dataclass
@@ -158,18 +161,23 @@ def parse_lines(lines, path: str = "") -> Session:
     for raw in lines:
         if isinstance(raw, bytes):
             raw = raw.decode("utf-8", errors="replace")
-        raw = raw.strip()
-        if not raw:
-            continue
+        try:
+            rec = json.loads(raw)  # JSON's own whitespace around a record is allowed: no copy of the line
+        except (ValueError, RecursionError):
+            raw = raw.strip()  # other whitespace (a form feed, a no-break space) is not JSON's
+            if not raw:
+                continue
+            rec = None          # read again below, stripped
         if sniffed is not None:
             sniffed += 1
             if sniffed > SNIFF_LINES:
                 break  # not a Claude Code transcript: read no further
-        try:
-            rec = json.loads(raw)
-        except (ValueError, RecursionError):  # RecursionError: JSON nested thousands deep
-            s.skipped += 1
-            continue
+        if rec is None:
+            try:
+                rec = json.loads(raw)
+            except (ValueError, RecursionError):  # RecursionError: JSON nested thousands deep
+                s.skipped += 1
+                continue
         if not isinstance(rec, dict):
             s.skipped += 1
             continue
@@ -333,7 +341,7 @@ def _on_assistant(s: Session, rec: dict, by_message: dict, calls: dict, pending:
 
 
 def _attach_result(call: ToolCall, block: dict, rec: dict) -> None:
-    call.result = _block_text(block.get("content"))
+    call.result = _ends(_block_text(block.get("content")))
     call.result_uuid = rec.get("uuid") if isinstance(rec.get("uuid"), str) else ""
     call.result_at = rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else ""
     call.is_error = bool(block.get("is_error"))
@@ -343,6 +351,15 @@ def _attach_result(call: ToolCall, block: dict, rec: dict) -> None:
         call.rejected = True
     elif call.result.lstrip().startswith(_INTERRUPTED):
         call.interrupted = True
+
+
+def _ends(text: str) -> str:
+    """A huge output as its first and last RESULT_END_CHARS characters, cut at line ends."""
+    if len(text) <= 2 * RESULT_END_CHARS + 1:
+        return text
+    head = text[:RESULT_END_CHARS]
+    tail = text[-RESULT_END_CHARS:]
+    return head[:head.rfind("\n") + 1 or None] + tail[tail.find("\n") + 1:]
 
 
 def _block_text(content) -> str:

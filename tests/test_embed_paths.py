@@ -35,6 +35,16 @@ class Embed(TempHome):
         self.assertEqual(len(blob_a), 256)
         self.assertAlmostEqual(embed.cosine(blob_a, blob_b), embed.cosine(a, b), delta=0.02)
 
+    def test_stored_bytes_are_the_contract(self):
+        # A stored vector is read by every later version: these bytes must not change silently.
+        text = "run the tests with pytest -q"
+        blob = embed.encode(embed.vector(text))
+        self.assertEqual({i: v for i, v in enumerate(embed.decode(blob)) if v},
+                         {40: -64, 62: -64, 147: 127, 213: 127, 237: 127})
+        for text in (text, "", "the", "Running testCases and the_tests; running again, again and again",
+                     "migration error: duplicate column email on users " * 3):
+            self.assertEqual(embed.encoded(text), embed.encode(embed.vector(text)))
+
     def test_words_are_stemmed_and_split(self):
         self.assertEqual(embed.words("Running testCases and the_tests"), ["run", "test", "case", "test"])
 

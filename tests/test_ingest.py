@@ -300,3 +300,36 @@ class OneIngestOfATranscriptAtATime(TempHome):
         with store.connect() as db:
             said = [e["facts"]["said"] for e in db.episodes("correction")]
         self.assertIn("stop, that is the wrong database", said)  # the newer file, not the old snapshot
+
+
+class BulkIngest(TempHome):
+    def test_a_killed_bulk_ingest_leaves_no_transcript_half_stored_and_the_next_one_finishes(self):
+        import signal
+        import subprocess
+        import sys
+        from tests import synthetic
+        expected = synthetic.write_dense(self.claude, 400)
+        store.connect().close()
+        p = subprocess.Popen([sys.executable, "-m", "openmemory", "ingest"], env=self.env(),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        watch = sqlite3.connect(self.home / "memory.db")
+        try:
+            while p.poll() is None and watch.execute("SELECT count(*) FROM sessions").fetchone()[0] == 0:
+                time.sleep(0.005)
+            p.send_signal(signal.SIGKILL)  # as soon as the first transactions are in
+            p.wait()
+            stored = watch.execute("SELECT count(*) FROM sessions").fetchone()[0]
+            halves = watch.execute(
+                "SELECT s.path FROM sessions s WHERE s.episodes != "
+                "(SELECT count(*) FROM episodes e WHERE e.session_id = s.id)").fetchall()
+            orphans = watch.execute("SELECT count(*) FROM episodes WHERE session_id NOT IN "
+                                    "(SELECT id FROM sessions)").fetchone()[0]
+        finally:
+            watch.close()
+        self.assertGreater(stored, 0)
+        self.assertLess(stored, 400, "the ingest finished before it could be killed")
+        self.assertEqual(halves, [])
+        self.assertEqual(orphans, 0)
+        again = self.ok("ingest")
+        self.assertIn(f"read {400 - stored} of 400 transcripts ({stored} unchanged)", again.stdout)
+        self.assertEqual({k: v for k, v in status(self)["episodes"].items() if k in expected}, expected)

@@ -64,6 +64,25 @@ class IndexSync(TempHome):
         self.assertEqual(indexed(self.db, "rotates"), [note])
         raw_db(self.db).execute("INSERT INTO recall_index (recall_index) VALUES ('integrity-check')")
 
+    def test_episodes_stored_and_changed_in_one_transaction_are_indexed_by_their_last_words(self):
+        # A bulk ingest stores many transcripts in one transaction; new episodes are indexed at its
+        # commit, or first when one of them changes or goes within it.
+        with self.db.transaction():
+            ids = put(self.db, [episode("a", "`alembic upgrade head` failed", "relation orders already exists"),
+                                episode("b", "`npm test` failed", "cannot find module left-pad")])
+            put(self.db, [episode("a", "`alembic upgrade head` failed", "relation invoices already exists")])
+            later = put(self.db, [episode("c", "`cargo build` failed", "linker cc not found")], session="s2")
+        self.assertEqual(indexed(self.db, "orders"), [])
+        self.assertEqual(indexed(self.db, "invoices"), [ids["a"]])
+        self.assertEqual(indexed(self.db, "pad"), [])
+        self.assertEqual(indexed(self.db, "linker"), [later["c"]])
+        with self.assertRaises(RuntimeError), self.db.transaction():
+            put(self.db, [episode("d", "`go vet` failed", "unreachable code")], session="s3")
+            raise RuntimeError("killed")
+        self.assertEqual(indexed(self.db, "unreachable"), [])
+        self.assertEqual(indexed(self.db, "linker"), [later["c"]])
+        raw_db(self.db).execute("INSERT INTO recall_index (recall_index) VALUES ('integrity-check')")
+
     def test_touching_and_archiving_leave_the_index_alone(self):
         ids = put(self.db, [episode("a", "`make deploy` failed", "ssh: connect to host bastion port 22")])
         pages = raw_db(self.db).execute("SELECT count(*) FROM recall_index_data").fetchone()[0]

@@ -289,6 +289,17 @@ class RealCorpus(unittest.TestCase):
                                                           "Caveat:", "[Request interrupted")), turn.text)
                     self.assertNotIn("<system-reminder>", turn.text)
 
+    def test_errorish_finds_on_every_real_line_what_it_finds_without_its_look_ahead(self):
+        import re
+        plain = re.compile(classify.ERRORISH.pattern.replace(classify.ERRORISH_STARTS, "", 1))
+        lines = ["ERROR: x", "Unable to x", "✖ 2 problems", "err_connection", "a CONFLICT", "must be set"]
+        for path in corpus_files():
+            text = path.read_text(errors="replace").replace("\\n", "\n")
+            lines += [line[:200] for line in text.splitlines()[::8]]  # a sample: the plain pattern is slow
+        found = [(m.span() if m else None) for m in map(classify.ERRORISH.search, lines)]
+        self.assertEqual(found, [(m.span() if m else None) for m in map(plain.search, lines)])
+        self.assertGreater(sum(1 for f in found if f), 150)
+
     def test_streamed_assistant_records_are_merged(self):
         path = next(p for p in corpus_files() if p.name.startswith("258c7280"))
         s = transcripts.parse(path)
