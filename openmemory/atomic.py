@@ -43,6 +43,16 @@ def temp_beside(path: Path, data: bytes, mode: int) -> str:
     return tmp
 
 
+def replace(path: Path, data: bytes, mode: int) -> None:
+    """Put data at path in one rename, through a synced temporary file beside it (none left behind)."""
+    tmp = temp_beside(path, data, mode)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        unlink(tmp)
+        raise
+
+
 TEMP_SUFFIX = ".om-tmp"
 
 

@@ -60,12 +60,7 @@ def write(path: Path, data: bytes) -> None:
     """(Re)write a unit or agent file of openmemory's own nightly job."""
     target = guard(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = atomic.temp_beside(target, data, 0o644)
-    try:
-        os.replace(tmp, target)
-    except BaseException:
-        atomic.unlink(tmp)
-        raise
+    atomic.replace(target, data, 0o644)
 
 
 def remove_if_unchanged(path: Path, expected: bytes) -> bool:

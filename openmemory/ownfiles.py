@@ -26,12 +26,7 @@ def write_own(path: Path, data: bytes) -> None:
     """Atomically (re)write one of openmemory's own files under OPENMEMORY_HOME, mode 0600."""
     guard(path)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = atomic.temp_beside(path, data, 0o600)
-    try:
-        os.replace(tmp, path)
-    except BaseException:
-        atomic.unlink(tmp)
-        raise
+    atomic.replace(path, data, 0o600)
 
 
 def remove_own(path: Path) -> None:
