@@ -342,7 +342,7 @@ def _error_episode(s: transcripts.Surprise, cwd, at: str, task: str) -> dict:
 
 def _correction_episode(s: transcripts.Surprise, cwd, at: str) -> dict:
     said = s.text.strip()
-    action = f"`{s.command}`" if s.tool == "Bash" else (s.command or s.tool)
+    action = f"`{s.command}`" if s.tool == "Bash" else _from_project(s.command or s.tool, cwd)
     if s.rejected:
         gist = f"The person refused to let the agent run {action}" + (f" and said: \"{said}\"" if said else "")
     elif s.command:
@@ -373,6 +373,13 @@ def _correction_episode(s: transcripts.Surprise, cwd, at: str) -> dict:
         "at": at,
         "cwd": cwd,
     }
+
+
+def _from_project(action: str, cwd) -> str:
+    """A file tool's call with its path from the project's folder (`Write src/app.ts`): the
+    person's home and folder layout add nothing to a lesson's Why and leave the machine with it."""
+    root = str(cwd or "").rstrip("/")
+    return action.replace(root + "/", "") if root else action
 
 
 def _session_gist(session, first: str, errors: list, corrections: list) -> str:

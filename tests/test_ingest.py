@@ -41,6 +41,21 @@ class IngestCommand(TempHome):
         self.assertIn("After the agent ran `python -m unittest`", correction["gist"])
         self.assertRegex(error["at"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 
+    def test_a_file_tool_before_a_correction_is_named_from_the_project_folder(self):
+        t = Transcript(cwd="/home/dev/shop")
+        t.user("set up the container")
+        t.assistant("Writing the compose file.", tools=[
+            ("Write", {"file_path": "/home/dev/shop/deploy/compose.yml", "content": "services: {}"},
+             "File created successfully", False)])
+        t.assistant("Docker Compose is set up.")
+        t.user("no, we use podman here, not docker")
+        self.write_session(t)
+        self.ok("ingest")
+        with store.connect() as db:
+            [correction] = db.episodes("correction")
+        self.assertIn("After the agent ran Write deploy/compose.yml, the person said", correction["gist"])
+        self.assertNotIn("/home/dev", correction["gist"])
+
     def test_rerun_adds_nothing_and_touch_rereads_only_that_file(self):
         a = self.write_session(test_session(cwd="/home/dev/shop"))
         self.write_session(test_session(cwd="/home/dev/blog"))
