@@ -374,7 +374,8 @@ class Doubtful(TempHome):
 
 
 class Predictions(TempHome):
-    def test_a_prediction_waits_while_its_project_sleeps_then_is_judged_on_its_sessions(self):
+    def lesson_of_nov_2(self) -> str:
+        """The project folder of a pnpm lesson learnt (and its prediction made) the night of Nov 2."""
         shop = str(self.tmp / "shop")
         t = Transcript(cwd=shop, start=when(11, 2))
         t.user("add date-fns")
@@ -383,6 +384,10 @@ class Predictions(TempHome):
         t.write(project_folder(self.claude, shop))
         self.ok("ingest", "--now", "2026-11-02T10:00:00Z")
         self.ok("sleep", "--now", "2026-11-03T03:00:00Z")
+        return shop
+
+    def test_a_prediction_waits_while_its_project_sleeps_then_is_judged_on_its_sessions(self):
+        shop = self.lesson_of_nov_2()
         self.ok("sleep", "--now", "2026-11-30T03:00:00Z")      # 27 days, no session: nothing tested it
         with store.connect() as db:
             [p] = db.predictions_by_lesson()[1]
@@ -402,14 +407,7 @@ class Predictions(TempHome):
         self.assertEqual(first["outcome"], "failed")
 
     def test_a_prediction_whose_project_never_comes_back_lapses(self):
-        shop = str(self.tmp / "shop")
-        t = Transcript(cwd=shop, start=when(11, 2))
-        t.user("add date-fns")
-        t.assistant(tools=[("Bash", {"command": "npm install date-fns"}, "added", False)])
-        t.user("no, always use pnpm, never npm")
-        t.write(project_folder(self.claude, shop))
-        self.ok("ingest", "--now", "2026-11-02T10:00:00Z")
-        self.ok("sleep", "--now", "2026-11-03T03:00:00Z")
+        self.lesson_of_nov_2()
         self.ok("sleep", "--now", "2027-02-02T03:00:00Z")      # 91 days
         with store.connect() as db:
             first = db.predictions_by_lesson()[1][0]
