@@ -9,6 +9,7 @@ import sys
 import unittest
 from pathlib import Path
 
+from openmemory import redact as redact_module
 from openmemory.redact import redact, redact_obj
 from tests.fixtures import Transcript, project_folder
 from tests.helpers import TempHome
@@ -203,6 +204,36 @@ class RedactTable(unittest.TestCase):
     def test_redact_obj_walks_json(self):
         self.assertEqual(redact_obj({"a": ["the password is hunter22"], "n": 3}),
                          {"a": ["the password is [REDACTED:secret]"], "n": 3})
+
+
+class TheGate(unittest.TestCase):
+    """redact() reads most text through a fast gate: it may let look-alikes through to the
+    pattern, never a text the pattern would match, so redaction is the same as without it."""
+
+    @staticmethod
+    def variants(text: str) -> list:
+        # case changes, and the letters outside ASCII that IGNORECASE matches to ASCII ones
+        return [text, text.upper(), text.swapcase(), "x " + text + " y", text.replace("s", "ſ"),
+                text.replace("i", "ı"), text.replace("k", "\u212a"), text.replace("I", "İ"),
+                text.replace("S", "ſ").replace("K", "\u212a"), "café — " + text]
+
+    def test_every_text_the_pattern_matches_passes_the_gate(self):
+        matched = 0
+        for text, _ in SECRETS + LOOKALIKES:
+            for v in self.variants(text):
+                with self.subTest(text=v[:60]):
+                    if redact_module._PATTERN.search(v):
+                        matched += 1
+                        self.assertTrue(redact_module.may_hold_secret(v))
+                    self.assertEqual(redact(v), redact_module._redact(v))
+        self.assertGreater(matched, 400)
+
+    def test_ordinary_text_is_stopped_at_the_gate(self):
+        for text in ("pytest -q failed: 3 passed, 1 failed in 0.41s", "git push origin main --force",
+                     "ModuleNotFoundError: No module named 'requests'", "see https://example.com/docs/setup",
+                     "Edit src/components/Button.tsx — café"):
+            with self.subTest(text=text):
+                self.assertFalse(redact_module.may_hold_secret(text))
 
 
 class EveryPathThatStoresOrWrites(TempHome):
