@@ -9,13 +9,15 @@ import json
 import os
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
-from . import context, forget, paths, transcripts
+from . import context, forget, paths, transcripts, workers
 from .classify import is_guard, own_lines, telling_lines
 from .clock import iso
 from .errors import OpenMemoryError
 from .optout import OptOut
+from .prepare import prepare
 from .shorten import clip, clip_block
 from .store import Store
 
@@ -30,6 +32,7 @@ COMMANDS_SHOWN = 5
 BATCH_SECONDS = 0.25
 BATCH_FILES = 100
 BATCH_ALONE_BYTES = 1 << 20
+PARALLEL_BYTES = 4 << 20    # changed transcripts worth starting worker processes for
 
 
 @dataclass
@@ -102,37 +105,54 @@ def ingest(store: Store, roots=None, progress=None, force: bool = False, now: st
     known.update(not_transcripts(store))  # skipped whole once, then silent until they change
     report = Report(files=len(files))
     optout = OptOut()
+    stats = []
+    for path in files:
+        try:
+            stats.append(path.stat())
+        except OSError as e:
+            stats.append(e)
+    changed = [(str(p), st.st_size) for p, st in zip(files, stats) if not isinstance(st, OSError)
+               and (force or known.get(str(p)) != (st.st_mtime_ns, st.st_size))]
+    # Reading and preparing in worker processes while this one stores: for a bulk ingest only
+    # (a hook's one transcript is read here, without the start of a pool).
+    processes = min(workers.jobs(), len(changed)) if sum(size for _, size in changed) >= PARALLEL_BYTES else 0
+    prepared = workers.ordered(partial(read_ready, optout=optout), [p for p, _ in changed],
+                               [size for _, size in changed], processes) if processes >= 2 else None
     with Batch(store) as batch:
-        for n, path in enumerate(files, 1):
+        for n, (path, st) in enumerate(zip(files, stats), 1):
             if progress:
                 progress(n, len(files), path)
-            try:
-                st = path.stat()
-            except OSError as e:
-                report.failed.append((str(path), e.strerror or str(e)))
-                continue
-            if not force and known.get(str(path)) == (st.st_mtime_ns, st.st_size):
+            if isinstance(st, OSError):
+                report.failed.append((str(path), st.strerror or str(st)))
+            elif not force and known.get(str(path)) == (st.st_mtime_ns, st.st_size):
                 report.unchanged += 1
-                continue
-            ingest_file(store, path, report, force=force, now=now, optout=optout, batch=batch)
+            else:
+                if prepared and st.st_size > BATCH_ALONE_BYTES:
+                    batch.commit()  # never hold the database while a large transcript is read
+                ingest_file(store, path, report, force=force, now=now, optout=optout, batch=batch,
+                            ready=next(prepared) if prepared else None)
+        if prepared:
+            prepared.close()
     with store.transaction():
         store.set_state("last_ingest", iso())
     return report
 
 
 def ingest_file(store: Store, path, report: Report | None = None, force: bool = False,
-                now: str | None = None, optout: OptOut | None = None, batch: "Batch | None" = None) -> Report:
+                now: str | None = None, optout: OptOut | None = None, batch: "Batch | None" = None,
+                ready: "Ready | None" = None) -> Report:
     """Read one transcript and store its session and surprises, unless it is unchanged.
 
     The transcript is held under an advisory lock while it is read and stored (until its
     transaction commits), so two ingests of one growing file (the SessionEnd hook's, a detached
     one, cron's) take turns, and the later one sees the newer file instead of committing an
-    older snapshot over it.
+    older snapshot over it. ready: what a worker read and prepared (read_ready); used when the
+    file is still the one it read, else the file is read here.
     """
     report = report or Report(files=1)
     if batch is None:
         with Batch(store) as own:
-            return ingest_file(store, path, report, force, now, optout, own)
+            return ingest_file(store, path, report, force, now, optout, own, ready)
     path = Path(path)
     try:
         f = open(path, "rb")
@@ -146,11 +166,13 @@ def ingest_file(store: Store, path, report: Report | None = None, force: bool = 
             report.unchanged += 1
             f.close()
             return report
+        if ready is not None and not _still_ready(store, path, ready, st):
+            ready = None
         # Kept out by the person: only the first records are read, to learn the folder
         # (should the folder show up only later in the file, nothing is stored either).
         optout = optout or OptOut()
         session = None
-        if not optout.reason(transcripts.working_folder(f)):
+        if ready is None and not optout.reason(transcripts.working_folder(f)):
             if st.st_size > BATCH_ALONE_BYTES:
                 batch.commit()  # never hold the database while reading a large transcript
             f.seek(0)
@@ -164,13 +186,73 @@ def ingest_file(store: Store, path, report: Report | None = None, force: bool = 
         raise
     batch.hold(f)   # released at the commit; an error while storing rolls the whole batch back
     with batch.transaction():
-        if session is None or optout.reason(session.cwd):
+        if ready is not None and ready.opted_out or ready is None and (session is None or optout.reason(session.cwd)):
             report.opted_out += 1
             store.note_opted_out(_path_hash(path))
+        elif ready is not None:
+            _store_ready(store, path, ready, st, report, now)
         else:
             _store_session(store, path, session, st, report, now)
     batch.full()
     return report
+
+
+@dataclass
+class Ready:
+    """A transcript as a worker read and prepared it (read_ready), for the store to write."""
+    stat: tuple                 # (mtime_ns, size) of the file it read
+    opted_out: bool = False
+    not_transcript: bool = False
+    session_id: str = ""        # the transcript's own session id
+    row: dict = field(default_factory=dict)         # the session row's fields from the transcript
+    episodes: list = field(default_factory=list)    # prepare.prepare(episodes_of(session))
+    tombstones: list = field(default_factory=list)  # of the episodes as made (forget.tombstones)
+
+
+def read_ready(path: str, optout: OptOut) -> "Ready | None":
+    """Read and prepare one transcript without the store: a worker's part of a bulk ingest.
+
+    None when anything goes wrong: the writer then reads the file itself and meets the error
+    as a serial ingest does."""
+    try:
+        with open(path, "rb") as f:
+            st = os.fstat(f.fileno())
+            stat = (st.st_mtime_ns, st.st_size)
+            if optout.reason(transcripts.working_folder(f)):
+                return Ready(stat, opted_out=True)
+            f.seek(0)
+            session = transcripts.parse_lines(f, path)
+        if optout.reason(session.cwd):
+            return Ready(stat, opted_out=True)
+        if session.not_transcript:
+            return Ready(stat, not_transcript=True)
+        episodes = episodes_of(session, session.id)
+        return Ready(stat, session_id=session.id, row=_row_of(session), episodes=prepare(episodes),
+                     tombstones=[h for ep in episodes for h in forget.tombstones(ep, session.id)])
+    except Exception:  # noqa: BLE001 - any failure is met again, and reported, by the writer
+        return None
+
+
+def _still_ready(store: Store, path: Path, ready: Ready, st) -> bool:
+    """Whether a worker's reading stands: the file is the one it read, its session keeps its
+    own id here, and none of its episodes was forgotten (those cases are read here)."""
+    if ready.stat != (st.st_mtime_ns, st.st_size):
+        return False
+    if ready.opted_out or ready.not_transcript:
+        return True
+    return (store.session_id_for(ready.session_id, str(path)) == ready.session_id
+            and not store.forgotten_among(ready.tombstones))
+
+
+def _store_ready(store: Store, path: Path, ready: Ready, st, report: Report, now: str | None) -> None:
+    if ready.not_transcript:
+        _note_not_transcript(store, path, st, report)
+        return
+    report.read += 1
+    report.skipped_lines += ready.row["skipped"]
+    store.note_opted_out(_path_hash(path), out=False)
+    row = dict(ready.row, id=ready.session_id, path=str(path), mtime_ns=st.st_mtime_ns, size=st.st_size)
+    _count(report, store.replace_session(row, ready.episodes, now=now, prepared=True))
 
 
 def _path_hash(path) -> str:
@@ -246,34 +328,45 @@ class Batch:
                 f.close()
 
 
+def _note_not_transcript(store: Store, path: Path, st, report: Report) -> None:
+    report.not_transcripts.append(str(path))
+    skipped = {p: list(v) for p, v in not_transcripts(store).items()}
+    skipped[str(path)] = [st.st_mtime_ns, st.st_size]
+    with store.transaction():
+        store.set_state(NOT_TRANSCRIPTS, json.dumps(skipped, sort_keys=True))
+
+
+def _row_of(session) -> dict:
+    """The session row's fields that come from the transcript itself."""
+    return {"cwd": session.cwd or None, "title": session.title, "started": _iso_or_none(session.started),
+            "ended": _iso_or_none(session.ended), "version": session.version, "turns": len(session.turns),
+            "skipped": session.skipped}
+
+
+def _count(report: Report, counts: dict) -> None:
+    for kind, n in counts["added"].items():
+        report.added[kind] = report.added.get(kind, 0) + n
+    report.updated += counts["updated"]
+    report.removed += counts["removed"]
+
+
 def _store_session(store: Store, path: Path, session, st, report: Report, now: str | None = None) -> None:
     if session.not_transcript:
-        report.not_transcripts.append(str(path))
-        skipped = {p: list(v) for p, v in not_transcripts(store).items()}
-        skipped[str(path)] = [st.st_mtime_ns, st.st_size]
-        with store.transaction():
-            store.set_state(NOT_TRANSCRIPTS, json.dumps(skipped, sort_keys=True))
+        _note_not_transcript(store, path, st, report)
         return
     report.read += 1
     report.skipped_lines += session.skipped
     store.note_opted_out(_path_hash(path), out=False)
     sid = store.session_id_for(session.id, str(path))
     episodes = episodes_of(session, sid)
-    row = {"id": sid, "path": str(path), "mtime_ns": st.st_mtime_ns, "size": st.st_size,
-           "cwd": session.cwd or None, "title": session.title, "started": _iso_or_none(session.started),
-           "ended": _iso_or_none(session.ended), "version": session.version, "turns": len(session.turns),
-           "skipped": session.skipped}
+    row = dict(_row_of(session), id=sid, path=str(path), mtime_ns=st.st_mtime_ns, size=st.st_size)
     # What the person made openmemory forget stays forgotten, and its words out of the rest.
     forgotten = store.forgotten_among(h for ep in episodes for h in forget.tombstones(ep, sid))
     if forgotten:
         session_gone = any(ep["kind"] == "session" and forget.is_forgotten(ep, forgotten, sid) for ep in episodes)
         episodes, quotes = forget.without_forgotten(episodes, forgotten, sid)
         row["title"] = "" if session_gone else forget.scrub(row["title"], quotes)
-    counts = store.replace_session(row, episodes, now=now)
-    for kind, n in counts["added"].items():
-        report.added[kind] = report.added.get(kind, 0) + n
-    report.updated += counts["updated"]
-    report.removed += counts["removed"]
+    _count(report, store.replace_session(row, episodes, now=now))
 
 
 # --------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from .clock import iso
 from .errors import OpenMemoryError, StoreError
 from . import migrations
 from .migrations import fts5_available
+from .prepare import prepare
 from .redact import clean_episode, redact, redact_obj, redacted
 from .shorten import clip
 
@@ -98,25 +99,25 @@ class Store:
             return mine[0]
         return f"{session_id}@{zlib.crc32(path.encode('utf-8')):08x}"  # stable: never Python's salted hash()
 
-    def replace_session(self, session: dict, episodes: list, now: str | None = None) -> dict:
+    def replace_session(self, session: dict, episodes: list, now: str | None = None, prepared=False) -> dict:
         """Store one transcript's session row and episodes, replacing what it produced before.
 
         Episodes are matched by key: one still produced keeps its id, strength, recalls and
         consolidation; one no longer produced is removed; an event already stored by another
         transcript (a resumed session copies records) stays with the first. Returns counts.
-        """
+        prepared: the episodes come from prepare.prepare (redacted, with context and vector)."""
         now = now or iso()
         counts = {"added": {}, "updated": 0, "removed": 0}
         sid = session["id"]
+        cleaned = episodes if prepared else prepare(episodes)
         with self.transaction():
-            keys = [e["key"] for e in episodes] + [e["legacy_key"] for e in episodes if e.get("legacy_key")]
+            keys = [e["key"] for e in cleaned] + [e["legacy_key"] for e in cleaned if e.get("legacy_key")]
             existing = {row[0]: (row[1], row[2]) for row in self._db.execute(
                 "SELECT key, id, session_id FROM episodes WHERE key IN (%s)" % ",".join("?" * len(keys)),
                 keys)} if keys else {}
             keep = set()
-            cleaned = [dict(clean_episode(e), around=redact(e.get("around") or ""), legacy_key=e.get("legacy_key"))
-                       for e in episodes]  # contexts from redacted text: nothing is redacted twice
-            for ep, ctx in zip(cleaned, context.session_contexts(cleaned)):
+            for ep in cleaned:
+                vec, ctx = ep["embedding"], ep["context"]
                 legacy = existing.get(ep["legacy_key"])
                 found = existing.get(ep["key"])
                 if found is None and legacy and legacy[1] == sid:
@@ -125,7 +126,6 @@ class Store:
                     found = existing[ep["key"]] = legacy
                 if found and found[1] != sid:
                     continue  # first transcript to record an event keeps it
-                vec = embed.encoded(ep["title"] + "\n" + ep["gist"])
                 if found:
                     migrations.index_stored(self._db)  # this transaction's episodes first: one may be this one
                     self._db.execute(

@@ -3,6 +3,7 @@ import os
 import sqlite3
 import stat
 import time
+import unittest
 
 from openmemory import clock, ingest, migrations, store
 from tests.fixtures import Transcript, project_folder, test_session
@@ -348,3 +349,79 @@ class BulkIngest(TempHome):
         again = self.ok("ingest")
         self.assertIn(f"read {400 - stored} of 400 transcripts ({stored} unchanged)", again.stdout)
         self.assertEqual({k: v for k, v in status(self)["episodes"].items() if k in expected}, expected)
+
+
+class WorkersReadWhileTheStoreWrites(TempHome):
+    """A bulk ingest reads and prepares transcripts in worker processes: what it stores is
+    exactly what one process stores, including where a worker's reading cannot be used."""
+
+    NOW = "2026-11-20T08:00:00Z"
+
+    def corpus(self) -> dict:
+        from tests import synthetic
+        expected = synthetic.write_dense(self.claude, 120)
+        try:
+            real = corpus_files()
+        except unittest.SkipTest:
+            real = []  # the synthetic sessions alone, then
+        for path in real:
+            folder = self.projects / path.parent.name
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / path.name).write_bytes(path.read_bytes())
+        twin = next(self.projects.glob("*/*.jsonl"))     # one session reached by two paths
+        (self.projects / "-elsewhere").mkdir()
+        (self.projects / "-elsewhere" / twin.name).write_bytes(twin.read_bytes())
+        (self.projects / "-elsewhere" / "notes.jsonl").write_text("not a transcript\n" * 60)
+        from openmemory import paths
+        paths.ignore_list_path().parent.mkdir(parents=True, exist_ok=True)
+        paths.ignore_list_path().write_text("/home/dev/auth-service\n")  # a project kept out
+        return expected
+
+    def stored(self) -> tuple:
+        with store.connect() as db:
+            sql = raw_db(db)
+            episodes = sql.execute("SELECT id, key, session_id, cwd, kind, title, gist, detail, facts, at, "
+                                   "embedding, context FROM episodes ORDER BY id").fetchall()
+            sessions = sql.execute("SELECT id, path, cwd, title, started, ended, version, turns, skipped, "
+                                   "episodes FROM sessions ORDER BY id").fetchall()
+        return episodes, sessions
+
+    def ingest(self, jobs: int, force: bool = False) -> ingest.Report:
+        saved = os.environ.get("OPENMEMORY_JOBS"), ingest.PARALLEL_BYTES
+        os.environ["OPENMEMORY_JOBS"], ingest.PARALLEL_BYTES = str(jobs), 0
+        try:
+            with store.connect() as db:
+                return ingest.ingest(db, force=force, now=self.NOW)
+        finally:
+            ingest.PARALLEL_BYTES = saved[1]
+            if saved[0] is None:
+                os.environ.pop("OPENMEMORY_JOBS")
+            else:
+                os.environ["OPENMEMORY_JOBS"] = saved[0]
+
+    def test_two_workers_store_what_one_process_stores(self):
+        self.corpus()
+        serial = self.ingest(0)
+        alone = self.stored()
+        (self.home / "memory.db").unlink()
+        for extra in ("memory.db-wal", "memory.db-shm"):
+            (self.home / extra).unlink(missing_ok=True)
+        parallel = self.ingest(2)
+        self.assertEqual(parallel.as_dict(), serial.as_dict())
+        self.assertEqual(parallel.not_transcripts, [str(self.projects / "-elsewhere" / "notes.jsonl")])
+        self.assertGreater(parallel.opted_out, 0)
+        together = self.stored()
+        self.assertGreater(len(alone[0]), 400)
+        self.assertEqual(together, alone)
+        self.assertEqual(len({s[0] for s in together[1]}), len(together[1]))  # the twin has an id of its own
+
+    def test_a_forgotten_episode_stays_forgotten_when_workers_read_it_again(self):
+        self.corpus()
+        self.ingest(2)
+        with store.connect() as db:
+            victim = next(e for e in db.episodes("error"))
+        self.ok("forget", str(victim["id"]), "--yes")
+        again = self.ingest(2, force=True)
+        self.assertEqual(again.added, {})
+        with store.connect() as db:
+            self.assertNotIn(victim["key"], {e["key"] for e in db.episodes()})
