@@ -207,8 +207,9 @@ class RedactTable(unittest.TestCase):
 
 
 class TheGate(unittest.TestCase):
-    """redact() reads most text through a fast gate: it may let look-alikes through to the
-    pattern, never a text the pattern would match, so redaction is the same as without it."""
+    """redact() reads text through a fast gate: it may let look-alikes through to the pattern,
+    never a text a branch of the pattern would match, and the pattern it then runs has the
+    branches let through, so redaction is the same as without the gate."""
 
     @staticmethod
     def variants(text: str) -> list:
@@ -222,11 +223,30 @@ class TheGate(unittest.TestCase):
         for text, _ in SECRETS + LOOKALIKES:
             for v in self.variants(text):
                 with self.subTest(text=v[:60]):
-                    if redact_module._PATTERN.search(v):
+                    for m in redact_module._PATTERN.finditer(v):  # each branch that matches is let through
                         matched += 1
                         self.assertTrue(redact_module.may_hold_secret(v))
+                        self.assertIn(m.lastgroup, redact_module._possible(v))
                     self.assertEqual(redact(v), redact_module._redact(v))
         self.assertGreater(matched, 400)
+
+    def test_random_text_built_from_the_pieces_of_secrets_is_redacted_as_without_the_gate(self):
+        import random
+        rng = random.Random(12)
+        pieces = ["password", "PASSWD", "Token", "tokens_used", "api key", "API_KEY", "secret", "pwd", "=", ": ",
+                  " is ", "-", "_", "--", " ", "\n", "\\n", "://", "@", "user", ":", "sk-", "sk-ant-", "ghp_",
+                  "AKIA", "aiza", "ya29.", "GOCSPX-", "npm_", "hf_", "SG.", "dop_v1_", "shpat_", "1Q~", "eyJ",
+                  ".eyJ", "?sig=", "&", "Bearer ", "basic ", "b3BlbnNzaC1rZXktdjE", "-----BEGIN RSA PRIVATE KEY-----",
+                  "-----END RSA PRIVATE KEY-----", "MII", "xoxb-", "glpat-", "rk_live_", "ſ", "ı", "İ", "\u212a",
+                  "café", "https://", "hooks.slack.com/services/", "T0/B1/x", "9fceb02d", "Zx9Qm"]
+        alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="
+        for _ in range(3000):
+            parts = [rng.choice(pieces) if rng.random() < 0.5 else
+                     "".join(rng.choice(alphabet) for _ in range(rng.choice((3, 12, 20, 36, 40, 44, 88))))
+                     for _ in range(rng.randint(1, 8))]
+            text = "".join(parts)
+            with self.subTest(text=text[:80]):
+                self.assertEqual(redact(text), redact_module._redact(text))
 
     def test_ordinary_text_is_stopped_at_the_gate(self):
         for text in ("pytest -q failed: 3 passed, 1 failed in 0.41s", "git push origin main --force",
