@@ -9,7 +9,6 @@ import re
 import zlib
 from array import array
 from collections import Counter
-from functools import lru_cache
 
 DIMENSIONS = 256
 BIGRAM_WEIGHT = 0.5  # a shared pair of words says more than a shared word, but rarer
@@ -26,7 +25,6 @@ get got im ive youre dont doesnt didnt isnt wasnt cant wont shouldnt don doesn d
 shouldn wouldn couldn aren weren haven hasn
 """.split())
 
-_TOKEN = re.compile(r"[A-Za-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _VOWEL = re.compile(r"[aeiouy]")
 
@@ -54,14 +52,37 @@ def stem(word: str) -> str:
 def words(text: str) -> list[str]:
     """Lowercased, stemmed content words of text; camelCase and snake_case are split."""
     out = []
-    for raw in _TOKEN.findall(text or ""):
-        out.extend(_token_words(raw))
+    known = _STEMS
+    for raw in tokens(text):
+        found = known.get(raw)
+        if found is None:
+            found = _token_words(raw.decode("ascii"))
+            if len(known) >= CACHED:
+                known.clear()
+            known[raw] = found
+        out += found
     return out
 
 
+# Words are runs of ASCII letters and digits, found without a regex: in the text's UTF-8
+# bytes every other byte (a byte of a character outside ASCII too) becomes a space.
+_ALNUM_ONLY = bytes(c if chr(c).isascii() and chr(c).isalnum() else 32 for c in range(256))
+
+
+def tokens(text: str) -> list[bytes]:
+    """The runs of [A-Za-z0-9] in text, as ASCII bytes (re.findall's, four times faster)."""
+    return (text or "").encode("utf-8", "surrogatepass").translate(_ALNUM_ONLY).split()
+
+
 # Words repeat across a person's history: a token's stems and a feature's slot are worked out
-# once per process (bounded caches: tens of thousands of entries, a few MB).
-@lru_cache(maxsize=32768)
+# once per process and kept in plain dicts (a lookup is the cost of a vector's every word),
+# each emptied when it reaches CACHED entries (a few MB).
+CACHED = 65536
+_STEMS: dict = {}           # raw token (bytes) -> its stems
+_WORD_SLOTS: dict = {}      # stem -> (dimension, sign)
+_PAIR_SLOTS: dict = {}      # (stem, stem) -> (dimension, sign)
+
+
 def _token_words(raw: str) -> tuple:
     out = []
     for part in _CAMEL.split(raw):
@@ -74,22 +95,31 @@ def _token_words(raw: str) -> tuple:
     return tuple(out)
 
 
-@lru_cache(maxsize=65536)
 def _slot(feature: str) -> tuple[int, float]:
     h = zlib.crc32(feature.encode("utf-8"))
     return h % DIMENSIONS, (1.0 if (h >> 16) & 1 else -1.0)
+
+
+def _cached_slot(cache: dict, key, feature: str) -> tuple[int, float]:
+    if len(cache) >= CACHED:
+        cache.clear()
+    found = cache[key] = _slot(feature)
+    return found
 
 
 def _sparse(text: str) -> dict:
     """{dimension: value} of text's hashed vector before normalising (zeros left out)."""
     tokens = words(text)
     vec: dict[int, float] = {}
+    get = vec.get
+    slots = _WORD_SLOTS
     for w, n in Counter(tokens).items():
-        i, sign = _slot("w:" + w)
-        vec[i] = vec.get(i, 0.0) + sign * (1.0 + math.log(n) if n > 1 else 1.0)  # sublinear term frequency
-    for (a, b), n in Counter(zip(tokens, tokens[1:])).items():
-        i, sign = _slot("b:" + a + " " + b)
-        vec[i] = vec.get(i, 0.0) + sign * ((1.0 + math.log(n) if n > 1 else 1.0) * BIGRAM_WEIGHT)
+        i, sign = slots.get(w) or _cached_slot(slots, w, "w:" + w)
+        vec[i] = get(i, 0.0) + sign * (1.0 + math.log(n) if n > 1 else 1.0)  # sublinear term frequency
+    slots = _PAIR_SLOTS
+    for pair, n in Counter(zip(tokens, tokens[1:])).items():
+        i, sign = slots.get(pair) or _cached_slot(slots, pair, "b:" + pair[0] + " " + pair[1])
+        vec[i] = get(i, 0.0) + sign * ((1.0 + math.log(n) if n > 1 else 1.0) * BIGRAM_WEIGHT)
     return vec
 
 

@@ -4,14 +4,26 @@ Pure and free of SQL, so a worker process can do it (ingest.workers) while the s
 the one writer, only writes. Store.replace_session prepares what it is given unprepared.
 """
 from . import context, embed
-from .redact import clean_episode, redact
+from .redact import _strings, clean_episode, may_hold_secret, redact
 
 
 def prepare(episodes: list) -> list:
     """Each episode redacted (clean_episode), with `context` (from redacted text: nothing is
-    redacted twice), `embedding` (embed.encoded of title and gist) and its `legacy_key`."""
-    cleaned = [dict(clean_episode(e), around=redact(e.get("around") or ""), legacy_key=e.get("legacy_key"))
-               for e in episodes]
+    redacted twice), `embedding` (embed.encoded of title and gist) and its `legacy_key`.
+
+    The episodes of one transcript repeat each other's words (a prompt is in the session's
+    detail and in its correction's facts): their distinct texts pass the redaction gate once,
+    and when it finds nothing that could be a secret, nothing is redacted one by one."""
+    texts = []
+    for e in episodes:
+        texts += (e["title"], e["gist"], e.get("detail") or "", e.get("around") or "")
+        _strings(e.get("facts") or {}, texts)
+    if may_hold_secret("\n".join(set(texts))):
+        cleaned = [dict(clean_episode(e), around=redact(e.get("around") or ""), legacy_key=e.get("legacy_key"))
+                   for e in episodes]
+    else:
+        cleaned = [dict(clean_episode(e, secret_free=True), around=e.get("around") or "",
+                        legacy_key=e.get("legacy_key")) for e in episodes]
     for ep, ctx in zip(cleaned, context.session_contexts(cleaned)):
         ep["context"] = ctx
         ep["embedding"] = embed.encoded(ep["title"] + "\n" + ep["gist"])

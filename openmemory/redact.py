@@ -349,12 +349,14 @@ _PBE_OID_5 = bytes.fromhex("06092a864886f70d0105")    # PKCS#5 PBES1/PBES2
 _PBE_OID_12 = bytes.fromhex("060a2a864886f70d010c")   # PKCS#12 PBE
 
 
-def clean_episode(ep: dict) -> dict:
-    """Redact every text field and serialise facts; nothing unredacted reaches the file."""
+def clean_episode(ep: dict, secret_free: bool = False) -> dict:
+    """Redact every text field and serialise facts; nothing unredacted reaches the file.
+    secret_free: the caller's gate found that no text of the episode may hold a secret."""
     facts = ep.get("facts") or {}
     texts = [ep["title"], ep["gist"], ep.get("detail") or ""]
-    _strings(facts, texts)
-    if not may_hold_secret("\n".join(texts)):  # one gate for the episode, not one per field
+    if not secret_free:
+        _strings(facts, texts)
+    if secret_free or not may_hold_secret("\n".join(texts)):  # one gate for the episode, not one per field
         return {"key": ep["key"], "kind": ep["kind"], "title": ep["title"], "gist": ep["gist"],
                 "detail": ep.get("detail") or "", "at": ep["at"], "cwd": ep.get("cwd") or None,
                 "facts": facts if isinstance(facts, str) else json.dumps(facts, ensure_ascii=False, sort_keys=True)}

@@ -48,6 +48,15 @@ class Embed(TempHome):
     def test_words_are_stemmed_and_split(self):
         self.assertEqual(embed.words("Running testCases and the_tests"), ["run", "test", "case", "test"])
 
+    def test_words_are_the_runs_of_ascii_letters_and_digits(self):
+        import random
+        import re
+        rng = random.Random(5)
+        alphabet = "aZ09_-./ \n\t\x00é✓İıſ\u212a𝔸日本\ud800"
+        for _ in range(2000):
+            text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+            self.assertEqual([t.decode() for t in embed.tokens(text)], re.findall(r"[A-Za-z0-9]+", text))
+
 
 class Paths(TempHome):
     def test_environment_is_read_at_call_time_and_nothing_is_created(self):
