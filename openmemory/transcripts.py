@@ -6,6 +6,7 @@ nothing here raises on bad input. Pure: `parse_lines` takes lines and returns da
 """
 import json
 import re
+from functools import lru_cache
 import zlib
 from dataclasses import dataclass, field
 
@@ -45,10 +46,13 @@ class ToolCall:
     interrupted: bool = False   # the person pressed Esc while it ran
     result_uuid: str = ""       # the uuid of the record that carried its result
     result_at: str = ""
+    _summary: str | None = field(default=None, repr=False, compare=False)  # worked out once
 
     def summary(self) -> str:
         """What the call did in a few words: the command, the file, the pattern."""
-        return tool_summary(self.name, self.input)
+        if self._summary is None:
+            self._summary = tool_summary(self.name, self.input)
+        return self._summary
 
 
 @dataclass
@@ -513,6 +517,7 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list) -> None:
                 steps.append(command)
 
 
+@lru_cache(maxsize=4096)  # commands repeat within and across sessions
 def _bare(command: str) -> str:
     """A command without `cd x &&`, its output plumbing and leading VAR=value settings."""
     command = " ".join((command or "").split())
