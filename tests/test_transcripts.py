@@ -318,3 +318,27 @@ class RealCorpus(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class RecordsAreReadAsJsonLoadsReadsThem(unittest.TestCase):
+    def test_the_scanner_gives_json_loads_value_or_its_error(self):
+        import json
+        import random
+        from openmemory.transcripts import _record
+        rng = random.Random(1)
+        cases = ['{"a":1}', '{"a":1}\n', '{"a":1} \r\n', '{"a":1} x', '{"a":', '{}', '{"a":1}\x0c', '{"a":NaN}',
+                 '{"a":1}{"b":2}', ' {"a":1}', '[1]', '{"a":"\\ud800"}', '{"a":1}\u00a0']
+        for _ in range(1000):
+            text = json.dumps({"k": [rng.random(), "é" * rng.randint(0, 3), None]})
+            cases.append(text[:rng.randint(0, len(text) + 2)] + rng.choice(["", "\n", " ", "}", "x", "\t\n"]))
+        for text in cases:
+            with self.subTest(text=text):
+                try:
+                    expected = ("value", json.loads(text))
+                except ValueError:
+                    expected = ("error",)
+                try:
+                    got = ("value", _record(text))
+                except ValueError:
+                    got = ("error",)
+                self.assertEqual(repr(got), repr(expected))
