@@ -155,14 +155,7 @@ def may_hold_secret(text: str) -> bool:
 def _possible(text: str, first: bool = False) -> set:
     """The branches that may match somewhere in text (the others cannot: their needle is not
     in it); with first, only until one is found."""
-    if text.isascii():
-        low = text.lower()
-    else:
-        low = text
-        for letter, ascii_letter in _FOLDS:
-            if letter in low:
-                low = low.replace(letter, ascii_letter)
-        low = low.lower()
+    low = _folded(text)
     found = set()
     for needle, precise, branches in _NEEDLES:
         if needle in low and (precise is None or precise.search(low)):
@@ -172,6 +165,55 @@ def _possible(text: str, first: bool = False) -> set:
     if _RUN in low.encode("utf-8", "surrogatepass").translate(_MARKS):
         found.update(("der", "azure_account_key", "aws_secret_key"))
     return found
+
+
+def _folded(text: str) -> str:
+    """text in lowercase, as IGNORECASE sees it, character for character (positions hold)."""
+    if text.isascii():
+        return text.lower()
+    for letter, ascii_letter in _FOLDS:
+        if letter in text:
+            text = text.replace(letter, ascii_letter)
+    return text.lower()
+
+
+# A secret word's match holds one of these within WORD_REACH characters of its start: at most
+# 31 of an identifier before the word (`[A-Za-z0-9]{0,30}?[_\-]?`), and "shared access " before
+# "key", the longest way in.
+_WORD_NEEDLES = ("pass", "pwd", "secret", "token", "key")
+WORD_REACH = 31 + len("shared access ")
+
+
+def _redact_words(text: str) -> str:
+    """_redact(text, the secret-word pattern) where no other branch can match, trying only the
+    places where a match could start: the WORD_REACH characters before each needle (the
+    pattern tried at every token start of a long text is most of redaction's time)."""
+    low = _folded(text)
+    starts = sorted({at for needle in _WORD_NEEDLES for at in _find_all(low, needle)})
+    pattern = _pattern_of(frozenset(("word",)))
+    out, pos, p = [], 0, 0
+    for at in starts:
+        p = max(p, pos, at - WORD_REACH)
+        while p <= at:
+            m = pattern.match(text, p)
+            if m is None:
+                p += 1
+                continue
+            replacement, end = _replace(m)
+            out.append(text[pos:p])
+            out.append(replacement)
+            pos = p = end
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _find_all(text: str, needle: str):
+    at = text.find(needle)
+    while at >= 0:
+        yield at
+        at = text.find(needle, at + 1)
 
 
 @lru_cache(maxsize=256)
@@ -187,6 +229,8 @@ def redact(text: str) -> str:
     if not text or not isinstance(text, str):
         return text
     branches = _possible(text)
+    if branches == {"word"}:
+        return _redact_words(text)
     return _redact(text, _pattern_of(frozenset(branches))) if branches else text
 
 

@@ -238,7 +238,9 @@ class TheGate(unittest.TestCase):
                   "AKIA", "aiza", "ya29.", "GOCSPX-", "npm_", "hf_", "SG.", "dop_v1_", "shpat_", "1Q~", "eyJ",
                   ".eyJ", "?sig=", "&", "Bearer ", "basic ", "b3BlbnNzaC1rZXktdjE", "-----BEGIN RSA PRIVATE KEY-----",
                   "-----END RSA PRIVATE KEY-----", "MII", "xoxb-", "glpat-", "rk_live_", "ſ", "ı", "İ", "\u212a",
-                  "café", "https://", "hooks.slack.com/services/", "T0/B1/x", "9fceb02d", "Zx9Qm"]
+                  "café", "https://", "hooks.slack.com/services/", "T0/B1/x", "9fceb02d", "Zx9Qm",
+                  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcd_", "Shared_Access_Key", "shared access key", "client-secret",
+                  "private key", "Account_Key", "secret_access_key", "passphrase", "--token "]
         alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="
         for _ in range(3000):
             parts = [rng.choice(pieces) if rng.random() < 0.5 else
@@ -246,6 +248,14 @@ class TheGate(unittest.TestCase):
                      for _ in range(rng.randint(1, 8))]
             text = "".join(parts)
             with self.subTest(text=text[:80]):
+                self.assertEqual(redact(text), redact_module._redact(text))
+
+    def test_a_secret_word_found_from_as_far_before_it_as_a_match_reaches(self):
+        # the longest way in: a 30-character identifier, "_", then "SHARED_ACCESS_" before "KEY"
+        for text in ("export ABCDEFGHIJKLMNOPQRSTUVWXYZabcd_SHARED_ACCESS_KEY=Zx9QmTr0ub4dor3xK2wq",
+                     "a token, then ABCDEFGHIJKLMNOPQRSTUVWXYZabcd_SHARED_ACCESS_KEY=Zx9QmTr0ub4dor3xK2wq"):
+            with self.subTest(text=text):
+                self.assertNotIn("Zx9QmTr0ub4dor3xK2wq", redact(text))
                 self.assertEqual(redact(text), redact_module._redact(text))
 
     def test_ordinary_text_is_stopped_at_the_gate(self):
