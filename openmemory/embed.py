@@ -115,11 +115,12 @@ def _sparse(text: str) -> dict:
     slots = _WORD_SLOTS
     for w, n in Counter(tokens).items():
         i, sign = slots.get(w) or _cached_slot(slots, w, "w:" + w)
-        vec[i] = get(i, 0.0) + sign * (1.0 + math.log(n) if n > 1 else 1.0)  # sublinear term frequency
+        # sublinear term frequency: sign × 1, or sign × (1 + ln n) for a word said n times
+        vec[i] = get(i, 0.0) + (sign if n == 1 else sign * (1.0 + math.log(n)))
     slots = _PAIR_SLOTS
     for pair, n in Counter(zip(tokens, tokens[1:])).items():
         i, sign = slots.get(pair) or _cached_slot(slots, pair, "b:" + pair[0] + " " + pair[1])
-        vec[i] = get(i, 0.0) + sign * ((1.0 + math.log(n) if n > 1 else 1.0) * BIGRAM_WEIGHT)
+        vec[i] = get(i, 0.0) + (sign * BIGRAM_WEIGHT if n == 1 else sign * ((1.0 + math.log(n)) * BIGRAM_WEIGHT))
     return vec
 
 
@@ -141,7 +142,16 @@ def vector(text: str) -> list[float]:
 
 def encoded(text: str) -> bytes:
     """encode(vector(text)), the same 256 bytes, computed only over the dimensions text touches."""
-    return _encode_sparse(_normalised(text))
+    items = sorted(_sparse(text).items())
+    norm = math.sqrt(sum([x * x for _, x in items]))  # as _normalised, then _encode_sparse, in one pass
+    out = bytearray(DIMENSIONS)
+    if norm:
+        unit = [(i, x / norm) for i, x in items]
+        peak = max([abs(x) for _, x in unit])
+        if peak:
+            for i, x in unit:
+                out[i] = round(x * 127.0 / peak) & 0xFF
+    return bytes(out)
 
 
 def _encode_sparse(vec: dict) -> bytes:
