@@ -5,12 +5,12 @@ fields are ignored, a malformed or half-written line is counted and skipped, and
 nothing here raises on bad input. Pure: `parse_lines` takes lines and returns data.
 """
 import json
-import json.scanner
 import re
 from functools import lru_cache
 import zlib
 from dataclasses import dataclass, field
 
+from . import jsonl
 from .classify import correction_verdict, error_lines
 from .shorten import clip
 
@@ -150,24 +150,6 @@ def working_folder(lines) -> str:
     return ""
 
 
-# json.loads without its wrappers: the C scanner it uses, called once per record.
-_scan = json.scanner.make_scanner(json.JSONDecoder())
-_JSON_SPACE = " \t\n\r"
-
-
-def _record(line: str):
-    """json.loads(line), the same value or ValueError, for a record that starts at the line's start."""
-    if not line.startswith("{"):
-        return json.loads(line)
-    try:
-        value, end = _scan(line, 0)
-    except StopIteration as e:
-        raise ValueError(f"not JSON at {e.value}") from None
-    if end != len(line) and line[end:].strip(_JSON_SPACE):
-        raise ValueError("extra data after a record")
-    return value
-
-
 def parse_lines(lines, path: str = "") -> Session:
     """Build a Session from JSONL lines (bytes or str)."""
     s = Session(path=path)
@@ -185,7 +167,7 @@ def parse_lines(lines, path: str = "") -> Session:
         if isinstance(raw, bytes):
             raw = raw.decode("utf-8", errors="replace")
         try:
-            rec = _record(raw)  # JSON's own whitespace around a record is allowed: no copy of the line
+            rec = jsonl.record(raw)  # JSON's own whitespace around a record is allowed: no copy of the line
         except (ValueError, RecursionError):
             raw = raw.strip()  # other whitespace (a form feed, a no-break space) is not JSON's
             if not raw:
