@@ -118,21 +118,23 @@ def ingest(store: Store, roots=None, progress=None, force: bool = False, now: st
     processes = min(workers.jobs(), len(changed)) if sum(size for _, size in changed) >= PARALLEL_BYTES else 0
     prepared = workers.ordered(partial(read_ready, optout=optout), [p for p, _ in changed],
                                [size for _, size in changed], processes) if processes >= 2 else None
-    with Batch(store) as batch:
-        for n, (path, st) in enumerate(zip(files, stats), 1):
-            if progress:
-                progress(n, len(files), path)
-            if isinstance(st, OSError):
-                report.failed.append((str(path), st.strerror or str(st)))
-            elif not force and known.get(str(path)) == (st.st_mtime_ns, st.st_size):
-                report.unchanged += 1
-            else:
-                if prepared and st.st_size > BATCH_ALONE_BYTES:
-                    batch.commit()  # never hold the database while a large transcript is read
-                ingest_file(store, path, report, force=force, now=now, optout=optout, batch=batch,
-                            ready=next(prepared) if prepared else None)
+    try:
+        with Batch(store) as batch:
+            for n, (path, st) in enumerate(zip(files, stats), 1):
+                if progress:
+                    progress(n, len(files), path)
+                if isinstance(st, OSError):
+                    report.failed.append((str(path), st.strerror or str(st)))
+                elif not force and known.get(str(path)) == (st.st_mtime_ns, st.st_size):
+                    report.unchanged += 1
+                else:
+                    if prepared and st.st_size > BATCH_ALONE_BYTES:
+                        batch.commit()  # never hold the database while a large transcript is read
+                    ingest_file(store, path, report, force=force, now=now, optout=optout, batch=batch,
+                                ready=next(prepared) if prepared else None)
+    finally:
         if prepared:
-            prepared.close()
+            prepared.close()    # stops the workers, also after an error or Ctrl-C
     with store.transaction():
         store.set_state("last_ingest", iso())
     return report
@@ -186,7 +188,8 @@ def ingest_file(store: Store, path, report: Report | None = None, force: bool = 
         raise
     batch.hold(f)   # released at the commit; an error while storing rolls the whole batch back
     with batch.transaction():
-        if ready is not None and ready.opted_out or ready is None and (session is None or optout.reason(session.cwd)):
+        kept_out = ready.opted_out if ready is not None else session is None or bool(optout.reason(session.cwd))
+        if kept_out:
             report.opted_out += 1
             store.note_opted_out(_path_hash(path))
         elif ready is not None:

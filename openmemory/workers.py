@@ -28,7 +28,8 @@ def jobs() -> int:
 def ordered(fn, items: list, sizes: list, processes: int, chunk_bytes: int = 1 << 20, chunk_items: int = 16,
             ahead: int = 4):
     """Yield fn(item) for every item, in the items' order, computed by `processes` forked
-    workers (or here, one by one, when there are fewer than 2 or fork is missing).
+    workers (or here, one by one, when there are fewer than 2 or fork is missing). Should a
+    worker die, None is yielded for every item not yet done: the caller does those itself.
 
     Items go to workers in chunks of about chunk_bytes (by `sizes`) or chunk_items, whichever
     comes first; at most `ahead` chunks per worker are in flight, so when this process is the
@@ -50,18 +51,28 @@ def ordered(fn, items: list, sizes: list, processes: int, chunk_bytes: int = 1 <
     global _fn
     _fn = fn
     pool = multiprocessing.get_context("fork").Pool(processes, initializer=_quiet)
+    started = list(pool._pool)  # a pool replaces a dead worker, but the chunk it held is lost
     try:
         waiting = deque()
         queue = iter(chunks)
         for c in queue:
-            waiting.append(pool.apply_async(_run, (c,)))
+            waiting.append((c, pool.apply_async(_run, (c,))))
             if len(waiting) >= ahead * processes:
                 break
         while waiting:
-            yield from waiting.popleft().get()
+            c, result = waiting.popleft()
+            while not result.ready() and not any(p.exitcode is not None for p in started):
+                result.wait(0.2)
+            if not result.ready():
+                result.wait(1.0)    # another worker's chunk may still come
+            if not result.ready():  # a worker died (killed, out of memory): None for what is left
+                for c in [c] + [c for c, _ in waiting] + list(queue):
+                    yield from [None] * len(c)
+                return
+            yield from result.get()
             c = next(queue, None)
             if c is not None:
-                waiting.append(pool.apply_async(_run, (c,)))
+                waiting.append((c, pool.apply_async(_run, (c,))))
         pool.close()
     finally:
         pool.terminate()

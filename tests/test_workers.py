@@ -1,0 +1,34 @@
+"""Work in forked worker processes: results in order, and nothing hangs when a worker dies."""
+import os
+import unittest
+
+from openmemory import workers
+
+
+def square(n):
+    return n * n
+
+
+def die_on_seven(n):
+    if n == 7:
+        os._exit(3)  # as a worker killed by the kernel for its memory would
+    return n * n
+
+
+class Ordered(unittest.TestCase):
+    def test_results_come_in_the_items_order(self):
+        items = list(range(200))
+        got = list(workers.ordered(square, items, [1 << 19] * 200, 2, chunk_items=3))
+        self.assertEqual(got, [n * n for n in items])
+
+    def test_without_workers_the_work_is_done_here(self):
+        self.assertEqual(list(workers.ordered(square, [1, 2, 3], [1, 1, 1], 1)), [1, 4, 9])
+
+    def test_a_dead_worker_leaves_none_for_what_is_not_done_and_nothing_hangs(self):
+        items = list(range(40))
+        got = list(workers.ordered(die_on_seven, items, [1] * 40, 2, chunk_items=2, ahead=1))
+        self.assertEqual(len(got), 40)
+        self.assertEqual(got[0], 0)                 # done before the death
+        self.assertEqual(got[6:8], [None, None])    # the dead worker's chunk
+        for n, value in enumerate(got):
+            self.assertIn(value, (None, n * n))     # the rest: done, or left to the caller
