@@ -371,11 +371,12 @@ def hook_line(h: dict) -> str:
 # --------------------------------------------------------------------------------------
 
 def profile(pool: list, work: Path, top: int) -> None:
-    """cProfile of an in-process first ingest of the dense corpus: the top functions by own time."""
+    """cProfile of an in-process first ingest of the dense corpus: the top functions by own time.
+    All of it in this process (OPENMEMORY_JOBS=0): cProfile does not follow worker processes."""
     claude, home = work / "profile" / "claude", work / "profile" / "om"
     linked_tree(pool, claude)
     shutil.rmtree(home, ignore_errors=True)
-    os.environ.update(OPENMEMORY_HOME=str(home), CLAUDE_CONFIG_DIR=str(claude))
+    os.environ.update(OPENMEMORY_HOME=str(home), CLAUDE_CONFIG_DIR=str(claude), OPENMEMORY_JOBS="0")
     from openmemory import ingest, store
     mb = synthetic.corpus_bytes(claude) / 1e6
     prof = cProfile.Profile()
