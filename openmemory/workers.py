@@ -81,7 +81,12 @@ def ordered(fn, items: list, sizes: list, processes: int, chunk_bytes: int = 1 <
 
 
 def _quiet() -> None:
+    """A worker ignores Ctrl-C (its parent stops it) and writes nothing: should its parent be
+    killed, the broken pipe it meets is not a traceback on the person's terminal or log."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    os.close(devnull)
 
 
 def _run(chunk: list) -> list:
