@@ -4,6 +4,7 @@ import sqlite3
 import stat
 import time
 import unittest
+from pathlib import Path
 
 from openmemory import clock, ingest, migrations, store
 from tests.fixtures import Transcript, project_folder, test_session
@@ -425,3 +426,36 @@ class WorkersReadWhileTheStoreWrites(TempHome):
         self.assertEqual(again.added, {})
         with store.connect() as db:
             self.assertNotIn(victim["key"], {e["key"] for e in db.episodes()})
+
+    def test_ctrl_c_stops_a_bulk_ingest_and_its_workers_and_the_next_one_finishes(self):
+        import signal
+        import subprocess
+        import sys
+        from tests import synthetic
+        expected = synthetic.write_dense(self.claude, 400)   # 8 MB: read by worker processes
+        store.connect().close()
+        p = subprocess.Popen([sys.executable, "-m", "openmemory", "ingest"], env=self.env(),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        children = Path(f"/proc/{p.pid}/task/{p.pid}/children")
+        workers = []
+        deadline = time.monotonic() + 30
+        while p.poll() is None and len(workers) < 2 and time.monotonic() < deadline:
+            workers = children.read_text().split() if children.exists() else []
+            time.sleep(0.01)
+        if not workers:
+            p.kill()
+            p.wait()
+            self.skipTest("no worker processes seen (no /proc children list, or the ingest ended first)")
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=30)
+        self.assertEqual(p.returncode, 130)
+        self.assertIn(b"interrupted", err)
+        time.sleep(0.5)
+        for pid in workers:
+            try:
+                alive = b"openmemory" in Path(f"/proc/{pid}/cmdline").read_bytes()
+            except OSError:
+                alive = False
+            self.assertFalse(alive, f"worker {pid} outlived the ingest")
+        self.ok("ingest")
+        self.assertEqual({k: v for k, v in status(self)["episodes"].items() if k in expected}, expected)
