@@ -142,16 +142,7 @@ def vector(text: str) -> list[float]:
 
 def encoded(text: str) -> bytes:
     """encode(vector(text)), the same 256 bytes, computed only over the dimensions text touches."""
-    items = sorted(_sparse(text).items())
-    norm = math.sqrt(sum([x * x for _, x in items]))  # as _normalised, then _encode_sparse, in one pass
-    out = bytearray(DIMENSIONS)
-    if norm:
-        unit = [(i, x / norm) for i, x in items]
-        peak = max([abs(x) for _, x in unit])
-        if peak:
-            for i, x in unit:
-                out[i] = round(x * 127.0 / peak) & 0xFF
-    return bytes(out)
+    return _encode_sparse(_normalised(text))
 
 
 def _encode_sparse(vec: dict) -> bytes:

@@ -4,7 +4,7 @@ Pure and free of SQL, so a worker process can do it (ingest.workers) while the s
 the one writer, only writes. Store.replace_session prepares what it is given unprepared.
 """
 from . import context, embed
-from .redact import _strings, clean_episode, may_hold_secret, redact
+from .redact import clean_episode, may_hold_secret, redact, strings_in
 
 
 def prepare(episodes: list) -> list:
@@ -17,13 +17,10 @@ def prepare(episodes: list) -> list:
     texts = []
     for e in episodes:
         texts += (e["title"], e["gist"], e.get("detail") or "", e.get("around") or "")
-        _strings(e.get("facts") or {}, texts)
-    if may_hold_secret("\n".join(set(texts))):
-        cleaned = [dict(clean_episode(e), around=redact(e.get("around") or ""), legacy_key=e.get("legacy_key"))
-                   for e in episodes]
-    else:
-        cleaned = [dict(clean_episode(e, secret_free=True), around=e.get("around") or "",
-                        legacy_key=e.get("legacy_key")) for e in episodes]
+        strings_in(e.get("facts") or {}, texts)
+    free = not may_hold_secret("\n".join(set(texts)))
+    cleaned = [dict(clean_episode(e, secret_free=free), legacy_key=e.get("legacy_key"),
+                    around=(e.get("around") or "") if free else redact(e.get("around") or "")) for e in episodes]
     for ep, ctx in zip(cleaned, context.session_contexts(cleaned)):
         ep["context"] = ctx
         ep["embedding"] = embed.encoded(ep["title"] + "\n" + ep["gist"])

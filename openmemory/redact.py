@@ -395,38 +395,36 @@ _PBE_OID_12 = bytes.fromhex("060a2a864886f70d010c")   # PKCS#12 PBE
 
 def clean_episode(ep: dict, secret_free: bool = False) -> dict:
     """Redact every text field and serialise facts; nothing unredacted reaches the file.
-    secret_free: the caller's gate found that no text of the episode may hold a secret."""
+    secret_free: the caller's gate (may_hold_secret over these texts) found nothing to redact."""
     facts = ep.get("facts") or {}
-    texts = [ep["title"], ep["gist"], ep.get("detail") or ""]
-    if not secret_free:
-        _strings(facts, texts)
-    if secret_free or not may_hold_secret("\n".join(texts)):  # one gate for the episode, not one per field
-        return {"key": ep["key"], "kind": ep["kind"], "title": ep["title"], "gist": ep["gist"],
-                "detail": ep.get("detail") or "", "at": ep["at"], "cwd": ep.get("cwd") or None,
-                "facts": facts if isinstance(facts, str) else json.dumps(facts, ensure_ascii=False, sort_keys=True)}
+    text = _unchanged if secret_free else redacted
     return {
         "key": ep["key"],
         "kind": ep["kind"],
-        "title": redacted(ep["title"]),
-        "gist": redacted(ep["gist"]),
-        "detail": redacted(ep.get("detail") or ""),
-        "facts": json.dumps(redact_obj(facts), ensure_ascii=False, sort_keys=True)
-        if not isinstance(facts, str) else redacted(facts),
+        "title": text(ep["title"]),
+        "gist": text(ep["gist"]),
+        "detail": text(ep.get("detail") or ""),
+        "facts": json.dumps(facts if secret_free else redact_obj(facts), ensure_ascii=False, sort_keys=True)
+        if not isinstance(facts, str) else text(facts),
         "at": ep["at"],
         "cwd": ep.get("cwd") or None,
     }
 
 
-def _strings(value, out: list) -> None:
+def _unchanged(text: str) -> str:
+    return text
+
+
+def strings_in(value, out: list) -> None:
     """Append every string inside a JSON-like value (what redact_obj would redact) to out."""
     if isinstance(value, str):
         out.append(value)
     elif isinstance(value, dict):
         for v in value.values():
-            _strings(v, out)
+            strings_in(v, out)
     elif isinstance(value, list):
         for v in value:
-            _strings(v, out)
+            strings_in(v, out)
 
 
 REDACTED_KEPT = 8192        # distinct short texts whose redaction is remembered (a few MB)

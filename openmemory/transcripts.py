@@ -6,9 +6,9 @@ nothing here raises on bad input. Pure: `parse_lines` takes lines and returns da
 """
 import json
 import re
-from functools import lru_cache
 import zlib
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from . import jsonl
 from .classify import correction_verdict, error_lines
