@@ -1,4 +1,5 @@
 import json
+import random
 import unittest
 
 from openmemory import classify, transcripts
@@ -299,6 +300,26 @@ class RealCorpus(unittest.TestCase):
         found = [(m.span() if m else None) for m in map(classify.ERRORISH.search, lines)]
         self.assertEqual(found, [(m.span() if m else None) for m in map(plain.search, lines)])
         self.assertGreater(sum(1 for f in found if f), 150)
+
+    def test_errorish_finds_what_errorish_finds_in_its_fast_form(self):
+        words = ("error err! err_x fatal fail failed failure fails exception traceback not found no such file "
+                 "permission denied denied invalid cannot can't couldn't couldnt could not unable missing "
+                 "undefined refused timeout timed out time out unrecognized unknown does not exist unused "
+                 "not set must be set rejected no rule no solution unsatisfiable conflicts panic").split()
+        lines = ["ERROR: x", "Unable to x", "✖ 2 problems", "err_connection", "a CONFLICT", "must be set",
+                 "ERR_PNPM", "xerror", "errors", "error_code", "FAILS", "timeOUT", "Permission Denied", "İnvalid",
+                 "ſtatus failed", "nO SUCH FILE", "TraceBack", "stacktraceback", "x_error", "error-prone", ""]
+        rng = random.Random(5)
+        for _ in range(3000):  # words and their pieces, in any case, glued by what sits between words
+            parts = [rng.choice(words + ["x", "y1", "_", "foo"])[:rng.randrange(1, 12)] for _ in range(rng.randrange(1, 6))]
+            line = "".join(p + rng.choice([" ", "", "_", "-", "'", "!", ".", "é", "×"]) for p in parts)
+            lines.append("".join(ch.upper() if rng.random() < 0.3 else ch for ch in line))
+        for path in corpus_files():
+            lines += path.read_text(errors="replace").replace("\\n", "\n").splitlines()[::3]
+        fast = [classify.errorish(line) for line in lines]
+        differ = [line for line, f in zip(lines, fast) if f != (classify.ERRORISH.search(line) is not None)]
+        self.assertEqual(differ[:5], [])
+        self.assertGreater(sum(fast), 500)
 
     def test_streamed_assistant_records_are_merged(self):
         path = next(p for p in corpus_files() if p.name.startswith("258c7280"))
