@@ -2,7 +2,6 @@
 import argparse
 import json
 import logging
-import logging.handlers
 import os
 import signal
 import sqlite3
@@ -542,6 +541,7 @@ LOG_MAX_BYTES = 1024 * 1024  # one rotation kept: the log stays under 2 MB
 
 def _log_to_file() -> None:
     """Send the server's and the hook's log lines to paths.log_path() (they may not print)."""
+    import logging.handlers  # here: socket and pickle with it, 6 ms of every command's start
     path = paths.log_path()
     os.umask(0o077)  # the log names transcripts and projects: only the person may read it
     try:

@@ -72,9 +72,6 @@ _BRANCHES = [
 ]
 # Branches that keep their context and redact only one group.
 _VALUE_GROUP = {"azure_sas": "sas", "url_credentials": "urlpw", "bearer": "bearer_value"}
-# Every branch starts where a token starts (none inside a run of letters and digits), so one
-# look-behind rejects most positions before any branch is tried: one pass, at a regex's speed.
-_PATTERN = re.compile("(?<![A-Za-z0-9])(?:" + "|".join(f"(?P<{name}>{body})" for name, body in _BRANCHES) + ")")
 
 # Values after a secret word that are clearly not secrets: numbers, placeholders, references.
 _PLACEHOLDER = re.compile(
@@ -219,9 +216,16 @@ def _find_all(text: str, needle: str):
 @lru_cache(maxsize=256)
 def _pattern_of(branches: frozenset) -> re.Pattern:
     """The pattern with only these branches, in their order: where the others cannot match, it
-    finds what the whole pattern finds, faster."""
+    finds what the whole pattern finds, faster. Every branch starts where a token starts (none
+    inside a run of letters and digits), so one look-behind rejects most positions before any
+    branch is tried. Compiled when first needed: the whole one takes 7 ms, a command's start."""
     return re.compile("(?<![A-Za-z0-9])(?:" + "|".join(
         f"(?P<{name}>{body})" for name, body in _BRANCHES if name in branches) + ")")
+
+
+def whole_pattern() -> re.Pattern:
+    """The pattern with every branch (what redact() finds, tried everywhere)."""
+    return _pattern_of(frozenset(name for name, _ in _BRANCHES))
 
 
 def redact(text: str) -> str:
@@ -234,8 +238,9 @@ def redact(text: str) -> str:
     return _redact(text, _pattern_of(frozenset(branches))) if branches else text
 
 
-def _redact(text: str, pattern: re.Pattern = _PATTERN) -> str:
+def _redact(text: str, pattern: re.Pattern | None = None) -> str:
     """redact() without the gate: the pattern (by default the whole one) over the whole text."""
+    pattern = pattern or whole_pattern()
     out, pos = [], 0
     while True:
         m = pattern.search(text, pos)
