@@ -334,14 +334,17 @@ _BANNER = re.compile(r"^_{3,}.*_{3,}$|^={3,}.*={3,}$")
 _FRAMED = re.compile(r"^[│┃║].*[│┃║]$|^┃")       # a line inside a box: a banner, a job header
 # Lines that carry nothing: progress meters, frames of a stack or a code excerpt, hints.
 _NOISE = re.compile(r"""(?x)^(?:
-      %\s*Total\b | .*\bDload\b | [\d\s.:kMG%-]+(?:--:--:--.*)?$
+      %\s*Total\b | [\d\s.:kMG%-]+(?:--:--:--.*)?$
     | \[\+\]\s*Building | =>\s | -->\s | >\s | \#\d+\s | \d+\s*[|│] | [|│]\s
     | at\s+\S | File\s+" | hint: | note: | LINE\s+\d+: | \[SQL:
-    | .*\.{4,}\s*(?:Passed|Skipped)$ | -\s(?:hook\ id|exit\ code|files\ were\ modified):
+    | -\s(?:hook\ id|exit\ code|files\ were\ modified):
     | Require\ stack: | -\s/ )""")
+# ... and two kinds anywhere in a line, tried only on a line that holds the word they need.
+_NOISE_DLOAD = re.compile(r".*\bDload\b")
+_NOISE_DOTS = re.compile(r".*\.{4,}\s*(?:Passed|Skipped)$")
 # Marks that only decorate a line: pytest's `E   `, `×`, `╰─▶`, BuildKit's `93.71 ` timing.
 _MARK = re.compile(rf"^(?:E\s{{2,}}|[{_GLYPHS}\s]+|\d+\.\d+\s+(?=\S))")
-_TRAIL = re.compile(rf"[\s{_GLYPHS}]+$")
+_TRAIL = re.compile(rf"[\s{_GLYPHS}]+$")     # never ends a line whose last letter is ASCII and not a space
 # The line that names an exception: `TypeError: …`, `sqlalchemy.exc.ProgrammingError: …`,
 # `Error: …`, `error[E0425]: …`, `thread 'main' panicked at …`.
 _EXCEPTION = re.compile(r"^(?:(?:[A-Za-z_]\w*\.)*[A-Za-z_]*(?:Error|Exception|Exit|Interrupt|Fault|Failure)\b"
@@ -384,6 +387,14 @@ _WRAPPER = re.compile(r"""(?xi)^(?:
     | Found\s\d+\serrors? | Checked\s\d+\sfiles? | See\s'.*--help' | Aborting\b | Oops!\sSomething\swent\swrong
     | info\sVisit | For\smore\sinformation | .*\.{4,}\s*Failed$ | \d+\s(?:failed|errors?)(?:,\s\d+\s\w+)*\sin\s[\d.]+m?s
     | no\stests\sran | Command\sfailed\swith\sexit\scode | exit\sstatus\s\d+ )""")
+# The words _EXCEPTION needs (a line without any of them names no exception).
+_EXCEPTION_WORDS = ("Error", "Exception", "Exit", "Interrupt", "Fault", "Failure", "error[E", "panicked at")
+
+
+def _noise(line: str) -> bool:
+    """Whether a line carries nothing (_NOISE, _NOISE_DLOAD, _NOISE_DOTS)."""
+    return bool(_NOISE.match(line) or ("Dload" in line and _NOISE_DLOAD.match(line))
+                or ("...." in line and _NOISE_DOTS.match(line)))
 
 
 def error_lines(result: str, limit: int = 3) -> list:
@@ -407,11 +418,15 @@ def error_lines(result: str, limit: int = 3) -> list:
         ends_traceback = in_traceback and bool(s) and not line[:1].isspace()
         if ends_traceback:
             in_traceback = False
-        if not s or in_traceback or _BOX.match(s) or _BANNER.match(s) or (_NOISE.match(s) and not _FRAMED.match(s)):
+        if not s or in_traceback or _BOX.match(s) or _BANNER.match(s) or (_noise(s) and not _FRAMED.match(s)):
             continue
-        shown = clip(_TRAIL.sub("", _MARK.sub("", s)) or s, 200)
+        shown = _MARK.sub("", s)
+        if shown and (shown[-1].isspace() or not shown[-1].isascii()):
+            shown = _TRAIL.sub("", shown)
+        shown = clip(shown or s, 200)
         rank = (-1 if _EXIT.match(s) else -2 if _FRAMED.match(s) else 1 if _WRAPPER.match(shown)
-                else 3 if _EXCEPTION.match(shown) else 2 if errorish(s) else 0)
+                else 3 if any(w in shown for w in _EXCEPTION_WORDS) and _EXCEPTION.match(shown)
+                else 2 if errorish(s) else 0)
         if ends_traceback:
             tracebacks.append(len(kept))
         kept.append((shown, rank))

@@ -270,6 +270,19 @@ class Surprises(unittest.TestCase):
         self.assertEqual(classify.error_lines("<tool_use_error>File does not exist.</tool_use_error>"),
                          ["File does not exist."])
 
+    def test_noise_anywhere_in_a_line_and_marks_at_its_end_are_left_out(self):
+        out = ("Exit code 1\n  % Total    % Received % Xferd  Average Speed   Time\n"
+               "                                 Dload  Upload   Total   Spent\n"
+               "check yaml...............................................Passed\n"
+               "ruff.....................................................Failed\n"
+               "app/x.py:3:1: F401 `os` imported but unused ✖\nSystemExit: 2")
+        self.assertEqual(classify.error_lines(out),
+                         ["Exit code 1", "SystemExit: 2", "app/x.py:3:1: F401 `os` imported but unused"])
+        quiet = "Exit code 1\n" + "\n".join(out.splitlines()[1:5]) + "\napp/x.py:3:1: F401 `os` imported ✖"
+        self.assertEqual(classify.error_lines(quiet),   # nothing reads as an error: plain lines, then wrappers
+                         ["Exit code 1", "app/x.py:3:1: F401 `os` imported",
+                          "ruff.....................................................Failed"])
+
     def test_a_negative_exit_code_is_the_same_head_line(self):
         # a process killed by a signal: ingest and sleep read "Exit code" with one pattern
         out = "Exit code -9\nstarting worker\nfatal: out of memory"
