@@ -344,7 +344,7 @@ _NOISE_DLOAD = re.compile(r".*\bDload\b")
 _NOISE_DOTS = re.compile(r".*\.{4,}\s*(?:Passed|Skipped)$")
 # Marks that only decorate a line: pytest's `E   `, `×`, `╰─▶`, BuildKit's `93.71 ` timing.
 _MARK = re.compile(rf"^(?:E\s{{2,}}|[{_GLYPHS}\s]+|\d+\.\d+\s+(?=\S))")
-_TRAIL = re.compile(rf"[\s{_GLYPHS}]+$")     # never ends a line whose last letter is ASCII and not a space
+_TRAIL = re.compile(rf"[\s{_GLYPHS}]+$")     # never ends a line whose last character is ASCII, not a space
 # The line that names an exception: `TypeError: …`, `sqlalchemy.exc.ProgrammingError: …`,
 # `Error: …`, `error[E0425]: …`, `thread 'main' panicked at …`.
 _EXCEPTION = re.compile(r"^(?:(?:[A-Za-z_]\w*\.)*[A-Za-z_]*(?:Error|Exception|Exit|Interrupt|Fault|Failure)\b"

@@ -12,9 +12,9 @@ right before and right after `openmemory ingest` on the same files (so both find
 page cache; the faster baseline counts);
 the no-op re-ingest; database bytes per episode; the ingest process's peak RSS; recall
 in-process and as a whole `openmemory recall`; the first `sleep` over the year. Then the
-SessionEnd hook on the 5 MB session. Every process runs a copy of the package with its bytecode
-compiled beforehand, as `pip install .` leaves it. Figures on a shared machine are noisy: the ratios to
-the baseline carry across machines better than seconds do.
+SessionEnd hook on the 5 MB session. Every process runs a copy of the package with its
+bytecode compiled beforehand, as `pip install .` leaves it. Figures on a shared machine are
+noisy: the ratios to the baseline carry across machines better than seconds do.
 """
 import argparse
 import cProfile
