@@ -169,6 +169,13 @@ def decode(blob: bytes) -> array:
     return array("b", blob)
 
 
+def unit_of(text: str) -> dict:
+    """unit(vector(text)), the same floats, without the 256-slot list between (sleep's every surprise)."""
+    vec = _normalised(text)
+    norm = math.hypot(*vec.values())
+    return {i: x / norm for i, x in vec.items() if x} if norm else {}
+
+
 def unit(vec) -> dict:
     """A vector (list, array or encoded blob) as {dimension: value} at length 1: hashed vectors of
     short texts are sparse, so sleep compares them as dicts. {} when the vector is empty."""

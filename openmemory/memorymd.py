@@ -133,16 +133,8 @@ def _how_to_apply(lesson: dict, kind: str, sources: list) -> str:
     # A lesson with a folder is written only into that project's memory, so "this project" says
     # where without putting a path from the person's machine into the model's context.
     where = " in this project" if lesson.get("cwd") else " in any project"
-    commands = []
-    for s in sources:               # the command a source was about: never a file path from the machine
-        facts = s.get("facts") or {}
-        if s.get("kind") == "correction":
-            command = facts.get("trigger") if facts.get("trigger_tool") == "Bash" else None
-        else:
-            command = facts.get("command") if facts.get("tool") == "Bash" else None
-        if command and command not in commands:
-            commands.append(command)
-    command = neutralise("`" + clip(commands[0].replace("`", "'"), 80) + "`") if commands else ""
+    command = next(filter(None, map(_bash_command, sources)), "")
+    command = neutralise("`" + clip(command.replace("`", "'"), 80) + "`") if command else ""
     if kind == "project":
         if command:
             return f"Before you run {command}{where}, act on this first: each time above, it failed without it."
@@ -150,6 +142,14 @@ def _how_to_apply(lesson: dict, kind: str, sources: list) -> str:
     if command:
         return f"When you are about to run {command}{where}, follow this lesson, without waiting to be told."
     return f"Whenever this comes up{where}, do it this way from the start, without waiting to be told."
+
+
+def _bash_command(source: dict):
+    """The command a source was about (never a file path from the machine), or None."""
+    facts = source.get("facts") or {}
+    if source.get("kind") == "correction":
+        return facts.get("trigger") if facts.get("trigger_tool") == "Bash" else None
+    return facts.get("command") if facts.get("tool") == "Bash" else None
 
 
 # --------------------------------------------------------------------------------------

@@ -211,7 +211,7 @@ class _Lesson:
 
     def sessions_known(self, store: Store) -> set:
         """The sessions of all its sources (what `seen` counts), beyond the ones in its signature."""
-        return {incident(ep) for ep in store.episodes_by_id(self.sources).values()}
+        return {incident(ep) for ep in store.episodes_by_id(self.sources, "id, session_id").values()}
 
     def vector(self) -> list:
         return [self.sum.get(i, 0.0) for i in range(embed.DIMENSIONS)]
@@ -239,7 +239,7 @@ def consolidate(store: Store, now: str) -> dict:
             fed[ep["id"]] = lesson
             lesson.sources.append(ep["id"])
             new_incident = incident(ep) not in lesson.sessions
-            lesson.add(ep, vectors[ep["id"]] if ep["id"] in vectors else embed.unit(surprise_vector(ep)))
+            lesson.add(ep, vectors[ep["id"]] if ep["id"] in vectors else surprise_unit(ep))
             if not lesson.new:
                 lesson.joined.append(ep["id"])
             if not new_incident:
@@ -396,7 +396,7 @@ class _Vectors(dict):
         return eid in self.episodes
 
     def __missing__(self, eid):
-        self[eid] = embed.unit(surprise_vector(self.episodes[eid]))
+        self[eid] = surprise_unit(self.episodes[eid])
         return self[eid]
 
 
@@ -410,7 +410,7 @@ def _load_lessons(store: Store, only: set | None = None) -> list:
         for eid in lesson.sources[-SIGNATURE_SOURCES:]:
             ep = episodes.get(eid)
             if ep is not None:
-                lesson.add(ep, embed.unit(surprise_vector(ep)))
+                lesson.add(ep, surprise_unit(ep))
         if not lesson.sum:              # its sources are gone: its own words stand for it
             lesson.sum = embed.unit(embed.vector(lesson.text))
     return lessons
@@ -436,10 +436,10 @@ class _Places:
 # --------------------------------------------------------------------------------------
 # What a surprise is about: the vector sleep compares
 
-def surprise_vector(ep: dict) -> list:
-    """The hashed vector of what a surprise is about: the command and its error, or the words
-    said and the call they answered; a note's title and text. Not the episode's gist, whose
-    session context ("While working on ...") would make unrelated surprises look alike."""
+def surprise_unit(ep: dict) -> dict:
+    """The hashed vector (embed.unit_of) of what a surprise is about: the command and its error,
+    or the words said and the call they answered; a note's title and text. Not the episode's
+    gist, whose session context ("While working on ...") would make unrelated surprises look alike."""
     facts = ep.get("facts") or {}
     if ep.get("kind") == "error":
         text = core_command(facts.get("command") or facts.get("tool") or "") + "\n" + \
@@ -450,7 +450,7 @@ def surprise_vector(ep: dict) -> list:
         text = (found[0] if found else correction_head(said)) + "\n" + _about(facts)
     else:
         text = (ep.get("title") or "") + "\n" + (ep.get("gist") or "")
-    return embed.vector(text)
+    return embed.unit_of(text)
 
 
 def _same_way(a: dict, b: dict) -> bool:
@@ -521,7 +521,7 @@ def verify(store: Store, now: str) -> dict:
                 if p["cwd"] and places.project(ep["cwd"]) != p["cwd"]:
                     continue
                 if ep["id"] not in vectors:
-                    vectors[ep["id"]] = embed.unit(surprise_vector(ep))
+                    vectors[ep["id"]] = surprise_unit(ep)
                 if embed.dot(vectors[ep["id"]], expected) >= MATCH_SIMILARITY:
                     match = ep
                     break

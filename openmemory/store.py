@@ -526,9 +526,9 @@ class Store:
             out.append(lesson)
         return out
 
-    def episodes_by_id(self, ids) -> dict:
-        """{id: episode} for the ids that still exist."""
-        return {row["id"]: _row(row) for row in self._in("SELECT * FROM episodes WHERE id IN (%s)", ids)}
+    def episodes_by_id(self, ids, columns: str = "*") -> dict:
+        """{id: episode} for the ids that still exist (only these columns, with id, if given)."""
+        return {row["id"]: _row(row) for row in self._in(f"SELECT {columns} FROM episodes WHERE id IN (%s)", ids)}
 
     def predictions_by_lesson(self) -> dict:
         """{lesson id: [prediction, ...]} in the order they were made."""

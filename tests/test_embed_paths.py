@@ -45,6 +45,16 @@ class Embed(TempHome):
                      "migration error: duplicate column email on users " * 3):
             self.assertEqual(embed.encoded(text), embed.encode(embed.vector(text)))
 
+    def test_unit_of_a_text_is_the_unit_of_its_vector_to_the_last_bit(self):
+        texts = ["", "the", "run the tests with pytest -q", "fail fail fail", "a b c d e f g h",
+                 "Running testCases and the_tests; running again, again and again"]
+        texts += [" ".join(f"w{i * j % 97}" for j in range(i % 40)) for i in range(400)]
+        cancelled = 0
+        for text in texts:
+            self.assertEqual(list(embed.unit_of(text).items()), list(embed.unit(embed.vector(text)).items()), text)
+            cancelled += any(x == 0.0 for x in embed._normalised(text).values())
+        self.assertGreater(cancelled, 0)  # a dimension two words cancel out is left out by both
+
     def test_words_are_stemmed_and_split(self):
         self.assertEqual(embed.words("Running testCases and the_tests"), ["run", "test", "case", "test"])
 
