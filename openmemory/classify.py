@@ -151,6 +151,8 @@ def correction_verdict(text: str, agent_said: str = "", refused: bool = False, i
     t = (text or "").strip().replace("\u2019", "'")
     head = t[:_EARLY]
     if first:
+        if not _STANDING_LEAD.match(head) and not _MAY_STAND.search(t):
+            return None, ""     # no standing word anywhere in it: no standing rule (most first messages)
         found = lasting_sentence(t)
         standing = found and (_STANDING.search(found[0].split(";")[0]) or _STANDING_LEAD.match(head))
         return ("standing", "standing") if standing else (None, "")
@@ -218,6 +220,9 @@ _LASTING = re.compile(r"\b(?:don'?t|do not|never|always|only|stop|avoid|prefer|i
 _STANDING = re.compile(r"(?i)\b(?:always|never|from now on|going forward|in (?:the )?future|every ?time|whenever|"
                        r"everywhere|in this (?:repo|repository|project|codebase)|we (?:always|never|only|don'?t|"
                        r"do not)|don'?t ever|next time)\b")
+# Where _STANDING finds nothing in a message it finds nothing in a sentence lasting_sentence
+# cuts from it, but for the word boundary at its end (a cut can end a word): so without that.
+_MAY_STAND = re.compile(_STANDING.pattern.removesuffix(r"\b"), _STANDING.flags)
 _STANDING_LEAD = re.compile(r"(?i)\s*(?:from now on|going forward|in (?:the )?future|for (?:all|every) future)\b")
 _STRONG = re.compile(r"(?i)\b(?:always|never|instead|rather than|'d rather|not|don'?t|do not|avoid|only|must|"
                      r"everywhere|from now on|in future)\b|,\s*not\b")

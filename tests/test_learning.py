@@ -86,6 +86,21 @@ class Verdicts(unittest.TestCase):
         self.assertIsNone(self.verdict("Use the new endpoint; the old one always fails", first=True))
         self.assertIsNone(self.verdict("add pagination to the list command", first=True))
 
+    def test_a_first_message_without_a_standing_word_is_not_read_further(self):
+        # the shortcut never changes a verdict: where the sentence kept is cut from the message,
+        # a standing word at its end may lose the word boundary it had ("alwaysplease")
+        def read_whole(text):
+            found = classify.lasting_sentence(text)
+            return bool(found and (classify._STANDING.search(found[0].split(";")[0])
+                                   or classify._STANDING_LEAD.match(text[:240])))
+        texts = ["From now on, always run ruff before you commit.", "we never commit DEBUG=True",
+                 "use uv, not pip. in this repo we use uv.", "please, please, not npm, don't everok",
+                 "). we use uv run the tests no,alwaysplease. ", "add pagination to the list command",
+                 "Use the new endpoint; the old one always fails", "next time, run the linter first", ""]
+        for text in texts:
+            self.assertEqual(self.verdict(text, first=True) == "standing", read_whole(text), text)
+        self.assertGreaterEqual(sum(map(read_whole, texts)), 4)
+
 
 class LessonWording(unittest.TestCase):
     """A lasting correction is worded as a lesson; a momentary one ("use the other file") is not."""
