@@ -3,7 +3,14 @@
 
 def clip(text, limit: int) -> str:
     """Text on one line (whitespace runs folded) of at most limit characters, cut with '…'."""
-    text = " ".join(str(text or "").split())
+    text = str(text or "")
+    if len(text) > 4 * limit > 0:
+        # A long text's start, folded, is the start of the whole text folded: when it is already
+        # longer than limit, the rest (a whole tool output, say) need not be folded at all.
+        head = " ".join(text[: 4 * limit].split())
+        if len(head) > limit:
+            return head[: limit - 1].rstrip() + "…"
+    text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
