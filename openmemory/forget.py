@@ -187,7 +187,7 @@ def _reword(store, lesson: dict, remaining: list) -> str | None:
 
 def seen_of(store, source_ids: list) -> int:
     """How many sessions a lesson's sources came from (what `seen` counts)."""
-    return len({incident(ep) for ep in store.episodes_by_id(source_ids, "id, session_id").values()})
+    return len({incident(ep) for ep in store.episodes_by_id(source_ids, ("id", "session_id")).values()})
 
 
 def apply(store, p: Plan, now: str) -> dict:

@@ -19,7 +19,7 @@ def morning_facts(store: Store, facts: dict) -> dict:
     """What the night did, in the words and order the report uses (also `morning --json`)."""
     cons, ver = facts["consolidation"], facts["verification"]
     ids = {i for ls in cons["new"] for i in ls["sources"]} | {i for ls in cons["strengthened"] for i in ls["sources"]}
-    episodes = store.episodes_by_id(sorted(ids), "id, session_id, kind, at, title, facts")  # what source() reads
+    episodes = store.episodes_by_id(sorted(ids), ("id", "session_id", "kind", "at", "title", "facts"))  # what source() reads
 
     def sources(source_ids):
         return _by_session([episodes[i] for i in source_ids if i in episodes])

@@ -214,7 +214,7 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
             ownfiles.write_own(paths.vetoed_path(), _dump({"version": STATE_VERSION, "lessons": vetoes}))
         live = [l for l in lessons.values() if not l["archived"] and not l["vetoed"]]
         sources = store.episodes_by_id((i for l in live for i in l["sources"]),  # what the files say of them
-                                       "id, session_id, kind, at, title, gist, facts")
+                                       ("id", "session_id", "kind", "at", "title", "gist", "facts"))
         placed = _place(store, live, limit, result, optout)
 
         projects = paths.projects_dir()

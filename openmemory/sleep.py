@@ -211,7 +211,7 @@ class _Lesson:
 
     def sessions_known(self, store: Store) -> set:
         """The sessions of all its sources (what `seen` counts), beyond the ones in its signature."""
-        return {incident(ep) for ep in store.episodes_by_id(self.sources, "id, session_id").values()}
+        return {incident(ep) for ep in store.episodes_by_id(self.sources, ("id", "session_id")).values()}
 
     def vector(self) -> list:
         return [self.sum.get(i, 0.0) for i in range(embed.DIMENSIONS)]

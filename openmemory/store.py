@@ -526,8 +526,9 @@ class Store:
             out.append(lesson)
         return out
 
-    def episodes_by_id(self, ids, columns: str = "*") -> dict:
-        """{id: episode} for the ids that still exist (only these columns, with id, if given)."""
+    def episodes_by_id(self, ids, fields: tuple = ()) -> dict:
+        """{id: episode} for the ids that still exist (with only these fields, id among them, if named)."""
+        columns = ", ".join(fields) or "*"
         return {row["id"]: _row(row) for row in self._in(f"SELECT {columns} FROM episodes WHERE id IN (%s)", ids)}
 
     def predictions_by_lesson(self) -> dict:
