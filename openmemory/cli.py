@@ -40,7 +40,7 @@ def cmd_ingest(args) -> int:
     show = not args.quiet and sys.stderr.isatty()
 
     def progress(n, total, path):
-        print(f"\r\033[Kingesting {n}/{total} {path.name[:50]}", end="", file=sys.stderr, flush=True)
+        print(f"\r\033[Kingesting {n}/{total} {os.path.basename(path)[:50]}", end="", file=sys.stderr, flush=True)
 
     with store.connect() as db:
         report = ingest.ingest(db, roots, progress=progress if show else None, force=args.force,

@@ -130,7 +130,35 @@ class IngestCommand(TempHome):
         sub = Transcript(cwd=t.cwd)
         sub.user("Warmup")
         sub.write(folder / t.session_id / "subagents", "agent-a1.jsonl")
-        self.assertEqual([p.name for p in ingest.discover()], [f"{t.session_id}.jsonl"])
+        self.assertEqual([os.path.basename(p) for p in ingest.discover()], [f"{t.session_id}.jsonl"])
+
+    def test_discover_finds_and_orders_transcripts_as_pathlib_globs_them(self):
+        """Listed with os.scandir, found and ordered as `glob` then `sorted` of Paths would: hidden
+        names, symlinks, a folder named *.jsonl, `a` before `a-b` (pathlib orders by parts)."""
+        root = self.tmp / "tree"
+        for name in ("a/1.jsonl", "a/.h.jsonl", "a/x.JSONL", "a-b/2.jsonl", ".hid/3.jsonl", "a/sub/4.jsonl",
+                     "-d/5.jsonl", "top.jsonl.not"):
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text("{}\n")
+        (root / "a-b" / "dir.jsonl").mkdir()
+        (root / "a-b" / "link.jsonl").symlink_to(root / "a" / "1.jsonl")
+        (root / "a-b" / "broken.jsonl").symlink_to(root / "nowhere")
+        (root / "alink").symlink_to(root / "a")
+
+        def by_pathlib(r):
+            r = Path(r)
+            found = r.glob("*.jsonl") if any(r.glob("*.jsonl")) else r.glob("*/*.jsonl")
+            return [str(p) for p in sorted(p for p in found if p.is_file())]
+
+        self.addCleanup(os.chdir, os.getcwd())
+        os.chdir(self.tmp)
+        for r in (root, "tree", "./tree/", root / "a", root / "a-b", root / "alink"):
+            self.assertEqual(ingest.discover([r]), by_pathlib(r), r)
+        listed = [p[len(str(root)) + 1:] for p in ingest.discover([root])]
+        self.assertEqual(listed, ["-d/5.jsonl", ".hid/3.jsonl", "a/.h.jsonl", "a/1.jsonl", "a-b/2.jsonl",
+                                  "a-b/link.jsonl", "alink/.h.jsonl", "alink/1.jsonl"])
+        self.assertEqual(ingest.discover([root / "a" / "1.jsonl", root / "a"]),
+                         [str(root / "a" / ".h.jsonl"), str(root / "a" / "1.jsonl")])
 
     def test_explicit_paths(self):
         path = test_session().write(self.tmp / "elsewhere")
