@@ -3,13 +3,23 @@ worker processes do the reading and preparing that needs no database.
 
 Workers are forked, so they start in milliseconds with everything this process has loaded;
 where fork is not available (Windows) the work runs here, one item after another.
+
+Each worker has two pipes: the numbers of the chunks it is to do come down one, their results
+go back up the other, and this process waits on the result pipes itself. (multiprocessing.Pool
+was used before: its worker-handling thread waits on the pipe results arrive on without
+reading it, so it spun while a large result was read, a tenth of a core at a bulk ingest.)
 """
+import fcntl
 import multiprocessing
 import os
+import pickle
 import signal
 from collections import deque
+from multiprocessing.connection import wait
 
-_fn = None  # the function a worker applies: set before the fork, inherited
+PIPE_BYTES = 1 << 20  # a result pipe's buffer (Linux allows an unprivileged process 1 MB)
+_fn = None      # the function a worker applies: set before the fork, inherited
+_chunks = None  # the chunks of items, inherited the same way: only their numbers are sent
 
 
 def jobs() -> int:
@@ -32,9 +42,10 @@ def ordered(fn, items: list, sizes: list, processes: int, chunk_bytes: int = 1 <
     worker die, None is yielded for every item not yet done: the caller does those itself.
 
     Items go to workers in chunks of about chunk_bytes (by `sizes`) or chunk_items, whichever
-    comes first; at most `ahead` chunks per worker are in flight, so when this process is the
-    slower side results do not pile up in memory. A worker ignores SIGINT: Ctrl-C stops this
-    process, and leaving the generator stops the workers.
+    comes first, each chunk to the first worker free; at most `ahead` chunks per worker are in
+    flight or done and waiting, so when this process is the slower side results do not pile up
+    in memory. A worker ignores SIGINT: Ctrl-C stops this process, and leaving the generator
+    stops the workers. An exception fn raises in a worker is raised here.
     """
     if processes < 2 or "fork" not in multiprocessing.get_all_start_methods():
         yield from map(fn, items)
@@ -48,46 +59,87 @@ def ordered(fn, items: list, sizes: list, processes: int, chunk_bytes: int = 1 <
             current, weight = [], 0
     if current:
         chunks.append(current)
-    global _fn
-    _fn = fn
-    pool = multiprocessing.get_context("fork").Pool(processes, initializer=_quiet)
-    started = list(pool._pool)  # a pool replaces a dead worker, but the chunk it held is lost
+    global _fn, _chunks
+    _fn, _chunks = fn, chunks
+    workers = []
     try:
-        waiting = deque()
-        queue = iter(chunks)
-        for c in queue:
-            waiting.append((c, pool.apply_async(_run, (c,))))
-            if len(waiting) >= ahead * processes:
-                break
-        while waiting:
-            c, result = waiting.popleft()
-            while not result.ready() and not any(p.exitcode is not None for p in started):
-                result.wait(0.2)
-            if not result.ready():
-                result.wait(1.0)    # another worker's chunk may still come
-            if not result.ready():  # a worker died (killed, out of memory): None for what is left
-                for c in [c] + [c for c, _ in waiting] + list(queue):
-                    yield from [None] * len(c)
-                return
-            yield from result.get()
-            c = next(queue, None)
-            if c is not None:
-                waiting.append((c, pool.apply_async(_run, (c,))))
-        pool.close()
+        ctx = multiprocessing.get_context("fork")
+        for _ in range(min(processes, len(chunks))):
+            workers.append(_Worker(ctx))
+        given, done, dead = 0, {}, False
+        for n in range(len(chunks)):
+            while not dead:
+                try:  # keep every worker busy, within the bound of chunks in flight or waiting
+                    for w in workers:
+                        while given < len(chunks) and len(w.holds) < ahead and given - n < ahead * len(workers):
+                            w.give(given)
+                            given += 1
+                    if n in done:
+                        break
+                    for results in wait([w.results for w in workers if w.holds]):
+                        w = next(w for w in workers if w.results is results)
+                        done[w.holds.popleft()] = results.recv_bytes()
+                except (EOFError, OSError):  # a worker died (killed, out of memory)
+                    dead = True
+            if n in done:
+                ok, value = pickle.loads(done.pop(n))
+                if not ok:
+                    raise value
+                yield from value
+            else:
+                yield from [None] * len(chunks[n])   # the caller does what a dead worker held
     finally:
-        pool.terminate()
-        pool.join()
-        _fn = None
+        for w in workers:
+            w.process.terminate()
+        for w in workers:
+            w.stop()
+        _fn = _chunks = None
 
 
-def _quiet() -> None:
-    """A worker ignores Ctrl-C (its parent stops it) and writes nothing: should its parent be
-    killed, the broken pipe it meets is not a traceback on the person's terminal or log."""
+class _Worker:
+    """A forked worker process, the pipes to and from it, and the chunk numbers it holds."""
+
+    def __init__(self, ctx):
+        task_in, self.tasks = ctx.Pipe(duplex=False)
+        self.results, result_out = ctx.Pipe(duplex=False)
+        self.process = ctx.Process(target=_serve, args=(task_in, result_out), daemon=True)
+        self.process.start()
+        task_in.close()     # the worker's ends: closed here, so its death reads as the end of its pipe
+        result_out.close()
+        try:  # room for a few chunks' results: a worker does not wait while this process stores
+            fcntl.fcntl(self.results.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+        except (AttributeError, OSError):
+            pass  # not Linux, or above the system's limit: the default pipe
+        self.holds = deque()
+
+    def give(self, n: int) -> None:
+        self.tasks.send(n)
+        self.holds.append(n)
+
+    def stop(self) -> None:
+        self.process.join()
+        self.tasks.close()
+        self.results.close()
+
+
+def _serve(tasks, results) -> None:
+    """A worker: do each chunk whose number comes down `tasks`, send back (True, results) or
+    (False, the exception). It ignores Ctrl-C (its parent stops it) and writes nothing: should its
+    parent be killed, the broken pipe it meets is not a traceback on the person's terminal or log."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 2)
     os.close(devnull)
-
-
-def _run(chunk: list) -> list:
-    return [_fn(item) for item in chunk]
+    while True:
+        try:
+            n = tasks.recv()
+        except EOFError:
+            return
+        try:
+            reply = pickle.dumps((True, [_fn(item) for item in _chunks[n]]), pickle.HIGHEST_PROTOCOL)
+        except Exception as e:  # noqa: BLE001 - raised again in the parent
+            try:
+                reply = pickle.dumps((False, e))
+            except Exception:  # noqa: BLE001 - an exception that does not pickle: its words do
+                reply = pickle.dumps((False, RuntimeError(f"{type(e).__name__}: {e}")))
+        results.send_bytes(reply)

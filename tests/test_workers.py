@@ -15,6 +15,11 @@ def die_on_seven(n):
     return n * n
 
 
+def open_it(path):
+    with open(path):
+        return path
+
+
 class Ordered(unittest.TestCase):
     def test_results_come_in_the_items_order(self):
         items = list(range(200))
@@ -32,3 +37,17 @@ class Ordered(unittest.TestCase):
         self.assertEqual(got[6:8], [None, None])    # the dead worker's chunk
         for n, value in enumerate(got):
             self.assertIn(value, (None, n * n))     # the rest: done, or left to the caller
+
+    def test_an_exception_in_a_worker_is_raised_here(self):
+        with self.assertRaises(FileNotFoundError):
+            list(workers.ordered(open_it, ["/nonexistent/openmemory"] * 4, [1] * 4, 2, chunk_items=1))
+        self.assertEqual(list(workers.ordered(square, list(range(9)), [1] * 9, 2, chunk_items=1)),
+                         [n * n for n in range(9)])  # and the next run starts afresh
+
+    def test_leaving_early_stops_the_workers(self):
+        import multiprocessing
+        got = workers.ordered(square, list(range(100)), [1] * 100, 2, chunk_items=1)
+        self.assertEqual(next(got), 0)
+        self.assertEqual(len(multiprocessing.active_children()), 2)
+        got.close()
+        self.assertEqual(multiprocessing.active_children(), [])
