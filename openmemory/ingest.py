@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -149,12 +150,12 @@ def ingest(store: Store, roots=None, progress=None, force: bool = False, now: st
     changed = [(p, st.st_size) for p, st in zip(files, stats) if not isinstance(st, OSError)
                and (force or known.get(p) != (st.st_mtime_ns, st.st_size))]
     # Reading and preparing in worker processes while this one stores: for a bulk ingest only
-    # (a hook's one transcript is read here, without the start of a pool).
+    # (a hook's one transcript is read here, without starting workers).
     processes = min(workers.jobs(), len(changed)) if sum(size for _, size in changed) >= PARALLEL_BYTES else 0
     prepared = workers.ordered(partial(read_ready, optout=optout), [p for p, _ in changed],
                                [size for _, size in changed], processes) if processes >= 2 else None
     try:
-        with Batch(store) as batch:
+        with store.bulk_writes() if prepared else nullcontext(), Batch(store) as batch:
             for n, (path, st) in enumerate(zip(files, stats), 1):
                 if progress:
                     progress(n, len(files), path)

@@ -8,6 +8,7 @@ Only this module and store.py speak SQL.
 """
 import os
 import sqlite3
+from contextlib import contextmanager
 
 from . import context
 from .errors import OpenMemoryError, StoreError, explain
@@ -362,6 +363,28 @@ class Transaction:
 INDEX_EPISODES = ("INSERT INTO recall_index (rowid, title, body, detail, context) SELECT id, CASE WHEN "
                   "instr(gist, title) = 1 THEN '' ELSE title END, gist, detail, context FROM episodes WHERE id >= ?")
 _UNINDEXED = {}     # connection -> the first episode id its open transaction stored and did not index
+
+
+# A bulk ingest's connection: every transaction inserts into the same indexes (episode keys
+# and sessions in no order), so with SQLite's 2 MB page cache their pages were read back from
+# the file again and again, and a checkpoint every 1,000 pages of WAL wrote them to the file
+# as often. 32 MB holds the indexes of a heavy year; 4,000 pages is a WAL of 16 MB at most.
+BULK_CACHE_KB = 32 << 10
+BULK_CHECKPOINT_PAGES = 4000
+
+
+@contextmanager
+def bulk_writes(db: sqlite3.Connection):
+    """The connection's page cache and checkpoint interval for a bulk ingest, then as they were."""
+    cache = db.execute("PRAGMA cache_size").fetchone()[0]
+    checkpoint = db.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+    db.execute(f"PRAGMA cache_size = {-BULK_CACHE_KB}")
+    db.execute(f"PRAGMA wal_autocheckpoint = {BULK_CHECKPOINT_PAGES}")
+    try:
+        yield
+    finally:
+        db.execute(f"PRAGMA cache_size = {int(cache)}")
+        db.execute(f"PRAGMA wal_autocheckpoint = {int(checkpoint)}")
 
 
 def stored(db: sqlite3.Connection, episode_id: int) -> None:

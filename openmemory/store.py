@@ -10,11 +10,9 @@ import sqlite3
 import zlib
 from pathlib import Path
 
-from . import context, embed, paths
+from . import context, embed, migrations, paths
 from .clock import iso
 from .errors import OpenMemoryError, StoreError
-from . import migrations
-from .migrations import fts5_available
 from .prepare import prepare
 from .redact import clean_episode, redact, redact_obj, redacted
 from .shorten import clip
@@ -52,6 +50,10 @@ class Store:
     def transaction(self):
         """A write transaction: `with store.transaction(): ...` commits, or rolls back on error."""
         return migrations.Transaction(self._db)
+
+    def bulk_writes(self):
+        """`with store.bulk_writes():` a bulk ingest's settings for this connection (migrations.bulk_writes)."""
+        return migrations.bulk_writes(self._db)
 
     def _in(self, sql: str, ids, *after) -> list:
         """Rows of sql (one `IN (%s)`) for all ids, in chunks under SQLite's bound-parameter limit."""
@@ -150,11 +152,10 @@ class Store:
                 migrations.index_stored(self._db)
                 self._db.execute("DELETE FROM episodes WHERE id = ?", (eid,))
             counts["removed"] = len(stale)
-            stored = self._db.execute("SELECT count(*) FROM episodes WHERE session_id = ?", (sid,)).fetchone()[0]
             self._db.execute(
                 f"INSERT INTO sessions ({', '.join(_SESSION)}) VALUES ({', '.join('?' * len(_SESSION))}) "
                 "ON CONFLICT (id) DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in _SESSION[1:]),
-                (sid, session["path"], session["mtime_ns"], session["size"], now, stored, session.get("cwd"),
+                (sid, session["path"], session["mtime_ns"], session["size"], now, len(keep), session.get("cwd"),
                  redacted(session.get("title") or ""), session.get("started"), session.get("ended"),
                  session.get("version"), session.get("turns", 0), session.get("skipped", 0)))
         return counts
@@ -234,7 +235,7 @@ class Store:
 
     def has_fts5(self) -> bool:
         """Whether this SQLite has FTS5, which recall's full-text index needs."""
-        return fts5_available(self._db)
+        return migrations.fts5_available(self._db)
 
     # -- recall: the full-text index and the rows it names (recall.py ranks them) -------
 
@@ -283,8 +284,7 @@ class Store:
         live = "" if include_archived else " AND NOT archived"
         holds = _holds("title || ' ' || gist", stems)
         rows = self._db.execute(f"SELECT {_RECALL_COLUMNS} FROM episodes WHERE ({holds}){live} "
-                                f"ORDER BY id DESC LIMIT ?",
-                                [*stems, limit]).fetchall()
+                                f"ORDER BY id DESC LIMIT ?", [*stems, limit]).fetchall()
         rows += self._db.execute(f"SELECT {_RECALL_LESSON_COLUMNS} FROM lessons WHERE ({_holds('text', stems)}) "
                                  f"AND NOT vetoed{live}", stems).fetchall()
         return rows

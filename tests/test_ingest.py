@@ -415,12 +415,17 @@ class WorkersReadWhileTheStoreWrites(TempHome):
                                    "episodes FROM sessions ORDER BY id").fetchall()
         return episodes, sessions
 
-    def ingest(self, jobs: int, force: bool = False) -> ingest.Report:
+    def ingest(self, jobs: int, force: bool = False, watch=None) -> ingest.Report:
+        """watch(connection, when): called at each transcript ('during') and once the ingest is done ('after')."""
         saved = os.environ.get("OPENMEMORY_JOBS"), ingest.PARALLEL_BYTES
         os.environ["OPENMEMORY_JOBS"], ingest.PARALLEL_BYTES = str(jobs), 0
         try:
             with store.connect() as db:
-                return ingest.ingest(db, force=force, now=self.NOW)
+                progress = (lambda *_: watch(raw_db(db), "during")) if watch else None
+                report = ingest.ingest(db, force=force, now=self.NOW, progress=progress)
+                if watch:
+                    watch(raw_db(db), "after")
+                return report
         finally:
             ingest.PARALLEL_BYTES = saved[1]
             if saved[0] is None:
@@ -443,6 +448,19 @@ class WorkersReadWhileTheStoreWrites(TempHome):
         self.assertGreater(len(alone[0]), 300)  # 391 from the synthetic sessions alone
         self.assertEqual(together, alone)
         self.assertEqual(len({s[0] for s in together[1]}), len(together[1]))  # the twin has an id of its own
+
+    def test_a_bulk_ingest_tunes_its_connection_only_while_it_runs(self):
+        self.corpus()
+        seen = set()
+
+        def watch(sql, when):
+            seen.add((when, *(sql.execute(f"PRAGMA {p}").fetchone()[0] for p in ("cache_size", "wal_autocheckpoint"))))
+        self.ingest(2, watch=watch)
+        self.assertEqual(seen, {("during", -migrations.BULK_CACHE_KB, migrations.BULK_CHECKPOINT_PAGES),
+                                ("after", -2000, 1000)})  # SQLite's own defaults again
+        seen.clear()
+        self.ingest(0, force=True, watch=watch)  # one process: no bulk, nothing changed
+        self.assertEqual(seen, {("during", -2000, 1000), ("after", -2000, 1000)})
 
     def test_a_forgotten_episode_stays_forgotten_when_workers_read_it_again(self):
         self.corpus()
