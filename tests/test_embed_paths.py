@@ -46,6 +46,15 @@ class Embed(TempHome):
                      "migration error: duplicate column email on users " * 3):
             self.assertEqual(embed.encoded(text), embed.encode(embed.vector(text)))
 
+    def test_encoded_is_the_encoding_of_the_vector_to_the_last_bit(self):
+        import random
+        rng = random.Random(7)
+        words = "the test tests testing run failed error key pytest npm cancel x y z 0 42".split()
+        texts = [" ".join(f"w{i * j % 97}" for j in range(i % 40)) for i in range(400)]
+        texts += [" ".join(rng.choice(words) for _ in range(rng.randint(0, 14))) for _ in range(3000)]
+        for text in texts:
+            self.assertEqual(embed.encoded(text), embed.encode(embed.vector(text)), text)
+
     def test_unit_of_a_text_is_the_unit_of_its_vector_to_the_last_bit(self):
         texts = ["", "the", "run the tests with pytest -q", "fail fail fail", "a b c d e f g h",
                  "Running testCases and the_tests; running again, again and again"]
