@@ -181,7 +181,7 @@ def correction_verdict(text: str, agent_said: str = "", refused: bool = False, i
         return ("correction" if _CLAIM.search((agent_said or "")[-600:]) else "doubtful"), "pasted-failure"
     if len(t) > _EARLY and lasting_sentence(t[_EARLY:]):
         return "correction", "late-instruction"
-    rule = lasting_sentence(t)
+    rule = lasting_sentence(t) if _MAY_STAND.search(t) else None  # a standing word in it, first
     if rule and _STANDING.search(rule[0]):
         return "correction", "words"        # a standing rule, said after the agent acted
     if questions and any(_PLAIN_QUESTION.match(q) for q in questions):

@@ -422,16 +422,17 @@ def episodes_of(session: transcripts.Session, session_id: str | None = None) -> 
     errors = [s for s in found if s.kind == "error"]
     corrections = [s for s in found if s.kind == "correction" and s.verdict == "correction"]
     cwd = session.cwd or None
+    files, commands = _files_touched(session, cwd), _commands(session)   # for the gist and the facts
     at = _iso_or_none(session.started) or _iso_or_none(next((t.at for t in session.turns if t.at), "")) or iso()
     out = [{
         "key": f"session:{sid}",
         "kind": "session",
         "title": clip(session.title or _first_line(first) or "Session without a request", 120),
-        "gist": clip(_session_gist(session, first, errors, corrections), GIST_LIMIT),
+        "gist": clip(_session_gist(session, first, errors, corrections, files, commands), GIST_LIMIT),
         "detail": clip_block("\n".join(f"- {clip(t.text, 300)}" for t in prompts), DETAIL_LIMIT),
         "facts": {"prompts": len(prompts), "tool_calls": len(session.tool_calls),
                   "errors": sum(e.count for e in errors), "corrections": len(corrections),
-                  "files": _files_touched(session, cwd), "commands": _commands(session),
+                  "files": files, "commands": commands,
                   "version": session.version, "branch": session.git_branch},
         "at": at,
         "cwd": cwd,
@@ -514,13 +515,11 @@ def _from_project(action: str, cwd) -> str:
     return action.replace(root + "/", "") if root else action
 
 
-def _session_gist(session, first: str, errors: list, corrections: list) -> str:
+def _session_gist(session, first: str, errors: list, corrections: list, files: list, commands: list) -> str:
     parts = [f"Asked: {clip(first, 200)}" if first else "No request typed"]
-    files = _files_touched(session, session.cwd)
     if files:
         more = len(files) - FILES_SHOWN
         parts.append("Files: " + ", ".join(files[:FILES_SHOWN]) + (f" and {more} more" if more > 0 else ""))
-    commands = _commands(session)
     if commands:
         parts.append("Ran: " + ", ".join(f"`{clip(c, 60)}`" for c in commands[:COMMANDS_SHOWN]))
     trouble = []

@@ -101,6 +101,12 @@ class Verdicts(unittest.TestCase):
             self.assertEqual(self.verdict(text, first=True) == "standing", read_whole(text), text)
         self.assertGreaterEqual(sum(map(read_whole, texts)), 4)
 
+    def test_a_later_message_is_read_for_a_standing_rule_only_with_a_standing_word(self):
+        # the same shortcut after the agent acted: "use uv neverthanks" keeps "use uv never"
+        self.assertEqual(classify.correction_verdict("use uv neverthanks"), ("correction", "words"))
+        self.assertEqual(classify.correction_verdict("please, we alwaysplease "), ("correction", "words"))
+        self.assertEqual(classify.correction_verdict("add pagination to the list command"), (None, ""))
+
 
 class LessonWording(unittest.TestCase):
     """A lasting correction is worded as a lesson; a momentary one ("use the other file") is not."""
