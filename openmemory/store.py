@@ -152,10 +152,7 @@ class Store:
                 migrations.index_stored(self._db)
                 self._db.execute("DELETE FROM episodes WHERE id = ?", (eid,))
             counts["removed"] = len(stale)
-            self._db.execute(
-                f"INSERT INTO sessions ({', '.join(_SESSION)}) VALUES ({', '.join('?' * len(_SESSION))}) "
-                "ON CONFLICT (id) DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in _SESSION[1:]),
-                (sid, session["path"], session["mtime_ns"], session["size"], now, len(keep), session.get("cwd"),
+            self._db.execute(_SESSION_UPSERT, (sid, session["path"], session["mtime_ns"], session["size"], now, len(keep), session.get("cwd"),
                  redacted(session.get("title") or ""), session.get("started"), session.get("ended"),
                  session.get("version"), session.get("turns", 0), session.get("skipped", 0)))
         return counts
@@ -560,6 +557,8 @@ class Store:
 
 _SESSION = ("id", "path", "mtime_ns", "size", "ingested", "episodes", "cwd", "title", "started", "ended", "version",
             "turns", "skipped")
+_SESSION_UPSERT = (f"INSERT INTO sessions ({', '.join(_SESSION)}) VALUES ({', '.join('?' * len(_SESSION))}) "
+                   "ON CONFLICT (id) DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in _SESSION[1:]))
 _RECALL_COLUMNS = "id, kind, title, gist, cwd, at, strength, recalls, archived, embedding"
 _RECALL_LESSON_COLUMNS = ("id, 'lesson' AS kind, text AS title, text AS gist, cwd, updated AS at, strength, "
                           "0 AS recalls, archived, embedding")

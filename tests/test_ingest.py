@@ -353,7 +353,8 @@ class BulkIngest(TempHome):
         import subprocess
         import sys
         from tests import synthetic
-        expected = synthetic.write_dense(self.claude, 400)
+        n = 2 * ingest.BATCH_FILES + 200  # more than one transaction's worth
+        expected = synthetic.write_dense(self.claude, n)
         store.connect().close()
         p = subprocess.Popen([sys.executable, "-m", "openmemory", "ingest"], env=self.env(),
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -372,11 +373,11 @@ class BulkIngest(TempHome):
         finally:
             watch.close()
         self.assertGreater(stored, 0)
-        self.assertLess(stored, 400, "the ingest finished before it could be killed")
+        self.assertLess(stored, n, "the ingest finished before it could be killed")
         self.assertEqual(halves, [])
         self.assertEqual(orphans, 0)
         again = self.ok("ingest")
-        self.assertIn(f"read {400 - stored} of 400 transcripts ({stored} unchanged)", again.stdout)
+        self.assertIn(f"read {n - stored} of {n} transcripts ({stored} unchanged)", again.stdout)
         self.assertEqual({k: v for k, v in status(self)["episodes"].items() if k in expected}, expected)
 
 
