@@ -51,3 +51,10 @@ class Ordered(unittest.TestCase):
         self.assertEqual(len(multiprocessing.active_children()), 2)
         got.close()
         self.assertEqual(multiprocessing.active_children(), [])
+
+    def test_a_worker_collects_garbage_rarely_and_never_walks_what_it_inherited(self):
+        import gc
+        got = list(workers.ordered(lambda _: (gc.get_threshold()[0], gc.get_freeze_count() > 0), list(range(4)),
+                                   [1] * 4, 2, chunk_items=1))
+        self.assertEqual(got, [(workers.GC_YOUNG, True)] * 4)
+        self.assertNotEqual(gc.get_threshold()[0], workers.GC_YOUNG)   # this process keeps Python's own
