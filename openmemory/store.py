@@ -152,9 +152,10 @@ class Store:
                 migrations.index_stored(self._db)
                 self._db.execute("DELETE FROM episodes WHERE id = ?", (eid,))
             counts["removed"] = len(stale)
-            self._db.execute(_SESSION_UPSERT, (sid, session["path"], session["mtime_ns"], session["size"], now, len(keep), session.get("cwd"),
-                 redacted(session.get("title") or ""), session.get("started"), session.get("ended"),
-                 session.get("version"), session.get("turns", 0), session.get("skipped", 0)))
+            self._db.execute(_SESSION_UPSERT, (
+                sid, session["path"], session["mtime_ns"], session["size"], now, len(keep), session.get("cwd"),
+                redacted(session.get("title") or ""), session.get("started"), session.get("ended"),
+                session.get("version"), session.get("turns", 0), session.get("skipped", 0)))
         return counts
 
     def add_note(self, text: str, title: str = "", cwd: str | None = None, now: str | None = None,

@@ -9,7 +9,6 @@ go back up the other, and this process waits on the result pipes itself. (multip
 was used before: its worker-handling thread waits on the pipe results arrive on without
 reading it, so it spun while a large result was read, a tenth of a core at a bulk ingest.)
 """
-import fcntl
 import gc
 import multiprocessing
 import os
@@ -112,8 +111,9 @@ class _Worker:
         task_in.close()     # the worker's ends: closed here, so its death reads as the end of its pipe
         result_out.close()
         try:  # room for a few chunks' results: a worker does not wait while this process stores
+            import fcntl
             fcntl.fcntl(self.results.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
-        except (AttributeError, OSError):
+        except (ImportError, AttributeError, OSError):
             pass  # not Linux, or above the system's limit: the default pipe
         self.holds = deque()
 
