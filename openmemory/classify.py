@@ -381,19 +381,31 @@ def errorish(line: str) -> bool:
     return ERRORISH.search(line) is not None
 
 
-# Wrappers: they say that something below failed, not why.
+# Wrappers: they say that something below failed, not why. Two more that can sit anywhere in a
+# line, tried only on a line holding what they need ("...." or "nterrupted:", any case): the
+# rest of the pattern fails at a line's first characters, these two scanned every line to its end.
 _WRAPPER = re.compile(r"""(?xi)^(?:
       make(?:\[\d+\])?:\s\*\*\*\s\[ | npm\s(?:ERR!|error)\s(?:code|path|command|errno|syscall|signal|A\ complete\ log|
         Lifecycle)\b | npm\s(?:ERR!|error)\s*$ | error\sCommand\sfailed | ELIFECYCLE | ERR_PNPM_RECURSIVE
     | error:\sfailed\sto\spush\ssome\srefs | error:\scould\snot\scompile | error:\stest\sfailed | error:\srecipe
     | FAIL\s+\S+\s+\[(?:setup|build)\sfailed\] | husky\s-\s | ERROR:\sfailed\sto\ssolve
     | Error:\sunknown\s\(\d+\):\sfailed\sto\ssolve | Error:\sProcess\scompleted\swith\sexit\scode
-    | FAILED\s\((?:errors?|failures?)= | .*Interrupted:\s\d+\serrors? | Some\serrors\swere\semitted
+    | FAILED\s\((?:errors?|failures?)= | Some\serrors\swere\semitted
     | Found\s\d+\serrors? | Checked\s\d+\sfiles? | See\s'.*--help' | Aborting\b | Oops!\sSomething\swent\swrong
-    | info\sVisit | For\smore\sinformation | .*\.{4,}\s*Failed$ | \d+\s(?:failed|errors?)(?:,\s\d+\s\w+)*\sin\s[\d.]+m?s
+    | info\sVisit | For\smore\sinformation | \d+\s(?:failed|errors?)(?:,\s\d+\s\w+)*\sin\s[\d.]+m?s
     | no\stests\sran | Command\sfailed\swith\sexit\scode | exit\sstatus\s\d+ )""")
-# The words _EXCEPTION needs (a line without any of them names no exception).
-_EXCEPTION_WORDS = ("Error", "Exception", "Exit", "Interrupt", "Fault", "Failure", "error[E", "panicked at")
+_WRAPPER_DOTS = re.compile(r"(?i).*\.{4,}\s*Failed$")
+_WRAPPER_INTERRUPTED = re.compile(r"(?i).*Interrupted:\s\d+\serrors?")
+# The words _EXCEPTION needs (a line without any of them names no exception), found in one pass.
+_EXCEPTION_WORDS = re.compile(r"Error|Exception|Exit|Interrupt|Fault|Failure|error\[E|panicked at")
+
+
+def wrapper(line: str) -> bool:
+    """Whether a line is a wrapper's (_WRAPPER, _WRAPPER_DOTS, _WRAPPER_INTERRUPTED). Under
+    IGNORECASE no letter outside ASCII matches "nterrupted:", so lowercasing finds every line
+    that could match."""
+    return bool(_WRAPPER.match(line) or ("...." in line and _WRAPPER_DOTS.match(line))
+                or ("nterrupted:" in line.lower() and _WRAPPER_INTERRUPTED.match(line)))
 
 
 def _noise(line: str) -> bool:
@@ -429,8 +441,8 @@ def error_lines(result: str, limit: int = 3) -> list:
         if shown and (shown[-1].isspace() or not shown[-1].isascii()):
             shown = _TRAIL.sub("", shown)
         shown = clip(shown or s, 200)
-        rank = (-1 if _EXIT.match(s) else -2 if _FRAMED.match(s) else 1 if _WRAPPER.match(shown)
-                else 3 if any(w in shown for w in _EXCEPTION_WORDS) and _EXCEPTION.match(shown)
+        rank = (-1 if _EXIT.match(s) else -2 if _FRAMED.match(s) else 1 if wrapper(shown)
+                else 3 if _EXCEPTION_WORDS.search(shown) and _EXCEPTION.match(shown)
                 else 2 if errorish(s) else 0)
         if ends_traceback:
             tracebacks.append(len(kept))

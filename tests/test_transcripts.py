@@ -354,6 +354,28 @@ if __name__ == "__main__":
     unittest.main()
 
 
+class WrapperLines(unittest.TestCase):
+    """A wrapper's line is found as the one pattern with every wrapper in it would find it."""
+
+    WHOLE = (r"(?i)^(?:" + classify._WRAPPER.pattern.removeprefix("(?xi)^(?:").removesuffix(")")
+             + r"|.*Interrupted:\s\d+\serrors?|.*\.{4,}\s*Failed$)")
+
+    def test_wrapper_is_the_whole_pattern(self):
+        import re
+        whole = re.compile(self.WHOLE, re.X)
+        pieces = ["....", "...", "Failed", "FAILED", "failed", "Interrupted:", "interrupted:", "ınterrupted:",
+                  "İNTERRUPTED:", " ", "\t", "1", "23", "errors", "error", "x", "npm ERR! code", "make: *** [",
+                  "Some errors were emitted", "ſome errors were emitted", "K", "é"]
+        rng = random.Random(11)
+        lines = ["tests/test_a.py::test_b ..... FAILED", "Interrupted: 2 errors during collection", "ıNTERRUPTED: 1 error",
+                 "npm ERR! code 1", "ok", "Interrupted by the user", "...passed"]
+        lines += ["".join(rng.choice(pieces) for _ in range(rng.randrange(1, 9))) for _ in range(20000)]
+        found = [classify.wrapper(line) for line in lines]
+        self.assertEqual([line for line, f in zip(lines, found) if f != bool(whole.match(line))][:5], [])
+        self.assertEqual(found[:7], [True, True, True, True, False, False, False])
+        self.assertGreater(sum(found), 1000)
+
+
 class RecordsAreReadAsJsonLoadsReadsThem(unittest.TestCase):
     def test_the_scanner_gives_json_loads_value_or_its_error(self):
         import json
