@@ -185,9 +185,14 @@ def _reword(store, lesson: dict, remaining: list) -> str | None:
     return wording.scoped(body, lesson["cwd"])
 
 
+def sessions_of(store, source_ids) -> set:
+    """The sessions a lesson's sources came from (what `seen` counts; sleep's too)."""
+    return {incident(ep) for ep in store.episodes_by_id(source_ids, ("id", "session_id")).values()}
+
+
 def seen_of(store, source_ids: list) -> int:
-    """How many sessions a lesson's sources came from (what `seen` counts)."""
-    return len({incident(ep) for ep in store.episodes_by_id(source_ids, ("id", "session_id")).values()})
+    """How many sessions a lesson's sources came from."""
+    return len(sessions_of(store, source_ids))
 
 
 def apply(store, p: Plan, now: str) -> dict:

@@ -10,7 +10,7 @@ import json
 import math
 from datetime import timedelta
 
-from . import consult, embed, morning, paths
+from . import consult, embed, forget, morning, paths
 from .classify import (correction_head, error_line, incident, is_lesson_error, is_work_failure, lasting_sentence,
                        own_lines, telling_lines)
 from .clock import iso, parse_time
@@ -211,7 +211,7 @@ class _Lesson:
 
     def sessions_known(self, store: Store) -> set:
         """The sessions of all its sources (what `seen` counts), beyond the ones in its signature."""
-        return {incident(ep) for ep in store.episodes_by_id(self.sources, ("id", "session_id")).values()}
+        return forget.sessions_of(store, self.sources)
 
     def vector(self) -> list:
         return [self.sum.get(i, 0.0) for i in range(embed.DIMENSIONS)]
