@@ -146,13 +146,13 @@ def encoded(text: str) -> bytes:
     peak of the raw ones over the norm, to the bit, as dividing by one positive number keeps
     their order)."""
     vec = _sparse(text)
-    items = sorted(vec.items())
-    norm = math.sqrt(sum([x * x for _, x in items]))  # summed in dimension order, as _normalised does
+    xs = [vec[i] for i in sorted(vec)]
+    norm = math.sqrt(sum([x * x for x in xs]))  # summed in dimension order, as _normalised does
     if not norm:
         return _ZERO
-    peak = max(map(abs, vec.values())) / norm
+    peak = max(map(abs, xs)) / norm
     out = bytearray(DIMENSIONS)
-    for i, x in items:
+    for i, x in vec.items():
         out[i] = round(x / norm * 127.0 / peak) & 0xFF
     return bytes(out)
 

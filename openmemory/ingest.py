@@ -3,17 +3,16 @@
 Incremental: a file whose mtime and size are unchanged is only stat'ed; a changed file
 is read again and replaces what it produced before (episodes keep their identity).
 """
-import fcntl
 import hashlib
 import json
 import os
-import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
 from . import context, forget, paths, transcripts, workers
+from .batch import Batch
 from .classify import is_guard, own_lines, telling_lines
 from .clock import iso
 from .errors import OpenMemoryError
@@ -26,12 +25,8 @@ GIST_LIMIT = 600            # characters of a gist: enough to recognise the epis
 DETAIL_LIMIT = 2000         # characters of detail kept per episode
 FILES_SHOWN = 6
 COMMANDS_SHOWN = 5
-# A bulk ingest stores many transcripts per transaction (a commit per small transcript was a
-# tenth of a first ingest's time; 400 rewrite the indexes' pages a quarter as often as 100).
-# A transaction is closed after BATCH_SECONDS, BATCH_FILES transcripts, or before reading one
-# over BATCH_ALONE_BYTES, so a hook's write behind it waits well under its busy timeout.
-BATCH_SECONDS = 0.5
-BATCH_FILES = 400
+# A transaction (batch.Batch) is also closed before reading a transcript over BATCH_ALONE_BYTES,
+# so a hook's write behind it waits well under its busy timeout.
 BATCH_ALONE_BYTES = 1 << 20
 PARALLEL_BYTES = 4 << 20    # changed transcripts worth starting worker processes for
 
@@ -204,7 +199,7 @@ def ingest_file(store: Store, path, report: Report | None = None, force: bool = 
             report.unchanged += 1
             f.close()
             return report
-        if ready is not None and not _still_ready(store, path, ready, st):
+        if ready is not None and not _still_ready(store, path, ready, st, batch.lists()[0]):
             ready = None
         # Kept out by the person: only the first records are read, to learn the folder
         # (should the folder show up only later in the file, nothing is stored either).
@@ -229,7 +224,7 @@ def ingest_file(store: Store, path, report: Report | None = None, force: bool = 
             report.opted_out += 1
             store.note_opted_out(_path_hash(path))
         elif ready is not None:
-            _store_ready(store, path, ready, st, report, now)
+            _store_ready(store, path, ready, st, report, now, batch.lists()[1])
         else:
             _store_session(store, path, session, st, report, now)
     batch.full()
@@ -272,24 +267,28 @@ def read_ready(path: str, optout: OptOut) -> "Ready | None":
         return None
 
 
-def _still_ready(store: Store, path: str, ready: Ready, st) -> bool:
+def _still_ready(store: Store, path: str, ready: Ready, st, forgets: bool) -> bool:
     """Whether a worker's reading stands: the file is the one it read, its session keeps its
-    own id here, and none of its episodes was forgotten (those cases are read here)."""
+    own id here, and none of its episodes was forgotten (those cases are read here).
+    forgets: whether anything is forgotten at all."""
     if ready.stat != (st.st_mtime_ns, st.st_size):
         return False
     if ready.opted_out or ready.not_transcript:
         return True
     return (store.session_id_for(ready.session_id, str(path)) == ready.session_id
-            and not store.forgotten_among(ready.tombstones))
+            and not (forgets and store.forgotten_among(ready.tombstones)))
 
 
-def _store_ready(store: Store, path: str, ready: Ready, st, report: Report, now: str | None) -> None:
+def _store_ready(store: Store, path: str, ready: Ready, st, report: Report, now: str | None,
+                 kept_out: bool) -> None:
+    """kept_out: whether any transcript is marked kept out (this one may be, from before)."""
     if ready.not_transcript:
         _note_not_transcript(store, path, st, report)
         return
     report.read += 1
     report.skipped_lines += ready.row["skipped"]
-    store.note_opted_out(_path_hash(path), out=False)
+    if kept_out:
+        store.note_opted_out(_path_hash(path), out=False)
     row = dict(ready.row, id=ready.session_id, path=str(path), mtime_ns=st.st_mtime_ns, size=st.st_size)
     _count(report, store.replace_session(row, ready.episodes, now=now, prepared=True))
 
@@ -309,62 +308,6 @@ def not_transcripts(store: Store) -> dict:
     except ValueError:
         return {}
     return {p: tuple(v) for p, v in found.items() if isinstance(v, list) and len(v) == 2}
-
-
-class Batch:
-    """Transcripts stored in one transaction, each kept locked until it commits.
-
-    A kill before the commit leaves none of them stored nor marked ingested: the next ingest
-    reads them again. Use as a context manager: it commits on leaving, or rolls back on error.
-    """
-
-    def __init__(self, store: Store):
-        self.store = store
-        self.held = []              # open transcripts whose locks we hold until the commit
-        self._tx = None
-        self._began = 0.0
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        self.commit(exc_type)
-
-    def lock(self, f) -> None:
-        """Take a transcript's lock; when another ingest has it, commit first (never wait holding the database)."""
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self.commit()
-            fcntl.flock(f, fcntl.LOCK_EX)
-
-    def transaction(self):
-        """The batch's transaction, begun if need be; one transcript's writes go inside it."""
-        if self._tx is None:
-            self._tx = self.store.transaction()
-            self._tx.__enter__()
-            self._began = time.monotonic()
-        return self.store.transaction()  # joins the batch's
-
-    def hold(self, f) -> None:
-        """Keep a transcript locked until the commit."""
-        self.held.append(f)
-
-    def full(self) -> None:
-        """Commit when the batch has enough transcripts or has held the database long enough."""
-        if len(self.held) >= BATCH_FILES or time.monotonic() - self._began >= BATCH_SECONDS:
-            self.commit()
-
-    def commit(self, exc_type=None) -> None:
-        """Commit (or, after an error, roll back) what is stored, then release the transcripts."""
-        tx, self._tx = self._tx, None
-        try:
-            if tx is not None:
-                tx.__exit__(exc_type, None, None)
-        finally:
-            held, self.held = self.held, []
-            for f in held:
-                f.close()
 
 
 def _note_not_transcript(store: Store, path: str, st, report: Report) -> None:

@@ -187,7 +187,7 @@ def _redact_words(text: str) -> str:
     pattern tried at every token start of a long text is most of redaction's time)."""
     low = _folded(text)
     starts = sorted({at for needle in _WORD_NEEDLES for at in _find_all(low, needle)})
-    pattern = _pattern_of(frozenset(("word",)))
+    pattern = _pattern_of(_WORD_ONLY)
     out, pos, p = [], 0, 0
     for at in starts:
         p = max(p, pos, at - WORD_REACH)
@@ -256,14 +256,16 @@ def _redact(text: str, pattern: re.Pattern | None = None) -> str:
     return "".join(out)
 
 
-def redact_obj(value):
-    """Redact every string inside a JSON-like value (dicts, lists, strings)."""
+def redact_obj(value, text=None):
+    """Redact every string inside a JSON-like value (dicts, lists, strings); text: the redactor
+    (default redacted)."""
+    text = text or redacted
     if isinstance(value, str):
-        return redacted(value)
+        return text(value)
     if isinstance(value, dict):
-        return {k: redact_obj(v) for k, v in value.items()}
+        return {k: redact_obj(v, text) for k, v in value.items()}
     if isinstance(value, list):
-        return [redact_obj(v) for v in value]
+        return [redact_obj(v, text) for v in value]
     return value
 
 
@@ -398,18 +400,19 @@ _PBE_OID_5 = bytes.fromhex("06092a864886f70d0105")    # PKCS#5 PBES1/PBES2
 _PBE_OID_12 = bytes.fromhex("060a2a864886f70d010c")   # PKCS#12 PBE
 
 
-def clean_episode(ep: dict, secret_free: bool = False) -> dict:
+def clean_episode(ep: dict, text=None) -> dict:
     """Redact every text field and serialise facts; nothing unredacted reaches the file.
-    secret_free: the caller's gate (may_hold_secret over these texts) found nothing to redact."""
+    text: the redactor (default redacted), redactor_for(the episode's texts) when the caller has it."""
     facts = ep.get("facts") or {}
-    text = _unchanged if secret_free else redacted
+    text = text or redacted
     return {
         "key": ep["key"],
         "kind": ep["kind"],
         "title": text(ep["title"]),
         "gist": text(ep["gist"]),
         "detail": text(ep.get("detail") or ""),
-        "facts": json.dumps(facts if secret_free else redact_obj(facts), ensure_ascii=False, sort_keys=True)
+        "facts": json.dumps(facts if text is _unchanged else redact_obj(facts, text), ensure_ascii=False,
+                            sort_keys=True)
         if not isinstance(facts, str) else text(facts),
         "at": ep["at"],
         "cwd": ep.get("cwd") or None,
@@ -418,6 +421,30 @@ def clean_episode(ep: dict, secret_free: bool = False) -> dict:
 
 def _unchanged(text: str) -> str:
     return text
+
+
+def redactor_for(texts: list):
+    """A function that redacts each of these texts (or a string inside one) as redact() does,
+    chosen by one gate pass over them all (the episodes of one transcript: a long text of theirs
+    then needs no gate pass of its own).
+
+    The branches that may match in one text are among those that may match in all of them
+    joined (a needle in one is in the whole), so: none, and nothing is redacted; only the secret
+    word, and long texts go straight to its search; any other, and each text is redact()ed."""
+    branches = _possible("\n".join(set(texts)))
+    if not branches:
+        return _unchanged
+    return _words_only if branches == _WORD_ONLY else redacted
+
+
+_WORD_ONLY = frozenset(("word",))
+
+
+def _words_only(text: str) -> str:
+    """redact(text) for a text in which no branch but the secret word's can match."""
+    if isinstance(text, str) and len(text) > REDACTED_KEPT_CHARS:
+        return _redact_words(text)
+    return redacted(text)  # short texts repeat: redacted remembers them
 
 
 def strings_in(value, out: list) -> None:

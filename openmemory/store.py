@@ -83,8 +83,7 @@ class Store:
 
     def file_index(self) -> dict:
         """{path: (mtime_ns, size)} of every transcript already ingested, in one query."""
-        return {row[0]: (row[1], row[2]) for row in
-                self._db.execute("SELECT path, mtime_ns, size FROM sessions")}
+        return {row[0]: (row[1], row[2]) for row in self._db.execute("SELECT path, mtime_ns, size FROM sessions")}
 
     def file_state(self, path: str):
         """(mtime_ns, size) of a transcript as last ingested, or None."""
@@ -96,10 +95,8 @@ class Store:
         row = self._db.execute("SELECT path FROM sessions WHERE id = ?", (session_id,)).fetchone()
         if row is None or row[0] == path or paths.same_file(row[0], path):
             return session_id  # one file reached by two paths (a symlink, another spelling) is one session
-        mine = self._db.execute("SELECT id FROM sessions WHERE path = ?", (path,)).fetchone()
-        if mine:
-            return mine[0]
-        return f"{session_id}@{zlib.crc32(path.encode('utf-8')):08x}"  # stable: never Python's salted hash()
+        mine = self._db.execute("SELECT id FROM sessions WHERE path = ?", (path,)).fetchone()  # else a stable id:
+        return mine[0] if mine else f"{session_id}@{zlib.crc32(path.encode('utf-8')):08x}"  # never Python's salted hash()
 
     def replace_session(self, session: dict, episodes: list, now: str | None = None, prepared=False) -> dict:
         """Store one transcript's session row and episodes, replacing what it produced before.
@@ -202,8 +199,7 @@ class Store:
 
     def counts(self) -> dict:
         """Everything `openmemory status` reports."""
-        kinds = dict(self._db.execute(
-            "SELECT kind, count(*) FROM episodes GROUP BY kind").fetchall())
+        kinds = dict(self._db.execute("SELECT kind, count(*) FROM episodes GROUP BY kind").fetchall())
         episodes = {k: kinds.get(k, 0) for k in EPISODE_KINDS}
         episodes["total"] = sum(episodes.values())
         episodes["archived"] = self._db.execute("SELECT count(*) FROM episodes WHERE archived").fetchone()[0]
@@ -409,6 +405,10 @@ class Store:
             with self.transaction():
                 self._db.execute(*(("INSERT INTO opted_out (hash, at) VALUES (?, ?)", (path_hash, iso())) if out
                                    else ("DELETE FROM opted_out WHERE hash = ?", (path_hash,))))
+
+    def forgets_or_keeps_out(self) -> tuple:
+        """(whether anything is forgotten, whether any transcript is marked kept out)."""
+        return self._db.execute("SELECT EXISTS (SELECT 1 FROM forgotten), EXISTS (SELECT 1 FROM opted_out)").fetchone()
 
     def forgotten_among(self, hashes) -> set:
         """The tombstones among these hashes (episodes forgotten: never stored again)."""

@@ -6,7 +6,7 @@ import time
 import unittest
 from pathlib import Path
 
-from openmemory import clock, ingest, migrations, store
+from openmemory import batch, clock, ingest, migrations, store
 from tests.fixtures import Transcript, project_folder, test_session
 from tests.helpers import TempHome, corpus_files, raw_db
 
@@ -353,7 +353,7 @@ class BulkIngest(TempHome):
         import subprocess
         import sys
         from tests import synthetic
-        n = 2 * ingest.BATCH_FILES + 200  # more than one transaction's worth
+        n = 2 * batch.BATCH_FILES + 200  # more than one transaction's worth
         expected = synthetic.write_dense(self.claude, n)
         store.connect().close()
         p = subprocess.Popen([sys.executable, "-m", "openmemory", "ingest"], env=self.env(),
@@ -462,6 +462,17 @@ class WorkersReadWhileTheStoreWrites(TempHome):
         seen.clear()
         self.ingest(0, force=True, watch=watch)  # one process: no bulk, nothing changed
         self.assertEqual(seen, {("during", -2000, 1000), ("after", -2000, 1000)})
+
+    def test_a_project_let_back_in_loses_its_kept_out_marks_when_workers_read_it(self):
+        self.corpus()
+        first = self.ingest(2)
+        self.assertGreater(first.opted_out, 0)
+        self.assertEqual(status(self)["opted_out"], first.opted_out)
+        from openmemory import paths
+        paths.ignore_list_path().write_text("")  # the project kept out is let back in
+        again = self.ingest(2)
+        self.assertEqual((again.read, again.opted_out), (first.opted_out, 0))
+        self.assertEqual(status(self)["opted_out"], 0)
 
     def test_a_forgotten_episode_stays_forgotten_when_workers_read_it_again(self):
         self.corpus()

@@ -250,6 +250,23 @@ class TheGate(unittest.TestCase):
             with self.subTest(text=text[:80]):
                 self.assertEqual(redact(text), redact_module._redact(text))
 
+    def test_the_texts_of_one_transcript_are_redacted_as_each_alone(self):
+        # prepare() asks the gate once for all of an episode's texts (redactor_for), then
+        # redacts each with what it let through
+        import random
+        rng = random.Random(3)
+        pieces = [t for t, _ in SECRETS + LOOKALIKES] + ["the token page", "src/password.py", "tokens_used: 3",
+                                                         "my password is hunter22 " * 20, "ok " * 150]
+        kinds = {}
+        for _ in range(1500):
+            texts = [" ".join(rng.choice(pieces) for _ in range(rng.randint(0, 3))) for _ in range(rng.randint(1, 6))]
+            text = redact_module.redactor_for(texts)
+            kinds[text.__name__] = kinds.get(text.__name__, 0) + 1
+            for t in texts:
+                with self.subTest(text=t[:80]):
+                    self.assertEqual(text(t), redact(t))
+        self.assertEqual(set(kinds), {"_unchanged", "_words_only", "redacted"})  # each way was taken
+
     def test_a_secret_word_found_from_as_far_before_it_as_a_match_reaches(self):
         # the longest way in: a 30-character identifier, "_", then "SHARED_ACCESS_" before "KEY"
         for text in ("export ABCDEFGHIJKLMNOPQRSTUVWXYZabcd_SHARED_ACCESS_KEY=Zx9QmTr0ub4dor3xK2wq",
