@@ -178,6 +178,7 @@ def _folded(text: str) -> str:
 # 31 of an identifier before the word (`[A-Za-z0-9]{0,30}?[_\-]?`), and "shared access " before
 # "key", the longest way in.
 _WORD_NEEDLES = ("pass", "pwd", "secret", "token", "key")
+_TOKEN_START = re.compile("(?<![A-Za-z0-9])")   # where every branch may start (_pattern_of)
 WORD_REACH = 31 + len("shared access ")
 
 
@@ -193,8 +194,9 @@ def _redact_words(text: str) -> str:
         p = max(p, pos, at - WORD_REACH)
         while p <= at:
             m = pattern.match(text, p)
-            if m is None:
-                p += 1
+            if m is None:  # on to the next place the pattern's look-behind lets a match start
+                found = _TOKEN_START.search(text, p + 1, at + 1)
+                p = found.start() if found else at + 1
                 continue
             replacement, end = _replace(m)
             out.append(text[pos:p])
