@@ -19,6 +19,7 @@ import json
 import math
 import re
 from functools import lru_cache
+from itertools import islice
 
 # Words that name a secret. Plural and `_id`/`-file` style suffixes are read as the same word.
 _SECRET_WORD = (r"(?:pass(?:word|wd|phrase)|pwd|secret(?:[ _\-]?(?:access[ _\-]?)?key)?|token|"
@@ -314,7 +315,7 @@ def _words(m: re.Match):
             return text[m.start():value.start("v")] + _label_of(v), value.end("v")
         return m.group(0), m.end()
     # "the deploy token for staging qX8mPz...": a random-looking value within three words.
-    words = list(_WORD.finditer(rest))[:3]
+    words = list(islice(_WORD.finditer(rest), 3))
     for i, w in enumerate(words):
         value = w.group(0).strip("\"'`.,;:()[]{}<>")
         if value.lower() in _NAMING or _CONNECTOR.match(w.group(0)):
@@ -413,12 +414,15 @@ def clean_episode(ep: dict, text=None) -> dict:
         "title": text(ep["title"]),
         "gist": text(ep["gist"]),
         "detail": text(ep.get("detail") or ""),
-        "facts": json.dumps(facts if text is _unchanged else redact_obj(facts, text), ensure_ascii=False,
-                            sort_keys=True)
+        "facts": _FACTS_JSON.encode(facts if text is _unchanged else redact_obj(facts, text))
         if not isinstance(facts, str) else text(facts),
         "at": ep["at"],
         "cwd": ep.get("cwd") or None,
     }
+
+
+# json.dumps(facts, ensure_ascii=False, sort_keys=True), without a new encoder each time
+_FACTS_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
 
 
 def _unchanged(text: str) -> str:
