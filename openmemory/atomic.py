@@ -68,12 +68,13 @@ def stale_temps(folder: Path) -> list:
             continue
         parts = name[: -len(TEMP_SUFFIX)].rsplit(".", 2)
         pid = int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else None
-        if pid is None or not _running(pid):
+        if pid is None or not running(pid):
             out.append(Path(folder) / name)
     return out
 
 
-def _running(pid: int) -> bool:
+def running(pid: int) -> bool:
+    """Whether a process with this pid runs (one of another user's counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

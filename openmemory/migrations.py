@@ -10,7 +10,7 @@ import os
 import sqlite3
 from contextlib import contextmanager
 
-from . import context
+from . import context, unsynced
 from .errors import OpenMemoryError, StoreError, explain
 
 
@@ -374,17 +374,28 @@ BULK_CHECKPOINT_PAGES = 4000
 
 
 @contextmanager
-def bulk_writes(db: sqlite3.Connection):
-    """The connection's page cache and checkpoint interval for a bulk ingest, then as they were."""
+def bulk_writes(db: sqlite3.Connection, path):
+    """The connection's page cache and checkpoint interval for a bulk ingest, then as they were;
+    into a new memory (no episode, lesson or tombstone yet), writes unsynced until its end,
+    when all is synced at once (unsynced.py says why and what a stop in between leaves)."""
     cache = db.execute("PRAGMA cache_size").fetchone()[0]
     checkpoint = db.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+    new = not db.execute("SELECT EXISTS (SELECT 1 FROM episodes) OR EXISTS (SELECT 1 FROM lessons) "
+                         "OR EXISTS (SELECT 1 FROM forgotten)").fetchone()[0]
+    fast = new and unsynced.begin(path)
     db.execute(f"PRAGMA cache_size = {-BULK_CACHE_KB}")
     db.execute(f"PRAGMA wal_autocheckpoint = {BULK_CHECKPOINT_PAGES}")
+    if fast:
+        db.execute("PRAGMA synchronous = OFF")
     try:
         yield
     finally:
         db.execute(f"PRAGMA cache_size = {int(cache)}")
         db.execute(f"PRAGMA wal_autocheckpoint = {int(checkpoint)}")
+        if fast:
+            db.execute("PRAGMA synchronous = NORMAL")
+            db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()  # what it cannot copy stays in the WAL
+            unsynced.end(path)  # the database and its WAL synced, the marker gone
 
 
 def stored(db: sqlite3.Connection, episode_id: int) -> None:

@@ -35,6 +35,15 @@ def remove_own(path: Path) -> None:
     atomic.unlink(path)
 
 
+def move_own(path: Path, to: Path) -> None:
+    """Give one of openmemory's own files another name under OPENMEMORY_HOME, never over a file."""
+    guard(path)
+    guard(to)
+    if to.exists():
+        raise FileExistsError(f"{to} exists")
+    os.rename(path, to)
+
+
 def sweep_temps() -> list:
     """Remove temporary files a killed writer left in openmemory's folder; returns their names."""
     gone = []

@@ -10,7 +10,7 @@ import sqlite3
 import zlib
 from pathlib import Path
 
-from . import context, embed, migrations, paths
+from . import context, embed, migrations, paths, unsynced
 from .clock import iso
 from .errors import OpenMemoryError, StoreError
 from .prepare import prepare
@@ -53,7 +53,7 @@ class Store:
 
     def bulk_writes(self):
         """`with store.bulk_writes():` a bulk ingest's settings for this connection (migrations.bulk_writes)."""
-        return migrations.bulk_writes(self._db)
+        return migrations.bulk_writes(self._db, self.path)
 
     def _in(self, sql: str, ids, *after) -> list:
         """Rows of sql (one `IN (%s)`) for all ids, in chunks under SQLite's bound-parameter limit."""
@@ -252,9 +252,8 @@ class Store:
     def best_indexed(self, match: str, weights, limit: int) -> list:
         """[(rowid, bm25)] of the best index rows for a match (bm25: lower is better)."""
         weights = ", ".join(str(w) for w in weights)
-        return self._db.execute(
-            f"SELECT rowid, bm25(recall_index, {weights}) AS b FROM recall_index "
-            f"WHERE recall_index MATCH ? ORDER BY b LIMIT ?", (match, limit)).fetchall()
+        return self._db.execute(f"SELECT rowid, bm25(recall_index, {weights}) AS b FROM recall_index "
+                                f"WHERE recall_index MATCH ? ORDER BY b LIMIT ?", (match, limit)).fetchall()
 
     def newest_indexed(self, match: str, weights, limit: int) -> list:
         """[(rowid, bm25)] of the newest index rows for a match, at most limit."""
@@ -576,6 +575,7 @@ def connect(path=None) -> Store:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         if path.parent == paths.home():
             os.chmod(path.parent, 0o700)
+        unsynced.recover(path)  # a first ingest stopped with the machine: that memory is moved aside
         if not path.exists():
             os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
         os.chmod(path, 0o600)

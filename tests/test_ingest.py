@@ -2,11 +2,13 @@ import json
 import os
 import sqlite3
 import stat
+import subprocess
+import sys
 import time
 import unittest
 from pathlib import Path
 
-from openmemory import batch, clock, ingest, migrations, store
+from openmemory import batch, clock, ingest, migrations, store, unsynced
 from tests.fixtures import Transcript, project_folder, test_session
 from tests.helpers import TempHome, corpus_files, raw_db
 
@@ -463,6 +465,24 @@ class WorkersReadWhileTheStoreWrites(TempHome):
         self.ingest(0, force=True, watch=watch)  # one process: no bulk, nothing changed
         self.assertEqual(seen, {("during", -2000, 1000), ("after", -2000, 1000)})
 
+    @unittest.skipUnless(unsynced.BOOT_ID.exists(), "no boot id to tell a restart by (not Linux)")
+    def test_a_first_bulk_ingest_writes_unsynced_and_syncs_everything_at_its_end(self):
+        self.corpus()
+        marker = unsynced.marker(self.home / "memory.db")
+        seen = set()
+
+        def watch(sql, when):
+            seen.add((when, sql.execute("PRAGMA synchronous").fetchone()[0],
+                      marker.read_text().split()[0] == unsynced.BOOT_ID.read_text().strip()
+                      if marker.exists() else None))
+        self.ingest(2, watch=watch)
+        self.assertEqual(seen, {("during", 0, True), ("after", 1, None)})  # OFF, marked; NORMAL, unmarked
+        with store.connect() as db:  # the WAL's frames are all in the database file
+            self.assertEqual(raw_db(db).execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1:], (0, 0))
+        seen.clear()
+        self.ingest(2, force=True, watch=watch)  # a memory that holds episodes: synced as always
+        self.assertEqual(seen, {("during", 1, None), ("after", 1, None)})
+
     def test_a_project_let_back_in_loses_its_kept_out_marks_when_workers_read_it(self):
         self.corpus()
         first = self.ingest(2)
@@ -538,3 +558,50 @@ class ClaudeCodeTimestamps(unittest.TestCase):
                     self.assertEqual(clock.iso(ts), parsed)
         self.assertEqual(clock.iso("2024-02-29T23:59:59.999Z"), "2024-02-29T23:59:59.999000Z")
         self.assertRaises(ValueError, clock.iso, "2100-02-29T00:00:00.000Z")
+
+
+@unittest.skipUnless(unsynced.BOOT_ID.exists(), "no boot id to tell a restart by (not Linux)")
+class AFirstIngestStoppedWithTheMachine(TempHome):
+    """What opening a memory finds after a first ingest that wrote unsynced did not end."""
+
+    def memory(self) -> Path:
+        t = test_session(cwd="/home/dev/shop")
+        t.write(project_folder(self.claude, "/home/dev/shop"))
+        with store.connect() as db:
+            ingest.ingest(db)
+            self.assertGreater(len(db.episodes()), 0)
+        return self.home / "memory.db"
+
+    def mark(self, path: Path, boot: str, pid: int) -> Path:
+        marker = unsynced.marker(path)
+        marker.write_text(f"{boot} {pid}\n")
+        return marker
+
+    def test_after_a_restart_the_memory_is_moved_aside_and_a_new_one_begins(self):
+        path = self.memory()
+        before = path.read_bytes()
+        marker = self.mark(path, "00000000-0000-0000-0000-000000000000", os.getpid())
+        with store.connect() as db:
+            self.assertEqual(db.episodes(), [])  # a new memory, working
+        self.assertFalse(marker.exists())
+        self.assertEqual((self.home / "memory.db.unsynced-1").read_bytes(), before)  # kept, never deleted
+        self.mark(path, "another-boot", 1)
+        store.connect().close()
+        self.assertTrue((self.home / "memory.db.unsynced-2").exists())  # the first one left as it is
+        self.assertTrue((self.home / "memory.db.unsynced-1").exists())
+
+    def test_in_the_same_boot_a_killed_ingest_s_writes_are_kept_and_synced(self):
+        path = self.memory()
+        gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+        marker = self.mark(path, unsynced.BOOT_ID.read_text().strip(), int(gone.stdout))
+        with store.connect() as db:
+            self.assertGreater(len(db.episodes()), 0)
+        self.assertFalse(marker.exists())
+        self.assertFalse((self.home / "memory.db.unsynced-1").exists())
+
+    def test_while_the_ingest_runs_its_marker_is_left_alone(self):
+        path = self.memory()
+        marker = self.mark(path, unsynced.BOOT_ID.read_text().strip(), os.getpid())  # this process: running
+        with store.connect() as db:
+            self.assertGreater(len(db.episodes()), 0)
+        self.assertTrue(marker.exists())
