@@ -1,7 +1,8 @@
 """Writing openmemory's own files, and only those: under OPENMEMORY_HOME, atomically, private.
 
-lessons.jsonl, written.json, vetoed.json, morning.md and the lock file render.lock live
-here; nothing this module writes can land in Claude Code's folder (claudefiles.py writes there).
+lessons.jsonl, written.json, vetoed.json, morning.md, the lock file render.lock and the
+marker of a first ingest written unsynced (unsynced.py) live here; nothing this module writes
+can land in Claude Code's folder (claudefiles.py writes there).
 """
 import fcntl
 import os
