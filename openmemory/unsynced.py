@@ -10,12 +10,14 @@ database may be damaged, and the next openmemory to open it moves it aside (kept
 deleted) and begins a new one, which the next ingest fills from the transcripts again.
 """
 import os
+import re
 from pathlib import Path
 
 from . import atomic, ownfiles
 from .errors import RenderError
 
 BOOT_ID = Path("/proc/sys/kernel/random/boot_id")   # Linux: a new one at every boot
+_BOOT_SHAPE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def marker(db_path) -> Path:
@@ -47,16 +49,19 @@ def end(db_path) -> None:
 
 def recover(db_path) -> str | None:
     """Before the database is opened: what a marker left by a bulk ingest that did not end
-    means. Its process still runs: nothing (it is writing). This boot, its process gone
-    (killed): the system kept every write, so they are synced now and the marker removed.
-    Another boot: the database is moved aside with its WAL (to `<name>.unsynced-<n>`) and a
-    new one begins. Returns what was done, for the log, or None."""
+    means. Its process still runs, or no boot id can be read here: nothing. This boot, its
+    process gone (killed): the system kept every write, so they are synced now and the
+    marker removed. Another boot: the database is moved aside with its WAL (to
+    `<name>.unsynced-<n>`) and a new one begins. Returns what was done, or None."""
     found = atomic.read(marker(db_path))
     if found is None:
         return None
     boot, _, pid = found.decode("ascii", "replace").strip().partition(" ")
-    if boot == _boot():
-        if pid.isdigit() and atomic.running(int(pid)):
+    now = _boot()
+    if not (now and _BOOT_SHAPE.fullmatch(boot) and pid.isdigit()):
+        return None     # no boot id here (or not a marker of ours): nothing can be told, nothing is moved
+    if boot == now:
+        if atomic.running(int(pid)):
             return None
         end(db_path)
         return f"synced what a stopped ingest wrote to {db_path}"

@@ -585,10 +585,19 @@ class AFirstIngestStoppedWithTheMachine(TempHome):
             self.assertEqual(db.episodes(), [])  # a new memory, working
         self.assertFalse(marker.exists())
         self.assertEqual((self.home / "memory.db.unsynced-1").read_bytes(), before)  # kept, never deleted
-        self.mark(path, "another-boot", 1)
+        self.mark(path, "0123abcd-0000-4000-8000-0123456789ab", 1)
         store.connect().close()
         self.assertTrue((self.home / "memory.db.unsynced-2").exists())  # the first one left as it is
         self.assertTrue((self.home / "memory.db.unsynced-1").exists())
+
+    def test_a_marker_that_is_not_one_of_ours_moves_nothing(self):
+        path = self.memory()
+        for text in ("", "not a boot id 12", "00000000-0000-0000-0000-000000000000 x"):
+            with self.subTest(text=text):
+                unsynced.marker(path).write_text(text)
+                with store.connect() as db:
+                    self.assertGreater(len(db.episodes()), 0)
+                self.assertFalse((self.home / "memory.db.unsynced-1").exists())
 
     def test_in_the_same_boot_a_killed_ingest_s_writes_are_kept_and_synced(self):
         path = self.memory()
