@@ -9,6 +9,7 @@ the database names the boot and the process: should the machine stop before the 
 database may be damaged, and the next openmemory to open it moves it aside (kept, never
 deleted) and begins a new one, which the next ingest fills from the transcripts again.
 """
+import logging
 import os
 import re
 from pathlib import Path
@@ -16,6 +17,7 @@ from pathlib import Path
 from . import atomic, ownfiles
 from .errors import RenderError
 
+log = logging.getLogger(__name__)
 BOOT_ID = Path("/proc/sys/kernel/random/boot_id")   # Linux: a new one at every boot
 _BOOT_SHAPE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
@@ -52,7 +54,7 @@ def recover(db_path) -> str | None:
     means. Its process still runs, or no boot id can be read here: nothing. This boot, its
     process gone (killed): the system kept every write, so they are synced now and the
     marker removed. Another boot: the database is moved aside with its WAL (to
-    `<name>.unsynced-<n>`) and a new one begins. Returns what was done, or None."""
+    `<name>.unsynced-<n>`) and a new one begins. Logs and returns what was done, or None."""
     found = atomic.read(marker(db_path))
     if found is None:
         return None
@@ -64,6 +66,7 @@ def recover(db_path) -> str | None:
         if atomic.running(int(pid)):
             return None
         end(db_path)
+        log.info("synced what a stopped ingest wrote to %s", db_path)
         return f"synced what a stopped ingest wrote to {db_path}"
     n = 1
     while any(Path(f"{db_path}.unsynced-{n}{s}").exists() for s in ("", "-wal", "-shm")):
@@ -72,8 +75,10 @@ def recover(db_path) -> str | None:
         if Path(f"{db_path}{suffix}").exists():
             ownfiles.move_own(Path(f"{db_path}{suffix}"), Path(f"{db_path}.unsynced-{n}{suffix}"))
     ownfiles.remove_own(marker(db_path))
-    return (f"the machine stopped while {db_path} was first filled: it may be damaged, so it is kept as "
+    said = (f"the machine stopped while {db_path} was first filled: it may be damaged, so it is kept as "
             f"{db_path}.unsynced-{n} and a new one begins; `openmemory ingest` reads the transcripts again")
+    log.warning(said)
+    return said
 
 
 def _boot() -> str:

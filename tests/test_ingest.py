@@ -581,8 +581,9 @@ class AFirstIngestStoppedWithTheMachine(TempHome):
         path = self.memory()
         before = path.read_bytes()
         marker = self.mark(path, "00000000-0000-0000-0000-000000000000", os.getpid())
-        with store.connect() as db:
+        with self.assertLogs("openmemory.unsynced", "WARNING") as said, store.connect() as db:
             self.assertEqual(db.episodes(), [])  # a new memory, working
+        self.assertIn("memory.db.unsynced-1", said.output[0])
         self.assertFalse(marker.exists())
         self.assertEqual((self.home / "memory.db.unsynced-1").read_bytes(), before)  # kept, never deleted
         self.mark(path, "0123abcd-0000-4000-8000-0123456789ab", 1)
