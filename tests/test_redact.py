@@ -251,7 +251,7 @@ class TheGate(unittest.TestCase):
                 self.assertEqual(redact(text), redact_module._redact(text))
 
     def test_the_texts_of_one_transcript_are_redacted_as_each_alone(self):
-        # prepare() asks the gate once for all of an episode's texts (redactor_for), then
+        # prepare() asks the gate once for all the texts of a transcript's episodes (redactor_for), then
         # redacts each with what it let through
         import random
         rng = random.Random(3)
