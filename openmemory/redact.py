@@ -145,21 +145,14 @@ _RUN = b"x" * 40
 _FOLDS = (("İ", "i"), ("ı", "i"), ("ſ", "s"))
 
 
-def may_hold_secret(text: str) -> bool:
-    """False when redact(text) would return text unchanged: no branch of the pattern can match."""
-    return bool(_possible(text, first=True))
-
-
-def _possible(text: str, first: bool = False) -> set:
+def _possible(text: str) -> set:
     """The branches that may match somewhere in text (the others cannot: their needle is not
-    in it); with first, only until one is found."""
+    in it); none, and redact(text) is text unchanged."""
     low = _folded(text)
     found = set()
     for needle, precise, branches in _NEEDLES:
         if needle in low and (precise is None or precise.search(low)):
             found.update(branches)
-            if first:
-                return found
     if _RUN in low.encode("utf-8", "surrogatepass").translate(_MARKS):
         found.update(("der", "azure_account_key", "aws_secret_key"))
     return found

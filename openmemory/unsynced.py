@@ -49,25 +49,24 @@ def end(db_path) -> None:
     _sync(Path(db_path).parent)
 
 
-def recover(db_path) -> str | None:
+def recover(db_path) -> None:
     """Before the database is opened: what a marker left by a bulk ingest that did not end
     means. Its process still runs, or no boot id can be read here: nothing. This boot, its
     process gone (killed): the system kept every write, so they are synced now and the
     marker removed. Another boot: the database is moved aside with its WAL (to
-    `<name>.unsynced-<n>`) and a new one begins. Logs and returns what was done, or None."""
+    `<name>.unsynced-<n>`) and a new one begins. What it does, it logs."""
     found = atomic.read(marker(db_path))
     if found is None:
-        return None
+        return
     boot, _, pid = found.decode("ascii", "replace").strip().partition(" ")
     now = _boot()
     if not (now and _BOOT_SHAPE.fullmatch(boot) and pid.isdigit()):
-        return None     # no boot id here (or not a marker of ours): nothing can be told, nothing is moved
+        return          # no boot id here (or not a marker of ours): nothing can be told, nothing is moved
     if boot == now:
-        if atomic.running(int(pid)):
-            return None
-        end(db_path)
-        log.info("synced what a stopped ingest wrote to %s", db_path)
-        return f"synced what a stopped ingest wrote to {db_path}"
+        if not atomic.running(int(pid)):
+            end(db_path)
+            log.info("synced what a stopped ingest wrote to %s", db_path)
+        return
     n = 1
     while any(Path(f"{db_path}.unsynced-{n}{s}").exists() for s in ("", "-wal", "-shm")):
         n += 1
@@ -75,10 +74,8 @@ def recover(db_path) -> str | None:
         if Path(f"{db_path}{suffix}").exists():
             ownfiles.move_own(Path(f"{db_path}{suffix}"), Path(f"{db_path}.unsynced-{n}{suffix}"))
     ownfiles.remove_own(marker(db_path))
-    said = (f"the machine stopped while {db_path} was first filled: it may be damaged, so it is kept as "
-            f"{db_path}.unsynced-{n} and a new one begins; `openmemory ingest` reads the transcripts again")
-    log.warning(said)
-    return said
+    log.warning("the machine stopped while %s was first filled: it may be damaged, so it is kept as %s.unsynced-%d "
+                "and a new one begins; `openmemory ingest` reads the transcripts again", db_path, db_path, n)
 
 
 def _boot() -> str:
