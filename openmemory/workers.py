@@ -7,15 +7,17 @@ where fork is not available (Windows) the work runs here, one item after another
 Each worker has two pipes: the numbers of the chunks it is to do come down one, their results
 go back up the other, and this process waits on the result pipes itself. (multiprocessing.Pool
 was used before: its worker-handling thread waits on the pipe results arrive on without
-reading it, so it spun while a large result was read, a tenth of a core at a bulk ingest.)
+reading it, so it spun while a large result was read, a tenth of a core at a bulk ingest.
+multiprocessing itself is not used either: importing it was a sixtieth of a small first
+ingest, for a fork and two pipes.)
 """
 import gc
-import multiprocessing
 import os
 import pickle
+import select
 import signal
+import struct
 from collections import deque
-from multiprocessing.connection import wait
 
 PIPE_BYTES = 1 << 20  # a result pipe's buffer (Linux allows an unprivileged process 1 MB)
 # A worker's collections: a transcript's records make tens of thousands of dicts and lists and
@@ -24,6 +26,12 @@ PIPE_BYTES = 1 << 20  # a result pipe's buffer (Linux allows an unprivileged pro
 GC_YOUNG = 50_000
 _fn = None      # the function a worker applies: set before the fork, inherited
 _chunks = None  # the chunks of items, inherited the same way: only their numbers are sent
+_TASK = struct.Struct("<I")     # a chunk's number, down the task pipe
+_SIZE = struct.Struct("<Q")     # a result's length in bytes, before it on the result pipe
+
+
+class WorkerDied(Exception):
+    """A worker's result pipe ended before its result did: the worker is gone."""
 
 
 def jobs() -> int:
@@ -51,7 +59,7 @@ def ordered(fn, items: list, sizes: list, processes: int, chunk_bytes: int = 1 <
     in memory. A worker ignores SIGINT: Ctrl-C stops this process, and leaving the generator
     stops the workers. An exception fn raises in a worker is raised here.
     """
-    if processes < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if processes < 2 or not hasattr(os, "fork"):
         yield from map(fn, items)
         return
     chunks, current, weight = [], [], 0
@@ -67,9 +75,12 @@ def ordered(fn, items: list, sizes: list, processes: int, chunk_bytes: int = 1 <
     _fn, _chunks = fn, chunks
     workers = []
     try:
-        ctx = multiprocessing.get_context("fork")
         for _ in range(min(processes, len(chunks))):
-            workers.append(_Worker(ctx))
+            workers.append(_Worker(workers))
+        by_fd = {w.results: w for w in workers}
+        poll = select.poll()
+        for w in workers:
+            poll.register(w.results, select.POLLIN)
         given, done, dead = 0, {}, False
         for n in range(len(chunks)):
             while not dead:
@@ -80,10 +91,13 @@ def ordered(fn, items: list, sizes: list, processes: int, chunk_bytes: int = 1 <
                             given += 1
                     if n in done:
                         break
-                    for results in wait([w.results for w in workers if w.holds]):
-                        w = next(w for w in workers if w.results is results)
-                        done[w.holds.popleft()] = results.recv_bytes()
-                except (EOFError, OSError):  # a worker died (killed, out of memory)
+                    for fd, _ in poll.poll():
+                        w = by_fd[fd]
+                        if w.holds:
+                            done[w.holds.popleft()] = w.receive()
+                        else:
+                            raise WorkerDied    # it holds nothing, yet its pipe ended: it is gone
+                except (WorkerDied, OSError):  # a worker died (killed, out of memory)
                     dead = True
             if n in done:
                 ok, value = pickle.loads(done.pop(n))
@@ -94,8 +108,6 @@ def ordered(fn, items: list, sizes: list, processes: int, chunk_bytes: int = 1 <
                 yield from [None] * len(chunks[n])   # the caller does what a dead worker held
     finally:
         for w in workers:
-            w.process.terminate()
-        for w in workers:
             w.stop()
         _fn = _chunks = None
 
@@ -103,35 +115,74 @@ def ordered(fn, items: list, sizes: list, processes: int, chunk_bytes: int = 1 <
 class _Worker:
     """A forked worker process, the pipes to and from it, and the chunk numbers it holds."""
 
-    def __init__(self, ctx):
-        task_in, self.tasks = ctx.Pipe(duplex=False)
-        self.results, result_out = ctx.Pipe(duplex=False)
-        self.process = ctx.Process(target=_serve, args=(task_in, result_out), daemon=True)
-        self.process.start()
-        task_in.close()     # the worker's ends: closed here, so its death reads as the end of its pipe
-        result_out.close()
+    def __init__(self, others: list):
+        task_in, self.tasks = os.pipe()
+        self.results, result_out = os.pipe()
         try:  # room for a few chunks' results: a worker does not wait while this process stores
             import fcntl
-            fcntl.fcntl(self.results.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+            fcntl.fcntl(self.results, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
         except (ImportError, AttributeError, OSError):
             pass  # not Linux, or above the system's limit: the default pipe
+        self.pid = os.fork()
+        if self.pid == 0:   # the worker: it never returns into its parent's code
+            code = 1
+            try:
+                for fd in [self.tasks, self.results] + [end for w in others for end in (w.tasks, w.results)]:
+                    os.close(fd)    # only its own ends: its parent's closing them is the end of its work
+                _serve(task_in, result_out)
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(task_in)     # the worker's ends: closed here, so its death reads as the end of its pipe
+        os.close(result_out)
         self.holds = deque()
 
     def give(self, n: int) -> None:
-        self.tasks.send(n)
+        os.write(self.tasks, _TASK.pack(n))     # 4 bytes: one write, never split (PIPE_BUF)
         self.holds.append(n)
 
+    def receive(self) -> bytearray:
+        """The next result on the pipe, whole (its worker may still be writing it)."""
+        size = _SIZE.unpack(_read(self.results, _SIZE.size))[0]
+        return _read(self.results, size)
+
     def stop(self) -> None:
-        self.process.join()
-        self.tasks.close()
-        self.results.close()
+        """End the worker (it may be mid-chunk: its work is not wanted) and reap it."""
+        os.close(self.tasks)
+        try:
+            os.kill(self.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        os.waitpid(self.pid, 0)
+        os.close(self.results)
 
 
-def _serve(tasks, results) -> None:
+def _read(fd: int, size: int) -> bytearray:
+    """Exactly size bytes from a pipe, or WorkerDied when it ends first."""
+    out = bytearray(size)
+    view = memoryview(out)
+    got = 0
+    while got < size:
+        n = os.readv(fd, [view[got:]])
+        if not n:
+            raise WorkerDied
+        got += n
+    return out
+
+
+def _write(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _serve(tasks: int, results: int) -> None:
     """A worker: do each chunk whose number comes down `tasks`, send back (True, results) or
-    (False, the exception). It ignores Ctrl-C (its parent stops it) and writes nothing: should its
-    parent be killed, the broken pipe it meets is not a traceback on the person's terminal or log."""
+    (False, the exception). It ignores Ctrl-C (its parent stops it), ends at SIGTERM, and writes
+    nothing: should its parent be killed, the broken pipe it meets is not a traceback on the
+    person's terminal or log."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)   # whatever its parent had set
     gc.freeze()     # what the parent holds is never garbage here: no collection walks it
     gc.set_threshold(GC_YOUNG, 20, 20)
     devnull = os.open(os.devnull, os.O_WRONLY)
@@ -139,9 +190,9 @@ def _serve(tasks, results) -> None:
     os.close(devnull)
     while True:
         try:
-            n = tasks.recv()
-        except EOFError:
-            return
+            n = _TASK.unpack(_read(tasks, _TASK.size))[0]
+        except WorkerDied:
+            return      # its parent is done with it
         try:
             reply = pickle.dumps((True, [_fn(item) for item in _chunks[n]]), pickle.HIGHEST_PROTOCOL)
         except Exception as e:  # noqa: BLE001 - raised again in the parent
@@ -149,4 +200,4 @@ def _serve(tasks, results) -> None:
                 reply = pickle.dumps((False, e))
             except Exception:  # noqa: BLE001 - an exception that does not pickle: its words do
                 reply = pickle.dumps((False, RuntimeError(f"{type(e).__name__}: {e}")))
-        results.send_bytes(reply)
+        _write(results, _SIZE.pack(len(reply)) + reply)

@@ -15,6 +15,10 @@ def die_on_seven(n):
     return n * n
 
 
+def worker_pid(_):
+    return os.getpid()
+
+
 def open_it(path):
     with open(path):
         return path
@@ -45,12 +49,15 @@ class Ordered(unittest.TestCase):
                          [n * n for n in range(9)])  # and the next run starts afresh
 
     def test_leaving_early_stops_the_workers(self):
-        import multiprocessing
-        got = workers.ordered(square, list(range(100)), [1] * 100, 2, chunk_items=1)
-        self.assertEqual(next(got), 0)
-        self.assertEqual(len(multiprocessing.active_children()), 2)
+        got = workers.ordered(worker_pid, list(range(100)), [1] * 100, 2, chunk_items=1)
+        pids = {next(got), next(got), next(got)}
+        self.assertNotIn(os.getpid(), pids)
+        for pid in pids:
+            os.kill(pid, 0)     # running
         got.close()
-        self.assertEqual(multiprocessing.active_children(), [])
+        for pid in pids:        # gone, and reaped: no process of that number is left
+            with self.assertRaises(ProcessLookupError):
+                os.kill(pid, 0)
 
     def test_a_worker_collects_garbage_rarely_and_never_walks_what_it_inherited(self):
         import gc
