@@ -10,9 +10,9 @@ _REAL_DATES: dict = {}      # 'YYYY-MM-DD' -> whether it is a date
 
 def iso(value=None) -> str:
     """Canonical timestamp text ('2026-02-11T21:41:48.049000Z') of a datetime or ISO string; now if None."""
-    if value is None:
-        value = datetime.now(timezone.utc)
-    elif isinstance(value, str):
+    if value is None:  # isoformat is strftime's text for any year from 1000 on, in a tenth of the time
+        return datetime.now(timezone.utc).isoformat(timespec="microseconds")[:-6] + "Z"
+    if isinstance(value, str):
         if _MILLIS_Z.fullmatch(value) and _real_date(value[:10]):
             return value[:-1] + "000Z"
         value = parse_time(value)
