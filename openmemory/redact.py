@@ -407,11 +407,24 @@ def clean_episode(ep: dict, text=None) -> dict:
         "title": text(ep["title"]),
         "gist": text(ep["gist"]),
         "detail": text(ep.get("detail") or ""),
-        "facts": _FACTS_JSON.encode(facts if text is _unchanged else redact_obj(facts, text))
-        if not isinstance(facts, str) else text(facts),
+        "facts": _facts_json(facts, text) if not isinstance(facts, str) else text(facts),
         "at": ep["at"],
         "cwd": ep.get("cwd") or None,
     }
+
+
+def _facts_json(facts, text) -> str:
+    """The facts redacted by text, as JSON. Where only a secret word could be redacted
+    (_words_only) and none of its words is in the JSON, none is in any string of the facts
+    (JSON keeps letters as they are), so no string would change: the JSON is the answer."""
+    if text is _unchanged:
+        return _FACTS_JSON.encode(facts)
+    if text is _words_only:
+        encoded = _FACTS_JSON.encode(facts)
+        low = _folded(encoded)
+        if not any(needle in low for needle in _WORD_NEEDLES):
+            return encoded
+    return _FACTS_JSON.encode(redact_obj(facts, text))
 
 
 # json.dumps(facts, ensure_ascii=False, sort_keys=True), without a new encoder each time

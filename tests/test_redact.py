@@ -266,6 +266,26 @@ class TheGate(unittest.TestCase):
                     self.assertEqual(text(t), redact(t))
         self.assertEqual(set(kinds), {"_unchanged", "_words_only", "redacted"})  # each way was taken
 
+    def test_the_facts_of_a_transcript_are_redacted_as_alone(self):
+        # facts pass the gate with the rest of the transcript's texts; where only a secret word could
+        # match, facts whose JSON holds none of its words are stored as they are
+        import random
+        rng = random.Random(5)
+        pieces = [t for t, _ in SECRETS + LOOKALIKES] + ["the token page", "my password is hunter22", "ok",
+                                                         "a KEY: Zx8fQ2nR7pL4sW9kQ", "naïve \"quoted\" \\ path\n"]
+        ways = {}
+        for _ in range(1500):
+            facts = {"said": " ".join(rng.choice(pieces) for _ in range(rng.randint(0, 2))), "count": 2,
+                     "commands": [rng.choice(pieces) for _ in range(rng.randint(0, 2))], "nested": {"x": rng.choice(pieces)}}
+            ep = {"key": "k", "kind": "correction", "title": rng.choice(pieces), "gist": "g", "at": "t", "facts": facts}
+            texts = [ep["title"], "g", ""]
+            redact_module.strings_in(facts, texts)
+            text = redact_module.redactor_for(texts)
+            ways[text.__name__] = ways.get(text.__name__, 0) + 1
+            with self.subTest(facts=facts):
+                self.assertEqual(redact_module.clean_episode(ep, text), redact_module.clean_episode(ep))
+        self.assertEqual(set(ways), {"_unchanged", "_words_only", "redacted"})  # each way was taken
+
     def test_a_secret_word_found_from_as_far_before_it_as_a_match_reaches(self):
         # the longest way in: a 30-character identifier, "_", then "SHARED_ACCESS_" before "KEY"
         for text in ("export ABCDEFGHIJKLMNOPQRSTUVWXYZabcd_SHARED_ACCESS_KEY=Zx9QmTr0ub4dor3xK2wq",
