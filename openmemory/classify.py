@@ -1,7 +1,7 @@
 """What a failure or a person's words are: a correction (and whether it lasts), an error's
 cause, an error worth a lesson.
 
-Ingest (transcripts.surprises) and sleep (consolidation, verification, the morning report)
+Ingest (surprises.of) and sleep (consolidation, verification, the morning report)
 ask the same questions of the same text; this module answers them once, by the rules
 written down in ARCHITECTURE.md ("What a correction is"). Pure: text in, a decision or the
 telling lines out.

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from . import context, forget, paths, transcripts, workers
+from . import context, forget, paths, surprises, transcripts, workers
 from .batch import Batch
 from .classify import is_guard, own_lines, telling_lines
 from .clock import iso
@@ -252,11 +252,8 @@ def read_ready(path: str, optout: OptOut) -> "Ready | None":
         with open(path, "rb") as f:
             st = os.fstat(f.fileno())
             stat = (st.st_mtime_ns, st.st_size)
-            if optout.reason(transcripts.working_folder(f)):
-                return Ready(stat, opted_out=True)
-            f.seek(0)
-            session = transcripts.parse_lines(f, path)
-        if optout.reason(session.cwd):
+            session = transcripts.parse_lines(f, path, kept_out=optout.reason)  # stops at a kept-out folder
+        if session.kept_out or optout.reason(session.cwd):
             return Ready(stat, opted_out=True)
         if session.not_transcript:
             return Ready(stat, not_transcript=True)
@@ -361,7 +358,7 @@ def episodes_of(session: transcripts.Session, session_id: str | None = None) -> 
     sid = session_id or session.id
     prompts = session.prompts
     first = clip(prompts[0].text, 300) if prompts else ""
-    found = transcripts.surprises(session)
+    found = surprises.of(session)
     errors = [s for s in found if s.kind == "error"]
     corrections = [s for s in found if s.kind == "correction" and s.verdict == "correction"]
     cwd = session.cwd or None
@@ -389,7 +386,7 @@ def episodes_of(session: transcripts.Session, session_id: str | None = None) -> 
     return out
 
 
-def _error_episode(s: transcripts.Surprise, cwd, at: str, task: str) -> dict:
+def _error_episode(s: surprises.Surprise, cwd, at: str, task: str) -> dict:
     lines = s.text.splitlines()
     telling = next(iter(telling_lines({"error": lines})), lines[0] if lines else "failed")
     what = f"`{s.command}`" if s.tool == "Bash" else (s.command or s.tool)
@@ -416,7 +413,7 @@ def _error_episode(s: transcripts.Surprise, cwd, at: str, task: str) -> dict:
     }
 
 
-def _correction_episode(s: transcripts.Surprise, cwd, at: str) -> dict:
+def _correction_episode(s: surprises.Surprise, cwd, at: str) -> dict:
     said = s.text.strip()
     action = f"`{s.command}`" if s.tool == "Bash" else _from_project(s.command or s.tool, cwd)
     if s.rejected:

@@ -1,4 +1,4 @@
-"""Claude Code transcript JSONL -> a `Session` of `Turn`s, and the surprises in it.
+"""Claude Code transcript JSONL -> a `Session` of `Turn`s (surprises.py reads what went wrong in it).
 
 Robust to every format from Claude Code 1.0.x to 2.1.328: unknown record types and
 fields are ignored, a malformed or half-written line is counted and skipped, and
@@ -8,10 +8,9 @@ import json
 import re
 import zlib
 from dataclasses import dataclass, field
-from functools import lru_cache
+from itertools import islice
 
 from . import jsonl
-from .classify import correction_verdict, error_lines
 from .shorten import clip
 
 # Text Claude Code writes into user records that the person did not type.
@@ -84,6 +83,7 @@ class Session:
     compactions: int = 0
     api_errors: int = 0
     not_transcript: bool = False  # no record of a known type in its first SNIFF_LINES lines
+    kept_out: str = ""          # why its working folder is kept out (parse_lines' kept_out): read no further
 
     @property
     def prompts(self) -> list:
@@ -93,30 +93,6 @@ class Session:
     @property
     def tool_calls(self) -> list:
         return [c for t in self.turns if t.role == "assistant" for c in t.tools]
-
-
-@dataclass
-class Surprise:
-    """Something that did not go as the agent expected: a failed tool call or a correction."""
-    kind: str                   # "error" or "correction"
-    anchor: str                 # the event's identity: its record's uuid (event_id)
-    at: str
-    text: str                   # the error's first lines, or what the person said
-    tool: str = ""              # the tool that failed or was just used
-    command: str = ""           # that tool call in a few words
-    agent_did: str = ""         # for corrections: what the agent had just done
-    agent_said: str = ""        # for corrections: the agent's last words before them (its claim)
-    rejected: bool = False      # a refused tool use
-    count: int = 1              # identical errors in one session are one surprise
-    legacy: str = ""            # the identity older versions gave it (the tool-use id), to rekey in place
-    verdict: str = ""           # corrections: correction | doubtful | standing (classify.correction_verdict)
-    form: str = ""              # which rule said so: words, question, review, pasted-failure, ...
-    trigger: str = ""           # corrections: the call the words are about (its summary), if any
-    trigger_tool: str = ""
-    trigger_failed: bool = False
-    fixed_by: str = ""          # errors: the command after which the same command succeeded
-    work: bool = False          # errors: fixed in the same session by editing code (the work itself)
-    before_edit: bool = False   # errors: came before any edit of the session
 
 
 def parse(path) -> Session:
@@ -141,38 +117,67 @@ def working_folder(lines) -> str:
     for n, raw in enumerate(lines):
         if n >= WORKING_FOLDER_LINES:
             break
-        try:
-            rec = json.loads(raw)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(rec, dict) and isinstance(rec.get("cwd"), str) and rec["cwd"]:
-            return rec["cwd"]
+        found = _folder_in(raw)
+        if found:
+            return found
     return ""
 
 
-def parse_lines(lines, path: str = "") -> Session:
-    """Build a Session from JSONL lines (bytes or str)."""
+_UNREAD = object()
+
+
+def _folder_in(raw, rec=_UNREAD) -> str:
+    """The working folder of one line as working_folder reads it (json.loads of the line as given,
+    bytes or str): its record's non-empty `cwd`, else "". rec: the line's record as parse_lines
+    read it (None when it is not JSON), which is json.loads's when the line is text, or bytes
+    that json.loads reads as UTF-8 unchanged (ASCII, no NUL in its first two bytes)."""
+    if rec is _UNREAD or not (isinstance(raw, str) or (raw.isascii() and b"\0" not in raw[:2])):
+        try:
+            rec = json.loads(raw)
+        except (ValueError, RecursionError):
+            return ""
+    return rec["cwd"] if isinstance(rec, dict) and isinstance(rec.get("cwd"), str) and rec["cwd"] else ""
+
+
+def parse_lines(lines, path: str = "", kept_out=None) -> Session:
+    """Build a Session from JSONL lines (bytes or str).
+
+    kept_out: the question asked of the working folder (OptOut.reason), as working_folder finds
+    it in the first lines: when kept out, reading stops at that line, and the Session read so far
+    comes back with `kept_out` set (one reading of the first lines instead of two)."""
     s = Session(path=path)
-    seen: set = set()
+    lines = iter(lines)
+    watched = 0 if kept_out else None   # lines read while the working folder is looked for
+    seen: set = set()           # uuids read here (a resumed session copies earlier records)
     by_message: dict = {}       # message.id -> assistant Turn (one response, many records)
     calls: dict = {}            # tool_use id -> ToolCall
     pending: dict = {}          # tool_use id -> (block, record) for results seen first
     session_ids: dict = {}
     summaries: list = []
     titles = {"custom": "", "ai": ""}
-    uuids_here: set = set()
     sniffed = 0                 # non-empty lines before the first record of a known type
+    # The envelope every record carries (_note_envelope's fields), kept in locals while reading.
+    cwd = version = branch = started = ended = ""
+    records = 0
 
-    for raw in lines:
-        if isinstance(raw, bytes):
-            raw = raw.decode("utf-8", errors="replace")
+    for line in lines:
+        raw = line.decode("utf-8", errors="replace") if isinstance(line, bytes) else line
         try:
             rec = jsonl.record(raw)  # JSON's own whitespace around a record is allowed: no copy of the line
         except (ValueError, RecursionError):
+            rec = None
+        if watched is not None:
+            watched += 1
+            found = _folder_in(line, rec)
+            if found or watched >= WORKING_FOLDER_LINES:
+                watched = None
+                s.kept_out = kept_out(found) or ""
+                if s.kept_out:
+                    return s    # nothing more is read
+        if rec is None:
             raw = raw.strip()  # other whitespace (a form feed, a no-break space) is not JSON's
             if not raw:
                 continue
-            rec = None          # read again below, stripped
         if sniffed is not None:
             sniffed += 1
             if sniffed > SNIFF_LINES:
@@ -186,70 +191,77 @@ def parse_lines(lines, path: str = "") -> Session:
         if not isinstance(rec, dict):
             s.skipped += 1
             continue
-        if sniffed is not None and isinstance(rec.get("type"), str) and rec["type"] in KNOWN_TYPES:
+        get = rec.get
+        kind = get("type")
+        if sniffed is not None and isinstance(kind, str) and kind in KNOWN_TYPES:
             sniffed = None
-        s.records += 1
-        if rec.get("isSidechain"):
+        records += 1
+        if get("isSidechain"):
             continue
-        uid = rec.get("uuid")
+        uid = get("uuid")
         if isinstance(uid, str):
             if uid in seen:  # a resumed session copies earlier records
                 continue
             seen.add(uid)
-            uuids_here.add(uid)
-        kind = rec.get("type")
-        _note_envelope(s, rec, session_ids)
+        # the envelope: the session id most records name, the first working folder, the last
+        # version and branch, the earliest and latest timestamps
+        value = get("sessionId")
+        if isinstance(value, str) and value:
+            session_ids[value] = session_ids.get(value, 0) + 1
+        if not cwd:
+            value = get("cwd")
+            if isinstance(value, str):
+                cwd = value
+        value = get("version")
+        if isinstance(value, str):
+            version = value
+        value = get("gitBranch")
+        if isinstance(value, str) and value:
+            branch = value
+        value = get("timestamp")
+        if isinstance(value, str) and value:
+            if not started or value < started:
+                started = value
+            if value > ended:
+                ended = value
         try:
             if kind == "user":
                 _on_user(s, rec, calls, pending)
             elif kind == "assistant":
                 _on_assistant(s, rec, by_message, calls, pending)
             elif kind == "queue-operation":
-                if rec.get("operation") == "enqueue":
-                    _add_user_text(s, rec, rec.get("content"), "queued")
+                if get("operation") == "enqueue":
+                    _add_user_text(s, rec, get("content"), "queued")
             elif kind == "attachment":
-                att = rec.get("attachment")
+                att = get("attachment")
                 if isinstance(att, dict) and att.get("type") == "queued_command":
                     _add_user_text(s, rec, _block_text(att.get("prompt")), "queued")
             elif kind == "summary":
-                summaries.append((rec.get("summary"), rec.get("leafUuid")))
+                summaries.append((get("summary"), get("leafUuid")))
             elif kind == "custom-title":
-                titles["custom"] = rec.get("customTitle") or titles["custom"]
+                titles["custom"] = get("customTitle") or titles["custom"]
             elif kind == "ai-title":
-                titles["ai"] = rec.get("aiTitle") or titles["ai"]
+                titles["ai"] = get("aiTitle") or titles["ai"]
             elif kind == "system":
-                if rec.get("subtype") == "compact_boundary":
+                if get("subtype") == "compact_boundary":
                     s.compactions += 1
-                elif rec.get("subtype") == "api_error":
+                elif get("subtype") == "api_error":
                     s.api_errors += 1
         except (AttributeError, TypeError, KeyError, ValueError):
             s.skipped += 1  # a record of a known type in a shape we do not know
 
+    if watched is not None:  # ended before its working folder was found (the file, or not a transcript): the
+        # rest of the first lines are looked at, as working_folder does
+        s.kept_out = kept_out(working_folder(islice(lines, WORKING_FOLDER_LINES - watched))) or ""
+    s.records += records
+    s.cwd, s.version, s.git_branch, s.started, s.ended = cwd, version, branch, started, ended
     s.not_transcript = bool(sniffed)  # lines were read, none of them a known record
     s.id = max(session_ids, key=session_ids.get) if session_ids else _stem(path)
     summary = next((text for text, leaf in reversed(summaries)
-                    if isinstance(text, str) and leaf in uuids_here), "")
+                    if isinstance(text, str) and leaf in seen), "")
     s.title = clip(titles["custom"] or titles["ai"] or summary or "", 200)
     _drop_delivered_queue(s)
     return s
-
-
-def _note_envelope(s: Session, rec: dict, session_ids: dict) -> None:
-    sid = rec.get("sessionId")
-    if isinstance(sid, str) and sid:
-        session_ids[sid] = session_ids.get(sid, 0) + 1
-    if not s.cwd and isinstance(rec.get("cwd"), str):
-        s.cwd = rec["cwd"]
-    if isinstance(rec.get("version"), str):
-        s.version = rec["version"]
-    if isinstance(rec.get("gitBranch"), str) and rec["gitBranch"]:
-        s.git_branch = rec["gitBranch"]
-    ts = rec.get("timestamp")
-    if isinstance(ts, str) and ts:
-        if not s.started or ts < s.started:
-            s.started = ts
-        if ts > s.ended:
-            s.ended = ts
 
 
 def _on_user(s: Session, rec: dict, calls: dict, pending: dict) -> None:
@@ -412,177 +424,3 @@ def tool_summary(name: str, inp: dict) -> str:
             value = clip(value, 160)
             return value if (name == "Bash" and key == "command") else f"{name} {value}"
     return name
-
-
-# ---------------------------------------------------------------------------------------
-# Surprises
-
-def surprises(s: Session) -> list:
-    """Every error and correction of a session, in order (PROTOCOL.md has the rules).
-
-    A correction is what the person typed that classify.correction_verdict calls one,
-    doubtful (kept, marked, for a model to decide) or, in a first message, standing.
-    """
-    found = []
-    errors: dict = {}
-    last_assistant = None       # the agent's most recent response
-    agent_said = ""             # its latest words (a claim of being done, perhaps)
-    calls = []                  # the agent's tool calls since the person last spoke
-    interrupted = False
-    history = [c for c in s.tool_calls if not OWN_TOOL.match(c.name)]
-    for turn in s.turns:
-        if turn.role == "assistant":
-            last_assistant = turn
-            agent_said = turn.text or agent_said
-            for call in turn.tools:
-                if OWN_TOOL.match(call.name):
-                    continue
-                calls.append(call)
-                if call.interrupted:
-                    interrupted = True
-                elif call.is_error and not call.rejected:
-                    _note_error(found, errors, call, s.id, history)
-            continue
-        if turn.source == "interrupt":
-            interrupted = True
-            continue
-        first = last_assistant is None
-        if turn.source not in ("prompt", "queued") and not (first and turn.source == "command"):
-            continue
-        refused = any(c.rejected for c in calls)
-        verdict, form = correction_verdict(turn.text, agent_said, refused, interrupted, first)
-        if verdict:
-            found.append(_correction(turn, last_assistant, calls, verdict, form, agent_said))
-        calls, interrupted, agent_said = [], False, ""
-    for call in calls:  # refused at the very end, with no words after
-        if call.rejected:
-            found.append(Surprise("correction", event_id(call, s.id), call.at, "", call.name, call.summary(),
-                                  agent_did=call.summary(), rejected=True, legacy=call.id, verdict="correction",
-                                  form="refusal", trigger=call.summary(), trigger_tool=call.name))
-    return found
-
-
-def event_id(call: ToolCall, session_id: str) -> str:
-    """A failed or refused call's identity: the uuid of its result record (a copy in a resumed
-    or forked transcript keeps it), else session, call id and time together; never the
-    tool-use id alone (local models and proxies reuse ids such as `call_0`)."""
-    return call.result_uuid or f"{session_id}:{call.id}:{call.at or call.result_at}"
-
-
-def _note_error(found: list, errors: dict, call: ToolCall, session_id: str, history: list) -> None:
-    lines = error_lines(call.result or "")
-    key = (call.name, call.summary(), lines[0] if lines else "")  # a failure with no output too
-    if key in errors:
-        errors[key].count += 1
-        return
-    surprise = Surprise("error", event_id(call, session_id), call.at, "\n".join(lines), call.name, call.summary(),
-                        legacy=call.id)
-    _aftermath(surprise, call, history)
-    errors[key] = surprise
-    found.append(surprise)
-
-
-_EDITS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
-# Commands that only look (they fix nothing): what runs between a failure and its retry.
-_LOOKING = re.compile(r"^(?:ls|cat|head|tail|less|grep|rg|find|fd|echo|pwd|which|type|env|printenv|ps|wc|file|"
-                      r"stat|tree|sed -n|git (?:status|log|diff|show|branch|remote)|docker (?:ps|logs|images))\b")
-
-
-def _aftermath(surprise: Surprise, call: ToolCall, history: list) -> None:
-    """What the session did about a failure: fixed by editing code (the work itself), or by a
-    command or a setup step (what a lesson may name), before the same command succeeded."""
-    at = next((i for i, c in enumerate(history) if c is call), None)
-    if at is None:
-        return
-    surprise.before_edit = not any(c.name in _EDITS for c in history[:at])     # not even an attempt
-    if call.name != "Bash":
-        return
-    failed = _bare(call.summary())
-    edits, steps = False, []
-    for later in history[at + 1:]:
-        if later.name in _EDITS and not later.is_error:
-            edits = True
-        elif later.name == "Bash":
-            command = _bare(later.summary())
-            if command == failed or (command.endswith(failed) and len(command) > len(failed)):
-                if later.is_error or later.interrupted:
-                    continue            # failed again: keep looking for the run that worked
-                if edits:
-                    surprise.work = True
-                elif steps:
-                    surprise.fixed_by = steps[-1]
-                elif command != failed:
-                    surprise.fixed_by = later.summary()     # the same command, run another way
-                return
-            if not later.is_error and not _LOOKING.match(command):
-                steps.append(command)
-
-
-@lru_cache(maxsize=4096)  # commands repeat within and across sessions
-def _bare(command: str) -> str:
-    """A command without `cd x &&`, its output plumbing and leading VAR=value settings."""
-    command = " ".join((command or "").split())
-    command = re.sub(r"\s*(?:\|\s*(?:head|tail|grep|less|more|cat|tee)\b[^|]*)+$", "", command)
-    command = re.sub(r"\s*\d?>&\d|\s*2>\s*/dev/null", "", command)
-    parts = [p.strip() for p in command.split("&&") if p.strip() and not re.match(r"^(?:cd|pushd)\s", p.strip())]
-    return " && ".join(parts)
-
-
-def _correction(turn: Turn, agent: Turn | None, calls: list, verdict: str, form: str,
-                agent_said: str = "") -> Surprise:
-    """A correction, tied to what the agent had just done: the call it refused, else the
-    call that failed, else the last call, else what the agent last said; and to the call its
-    words are about (its trigger), when they name one. agent_said: the agent's latest words
-    before them (what classify judged a claim by; kept for the optional model)."""
-    recent = (next((c for c in reversed(calls) if c.rejected), None)
-              or next((c for c in reversed(calls) if c.is_error and not c.interrupted), None)
-              or (calls[-1] if calls else None))
-    did = recent.summary() if recent else (clip(agent.text, 160) if agent and agent.text else "")
-    about = _trigger(turn.text, calls)
-    return Surprise("correction", turn.uuid, turn.at, turn.text, recent.name if recent else "",
-                    recent.summary() if recent else "", agent_did=did, rejected=bool(recent and recent.rejected),
-                    verdict=verdict, form=form, trigger=about.summary() if about else "",
-                    trigger_tool=about.name if about else "", trigger_failed=bool(about and about.is_error),
-                    agent_said=clip(agent_said, 300))
-
-
-_GENERIC = {"run", "use", "git", "npm", "npx", "python", "python3", "the", "and", "file", "test", "tests"}
-
-
-def _trigger(text: str, calls: list):
-    """The call the person's words are about: the refused one, else the latest whose command
-    (or file name) shares a word with what they typed; failed calls first."""
-    refused = next((c for c in reversed(calls) if c.rejected), None)
-    if refused is not None:
-        return refused
-    said = set(re.findall(r"[a-z0-9][a-z0-9_.:-]*", text.lower()))
-    said |= {w.strip(".:") for w in said}
-
-    def named(call):
-        if call.name == "Bash":         # the program, its subcommand or first argument: not any word
-            words = {w for step in _bare(call.summary()).lower().split("&&")
-                     for w in step.split()[:3] if re.match(r"^[a-z0-9][a-z0-9_.:@-]*$", w)}
-        elif call.name in _EDITS or call.name == "Read":
-            path = str(call.input.get("file_path") or call.input.get("notebook_path") or "")
-            name = path.rsplit("/", 1)[-1].lower()
-            words = {name, name.rsplit(".", 1)[0]} if path else set()
-        else:
-            return False
-        shared = said & words
-        return bool(shared - _GENERIC) or (bool(shared) and call.name == "Bash" and
-                                           _bare(call.summary()).split(" ")[0].lower() in said)
-
-    def step(call):
-        """The step of a chain (`git add -A && git commit && git push`) the words name."""
-        if call.name != "Bash" or "&&" not in call.summary():
-            return call
-        steps = [p.strip() for p in _bare(call.summary()).split("&&")]
-        named_steps = [p for p in steps if said & set(p.lower().split()[:3])]
-        if not named_steps:
-            return call
-        return ToolCall(call.id, call.name, {"command": named_steps[-1]}, call.at, call.result, call.is_error,
-                        call.rejected, call.interrupted)
-
-    found = (next((c for c in reversed(calls) if c.is_error and named(c)), None)
-             or next((c for c in reversed(calls) if named(c)), None))
-    return step(found) if found else None

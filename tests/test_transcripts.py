@@ -2,7 +2,7 @@ import json
 import random
 import unittest
 
-from openmemory import classify, transcripts
+from openmemory import classify, surprises, transcripts
 from tests.fixtures import Transcript, test_session
 from tests.helpers import corpus_files
 
@@ -190,7 +190,7 @@ class Robustness(unittest.TestCase):
 
 class Surprises(unittest.TestCase):
     def test_error_and_correction_of_the_canonical_session(self):
-        found = transcripts.surprises(parse(test_session()))
+        found = surprises.of(parse(test_session()))
         self.assertEqual([f.kind for f in found], ["error", "correction"])
         error, correction = found
         self.assertEqual(error.command, "python -m unittest")
@@ -203,7 +203,7 @@ class Surprises(unittest.TestCase):
         t.user("build")
         for _ in range(3):
             t.assistant(tools=[("Bash", {"command": "make"}, "Exit code 2\nmake: *** No rule to make target", True)])
-        [error] = transcripts.surprises(parse(t))
+        [error] = surprises.of(parse(t))
         self.assertEqual(error.count, 3)
 
     def test_rejected_tool_use_is_a_correction_with_the_words_that_follow(self):
@@ -211,7 +211,7 @@ class Surprises(unittest.TestCase):
         t.user("clean up the repo")
         t.assistant(tools=[("Bash", {"command": "rm -rf build dist"}, "REJECT")])
         t.user("don't delete dist, it is checked in")
-        [c] = transcripts.surprises(parse(t))
+        [c] = surprises.of(parse(t))
         self.assertEqual((c.kind, c.rejected, c.command), ("correction", True, "rm -rf build dist"))
         self.assertEqual(c.text, "don't delete dist, it is checked in")
 
@@ -219,7 +219,7 @@ class Surprises(unittest.TestCase):
         t = Transcript()
         t.user("deploy")
         t.assistant(tools=[("Bash", {"command": "git push --force"}, "REJECT")])
-        [c] = transcripts.surprises(parse(t))
+        [c] = surprises.of(parse(t))
         self.assertEqual((c.kind, c.text, c.command), ("correction", "", "git push --force"))
 
     def test_interrupted_tool_is_not_an_error(self):
@@ -227,13 +227,13 @@ class Surprises(unittest.TestCase):
         t.user("run it")
         t.assistant(tools=[("Bash", {"command": "sleep 100"}, "[Request interrupted by user for tool use]", True)])
         t.user("that takes too long; run only the unit tests")
-        found = transcripts.surprises(parse(t))
+        found = surprises.of(parse(t))
         self.assertEqual([f.kind for f in found], ["correction"])
 
     def test_first_request_is_never_a_correction(self):
         t = Transcript()
         t.user("No tests yet: write them")
-        self.assertEqual(transcripts.surprises(parse(t)), [])
+        self.assertEqual(surprises.of(parse(t)), [])
 
     def test_own_mcp_calls_are_not_evidence(self):
         # By its name from `claude mcp add`, and under the plugin (Claude Code 2.1.328).
@@ -241,11 +241,11 @@ class Surprises(unittest.TestCase):
             t = Transcript()
             t.user("what do you remember")
             t.assistant(tools=[(name, {"query": "x"}, "database locked", True)])
-            self.assertEqual(transcripts.surprises(parse(t)), [], name)
+            self.assertEqual(surprises.of(parse(t)), [], name)
         t = Transcript()
         t.user("what do you remember")
         t.assistant(tools=[("mcp__notes__recall", {"query": "x"}, "database locked", True)])
-        self.assertEqual(len(transcripts.surprises(parse(t))), 1)  # another server's failure is one
+        self.assertEqual(len(surprises.of(parse(t))), 1)  # another server's failure is one
 
     def test_correction_phrases(self):
         yes = ["No, use pytest -q", "no. wrong branch", "Stop, that's the production database",
@@ -398,3 +398,71 @@ class RecordsAreReadAsJsonLoadsReadsThem(unittest.TestCase):
                 except ValueError:
                     got = ("error",)
                 self.assertEqual(repr(got), repr(expected))
+
+
+class KeptOutWhileReading(unittest.TestCase):
+    """parse_lines(kept_out=...) asks of the working folder what working_folder() finds, and reads
+    no line after the one that names a kept-out folder."""
+
+    SECRET = "/home/dev/client-work"
+
+    def reason(self, cwd):
+        return "marker" if cwd == self.SECRET else None
+
+    def record(self, cwd=None, text="hello", kind="user"):
+        rec = {"type": kind, "uuid": f"u{random.random()}", "message": {"role": "user", "content": text}}
+        if cwd is not None:
+            rec["cwd"] = cwd
+        return (json.dumps(rec, ensure_ascii=False) + "\n").encode("utf-8")
+
+    def decided(self, lines):
+        """(what parse_lines decides, what working_folder decides, lines left unread)."""
+        rest = iter(lines)
+        s = transcripts.parse_lines(rest, "/x/s.jsonl", kept_out=self.reason)
+        return s.kept_out or None, self.reason(transcripts.working_folder(lines)), len(list(rest))
+
+    def test_the_same_decision_as_working_folder_on_first_lines_of_every_shape(self):
+        rng = random.Random(7)
+        shapes = [
+            lambda: self.record(),
+            lambda: self.record(self.SECRET),
+            lambda: self.record("/home/dev/shop"),
+            lambda: self.record(""),                                    # an empty cwd is no folder
+            lambda: self.record(self.SECRET, text="naïve café ✓"),      # not ASCII: read as json.loads reads bytes
+            lambda: self.record("/home/dev/ünïcode"),
+            lambda: b"\xef\xbb\xbf" + self.record(self.SECRET),        # a BOM: json.loads reads it, parse does not
+            lambda: self.record(self.SECRET).replace(b"hello", b"\xed\xa0\x80"),  # an encoded surrogate
+            lambda: json.dumps({"cwd": self.SECRET}).encode("utf-16-le"),  # NULs: UTF-16 to json.loads
+            lambda: b"\n",
+            lambda: b"not json\n",
+            lambda: b'{"cwd": "' + self.SECRET.encode() + b'"} trailing\n',
+            lambda: json.dumps({"cwd": self.SECRET}).encode() + b"\x0c\n",   # a form feed after the record
+            lambda: b"[1, 2]\n",
+            lambda: self.record(self.SECRET, kind="not-a-known-type"),
+        ]
+        for _ in range(3000):
+            lines = [rng.choice(shapes)() for _ in range(rng.choice((1, 3, 8)))]
+            got, expected, _ = self.decided(lines)
+            self.assertEqual(got, expected, lines)
+
+    def test_the_folder_is_looked_for_in_the_first_200_lines_only(self):
+        for at, kept in ((198, True), (199, True), (200, False), (260, False)):
+            lines = [self.record() for _ in range(at)] + [self.record(self.SECRET)] + [self.record()] * 5
+            got, expected, _ = self.decided(lines)
+            self.assertEqual((got is not None, expected is not None), (kept, kept), at)
+
+    def test_nothing_after_the_kept_out_line_is_read(self):
+        lines = [self.record(), self.record(self.SECRET)] + [self.record(self.SECRET, text="x" * 500)] * 50
+        got, _, unread = self.decided(lines)
+        self.assertEqual((got, unread), ("marker", 50))
+
+    def test_a_file_that_is_no_transcript_is_still_looked_at_for_its_folder(self):
+        # reading stops after SNIFF_LINES lines of no known record: its folder, further on, still counts
+        lines = [b'{"x": 1}\n'] * (transcripts.SNIFF_LINES + 20) + [self.record(self.SECRET, kind="other")]
+        got, expected, _ = self.decided(lines)
+        self.assertEqual((got, expected), ("marker", "marker"))
+
+    def test_a_folder_not_kept_out_reads_the_whole_session(self):
+        lines = [self.record("/home/dev/shop")] + [self.record(self.SECRET) for _ in range(3)]
+        s = transcripts.parse_lines(lines, "/x/s.jsonl", kept_out=self.reason)
+        self.assertEqual((s.kept_out, s.cwd, len(s.prompts)), ("", "/home/dev/shop", 4))
