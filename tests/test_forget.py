@@ -1,6 +1,7 @@
 """`openmemory forget`: gone from every place, the bytes too, and never back on re-ingest."""
 import json
 import os
+import unittest
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -19,6 +20,15 @@ def corrected(cwd, day, command, said, session_id=None):
     t.user(said)
     t.assistant("Understood.", tools=[("Bash", {"command": "pytest -q"}, "12 passed", False)])
     return t
+
+
+class Tombstones(unittest.TestCase):
+    def test_a_tombstone_is_the_sha256_hashlib_gives(self):
+        # stored tombstones must keep matching: the digest is SHA-256's, whichever module computes it
+        import hashlib
+        from openmemory import forget
+        for key in ("", "error:0b9f-uuid", "naïve ✓ " * 40, "\udc80 lone surrogate"):
+            self.assertEqual(forget.tombstone(key), hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest())
 
 
 class Forget(TempHome):
