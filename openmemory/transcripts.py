@@ -160,8 +160,10 @@ def parse_lines(lines, path: str = "", kept_out=None) -> Session:
     cwd = version = branch = started = ended = ""
     records = 0
 
-    for line in lines:
-        raw = line.decode("utf-8", errors="replace") if isinstance(line, bytes) else line
+    for raw in lines:
+        line = raw if watched is not None else None     # as given, while the folder is looked for
+        if isinstance(raw, bytes):
+            raw = raw.decode("utf-8", errors="replace")  # the bytes let go: a 50 MB line is not held twice
         try:
             rec = jsonl.record(raw)  # JSON's own whitespace around a record is allowed: no copy of the line
         except (ValueError, RecursionError):
