@@ -2,16 +2,24 @@
 
 A bulk ingest stores many transcripts per transaction (a commit per small transcript was a
 tenth of a first ingest's time; 400 rewrite the indexes' pages a quarter as often as 100).
-A transaction is closed after BATCH_SECONDS or BATCH_FILES transcripts, so a hook's write
-behind it waits well under its busy timeout.
+A transaction is closed after BATCH_SECONDS or BATCH_FILES transcripts (fewer where the
+process may open few files), so a hook's write behind it waits well under its busy timeout.
 """
 import fcntl
+import resource
 import time
 
 from .store import Store
 
 BATCH_SECONDS = 0.5
 BATCH_FILES = 400
+
+
+def files_held_at_most() -> int:
+    """BATCH_FILES, or half the files this process may have open, when that is fewer (macOS
+    lets a terminal's process open 256 by default: 400 held, the rest failed to open)."""
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return BATCH_FILES if soft == resource.RLIM_INFINITY else max(1, min(BATCH_FILES, soft // 2))
 
 
 class Batch:
@@ -27,6 +35,7 @@ class Batch:
         self._tx = None
         self._began = 0.0
         self._lists = None          # store.forgets_or_keeps_out() in this transaction
+        self._most = files_held_at_most()
 
     def __enter__(self):
         return self
@@ -66,7 +75,7 @@ class Batch:
 
     def full(self) -> None:
         """Commit when the batch has enough transcripts or has held the database long enough."""
-        if len(self.held) >= BATCH_FILES or time.monotonic() - self._began >= BATCH_SECONDS:
+        if len(self.held) >= self._most or time.monotonic() - self._began >= BATCH_SECONDS:
             self.commit()
 
     def commit(self, exc_type=None) -> None:

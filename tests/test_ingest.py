@@ -350,6 +350,20 @@ class OneIngestOfATranscriptAtATime(TempHome):
 
 
 class BulkIngest(TempHome):
+    def test_a_first_ingest_where_few_files_may_be_open_reads_every_transcript(self):
+        # macOS lets a terminal's process open 256 files: a batch holds each transcript open until its commit
+        import subprocess
+        import sys
+        from tests import synthetic
+        expected = synthetic.write_dense(self.claude, 300)
+        code = ("import resource, sys; hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]; "
+                "resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard)); "
+                "from openmemory import cli; sys.exit(cli.main(['ingest', '--json']))")
+        done = subprocess.run([sys.executable, "-c", code], env=self.env(), capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        report = json.loads(done.stdout)
+        self.assertEqual((report["failed"], report["read"], report["added"]), ([], 300, expected))
+
     def test_a_killed_bulk_ingest_leaves_no_transcript_half_stored_and_the_next_one_finishes(self):
         import signal
         import subprocess
