@@ -156,7 +156,7 @@ def parse_lines(lines, path: str = "", kept_out=None) -> Session:
     summaries: list = []
     titles = {"custom": "", "ai": ""}
     sniffed = 0                 # non-empty lines before the first record of a known type
-    # The envelope every record carries (_note_envelope's fields), kept in locals while reading.
+    # The envelope every record carries (folder, version, branch, times), kept in locals while reading.
     cwd = version = branch = started = ended = ""
     records = 0
 

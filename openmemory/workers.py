@@ -76,7 +76,13 @@ def ordered(fn, items: list, sizes: list, processes: int, chunk_bytes: int = 1 <
     workers = []
     try:
         for _ in range(min(processes, len(chunks))):
-            workers.append(_Worker(workers))
+            try:
+                workers.append(_Worker(workers))
+            except OSError:     # no process to be had (the system's limit, its memory): fewer workers
+                break
+        if not workers:
+            yield from map(fn, items)
+            return
         by_fd = {w.results: w for w in workers}
         poll = select.poll()
         for w in workers:
@@ -123,7 +129,12 @@ class _Worker:
             fcntl.fcntl(self.results, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
         except (ImportError, AttributeError, OSError):
             pass  # not Linux, or above the system's limit: the default pipe
-        self.pid = os.fork()
+        try:
+            self.pid = os.fork()
+        except OSError:
+            for fd in (task_in, self.tasks, self.results, result_out):
+                os.close(fd)
+            raise
         if self.pid == 0:   # the worker: it never returns into its parent's code
             code = 1
             try:
@@ -153,7 +164,10 @@ class _Worker:
             os.kill(self.pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
-        os.waitpid(self.pid, 0)
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass    # reaped already (SIGCHLD ignored)
         os.close(self.results)
 
 

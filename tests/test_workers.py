@@ -48,6 +48,24 @@ class Ordered(unittest.TestCase):
         self.assertEqual(list(workers.ordered(square, list(range(9)), [1] * 9, 2, chunk_items=1)),
                          [n * n for n in range(9)])  # and the next run starts afresh
 
+    def test_when_no_process_can_be_forked_the_work_is_done_here(self):
+        from unittest import mock
+        with mock.patch.object(workers.os, "fork", side_effect=BlockingIOError(11, "Resource temporarily unavailable")):
+            got = list(workers.ordered(worker_pid, list(range(5)), [1] * 5, 2, chunk_items=1))
+        self.assertEqual(got, [os.getpid()] * 5)
+        forks = []
+
+        def one_fork():     # the first fork works, the second finds no process to be had
+            if forks:
+                raise BlockingIOError(11, "Resource temporarily unavailable")
+            forks.append(1)
+            return real_fork()
+        real_fork = os.fork
+        with mock.patch.object(workers.os, "fork", side_effect=one_fork):
+            got = list(workers.ordered(worker_pid, list(range(6)), [1] * 6, 2, chunk_items=1))
+        self.assertEqual(len(set(got)), 1)      # all done, by the one worker
+        self.assertNotEqual(got[0], os.getpid())
+
     def test_leaving_early_stops_the_workers(self):
         got = workers.ordered(worker_pid, list(range(100)), [1] * 100, 2, chunk_items=1)
         pids = {next(got), next(got), next(got)}
