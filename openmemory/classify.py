@@ -139,6 +139,9 @@ def review_findings(text: str) -> bool:
     return bool(_REVIEW_HEAD.search(text[:400]) or _REVIEW_ITEM.search(text[:1200]))
 
 
+_QUESTION = re.compile(r"[^.?!\n]*\?")
+
+
 def correction_verdict(text: str, agent_said: str = "", refused: bool = False, interrupted: bool = False,
                        first: bool = False) -> tuple:
     """(verdict, form) of what the person typed, by the rules of ARCHITECTURE.md.
@@ -169,7 +172,7 @@ def correction_verdict(text: str, agent_said: str = "", refused: bool = False, i
     mine = own_lines(t)
     if any(_RULE.search(line) for line in mine):
         return "correction", "words" if len(t) <= _EARLY else "late-instruction"
-    questions = [q.strip() for q in re.findall(r"[^.?!\n]*\?", head)]
+    questions = [q.strip() for q in _QUESTION.findall(head)]
     if questions:
         if _THINK.match(head):
             return "doubtful", "question"
@@ -414,6 +417,9 @@ def _noise(line: str) -> bool:
                 or ("...." in line and _NOISE_DOTS.match(line)))
 
 
+_TOOL_USE_ERROR = re.compile(r"</?tool_use_error>")
+
+
 def error_lines(result: str, limit: int = 3) -> list:
     """The lines of a failed tool call's output that say why it failed, the cause first.
 
@@ -423,7 +429,7 @@ def error_lines(result: str, limit: int = 3) -> list:
     `npm ERR! code 1`), banners and progress meters only when nothing else says anything.
     A cause line that ends with ':' brings the line after it.
     """
-    text = re.sub(r"</?tool_use_error>", "", _ANSI.sub("", result or ""))
+    text = _TOOL_USE_ERROR.sub("", _ANSI.sub("", result or ""))
     kept = []                   # (text, rank): 3 exception, 2 error, 1 wrapper, 0 other, -1 exit code
     tracebacks = []             # index in kept of each line that ends a Python traceback
     in_traceback = False

@@ -165,6 +165,8 @@ def _correction(turn: Turn, agent: Turn | None, calls: list, verdict: str, form:
 
 
 _GENERIC = {"run", "use", "git", "npm", "npx", "python", "python3", "the", "and", "file", "test", "tests"}
+_SAID_WORD = re.compile(r"[a-z0-9][a-z0-9_.:-]*")
+_COMMAND_WORD = re.compile(r"^[a-z0-9][a-z0-9_.:@-]*$")
 
 
 def _trigger(text: str, calls: list):
@@ -173,13 +175,13 @@ def _trigger(text: str, calls: list):
     refused = next((c for c in reversed(calls) if c.rejected), None)
     if refused is not None:
         return refused
-    said = set(re.findall(r"[a-z0-9][a-z0-9_.:-]*", text.lower()))
+    said = set(_SAID_WORD.findall(text.lower()))
     said |= {w.strip(".:") for w in said}
 
     def named(call):
         if call.name == "Bash":         # the program, its subcommand or first argument: not any word
             words = {w for step in _bare(call.summary()).lower().split("&&")
-                     for w in step.split()[:3] if re.match(r"^[a-z0-9][a-z0-9_.:@-]*$", w)}
+                     for w in step.split()[:3] if _COMMAND_WORD.match(w)}
         elif call.name in _EDITS or call.name == "Read":
             path = str(call.input.get("file_path") or call.input.get("notebook_path") or "")
             name = path.rsplit("/", 1)[-1].lower()
