@@ -8,17 +8,10 @@ which rewrites the lesson files, MEMORY.md sections and lessons.jsonl. A tombsto
 sha256 of an episode's `key` (the identity of the event, never its words): re-ingesting
 its transcript never brings it back, nor its words into the session's own episode.
 """
+import hashlib
 import json
 import re
 from dataclasses import dataclass, field
-
-try:    # CPython's own SHA-256 (hashlib's digest, without loading OpenSSL: 6 ms of every command's start)
-    from _sha2 import sha256            # Python 3.12 on
-except ImportError:
-    try:
-        from _sha256 import sha256      # 3.10 and 3.11
-    except ImportError:
-        from hashlib import sha256
 
 from . import lessons as wording
 from .classify import incident
@@ -41,7 +34,7 @@ class Plan:
 
 def tombstone(key: str) -> str:
     """The hash that keeps an event out of memory for good: of its identity, not its words."""
-    return sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def tombstones(ep: dict, session_id=None) -> list:

@@ -3,6 +3,7 @@
 Incremental: a file whose mtime and size are unchanged is only stat'ed; a changed file
 is read again and replaces what it produced before (episodes keep their identity).
 """
+import hashlib
 import json
 import os
 from contextlib import nullcontext
@@ -291,7 +292,7 @@ def _store_ready(store: Store, path: str, ready: Ready, st, report: Report, now:
 
 def _path_hash(path) -> str:
     """A transcript's path as a hash: counts a kept-out session without naming it."""
-    return forget.sha256(str(path).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return hashlib.sha256(str(path).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 NOT_TRANSCRIPTS = "not_transcripts"  # state: {path: [mtime_ns, size]} of files skipped whole
