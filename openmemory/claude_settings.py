@@ -1,7 +1,7 @@
 """Claude Code's settings.json as data: read it, and merge openmemory's hooks in and out.
 
 The file is the person's: every other key and hook is kept (parsed and written back in its
-own indentation, so its meaning is unchanged). Pure but for `read`; configfiles writes it.
+own indentation, so its meaning is unchanged). Pure but for `read`; files.py writes it.
 """
 import json
 import re

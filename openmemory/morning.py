@@ -3,7 +3,7 @@ Markdown (morning.md), in the person's words: each lesson with the sessions it c
 
 Pure but for `write_morning`, which writes through the own-folder writer.
 """
-from . import atomic, ownfiles, paths
+from . import files, paths
 from .classify import error_line, incident, telling_lines
 from .lessons import core_command
 from .redact import redact
@@ -228,5 +228,5 @@ def _count(n: int, one: str, many: str | None = None) -> str:
 def write_morning(text: str) -> None:
     """Write the report atomically (a reader never sees half of it), private to the person."""
     data = redact(text).encode("utf-8")
-    if atomic.read(paths.morning_path()) != data:
-        ownfiles.write_own(paths.morning_path(), data)
+    if files.read(paths.morning_path()) != data:
+        files.write_own(paths.morning_path(), data)

@@ -1,9 +1,9 @@
 """Render: lessons into Claude Code's own memory folders, and lessons.jsonl.
 
 The reconcile loop: which lessons go in which memory folder, what changed since the last
-render, what the person vetoed. It writes only through claudefiles (inside
-`<config dir>/projects/*/memory/`: one `om-<id>.md` per lesson and the section of
-`MEMORY.md` between the openmemory markers) and ownfiles (its state under OPENMEMORY_HOME).
+render, what the person vetoed. It writes only through files.py: into Claude Code's memory
+folders (inside `<config dir>/projects/*/memory/`: one `om-<id>.md` per lesson and the section
+of `MEMORY.md` between the openmemory markers) and its own state under OPENMEMORY_HOME.
 Everything else in that folder is the person's or Claude Code's and is never touched. The person decides: a lesson file they
 delete is a veto (never written again), a file they edit is theirs (left as it is).
 """
@@ -12,7 +12,7 @@ import json
 import os
 from pathlib import Path
 
-from . import atomic, claudefiles, embed, ownfiles, paths
+from . import embed, files, paths
 from .clock import iso
 from .errors import RenderError
 from .optout import OptOut
@@ -69,7 +69,7 @@ def _sha(data: bytes) -> str:
 
 def _load_state(path: Path, key: str, kind) -> object:
     """A state file's `key` list or dict; missing means empty; unreadable stops the render."""
-    data = atomic.read(path)
+    data = files.read(path)
     if data is None:
         return kind()
     try:
@@ -117,7 +117,7 @@ def forgotten_key(text: str) -> str:
 def veto_forgotten(texts: list, quotes: list, now: str) -> None:
     """Veto forgotten lessons by hash, and take their words out of the vetoes already kept."""
     from .forget import scrub
-    with ownfiles.Lock("render.lock", LOCK_WAIT_SECONDS, "forget"):
+    with files.Lock("render.lock", LOCK_WAIT_SECONDS, "forget"):
         vetoes = _load_state(paths.vetoed_path(), "lessons", list)
         kept = []
         for v in vetoes:
@@ -131,7 +131,7 @@ def veto_forgotten(texts: list, quotes: list, now: str) -> None:
             if text and forgotten_key(text) not in have:
                 kept.append({"sha256": forgotten_key(text), "forgotten": now})
         if kept != vetoes:
-            ownfiles.write_own(paths.vetoed_path(), _dump({"version": STATE_VERSION, "lessons": kept}))
+            files.write_own(paths.vetoed_path(), _dump({"version": STATE_VERSION, "lessons": kept}))
         written = _load_state(paths.written_path(), "files", dict)
         sections = _load_state(paths.written_path(), "sections", dict)
         changed = False
@@ -140,7 +140,7 @@ def veto_forgotten(texts: list, quotes: list, now: str) -> None:
             if text and (text in texts or scrub(text, quotes) != text):
                 rec["text"], changed = scrub(text, quotes + list(texts)), True
         if changed:
-            ownfiles.write_own(paths.written_path(), _dump({"version": STATE_VERSION, "files": written,
+            files.write_own(paths.written_path(), _dump({"version": STATE_VERSION, "files": written,
                                                             "sections": sections}))
 
 
@@ -191,7 +191,7 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
     limit = index_lines_limit(max_lines)
     result = {"written": [], "removed": [], "left": [], "vetoed": [], "warnings": [], "folders": [],
               "lessons": 0, "lessons_jsonl": str(paths.lessons_path())}
-    with ownfiles.Lock("render.lock", LOCK_WAIT_SECONDS, "render"):
+    with files.Lock("render.lock", LOCK_WAIT_SECONDS, "render"):
         written = _load_state(paths.written_path(), "files", dict)
         sections = _load_state(paths.written_path(), "sections", dict)
         vetoes = _load_state(paths.vetoed_path(), "lessons", list)
@@ -199,11 +199,11 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
         vetoes_before = len(vetoes)
 
         optout = OptOut()
-        ownfiles.sweep_temps()  # what a render or sleep killed mid-write left behind
+        files.sweep_own_temps()  # what a render or sleep killed mid-write left behind
         if paths.projects_dir().is_dir():
             for folder in paths.projects_dir().glob("*/memory"):
                 if _folder_ok(folder):
-                    claudefiles.sweep_temps(folder)
+                    files.sweep_memory_temps(folder)
         # Where each lesson belongs now: a file gone from a folder its lesson no longer belongs
         # in was removed by a render that was stopped before it said so, not by the person.
         meant = {(folder, l["id"]) for folder, ls in _place(
@@ -211,7 +211,7 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
             {"warnings": []}, optout).items() for l in ls}
         _collect_vetoes(store, lessons, written, vetoes, now, result, meant)
         if len(vetoes) != vetoes_before:  # before written.json forgets the deleted files
-            ownfiles.write_own(paths.vetoed_path(), _dump({"version": STATE_VERSION, "lessons": vetoes}))
+            files.write_own(paths.vetoed_path(), _dump({"version": STATE_VERSION, "lessons": vetoes}))
         live = [l for l in lessons.values() if not l["archived"] and not l["vetoed"]]
         sources = store.episodes_by_id((i for l in live for i in l["sources"]),  # what the files say of them
                                        ("id", "session_id", "kind", "at", "title", "gist", "facts"))
@@ -240,11 +240,11 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
         records = [lesson_record(l, [sources[i] for i in l["sources"] if i in sources],
                                  predictions.get(l["id"], [])) for l in sorted(live, key=lambda l: l["id"])]
         jsonl = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
-        if atomic.read(paths.lessons_path()) != jsonl:
-            ownfiles.write_own(paths.lessons_path(), jsonl)
+        if files.read(paths.lessons_path()) != jsonl:
+            files.write_own(paths.lessons_path(), jsonl)
         state = _dump({"version": STATE_VERSION, "files": written, "sections": sections})
-        if atomic.read(paths.written_path()) != state:
-            ownfiles.write_own(paths.written_path(), state)
+        if files.read(paths.written_path()) != state:
+            files.write_own(paths.written_path(), state)
     return result
 
 
@@ -325,7 +325,7 @@ def _render_folder(folder: Path, lessons: list, sources: dict, written: dict, se
                    before_replace, result: dict) -> None:
     """Lesson files and the MEMORY.md section of one memory folder."""
     if lessons and not folder.is_dir():
-        claudefiles.make_folder(folder)
+        files.make_memory_folder(folder)
     index, kept = [], set()
     for lesson in lessons:
         path = folder / file_name(lesson)
@@ -338,10 +338,10 @@ def _render_folder(folder: Path, lessons: list, sources: dict, written: dict, se
         path = Path(name)
         if path.parent != folder or name in kept:
             continue
-        current = atomic.read(path)
+        current = files.read(path)
         if current is None:
             del written[name]
-        elif _sha(current) == rec["sha256"] and claudefiles.remove_if_unchanged(path, current):
+        elif _sha(current) == rec["sha256"] and files.remove_memory_file_if_unchanged(path, current):
             del written[name]
             result["removed"].append(name)
         elif name not in result["left"]:
@@ -354,7 +354,7 @@ def _write_lesson(path: Path, lesson: dict, data: bytes, written: dict, now: str
     """Write or refresh one lesson file unless the person edited it; False if it is not ours."""
     name = str(path)
     rec = written.get(name)
-    current = atomic.read(path)
+    current = files.read(path)
     if current is not None and rec is None:
         if current != data:
             result["warnings"].append(f"{path} was not written by openmemory; it was left as it is and "
@@ -370,7 +370,7 @@ def _write_lesson(path: Path, lesson: dict, data: bytes, written: dict, now: str
     if current is not None and _sha(current) != rec["sha256"]:
         result["left"].append(name)  # edited by the person (or Claude Code): theirs
         return True
-    if claudefiles.replace_if_unchanged(path, current, data, before_replace):
+    if files.replace_memory_file_if_unchanged(path, current, data, before_replace):
         written[name] = _record(lesson, data, now)
         result["written"].append(name)
         return True
@@ -385,7 +385,7 @@ def _write_index(md: Path, index: list, sections: dict, now: str, before_replace
     """Rewrite the section of MEMORY.md, retrying when someone writes the file meanwhile."""
     lines = [line for _, line in index]
     for _ in range(WRITE_ATTEMPTS):
-        current = atomic.read(md)
+        current = files.read(md)
         text = None if current is None else current.decode("utf-8", "surrogateescape")
         if not lines and (text is None or BEGIN not in text and END not in text):
             sections.pop(str(md), None)
@@ -397,7 +397,7 @@ def _write_index(md: Path, index: list, sections: dict, now: str, before_replace
                                       f"`{END}` line after it, or remove both")
             return
         data = new.encode("utf-8", "surrogateescape")
-        if data == current or claudefiles.replace_if_unchanged(md, current, data, before_replace):
+        if data == current or files.replace_memory_file_if_unchanged(md, current, data, before_replace):
             break
     else:
         result["warnings"].append(f"{md} kept changing while openmemory wrote it ({WRITE_ATTEMPTS} tries); "
@@ -422,10 +422,10 @@ def _write_index(md: Path, index: list, sections: dict, now: str, before_replace
 
 def summary(result: dict) -> str:
     """One line for a person."""
-    files = len(result["written"])
+    written = len(result["written"])
     parts = [f"{result['lessons']} live lesson{'' if result['lessons'] == 1 else 's'} in "
              f"{len(result['folders'])} memory folder{'' if len(result['folders']) == 1 else 's'}",
-             f"{files} file{'' if files == 1 else 's'} written"]
+             f"{written} file{'' if written == 1 else 's'} written"]
     if result["removed"]:
         parts.append(f"{len(result['removed'])} removed")
     if result["left"]:

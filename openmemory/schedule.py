@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import atomic, configfiles, ownfiles, paths
+from . import files, paths
 from .clock import parse_time
 from .errors import OpenMemoryError, RenderError
 
@@ -109,16 +109,16 @@ def systemd_units(command: str) -> dict:
 def systemd_install(units: dict) -> list[str]:
     folder = systemd_dir()
     for name, text in units.items():
-        configfiles.write(folder / name, text.encode("utf-8"))
+        files.write_config(folder / name, text.encode("utf-8"))
     _run([program("systemctl"), "--user", "daemon-reload"])
     _run([program("systemctl"), "--user", "enable", "--now", f"{UNIT}.timer"])
     return [str(folder / name) for name in units]
 
 
-def systemd_remove(files: list[str], units: dict) -> list[str]:
+def systemd_remove(unit_files: list[str], units: dict) -> list[str]:
     """Disable the timer and delete the unit files that are still exactly what setup wrote."""
     _run([program("systemctl"), "--user", "disable", "--now", f"{UNIT}.timer"], check=False)
-    removed = [f for f in files if configfiles.remove_if_unchanged(Path(f), units[Path(f).name].encode("utf-8"))]
+    removed = [f for f in unit_files if files.remove_config_if_unchanged(Path(f), units[Path(f).name].encode("utf-8"))]
     _run([program("systemctl"), "--user", "daemon-reload"], check=False)
     return removed
 
@@ -126,7 +126,7 @@ def systemd_remove(files: list[str], units: dict) -> list[str]:
 # -- launchd -------------------------------------------------------------------------------------
 
 def launchd_path() -> Path:
-    return paths.launch_agents_dir() / configfiles.LAUNCHD_AGENT
+    return paths.launch_agents_dir() / files.LAUNCHD_AGENT
 
 
 def launchd_plist(command: str) -> bytes:
@@ -142,7 +142,7 @@ def launchd_plist(command: str) -> bytes:
 
 def launchd_install(plist: bytes) -> str:
     path = launchd_path()
-    configfiles.write(path, plist)
+    files.write_config(path, plist)
     _run([program("launchctl"), "load", "-w", str(path)])
     return str(path)
 
@@ -152,7 +152,7 @@ def launchd_remove(plist: bytes) -> bool:
     if read_bytes(path) != plist:
         return False
     _run([program("launchctl"), "unload", "-w", str(path)], check=False)
-    return configfiles.remove_if_unchanged(path, plist)
+    return files.remove_config_if_unchanged(path, plist)
 
 
 # -- the catch-up sleep and the sleep lock -------------------------------------------------------
@@ -165,7 +165,7 @@ def sleep_lock_path() -> Path:
 def sleep_lock(wait: bool = True):
     """Hold the one sleep lock; yields False at once (without waiting) when wait is False and it is taken."""
     try:
-        lock = ownfiles.Lock(sleep_lock_path().name, SLEEP_WAIT_S if wait else 0, "sleep")
+        lock = files.Lock(sleep_lock_path().name, SLEEP_WAIT_S if wait else 0, "sleep")
         lock.__enter__()
     except RenderError:
         if wait:
@@ -224,7 +224,7 @@ def start_catch_up(last_sleep) -> str:
         pass
     if sleep_running():
         return "a sleep is running; no catch-up"
-    ownfiles.write_own(stamp, b"")  # looked now: not again within the hour
+    files.write_own(stamp, b"")  # looked now: not again within the hour
     last = last_sleep()
     if not sleep_due(last):
         return f"last sleep {last}: not due"
@@ -265,9 +265,9 @@ def _systemd_quote(text: str) -> str:
 
 
 def read_text(path) -> str | None:
-    data = atomic.read(Path(path))
+    data = files.read(Path(path))
     return None if data is None else data.decode("utf-8", "replace")
 
 
 def read_bytes(path) -> bytes | None:
-    return atomic.read(Path(path))
+    return files.read(Path(path))

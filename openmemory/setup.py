@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import __version__, claude_settings, configfiles, ownfiles, paths, schedule
+from . import __version__, claude_settings, files, paths, schedule
 from .clock import iso
 from .errors import OpenMemoryError
 
@@ -227,7 +227,7 @@ def _hook_changes() -> list[Change]:
                     added.append(event)
             if not added and not stale:
                 return None
-            backup = configfiles.replace_if_unchanged(path, raw, claude_settings.dumps(current, raw))
+            backup = files.replace_config_if_unchanged(path, raw, claude_settings.dumps(current, raw))
             rec["hooks"] = [h for h in rec.get("hooks", []) if tuple(h) not in stale]
             rec["hooks"] += [[e, command] for e in added if [e, command] not in rec["hooks"]]
             if raw is None:
@@ -276,8 +276,8 @@ def _schedule_change(mode: str) -> Change:
             return Change("schedule", "keep", f"nightly sleep is a systemd user timer: {folder}/{schedule.UNIT}.timer")
 
         def run(rec):
-            files = schedule.systemd_install(units)
-            rec["schedule"] = {"kind": "systemd", "files": files, "units": units}
+            unit_files = schedule.systemd_install(units)
+            rec["schedule"] = {"kind": "systemd", "files": unit_files, "units": units}
         return Change("schedule", "add", f"add a systemd user timer {folder}/{schedule.UNIT}.timer "
                                          f"(03:30 daily, run at boot if missed): {command}", run)
     if kind == "launchd":
@@ -328,7 +328,7 @@ def undo_plan() -> list[Change]:
 def undo(changes: list[Change]) -> list[str]:
     """Remove what the plan says, then the record itself: what is left was reported as left."""
     notes = apply(changes)
-    ownfiles.remove_own(record_path())
+    files.remove_own(record_path())
     return notes
 
 
@@ -360,9 +360,9 @@ def _remove_hooks(rec: dict, hooks: list) -> str | None:
     path = claude_settings.settings_path()
     if removed:
         if not current and rec.get("settings_created"):  # setup made the file: it goes as it came
-            configfiles.remove_if_unchanged(path, raw)
+            files.remove_config_if_unchanged(path, raw)
         else:
-            backup = configfiles.replace_if_unchanged(path, raw, claude_settings.dumps(current, raw))
+            backup = files.replace_config_if_unchanged(path, raw, claude_settings.dumps(current, raw))
             note = f"backup of {path} as it was: {backup}"
     rec["hooks"] = [h for h in rec.get("hooks", []) if h not in [list(x) for x in hooks]]
     if not rec["hooks"]:
@@ -411,7 +411,7 @@ def _save_record(rec: dict) -> None:
     rec.setdefault("created", iso())
     rec["version"] = __version__
     rec["updated"] = iso()
-    ownfiles.write_own(record_path(), (json.dumps(rec, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+    files.write_own(record_path(), (json.dumps(rec, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
 
 
 def _server_line(server: dict | None) -> str:

@@ -14,7 +14,7 @@ import os
 import re
 from pathlib import Path
 
-from . import atomic, ownfiles
+from . import files
 from .errors import RenderError
 
 log = logging.getLogger(__name__)
@@ -34,7 +34,7 @@ def begin(db_path) -> bool:
     if not boot or marker(db_path).exists():
         return False
     try:
-        ownfiles.write_own(marker(db_path), f"{boot} {os.getpid()}\n".encode())
+        files.write_own(marker(db_path), f"{boot} {os.getpid()}\n".encode())
         _sync(Path(db_path).parent)     # the marker's name on the disk before the first unsynced write
     except (OSError, RenderError):
         return False
@@ -45,7 +45,7 @@ def end(db_path) -> None:
     """Everything written is on the disk: the database and its WAL synced, then the marker gone."""
     for path in (Path(db_path), Path(f"{db_path}-wal")):
         _sync(path)
-    ownfiles.remove_own(marker(db_path))
+    files.remove_own(marker(db_path))
     _sync(Path(db_path).parent)
 
 
@@ -55,7 +55,7 @@ def recover(db_path) -> None:
     process gone (killed): the system kept every write, so they are synced now and the
     marker removed. Another boot: the database is moved aside with its WAL (to
     `<name>.unsynced-<n>`) and a new one begins. What it does, it logs."""
-    found = atomic.read(marker(db_path))
+    found = files.read(marker(db_path))
     if found is None:
         return
     boot, _, pid = found.decode("ascii", "replace").strip().partition(" ")
@@ -63,7 +63,7 @@ def recover(db_path) -> None:
     if not (now and _BOOT_SHAPE.fullmatch(boot) and pid.isdigit()):
         return          # no boot id here (or not a marker of ours): nothing can be told, nothing is moved
     if boot == now:
-        if not atomic.running(int(pid)):
+        if not files.running(int(pid)):
             end(db_path)
             log.info("synced what a stopped ingest wrote to %s", db_path)
         return
@@ -72,8 +72,8 @@ def recover(db_path) -> None:
         n += 1
     for suffix in ("", "-wal", "-shm"):
         if Path(f"{db_path}{suffix}").exists():
-            ownfiles.move_own(Path(f"{db_path}{suffix}"), Path(f"{db_path}.unsynced-{n}{suffix}"))
-    ownfiles.remove_own(marker(db_path))
+            files.move_own(Path(f"{db_path}{suffix}"), Path(f"{db_path}.unsynced-{n}{suffix}"))
+    files.remove_own(marker(db_path))
     log.warning("the machine stopped while %s was first filled: it may be damaged, so it is kept as %s.unsynced-%d "
                 "and a new one begins; `openmemory ingest` reads the transcripts again", db_path, db_path, n)
 

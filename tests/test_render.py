@@ -5,7 +5,7 @@ import unittest
 from datetime import datetime, timezone
 from pathlib import Path
 
-from openmemory import claudefiles, embed, errors, ingest, memorymd, ownfiles, paths, render, store
+from openmemory import embed, errors, files, ingest, memorymd, paths, render, store
 from tests.fixtures import project_folder, test_session
 from tests.helpers import ROOT, TempHome, raw_db
 
@@ -477,16 +477,16 @@ class SlugsAndSafety(RenderCase):
     def test_guard_refuses_paths_outside(self):
         for bad in (self.tmp / "elsewhere.md", self.projects / "x" / "memory" / ".." / ".." / "evil.md",
                     self.projects / "x" / "notes" / "a.md", self.projects / "x" / "memory" / "sub" / "a.md"):
-            for guard in (claudefiles.guard, ownfiles.guard):
+            for guard in (files.memory_guard, files.own_guard):
                 with self.assertRaises(errors.RenderError, msg=str(bad)):
                     guard(bad)
-        claudefiles.guard(self.projects / "x" / "memory" / "om-1.md")
-        ownfiles.guard(self.home / "lessons.jsonl")
+        files.memory_guard(self.projects / "x" / "memory" / "om-1.md")
+        files.own_guard(self.home / "lessons.jsonl")
         # each writer only for its own place: neither may write where the other does
         with self.assertRaises(errors.RenderError):
-            claudefiles.guard(self.home / "lessons.jsonl")
+            files.memory_guard(self.home / "lessons.jsonl")
         with self.assertRaises(errors.RenderError):
-            ownfiles.guard(self.projects / "x" / "memory" / "om-1.md")
+            files.own_guard(self.projects / "x" / "memory" / "om-1.md")
 
     def test_a_memory_folder_linked_elsewhere_is_skipped(self):
         lid = self.lesson()

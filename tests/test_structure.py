@@ -83,12 +83,11 @@ class OnlyTheCliPrints(unittest.TestCase):
                          ["calls print()", "touches sys.stderr", "touches sys.stdout"])
 
 
-# Who may create, replace or remove files: the two writers (and the primitives beneath them);
-# besides them the store creates its database file and the CLI its log folder.
+# Who may create, replace or remove files: the writers of files.py (and the primitives beneath
+# them); besides them the store creates its database file and the CLI its log folder.
 OS_WRITES = {"replace", "link", "rename", "unlink", "remove", "makedirs", "O_CREAT"}
 PATH_WRITES = {"write_bytes", "write_text", "mkdir", "mkstemp", "symlink_to", "touch"}
-FILE_WRITERS = {"atomic.py": None, "claudefiles.py": None, "ownfiles.py": None,  # None: any write
-                "configfiles.py": None,  # setup's: settings.json, the nightly job's units or agent
+FILE_WRITERS = {"files.py": None,  # None: any write (own files, memory folders, setup's configuration)
                 "store.py": {"mkdir", "O_CREAT"}, "cli.py": {"mkdir"}}
 
 
@@ -110,15 +109,15 @@ def file_writes(tree) -> list:
 
 
 class OnlyTheWritersWrite(unittest.TestCase):
-    def test_files_are_written_only_through_claudefiles_and_ownfiles(self):
+    def test_files_are_written_only_through_the_writers(self):
         found = []
         for name, tree, _ in modules():
             allowed = FILE_WRITERS.get(name, set())
             for line, what in file_writes(tree):
                 if allowed is not None and what not in allowed:
                     found.append(f"openmemory/{name}:{line} {what}")
-        self.assertEqual(found, [], "write files through claudefiles (Claude Code's memory folders) or "
-                                    "ownfiles (OPENMEMORY_HOME)")
+        self.assertEqual(found, [], "write files through files.py (Claude Code's memory folders, "
+                                    "OPENMEMORY_HOME, setup's configuration)")
 
     def test_the_scan_sees_writes(self):
         tree = ast.parse("import os\nos.replace(a, b)\np.write_text('x')\nopen(p, 'w')\nopen(p)\n")
