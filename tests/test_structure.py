@@ -1,11 +1,11 @@
-"""The rules the code states about itself, pinned: who speaks SQL, who prints, module size, no cycles."""
+"""The rules the code states about itself, pinned: who speaks SQL, who prints, who writes files,
+which modules a module may import (its floor), no import cycle, a flat package."""
 import ast
 import unittest
 
 from tests.helpers import ROOT
 
 PACKAGE = ROOT / "openmemory"
-MAX_LINES = 600                                   # one module, one job: none over ~600 lines
 SQL_MODULES = {"store.py", "migrations.py"}       # only these speak SQL
 PRINTING_MODULES = {"cli.py"}                     # only this prints or touches the standard streams
 SQL_CALLS = {"execute", "executemany", "executescript"}
@@ -125,10 +125,6 @@ class OnlyTheWritersWrite(unittest.TestCase):
 
 
 class Shape(unittest.TestCase):
-    def test_every_module_is_under_the_limit(self):
-        long = {name: text.count("\n") for name, _, text in modules() if text.count("\n") > MAX_LINES}
-        self.assertEqual(long, {}, f"split a module over {MAX_LINES} lines by job")
-
     def test_no_grab_bag_module(self):
         self.assertEqual([n for n, _, _ in modules() if n in ("utils.py", "helpers.py", "misc.py", "common.py")], [])
 
@@ -188,6 +184,43 @@ def find_cycle(graph: dict):
             if found:
                 return found
     return None
+
+
+# Each module's floor (ARCHITECTURE.md, "Floors"): a module imports modules of its own floor or
+# below, never one above it (on one floor, one way only: no cycle, as Shape pins).
+FLOORS = {
+    0: ("__init__", "clock", "shorten", "errors", "paths", "embed", "redact", "jsonl"),
+    1: ("files", "transcripts", "classify", "context", "memorymd", "claude_settings"),
+    2: ("surprises", "lessons", "forget", "optout", "prepare", "unsynced", "migrations"),
+    3: ("store",),
+    4: ("ingest", "batch", "workers", "recall", "render", "llm", "consult", "morning", "schedule"),
+    5: ("sleep", "setup", "doctor", "mcp", "hook"),
+    6: ("cli", "__main__"),
+}
+FLOOR = {module: floor for floor, names in FLOORS.items() for module in names}
+
+
+def imports_from_above(graph: dict, floor: dict) -> list:
+    """`module (floor n) imports other (floor m)` for every import of a module above the importer's floor."""
+    return [f"{m} (floor {floor[m]}) imports {d} (floor {floor[d]})"
+            for m in sorted(graph) for d in sorted(graph[m]) if floor[d] > floor[m]]
+
+
+class Floors(unittest.TestCase):
+    def test_every_module_has_one_floor(self):
+        names = [m for ms in FLOORS.values() for m in ms]
+        self.assertEqual(len(names), len(set(names)), "a module on two floors")
+        self.assertEqual(sorted(names), sorted(name[:-3] for name, _, _ in modules()),
+                         "give each module of the package a floor (and ARCHITECTURE.md the same)")
+
+    def test_no_module_imports_a_module_above_its_floor(self):
+        self.assertEqual(imports_from_above(import_graph(), FLOOR), [],
+                         "import downward only: move the code, or the module's floor (and say why)")
+
+    def test_the_check_sees_an_import_from_above(self):
+        graph = {"low": {"high"}, "high": {"low", "same"}, "same": set()}
+        self.assertEqual(imports_from_above(graph, {"low": 0, "high": 1, "same": 1}),
+                         ["low (floor 0) imports high (floor 1)"])
 
 
 class CycleFinder(unittest.TestCase):
