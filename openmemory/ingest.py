@@ -17,9 +17,8 @@ from .classify import is_guard, own_lines, telling_lines
 from .clock import iso
 from .errors import OpenMemoryError
 from .optout import OptOut
-from .prepare import prepare
 from .shorten import clip, clip_block
-from .store import Store
+from .store import Store, prepare
 
 GIST_LIMIT = 600            # characters of a gist: enough to recognise the episode
 DETAIL_LIMIT = 2000         # characters of detail kept per episode
@@ -239,7 +238,7 @@ class Ready:
     not_transcript: bool = False
     session_id: str = ""        # the transcript's own session id
     row: dict = field(default_factory=dict)         # the session row's fields from the transcript
-    episodes: list = field(default_factory=list)    # prepare.prepare(episodes_of(session))
+    episodes: list = field(default_factory=list)    # store.prepare(episodes_of(session))
     tombstones: list = field(default_factory=list)  # of the episodes as made (forget.tombstones)
 
 

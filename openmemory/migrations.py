@@ -1,17 +1,15 @@
-"""The schema and the file it lives in: an append-only list of named migration steps applied
-when the store opens (`prepare`), its write transactions, the file's own checks, and
-consistent copies of it.
+"""The schema: an append-only list of named steps (m001 ... m008), applied in order when the
+store opens its file (store.connect).
 
 Each step runs in its own transaction with the new PRAGMA user_version; a database newer
-than this code is refused. No `executescript` inside a step (it would commit first).
-Only this module and store.py speak SQL.
+than this code is refused. No `executescript` inside a step (it would commit first). Only
+this module and store.py speak SQL; the connection, its transactions and the file's checks
+are the store's.
 """
-import os
 import sqlite3
-from contextlib import contextmanager
 
-from . import context, unsynced
-from .errors import OpenMemoryError, StoreError, explain
+from . import context
+from .errors import StoreError
 
 
 def m001_create_schema(db: sqlite3.Connection) -> None:
@@ -246,7 +244,7 @@ def _make_recall_index_with_context(db: sqlite3.Connection) -> None:
 
 def m008_episodes_indexed_at_commit(db: sqlite3.Connection) -> None:
     """New episodes enter the text index when their transaction commits, all in one statement
-    (Transaction, index_stored), no longer one trigger each: FTS5 writes its pending terms out
+    (store.Transaction), no longer one trigger each: FTS5 writes its pending terms out
     at every statement that touches it, and a trigger per episode was a seventh of a first
     ingest. Deletes and text updates keep their triggers."""
     db.execute("DROP TRIGGER IF EXISTS recall_index_episode_insert")
@@ -275,137 +273,3 @@ def migrate(db: sqlite3.Connection, path="") -> None:
         except BaseException:
             db.execute("ROLLBACK")
             raise
-
-
-def check(db: sqlite3.Connection, busy_ms: int) -> str | None:
-    """SQLite's quick check, then FTS5's integrity-check of the text index (it reads every
-    segment and writes nothing, but asks for the write lock: skipped while another process
-    writes). None when both pass, else what failed."""
-    try:
-        rows = [" ".join(row[0].split()) for row in db.execute("PRAGMA quick_check")]
-        if rows != ["ok"]:
-            return "; ".join(rows[:3])
-        if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'recall_index'").fetchone():
-            db.execute("PRAGMA busy_timeout = 0")
-            db.execute("INSERT INTO recall_index (recall_index) VALUES ('integrity-check')")
-    except sqlite3.OperationalError:
-        pass  # another process is writing: the quick check above passed
-    except sqlite3.DatabaseError as e:
-        return str(e)
-    finally:
-        db.execute(f"PRAGMA busy_timeout = {busy_ms}")
-    return None
-
-
-def copy(db: sqlite3.Connection, dest) -> None:
-    """A consistent copy of the database at dest (VACUUM INTO reads it in one transaction,
-    while others keep reading and writing), private to the person; an existing dest is refused."""
-    if os.path.exists(dest):
-        raise OpenMemoryError(f"{dest} already exists; name a new file for the backup")
-    mask = os.umask(0o077)
-    try:
-        db.execute("VACUUM INTO ?", (str(dest),))
-    except sqlite3.OperationalError as e:
-        raise OpenMemoryError(f"cannot write the backup at {dest}: {e}") from e
-    finally:
-        os.umask(mask)
-
-
-def prepare(db: sqlite3.Connection, path, busy_ms: int) -> sqlite3.Connection:
-    """The connection as every caller gets it: rows by name, WAL, busy timeout, foreign keys,
-    the schema up to date; damage or a newer schema said in one line (the connection closed)."""
-    try:
-        db.row_factory = sqlite3.Row
-        db.execute(f"PRAGMA busy_timeout = {busy_ms}")
-        db.execute("PRAGMA journal_mode = WAL")
-        db.execute("PRAGMA synchronous = NORMAL")
-        db.execute("PRAGMA foreign_keys = ON")
-        migrate(db, path)
-    except sqlite3.DatabaseError as e:
-        db.close()
-        raise explain(e, path) from e
-    except BaseException:
-        db.close()
-        raise
-    return db
-
-
-class Transaction:
-    """BEGIN IMMEDIATE ... COMMIT, the episodes stored in it indexed first (index_stored); inside
-    another transaction it joins that one (all or none; not a savepoint: one costs a statement
-    journal per transcript of a bulk ingest)."""
-
-    _outer = False
-
-    def __init__(self, db):
-        self._db = db
-
-    def __enter__(self):
-        if not self._db.in_transaction:
-            self._db.execute("BEGIN IMMEDIATE")
-            self._outer = True
-
-    def __exit__(self, exc_type, exc, tb):
-        if self._outer:
-            ok = not exc_type
-            try:
-                if ok:
-                    index_stored(self._db)
-            except BaseException:
-                ok = False
-                raise
-            finally:
-                _UNINDEXED.pop(self._db, None)
-                self._db.execute("COMMIT" if ok else "ROLLBACK")
-
-
-# The text index's fields of an episode (m007): a title that begins its gist is not indexed twice.
-INDEX_EPISODES = ("INSERT INTO recall_index (rowid, title, body, detail, context) SELECT id, CASE WHEN "
-                  "instr(gist, title) = 1 THEN '' ELSE title END, gist, detail, context FROM episodes WHERE id >= ?")
-_UNINDEXED = {}     # connection -> the first episode id its open transaction stored and did not index
-
-
-# A bulk ingest's connection: every transaction inserts into the same indexes (episode keys
-# and sessions in no order), so with SQLite's 2 MB page cache their pages were read back from
-# the file again and again, and a checkpoint every 1,000 pages of WAL wrote them to the file
-# as often. 32 MB holds the indexes of a heavy year; 4,000 pages is a WAL of 16 MB at most.
-BULK_CACHE_KB = 32 << 10
-BULK_CHECKPOINT_PAGES = 4000
-
-
-@contextmanager
-def bulk_writes(db: sqlite3.Connection, path):
-    """The connection's page cache and checkpoint interval for a bulk ingest, then as they were;
-    into a new memory (no episode, lesson or tombstone yet), writes unsynced until its end,
-    when all is synced at once (unsynced.py says why and what a stop in between leaves)."""
-    cache = db.execute("PRAGMA cache_size").fetchone()[0]
-    checkpoint = db.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
-    new = not db.execute("SELECT EXISTS (SELECT 1 FROM episodes) OR EXISTS (SELECT 1 FROM lessons) "
-                         "OR EXISTS (SELECT 1 FROM forgotten)").fetchone()[0]
-    fast = new and unsynced.begin(path)
-    db.execute(f"PRAGMA cache_size = {-BULK_CACHE_KB}")
-    db.execute(f"PRAGMA wal_autocheckpoint = {BULK_CHECKPOINT_PAGES}")
-    if fast:
-        db.execute("PRAGMA synchronous = OFF")
-    try:
-        yield
-    finally:
-        db.execute(f"PRAGMA cache_size = {int(cache)}")
-        db.execute(f"PRAGMA wal_autocheckpoint = {int(checkpoint)}")
-        if fast:
-            db.execute("PRAGMA synchronous = NORMAL")
-            db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()  # what it cannot copy stays in the WAL
-            unsynced.end(path)  # the database and its WAL synced, the marker gone
-
-
-def stored(db: sqlite3.Connection, episode_id: int) -> None:
-    """Note an episode just stored: it enters the text index with the others before the commit (m008)."""
-    _UNINDEXED.setdefault(db, episode_id)
-
-
-def index_stored(db: sqlite3.Connection) -> None:
-    """Index the episodes stored in this transaction, in one statement (rowids only grow): at its
-    commit, and before one of them is changed or deleted (their triggers expect them indexed)."""
-    first = _UNINDEXED.pop(db, None)
-    if first is not None and db.execute("SELECT 1 FROM sqlite_master WHERE name = 'recall_index'").fetchone():
-        db.execute(INDEX_EPISODES, (first,))

@@ -1,20 +1,27 @@
-"""The one SQLite file: every read and write of memory, as named methods of `Store`.
+"""The one SQLite file: its connection and transactions, and every read and write of memory as
+named methods of `Store`.
 
-Only this module (and migrations.py, the schema) speaks SQL: the others ask a `Store`
-method that says what it is for. Everything written passes through `redact` first, and
-every episode and lesson carries its hashed vector (embed.encode, 256 bytes).
+Only this module and migrations.py (the schema's numbered steps, applied when `connect`
+opens the file) speak SQL: the others ask a `Store` method that says what it is for.
+Everything written passes through `redact` first, and every episode and lesson carries its
+hashed vector (embed.encode, 256 bytes). Besides the store itself: its write transactions
+(`Transaction`), a bulk ingest's connection (`bulk_writes`, unsynced into a new memory), the
+file's own checks and consistent copies, and episodes made ready to store (`prepare`, pure:
+an ingest's worker processes run it too).
 """
 import json
+import logging
 import os
+import re
 import sqlite3
 import zlib
+from contextlib import contextmanager
 from pathlib import Path
 
-from . import context, embed, migrations, paths, unsynced
+from . import context, embed, files, migrations, paths
 from .clock import iso
-from .errors import OpenMemoryError, StoreError
-from .prepare import prepare
-from .redact import clean_episode, redact, redact_obj, redacted
+from .errors import OpenMemoryError, RenderError, StoreError, explain
+from .redact import clean_episode, redact, redact_obj, redacted, redactor_for, strings_in
 from .shorten import clip
 
 BUSY_TIMEOUT_MS = 5000      # a concurrent ingest (hook + cron) waits instead of failing
@@ -49,11 +56,11 @@ class Store:
 
     def transaction(self):
         """A write transaction: `with store.transaction(): ...` commits, or rolls back on error."""
-        return migrations.Transaction(self._db)
+        return Transaction(self._db)
 
     def bulk_writes(self):
-        """`with store.bulk_writes():` a bulk ingest's settings for this connection (migrations.bulk_writes)."""
-        return migrations.bulk_writes(self._db, self.path)
+        """`with store.bulk_writes():` a bulk ingest's settings for this connection (_bulk_writes)."""
+        return _bulk_writes(self._db, self.path)
 
     def _in(self, sql: str, ids, *after) -> list:
         """Rows of sql (one `IN (%s)`) for all ids, in chunks under SQLite's bound-parameter limit."""
@@ -65,11 +72,11 @@ class Store:
 
     def quick_check(self) -> str | None:
         """SQLite's quick check, then the text index's own: None when both pass, else what failed."""
-        return migrations.check(self._db, busy_timeout_ms())
+        return _check(self._db, busy_timeout_ms())
 
     def backup(self, dest: Path) -> None:
         """A consistent copy while others read and write (VACUUM INTO, one read transaction), 0600."""
-        migrations.copy(self._db, Path(dest))
+        _copy(self._db, Path(dest))
 
     def get_state(self, key: str, default=None):
         row = self._db.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
@@ -104,7 +111,7 @@ class Store:
         Episodes are matched by key: one still produced keeps its id, strength, recalls and
         consolidation; one no longer produced is removed; an event already stored by another
         transcript (a resumed session copies records) stays with the first. Returns counts.
-        prepared: the episodes come from prepare.prepare (redacted, with context and vector)."""
+        prepared: the episodes come from prepare (redacted, with context and vector)."""
         now = now or iso()
         counts = {"added": {}, "updated": 0, "removed": 0}
         sid = session["id"]
@@ -126,7 +133,7 @@ class Store:
                 if found and found[1] != sid:
                     continue  # first transcript to record an event keeps it
                 if found:
-                    migrations.index_stored(self._db)  # this transaction's episodes first: one may be this one
+                    _index_stored(self._db)  # this transaction's episodes first: one may be this one
                     self._db.execute(
                         "UPDATE episodes SET cwd = ?, kind = ?, title = ?, gist = ?, detail = ?, facts = ?, "
                         "at = ?, embedding = ?, context = ? WHERE id = ? AND (title, gist, detail, facts, at, "
@@ -136,7 +143,7 @@ class Store:
                          ep["cwd"] or "", ctx))
                     counts["updated"] += self._db.execute("SELECT changes()").fetchone()[0]
                 else:
-                    migrations.stored(self._db, self._db.execute(
+                    _stored(self._db, self._db.execute(
                         "INSERT INTO episodes (key, session_id, cwd, kind, title, gist, detail, facts, at, "
                         "created, last_touched, embedding, context) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (ep["key"], sid, ep["cwd"], ep["kind"], ep["title"], ep["gist"], ep["detail"],
@@ -146,7 +153,7 @@ class Store:
             stale = [row[0] for row in self._db.execute(
                 "SELECT id, key FROM episodes WHERE session_id = ?", (sid,)) if row[1] not in keep]
             for eid in stale:
-                migrations.index_stored(self._db)
+                _index_stored(self._db)
                 self._db.execute("DELETE FROM episodes WHERE id = ?", (eid,))
             counts["removed"] = len(stale)
             self._db.execute(_SESSION_UPSERT, (
@@ -176,7 +183,7 @@ class Store:
                 "last_touched, embedding, context) VALUES (?, NULL, ?, 'note', ?, ?, '', ?, ?, ?, ?, ?, ?)",
                 (f"note:{now}:{zlib.crc32(ep['gist'].encode('utf-8')):08x}", ep["cwd"], ep["title"], ep["gist"],
                  ep["facts"], now, now, now, embed.encoded(ep["title"] + "\n" + ep["gist"]), mine))
-            migrations.stored(self._db, cur.lastrowid)
+            _stored(self._db, cur.lastrowid)
             self._db.executemany("UPDATE episodes SET context = ? WHERE id = ?", changed)
         return cur.lastrowid
 
@@ -568,26 +575,6 @@ def _holds(text: str, stems: list) -> str:
     return " OR ".join([f"instr(lower({text}), ?) > 0"] * len(stems))
 
 
-def connect(path=None) -> Store:
-    """Open (creating if needed) the memory database: folder 0700, file 0600, WAL, migrated."""
-    path = Path(path) if path else paths.db_path()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        if path.parent == paths.home():
-            os.chmod(path.parent, 0o700)
-        unsynced.recover(path)  # a first ingest stopped with the machine: that memory is moved aside
-        if not path.exists():
-            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
-        os.chmod(path, 0o600)
-        timeout_ms = busy_timeout_ms()
-        db = sqlite3.connect(str(path), timeout=timeout_ms / 1000, isolation_level=None,
-                             check_same_thread=False)
-    except (OSError, sqlite3.Error) as e:
-        raise StoreError(f"cannot open the memory database at {path}: {e}; check the folder's "
-                         f"permissions or set OPENMEMORY_HOME") from e
-    return Store(migrations.prepare(db, path, timeout_ms), path)
-
-
 def _row(row: sqlite3.Row) -> dict:
     out = dict(row)
     out.pop("embedding", None)
@@ -598,3 +585,287 @@ def _row(row: sqlite3.Row) -> dict:
             out["facts"] = None
         out["facts"] = out["facts"] if isinstance(out["facts"], dict) else {}
     return out
+
+
+# --------------------------------------------------------------------------------------
+# The connection: opened, set up, migrated
+
+def connect(path=None) -> Store:
+    """Open (creating if needed) the memory database: folder 0700, file 0600, WAL, migrated."""
+    path = Path(path) if path else paths.db_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if path.parent == paths.home():
+            os.chmod(path.parent, 0o700)
+        _recover_unsynced(path)  # a first ingest stopped with the machine: that memory is moved aside
+        if not path.exists():
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+        os.chmod(path, 0o600)
+        timeout_ms = busy_timeout_ms()
+        db = sqlite3.connect(str(path), timeout=timeout_ms / 1000, isolation_level=None,
+                             check_same_thread=False)
+    except (OSError, sqlite3.Error) as e:
+        raise StoreError(f"cannot open the memory database at {path}: {e}; check the folder's "
+                         f"permissions or set OPENMEMORY_HOME") from e
+    return Store(_ready(db, path, timeout_ms), path)
+
+
+def _ready(db: sqlite3.Connection, path, busy_ms: int) -> sqlite3.Connection:
+    """The connection as every caller gets it: rows by name, WAL, busy timeout, foreign keys,
+    the schema up to date; damage or a newer schema said in one line (the connection closed)."""
+    try:
+        db.row_factory = sqlite3.Row
+        db.execute(f"PRAGMA busy_timeout = {busy_ms}")
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")
+        db.execute("PRAGMA foreign_keys = ON")
+        migrations.migrate(db, path)
+    except sqlite3.DatabaseError as e:
+        db.close()
+        raise explain(e, path) from e
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+# --------------------------------------------------------------------------------------
+# Write transactions
+
+class Transaction:
+    """BEGIN IMMEDIATE ... COMMIT, the episodes stored in it indexed first (_index_stored); inside
+    another transaction it joins that one (all or none; not a savepoint: one costs a statement
+    journal per transcript of a bulk ingest)."""
+
+    _outer = False
+
+    def __init__(self, db):
+        self._db = db
+
+    def __enter__(self):
+        if not self._db.in_transaction:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._outer = True
+
+    def __exit__(self, exc_type, exc, tb):
+        if self._outer:
+            ok = not exc_type
+            try:
+                if ok:
+                    _index_stored(self._db)
+            except BaseException:
+                ok = False
+                raise
+            finally:
+                _UNINDEXED.pop(self._db, None)
+                self._db.execute("COMMIT" if ok else "ROLLBACK")
+
+
+# The text index's fields of an episode (m007): a title that begins its gist is not indexed twice.
+INDEX_EPISODES = ("INSERT INTO recall_index (rowid, title, body, detail, context) SELECT id, CASE WHEN "
+                  "instr(gist, title) = 1 THEN '' ELSE title END, gist, detail, context FROM episodes WHERE id >= ?")
+_UNINDEXED = {}     # connection -> the first episode id its open transaction stored and did not index
+
+
+def _stored(db: sqlite3.Connection, episode_id: int) -> None:
+    """Note an episode just stored: it enters the text index with the others before the commit (m008)."""
+    _UNINDEXED.setdefault(db, episode_id)
+
+
+def _index_stored(db: sqlite3.Connection) -> None:
+    """Index the episodes stored in this transaction, in one statement (rowids only grow): at its
+    commit, and before one of them is changed or deleted (their triggers expect them indexed)."""
+    first = _UNINDEXED.pop(db, None)
+    if first is not None and db.execute("SELECT 1 FROM sqlite_master WHERE name = 'recall_index'").fetchone():
+        db.execute(INDEX_EPISODES, (first,))
+
+
+# --------------------------------------------------------------------------------------
+# A bulk ingest's writes
+
+# A bulk ingest's connection: every transaction inserts into the same indexes (episode keys
+# and sessions in no order), so with SQLite's 2 MB page cache their pages were read back from
+# the file again and again, and a checkpoint every 1,000 pages of WAL wrote them to the file
+# as often. 32 MB holds the indexes of a heavy year; 4,000 pages is a WAL of 16 MB at most.
+BULK_CACHE_KB = 32 << 10
+BULK_CHECKPOINT_PAGES = 4000
+
+
+@contextmanager
+def _bulk_writes(db: sqlite3.Connection, path):
+    """The connection's page cache and checkpoint interval for a bulk ingest, then as they were;
+    into a new memory (no episode, lesson or tombstone yet), writes unsynced until its end,
+    when all is synced at once (why, and what a stop in between leaves: below)."""
+    cache = db.execute("PRAGMA cache_size").fetchone()[0]
+    checkpoint = db.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+    new = not db.execute("SELECT EXISTS (SELECT 1 FROM episodes) OR EXISTS (SELECT 1 FROM lessons) "
+                         "OR EXISTS (SELECT 1 FROM forgotten)").fetchone()[0]
+    fast = new and _begin_unsynced(path)
+    db.execute(f"PRAGMA cache_size = {-BULK_CACHE_KB}")
+    db.execute(f"PRAGMA wal_autocheckpoint = {BULK_CHECKPOINT_PAGES}")
+    if fast:
+        db.execute("PRAGMA synchronous = OFF")
+    try:
+        yield
+    finally:
+        db.execute(f"PRAGMA cache_size = {int(cache)}")
+        db.execute(f"PRAGMA wal_autocheckpoint = {int(checkpoint)}")
+        if fast:
+            db.execute("PRAGMA synchronous = NORMAL")
+            db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()  # what it cannot copy stays in the WAL
+            _end_unsynced(path)  # the database and its WAL synced, the marker gone
+
+
+# Unsynced: a bulk ingest into a new memory writes without waiting for the disk, and says so.
+#
+# While a first ingest runs, SQLite's syncs were a twentieth of its time on this kind of
+# machine (its WAL written out at every checkpoint: a gigabyte of writes for 30,000 sessions,
+# against a 220 MB database). A memory that holds nothing yet holds nothing that the
+# transcripts cannot give again, so its first bulk ingest writes with `synchronous = OFF`
+# and syncs everything once at the end (_bulk_writes). Until then a marker beside
+# the database names the boot and the process: should the machine stop before the end, the
+# database may be damaged, and the next openmemory to open it moves it aside (kept, never
+# deleted) and begins a new one, which the next ingest fills from the transcripts again.
+_log = logging.getLogger("openmemory.unsynced")   # the name its lines have always had in the log
+BOOT_ID = Path("/proc/sys/kernel/random/boot_id")   # Linux: a new one at every boot
+_BOOT_SHAPE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def unsynced_marker(db_path) -> Path:
+    return Path(f"{db_path}-unsynced")
+
+
+def _begin_unsynced(db_path) -> bool:
+    """Mark the database as written unsynced by this process in this boot; False (nothing
+    marked, so write synced) where a restart could not be told afterwards, or another
+    process has it marked (two first ingests at once: the second writes synced)."""
+    boot = _boot()
+    if not boot or unsynced_marker(db_path).exists():
+        return False
+    try:
+        files.write_own(unsynced_marker(db_path), f"{boot} {os.getpid()}\n".encode())
+        _sync(Path(db_path).parent)     # the marker's name on the disk before the first unsynced write
+    except (OSError, RenderError):
+        return False
+    return True
+
+
+def _end_unsynced(db_path) -> None:
+    """Everything written is on the disk: the database and its WAL synced, then the marker gone."""
+    for path in (Path(db_path), Path(f"{db_path}-wal")):
+        _sync(path)
+    files.remove_own(unsynced_marker(db_path))
+    _sync(Path(db_path).parent)
+
+
+def _recover_unsynced(db_path) -> None:
+    """Before the database is opened: what a marker left by a bulk ingest that did not end
+    means. Its process still runs, or no boot id can be read here: nothing. This boot, its
+    process gone (killed): the system kept every write, so they are synced now and the
+    marker removed. Another boot: the database is moved aside with its WAL (to
+    `<name>.unsynced-<n>`) and a new one begins. What it does, it logs."""
+    found = files.read(unsynced_marker(db_path))
+    if found is None:
+        return
+    boot, _, pid = found.decode("ascii", "replace").strip().partition(" ")
+    now = _boot()
+    if not (now and _BOOT_SHAPE.fullmatch(boot) and pid.isdigit()):
+        return          # no boot id here (or not a marker of ours): nothing can be told, nothing is moved
+    if boot == now:
+        if not files.running(int(pid)):
+            _end_unsynced(db_path)
+            _log.info("synced what a stopped ingest wrote to %s", db_path)
+        return
+    n = 1
+    while any(Path(f"{db_path}.unsynced-{n}{s}").exists() for s in ("", "-wal", "-shm")):
+        n += 1
+    for suffix in ("", "-wal", "-shm"):
+        if Path(f"{db_path}{suffix}").exists():
+            files.move_own(Path(f"{db_path}{suffix}"), Path(f"{db_path}.unsynced-{n}{suffix}"))
+    files.remove_own(unsynced_marker(db_path))
+    _log.warning("the machine stopped while %s was first filled: it may be damaged, so it is kept as %s.unsynced-%d "
+                "and a new one begins; `openmemory ingest` reads the transcripts again", db_path, db_path, n)
+
+
+def _boot() -> str:
+    try:
+        return BOOT_ID.read_text(encoding="ascii").strip()
+    except (OSError, ValueError):
+        return ""
+
+
+def _sync(path: Path) -> None:
+    """fsync a file or folder (opened to read: nothing is written); gone already is fine."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+# --------------------------------------------------------------------------------------
+# The file's own checks, and consistent copies of it
+
+def _check(db: sqlite3.Connection, busy_ms: int) -> str | None:
+    """SQLite's quick check, then FTS5's integrity-check of the text index (it reads every
+    segment and writes nothing, but asks for the write lock: skipped while another process
+    writes). None when both pass, else what failed."""
+    try:
+        rows = [" ".join(row[0].split()) for row in db.execute("PRAGMA quick_check")]
+        if rows != ["ok"]:
+            return "; ".join(rows[:3])
+        if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'recall_index'").fetchone():
+            db.execute("PRAGMA busy_timeout = 0")
+            db.execute("INSERT INTO recall_index (recall_index) VALUES ('integrity-check')")
+    except sqlite3.OperationalError:
+        pass  # another process is writing: the quick check above passed
+    except sqlite3.DatabaseError as e:
+        return str(e)
+    finally:
+        db.execute(f"PRAGMA busy_timeout = {busy_ms}")
+    return None
+
+
+def _copy(db: sqlite3.Connection, dest) -> None:
+    """A consistent copy of the database at dest (VACUUM INTO reads it in one transaction,
+    while others keep reading and writing), private to the person; an existing dest is refused."""
+    if os.path.exists(dest):
+        raise OpenMemoryError(f"{dest} already exists; name a new file for the backup")
+    mask = os.umask(0o077)
+    try:
+        db.execute("VACUUM INTO ?", (str(dest),))
+    except sqlite3.OperationalError as e:
+        raise OpenMemoryError(f"cannot write the backup at {dest}: {e}") from e
+    finally:
+        os.umask(mask)
+
+
+# --------------------------------------------------------------------------------------
+# Episodes made ready to store: redacted, with their context and hashed vector.
+#
+# Pure and free of SQL, so a worker process can do it (ingest's workers) while the store,
+# the one writer, only writes. Store.replace_session prepares what it is given unprepared.
+
+def prepare(episodes: list) -> list:
+    """Each episode redacted (clean_episode), with `context` (from redacted text: nothing is
+    redacted twice), `embedding` (embed.encoded of title and gist) and its `legacy_key`.
+
+    The episodes of one transcript repeat each other's words (a prompt is in the session's
+    detail and in its correction's facts): their distinct texts pass the redaction gate once
+    (redactor_for); when it finds nothing that could be a secret, nothing is redacted one by
+    one, and when only a secret word, only that is looked for."""
+    texts = []
+    for e in episodes:
+        texts += (e["title"], e["gist"], e.get("detail") or "", e.get("around") or "")
+        strings_in(e.get("facts") or {}, texts)
+    text = redactor_for(texts)
+    cleaned = [dict(clean_episode(e, text), legacy_key=e.get("legacy_key"), around=text(e.get("around") or ""))
+               for e in episodes]
+    for ep, ctx in zip(cleaned, context.session_contexts(cleaned)):
+        ep["context"] = ctx
+        ep["embedding"] = embed.encoded(ep["title"] + "\n" + ep["gist"])
+        del ep["around"]
+    return cleaned

@@ -8,7 +8,7 @@ import time
 import unittest
 from pathlib import Path
 
-from openmemory import batch, clock, ingest, migrations, store, unsynced
+from openmemory import batch, clock, ingest, migrations, store
 from tests.fixtures import Transcript, project_folder, test_session
 from tests.helpers import TempHome, corpus_files, raw_db
 
@@ -473,21 +473,21 @@ class WorkersReadWhileTheStoreWrites(TempHome):
         def watch(sql, when):
             seen.add((when, *(sql.execute(f"PRAGMA {p}").fetchone()[0] for p in ("cache_size", "wal_autocheckpoint"))))
         self.ingest(2, watch=watch)
-        self.assertEqual(seen, {("during", -migrations.BULK_CACHE_KB, migrations.BULK_CHECKPOINT_PAGES),
+        self.assertEqual(seen, {("during", -store.BULK_CACHE_KB, store.BULK_CHECKPOINT_PAGES),
                                 ("after", -2000, 1000)})  # SQLite's own defaults again
         seen.clear()
         self.ingest(0, force=True, watch=watch)  # one process: no bulk, nothing changed
         self.assertEqual(seen, {("during", -2000, 1000), ("after", -2000, 1000)})
 
-    @unittest.skipUnless(unsynced.BOOT_ID.exists(), "no boot id to tell a restart by (not Linux)")
+    @unittest.skipUnless(store.BOOT_ID.exists(), "no boot id to tell a restart by (not Linux)")
     def test_a_first_bulk_ingest_writes_unsynced_and_syncs_everything_at_its_end(self):
         self.corpus()
-        marker = unsynced.marker(self.home / "memory.db")
+        marker = store.unsynced_marker(self.home / "memory.db")
         seen = set()
 
         def watch(sql, when):
             seen.add((when, sql.execute("PRAGMA synchronous").fetchone()[0],
-                      marker.read_text().split()[0] == unsynced.BOOT_ID.read_text().strip()
+                      marker.read_text().split()[0] == store.BOOT_ID.read_text().strip()
                       if marker.exists() else None))
         self.ingest(2, watch=watch)
         self.assertEqual(seen, {("during", 0, True), ("after", 1, None)})  # OFF, marked; NORMAL, unmarked
@@ -574,7 +574,7 @@ class ClaudeCodeTimestamps(unittest.TestCase):
         self.assertRaises(ValueError, clock.iso, "2100-02-29T00:00:00.000Z")
 
 
-@unittest.skipUnless(unsynced.BOOT_ID.exists(), "no boot id to tell a restart by (not Linux)")
+@unittest.skipUnless(store.BOOT_ID.exists(), "no boot id to tell a restart by (not Linux)")
 class AFirstIngestStoppedWithTheMachine(TempHome):
     """What opening a memory finds after a first ingest that wrote unsynced did not end."""
 
@@ -587,7 +587,7 @@ class AFirstIngestStoppedWithTheMachine(TempHome):
         return self.home / "memory.db"
 
     def mark(self, path: Path, boot: str, pid: int) -> Path:
-        marker = unsynced.marker(path)
+        marker = store.unsynced_marker(path)
         marker.write_text(f"{boot} {pid}\n")
         return marker
 
@@ -609,7 +609,7 @@ class AFirstIngestStoppedWithTheMachine(TempHome):
         path = self.memory()
         for text in ("", "not a boot id 12", "00000000-0000-0000-0000-000000000000 x"):
             with self.subTest(text=text):
-                unsynced.marker(path).write_text(text)
+                store.unsynced_marker(path).write_text(text)
                 with store.connect() as db:
                     self.assertGreater(len(db.episodes()), 0)
                 self.assertFalse((self.home / "memory.db.unsynced-1").exists())
@@ -617,7 +617,7 @@ class AFirstIngestStoppedWithTheMachine(TempHome):
     def test_in_the_same_boot_a_killed_ingest_s_writes_are_kept_and_synced(self):
         path = self.memory()
         gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-        marker = self.mark(path, unsynced.BOOT_ID.read_text().strip(), int(gone.stdout))
+        marker = self.mark(path, store.BOOT_ID.read_text().strip(), int(gone.stdout))
         with store.connect() as db:
             self.assertGreater(len(db.episodes()), 0)
         self.assertFalse(marker.exists())
@@ -625,7 +625,7 @@ class AFirstIngestStoppedWithTheMachine(TempHome):
 
     def test_while_the_ingest_runs_its_marker_is_left_alone(self):
         path = self.memory()
-        marker = self.mark(path, unsynced.BOOT_ID.read_text().strip(), os.getpid())  # this process: running
+        marker = self.mark(path, store.BOOT_ID.read_text().strip(), os.getpid())  # this process: running
         with store.connect() as db:
             self.assertGreater(len(db.episodes()), 0)
         self.assertTrue(marker.exists())
