@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from . import context, forget, paths, surprises, transcripts, workers
+from . import forget, neighbours, paths, surprises, transcripts, workers
 from .batch import Batch
 from .classify import is_guard, own_lines, telling_lines
 from .clock import iso
@@ -380,7 +380,7 @@ def episodes_of(session: transcripts.Session, session_id: str | None = None) -> 
     for s in found:
         when = _iso_or_none(s.at) or at
         ep = _error_episode(s, cwd, when, task) if s.kind == "error" else _correction_episode(s, cwd, when)
-        ep["around"] = context.around(session.turns, s.at, prompts[0] if prompts else None)  # for its context
+        ep["around"] = neighbours.around(session.turns, s.at, prompts[0] if prompts else None)  # for its context
         out.append(ep)
     return out
 

@@ -41,7 +41,7 @@ OUTPUT_MAX_CHARS = 40_000            # ~10k tokens: Claude Code warns above 10,0
 LIST_TTL_MS = 3_600_000              # tools change only with an upgrade, which restarts the server
 
 # One server process serves one Claude Code session: the notes it stores are one
-# conversation, and each is indexed with the notes stored next to it (context.py).
+# conversation, and each is indexed with the notes stored next to it (neighbours.py).
 CONVERSATION = f"mcp:{os.getpid()}@{int(time.time())}"
 
 INSTRUCTIONS = """\

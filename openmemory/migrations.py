@@ -8,7 +8,7 @@ are the store's.
 """
 import sqlite3
 
-from . import context
+from . import neighbours
 from .errors import StoreError
 
 
@@ -181,7 +181,7 @@ def m006_forgotten_and_opted_out(db: sqlite3.Connection) -> None:
 
 
 def m007_recall_context(db: sqlite3.Connection) -> None:
-    """Each episode's context (context.py) in a column of its own and a fourth index field.
+    """Each episode's context (neighbours.py) in a column of its own and a fourth index field.
 
     Backfilled: a transcript episode gets its session and neighbours (the turns around a
     surprise come only with the next ingest of its transcript: `ingest --force` reads them
@@ -197,17 +197,17 @@ def m007_recall_context(db: sqlite3.Connection) -> None:
         row = dict(zip(fields, row))
         if row["kind"] != "note" and row["session_id"] is not None:
             sessions.setdefault(row["session_id"], []).append(row)
-        elif row["kind"] == "note" and context.conversation_of(row["facts"]):
-            threads = conversations.setdefault((context.conversation_of(row["facts"]), row["cwd"] or ""), [[]])
-            if threads[-1] and not context.same_conversation(threads[-1][-1]["at"], row["at"]):
+        elif row["kind"] == "note" and neighbours.conversation_of(row["facts"]):
+            threads = conversations.setdefault((neighbours.conversation_of(row["facts"]), row["cwd"] or ""), [[]])
+            if threads[-1] and not neighbours.same_conversation(threads[-1][-1]["at"], row["at"]):
                 threads.append([])
             threads[-1].append(row)
     updates = []
     for episodes in sessions.values():
-        updates += zip(context.session_contexts(episodes), (e["id"] for e in episodes))
+        updates += zip(neighbours.session_contexts(episodes), (e["id"] for e in episodes))
     for threads in conversations.values():
         for thread in threads:
-            updates += zip(context.note_contexts(thread), (n["id"] for n in thread))
+            updates += zip(neighbours.note_contexts(thread), (n["id"] for n in thread))
     db.executemany("UPDATE episodes SET context = ? WHERE id = ?", [u for u in updates if u[0]])
     if db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'recall_index'").fetchone():
         for name in ("episode_insert", "episode_delete", "episode_update", "lesson_insert", "lesson_delete",

@@ -5,7 +5,7 @@ Relevance fuses two channels over one candidate set:
 
 - lexical: SQLite FTS5 BM25 (Porter stemmer, field weights) over the `recall_index`
   table that migrations keep in sync with episodes and lessons by triggers; its fourth
-  field is each memory's context (context.py: its session, the memories next to it);
+  field is each memory's context (neighbours.py: its session, the memories next to it);
 - vector: cosine of the 256-dimension hashed word-and-bigram vectors (embed.py), which
   sees every word of the query, common ones included, and word order (bigrams).
 
@@ -45,7 +45,7 @@ LEXICAL_SHARE = 0.8
 # BM25F field weights (title, body = gist or lesson text, detail, context): a title is a
 # one-line summary, so its words count double; detail is raw text (every prompt of a
 # session, a whole error output) and mostly repeats the gist, so it counts half; context
-# (context.py) is what happened around a memory, not the memory, so its words count 0.4
+# (neighbours.py) is what happened around a memory, not the memory, so its words count 0.4
 # of the body's: on the conversational check context weights 0.3-0.5 lift R@5 with BM25
 # alone from 0.54 to 0.74 (0.1: 0.69), 1.0 loses R@1 (0.09: the neighbour outranks the
 # turn itself); in the fusion 0.4 and 0.5 give R@5 0.93 and 0.74 on the two sets, 0.3

@@ -18,7 +18,7 @@ import zlib
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import context, embed, files, migrations, paths
+from . import embed, files, migrations, neighbours, paths
 from .clock import iso
 from .errors import OpenMemoryError, RenderError, StoreError, explain
 from .redact import clean_episode, redact, redact_obj, redacted, redactor_for, strings_in
@@ -176,8 +176,8 @@ class Store:
             recent = self._db.execute(  # the notes of the last few conversation gaps, newest first
                 "SELECT id, title, gist, at, cwd, facts, context FROM episodes WHERE kind = 'note' AND at >= ? "
                 "AND at <= ? ORDER BY at DESC, id DESC LIMIT ?",
-                (context.window_start(now), now, 500 * bool(conversation)))
-            mine, changed = context.new_note_contexts(context.thread_before(recent, conversation, ep["cwd"], now), ep)
+                (neighbours.window_start(now), now, 500 * bool(conversation)))
+            mine, changed = neighbours.new_note_contexts(neighbours.thread_before(recent, conversation, ep["cwd"], now), ep)
             cur = self._db.execute(
                 "INSERT INTO episodes (key, session_id, cwd, kind, title, gist, detail, facts, at, created, "
                 "last_touched, embedding, context) VALUES (?, NULL, ?, 'note', ?, ?, '', ?, ?, ?, ?, ?, ?)",
@@ -864,7 +864,7 @@ def prepare(episodes: list) -> list:
     text = redactor_for(texts)
     cleaned = [dict(clean_episode(e, text), legacy_key=e.get("legacy_key"), around=text(e.get("around") or ""))
                for e in episodes]
-    for ep, ctx in zip(cleaned, context.session_contexts(cleaned)):
+    for ep, ctx in zip(cleaned, neighbours.session_contexts(cleaned)):
         ep["context"] = ctx
         ep["embedding"] = embed.encoded(ep["title"] + "\n" + ep["gist"])
         del ep["around"]

@@ -259,7 +259,7 @@ class Context(TempHome):
                     kind="correction", at="2026-10-02T09:05:00Z")], session="tests")
         ids.update(put(self.db, [episode("r", "`./release.sh` failed: tag v2 exists", "release tag v2 exists",
                                          at="2026-10-03T09:00:00Z")], session="release"))
-        # Most specific first, cut at context.CONTEXT_LIMIT (150) from the end: the session's gist goes first.
+        # Most specific first, cut at neighbours.CONTEXT_LIMIT (150) from the end: the session's gist goes first.
         self.assertEqual(self.context(ids["c"]), "run the test suite before the release / `python -m unittest "
                          "discover` failed: ImportError / Asked: run the test suite before the release. Ran: "
                          "`pytes…")

@@ -1,4 +1,5 @@
-"""The context a memory is indexed with, besides its own words: what happened around it.
+"""A memory's neighbours: the context it is indexed with besides its own words, what happened
+around it.
 
 A transcript episode is understood with its session (the request and the session's gist)
 and the surprises just before and after it (for a surprise, also the turns around it, which
