@@ -13,9 +13,10 @@ from pathlib import Path
 
 from . import forget, neighbours, paths, surprises, transcripts, workers
 from .batch import Batch
-from .classify import is_guard, own_lines, telling_lines
 from .clock import iso
+from .corrections import own_lines
 from .errors import OpenMemoryError
+from .failures import is_guard, telling_lines
 from .optout import OptOut
 from .shorten import clip, clip_block
 from .store import Store, prepare

@@ -9,7 +9,8 @@ asks paths whether a folder is in a git repository when not told.
 import re
 
 from . import embed, paths
-from .classify import IMPERATIVE, TOOLS, error_line, lasting_sentence
+from .corrections import IMPERATIVE, TOOLS, lasting_sentence
+from .failures import error_line
 from .shorten import clip
 
 LESSON_CHARS = 150           # Claude Code's MEMORY.md index: one line "under ~150 characters"
@@ -20,7 +21,7 @@ def correction_lesson(facts: dict) -> str | None:
     """A lesson from what the person typed, or None when it holds nothing lasting ("check
     again", "that still fails", a pasted log with no words of its own).
 
-    The sentence that instructs (classify.lasting_sentence), in one of three forms: an
+    The sentence that instructs (corrections.lasting_sentence), in one of three forms: an
     imperative, rewritten into "use X, not `what the agent ran`" where it rejects that
     command ("Run the tests with `pytest -q`, not `python -m unittest`."); a fact set against
     the agent's guess, in the person's words ("The staging db is postgres 16, not 14."); else

@@ -4,11 +4,12 @@ Markdown (morning.md), in the person's words: each lesson with the sessions it c
 Pure but for `write_morning`, which writes through the own-folder writer.
 """
 from . import files, paths
-from .classify import error_line, incident, telling_lines
+from .failures import error_line, telling_lines
 from .lessons import core_command
 from .redact import redact
 from .shorten import clip
 from .store import Store
+from .surprises import incident
 
 REPORT_ITEMS = 8             # lines per section of the morning report before "and N more"
 SOURCES_SHOWN = 3            # sources shown under each lesson in the report

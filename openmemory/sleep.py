@@ -3,7 +3,7 @@
 `night(store, now, render)` runs decay → consolidation → verification → prediction, each
 in its own transaction and each safe to re-run at the same `now` (a second run changes
 nothing), then render (when given one), and writes the morning report (morning.py).
-What a lesson says is lessons.py's; what counts as an error worth one is classify.py's.
+What a lesson says is lessons.py's; what counts as an error worth one is failures.py's.
 """
 import contextlib
 import json
@@ -11,12 +11,13 @@ import math
 from datetime import timedelta
 
 from . import consult, embed, forget, morning, paths
-from .classify import (correction_head, error_line, incident, is_lesson_error, is_work_failure, lasting_sentence,
-                       own_lines, telling_lines)
 from .clock import iso, parse_time
+from .corrections import correction_head, lasting_sentence, own_lines
+from .failures import error_line, is_lesson_error, is_work_failure, telling_lines
 from .lessons import core_command, correction_lesson, error_lesson, same_rule, scoped, stance, unscoped
 from .redact import redact, redact_obj
 from .store import Store
+from .surprises import incident
 
 # --------------------------------------------------------------------------------------
 # The numbers. The first six are the design's (../shared/spec, "Sleep runs ..."); the rest

@@ -5,7 +5,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .classify import correction_verdict, error_lines
+from .corrections import correction_verdict
+from .failures import error_lines
 from .shorten import clip
 from .transcripts import OWN_TOOL, Session, ToolCall, Turn
 
@@ -24,7 +25,7 @@ class Surprise:
     rejected: bool = False      # a refused tool use
     count: int = 1              # identical errors in one session are one surprise
     legacy: str = ""            # the identity older versions gave it (the tool-use id), to rekey in place
-    verdict: str = ""           # corrections: correction | doubtful | standing (classify.correction_verdict)
+    verdict: str = ""           # corrections: correction | doubtful | standing (corrections.correction_verdict)
     form: str = ""              # which rule said so: words, question, review, pasted-failure, ...
     trigger: str = ""           # corrections: the call the words are about (its summary), if any
     trigger_tool: str = ""
@@ -38,7 +39,7 @@ class Surprise:
 def of(s: Session) -> list:
     """Every error and correction of a session, in order (PROTOCOL.md has the rules).
 
-    A correction is what the person typed that classify.correction_verdict calls one,
+    A correction is what the person typed that corrections.correction_verdict calls one,
     doubtful (kept, marked, for a model to decide) or, in a first message, standing.
     """
     found = []
@@ -151,7 +152,7 @@ def _correction(turn: Turn, agent: Turn | None, calls: list, verdict: str, form:
     """A correction, tied to what the agent had just done: the call it refused, else the
     call that failed, else the last call, else what the agent last said; and to the call its
     words are about (its trigger), when they name one. agent_said: the agent's latest words
-    before them (what classify judged a claim by; kept for the optional model)."""
+    before them (what corrections judged a claim by; kept for the optional model)."""
     recent = (next((c for c in reversed(calls) if c.rejected), None)
               or next((c for c in reversed(calls) if c.is_error and not c.interrupted), None)
               or (calls[-1] if calls else None))
@@ -206,3 +207,8 @@ def _trigger(text: str, calls: list):
     found = (next((c for c in reversed(calls) if c.is_error and named(c)), None)
              or next((c for c in reversed(calls) if named(c)), None))
     return step(found) if found else None
+
+
+def incident(ep: dict) -> str:
+    """What `seen` counts: sessions (a note is its own)."""
+    return ep.get("session_id") or f"episode:{ep['id']}"

@@ -7,7 +7,7 @@ import unittest
 from datetime import datetime, timezone
 from pathlib import Path
 
-from openmemory import classify, clock, ingest, lessons, recall, sleep, store, surprises, transcripts
+from openmemory import clock, corrections, failures, ingest, lessons, recall, sleep, store, surprises, transcripts
 from tests.fixtures import Transcript, project_folder
 from tests.helpers import CORPUS, TempHome, corpus_files, raw_db
 
@@ -33,7 +33,7 @@ class FailureCauses(unittest.TestCase):
         self.assertGreaterEqual(len({f["tool"] for f in table}), 14)
         for f in table:
             with self.subTest(tool=f["tool"], command=f["command"]):
-                kept = [line for line in classify.error_lines(f["output"]) if not EXIT.match(line)]
+                kept = [line for line in failures.error_lines(f["output"]) if not EXIT.match(line)]
                 self.assertTrue(kept)
                 self.assertEqual(kept[0], fold(f["cause"]))
                 for line in f["keep"]:
@@ -43,7 +43,7 @@ class FailureCauses(unittest.TestCase):
 
     def test_an_exception_line_is_an_error_line_without_a_word_boundary(self):
         out = "Exit code 2\nbuilding\nsome.module.SomethingError: the cache is stale\nmake: *** [Makefile:2: all] Error 2"
-        self.assertEqual(classify.error_lines(out), ["Exit code 2", "some.module.SomethingError: the cache is stale"])
+        self.assertEqual(failures.error_lines(out), ["Exit code 2", "some.module.SomethingError: the cache is stale"])
 
 
 class Verdicts(unittest.TestCase):
@@ -51,7 +51,7 @@ class Verdicts(unittest.TestCase):
     DONE = "Done! All tests pass."
 
     def verdict(self, text, **kw):
-        return classify.correction_verdict(text, self.DONE, **kw)[0]
+        return corrections.correction_verdict(text, self.DONE, **kw)[0]
 
     def test_corrections(self):
         for text in ["that's wrong", "no", "revert that", "you broke the build", "why did you delete the fixtures?",
@@ -78,7 +78,7 @@ class Verdicts(unittest.TestCase):
                      "did you write a migration for it?"]:
             self.assertEqual(self.verdict(text), "doubtful", text)
         log = "npm test\nFAIL src/a.test.ts\nError: expected 1 to be 2"
-        self.assertEqual(classify.correction_verdict(log, "I've looked at the structure.")[0], "doubtful")
+        self.assertEqual(corrections.correction_verdict(log, "I've looked at the structure.")[0], "doubtful")
 
     def test_a_first_message_is_standing_only_with_a_standing_rule(self):
         self.assertEqual(self.verdict("From now on, always run ruff before you commit. Now fix the typo.", first=True),
@@ -90,9 +90,9 @@ class Verdicts(unittest.TestCase):
         # the shortcut never changes a verdict: where the sentence kept is cut from the message,
         # a standing word at its end may lose the word boundary it had ("alwaysplease")
         def read_whole(text):
-            found = classify.lasting_sentence(text)
-            return bool(found and (classify._STANDING.search(found[0].split(";")[0])
-                                   or classify._STANDING_LEAD.match(text[:240])))
+            found = corrections.lasting_sentence(text)
+            return bool(found and (corrections._STANDING.search(found[0].split(";")[0])
+                                   or corrections._STANDING_LEAD.match(text[:240])))
         texts = ["From now on, always run ruff before you commit.", "we never commit DEBUG=True",
                  "use uv, not pip. in this repo we use uv.", "please, please, not npm, don't everok",
                  "). we use uv run the tests no,alwaysplease. ", "add pagination to the list command",
@@ -103,9 +103,9 @@ class Verdicts(unittest.TestCase):
 
     def test_a_later_message_is_read_for_a_standing_rule_only_with_a_standing_word(self):
         # the same shortcut after the agent acted: "use uv neverthanks" keeps "use uv never"
-        self.assertEqual(classify.correction_verdict("use uv neverthanks"), ("correction", "words"))
-        self.assertEqual(classify.correction_verdict("please, we alwaysplease "), ("correction", "words"))
-        self.assertEqual(classify.correction_verdict("add pagination to the list command"), (None, ""))
+        self.assertEqual(corrections.correction_verdict("use uv neverthanks"), ("correction", "words"))
+        self.assertEqual(corrections.correction_verdict("please, we alwaysplease "), ("correction", "words"))
+        self.assertEqual(corrections.correction_verdict("add pagination to the list command"), (None, ""))
 
 
 class LessonWording(unittest.TestCase):
@@ -140,7 +140,7 @@ class LessonWording(unittest.TestCase):
     def test_words_around_a_paste_are_read_but_not_the_paste(self):
         said = ("Run npm install\nnpm error code 1\nnpm error Always use --legacy-peer-deps, never plain install\n"
                 "in the container use npm ci --ignore-scripts, never plain npm install")
-        facts = {"said": said, "own": "\n".join(classify.own_lines(said)), "form": "pasted-failure"}
+        facts = {"said": said, "own": "\n".join(corrections.own_lines(said)), "form": "pasted-failure"}
         self.assertEqual(lessons.correction_lesson(facts),
                          "In the container use `npm ci --ignore-scripts`, never plain `npm install`.")
 

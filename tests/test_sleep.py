@@ -9,7 +9,7 @@ import unittest
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from openmemory import classify, cli, clock, ingest, lessons, recall, sleep, store
+from openmemory import cli, clock, failures, ingest, lessons, recall, sleep, store
 from tests.fixtures import Transcript, project_folder
 from tests.helpers import TempHome, claude_code, raw_db
 
@@ -375,9 +375,9 @@ class Wording(unittest.TestCase):
                  facts("│ 🥊 lefthook v1.12.3 hook: pre-commit │", "┃ biome-fix ❯"),
                  facts("% Total % Received % Xferd Average Speed Time Time Time Current")]
         for f in teach:
-            self.assertTrue(classify.is_lesson_error(f), f["error"])
+            self.assertTrue(failures.is_lesson_error(f), f["error"])
         for f in never:
-            self.assertFalse(classify.is_lesson_error(f), f["error"])
+            self.assertFalse(failures.is_lesson_error(f), f["error"])
 
     def test_code_goes_in_backticks(self):
         self.assertEqual(lessons.codify("run pytest -q in tests/unit, not python -m unittest", ["python -m unittest"]),

@@ -190,7 +190,7 @@ def find_cycle(graph: dict):
 # below, never one above it (on one floor, one way only: no cycle, as Shape pins).
 FLOORS = {
     0: ("__init__", "clock", "shorten", "errors", "paths", "embed", "redact", "jsonl"),
-    1: ("files", "transcripts", "classify", "neighbours", "memorymd", "claude_settings"),
+    1: ("files", "transcripts", "corrections", "failures", "neighbours", "memorymd", "claude_settings"),
     2: ("surprises", "lessons", "forget", "optout", "migrations"),
     3: ("store",),
     4: ("ingest", "batch", "workers", "recall", "render", "llm", "consult", "morning", "schedule"),

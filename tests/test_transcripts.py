@@ -2,7 +2,7 @@ import json
 import random
 import unittest
 
-from openmemory import classify, surprises, transcripts
+from openmemory import corrections, failures, surprises, transcripts
 from tests.fixtures import Transcript, test_session
 from tests.helpers import corpus_files
 
@@ -258,16 +258,16 @@ class Surprises(unittest.TestCase):
               "No problem, thanks", "I don't know if we want an agent framework yet", "ok",
               "let's get this committed", "what does the error say?", "great, now add a README"]
         for text in yes:
-            self.assertTrue(classify.is_correction_text(text), text)
+            self.assertTrue(corrections.is_correction_text(text), text)
         for text in no:
-            self.assertFalse(classify.is_correction_text(text), text)
+            self.assertFalse(corrections.is_correction_text(text), text)
 
     def test_error_lines_pick_the_telling_lines(self):
         out = ("Exit code 1\n\x1b[31m╭──────╮\x1b[0m\nCompiling 4 files\nGenerated app\n"
                "error: undefined function get/2\n** (CompileError) failed")
-        self.assertEqual(classify.error_lines(out),
+        self.assertEqual(failures.error_lines(out),
                          ["Exit code 1", "error: undefined function get/2", "** (CompileError) failed"])
-        self.assertEqual(classify.error_lines("<tool_use_error>File does not exist.</tool_use_error>"),
+        self.assertEqual(failures.error_lines("<tool_use_error>File does not exist.</tool_use_error>"),
                          ["File does not exist."])
 
     def test_noise_anywhere_in_a_line_and_marks_at_its_end_are_left_out(self):
@@ -276,18 +276,18 @@ class Surprises(unittest.TestCase):
                "check yaml...............................................Passed\n"
                "ruff.....................................................Failed\n"
                "app/x.py:3:1: F401 `os` imported but unused ✖\nSystemExit: 2")
-        self.assertEqual(classify.error_lines(out),
+        self.assertEqual(failures.error_lines(out),
                          ["Exit code 1", "SystemExit: 2", "app/x.py:3:1: F401 `os` imported but unused"])
         quiet = "Exit code 1\n" + "\n".join(out.splitlines()[1:5]) + "\napp/x.py:3:1: F401 `os` imported ✖"
-        self.assertEqual(classify.error_lines(quiet),   # nothing reads as an error: plain lines, then wrappers
+        self.assertEqual(failures.error_lines(quiet),   # nothing reads as an error: plain lines, then wrappers
                          ["Exit code 1", "app/x.py:3:1: F401 `os` imported",
                           "ruff.....................................................Failed"])
 
     def test_a_negative_exit_code_is_the_same_head_line(self):
         # a process killed by a signal: ingest and sleep read "Exit code" with one pattern
         out = "Exit code -9\nstarting worker\nfatal: out of memory"
-        self.assertEqual(classify.error_lines(out), ["Exit code -9", "fatal: out of memory"])
-        self.assertEqual(classify.telling_lines({"error": classify.error_lines(out)}), ["fatal: out of memory"])
+        self.assertEqual(failures.error_lines(out), ["Exit code -9", "fatal: out of memory"])
+        self.assertEqual(failures.telling_lines({"error": failures.error_lines(out)}), ["fatal: out of memory"])
 
 
 class RealCorpus(unittest.TestCase):
@@ -305,12 +305,12 @@ class RealCorpus(unittest.TestCase):
 
     def test_errorish_finds_on_every_real_line_what_it_finds_without_its_look_ahead(self):
         import re
-        plain = re.compile(classify.ERRORISH.pattern.replace(classify.ERRORISH_STARTS, "", 1))
+        plain = re.compile(failures.ERRORISH.pattern.replace(failures.ERRORISH_STARTS, "", 1))
         lines = ["ERROR: x", "Unable to x", "✖ 2 problems", "err_connection", "a CONFLICT", "must be set"]
         for path in corpus_files():
             text = path.read_text(errors="replace").replace("\\n", "\n")
             lines += [line[:200] for line in text.splitlines()[::8]]  # a sample: the plain pattern is slow
-        found = [(m.span() if m else None) for m in map(classify.ERRORISH.search, lines)]
+        found = [(m.span() if m else None) for m in map(failures.ERRORISH.search, lines)]
         self.assertEqual(found, [(m.span() if m else None) for m in map(plain.search, lines)])
         self.assertGreater(sum(1 for f in found if f), 150)
 
@@ -329,8 +329,8 @@ class RealCorpus(unittest.TestCase):
             lines.append("".join(ch.upper() if rng.random() < 0.3 else ch for ch in line))
         for path in corpus_files():
             lines += path.read_text(errors="replace").replace("\\n", "\n").splitlines()[::3]
-        fast = [classify.errorish(line) for line in lines]
-        differ = [line for line, f in zip(lines, fast) if f != (classify.ERRORISH.search(line) is not None)]
+        fast = [failures.errorish(line) for line in lines]
+        differ = [line for line, f in zip(lines, fast) if f != (failures.ERRORISH.search(line) is not None)]
         self.assertEqual(differ[:5], [])
         self.assertGreater(sum(fast), 500)
 
@@ -357,7 +357,7 @@ if __name__ == "__main__":
 class WrapperLines(unittest.TestCase):
     """A wrapper's line is found as the one pattern with every wrapper in it would find it."""
 
-    WHOLE = (r"(?i)^(?:" + classify._WRAPPER.pattern.removeprefix("(?xi)^(?:").removesuffix(")")
+    WHOLE = (r"(?i)^(?:" + failures._WRAPPER.pattern.removeprefix("(?xi)^(?:").removesuffix(")")
              + r"|.*Interrupted:\s\d+\serrors?|.*\.{4,}\s*Failed$)")
 
     def test_wrapper_is_the_whole_pattern(self):
@@ -370,7 +370,7 @@ class WrapperLines(unittest.TestCase):
         lines = ["tests/test_a.py::test_b ..... FAILED", "Interrupted: 2 errors during collection", "ıNTERRUPTED: 1 error",
                  "npm ERR! code 1", "ok", "Interrupted by the user", "...passed"]
         lines += ["".join(rng.choice(pieces) for _ in range(rng.randrange(1, 9))) for _ in range(20000)]
-        found = [classify.wrapper(line) for line in lines]
+        found = [failures.wrapper(line) for line in lines]
         self.assertEqual([line for line, f in zip(lines, found) if f != bool(whole.match(line))][:5], [])
         self.assertEqual(found[:7], [True, True, True, True, False, False, False])
         self.assertGreater(sum(found), 1000)

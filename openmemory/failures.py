@@ -1,0 +1,236 @@
+"""What a failed tool call's output means: the lines that say why it failed (its cause, not
+the wrapper around it), and whether the failure can teach a lesson or is the work itself.
+
+Ingest (surprises.of, the episodes) and sleep (consolidation, verification, the morning
+report) ask the same questions of the same output; this module answers them once. Pure:
+output in, the telling lines or a decision out. What a person's words mean is corrections.py's.
+"""
+import re
+
+from . import embed
+from .shorten import clip
+
+# "Exit code N" is the first line Claude Code writes for a failed Bash call (N may be negative
+# when the process died of a signal); it says that the command failed, not why.
+_EXIT = re.compile(r"^Exit code -?\d+$")
+
+
+# --------------------------------------------------------------------------------------
+# A failed tool call: the lines that say why
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\]8;[^\x1b\x07]*(?:\x1b\\\\|\x07)")
+_GLYPHS = "\u2500-\u257f\u2580-\u259f\u25a0-\u25ff\u2190-\u21ff\u2700-\u27bf\u2800-\u28ff\U0001f300-\U0001faff×✖✗✘│┃❯•·"
+_BOX = re.compile(rf"^[\s{_GLYPHS}|=_*#~^.:-]*$")
+_BANNER = re.compile(r"^_{3,}.*_{3,}$|^={3,}.*={3,}$")
+_FRAMED = re.compile(r"^[│┃║].*[│┃║]$|^┃")       # a line inside a box: a banner, a job header
+# Lines that carry nothing: progress meters, frames of a stack or a code excerpt, hints.
+_NOISE = re.compile(r"""(?x)^(?:
+      %\s*Total\b | [\d\s.:kMG%-]+(?:--:--:--.*)?$
+    | \[\+\]\s*Building | =>\s | -->\s | >\s | \#\d+\s | \d+\s*[|│] | [|│]\s
+    | at\s+\S | File\s+" | hint: | note: | LINE\s+\d+: | \[SQL:
+    | -\s(?:hook\ id|exit\ code|files\ were\ modified):
+    | Require\ stack: | -\s/ )""")
+# ... and two kinds anywhere in a line, tried only on a line that holds the word they need.
+_NOISE_DLOAD = re.compile(r".*\bDload\b")
+_NOISE_DOTS = re.compile(r".*\.{4,}\s*(?:Passed|Skipped)$")
+# Marks that only decorate a line: pytest's `E   `, `×`, `╰─▶`, BuildKit's `93.71 ` timing.
+_MARK = re.compile(rf"^(?:E\s{{2,}}|[{_GLYPHS}\s]+|\d+\.\d+\s+(?=\S))")
+_TRAIL = re.compile(rf"[\s{_GLYPHS}]+$")     # never ends a line whose last character is ASCII, not a space
+# The line that names an exception: `TypeError: …`, `sqlalchemy.exc.ProgrammingError: …`,
+# `Error: …`, `error[E0425]: …`, `thread 'main' panicked at …`.
+_EXCEPTION = re.compile(r"^(?:(?:[A-Za-z_]\w*\.)*[A-Za-z_]*(?:Error|Exception|Exit|Interrupt|Fault|Failure)\b"
+                        r"(?:\s*\[\w+\])?:|error\[E\d+\]:|.*\bpanicked at\b)")
+# ERRORISH_STARTS: the first letters of its words. The look-ahead skips a position where no word
+# can start before any is tried (error lines run 3x faster, same matches); a new word adds its letter.
+ERRORISH_STARTS = "(?=[cdefimnprtu×✖✗✘])"
+ERRORISH = re.compile(r"(?i)" + ERRORISH_STARTS + r"(?:\berror\b|\berr!|^err_|\bfatal\b|\bfail(?:ed|ure|s)?\b|\bexception\b|traceback|"
+                      r"\bnot found\b|no such file|permission denied|\bdenied\b|\binvalid\b|\bcannot\b|"
+                      r"\bcan't\b|\bcouldn'?t\b|\bcould not\b|\bunable\b|\bmissing\b|\bundefined\b|\brefused\b|"
+                      r"\btimed? ?out\b|\bunrecognized\b|\bunknown\b|\bdoes not exist\b|\bunused\b|\bnot set\b|"
+                      r"\bmust be set\b|\brejected\b|\bno rule\b|\bno solution\b|\bunsatisfiable\b|\bconflict|"
+                      r"^[×✖✗✘]|\bpanic)")
+# ERRORISH for a line of ASCII, lowercased first: one word-boundary check, then branches that
+# each open with a plain letter, which the regex engine passes over at the first letter that
+# differs (a case-insensitive branch it must try in full). The same finds, five times faster
+# (test_transcripts holds the two to each other); other lines keep ERRORISH.
+_ERRORISH_ASCII = re.compile(
+    r"\b(?:error\b|err!|fatal\b|fail(?:ed|ure|s)?\b|exception\b|not found\b|denied\b|invalid\b|"
+    r"cannot\b|can't\b|couldn'?t\b|could not\b|unable\b|missing\b|undefined\b|refused\b|timed? ?out\b|"
+    r"unrecognized\b|unknown\b|does not exist\b|unused\b|not set\b|must be set\b|rejected\b|no rule\b|"
+    r"no solution\b|unsatisfiable\b|conflict|panic)|traceback|no such file|permission denied|^err_")
+
+
+def errorish(line: str) -> bool:
+    """Whether a line reads as an error (ERRORISH)."""
+    if line.isascii():
+        return _ERRORISH_ASCII.search(line.lower()) is not None
+    return ERRORISH.search(line) is not None
+
+
+# Wrappers: they say that something below failed, not why. Two more that can sit anywhere in a
+# line, tried only on a line holding what they need ("...." or "nterrupted:", any case): the
+# rest of the pattern fails at a line's first characters, these two scanned every line to its end.
+_WRAPPER = re.compile(r"""(?xi)^(?:
+      make(?:\[\d+\])?:\s\*\*\*\s\[ | npm\s(?:ERR!|error)\s(?:code|path|command|errno|syscall|signal|A\ complete\ log|
+        Lifecycle)\b | npm\s(?:ERR!|error)\s*$ | error\sCommand\sfailed | ELIFECYCLE | ERR_PNPM_RECURSIVE
+    | error:\sfailed\sto\spush\ssome\srefs | error:\scould\snot\scompile | error:\stest\sfailed | error:\srecipe
+    | FAIL\s+\S+\s+\[(?:setup|build)\sfailed\] | husky\s-\s | ERROR:\sfailed\sto\ssolve
+    | Error:\sunknown\s\(\d+\):\sfailed\sto\ssolve | Error:\sProcess\scompleted\swith\sexit\scode
+    | FAILED\s\((?:errors?|failures?)= | Some\serrors\swere\semitted
+    | Found\s\d+\serrors? | Checked\s\d+\sfiles? | See\s'.*--help' | Aborting\b | Oops!\sSomething\swent\swrong
+    | info\sVisit | For\smore\sinformation | \d+\s(?:failed|errors?)(?:,\s\d+\s\w+)*\sin\s[\d.]+m?s
+    | no\stests\sran | Command\sfailed\swith\sexit\scode | exit\sstatus\s\d+ )""")
+_WRAPPER_DOTS = re.compile(r"(?i).*\.{4,}\s*Failed$")
+_WRAPPER_INTERRUPTED = re.compile(r"(?i).*Interrupted:\s\d+\serrors?")
+# The words _EXCEPTION needs (a line without any of them names no exception), found in one pass.
+_EXCEPTION_WORDS = re.compile(r"Error|Exception|Exit|Interrupt|Fault|Failure|error\[E|panicked at")
+
+
+def wrapper(line: str) -> bool:
+    """Whether a line is a wrapper's (_WRAPPER, _WRAPPER_DOTS, _WRAPPER_INTERRUPTED). Under
+    IGNORECASE no letter outside ASCII matches "nterrupted:", so lowercasing finds every line
+    that could match."""
+    return bool(_WRAPPER.match(line) or ("...." in line and _WRAPPER_DOTS.match(line))
+                or ("nterrupted:" in line.lower() and _WRAPPER_INTERRUPTED.match(line)))
+
+
+def _noise(line: str) -> bool:
+    """Whether a line carries nothing (_NOISE, _NOISE_DLOAD, _NOISE_DOTS)."""
+    return bool(_NOISE.match(line) or ("Dload" in line and _NOISE_DLOAD.match(line))
+                or ("...." in line and _NOISE_DOTS.match(line)))
+
+
+_TOOL_USE_ERROR = re.compile(r"</?tool_use_error>")
+
+
+def error_lines(result: str, limit: int = 3) -> list:
+    """The lines of a failed tool call's output that say why it failed, the cause first.
+
+    "Exit code N" stays first when the output opens with it. Then the deepest cause: the
+    exception that ends the first Python traceback (the root of a chain), else the first
+    line naming an exception, else lines that read as errors; wrappers (`make: *** [...]`,
+    `npm ERR! code 1`), banners and progress meters only when nothing else says anything.
+    A cause line that ends with ':' brings the line after it.
+    """
+    text = _TOOL_USE_ERROR.sub("", _ANSI.sub("", result or ""))
+    kept = []                   # (text, rank): 3 exception, 2 error, 1 wrapper, 0 other, -1 exit code
+    tracebacks = []             # index in kept of each line that ends a Python traceback
+    in_traceback = False
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith("Traceback (most recent call last)"):
+            in_traceback = True
+            continue
+        ends_traceback = in_traceback and bool(s) and not line[:1].isspace()
+        if ends_traceback:
+            in_traceback = False
+        if not s or in_traceback or _BOX.match(s) or _BANNER.match(s) or (_noise(s) and not _FRAMED.match(s)):
+            continue
+        shown = _MARK.sub("", s)
+        if shown and (shown[-1].isspace() or not shown[-1].isascii()):
+            shown = _TRAIL.sub("", shown)
+        shown = clip(shown or s, 200)
+        rank = (-1 if _EXIT.match(s) else -2 if _FRAMED.match(s) else 1 if wrapper(shown)
+                else 3 if _EXCEPTION_WORDS.search(shown) and _EXCEPTION.match(shown)
+                else 2 if errorish(s) else 0)
+        if ends_traceback:
+            tracebacks.append(len(kept))
+        kept.append((shown, rank))
+    head = [kept.pop(0)[0]] if kept and kept[0][1] == -1 else []
+    if head:
+        tracebacks = [i - 1 for i in tracebacks]
+    order = tracebacks[:1]
+    for rank in (3, 2):
+        order += [i for i, (_, r) in enumerate(kept) if r == rank and i not in order]
+    if not order:               # nothing reads as an error: plain lines, then wrappers, then frames
+        order = [i for rank in (0, 1, -2) for i, (_, r) in enumerate(kept) if r == rank]
+    picked = []
+    for i in order:
+        if len(picked) >= limit - len(head):
+            break
+        if i not in picked:
+            picked.append(i)
+            if kept[i][0].endswith(":") and i + 1 < len(kept) and i + 1 not in picked:
+                picked.append(i + 1)    # "panicked at x:", "No solution found:": and what it says
+    picked = picked[: limit - len(head)]
+    banner = next((i for i, (text, r) in enumerate(kept) if r == -2 and len(text.split()) >= 3), None)
+    if banner is not None and banner not in picked:
+        # which hook or tool framed it ("lefthook v1.12.3 hook: pre-commit"), before filler
+        if len(head) + len(picked) >= limit and len(picked) > 1 and kept[picked[-1]][1] <= 1 \
+                and not kept[picked[-2]][0].endswith(":"):
+            picked.pop()
+        if len(head) + len(picked) < limit:
+            picked.append(banner)
+    return head + [kept[i][0] for i in picked]
+
+
+def telling_lines(facts: dict) -> list:
+    """An error's lines that say what went wrong (not the bare "Exit code N")."""
+    return [line for line in facts.get("error") or [] if not _EXIT.match(line)]
+
+
+def error_line(facts: dict) -> str:
+    """The line of a failure that says why (its cause: error_lines puts it first), '' when
+    there is none; a frame or a meter kept by an older version is no cause."""
+    return next((line for line in telling_lines(facts) if not _JUNK.search(line)), "")
+
+
+_JUNK = re.compile(r"[\u2500-\u259f\u2700-\u27bf\U0001f300-\U0001faff]|^%\s*Total\b|\bDload\b")
+
+
+# Failures that are Claude Code's own checks, not the project's: its file tools' guards
+# (also flagged as `guard` by ingest) and its permission prompts in -p mode.
+_HARNESS = re.compile(r"requires approval|haven't granted it yet|permission to use|"
+                      r"has not been read yet|String to replace not found|No changes to make|"
+                      r"modified since read|File has been unexpectedly modified", re.I)
+# Failures of the code being worked on, not of the command: a failing test, a compiler or
+# type error, a lint finding. They are the work itself when they come mid-edit.
+_WORK = re.compile(r"""(?x)
+      [\w./-]+\.[A-Za-z]{1,5}[:(]\d+                   # a place in the code: app.py:12, a.ts(3,4)
+    | ^\s*(?:FAILED|FAIL|ERROR)\s+\S+(?:::|\s-\s|\s*$)  # a failing test: FAILED tests/x.py::t
+    | \b\d+\s+(?:failed|failures?|errors?)\b            # a test summary: 3 failed, 1 error
+    | \b(?:tests?|examples?|specs?|assertions?)\s+failed\b
+    | ^\s*\d+\)\s                                       # numbered test failures: 3) test ...
+    | \bAssert(?:ion)?(?:Error)?\b | \bassert\b | \bexpected\b.*\b(?:got|received|to\s+(?:be|equal))\b
+    | \berror\s*(?:\[E\d+\]|TS\d+|CS\d+)               # compiler diagnostics with codes
+    | \b(?:Syntax|Type|Name|Attribute|Key|Index|Value|ZeroDivision|Reference|Range)Error\b
+    | \bundefined\s+(?:function|method|variable|local|reference)\b
+    | \bnot\s+assignable\b | \bunused\b | \bpanicked\s+at\b
+    | \bcould\s+not\s+apply\b | \bCONFLICT\b | \bmerge\s+conflict
+    """, re.I)
+
+
+def is_lesson_error(facts: dict) -> bool:
+    """Whether a failure can teach a lesson: it says why, about the command or the environment.
+
+    Never Claude Code's own guards and permission prompts, nor a failure the same session
+    fixed by editing code (`facts["work"]`). One fixed by a command or a setup step, or
+    that came before any edit of the session, can teach whatever its class; otherwise a
+    failing test, a type or compile error, a lint finding is the work itself.
+    """
+    if facts.get("guard") or facts.get("work"):
+        return False
+    head = error_line(facts)
+    if len(embed.words(head)) < 2 or _HARNESS.search(head):
+        return False                    # "Exit code 1", "Error", a banner: nothing to learn from
+    if facts.get("fixed_by") or facts.get("before_edit"):
+        return True
+    return not _WORK.search(head)
+
+
+def is_work_failure(facts: dict) -> bool:
+    """Whether a failure reads as the code's, not the command's: a failing test, a type error."""
+    return bool(_WORK.search(error_line(facts)))
+
+
+# Claude Code's own checks on file tools ("File has not been read yet", "String to replace
+# not found"): real failures of the agent, but about the tool, not the project.
+_GUARDED_TOOLS = ("Edit", "MultiEdit", "Write", "Read", "NotebookEdit")
+_GUARD_PHRASES = ("has not been read yet", "String to replace not found", "No changes to make",
+                  "Found ", "File does not exist", "modified since read", "File is too large",
+                  "exceeds maximum allowed")
+
+
+def is_guard(tool: str, lines: list) -> bool:
+    """Whether a failed file tool hit one of Claude Code's own checks (its first error line says so)."""
+    return tool in _GUARDED_TOOLS and bool(lines) and any(p in lines[0] for p in _GUARD_PHRASES)
