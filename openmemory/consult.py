@@ -11,7 +11,7 @@ import logging
 
 from . import llm, paths
 from .clock import iso
-from .lessons import scoped, unscoped
+from .wording import scoped, unscoped
 from .render import vetoed_wording
 from .store import Store
 

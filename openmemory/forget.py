@@ -13,7 +13,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from . import lessons as wording
+from . import wording
 from .errors import OpenMemoryError
 from .surprises import incident
 

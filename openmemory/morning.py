@@ -5,11 +5,11 @@ Pure but for `write_morning`, which writes through the own-folder writer.
 """
 from . import files, paths
 from .failures import error_line, telling_lines
-from .lessons import core_command
 from .redact import redact
 from .shorten import clip
 from .store import Store
 from .surprises import incident
+from .wording import core_command
 
 REPORT_ITEMS = 8             # lines per section of the morning report before "and N more"
 SOURCES_SHOWN = 3            # sources shown under each lesson in the report

@@ -3,7 +3,7 @@
 `night(store, now, render)` runs decay → consolidation → verification → prediction, each
 in its own transaction and each safe to re-run at the same `now` (a second run changes
 nothing), then render (when given one), and writes the morning report (morning.py).
-What a lesson says is lessons.py's; what counts as an error worth one is failures.py's.
+What a lesson says is wording.py's; what counts as an error worth one is failures.py's.
 """
 import contextlib
 import json
@@ -14,10 +14,10 @@ from . import consult, embed, forget, morning, paths
 from .clock import iso, parse_time
 from .corrections import correction_head, lasting_sentence, own_lines
 from .failures import error_line, is_lesson_error, is_work_failure, telling_lines
-from .lessons import core_command, correction_lesson, error_lesson, same_rule, scoped, stance, unscoped
 from .redact import redact, redact_obj
 from .store import Store
 from .surprises import incident
+from .wording import core_command, correction_lesson, error_lesson, same_rule, scoped, stance, unscoped
 
 # --------------------------------------------------------------------------------------
 # The numbers. The first six are the design's (../shared/spec, "Sleep runs ..."); the rest

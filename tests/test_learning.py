@@ -7,7 +7,7 @@ import unittest
 from datetime import datetime, timezone
 from pathlib import Path
 
-from openmemory import clock, corrections, failures, ingest, lessons, recall, sleep, store, surprises, transcripts
+from openmemory import clock, corrections, failures, ingest, recall, sleep, store, surprises, transcripts, wording
 from tests.fixtures import Transcript, project_folder
 from tests.helpers import CORPUS, TempHome, corpus_files, raw_db
 
@@ -126,7 +126,7 @@ class LessonWording(unittest.TestCase):
                 ("it's `make lint`, not `npm run lint`", "It's `make lint`, not `npm run lint`."),
                 ("no! we use jest here, vitest is only for the new package",
                  "Use `jest`, `vitest` is only for the new package.")]:
-            self.assertEqual(lessons.correction_lesson({"said": said}), lesson, said)
+            self.assertEqual(wording.correction_lesson({"said": said}), lesson, said)
 
     def test_momentary_corrections_stay_episodes(self):
         for said in ["we do need a migration here", "it needs to be faster", "this must be a typo",
@@ -135,13 +135,13 @@ class LessonWording(unittest.TestCase):
                      "don't push yet", "never mind, use the old version", "use the staging url for this test",
                      "check again", "try again with the verbose flag", "that still fails", "the issue is the cache, not the query",
                      "it's the cache, not the query", "if it fails, don't worry"]:
-            self.assertIsNone(lessons.correction_lesson({"said": said, "tool": "Bash", "command": "python x.py"}), said)
+            self.assertIsNone(wording.correction_lesson({"said": said, "tool": "Bash", "command": "python x.py"}), said)
 
     def test_words_around_a_paste_are_read_but_not_the_paste(self):
         said = ("Run npm install\nnpm error code 1\nnpm error Always use --legacy-peer-deps, never plain install\n"
                 "in the container use npm ci --ignore-scripts, never plain npm install")
         facts = {"said": said, "own": "\n".join(corrections.own_lines(said)), "form": "pasted-failure"}
-        self.assertEqual(lessons.correction_lesson(facts),
+        self.assertEqual(wording.correction_lesson(facts),
                          "In the container use `npm ci --ignore-scripts`, never plain `npm install`.")
 
 

@@ -9,7 +9,7 @@ import unittest
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from openmemory import cli, clock, failures, ingest, lessons, recall, sleep, store
+from openmemory import cli, clock, failures, ingest, recall, sleep, store, wording
 from tests.fixtures import Transcript, project_folder
 from tests.helpers import TempHome, claude_code, raw_db
 
@@ -192,7 +192,7 @@ class AMonthOfNights(SleepCase):
         self.assertEqual(docs["sources"], docs_errors[:3])                  # not the one of Nov 18, yet
 
         for lesson in (tests, docs):
-            self.assertLessEqual(len(lesson["text"]), lessons.LESSON_CHARS)
+            self.assertLessEqual(len(lesson["text"]), wording.LESSON_CHARS)
             self.assertNotIn("evil", lesson["text"])
         # The guards, the failing tests and "that still doesn't work" taught nothing, and
         # every surprise of the night was examined once.
@@ -279,7 +279,7 @@ class Wording(unittest.TestCase):
     """Lesson text without a model: the person's words and the agent's own failed command."""
 
     def lesson(self, said, command="", tool="Bash", rejected=False):
-        return lessons.correction_lesson({"said": said, "tool": tool, "command": command, "rejected": rejected})
+        return wording.correction_lesson({"said": said, "tool": tool, "command": command, "rejected": rejected})
 
     def test_the_correction_and_the_failed_command_make_one_instruction(self):
         self.assertEqual(self.lesson("No, don't use unittest here, run the tests with pytest -q", "python -m unittest"),
@@ -326,7 +326,7 @@ class Wording(unittest.TestCase):
                 "and the unit tests with `pytest -q tests/unit`, never with tox, because tox rebuilds every "
                 "environment and takes ten minutes")
         text = self.lesson(said, "tox")
-        self.assertLessEqual(len(text), lessons.LESSON_CHARS)
+        self.assertLessEqual(len(text), wording.LESSON_CHARS)
         self.assertTrue(text.startswith("Always run the integration tests with `docker compose run"), text)
         self.assertEqual(text.count("`") % 2, 0)
         self.assertTrue(text.endswith((".", "…")))
@@ -335,25 +335,25 @@ class Wording(unittest.TestCase):
         # a known issue of the project: the command, the cause, and never "don't run it"
         make = {"tool": "Bash", "command": "make docs", "error": ["Exit code 2", "make: *** No rule to make target "
                                                                   "'docs'. Stop."]}
-        self.assertEqual(lessons.error_lesson([make, make]),
+        self.assertEqual(wording.error_lesson([make, make]),
                          "`make docs` fails with `make: *** No rule to make target 'docs'. Stop.`.")
         python = [{"tool": "Bash", "command": cmd, "error": ["Exit code 127", "/bin/bash: line 1: python: command not found"]}
                   for cmd in ("python gen.py", "cd /w && python /w/y.py 2>&1 | head -5")]
-        self.assertEqual(lessons.error_lesson(python),
+        self.assertEqual(wording.error_lesson(python),
                          "`python` fails with `/bin/bash: line 1: python: command not found`.")
         fetch = {"tool": "WebFetch", "command": "WebFetch https://example.com/a", "error": ["Request failed with status code 403"]}
-        self.assertEqual(lessons.error_lesson([fetch, fetch]),
+        self.assertEqual(wording.error_lesson([fetch, fetch]),
                          "WebFetch https://example.com/a fails with `Request failed with status code 403`.")
 
     def test_a_known_issue_names_what_fixed_it(self):
         seed = {"tool": "Bash", "command": "npm run seed", "error": ["Exit code 1", 'error: relation "users" does not exist']}
         fixed = dict(seed, fixed_by="cd /app && npm run db:migrate")
-        self.assertEqual(lessons.error_lesson([seed, fixed]),
+        self.assertEqual(wording.error_lesson([seed, fixed]),
                          '`npm run seed` fails with `error: relation "users" does not exist` until '
                          '`npm run db:migrate` has run.')
         build = {"tool": "Bash", "command": "make build", "error": ["buildtool.config.ConfigError: SITE_URL is not set"],
                  "fixed_by": "SITE_URL=http://localhost:8000 make build"}
-        self.assertEqual(lessons.error_lesson([build, build]),
+        self.assertEqual(wording.error_lesson([build, build]),
                          "`make build` fails with `buildtool.config.ConfigError: SITE_URL is not set`; run it as "
                          "`SITE_URL=http://localhost:8000 make build`.")
 
@@ -380,11 +380,11 @@ class Wording(unittest.TestCase):
             self.assertFalse(failures.is_lesson_error(f), f["error"])
 
     def test_code_goes_in_backticks(self):
-        self.assertEqual(lessons.codify("run pytest -q in tests/unit, not python -m unittest", ["python -m unittest"]),
+        self.assertEqual(wording.codify("run pytest -q in tests/unit, not python -m unittest", ["python -m unittest"]),
                          "run `pytest -q` in `tests/unit`, not `python -m unittest`")
-        self.assertEqual(lessons.codify("edit settings.py and set DEBUG=1, e.g. with 'sed'", []),
+        self.assertEqual(wording.codify("edit settings.py and set DEBUG=1, e.g. with 'sed'", []),
                          "edit `settings.py` and set `DEBUG=1`, e.g. with `sed`")
-        self.assertEqual(lessons.codify("don't use `npm`, and don't run it -- ever", []),
+        self.assertEqual(wording.codify("don't use `npm`, and don't run it -- ever", []),
                          "don't use `npm`, and don't run it -- ever")
 
     def test_scope_words(self):
@@ -394,12 +394,12 @@ class Wording(unittest.TestCase):
             plain = Path(tmp) / "plain"
             plain.mkdir()
             body = "Run the tests with `pytest -q`."
-            self.assertEqual(lessons.scoped(body, str(repo)), "In this repository run the tests with `pytest -q`.")
-            self.assertEqual(lessons.scoped(body, str(plain)), "In this project run the tests with `pytest -q`.")
-            self.assertEqual(lessons.scoped("PR titles start with the ticket.", str(plain)),
+            self.assertEqual(wording.scoped(body, str(repo)), "In this repository run the tests with `pytest -q`.")
+            self.assertEqual(wording.scoped(body, str(plain)), "In this project run the tests with `pytest -q`.")
+            self.assertEqual(wording.scoped("PR titles start with the ticket.", str(plain)),
                              "In this project PR titles start with the ticket.")
-            self.assertEqual(lessons.scoped(body, None), body)
-            self.assertEqual(lessons.unscoped(lessons.scoped(body, str(repo))), body)
+            self.assertEqual(wording.scoped(body, None), body)
+            self.assertEqual(wording.unscoped(wording.scoped(body, str(repo))), body)
 
 
 class TempFolder:
