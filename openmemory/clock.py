@@ -40,3 +40,13 @@ def parse_time(text: str) -> datetime:
         text = text[:-1] + "+00:00"
     value = datetime.fromisoformat(text)
     return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+
+
+def iso_or_none(ts):
+    """Canonical timestamp text of ts, or None when it is empty or not a time."""
+    if not ts:
+        return None
+    try:
+        return iso(ts)
+    except (ValueError, TypeError):
+        return None

@@ -1,7 +1,7 @@
 """What a person's words mean: a correction (and by which rule), doubtful, or not one; and the
 sentence of them that lasts beyond the moment.
 
-Ingest (surprises.of) and sleep (consolidation, lesson wording) ask the same questions of
+Ingest (episodes.surprises_of) and sleep (consolidation, lesson wording) ask the same questions of
 the same text; this module answers them once, by the rules written down in ARCHITECTURE.md
 ("What a correction is", "What is worth remembering"). Pure: text in, a decision or a
 sentence out. What a failed tool call's output means is failures.py's.

@@ -1,7 +1,7 @@
 """What a failed tool call's output means: the lines that say why it failed (its cause, not
 the wrapper around it), and whether the failure can teach a lesson or is the work itself.
 
-Ingest (surprises.of, the episodes) and sleep (consolidation, verification, the morning
+Ingest (the episodes, their surprises) and sleep (consolidation, verification, the morning
 report) ask the same questions of the same output; this module answers them once. Pure:
 output in, the telling lines or a decision out. What a person's words mean is corrections.py's.
 """

@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass, field
 
 from . import wording
+from .episodes import incident
 from .errors import OpenMemoryError
-from .surprises import incident
 
 FORGOTTEN = "[forgotten]"
 QUOTE_MIN = 12          # characters: shorter text is too common to scrub from other memories

@@ -139,7 +139,7 @@ def fts5_available(db: sqlite3.Connection) -> bool:
 def m004_event_identity(db: sqlite3.Connection) -> None:
     """Errors and refusals were keyed by the tool-use id alone (`error:<id>`), which merges two
     sessions that reuse an id such as `call_0`. They are now keyed by their record's uuid
-    (surprises.event_id). The new key can only be read from the transcript, so every
+    (episodes.event_id). The new key can only be read from the transcript, so every
     transcript is marked to be read again: the next ingest finds each old key in its own
     session and rekeys that episode in place (same id, strength, recalls, consolidation).
     Corrections examined without a lesson under the old rules are examined again."""

@@ -4,11 +4,11 @@ Markdown (morning.md), in the person's words: each lesson with the sessions it c
 Pure but for `write_morning`, which writes through the own-folder writer.
 """
 from . import files, paths
+from .episodes import incident
 from .failures import error_line, telling_lines
 from .redact import redact
 from .shorten import clip
 from .store import Store
-from .surprises import incident
 from .wording import core_command
 
 REPORT_ITEMS = 8             # lines per section of the morning report before "and N more"

@@ -1,4 +1,4 @@
-"""Claude Code transcript JSONL -> a `Session` of `Turn`s (surprises.py reads what went wrong in it).
+"""Claude Code transcript JSONL -> a `Session` of `Turn`s (episodes.py makes its episodes).
 
 Robust to every format from Claude Code 1.0.x to 2.1.328: unknown record types and
 fields are ignored, a malformed or half-written line is counted and skipped, and

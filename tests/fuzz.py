@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from openmemory import ingest, store, transcripts  # noqa: E402
+from openmemory import episodes, ingest, store, transcripts  # noqa: E402
 from openmemory.redact import redact  # noqa: E402
 from tests.fixtures import Transcript, test_session  # noqa: E402
 
@@ -127,7 +127,7 @@ def parse(lines) -> transcripts.Session:
 
 def downstream(session) -> None:
     """What ingest does with a parsed session, without a database: episodes, then redaction."""
-    for ep in ingest.episodes_of(session, "s"):
+    for ep in episodes.episodes_of(session, "s"):
         for key in ("title", "gist", "detail"):
             redact(ep.get(key) or "")
         json.dumps(ep.get("facts") or {}, ensure_ascii=False)
@@ -230,7 +230,7 @@ def fuzz_parser(n: int, seed: int, cfg: dict, tmp: Path) -> dict:
             def run(junk=junk):
                 s = parse(junk)
                 assert s.turns == [] and s.not_transcript, "junk made turns, or was not skipped whole"
-                assert ingest.episodes_of(s, "s") == [], "junk made episodes"
+                assert episodes.episodes_of(s, "s") == [], "junk made episodes"
             check("junk", run, junk)
     db.close()
     return {"counts": counts, "failures": failures}

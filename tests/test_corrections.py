@@ -4,7 +4,7 @@ import json
 import unittest
 from pathlib import Path
 
-from openmemory import surprises, transcripts
+from openmemory import episodes, transcripts
 from tests.helpers import CORPUS, corpus_files
 
 LABELS = Path(__file__).with_name("data") / "learning" / "corpus_labels.json"
@@ -22,7 +22,7 @@ def typed_turns(path):
 def verdicts(path) -> dict:
     """{anchor: 'correction' | 'doubtful' | 'standing'} as the rules decide (refusals by call)."""
     return {s.anchor if not s.legacy else s.legacy: s.verdict
-            for s in surprises.of(transcripts.parse(path)) if s.kind == "correction"}
+            for s in episodes.surprises_of(transcripts.parse(path)) if s.kind == "correction"}
 
 
 class CorrectionsOnRealCorpus(unittest.TestCase):
@@ -56,7 +56,7 @@ class CorrectionsOnRealCorpus(unittest.TestCase):
 
     def test_refusals_without_words_are_corrections(self):
         short = next(p for p in corpus_files() if p.name == "short.jsonl")
-        found = [s for s in surprises.of(transcripts.parse(short)) if s.kind == "correction"]
+        found = [s for s in episodes.surprises_of(transcripts.parse(short)) if s.kind == "correction"]
         self.assertEqual([(s.rejected, s.command) for s in found],
                          [(True, "mix phx.server 2>&1 | head -80"), (True, "Glob /home/marco/projects/spotter")])
 

@@ -7,7 +7,7 @@ import unittest
 from datetime import datetime, timezone
 from pathlib import Path
 
-from openmemory import clock, corrections, failures, ingest, recall, sleep, store, surprises, transcripts, wording
+from openmemory import clock, corrections, episodes, failures, ingest, recall, sleep, store, transcripts, wording
 from tests.fixtures import Transcript, project_folder
 from tests.helpers import CORPUS, TempHome, corpus_files, raw_db
 
@@ -465,7 +465,7 @@ class Evaluation(TempHome):
     def test_corrections_precision_and_recall(self):
         tp = fp = fn = 0
         for path in self.files:
-            found = {s.legacy or s.anchor: s.verdict for s in surprises.of(transcripts.parse(path))
+            found = {s.legacy or s.anchor: s.verdict for s in episodes.surprises_of(transcripts.parse(path))
                      if s.kind == "correction"}
             for (file, turn), label in self.labels.items():
                 if file != path.as_posix() or label["verdict"] == "doubtful":

@@ -2,7 +2,7 @@ import json
 import random
 import unittest
 
-from openmemory import corrections, failures, surprises, transcripts
+from openmemory import corrections, episodes, failures, transcripts
 from tests.fixtures import Transcript, test_session
 from tests.helpers import corpus_files
 
@@ -190,7 +190,7 @@ class Robustness(unittest.TestCase):
 
 class Surprises(unittest.TestCase):
     def test_error_and_correction_of_the_canonical_session(self):
-        found = surprises.of(parse(test_session()))
+        found = episodes.surprises_of(parse(test_session()))
         self.assertEqual([f.kind for f in found], ["error", "correction"])
         error, correction = found
         self.assertEqual(error.command, "python -m unittest")
@@ -203,7 +203,7 @@ class Surprises(unittest.TestCase):
         t.user("build")
         for _ in range(3):
             t.assistant(tools=[("Bash", {"command": "make"}, "Exit code 2\nmake: *** No rule to make target", True)])
-        [error] = surprises.of(parse(t))
+        [error] = episodes.surprises_of(parse(t))
         self.assertEqual(error.count, 3)
 
     def test_rejected_tool_use_is_a_correction_with_the_words_that_follow(self):
@@ -211,7 +211,7 @@ class Surprises(unittest.TestCase):
         t.user("clean up the repo")
         t.assistant(tools=[("Bash", {"command": "rm -rf build dist"}, "REJECT")])
         t.user("don't delete dist, it is checked in")
-        [c] = surprises.of(parse(t))
+        [c] = episodes.surprises_of(parse(t))
         self.assertEqual((c.kind, c.rejected, c.command), ("correction", True, "rm -rf build dist"))
         self.assertEqual(c.text, "don't delete dist, it is checked in")
 
@@ -219,7 +219,7 @@ class Surprises(unittest.TestCase):
         t = Transcript()
         t.user("deploy")
         t.assistant(tools=[("Bash", {"command": "git push --force"}, "REJECT")])
-        [c] = surprises.of(parse(t))
+        [c] = episodes.surprises_of(parse(t))
         self.assertEqual((c.kind, c.text, c.command), ("correction", "", "git push --force"))
 
     def test_interrupted_tool_is_not_an_error(self):
@@ -227,13 +227,13 @@ class Surprises(unittest.TestCase):
         t.user("run it")
         t.assistant(tools=[("Bash", {"command": "sleep 100"}, "[Request interrupted by user for tool use]", True)])
         t.user("that takes too long; run only the unit tests")
-        found = surprises.of(parse(t))
+        found = episodes.surprises_of(parse(t))
         self.assertEqual([f.kind for f in found], ["correction"])
 
     def test_first_request_is_never_a_correction(self):
         t = Transcript()
         t.user("No tests yet: write them")
-        self.assertEqual(surprises.of(parse(t)), [])
+        self.assertEqual(episodes.surprises_of(parse(t)), [])
 
     def test_own_mcp_calls_are_not_evidence(self):
         # By its name from `claude mcp add`, and under the plugin (Claude Code 2.1.328).
@@ -241,11 +241,11 @@ class Surprises(unittest.TestCase):
             t = Transcript()
             t.user("what do you remember")
             t.assistant(tools=[(name, {"query": "x"}, "database locked", True)])
-            self.assertEqual(surprises.of(parse(t)), [], name)
+            self.assertEqual(episodes.surprises_of(parse(t)), [], name)
         t = Transcript()
         t.user("what do you remember")
         t.assistant(tools=[("mcp__notes__recall", {"query": "x"}, "database locked", True)])
-        self.assertEqual(len(surprises.of(parse(t))), 1)  # another server's failure is one
+        self.assertEqual(len(episodes.surprises_of(parse(t))), 1)  # another server's failure is one
 
     def test_correction_phrases(self):
         yes = ["No, use pytest -q", "no. wrong branch", "Stop, that's the production database",

@@ -1,15 +1,32 @@
-"""What did not go as the agent expected in a session: its failed tool calls and what the
-person said to correct it, read from a transcripts.Session (PROTOCOL.md has the rules).
-Pure, like the reading it follows: a Session in, Surprises out."""
+"""A session's episodes: one `session` episode for the transcript, then one per surprise (a
+failed tool call, or what the person said to correct the agent), each with its title, gist,
+detail, facts and identity (its `key`).
+
+Pure and deterministic, like the reading it follows: a transcripts.Session in, episode dicts
+out (PROTOCOL.md has the rules). What the person's words and a failure's output mean is
+corrections.py's and failures.py's; the store readies the episodes (store.prepare) and writes
+them; ingest decides which transcripts are read.
+"""
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .corrections import correction_verdict
-from .failures import error_lines
-from .shorten import clip
+from . import neighbours
+from .clock import iso, iso_or_none
+from .corrections import correction_verdict, own_lines
+from .failures import error_lines, is_guard, telling_lines
+from .shorten import clip, clip_block
 from .transcripts import OWN_TOOL, Session, ToolCall, Turn
 
+GIST_LIMIT = 600            # characters of a gist: enough to recognise the episode
+DETAIL_LIMIT = 2000         # characters of detail kept per episode
+FILES_SHOWN = 6
+COMMANDS_SHOWN = 5
+
+
+# --------------------------------------------------------------------------------------
+# Surprises: what did not go as the agent expected (its failed tool calls, what the person
+# said to correct it)
 
 @dataclass
 class Surprise:
@@ -35,8 +52,7 @@ class Surprise:
     before_edit: bool = False   # errors: came before any edit of the session
 
 
-
-def of(s: Session) -> list:
+def surprises_of(s: Session) -> list:
     """Every error and correction of a session, in order (PROTOCOL.md has the rules).
 
     A correction is what the person typed that corrections.correction_verdict calls one,
@@ -208,6 +224,191 @@ def _trigger(text: str, calls: list):
              or next((c for c in reversed(calls) if named(c)), None))
     return step(found) if found else None
 
+
+# --------------------------------------------------------------------------------------
+# The episodes of a session
+
+def episodes_of(session: Session, session_id: str | None = None) -> list:
+    """One `session` episode, then one per surprise, each with a title, gist and cwd."""
+    if not session.turns:
+        return []  # a snapshot-only file: nothing happened in it
+    sid = session_id or session.id
+    prompts = session.prompts
+    first = clip(prompts[0].text, 300) if prompts else ""
+    found = surprises_of(session)
+    errors = [s for s in found if s.kind == "error"]
+    corrections = [s for s in found if s.kind == "correction" and s.verdict == "correction"]
+    cwd = session.cwd or None
+    files, commands = _files_touched(session, cwd), _commands(session)   # for the gist and the facts
+    at = iso_or_none(session.started) or iso_or_none(next((t.at for t in session.turns if t.at), "")) or iso()
+    out = [{
+        "key": f"session:{sid}",
+        "kind": "session",
+        "title": clip(session.title or _first_line(first) or "Session without a request", 120),
+        "gist": clip(_session_gist(session, first, errors, corrections, files, commands), GIST_LIMIT),
+        "detail": clip_block("\n".join(f"- {clip(t.text, 300)}" for t in prompts), DETAIL_LIMIT),
+        "facts": {"prompts": len(prompts), "tool_calls": len(session.tool_calls),
+                  "errors": sum(e.count for e in errors), "corrections": len(corrections),
+                  "files": files, "commands": commands,
+                  "version": session.version, "branch": session.git_branch},
+        "at": at,
+        "cwd": cwd,
+    }]
+    task = _first_line(first)
+    for s in found:
+        when = iso_or_none(s.at) or at
+        ep = _error_episode(s, cwd, when, task) if s.kind == "error" else _correction_episode(s, cwd, when)
+        ep["around"] = neighbours.around(session.turns, s.at, prompts[0] if prompts else None)  # for its context
+        out.append(ep)
+    return out
+
+
+def _error_episode(s: Surprise, cwd, at: str, task: str) -> dict:
+    lines = s.text.splitlines()
+    telling = next(iter(telling_lines({"error": lines})), lines[0] if lines else "failed")
+    what = f"`{s.command}`" if s.tool == "Bash" else (s.command or s.tool)
+    times = f" ({s.count} times)" if s.count > 1 else ""
+    gist = f"{what} failed{times}: " + " / ".join(lines)
+    if task:
+        gist = gist.rstrip(".") + f". While working on: {clip(task, 160)}"
+    facts = {"tool": s.tool, "command": s.command, "error": lines, "count": s.count,
+             "guard": is_guard(s.tool, lines), "before_edit": s.before_edit}
+    if s.fixed_by:
+        facts["fixed_by"] = s.fixed_by
+    if s.work:
+        facts["work"] = True
+    return {
+        "key": f"error:{s.anchor}",
+        "legacy_key": f"error:{s.legacy}" if s.legacy else None,
+        "kind": "error",
+        "title": clip(f"{clip(what, 60)} failed: {telling}", 140),
+        "gist": clip(gist, GIST_LIMIT),
+        "detail": clip_block(s.text, DETAIL_LIMIT),
+        "facts": facts,
+        "at": at,
+        "cwd": cwd,
+    }
+
+
+def _correction_episode(s: Surprise, cwd, at: str) -> dict:
+    said = s.text.strip()
+    action = f"`{s.command}`" if s.tool == "Bash" else _from_project(s.command or s.tool, cwd)
+    if s.rejected:
+        gist = f"The person refused to let the agent run {action}" + (f" and said: \"{said}\"" if said else "")
+    elif s.command:
+        gist = f"After the agent ran {action}, the person said: \"{said}\""
+    elif s.agent_did:
+        gist = f"After the agent said \"{clip(s.agent_did, 160)}\", the person said: \"{said}\""
+    else:
+        gist = f"The person said: \"{said}\""
+    facts = {"said": clip_block(said, DETAIL_LIMIT), "agent_did": s.agent_did, "agent_said": s.agent_said,
+             "tool": s.tool,
+             "command": s.command, "rejected": s.rejected, "form": s.form,
+             "trigger": s.trigger, "trigger_tool": s.trigger_tool, "trigger_failed": s.trigger_failed}
+    own = "\n".join(own_lines(said))
+    if own != said:             # pasted output around the person's words: keep their own lines whole
+        facts["own"] = clip_block(own, DETAIL_LIMIT)
+    if s.verdict == "doubtful":
+        facts["doubtful"] = True     # for a model to decide (Store.doubtful_corrections)
+    if s.verdict == "standing":
+        facts["standing"] = True     # a first message's standing rule: a lesson candidate, no correction
+    return {
+        "key": f"correction:{s.anchor}",
+        "legacy_key": f"correction:{s.legacy}" if s.legacy else None,
+        "kind": "correction",
+        "title": clip(f"Correction: {_first_line(said)}" if said else f"Refused: {action}", 140),
+        "gist": clip(gist, GIST_LIMIT),
+        "detail": clip_block(said, DETAIL_LIMIT),
+        "facts": facts,
+        "at": at,
+        "cwd": cwd,
+    }
+
+
+def _from_project(action: str, cwd) -> str:
+    """A file tool's call with its path from the project's folder (`Write src/app.ts`): the
+    person's home and folder layout add nothing to a lesson's Why and leave the machine with it."""
+    root = str(cwd or "").rstrip("/")
+    return action.replace(root + "/", "") if root else action
+
+
+def _session_gist(session, first: str, errors: list, corrections: list, files: list, commands: list) -> str:
+    parts = [f"Asked: {clip(first, 200)}" if first else "No request typed"]
+    if files:
+        more = len(files) - FILES_SHOWN
+        parts.append("Files: " + ", ".join(files[:FILES_SHOWN]) + (f" and {more} more" if more > 0 else ""))
+    if commands:
+        parts.append("Ran: " + ", ".join(f"`{clip(c, 60)}`" for c in commands[:COMMANDS_SHOWN]))
+    trouble = []
+    if errors:
+        n = sum(e.count for e in errors)
+        trouble.append(f"{n} failed tool call{'' if n == 1 else 's'}")
+    if corrections:
+        trouble.append(f"{len(corrections)} correction{'' if len(corrections) == 1 else 's'}")
+    if trouble:
+        parts.append("Trouble: " + ", ".join(trouble))
+    parts.append("Ended: " + _how_it_ended(session))
+    return ". ".join(parts)
+
+
+def _how_it_ended(session) -> str:
+    for turn in reversed(session.turns):
+        if turn.role == "user":
+            if turn.source == "interrupt":
+                return "interrupted by the person"
+            continue
+        if turn.text:
+            sentence = _first_sentence(turn.text)
+            return clip(sentence if len(sentence) >= 25 else _first_line(turn.text.replace("**", "")), 160)
+        if turn.tools:
+            last = turn.tools[-1]
+            state = "failed" if last.is_error else "ran"
+            return clip(f"{last.summary()} {state}", 160)
+    return "without a reply"
+
+
+def _files_touched(session, cwd) -> list:
+    out = []
+    for call in session.tool_calls:
+        if call.name in ("Edit", "MultiEdit", "Write", "NotebookEdit") and not call.is_error:
+            path = call.input.get("file_path") or call.input.get("notebook_path")
+            if isinstance(path, str) and path:
+                if cwd and path.startswith(cwd.rstrip("/") + "/"):
+                    path = path[len(cwd.rstrip("/")) + 1:]
+                if path not in out:
+                    out.append(path)
+    return out
+
+
+def _commands(session) -> list:
+    out = []
+    for call in session.tool_calls:
+        if call.name == "Bash":
+            cmd = call.input.get("command")
+            if isinstance(cmd, str) and cmd.strip():
+                cmd = _first_line(cmd)
+                if cmd not in out:
+                    out.append(cmd)
+    return out
+
+
+def _first_line(text: str) -> str:
+    for line in (text or "").splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def _first_sentence(text: str) -> str:
+    line = _first_line(text.replace("**", ""))
+    for mark in (". ", "! ", "? "):
+        if mark in line:
+            line = line.split(mark, 1)[0] + mark.strip()
+    return line
+
+
+# --------------------------------------------------------------------------------------
+# What `seen` counts
 
 def incident(ep: dict) -> str:
     """What `seen` counts: sessions (a note is its own)."""
