@@ -1,25 +1,37 @@
 """Ingest: Claude Code's transcripts into the store, each as its session's episodes (episodes.py).
 
 Incremental: a file whose mtime and size are unchanged is only stat'ed; a changed file
-is read again and replaces what it produced before (episodes keep their identity).
+is read again and replaces what it produced before (episodes keep their identity). Many
+transcripts are stored to a transaction (Batch), each locked until it commits; a bulk
+ingest reads and prepares them in forked worker processes while this one, the store's one
+writer, stores them in order (worker_results).
 """
+import fcntl
+import gc
 import hashlib
 import json
 import os
-from contextlib import nullcontext
+import pickle
+import resource
+import select
+import signal
+import struct
+import time
+from collections import deque
+from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import NamedTuple
 
-from . import forget, paths, transcripts, workers
-from .batch import Batch
+from . import forget, paths, transcripts
 from .clock import iso, iso_or_none
 from .episodes import episodes_of
 from .errors import OpenMemoryError
 from .optout import OptOut
 from .store import Store, prepare
 
-# A transaction (batch.Batch) is also closed before reading a transcript over BATCH_ALONE_BYTES,
+# A transaction (Batch) is also closed before reading a transcript over BATCH_ALONE_BYTES,
 # so a hook's write behind it waits well under its busy timeout.
 BATCH_ALONE_BYTES = 1 << 20
 PARALLEL_BYTES = 4 << 20    # changed transcripts worth starting worker processes for
@@ -140,9 +152,9 @@ def ingest(store: Store, roots=None, progress=None, force: bool = False, now: st
                and (force or known.get(p) != (st.st_mtime_ns, st.st_size))]
     # Reading and preparing in worker processes while this one stores: for a bulk ingest only
     # (a hook's one transcript is read here, without starting workers).
-    processes = min(workers.jobs(), len(changed)) if sum(size for _, size in changed) >= PARALLEL_BYTES else 0
-    prepared = workers.ordered(partial(read_ready, optout=optout), [p for p, _ in changed],
-                               [size for _, size in changed], processes) if processes >= 2 else None
+    processes = min(worker_processes(), len(changed)) if sum(size for _, size in changed) >= PARALLEL_BYTES else 0
+    prepared = worker_results(partial(read_ready, optout=optout), [p for p, _ in changed],
+                              [size for _, size in changed], processes) if processes >= 2 else None
     try:
         with store.bulk_writes() if prepared else nullcontext(), Batch(store) as batch:
             for n, (path, st) in enumerate(zip(files, stats), 1):
@@ -193,7 +205,7 @@ def ingest_file(store: Store, path, report: Report | None = None, force: bool = 
             report.unchanged += 1
             f.close()
             return report
-        if ready is not None and not _still_ready(store, path, ready, st, batch.lists()[0]):
+        if ready is not None and not _still_ready(store, path, ready, st, batch.marks().forgets):
             ready = None
         # Kept out by the person: only the first records are read, to learn the folder
         # (should the folder show up only later in the file, nothing is stored either).
@@ -218,7 +230,7 @@ def ingest_file(store: Store, path, report: Report | None = None, force: bool = 
             report.opted_out += 1
             store.note_opted_out(_path_hash(path))
         elif ready is not None:
-            _store_ready(store, path, ready, st, report, now, batch.lists()[1])
+            _store_ready(store, path, ready, st, report, now, batch.marks().keeps_out)
         else:
             _store_session(store, path, session, st, report, now)
     batch.full()
@@ -340,3 +352,312 @@ def _store_session(store: Store, path: str, session, st, report: Report, now: st
         episodes, quotes = forget.without_forgotten(episodes, forgotten, sid)
         row["title"] = "" if session_gone else forget.scrub(row["title"], quotes)
     _count(report, store.replace_session(row, episodes, now=now))
+
+
+# --------------------------------------------------------------------------------------
+# Transcripts stored many to a transaction, each kept locked until its transaction commits.
+#
+# A bulk ingest stores many transcripts per transaction (a commit per small transcript was a
+# tenth of a first ingest's time; 400 rewrite the indexes' pages a quarter as often as 100).
+# A transaction is closed after BATCH_SECONDS or BATCH_FILES transcripts (fewer where the
+# process may open few files), so a hook's write behind it waits well under its busy timeout.
+
+BATCH_SECONDS = 0.5
+BATCH_FILES = 400
+
+
+def files_held_at_most() -> int:
+    """BATCH_FILES, or half the files this process may have open, when that is fewer (macOS
+    lets a terminal's process open 256 by default: 400 held, the rest failed to open)."""
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return BATCH_FILES if soft == resource.RLIM_INFINITY else max(1, min(BATCH_FILES, soft // 2))
+
+
+class Marks(NamedTuple):
+    """What a batch asks the store once a transaction (Batch.marks)."""
+    forgets: bool       # anything is forgotten: a worker's episodes are checked against the tombstones
+    keeps_out: bool     # any transcript is marked kept out: one stored now may be, from before
+
+
+class Batch:
+    """Transcripts stored in one transaction, each kept locked until it commits.
+
+    A kill before the commit leaves none of them stored nor marked ingested: the next ingest
+    reads them again. Use as a context manager: it commits on leaving, or rolls back on error.
+    """
+
+    def __init__(self, store: Store):
+        self.store = store
+        self.held = []              # open transcripts whose locks we hold until the commit
+        self._open = None           # the ExitStack holding the batch's transaction, while one is open
+        self._began = 0.0
+        self._marks = None          # marks() in this transaction
+        self._most = files_held_at_most()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self._end(exc_type, exc, tb)
+
+    def lock(self, f) -> None:
+        """Take a transcript's lock; when another ingest has it, commit first (never wait holding the database)."""
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self.commit()
+            fcntl.flock(f, fcntl.LOCK_EX)
+
+    def transaction(self):
+        """The batch's transaction, begun if need be; one transcript's writes go inside it."""
+        if self._open is None:
+            self._open = ExitStack()
+            self._open.enter_context(self.store.transaction())
+            self._began = time.monotonic()
+        return self.store.transaction()  # joins the batch's
+
+    def marks(self) -> "Marks":
+        """Whether anything is forgotten, whether any transcript is marked kept out: asked once per
+        transaction, as nothing but this connection writes while it is open. (The marks it writes
+        itself are of transcripts this ingest is done with: none of them is looked up again.)"""
+        if self._open is None:
+            return Marks(*self.store.forgets_or_keeps_out())
+        if self._marks is None:
+            self._marks = Marks(*self.store.forgets_or_keeps_out())
+        return self._marks
+
+    def hold(self, f) -> None:
+        """Keep a transcript locked until the commit."""
+        self.held.append(f)
+
+    def full(self) -> None:
+        """Commit when the batch has enough transcripts or has held the database long enough."""
+        if len(self.held) >= self._most or time.monotonic() - self._began >= BATCH_SECONDS:
+            self.commit()
+
+    def commit(self) -> None:
+        """Commit what is stored, then release the transcripts (the next transcript begins another)."""
+        self._end(None, None, None)
+
+    def _end(self, exc_type, exc, tb) -> None:
+        """Commit (or, after an error, roll back) what is stored, then release the transcripts."""
+        open_, self._open, self._marks = self._open, None, None
+        try:
+            if open_ is not None:
+                open_.__exit__(exc_type, exc, tb)
+        finally:
+            held, self.held = self.held, []
+            for f in held:
+                f.close()
+
+
+# --------------------------------------------------------------------------------------
+# Work spread over processes: while this process stores (the database has one writer),
+# worker processes do the reading and preparing that needs no database.
+#
+# Workers are forked, so they start in milliseconds with everything this process has loaded;
+# where fork is not available (Windows) the work runs here, one item after another.
+#
+# Each worker has two pipes: the numbers of the chunks it is to do come down one, their results
+# go back up the other, and this process waits on the result pipes itself. (multiprocessing.Pool
+# was used before: its worker-handling thread waits on the pipe results arrive on without
+# reading it, so it spun while a large result was read, a tenth of a core at a bulk ingest.
+# multiprocessing itself is not used either: importing it was a sixtieth of a small first
+# ingest, for a fork and two pipes.)
+
+PIPE_BYTES = 1 << 20  # a result pipe's buffer (Linux allows an unprivileged process 1 MB)
+# A worker's collections: a transcript's records make tens of thousands of dicts and lists and
+# no reference cycle, so collecting every 700 new ones (Python's default) was 5-6% of its time
+# for nothing; every 50,000 keeps a collector should a cycle ever be made.
+GC_YOUNG = 50_000
+_work_fn = None      # the function a worker applies: set before the fork, inherited
+_work_chunks = None  # the chunks of items, inherited the same way: only their numbers are sent
+_TASK = struct.Struct("<I")     # a chunk's number, down the task pipe
+_SIZE = struct.Struct("<Q")     # a result's length in bytes, before it on the result pipe
+
+
+class WorkerDied(Exception):
+    """A worker's result pipe ended before its result did: the worker is gone."""
+
+
+def worker_processes() -> int:
+    """Worker processes a bulk ingest may use: $OPENMEMORY_JOBS, else the CPUs this process may
+    run on. 0 or 1 means none: the work runs in this process."""
+    try:
+        return max(0, int(os.environ["OPENMEMORY_JOBS"]))
+    except (KeyError, ValueError):
+        pass
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def worker_results(fn, items: list, sizes: list, processes: int, chunk_bytes: int = 1 << 20, chunk_items: int = 16,
+            ahead: int = 4):
+    """Yield fn(item) for every item, in the items' order, computed by `processes` forked
+    workers (or here, one by one, when there are fewer than 2 or fork is missing). Should a
+    worker die, None is yielded for every item not yet done: the caller does those itself.
+
+    Items go to workers in chunks of about chunk_bytes (by `sizes`) or chunk_items, whichever
+    comes first, each chunk to the first worker free; at most `ahead` chunks per worker are in
+    flight or done and waiting, so when this process is the slower side results do not pile up
+    in memory. A worker ignores SIGINT: Ctrl-C stops this process, and leaving the generator
+    stops the workers. An exception fn raises in a worker is raised here.
+    """
+    if processes < 2 or not hasattr(os, "fork"):
+        yield from map(fn, items)
+        return
+    chunks, current, weight = [], [], 0
+    for item, size in zip(items, sizes):
+        current.append(item)
+        weight += size
+        if weight >= chunk_bytes or len(current) >= chunk_items:
+            chunks.append(current)
+            current, weight = [], 0
+    if current:
+        chunks.append(current)
+    global _work_fn, _work_chunks
+    _work_fn, _work_chunks = fn, chunks
+    workers = []
+    try:
+        for _ in range(min(processes, len(chunks))):
+            try:
+                workers.append(_Worker(workers))
+            except OSError:     # no process to be had (the system's limit, its memory): fewer workers
+                break
+        if not workers:
+            yield from map(fn, items)
+            return
+        by_fd = {w.results: w for w in workers}
+        poll = select.poll()
+        for w in workers:
+            poll.register(w.results, select.POLLIN)
+        given, done, dead = 0, {}, False
+        for n in range(len(chunks)):
+            while not dead:
+                try:  # keep every worker busy, within the bound of chunks in flight or waiting
+                    for w in workers:
+                        while given < len(chunks) and len(w.holds) < ahead and given - n < ahead * len(workers):
+                            w.give(given)
+                            given += 1
+                    if n in done:
+                        break
+                    for fd, _ in poll.poll():
+                        w = by_fd[fd]
+                        if w.holds:
+                            done[w.holds.popleft()] = w.receive()
+                        else:
+                            raise WorkerDied    # it holds nothing, yet its pipe ended: it is gone
+                except (WorkerDied, OSError):  # a worker died (killed, out of memory)
+                    dead = True
+            if n in done:
+                ok, value = pickle.loads(done.pop(n))
+                if not ok:
+                    raise value
+                yield from value
+            else:
+                yield from [None] * len(chunks[n])   # the caller does what a dead worker held
+    finally:
+        for w in workers:
+            w.stop()
+        _work_fn = _work_chunks = None
+
+
+class _Worker:
+    """A forked worker process, the pipes to and from it, and the chunk numbers it holds."""
+
+    def __init__(self, others: list):
+        task_in, self.tasks = os.pipe()
+        self.results, result_out = os.pipe()
+        try:  # room for a few chunks' results: a worker does not wait while this process stores
+            import fcntl
+            fcntl.fcntl(self.results, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+        except (ImportError, AttributeError, OSError):
+            pass  # not Linux, or above the system's limit: the default pipe
+        try:
+            self.pid = os.fork()
+        except OSError:
+            for fd in (task_in, self.tasks, self.results, result_out):
+                os.close(fd)
+            raise
+        if self.pid == 0:   # the worker: it never returns into its parent's code
+            code = 1
+            try:
+                for fd in [self.tasks, self.results] + [end for w in others for end in (w.tasks, w.results)]:
+                    os.close(fd)    # only its own ends: its parent's closing them is the end of its work
+                _work(task_in, result_out)
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(task_in)     # the worker's ends: closed here, so its death reads as the end of its pipe
+        os.close(result_out)
+        self.holds = deque()
+
+    def give(self, n: int) -> None:
+        os.write(self.tasks, _TASK.pack(n))     # 4 bytes: one write, never split (PIPE_BUF)
+        self.holds.append(n)
+
+    def receive(self) -> bytearray:
+        """The next result on the pipe, whole (its worker may still be writing it)."""
+        size = _SIZE.unpack(_read_pipe(self.results, _SIZE.size))[0]
+        return _read_pipe(self.results, size)
+
+    def stop(self) -> None:
+        """End the worker (it may be mid-chunk: its work is not wanted) and reap it."""
+        os.close(self.tasks)
+        try:
+            os.kill(self.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass    # reaped already (SIGCHLD ignored)
+        os.close(self.results)
+
+
+def _read_pipe(fd: int, size: int) -> bytearray:
+    """Exactly size bytes from a pipe, or WorkerDied when it ends first."""
+    out = bytearray(size)
+    view = memoryview(out)
+    got = 0
+    while got < size:
+        n = os.readv(fd, [view[got:]])
+        if not n:
+            raise WorkerDied
+        got += n
+    return out
+
+
+def _write_pipe(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _work(tasks: int, results: int) -> None:
+    """A worker: do each chunk whose number comes down `tasks`, send back (True, results) or
+    (False, the exception). It ignores Ctrl-C (its parent stops it), ends at SIGTERM, and writes
+    nothing: should its parent be killed, the broken pipe it meets is not a traceback on the
+    person's terminal or log."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)   # whatever its parent had set
+    gc.freeze()     # what the parent holds is never garbage here: no collection walks it
+    gc.set_threshold(GC_YOUNG, 20, 20)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+    while True:
+        try:
+            n = _TASK.unpack(_read_pipe(tasks, _TASK.size))[0]
+        except WorkerDied:
+            return      # its parent is done with it
+        try:
+            reply = pickle.dumps((True, [_work_fn(item) for item in _work_chunks[n]]), pickle.HIGHEST_PROTOCOL)
+        except Exception as e:  # noqa: BLE001 - raised again in the parent
+            try:
+                reply = pickle.dumps((False, e))
+            except Exception:  # noqa: BLE001 - an exception that does not pickle: its words do
+                reply = pickle.dumps((False, RuntimeError(f"{type(e).__name__}: {e}")))
+        _write_pipe(results, _SIZE.pack(len(reply)) + reply)

@@ -193,7 +193,7 @@ FLOORS = {
     1: ("files", "transcripts", "corrections", "failures", "neighbours", "memorymd", "claude_settings"),
     2: ("episodes", "wording", "forget", "optout", "migrations"),
     3: ("store",),
-    4: ("ingest", "batch", "workers", "recall", "render", "llm", "consult", "morning", "schedule"),
+    4: ("ingest", "recall", "render", "llm", "consult", "morning", "schedule"),
     5: ("sleep", "setup", "doctor", "mcp", "hook"),
     6: ("cli", "__main__"),
 }
