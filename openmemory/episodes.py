@@ -405,11 +405,3 @@ def _first_sentence(text: str) -> str:
         if mark in line:
             line = line.split(mark, 1)[0] + mark.strip()
     return line
-
-
-# --------------------------------------------------------------------------------------
-# What `seen` counts
-
-def incident(ep: dict) -> str:
-    """What `seen` counts: sessions (a note is its own)."""
-    return ep.get("session_id") or f"episode:{ep['id']}"

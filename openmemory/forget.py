@@ -1,20 +1,27 @@
-"""Forgetting: episodes and lessons taken out of memory, and their words out of every copy.
+"""What the person asked never to keep: memories forgotten, and projects kept out.
 
-`plan` decides what goes: the episodes named (or found by a query, or of a project), the
-lessons fed only by them, the lessons named; a lesson with other sources left is worded
-again from those. `apply` makes it so in the database (tombstones, deletes, the text index
-rebuilt where it held them, secure_delete, the WAL checkpointed); the CLI then renders,
-which rewrites the lesson files, MEMORY.md sections and lessons.jsonl. A tombstone is the
-sha256 of an episode's `key` (the identity of the event, never its words): re-ingesting
-its transcript never brings it back, nor its words into the session's own episode.
+Forgetting: `plan` decides what goes: the episodes named (or found by a query, or of a
+project), the lessons fed only by them, the lessons named; a lesson with other sources left
+is worded again from those. `apply` makes it so in the database (tombstones, deletes, the
+text index rebuilt where it held them, secure_delete, the WAL checkpointed); the CLI then
+renders, which rewrites the lesson files, MEMORY.md sections and lessons.jsonl. A tombstone
+is the sha256 of an episode's `key` (the identity of the event, never its words):
+re-ingesting its transcript never brings it back, nor its words into the session's own
+episode.
+
+Keeping out (`OptOut`): a session whose working folder is at or below a folder holding
+`.openmemory-ignore`, or at or below a folder listed in ~/.openmemory/ignore (one per line,
+`#` comments, `~` expanded: for places the person cannot write a file into), is not
+ingested, and no lesson is rendered into that project's memory folder.
 """
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from . import wording
-from .episodes import incident
+from . import paths, transcripts
 from .errors import OpenMemoryError
 
 FORGOTTEN = "[forgotten]"
@@ -176,6 +183,7 @@ def _reword(store, lesson: dict, remaining: list) -> str | None:
     errors = sorted((e for e in eps if e["kind"] == "error"), key=lambda e: (e["at"], e["id"]))
     # Of the same kind as sleep made it: a correction's lesson from the corrections left (the
     # failed calls they answered alone do not make it), an error's from the errors left.
+    from . import wording  # here: ingest and render ask this module, but only a forget words lessons
     if lesson["kind"] == "feedback":
         body = next((b for b in (wording.correction_lesson(e["facts"]) for e in corrections) if b), None)
     else:
@@ -183,6 +191,11 @@ def _reword(store, lesson: dict, remaining: list) -> str | None:
     if body is None:
         return None
     return wording.scoped(body, lesson["cwd"])
+
+
+def incident(ep: dict) -> str:
+    """What `seen` counts: sessions (a note is its own)."""
+    return ep.get("session_id") or f"episode:{ep['id']}"
 
 
 def sessions_of(store, source_ids) -> set:
@@ -246,3 +259,91 @@ def _scrubbed_morning(store, p: Plan):
         report[key] = items
     report["vetoed"] = [v for v in report.get("vetoed") or [] if not (isinstance(v, dict) and v.get("id") in gone_lessons)]
     return scrub_obj(report, p.quotes)
+
+
+# --------------------------------------------------------------------------------------
+# Projects kept out
+
+IGNORE_MARKER = ".openmemory-ignore"
+TRANSCRIPTS_READ = 20       # a project folder's transcripts read (first records only) to learn its folder
+
+
+def ignored_folders() -> list:
+    """The folders of ~/.openmemory/ignore, resolved; a missing or unreadable file lists none."""
+    try:
+        text = paths.ignore_list_path().read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    out = []
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            out.append(Path(os.path.realpath(os.path.expanduser(line))))
+    return out
+
+
+class OptOut:
+    """Answers "is this working folder kept out?", reading the list once and each folder once."""
+
+    def __init__(self):
+        self.listed = ignored_folders()
+        self._seen = {}
+        self._folders = None
+        self._folder_seen = {}
+
+    def reason(self, cwd) -> str | None:
+        """Why a session in cwd is kept out (the marker or the list entry), or None."""
+        if not cwd or not isinstance(cwd, str):
+            return None
+        if cwd not in self._seen:
+            self._seen[cwd] = self._reason(cwd)
+        return self._seen[cwd]
+
+    def memory_folder(self, folder: Path, cwds=()) -> str | None:
+        """Why a Claude Code memory folder belongs to a project kept out, or None.
+
+        Its project is known from the stored sessions' working folders (cwds) that map to
+        it, and from the first records of the transcripts Claude Code keeps beside it.
+        """
+        key = str(folder)
+        if key not in self._folder_seen:
+            self._folder_seen[key] = None
+            if self._folders is None:  # each stored working folder's memory folder, found once
+                self._folders = {}
+                for cwd in cwds:
+                    self._folders.setdefault(str(paths.memory_dir_for(cwd)), []).append(cwd)
+            known = self._folders.get(key, [])
+            for cwd in known:
+                if self.reason(cwd):
+                    self._folder_seen[key] = self.reason(cwd)
+                    break
+            if not known:  # a project never ingested: its transcripts' first records say where
+                for transcript in sorted(Path(folder).parent.glob("*.jsonl"))[:TRANSCRIPTS_READ]:
+                    try:
+                        with open(transcript, "rb") as f:
+                            cwd = transcripts.working_folder(f)
+                    except OSError:
+                        continue
+                    if self.reason(cwd):
+                        self._folder_seen[key] = self.reason(cwd)
+                        break
+        return self._folder_seen[key]
+
+    def _reason(self, cwd: str) -> str | None:
+        here = Path(os.path.realpath(os.path.expanduser(cwd)))
+        chain = (here, *here.parents)
+        for folder in chain:
+            try:
+                if (folder / IGNORE_MARKER).exists():
+                    return str(folder / IGNORE_MARKER)
+            except OSError:  # a name too long for this file system, a folder we may not read
+                continue
+        for folder in self.listed:
+            if folder in chain:
+                return f"{folder} (listed in {paths.ignore_list_path()})"
+        return None
+
+
+def kept_out(cwd) -> str | None:
+    """Why a session in cwd is kept out of memory, or None (one-off; use OptOut for many)."""
+    return OptOut().reason(cwd)

@@ -28,7 +28,6 @@ from . import forget, paths, transcripts
 from .clock import iso, iso_or_none
 from .episodes import episodes_of
 from .errors import OpenMemoryError
-from .optout import OptOut
 from .store import Store, prepare
 
 # A transaction (Batch) is also closed before reading a transcript over BATCH_ALONE_BYTES,
@@ -141,7 +140,7 @@ def ingest(store: Store, roots=None, progress=None, force: bool = False, now: st
     known = store.file_index()
     known.update(not_transcripts(store))  # skipped whole once, then silent until they change
     report = Report(files=len(files))
-    optout = OptOut()
+    optout = forget.OptOut()
     stats = []
     for path in files:
         try:
@@ -178,7 +177,7 @@ def ingest(store: Store, roots=None, progress=None, force: bool = False, now: st
 
 
 def ingest_file(store: Store, path, report: Report | None = None, force: bool = False,
-                now: str | None = None, optout: OptOut | None = None, batch: "Batch | None" = None,
+                now: str | None = None, optout: forget.OptOut | None = None, batch: "Batch | None" = None,
                 ready: "Ready | None" = None) -> Report:
     """Read one transcript and store its session and surprises, unless it is unchanged.
 
@@ -209,7 +208,7 @@ def ingest_file(store: Store, path, report: Report | None = None, force: bool = 
             ready = None
         # Kept out by the person: only the first records are read, to learn the folder
         # (should the folder show up only later in the file, nothing is stored either).
-        optout = optout or OptOut()
+        optout = optout or forget.OptOut()
         session = None
         if ready is None and not optout.reason(transcripts.working_folder(f)):
             if st.st_size > BATCH_ALONE_BYTES:
@@ -249,7 +248,7 @@ class Ready:
     tombstones: list = field(default_factory=list)  # of the episodes as made (forget.tombstones)
 
 
-def read_ready(path: str, optout: OptOut) -> "Ready | None":
+def read_ready(path: str, optout: forget.OptOut) -> "Ready | None":
     """Read and prepare one transcript without the store: a worker's part of a bulk ingest.
 
     None when anything goes wrong: the writer then reads the file itself and meets the error

@@ -4,8 +4,8 @@ Markdown (morning.md), in the person's words: each lesson with the sessions it c
 Pure but for `write_morning`, which writes through the own-folder writer.
 """
 from . import files, paths
-from .episodes import incident
 from .failures import error_line, telling_lines
+from .forget import incident
 from .redact import redact
 from .shorten import clip
 from .store import Store

@@ -12,10 +12,9 @@ import json
 import os
 from pathlib import Path
 
-from . import embed, files, paths
+from . import embed, files, forget, paths
 from .clock import iso
 from .errors import RenderError
-from .optout import OptOut
 from .memorymd import (BEGIN, END, LOAD_BYTES, LOAD_LINES, file_name, index_line, merge, section_text, topic_file,
                        unseen)
 from .redact import redact
@@ -116,13 +115,12 @@ def forgotten_key(text: str) -> str:
 
 def veto_forgotten(texts: list, quotes: list, now: str) -> None:
     """Veto forgotten lessons by hash, and take their words out of the vetoes already kept."""
-    from .forget import scrub
     with files.Lock("render.lock", LOCK_WAIT_SECONDS, "forget"):
         vetoes = _load_state(paths.vetoed_path(), "lessons", list)
         kept = []
         for v in vetoes:
             text = v.get("text") or ""
-            if text and (scrub(text, quotes) != text or text in texts):
+            if text and (forget.scrub(text, quotes) != text or text in texts):
                 kept.append({"sha256": forgotten_key(text), "id": v.get("id"), "vetoed": v.get("vetoed")})
             else:
                 kept.append(v)
@@ -137,8 +135,8 @@ def veto_forgotten(texts: list, quotes: list, now: str) -> None:
         changed = False
         for rec in written.values():  # files the person edited (left in place) keep a record
             text = rec.get("text") or ""
-            if text and (text in texts or scrub(text, quotes) != text):
-                rec["text"], changed = scrub(text, quotes + list(texts)), True
+            if text and (text in texts or forget.scrub(text, quotes) != text):
+                rec["text"], changed = forget.scrub(text, quotes + list(texts)), True
         if changed:
             files.write_own(paths.written_path(), _dump({"version": STATE_VERSION, "files": written,
                                                             "sections": sections}))
@@ -198,7 +196,7 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
         lessons = {l["id"]: l for l in store.all_lessons()}
         vetoes_before = len(vetoes)
 
-        optout = OptOut()
+        optout = forget.OptOut()
         files.sweep_own_temps()  # what a render or sleep killed mid-write left behind
         if paths.projects_dir().is_dir():
             for folder in paths.projects_dir().glob("*/memory"):
@@ -291,7 +289,7 @@ def _collect_vetoes(store: Store, lessons: dict, written: dict, vetoes: list, no
         store.veto_lessons(sorted(vetoed_ids))
 
 
-def _place(store: Store, live: list, limit: int, result: dict, optout: OptOut) -> dict:
+def _place(store: Store, live: list, limit: int, result: dict, optout: forget.OptOut) -> dict:
     """{memory folder: its lessons, strongest first, at most limit}; none in a project kept out."""
     everywhere = None
     folders_of = {}

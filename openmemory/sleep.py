@@ -13,8 +13,8 @@ from datetime import timedelta
 from . import consult, embed, forget, morning, paths
 from .clock import iso, parse_time
 from .corrections import correction_head, lasting_sentence, own_lines
-from .episodes import incident
 from .failures import error_line, is_lesson_error, is_work_failure, telling_lines
+from .forget import incident
 from .redact import redact, redact_obj
 from .store import Store
 from .wording import core_command, correction_lesson, error_lesson, same_rule, scoped, stance, unscoped

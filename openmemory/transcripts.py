@@ -142,7 +142,7 @@ def _folder_in(raw, rec=_UNREAD) -> str:
 def parse_lines(lines, path: str = "", kept_out=None) -> Session:
     """Build a Session from JSONL lines (bytes or str).
 
-    kept_out: the question asked of the working folder (OptOut.reason), as working_folder finds
+    kept_out: the question asked of the working folder (forget.OptOut.reason), as working_folder finds
     it in the first lines: when kept out, reading stops at that line, and the Session read so far
     comes back with `kept_out` set (one reading of the first lines instead of two)."""
     s = Session(path=path)

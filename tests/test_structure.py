@@ -191,7 +191,7 @@ def find_cycle(graph: dict):
 FLOORS = {
     0: ("__init__", "clock", "shorten", "errors", "paths", "embed", "redact", "jsonl"),
     1: ("files", "transcripts", "corrections", "failures", "neighbours", "memorymd", "claude_settings"),
-    2: ("episodes", "wording", "forget", "optout", "migrations"),
+    2: ("episodes", "wording", "forget", "migrations"),
     3: ("store",),
     4: ("ingest", "recall", "render", "llm", "consult", "morning", "schedule"),
     5: ("sleep", "setup", "doctor", "mcp", "hook"),
