@@ -5,12 +5,12 @@ fields are ignored, a malformed or half-written line is counted and skipped, and
 nothing here raises on bad input. Pure: `parse_lines` takes lines and returns data.
 """
 import json
+import json.scanner
 import re
 import zlib
 from dataclasses import dataclass, field
 from itertools import islice
 
-from . import jsonl
 from .shorten import clip
 
 # Text Claude Code writes into user records that the person did not type.
@@ -31,6 +31,26 @@ OWN_TOOL = re.compile(r"mcp__(plugin_openmemory_)?openmemory__")
 # A tool's output is read for its telling lines only: of a huge one (a 50 MB line), its first
 # and last RESULT_END_CHARS characters, whole lines (Claude Code clips Bash output at 30,000).
 RESULT_END_CHARS = 50_000
+
+
+# One record per line: the value of a JSONL line, as json.loads reads it, with less on the way.
+# json.loads without its wrappers: the C scanner it uses, called once per record.
+_scan = json.scanner.make_scanner(json.JSONDecoder())
+_JSON_SPACE = " \t\n\r"
+
+
+def jsonl_record(line: str):
+    """json.loads(line): the same value, or ValueError. A line that starts with `{` (every record
+    Claude Code writes) goes straight to json's C scanner."""
+    if not line.startswith("{"):
+        return json.loads(line)
+    try:
+        value, end = _scan(line, 0)
+    except StopIteration as e:
+        raise ValueError(f"not JSON at {e.value}") from None
+    if end != len(line) and line[end:].strip(_JSON_SPACE):
+        raise ValueError("extra data after a record")
+    return value
 
 
 @dataclass
@@ -165,7 +185,7 @@ def parse_lines(lines, path: str = "", kept_out=None) -> Session:
         if isinstance(raw, bytes):
             raw = raw.decode("utf-8", errors="replace")  # the bytes let go: a 50 MB line is not held twice
         try:
-            rec = jsonl.record(raw)  # JSON's own whitespace around a record is allowed: no copy of the line
+            rec = jsonl_record(raw)  # JSON's own whitespace around a record is allowed: no copy of the line
         except (ValueError, RecursionError):
             rec = None
         if watched is not None:

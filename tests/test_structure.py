@@ -189,7 +189,7 @@ def find_cycle(graph: dict):
 # Each module's floor (ARCHITECTURE.md, "Floors"): a module imports modules of its own floor or
 # below, never one above it (on one floor, one way only: no cycle, as Shape pins).
 FLOORS = {
-    0: ("__init__", "clock", "shorten", "errors", "paths", "embed", "redact", "jsonl"),
+    0: ("__init__", "clock", "shorten", "errors", "paths", "embed", "redact"),
     1: ("files", "transcripts", "corrections", "failures", "neighbours", "memorymd", "claude_settings"),
     2: ("episodes", "wording", "forget", "migrations"),
     3: ("store",),

@@ -380,7 +380,7 @@ class RecordsAreReadAsJsonLoadsReadsThem(unittest.TestCase):
     def test_the_scanner_gives_json_loads_value_or_its_error(self):
         import json
         import random
-        from openmemory.jsonl import record as _record
+        from openmemory.transcripts import jsonl_record as _record
         rng = random.Random(1)
         cases = ['{"a":1}', '{"a":1}\n', '{"a":1} \r\n', '{"a":1} x', '{"a":', '{}', '{"a":1}\x0c', '{"a":NaN}',
                  '{"a":1}{"b":2}', ' {"a":1}', '[1]', '{"a":"\\ud800"}', '{"a":1}\u00a0']
