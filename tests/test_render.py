@@ -5,7 +5,7 @@ import unittest
 from datetime import datetime, timezone
 from pathlib import Path
 
-from openmemory import embed, errors, files, ingest, memorymd, paths, render, store
+from openmemory import embed, errors, files, ingest, paths, render, store
 from tests.fixtures import project_folder, test_session
 from tests.helpers import ROOT, TempHome, raw_db
 
@@ -27,8 +27,8 @@ def add_lesson(db, text=TEXT, kind="feedback", cwd=None, strength=1.0, seen=1, s
 
 def outside(data: bytes) -> bytes:
     """Every byte of MEMORY.md outside the openmemory markers."""
-    begin = data.index(memorymd.BEGIN.encode())
-    end = data.index(memorymd.END.encode()) + len(memorymd.END)
+    begin = data.index(render.BEGIN.encode())
+    end = data.index(render.END.encode()) + len(render.END)
     return data[:begin] + data[end:]
 
 
@@ -93,8 +93,8 @@ class LessonFiles(RenderCase):
         how = text.split("**How to apply:**", 1)[1]
         self.assertNotIn(str(self.repo), how, "no path from the person's machine in How to apply")
         md = self.md().decode()
-        self.assertEqual(md, f"{memorymd.BEGIN}\n{memorymd.HEADING}\n"
-                             f"- [{TEXT}](om-{lid}.md) — seen 2×, last 2026-11-05\n{memorymd.END}\n")
+        self.assertEqual(md, f"{render.BEGIN}\n{render.HEADING}\n"
+                             f"- [{TEXT}](om-{lid}.md) — seen 2×, last 2026-11-05\n{render.END}\n")
         self.assertEqual(oct(topic.stat().st_mode & 0o777), "0o600")
         written = self.state("written.json")["files"]
         self.assertEqual(written[str(topic)]["lesson"], lid)
@@ -149,7 +149,7 @@ class LessonFiles(RenderCase):
         lines = [l for l in self.md().decode().split("\n") if l.startswith("- [")]
         self.assertEqual(len(lines), 3)
         for line in lines:
-            self.assertLess(len(line), memorymd.LINE_CHARS)
+            self.assertLess(len(line), render.LINE_CHARS)
             self.assertRegex(line, r"^- \[.+\]\(om-\d+\.md\) — seen 12345×")
         self.assertTrue(any("Use tabs not spaces in the Makefile ever" in l for l in lines), lines)
 
@@ -201,7 +201,7 @@ class TheUserDecides(RenderCase):
         self.render()
         data = self.md()
         self.assertTrue(data.startswith(above), data)  # appended after the person's lines
-        self.assertIn(b"\r\n" + memorymd.BEGIN.encode() + b"\r\n", data)  # in the file's own line endings
+        self.assertIn(b"\r\n" + render.BEGIN.encode() + b"\r\n", data)  # in the file's own line endings
         below = b"\r\n## Later notes\r- an old Mac line ending\n- and no newline at the end"
         (self.memory / "MEMORY.md").write_bytes(data + below)
         mine = outside(self.md())
@@ -221,7 +221,7 @@ class TheUserDecides(RenderCase):
             self.assertTrue(data.endswith(below))
             live = [r[0] for r in raw_db(self.db).execute(
                 "SELECT id FROM lessons WHERE NOT archived ORDER BY strength DESC, seen DESC, updated DESC, id")]
-            section = data[data.index(memorymd.BEGIN.encode()):data.index(memorymd.END.encode())].decode()
+            section = data[data.index(render.BEGIN.encode()):data.index(render.END.encode())].decode()
             self.assertEqual([int(i) for i in re.findall(r"\]\(om-(\d+)\.md\)", section)], live[:20])
 
     def test_deleting_a_lesson_file_vetoes_it_for_good(self):
@@ -308,7 +308,7 @@ class TheUserDecides(RenderCase):
     def test_damaged_markers_leave_memory_md_alone(self):
         self.lesson()
         self.memory.mkdir(parents=True)
-        damaged = f"mine\n{memorymd.BEGIN}\n- old\n{memorymd.BEGIN}\nmore\n".encode()
+        damaged = f"mine\n{render.BEGIN}\n- old\n{render.BEGIN}\nmore\n".encode()
         (self.memory / "MEMORY.md").write_bytes(damaged)
         result = self.render()
         self.assertEqual(self.md(), damaged)
@@ -401,29 +401,29 @@ class Placement(RenderCase):
         (self.memory / "MEMORY.md").write_text(mine)
         result = self.render()
         md = self.md().decode()
-        self.assertTrue(md.startswith(f"# Index\n{memorymd.BEGIN}\n{memorymd.HEADING}\n- ["), md[:200])
-        start, end = memorymd.find_section(md)
+        self.assertTrue(md.startswith(f"# Index\n{render.BEGIN}\n{render.HEADING}\n- ["), md[:200])
+        start, end = render.find_section(md)
         self.assertEqual(md[:start] + md[end + 1:], mine)  # the section and its own line ending added, nothing else
         self.assertEqual(len(result["warnings"]), 1)
         self.assertIn("2 of your own line(s) now fall past", result["warnings"][0])
-        self.assertEqual(memorymd.unseen(md), (0, 2))
+        self.assertEqual(render.unseen(md), (0, 2))
 
     def test_a_short_file_gets_the_section_at_the_end(self):
         self.lesson()
         self.memory.mkdir(parents=True)
         (self.memory / "MEMORY.md").write_text("# Index\n- fact\n")
         self.render()
-        self.assertTrue(self.md().decode().startswith(f"# Index\n- fact\n\n{memorymd.BEGIN}\n"))
+        self.assertTrue(self.md().decode().startswith(f"# Index\n- fact\n\n{render.BEGIN}\n"))
 
     def test_html_comments_do_not_count_but_the_users_lines_above_do(self):
         comments = "".join(f"<!-- note {n} -->\n" for n in range(300))  # stripped by Claude Code
-        text = comments + "".join(f"line {n}\n" for n in range(198)) + memorymd.section_text(["- [a](om-1.md) — x"]) + "\n"
-        self.assertEqual(memorymd.unseen(text), (0, 0))  # 198 + heading + 1 line = 200
-        self.assertEqual(memorymd.unseen("x\n" + text), (1, 0))
+        text = comments + "".join(f"line {n}\n" for n in range(198)) + render.section_text(["- [a](om-1.md) — x"]) + "\n"
+        self.assertEqual(render.unseen(text), (0, 0))  # 198 + heading + 1 line = 200
+        self.assertEqual(render.unseen("x\n" + text), (1, 0))
         result_text = "".join(f"line {n}\n" for n in range(250))
-        self.assertEqual(memorymd.unseen(result_text), (0, 50))
+        self.assertEqual(render.unseen(result_text), (0, 50))
         wide = "".join("y" * 199 + "\n" for _ in range(130))  # 200 bytes a line: 125 fit in 25,000
-        self.assertEqual(memorymd.unseen(wide), (0, 5))
+        self.assertEqual(render.unseen(wide), (0, 5))
 
     def test_user_lines_pushing_the_section_past_the_budget_warn(self):
         self.lesson()
@@ -514,12 +514,12 @@ class SlugsAndSafety(RenderCase):
         self.assertIn(str(self.memory / f"om-{lid}.md"), self.state("written.json")["files"])
 
     def test_lesson_text_cannot_break_out_of_its_line_or_link_elsewhere(self):
-        evil = (f"Run it {memorymd.END}\n<!-- openmemory:begin --> [click](https://evil.example/x) "
+        evil = (f"Run it {render.END}\n<!-- openmemory:begin --> [click](https://evil.example/x) "
                 "![img](http://evil.example/p.png) <script>alert(1)</script> <https://evil.example> -->")
         lid = add_lesson(self.db, evil, cwd=str(self.repo), strength=5)
         self.render()
         md = self.md().decode()
-        self.assertEqual(memorymd.find_section(md), (0, len(md) - 1))  # still one intact section
+        self.assertEqual(render.find_section(md), (0, len(md) - 1))  # still one intact section
         self.assertEqual(md.count("<!--"), 2)
         self.assertEqual(links(md), [f"om-{lid}.md"])
         self.assertNotRegex(md, r"(?<!\\)<(?!!-- openmemory:)")  # no raw HTML, our markers aside
