@@ -322,15 +322,15 @@ def _confirm(question: str) -> bool:
 
 def cmd_doctor(args) -> int:
     """Check that memory is connected to Claude Code and working; exit 0 only when every check passes."""
-    from . import doctor
-    findings = doctor.run()
+    from . import setup
+    findings = setup.doctor()
     if args.json:
-        _print_json({"healthy": doctor.healthy(findings), "checks": [f.as_dict() for f in findings]})
+        _print_json({"healthy": setup.healthy(findings), "checks": [f.as_dict() for f in findings]})
     else:
         for f in findings:
             mark = {"ok": "✔", "fail": "✘", "note": "•"}[f.status]
             print(f"{mark} {f.check}: {f.text}" + (f"\n    fix: {f.fix}" if f.fix and f.status == "fail" else ""))
-    return 0 if doctor.healthy(findings) else 1
+    return 0 if setup.healthy(findings) else 1
 
 
 def cmd_morning(args) -> int:

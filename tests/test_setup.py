@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from openmemory import claude_settings, schedule, setup
+from openmemory import schedule, setup
 from tests.fixtures import test_session
 from tests.helpers import ROOT, TempHome
 
@@ -74,7 +74,7 @@ class SetupCase(TempHome):
 
     def hooks_added(self) -> dict:
         settings = json.loads(self.settings.read_text(encoding="utf-8"))
-        return {e: claude_settings.hook_commands(settings, e) for e in setup.HOOK_EVENTS}
+        return {e: setup.hook_commands(settings, e) for e in setup.HOOK_EVENTS}
 
 
 class Setup(SetupCase):

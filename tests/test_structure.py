@@ -190,11 +190,11 @@ def find_cycle(graph: dict):
 # below, never one above it (on one floor, one way only: no cycle, as Shape pins).
 FLOORS = {
     0: ("__init__", "clock", "shorten", "errors", "paths", "embed", "redact"),
-    1: ("files", "transcripts", "corrections", "failures", "neighbours", "claude_settings"),
+    1: ("files", "transcripts", "corrections", "failures", "neighbours"),
     2: ("episodes", "wording", "forget", "migrations"),
     3: ("store",),
     4: ("ingest", "recall", "render", "llm", "consult", "morning", "schedule"),
-    5: ("sleep", "setup", "doctor", "mcp", "hook"),
+    5: ("sleep", "setup", "mcp", "hook"),
     6: ("cli", "__main__"),
 }
 FLOOR = {module: floor for floor, names in FLOORS.items() for module in names}
