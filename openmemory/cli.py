@@ -156,7 +156,7 @@ def cmd_backup(args) -> int:
 
 def cmd_forget(args) -> int:
     """Forget episodes or lessons for good: database, text index, Claude Code's memory files, reports."""
-    from . import forget, morning, recall, render, sleep
+    from . import forget, recall, render, sleep
     episode_ids, lesson_ids = forget.parse_ids(args.ids)
     project = os.path.realpath(os.path.expanduser(args.project)) if args.project else None
     if not (episode_ids or lesson_ids or args.query or project):
@@ -191,8 +191,8 @@ def cmd_forget(args) -> int:
         rendered = render.render(db)
         report = db.get_state("morning")
         if report and done["morning"]:
-            morning.write_morning(morning.morning_text(json.loads(report), sleep.PREDICTION_DAYS,
-                                                       sleep.ARCHIVE_AFTER_DAYS))
+            sleep.write_morning(sleep.morning_text(json.loads(report), sleep.PREDICTION_DAYS,
+                                                   sleep.ARCHIVE_AFTER_DAYS))
     print(f"forgot {done['episodes']} episode(s) and {done['lessons']} lesson(s); {done['reworded']} lesson(s) "
           f"worded again, {done['scrubbed']} memory(ies) cleaned of their words; "
           f"{len(rendered['written']) + len(rendered['removed'])} file(s) rewritten", file=sys.stderr)
@@ -254,7 +254,7 @@ def cmd_hook(args) -> int:
 
 def cmd_sleep(args) -> int:
     """Consolidate memory for the night: decay, lessons, verification, predictions; write the morning report."""
-    from . import consult, ingest, morning, render, schedule, sleep
+    from . import consult, ingest, render, schedule, sleep
     from .clock import iso
     now = _time_arg(args.now, "--now")
     with schedule.sleep_lock(wait=not args.catch_up) as held:
@@ -272,8 +272,8 @@ def cmd_sleep(args) -> int:
     if args.json:
         _print_json(report)
     elif not args.catch_up:
-        tonight = f"; tonight in all: {morning.summary(report['tonight'])}" if report.get("tonight") else ""
-        print(f"{morning.summary(report)}{tonight}; report in {paths.morning_path()}")
+        tonight = f"; tonight in all: {sleep.summary(report['tonight'])}" if report.get("tonight") else ""
+        print(f"{sleep.summary(report)}{tonight}; report in {paths.morning_path()}")
     for error in report.get("errors", []):
         print(f"openmemory: error: {error}", file=sys.stderr)
     return 1 if report.get("errors") else 0
