@@ -71,7 +71,7 @@ def cmd_ingest(args) -> int:
 
 def _model_after_ingest(db, quiet: bool) -> dict | None:
     """`ingest --model`: the model decides doubtful turns and leads session gists (never the hook's ingest)."""
-    from . import consult, llm
+    from . import llm
     from .clock import iso
     model = _open_model(db, iso())
     if model is None:
@@ -80,9 +80,9 @@ def _model_after_ingest(db, quiet: bool) -> dict | None:
                   file=sys.stderr)
         return None
     now = iso()
-    doubtful = consult.decide_doubtful(db, model, now)
-    gists = consult.write_gists(db, model)
-    return dict(consult.close_model(db, model), doubtful=doubtful, gists=gists)
+    doubtful = llm.decide_doubtful_turns(db, model, now)
+    gists = llm.write_gists(db, model)
+    return dict(llm.close_model(db, model), doubtful=doubtful, gists=gists)
 
 
 _NO_MODEL = "no model configured (set OPENMEMORY_LLM_URL and OPENMEMORY_LLM_MODEL; see OPERATIONS.md)"
@@ -90,10 +90,10 @@ _NO_MODEL = "no model configured (set OPENMEMORY_LLM_URL and OPENMEMORY_LLM_MODE
 
 def _open_model(db, now):
     """Tonight's model, its failures logged to the log file (the CLI prints only its own lines)."""
-    from . import consult, llm
+    from . import llm
     if llm.config() is not None or llm.problem():
         _log_to_file()
-    return consult.open_model(db, now)
+    return llm.open_model(db, now)
 
 
 def _count(n: int, one: str) -> str:
@@ -254,7 +254,7 @@ def cmd_hook(args) -> int:
 
 def cmd_sleep(args) -> int:
     """Consolidate memory for the night: decay, lessons, verification, predictions; write the morning report."""
-    from . import consult, ingest, render, schedule, sleep
+    from . import ingest, llm, render, schedule, sleep
     from .clock import iso
     now = _time_arg(args.now, "--now")
     with schedule.sleep_lock(wait=not args.catch_up) as held:
@@ -268,7 +268,7 @@ def cmd_sleep(args) -> int:
                     ingest.ingest(db)  # as the nightly job does: sessions whose hook never ran
             model = None if args.no_model else _open_model(db, iso())
             report = sleep.night(db, now, render=render.render, model=model)
-            consult.close_model(db, model)
+            llm.close_model(db, model)
     if args.json:
         _print_json(report)
     elif not args.catch_up:

@@ -10,7 +10,7 @@ import json
 import math
 from datetime import timedelta
 
-from . import consult, embed, files, forget, paths
+from . import embed, files, forget, llm, paths
 from .clock import iso, parse_time
 from .corrections import correction_head, lasting_sentence, own_lines
 from .failures import error_line, is_lesson_error, is_work_failure, telling_lines
@@ -53,7 +53,7 @@ def night(store: Store, now: str | None = None, render=None, model=None) -> dict
 
     render: a callable `render(store, now=...) -> dict` with `written`, `vetoed` (lessons
     newly vetoed) and `warnings`, or None when render is not wired in. model: tonight's
-    optional model (consult.open_model) or None; it decides the doubtful turns before
+    optional model (llm.open_model) or None; it decides the doubtful turns before
     consolidation, rewords the new lessons after it and leads recent session gists, each
     outside any transaction; where it fails, the rules' result stands.
     """
@@ -68,19 +68,19 @@ def night(store: Store, now: str | None = None, render=None, model=None) -> dict
         with store.transaction() if model is None else contextlib.nullcontext():
             facts = {"night": now}
             facts["decay"] = decay(store, now)
-            doubtful = consult.decide_doubtful(store, model, now)
+            doubtful = llm.decide_doubtful_turns(store, model, now)
             facts["consolidation"] = consolidate(store, now)
-            reworded = consult.word_lessons(store, model, facts["consolidation"]["new"], scoped)
+            reworded = llm.word_lessons(store, model, facts["consolidation"]["new"], scoped)
             facts["verification"] = verify(store, now)
             facts["prediction"] = predict(store, now)
             store.set_state("night_facts", json.dumps(facts, ensure_ascii=False, sort_keys=True))
         facts = json.loads(store.get_state("night_facts"))  # the same shape whichever way it came
-    gists = consult.write_gists(store, model)
+    gists = llm.write_gists(store, model)
     facts.update(_rendered(store, now, render))
     report = morning_facts(store, facts)
     if model is not None:
         report["model"] = dict(model.facts(), doubtful=doubtful, reworded=len(reworded), gists=gists)
-        report["warnings"] = report["warnings"] + consult.warnings_of(report["model"])
+        report["warnings"] = report["warnings"] + llm.warnings_of(report["model"])
     previous = _load_json(store.get_state("morning"))
     total, keep = report, False
     if previous and previous.get("night", "")[:10] == now[:10]:

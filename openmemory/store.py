@@ -463,7 +463,7 @@ class Store:
         return dict(episodes=len(episode_ids), lessons=len(lesson_ids), reworded=len(reworded), scrubbed=len(scrubbed),
                     sessions=len(session_ids), wal_emptied=not busy)
 
-    # -- the optional model (consult.py asks, llm.py talks; these keep what it said) -----
+    # -- the optional model (llm.py asks; these keep what it said) -----
 
     def model_answer(self, key: str) -> str | None:
         """The model's answer to the question with this key, when it was asked before."""

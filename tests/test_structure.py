@@ -193,7 +193,7 @@ FLOORS = {
     1: ("files", "transcripts", "corrections", "failures", "neighbours"),
     2: ("episodes", "wording", "forget", "migrations"),
     3: ("store",),
-    4: ("ingest", "recall", "render", "llm", "consult", "schedule"),
+    4: ("ingest", "recall", "render", "llm", "schedule"),
     5: ("sleep", "setup", "mcp", "hook"),
     6: ("cli", "__main__"),
 }
