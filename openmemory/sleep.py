@@ -229,63 +229,12 @@ def consolidate(store: Store, now: str) -> dict:
     lesson, stay in the pool and join a later lesson that says the same, until archived.
     A doubtful correction is left for a model to decide.
     """
-    places = _Places()
     with store.transaction():
         lessons = _load_lessons(store)
         pending = store.pending_surprises(now)
-        vectors = _Vectors(pending)
-        fed: dict = {}                  # episode id -> lesson fed tonight
+        tonight = _Consolidation(lessons, _Vectors(pending), _Places())
+        vectors, fed = tonight.vectors, tonight.fed
         examined = [ep["id"] for ep in pending if ep["consolidated"] is None and not ep["facts"].get("doubtful")]
-
-        def join(lesson: _Lesson, ep: dict) -> None:
-            fed[ep["id"]] = lesson
-            lesson.sources.append(ep["id"])
-            new_incident = incident(ep) not in lesson.sessions
-            lesson.add(ep, vectors[ep["id"]] if ep["id"] in vectors else surprise_unit(ep))
-            if not lesson.new:
-                lesson.joined.append(ep["id"])
-            if not new_incident:
-                return                  # the same session again: the same occurrence
-            lesson.seen += 1
-            if lesson.vetoed:
-                return                  # joins silently and stays vetoed
-            if lesson.new:
-                lesson.strength = NEW_LESSON_STRENGTH + SEEN_BOOST * (lesson.seen - 1)
-            else:
-                lesson.counted.append(ep["id"])
-                lesson.strength = max(lesson.strength + SEEN_BOOST, NEW_LESSON_STRENGTH)
-                if lesson.archived:
-                    lesson.archived, lesson.revived = False, True
-            project = places.project(ep["cwd"])
-            if lesson.cwd and project and project != lesson.cwd:
-                lesson.cwd, lesson.widened = None, not lesson.new
-                lesson.text = unscoped(lesson.text)
-
-        def nearest(vec, ep=None) -> _Lesson | None:
-            best, score = None, JOIN_SIMILARITY
-            for lesson in lessons:
-                s = lesson.similarity(vec)
-                if s >= score:
-                    best, score = lesson, s
-            if best is None and ep is not None and ep["kind"] == "correction":
-                best = _same_rule(ep, vec, lessons, places)     # the same rule in other words
-            return best
-
-        def found(kind: str, members: list, body: str) -> _Lesson:
-            projects = {places.project(m["cwd"]) for m in members} - {None}
-            cwd = projects.pop() if len(projects) == 1 else None
-            text = scoped(body, cwd, places.is_repository(cwd))
-            same = next((ls for ls in lessons if ls.text.lower() == text.lower()), None)
-            if same is not None:        # never a second copy of a lesson, vetoed or not
-                for m in members:
-                    join(same, m)
-                return same
-            lesson = _Lesson()
-            lesson.kind, lesson.cwd, lesson.text = kind, cwd, text
-            lessons.append(lesson)
-            for m in members:
-                join(lesson, m)
-            return lesson
 
         # Corrections first: each is examined once, and one suffices for a lesson. A doubtful
         # one waits, unexamined, for a model to decide (Store.doubtful_corrections).
@@ -296,50 +245,114 @@ def consolidate(store: Store, now: str) -> dict:
         for ep in pending:
             if ep["kind"] != "correction" or ep["consolidated"] is not None or ep["facts"].get("doubtful"):
                 continue
-            lesson = nearest(vectors[ep["id"]], ep)
+            lesson = tonight.nearest(vectors[ep["id"]], ep)
             if lesson is not None:
-                join(lesson, ep)
+                tonight.join(lesson, ep)
             else:
                 said = ep["facts"].get("model_lesson")     # a doubtful turn the model found a lesson in
                 body = said or correction_lesson(ep["facts"])
                 if body is None:
                     continue            # no instruction in it: it stays an episode
-                lesson = found("feedback", [ep], body)
+                lesson = tonight.found("feedback", [ep], body)
                 lesson.by_model = lesson.by_model or bool(said)
             # The failed call the person was answering is part of the same surprise.
             command = ep["facts"].get("command")
             for err in errors_by_session.get(ep["session_id"], []):
                 if command and err["id"] not in fed and err["facts"].get("command") == command \
                         and is_lesson_error(err["facts"]):
-                    join(lesson, err)
+                    tonight.join(lesson, err)
 
         # Corrections examined before without a lesson join one that says the same thing,
         # whatever night or order it was formed in ("always pnpm" typed before "pnpm, not npm").
         for ep in pending:
-            if ep["kind"] == "correction" and ep["id"] not in fed and not ep["facts"].get("doubtful") \
-                    and ep["kind"] == "correction":
-                lesson = nearest(vectors[ep["id"]], ep)
+            if ep["kind"] == "correction" and ep["id"] not in fed and not ep["facts"].get("doubtful"):
+                lesson = tonight.nearest(vectors[ep["id"]], ep)
                 if lesson is not None:
-                    join(lesson, ep)
+                    tonight.join(lesson, ep)
 
         # Then errors: the new ones join a lesson, or gather the similar errors of the pool.
         pool = [ep for ep in pending if ep["kind"] == "error" and is_lesson_error(ep["facts"])]
         for ep in pool:
             if ep["consolidated"] is not None or ep["id"] in fed:
                 continue
-            lesson = nearest(vectors[ep["id"]])
+            lesson = tonight.nearest(vectors[ep["id"]])
             if lesson is not None:
-                join(lesson, ep)
+                tonight.join(lesson, ep)
                 continue
             vec = vectors[ep["id"]]
             similar = [m for m in pool if m["id"] != ep["id"] and m["id"] not in fed
                        and embed.dot(vec, vectors[m["id"]]) >= JOIN_SIMILARITY and _same_way(ep, m)]
             members = sorted([ep] + similar, key=lambda m: (m["at"], m["id"]))
             if len({m["session_id"] for m in members}) >= ERROR_SESSIONS:
-                found("project", members, error_lesson([m["facts"] for m in members]))
+                tonight.found("project", members, error_lesson([m["facts"] for m in members]))
 
         report = _write_lessons(store, lessons, fed, examined, now)
     return report
+
+
+class _Consolidation:
+    """One night's consolidation: its lessons while surprises join them, which surprise fed which
+    lesson, and how a lesson changes when one joins it (its sources, seen, strength, scope)."""
+
+    def __init__(self, lessons: list, vectors: "_Vectors", places: "_Places"):
+        self.lessons = lessons          # every lesson; the new ones are appended as they are found
+        self.vectors = vectors
+        self.places = places
+        self.fed: dict = {}             # episode id -> lesson fed tonight
+
+    def join(self, lesson: _Lesson, ep: dict) -> None:
+        """The surprise joins the lesson: a session not seen before counts, and strengthens it."""
+        self.fed[ep["id"]] = lesson
+        lesson.sources.append(ep["id"])
+        new_incident = incident(ep) not in lesson.sessions
+        lesson.add(ep, self.vectors[ep["id"]] if ep["id"] in self.vectors else surprise_unit(ep))
+        if not lesson.new:
+            lesson.joined.append(ep["id"])
+        if not new_incident:
+            return                  # the same session again: the same occurrence
+        lesson.seen += 1
+        if lesson.vetoed:
+            return                  # joins silently and stays vetoed
+        if lesson.new:
+            lesson.strength = NEW_LESSON_STRENGTH + SEEN_BOOST * (lesson.seen - 1)
+        else:
+            lesson.counted.append(ep["id"])
+            lesson.strength = max(lesson.strength + SEEN_BOOST, NEW_LESSON_STRENGTH)
+            if lesson.archived:
+                lesson.archived, lesson.revived = False, True
+        project = self.places.project(ep["cwd"])
+        if lesson.cwd and project and project != lesson.cwd:
+            lesson.cwd, lesson.widened = None, not lesson.new
+            lesson.text = unscoped(lesson.text)
+
+    def nearest(self, vec, ep=None) -> _Lesson | None:
+        """The lesson nearest a surprise's vector at JOIN_SIMILARITY or more; for a correction, else
+        one that says the same rule in other words."""
+        best, score = None, JOIN_SIMILARITY
+        for lesson in self.lessons:
+            s = lesson.similarity(vec)
+            if s >= score:
+                best, score = lesson, s
+        if best is None and ep is not None and ep["kind"] == "correction":
+            best = _same_rule(ep, vec, self.lessons, self.places)     # the same rule in other words
+        return best
+
+    def found(self, kind: str, members: list, body: str) -> _Lesson:
+        """A new lesson of these surprises (or the one that already says it), each of them joined."""
+        projects = {self.places.project(m["cwd"]) for m in members} - {None}
+        cwd = projects.pop() if len(projects) == 1 else None
+        text = scoped(body, cwd, self.places.is_repository(cwd))
+        same = next((ls for ls in self.lessons if ls.text.lower() == text.lower()), None)
+        if same is not None:        # never a second copy of a lesson, vetoed or not
+            for m in members:
+                self.join(same, m)
+            return same
+        lesson = _Lesson()
+        lesson.kind, lesson.cwd, lesson.text = kind, cwd, text
+        self.lessons.append(lesson)
+        for m in members:
+            self.join(lesson, m)
+        return lesson
 
 
 def _write_lessons(store: Store, lessons: list, fed: dict, examined: list, now: str) -> dict:
