@@ -102,6 +102,15 @@ def _noise(line: str) -> bool:
 
 _TOOL_USE_ERROR = re.compile(r"</?tool_use_error>")
 
+# What a line of failed output is, ranked by how much it says of the cause (error_lines picks
+# the highest first; a line gets the first rank that fits, in the order of `rank =` below).
+EXCEPTION_LINE = 3      # names an exception: `TypeError: …`, `error[E0425]: …`, `… panicked at …`
+ERROR_LINE = 2          # reads as an error (errorish)
+WRAPPER_LINE = 1        # a wrapper's: something below failed (`make: *** [...]`, `npm ERR! code 1`)
+OTHER_LINE = 0
+EXIT_LINE = -1          # "Exit code N": kept first when the output opens with it, never a cause
+FRAMED_LINE = -2        # a line inside a box: which hook or tool framed the output (a banner)
+
 
 def error_lines(result: str, limit: int = 3) -> list:
     """The lines of a failed tool call's output that say why it failed, the cause first.
@@ -113,7 +122,7 @@ def error_lines(result: str, limit: int = 3) -> list:
     A cause line that ends with ':' brings the line after it.
     """
     text = _TOOL_USE_ERROR.sub("", _ANSI.sub("", result or ""))
-    kept = []                   # (text, rank): 3 exception, 2 error, 1 wrapper, 0 other, -1 exit code
+    kept = []                   # (text, rank), the ranks above
     tracebacks = []             # index in kept of each line that ends a Python traceback
     in_traceback = False
     for line in text.splitlines():
@@ -130,20 +139,21 @@ def error_lines(result: str, limit: int = 3) -> list:
         if shown and (shown[-1].isspace() or not shown[-1].isascii()):
             shown = _TRAIL.sub("", shown)
         shown = clip(shown or s, 200)
-        rank = (-1 if _EXIT.match(s) else -2 if _FRAMED.match(s) else 1 if wrapper(shown)
-                else 3 if _EXCEPTION_WORDS.search(shown) and _EXCEPTION.match(shown)
-                else 2 if errorish(s) else 0)
+        rank = (EXIT_LINE if _EXIT.match(s) else FRAMED_LINE if _FRAMED.match(s)
+                else WRAPPER_LINE if wrapper(shown)
+                else EXCEPTION_LINE if _EXCEPTION_WORDS.search(shown) and _EXCEPTION.match(shown)
+                else ERROR_LINE if errorish(s) else OTHER_LINE)
         if ends_traceback:
             tracebacks.append(len(kept))
         kept.append((shown, rank))
-    head = [kept.pop(0)[0]] if kept and kept[0][1] == -1 else []
+    head = [kept.pop(0)[0]] if kept and kept[0][1] == EXIT_LINE else []
     if head:
         tracebacks = [i - 1 for i in tracebacks]
     order = tracebacks[:1]
-    for rank in (3, 2):
+    for rank in (EXCEPTION_LINE, ERROR_LINE):
         order += [i for i, (_, r) in enumerate(kept) if r == rank and i not in order]
     if not order:               # nothing reads as an error: plain lines, then wrappers, then frames
-        order = [i for rank in (0, 1, -2) for i, (_, r) in enumerate(kept) if r == rank]
+        order = [i for rank in (OTHER_LINE, WRAPPER_LINE, FRAMED_LINE) for i, (_, r) in enumerate(kept) if r == rank]
     picked = []
     for i in order:
         if len(picked) >= limit - len(head):
@@ -153,10 +163,10 @@ def error_lines(result: str, limit: int = 3) -> list:
             if kept[i][0].endswith(":") and i + 1 < len(kept) and i + 1 not in picked:
                 picked.append(i + 1)    # "panicked at x:", "No solution found:": and what it says
     picked = picked[: limit - len(head)]
-    banner = next((i for i, (text, r) in enumerate(kept) if r == -2 and len(text.split()) >= 3), None)
+    banner = next((i for i, (text, r) in enumerate(kept) if r == FRAMED_LINE and len(text.split()) >= 3), None)
     if banner is not None and banner not in picked:
         # which hook or tool framed it ("lefthook v1.12.3 hook: pre-commit"), before filler
-        if len(head) + len(picked) >= limit and len(picked) > 1 and kept[picked[-1]][1] <= 1 \
+        if len(head) + len(picked) >= limit and len(picked) > 1 and kept[picked[-1]][1] <= WRAPPER_LINE \
                 and not kept[picked[-2]][0].endswith(":"):
             picked.pop()
         if len(head) + len(picked) < limit:
