@@ -12,6 +12,8 @@ from openmemory import clock, ingest, migrations, store
 from tests.fixtures import Transcript, project_folder, test_session
 from tests.helpers import TempHome, corpus_files, raw_db
 
+PROJECT = "/home/dev/shop"
+
 
 def status(case):
     return json.loads(case.ok("status", "--json").stdout)
@@ -711,3 +713,49 @@ class WorkerResults(unittest.TestCase):
                                    [1] * 4, 2, chunk_items=1))
         self.assertEqual(got, [(ingest.GC_YOUNG, True)] * 4)
         self.assertNotEqual(gc.get_threshold()[0], ingest.GC_YOUNG)   # this process keeps Python's own
+
+
+class TwoPaths(TempHome):
+    def test_the_same_transcript_by_two_paths_is_one_session(self):
+        path = test_session(cwd=PROJECT).write(project_folder(self.claude, PROJECT))
+        link = self.tmp / "elsewhere"
+        link.symlink_to(path.parent, target_is_directory=True)
+        self.ok("ingest")
+        self.ok("ingest", link / path.name)
+        self.ok("ingest", "--force", link / path.name)
+        self.ok("ingest", "--force")
+        status = json.loads(self.ok("status", "--json").stdout)
+        self.assertEqual((status["sessions"], status["episodes"]["session"]), (1, 1))
+        self.assertEqual(status["episodes"]["total"], 3)
+
+
+class NotATranscript(TempHome):
+    def test_a_file_that_is_no_transcript_is_skipped_whole_with_one_warning(self):
+        folder = project_folder(self.claude, PROJECT)
+        test_session(cwd=PROJECT).write(folder)
+        other = folder / "exported.jsonl"  # JSON lines, but not Claude Code's
+        other.write_text("".join(json.dumps({"row": i, "name": f"item {i}"}) + "\n" for i in range(500)) +
+                         "not even json\n" * 300)
+        p = self.ok("ingest")
+        self.assertIn("1 file skipped (not a transcript)", p.stdout)
+        warnings = [line for line in p.stderr.splitlines() if "warning" in line]
+        self.assertEqual(warnings, [f"openmemory: warning: skipped {other}: not a Claude Code transcript (no "
+                                    f"record of a known type in its first lines); it is not read again until "
+                                    f"it changes"])
+        status = json.loads(self.ok("status", "--json").stdout)
+        self.assertEqual((status["sessions"], status["lines_skipped"]), (1, 0))
+        again = self.ok("ingest")
+        self.assertEqual(again.stderr, "")
+        self.assertIn("read 0 of 2 transcripts (2 unchanged)", again.stdout)
+        with other.open("a") as f:
+            f.write('{"more": true}\n')
+        self.assertEqual(len([x for x in self.ok("ingest").stderr.splitlines() if "warning" in x]), 1)
+
+    def test_a_transcript_whose_first_lines_are_broken_is_still_read(self):
+        folder = project_folder(self.claude, PROJECT)
+        path = test_session(cwd=PROJECT).write(folder)
+        path.write_text("{half a line\n" * 3 + path.read_text())
+        p = self.ok("ingest")
+        self.assertEqual(p.stderr, "")
+        status = json.loads(self.ok("status", "--json").stdout)
+        self.assertEqual((status["sessions"], status["lines_skipped"]), (1, 3))

@@ -460,5 +460,35 @@ class OverPipes(TempHome):
         self.assertIn("(no project)", json.loads(p.stdout)["result"]["content"][0]["text"])
 
 
+class Titles(TempHome):
+    def test_a_title_cut_short_ends_with_an_ellipsis(self):
+        text = "When the staging database is refreshed " + "the migrations must be replayed in order " * 5
+        with store.connect() as db:
+            note = db.episode(db.add_note(text))
+        self.assertLessEqual(len(note["title"]), 100)
+        self.assertTrue(note["title"].endswith("…"), note["title"])
+        self.assertTrue(text.startswith(note["title"][:-1]))
+
+    def test_mcp_results_do_not_repeat_the_title_at_the_start_of_the_gist(self):
+        test_session(cwd=PROJECT).write(project_folder(self.claude, PROJECT))
+        with store.connect() as db:
+            ingest.ingest(db)
+            note_id = db.add_note("The shop project runs its tests with pytest -q, never unittest.")
+            episodes = db.episodes()
+        reply = mcp.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                            "params": {"name": "recall", "arguments": {"query": "pytest unittest tests", "k": 10}}},
+                           PROJECT)
+        text = reply["result"]["content"][0]["text"]
+        for episode in episodes + [{"id": note_id}]:
+            with store.connect() as db:
+                ep = db.episode(episode["id"])
+            if f"[{ep['id']}] " not in text:
+                continue
+            block = text.split(f"[{ep['id']}] ", 1)[1].split("\n\n")[0]
+            if ep["gist"].startswith(ep["title"].rstrip("…")):
+                self.assertEqual(block.count(ep["title"].rstrip("…")), 1, block)  # said once, in the gist
+            self.assertIn(ep["gist"], block)
+
+
 if __name__ == "__main__":
     unittest.main()

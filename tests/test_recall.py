@@ -6,11 +6,12 @@ import subprocess
 import sys
 import unittest
 
-from openmemory import clock, embed, migrations, recall, store
+from openmemory import clock, embed, mcp, migrations, recall, store
 from tests.fixtures import Transcript, project_folder, test_session
 from tests.helpers import TempHome, corpus_files, raw_db
 
 NOW = "2026-11-01T12:00:00.000000Z"
+PROJECT = "/home/dev/shop"
 
 
 def episode(key, title, gist, cwd="/home/dev/shop", at="2026-10-30T10:00:00Z", kind="error", detail=""):
@@ -572,6 +573,53 @@ class RecallCommand(TempHome):
                            capture_output=True, text=True, env=self.env(), cwd=str(shop))
         hits = json.loads(p.stdout)
         self.assertTrue(hits and all(h["in_project"] for h in hits))
+
+
+class RecallHere(TempHome):
+    def test_here_marks_this_projects_hits(self):
+        shop = self.tmp / "shop"
+        other = self.tmp / "other"
+        for folder in (shop, other):
+            folder.mkdir()
+            test_session(cwd=str(folder)).write(project_folder(self.claude, folder))
+        self.ok("ingest")
+        p = self.cli("recall", "pytest", "unittest", "-k", "10", "--cwd", str(shop))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        blocks = p.stdout.split("\n\n")
+        ours = [b for b in blocks if " · shop · " in b.splitlines()[0]]
+        theirs = [b for b in blocks if " · other · " in b.splitlines()[0]]
+        self.assertTrue(ours and theirs, p.stdout)
+        self.assertTrue(all(" · this project" in b.splitlines()[0] for b in ours))
+        self.assertFalse(any(" · this project" in b.splitlines()[0] for b in theirs))
+        unscoped = self.ok("recall", "pytest", "unittest").stdout
+        self.assertNotIn("this project", unscoped)
+
+
+class ArchivedHint(TempHome):
+    def setUp(self):
+        super().setUp()
+        test_session(cwd=PROJECT).write(project_folder(self.claude, PROJECT))
+        self.ok("ingest")
+        self.ok("sleep", "--now", "2031-01-01T03:00:00Z")  # years untouched: every episode fades
+        with store.connect() as db:
+            self.archived = [e for e in db.episodes() if e["archived"]]
+        self.assertTrue(self.archived)
+
+    def test_recall_with_only_archived_matches_says_how_many_and_revives_none(self):
+        p = self.ok("recall", "pytest")
+        self.assertRegex(p.stdout, r"^no memories match 'pytest'; \d+ archived memor(y matches|ies match): "
+                                   r"add --archived\n$")
+        with store.connect() as db:
+            self.assertEqual([e["id"] for e in db.episodes() if e["archived"]], [e["id"] for e in self.archived])
+        self.assertEqual(self.ok("recall", "kubernetes").stdout, "no memories match 'kubernetes'\n")
+        self.assertIn("pytest", self.ok("recall", "pytest", "--archived").stdout)
+
+    def test_the_mcp_tool_says_so_too(self):
+        reply = mcp.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                            "params": {"name": "recall", "arguments": {"query": "pytest"}}}, PROJECT)
+        text = reply["result"]["content"][0]["text"]
+        self.assertRegex(text, r'^No memories match "pytest" for project /home/dev/shop\. \d+ archived '
+                               r'memor(y matches|ies match): call recall again with include_archived true')
 
 
 if __name__ == "__main__":

@@ -589,5 +589,40 @@ class Command(RenderCase):
         self.assertIn("render", self.ok("--help").stdout)
 
 
+class VetoClosesThePrediction(TempHome):
+    def test_a_vetoed_lessons_open_prediction_is_closed(self):
+        repo = self.tmp / "repo"
+        repo.mkdir()
+        with store.connect() as db:
+            lesson = add_lesson(db, cwd=str(repo), strength=1.5, seen=2)
+        self.ok("sleep", "--now", "2026-11-06T03:00:00Z")
+        status = json.loads(self.ok("status", "--json").stdout)
+        self.assertEqual(status["predictions_open"], 1)
+        (paths.memory_dir_for(repo) / f"om-{lesson}.md").unlink()
+        self.assertIn(f"vetoed lesson {lesson}", self.ok("render").stdout)
+        status = json.loads(self.ok("status", "--json").stdout)
+        self.assertEqual((status["predictions"], status["predictions_open"]), (1, 0))
+        self.ok("sleep", "--now", "2026-11-07T03:00:00Z")
+        self.assertEqual(json.loads(self.ok("status", "--json").stdout)["predictions_open"], 0)
+
+
+class MemoryMdLineEndings(TempHome):
+    def test_the_section_takes_the_files_own_line_endings_end_marker_included(self):
+        repo = self.tmp / "repo"
+        repo.mkdir()
+        memory = paths.memory_dir_for(repo)
+        memory.mkdir(parents=True)
+        mine = b"# Notes\r\n- [Deploys](deploys.md) \xe2\x80\x94 Fridays\r\n- second line\r\n"
+        # A section an earlier render wrote in \n, in a file the person keeps in \r\n.
+        (memory / "MEMORY.md").write_bytes(b"<!-- openmemory:begin -->\n<!-- openmemory:end -->\n" + mine)
+        with store.connect() as db:
+            add_lesson(db, cwd=str(repo), strength=1.5)
+        self.ok("render")
+        data = (memory / "MEMORY.md").read_bytes()
+        self.assertTrue(data.endswith(mine), data)
+        self.assertNotIn(b"\n", data.replace(b"\r\n", b""), data)  # every line ends in \r\n
+        self.assertIn(b"<!-- openmemory:end -->\r\n# Notes", data)
+
+
 if __name__ == "__main__":
     unittest.main()

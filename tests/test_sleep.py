@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from openmemory import cli, clock, failures, ingest, recall, sleep, store, wording
-from tests.fixtures import Transcript, project_folder
+from tests.fixtures import Transcript, project_folder, test_session
 from tests.helpers import TempHome, claude_code, raw_db
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -770,6 +770,45 @@ class PersonDeletes:
         with db.transaction():
             raw_db(db).execute("UPDATE lessons SET vetoed = 1 WHERE id = ?", (self.lesson_id,))
         return {"written": ["om-2.md", "MEMORY.md"], "vetoed": [self.lesson_id], "warnings": [self.warning]}
+
+
+def lint_session(cwd):
+    """A session where a lint command fails and the person says which one to run instead."""
+    t = Transcript(style="2.1.328", cwd=cwd)
+    t.user("check the code style")
+    t.assistant("Running the linter.", tools=[("Bash", {"command": "make lint"},
+                                               "Exit code 2\nmake: *** No rule to make target 'lint'.  Stop.", True)])
+    t.user("No, don't use make lint here, run ruff check . instead")
+    t.assistant("Understood.", tools=[("Bash", {"command": "ruff check ."}, "All checks passed!", False)])
+    return t
+
+
+class TwoSleepsOneNight(TempHome):
+    def test_morning_shows_what_the_whole_night_learnt(self):
+        shop = str(self.tmp / "shop")
+        test_session(cwd=shop).write(project_folder(self.claude, shop))
+        self.ok("ingest")
+        first = self.ok("sleep", "--now", "2026-11-03T03:00:00Z").stdout
+        self.assertTrue(first.startswith("1 new lesson, "), first)
+        lint_session(shop).write(project_folder(self.claude, shop))
+        self.ok("ingest")
+        second = self.ok("sleep", "--now", "2026-11-03T04:00:00Z").stdout
+        report = json.loads(self.ok("morning", "--json").stdout)
+        texts = [lesson["text"] for lesson in report["lessons_new"]]
+        self.assertEqual(len(texts), 2, texts)
+        self.assertTrue(any("pytest" in t for t in texts) and any("ruff" in t for t in texts), texts)
+        morning = self.ok("morning").stdout
+        self.assertIn("\n\n2 new lessons, ", morning)
+        self.assertIn(" (in all, over 2 sleeps).\n", morning)
+        # What was printed agrees with morning: this sleep's own, and the night in all.
+        self.assertTrue(second.startswith("1 new lesson, "), second)
+        self.assertIn("; tonight in all: 2 new lessons, ", second)
+        third = self.ok("sleep", "--now", "2026-11-03T05:00:00Z").stdout  # nothing new: the night stays whole
+        self.assertTrue(third.startswith("0 new lessons, "), third)
+        self.assertIn("; tonight in all: 2 new lessons, ", third)
+        self.assertEqual(len(json.loads(self.ok("morning", "--json").stdout)["lessons_new"]), 2)
+        self.ok("sleep", "--now", "2026-11-04T03:00:00Z")  # the next night starts afresh
+        self.assertEqual(json.loads(self.ok("morning", "--json").stdout)["lessons_new"], [])
 
 
 if __name__ == "__main__":

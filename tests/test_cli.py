@@ -1,0 +1,107 @@
+"""The command (cli.py): every verb with its one-line help, usage errors, `status`, `ingest --json`
+without a Claude Code folder, `remember` from the terminal."""
+import json
+import os
+
+from openmemory import store
+from tests.fixtures import project_folder, test_session
+from tests.helpers import TempHome
+
+PROJECT = "/home/dev/shop"
+
+
+class Cli(TempHome):
+    def test_help_lists_every_verb_with_its_one_line_doc(self):
+        out = self.ok("--help").stdout
+        for verb in ("ingest", "status", "paths"):
+            self.assertIn(verb, out)
+        verbs = _verbs()
+        self.assertGreaterEqual(set(verbs), {"ingest", "recall", "status", "render", "sleep", "morning", "paths",
+                                             "serve", "hook"})
+        listed = " ".join(out.split())
+        for verb, doc in verbs.items():
+            self.assertTrue(doc, f"{verb} has no one-line doc")
+            self.assertIn(verb, out)
+            self.assertIn(" ".join(doc.split())[:40], listed, f"`--help` does not show {verb}'s doc")
+            p = self.ok(verb, "--help")  # each verb's own help: its doc, exit 0, nothing on stderr
+            self.assertIn(f"usage: openmemory {verb}", p.stdout)
+            self.assertIn(" ".join(doc.split()), " ".join(p.stdout.split()))
+            self.assertEqual(p.stderr, "")
+
+    def test_version(self):
+        self.assertRegex(self.ok("--version").stdout, r"^openmemory \d+\.\d+\.\d+")
+
+    def test_unknown_verb_is_a_usage_error(self):
+        p = self.cli("frobnicate")
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(p.stdout, "")
+
+
+def _verbs() -> dict:
+    """{verb: its one-line doc} as the CLI's parser declares them."""
+    import argparse
+    from openmemory import cli
+    sub = next(a for a in cli.build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return {name: (parser.description or "") for name, parser in sub.choices.items()}
+
+
+class Status(TempHome):
+    def test_the_hooks_ingest_is_the_last_ingest(self):
+        path = test_session(cwd=PROJECT).write(project_folder(self.claude, PROJECT))
+        event = json.dumps({"hook_event_name": "SessionEnd", "transcript_path": str(path)})
+        self.assertEqual(self.cli("hook", input=event).returncode, 0)
+        status = json.loads(self.ok("status", "--json").stdout)
+        self.assertEqual(status["sessions"], 1)
+        self.assertIsNotNone(status["last_ingest"])
+        self.assertNotIn("last ingest  never", self.ok("status").stdout)
+
+    def test_transcripts_and_session_episodes_are_named_apart(self):
+        test_session(cwd=PROJECT).write(project_folder(self.claude, PROJECT))
+        self.ok("ingest")
+        out = self.ok("status").stdout
+        self.assertIn("(1 session episode, 1 error, 1 correction, 0 notes; 0 archived)", out)
+        self.assertIn("\ntranscripts  1 ingested, 0 malformed lines skipped\n", out)
+        self.assertNotIn("sessions ", out)
+
+
+class IngestCommand(TempHome):
+    def test_json_without_a_claude_code_folder_is_still_one_object(self):
+        p = self.ok("ingest", "--json")
+        report = json.loads(p.stdout)
+        self.assertEqual((report["files"], report["read"], report["added"]), (0, 0, {}))
+        self.assertIn("no Claude Code transcripts at", p.stderr)
+
+    def test_an_unknown_option_shows_the_verbs_own_usage(self):
+        p = self.cli("ingest", "--bogus")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("usage: openmemory ingest [-h]", p.stderr)
+        self.assertIn("openmemory ingest: error: unrecognized arguments: --bogus", p.stderr)
+        self.assertEqual(p.stdout, "")
+
+
+class Remember(TempHome):
+    def test_remember_from_the_terminal_then_recall_finds_it(self):
+        work = self.tmp / "shop"
+        work.mkdir()
+        p = self.cli("remember", "Deploys", "go", "out", "on", "Fridays", "after", "the", "release", "checklist",
+                     env=self.env(), )
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout, r"^remembered as note \d+ \(project .+\)\n$")
+        p = self.ok("recall", "release checklist fridays", "--json")
+        [hit] = json.loads(p.stdout)
+        self.assertEqual(hit["kind"], "note")
+        self.assertEqual(hit["gist"], "Deploys go out on Fridays after the release checklist")
+        self.assertEqual(hit["cwd"], os.path.realpath(self.tmp))
+
+    def test_remember_reads_stdin_and_can_be_for_every_project(self):
+        p = self.cli("remember", "--everywhere", "--json", input="Never commit .env files.\n")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        note = json.loads(p.stdout)
+        self.assertIsNone(note["cwd"])
+        with store.connect() as db:
+            self.assertEqual(db.episode(note["id"])["gist"], "Never commit .env files.")
+
+    def test_an_empty_note_is_an_error(self):
+        p = self.cli("remember", input="  \n")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("openmemory: error: a note needs some text", p.stderr)

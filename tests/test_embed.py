@@ -1,0 +1,77 @@
+"""Hashed word vectors (embed.py): stable across processes, compact, and the stored bytes a contract."""
+import json
+import os
+import subprocess
+import sys
+
+from openmemory import embed
+from tests.helpers import ROOT, TempHome
+
+
+class Embed(TempHome):
+    def test_vectors_are_stable_across_processes(self):
+        code = ("import json; from openmemory import embed; "
+                "print(json.dumps(list(embed.encode(embed.vector('run the tests with pytest -q')))))")
+        outs = set()
+        for seed in ("1", "2", "random"):
+            env = dict(os.environ, PYTHONHASHSEED=seed, PYTHONPATH=str(ROOT))
+            outs.add(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                    env=env, check=True).stdout)
+        self.assertEqual(len(outs), 1)
+        self.assertEqual(len(json.loads(outs.pop())), embed.DIMENSIONS)
+
+    def test_cosine_orders_by_meaning_of_words(self):
+        q = embed.vector("how do we run the tests")
+        near = embed.vector("Ran the test suite with pytest -q; tests passed")
+        far = embed.vector("Deployed the blog to production with rsync")
+        self.assertGreater(embed.cosine(q, near), embed.cosine(q, far))
+        self.assertAlmostEqual(embed.cosine(near, near), 1.0)
+        self.assertEqual(embed.cosine(embed.vector(""), near), 0.0)
+
+    def test_encoding_is_compact_and_keeps_cosine(self):
+        a = embed.vector("the migration failed: column users.email already exists")
+        b = embed.vector("migration error: duplicate column email on users")
+        blob_a, blob_b = embed.encode(a), embed.encode(b)
+        self.assertEqual(len(blob_a), 256)
+        self.assertAlmostEqual(embed.cosine(blob_a, blob_b), embed.cosine(a, b), delta=0.02)
+
+    def test_stored_bytes_are_the_contract(self):
+        # A stored vector is read by every later version: these bytes must not change silently.
+        text = "run the tests with pytest -q"
+        blob = embed.encode(embed.vector(text))
+        self.assertEqual({i: v for i, v in enumerate(embed.decode(blob)) if v},
+                         {40: -64, 62: -64, 147: 127, 213: 127, 237: 127})
+        for text in (text, "", "the", "Running testCases and the_tests; running again, again and again",
+                     "migration error: duplicate column email on users " * 3):
+            self.assertEqual(embed.encoded(text), embed.encode(embed.vector(text)))
+
+    def test_encoded_is_the_encoding_of_the_vector_to_the_last_bit(self):
+        import random
+        rng = random.Random(7)
+        words = "the test tests testing run failed error key pytest npm cancel x y z 0 42".split()
+        texts = [" ".join(f"w{i * j % 97}" for j in range(i % 40)) for i in range(400)]
+        texts += [" ".join(rng.choice(words) for _ in range(rng.randint(0, 14))) for _ in range(3000)]
+        for text in texts:
+            self.assertEqual(embed.encoded(text), embed.encode(embed.vector(text)), text)
+
+    def test_unit_of_a_text_is_the_unit_of_its_vector_to_the_last_bit(self):
+        texts = ["", "the", "run the tests with pytest -q", "fail fail fail", "a b c d e f g h",
+                 "Running testCases and the_tests; running again, again and again"]
+        texts += [" ".join(f"w{i * j % 97}" for j in range(i % 40)) for i in range(400)]
+        cancelled = 0
+        for text in texts:
+            self.assertEqual(list(embed.unit_of(text).items()), list(embed.unit(embed.vector(text)).items()), text)
+            cancelled += any(x == 0.0 for x in embed._normalised(text).values())
+        self.assertGreater(cancelled, 0)  # a dimension two words cancel out is left out by both
+
+    def test_words_are_stemmed_and_split(self):
+        self.assertEqual(embed.words("Running testCases and the_tests"), ["run", "test", "case", "test"])
+
+    def test_words_are_the_runs_of_ascii_letters_and_digits(self):
+        import random
+        import re
+        rng = random.Random(5)
+        alphabet = "aZ09_-./ \n\t\x00é✓İıſ\u212a𝔸日本\ud800"
+        for _ in range(2000):
+            text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+            self.assertEqual([t.decode() for t in embed.tokens(text)], re.findall(r"[A-Za-z0-9]+", text))

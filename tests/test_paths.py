@@ -1,0 +1,75 @@
+"""Every location (paths.py): read from the environment at call time, absolute, creating nothing;
+Claude Code's project folder names; the project a folder belongs to."""
+import json
+import os
+from pathlib import Path
+
+from openmemory import paths
+from tests.helpers import TempHome
+
+
+class Paths(TempHome):
+    def test_environment_is_read_at_call_time_and_nothing_is_created(self):
+        os.environ["OPENMEMORY_HOME"] = str(self.tmp / "a")
+        self.assertEqual(paths.db_path(), self.tmp / "a" / "memory.db")
+        os.environ["OPENMEMORY_HOME"] = str(self.tmp / "b")
+        self.assertEqual(paths.lessons_path(), self.tmp / "b" / "lessons.jsonl")
+        self.assertEqual(paths.projects_dir(), self.claude / "projects")
+        self.assertFalse((self.tmp / "a").exists() or (self.tmp / "b").exists())
+
+    def test_defaults_are_under_home(self):
+        os.environ.pop("OPENMEMORY_HOME")
+        os.environ.pop("CLAUDE_CONFIG_DIR")
+        self.assertEqual(paths.home(), Path.home() / ".openmemory")
+        self.assertEqual(paths.claude_dir(), Path.home() / ".claude")
+
+    def test_paths_command(self):
+        out = json.loads(self.ok("paths", "--json").stdout)
+        self.assertEqual(out["db"], str(self.home / "memory.db"))
+        self.assertEqual(out["projects"], str(self.claude / "projects"))
+        self.assertIn(str(self.home / "morning.md"), self.ok("paths").stdout)
+        self.assertFalse(self.home.exists())
+
+    def test_slug_and_memory_folder_follow_claude_code(self):
+        self.assertEqual(paths.project_slug("/home/me/my_proj.v2"), "-home-me-my-proj-v2")
+        repo = self.tmp / "repo"
+        (repo / ".git").mkdir(parents=True)
+        (repo / "sub" / "dir").mkdir(parents=True)
+        expect = self.claude / "projects" / paths.project_slug(os.path.realpath(repo)) / "memory"
+        self.assertEqual(paths.memory_dir_for(repo / "sub" / "dir"), expect)
+        loose = self.tmp / "loose"
+        loose.mkdir()
+        self.assertEqual(paths.memory_dir_for(loose),
+                         self.claude / "projects" / paths.project_slug(os.path.realpath(loose)) / "memory")
+
+    def test_the_project_of_a_folder(self):
+        repo = self.tmp / "repo"
+        (repo / ".git").mkdir(parents=True)
+        (repo / "sub").mkdir()
+        plain = self.tmp / "plain"
+        plain.mkdir()
+        alias = self.tmp / "alias"
+        alias.symlink_to(plain)
+        self.assertEqual(paths.project_of(str(repo / "sub")), str(repo.resolve()))   # the git root
+        self.assertEqual(paths.project_of(str(alias)), str(plain.resolve()))         # else the real path
+        self.assertEqual(paths.project_of(str(plain) + "/"), str(plain.resolve()))
+        self.assertEqual(paths.memory_dir_for(str(repo / "sub")),
+                         self.projects / paths.project_slug(repo.resolve()) / "memory")
+
+    def test_linked_worktree_shares_the_main_trees_memory(self):
+        main = self.tmp / "main"
+        gitdir = main / ".git" / "worktrees" / "feature"
+        gitdir.mkdir(parents=True)
+        (gitdir / "commondir").write_text("../..\n")
+        tree = self.tmp / "feature"
+        tree.mkdir()
+        (tree / ".git").write_text(f"gitdir: {gitdir}\n")
+        self.assertEqual(paths.git_root(tree), main.resolve())
+
+
+class RelativeHome(TempHome):
+    def test_a_relative_openmemory_home_is_made_absolute(self):
+        p = self.ok("paths", "--json", env=self.env(OPENMEMORY_HOME="rel-home"))
+        where = json.loads(p.stdout)
+        self.assertEqual(where["home"], os.path.join(os.path.realpath(self.tmp), "rel-home"))
+        self.assertTrue(os.path.isabs(where["db"]))
