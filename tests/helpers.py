@@ -1,4 +1,5 @@
 """Shared test plumbing: a private home for every test, and the CLI as a subprocess."""
+import json
 import os
 import subprocess
 import sys
@@ -112,3 +113,69 @@ def raw_db(store):
     """For tests only: the open SQLite connection behind a Store, to set up or inspect a state
     no Store method offers. The package itself reaches the database only through Store methods."""
     return store._db
+
+
+USER_SETTINGS = {
+    "$schema": "https://json.schemastore.org/claude-code-settings.json",
+    "model": "opus",
+    "permissions": {"allow": ["Bash(npm run test:*)", "mcp__github"], "deny": ["Read(./.env)"]},
+    "env": {"FOO": "bär ✓", "BIG": 12345678901234567890, "RATIO": 0.25, "NOTHING": None},
+    "statusLine": {"type": "command", "command": "~/.claude/statusline.sh"},
+    "hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "~/bin/guard.sh",
+                                                      "timeout": 5}]}],
+        "SessionEnd": [{"hooks": [{"type": "command", "command": "notify-send 'session over'"}]}],
+    },
+    "enabledPlugins": {"other@market": True},
+}
+
+
+FAKE_CRONTAB = """#!/bin/sh
+# A stand-in for crontab(1): the table lives in $OM_TEST_CRONTAB, never the real one.
+case "$1" in
+  -l) if [ -f "$OM_TEST_CRONTAB" ]; then cat "$OM_TEST_CRONTAB"; else echo "no crontab for tester" >&2; exit 1; fi ;;
+  -) cat > "$OM_TEST_CRONTAB" ;;
+  *) echo "usage: crontab [-l | -]" >&2; exit 2 ;;
+esac
+"""
+
+
+RECORDER = """#!/bin/sh
+# A stand-in that records its arguments, one call a line.
+echo "$*" >> "$OM_TEST_CALLS"
+"""
+
+
+class SetupCase(TempHome):
+    """A TempHome with the person's own settings.json, and stand-ins for crontab, systemctl and
+    launchctl under the test's folder: no test reaches the real schedule."""
+
+    def setUp(self):
+        super().setUp()
+        self.claude.mkdir(parents=True)
+        self.settings = self.claude / "settings.json"
+        self.original = json.dumps(USER_SETTINGS, ensure_ascii=False, indent=4).encode("utf-8")
+        self.settings.write_bytes(self.original)
+        self.bin = self.tmp / "stand-ins"
+        self.bin.mkdir()
+        self.crontab_file = self.tmp / "crontab.txt"
+        self.calls = self.tmp / "calls.txt"
+        for name, text in (("crontab", FAKE_CRONTAB), ("systemctl", RECORDER), ("launchctl", RECORDER)):
+            (self.bin / name).write_text(text)
+            (self.bin / name).chmod(0o755)
+
+    def env(self, **extra):
+        base = {"OPENMEMORY_CRONTAB": self.bin / "crontab", "OPENMEMORY_SYSTEMCTL": self.bin / "systemctl",
+                "OPENMEMORY_LAUNCHCTL": self.bin / "launchctl", "OM_TEST_CRONTAB": self.crontab_file,
+                "OM_TEST_CALLS": self.calls, "XDG_CONFIG_HOME": self.tmp / "xdg",
+                "PATH": "/usr/bin:/bin"}  # no `claude` on PATH: setup prints the command
+        base.update(extra)
+        return super().env(**base)
+
+    def setup_cli(self, *args, **kw):
+        return self.cli("setup", *args, **kw)
+
+    def hooks_added(self) -> dict:
+        from openmemory import setup
+        settings = json.loads(self.settings.read_text(encoding="utf-8"))
+        return {e: setup.hook_commands(settings, e) for e in setup.HOOK_EVENTS}

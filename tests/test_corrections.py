@@ -4,7 +4,7 @@ import json
 import unittest
 from pathlib import Path
 
-from openmemory import episodes, transcripts
+from openmemory import corrections, episodes, transcripts
 from tests.helpers import CORPUS, corpus_files
 
 LABELS = Path(__file__).with_name("data") / "learning" / "corpus_labels.json"
@@ -59,6 +59,68 @@ class CorrectionsOnRealCorpus(unittest.TestCase):
         found = [s for s in episodes.surprises_of(transcripts.parse(short)) if s.kind == "correction"]
         self.assertEqual([(s.rejected, s.command) for s in found],
                          [(True, "mix phx.server 2>&1 | head -80"), (True, "Glob /home/marco/projects/spotter")])
+
+
+class Verdicts(unittest.TestCase):
+    """What the person typed after the agent said "Done! All tests pass.", by the definition."""
+    DONE = "Done! All tests pass."
+
+    def verdict(self, text, **kw):
+        return corrections.correction_verdict(text, self.DONE, **kw)[0]
+
+    def test_corrections(self):
+        for text in ["that's wrong", "no", "revert that", "you broke the build", "why did you delete the fixtures?",
+                     "I told you to use yarn", "the tests are still failing", "No. Use the v2 client",
+                     "don't touch package.json", "this breaks the login flow", "didn't I say to keep the old API?",
+                     "that doesn't compile", "the migration already exists, you created a duplicate",
+                     "we use tabs, not spaces", "you forgot the tests", "isn't node 16 years old?",
+                     "we never commit DEBUG=True, it goes in .env.local", "that endpoint was removed in v2",
+                     "pr feedback:\n1. api/users.py:41 - N+1 query", "Traceback (most recent call last):\n"
+                     "  File \"x.py\", line 1\nKeyError: 'a'"]:
+            self.assertEqual(self.verdict(text), "correction", text)
+
+    def test_not_corrections(self):
+        for text in ["continue", "sounds good, proceed", "let's do option 2", "can you also add a test for it?",
+                     "what about the mobile layout?", "commit and push", "great work!", "lgtm, merge it",
+                     "The login page is broken on staging, can you look?", "always nice to see green tests",
+                     "stop here for today, we'll continue tomorrow", "no rush. also add a changelog entry",
+                     "wait, before you continue: what's the deadline for the API freeze?",
+                     "stop the dev server when you're done", "how hard would it be to switch to OpenAI?"]:
+            self.assertIsNone(self.verdict(text), text)
+
+    def test_doubtful(self):
+        for text in ["did you push?", "i think the oracle and the agent should be the same agent?",
+                     "did you write a migration for it?"]:
+            self.assertEqual(self.verdict(text), "doubtful", text)
+        log = "npm test\nFAIL src/a.test.ts\nError: expected 1 to be 2"
+        self.assertEqual(corrections.correction_verdict(log, "I've looked at the structure.")[0], "doubtful")
+
+    def test_a_first_message_is_standing_only_with_a_standing_rule(self):
+        self.assertEqual(self.verdict("From now on, always run ruff before you commit. Now fix the typo.", first=True),
+                         "standing")
+        self.assertIsNone(self.verdict("Use the new endpoint; the old one always fails", first=True))
+        self.assertIsNone(self.verdict("add pagination to the list command", first=True))
+
+    def test_a_first_message_without_a_standing_word_is_not_read_further(self):
+        # the shortcut never changes a verdict: where the sentence kept is cut from the message,
+        # a standing word at its end may lose the word boundary it had ("alwaysplease")
+        def read_whole(text):
+            found = corrections.lasting_sentence(text)
+            return bool(found and (corrections._STANDING.search(found[0].split(";")[0])
+                                   or corrections._STANDING_LEAD.match(text[:240])))
+        texts = ["From now on, always run ruff before you commit.", "we never commit DEBUG=True",
+                 "use uv, not pip. in this repo we use uv.", "please, please, not npm, don't everok",
+                 "). we use uv run the tests no,alwaysplease. ", "add pagination to the list command",
+                 "Use the new endpoint; the old one always fails", "next time, run the linter first", ""]
+        for text in texts:
+            self.assertEqual(self.verdict(text, first=True) == "standing", read_whole(text), text)
+        self.assertGreaterEqual(sum(map(read_whole, texts)), 4)
+
+    def test_a_later_message_is_read_for_a_standing_rule_only_with_a_standing_word(self):
+        # the same shortcut after the agent acted: "use uv neverthanks" keeps "use uv never"
+        self.assertEqual(corrections.correction_verdict("use uv neverthanks"), ("correction", "words"))
+        self.assertEqual(corrections.correction_verdict("please, we alwaysplease "), ("correction", "words"))
+        self.assertEqual(corrections.correction_verdict("add pagination to the list command"), (None, ""))
 
 
 if __name__ == "__main__":

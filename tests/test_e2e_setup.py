@@ -22,7 +22,7 @@ from pathlib import Path
 
 from tests.fixtures import test_session
 from tests.helpers import ROOT, TempHome, claude_code
-from tests.test_setup import FAKE_CRONTAB, USER_SETTINGS
+from tests.helpers import FAKE_CRONTAB, USER_SETTINGS
 
 BARE_PATH = "/usr/bin:/bin"
 harness = binary = None

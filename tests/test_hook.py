@@ -11,7 +11,7 @@ import unittest
 from openmemory import hook, store
 from tests.bench_hook import heavy_transcript
 from tests.fixtures import Transcript, project_folder, test_session
-from tests.helpers import TempHome, raw_db
+from tests.helpers import SetupCase, TempHome, raw_db
 
 PROJECT = "/home/dev/shop"
 
@@ -280,6 +280,26 @@ class ReadEvent(unittest.TestCase):
 
     def test_no_stream(self):
         self.assertIsNone(hook.read_event(None))
+
+
+class HookUnderThePlugin(SetupCase):
+    def event(self, name="SessionEnd"):
+        transcript = test_session(cwd=str(self.tmp)).write(self.projects / "-tmp-x")
+        return json.dumps({"hook_event_name": name, "transcript_path": str(transcript), "session_id": "s"})
+
+    def test_a_session_start_before_any_memory_creates_nothing(self):
+        p = self.cli("hook", input=self.event("SessionStart"))
+        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, "", ""))
+        self.assertFalse((self.home / "memory.db").exists())
+
+    def test_the_plugins_hook_stays_quiet_where_setup_installed_hooks(self):
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
+        p = self.cli("hook", input=self.event(), env=self.env(OPENMEMORY_INSTALL="plugin"))
+        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, "", ""))
+        self.assertFalse((self.home / "memory.db").exists())
+        p = self.cli("hook", input=self.event())  # setup's own hook does the work
+        self.assertEqual(p.returncode, 0)
+        self.assertEqual(json.loads(self.ok("status", "--json").stdout)["sessions"], 1)
 
 
 if __name__ == "__main__":

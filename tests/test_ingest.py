@@ -8,7 +8,7 @@ import time
 import unittest
 from pathlib import Path
 
-from openmemory import clock, ingest, migrations, store
+from openmemory import ingest, store
 from tests.fixtures import Transcript, project_folder, test_session
 from tests.helpers import TempHome, corpus_files, raw_db
 
@@ -232,46 +232,6 @@ class IngestCommand(TempHome):
         self.assertIn("episodes     3 (1 session episode, 1 error, 1 correction, 0 notes; 0 archived)", out)
         self.assertIn("transcripts  1 ingested, 0 malformed lines skipped", out)
         self.assertIn("last sleep   never", out)
-
-
-class Store(TempHome):
-    def test_schema_version_and_pragmas(self):
-        with store.connect() as db:
-            self.assertEqual(raw_db(db).execute("PRAGMA user_version").fetchone()[0], len(migrations.MIGRATIONS))
-            self.assertEqual(raw_db(db).execute("PRAGMA journal_mode").fetchone()[0], "wal")
-            self.assertEqual(raw_db(db).execute("PRAGMA busy_timeout").fetchone()[0], store.BUSY_TIMEOUT_MS)
-            tables = {r[0] for r in raw_db(db).execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        self.assertTrue({"episodes", "sessions", "lessons", "predictions"} <= tables)
-
-    def test_a_newer_database_is_refused_clearly(self):
-        store.connect().close()
-        db = sqlite3.connect(self.home / "memory.db")
-        db.execute("PRAGMA user_version = 999")
-        db.close()
-        p = self.cli("status")
-        self.assertEqual(p.returncode, 1)
-        self.assertIn("newer than this openmemory knows", p.stderr)
-        self.assertEqual(p.stdout, "")
-
-    def test_a_corrupt_database_is_one_clear_line(self):
-        self.home.mkdir()
-        (self.home / "memory.db").write_bytes(b"this is not a database" * 100)
-        p = self.cli("status")
-        self.assertEqual(p.returncode, 1)
-        self.assertRegex(p.stderr, r"^openmemory: error: the memory database at .* is damaged .*; move it aside")
-        p = self.cli("status", env=self.env(OPENMEMORY_DEBUG=1))
-        self.assertIn("Traceback", p.stderr)
-
-    def test_timestamps(self):
-        self.assertEqual(clock.iso("2026-02-11T21:41:48.049Z"), "2026-02-11T21:41:48.049000Z")
-        self.assertEqual(clock.iso("2026-02-11T22:41:48+01:00"), "2026-02-11T21:41:48.000000Z")
-
-    def test_notes(self):
-        with store.connect() as db:
-            nid = db.add_note("We deploy with `make release`; password=hunter2hunter2", cwd="/home/dev/shop")
-            note = db.episode(nid)
-        self.assertEqual(note["kind"], "note")
-        self.assertNotIn("hunter2", note["gist"])
 
 
 class RealCorpus(TempHome):
@@ -572,84 +532,6 @@ class WorkersReadWhileTheStoreWrites(TempHome):
             self.assertFalse(alive, f"worker {pid} outlived the ingest")
         self.ok("ingest")
         self.assertEqual({k: v for k, v in status(self)["episodes"].items() if k in expected}, expected)
-
-
-class ClaudeCodeTimestamps(unittest.TestCase):
-    """clock.iso takes Claude Code's own timestamps ('...T21:41:48.049Z') by a short way: the
-    same text as parsing them, and the same error for one that is not a time."""
-
-    def test_the_short_way_gives_what_parsing_gives(self):
-        import itertools
-        for year, month, day, hour, minute, second in itertools.product(
-                (999, 1000, 2000, 2023, 2024, 2100, 9999), (0, 1, 2, 12, 13), (0, 1, 28, 29, 30, 31, 32),
-                (0, 23, 24), (0, 59, 60), (0, 59, 60)):
-            ts = f"{year:04d}-{month:02d}-{day:02d}T{hour:02d}:{minute:02d}:{second:02d}.049Z"
-            with self.subTest(ts=ts):
-                try:
-                    parsed = clock.parse_time(ts).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-                except ValueError:
-                    self.assertRaises(ValueError, clock.iso, ts)
-                else:
-                    self.assertEqual(clock.iso(ts), parsed)
-        self.assertEqual(clock.iso("2024-02-29T23:59:59.999Z"), "2024-02-29T23:59:59.999000Z")
-        self.assertRaises(ValueError, clock.iso, "2100-02-29T00:00:00.000Z")
-
-
-@unittest.skipUnless(store.BOOT_ID.exists(), "no boot id to tell a restart by (not Linux)")
-class AFirstIngestStoppedWithTheMachine(TempHome):
-    """What opening a memory finds after a first ingest that wrote unsynced did not end."""
-
-    def memory(self) -> Path:
-        t = test_session(cwd="/home/dev/shop")
-        t.write(project_folder(self.claude, "/home/dev/shop"))
-        with store.connect() as db:
-            ingest.ingest(db)
-            self.assertGreater(len(db.episodes()), 0)
-        return self.home / "memory.db"
-
-    def mark(self, path: Path, boot: str, pid: int) -> Path:
-        marker = store.unsynced_marker(path)
-        marker.write_text(f"{boot} {pid}\n")
-        return marker
-
-    def test_after_a_restart_the_memory_is_moved_aside_and_a_new_one_begins(self):
-        path = self.memory()
-        before = path.read_bytes()
-        marker = self.mark(path, "00000000-0000-0000-0000-000000000000", os.getpid())
-        with self.assertLogs("openmemory.unsynced", "WARNING") as said, store.connect() as db:
-            self.assertEqual(db.episodes(), [])  # a new memory, working
-        self.assertIn("memory.db.unsynced-1", said.output[0])
-        self.assertFalse(marker.exists())
-        self.assertEqual((self.home / "memory.db.unsynced-1").read_bytes(), before)  # kept, never deleted
-        self.mark(path, "0123abcd-0000-4000-8000-0123456789ab", 1)
-        store.connect().close()
-        self.assertTrue((self.home / "memory.db.unsynced-2").exists())  # the first one left as it is
-        self.assertTrue((self.home / "memory.db.unsynced-1").exists())
-
-    def test_a_marker_that_is_not_one_of_ours_moves_nothing(self):
-        path = self.memory()
-        for text in ("", "not a boot id 12", "00000000-0000-0000-0000-000000000000 x"):
-            with self.subTest(text=text):
-                store.unsynced_marker(path).write_text(text)
-                with store.connect() as db:
-                    self.assertGreater(len(db.episodes()), 0)
-                self.assertFalse((self.home / "memory.db.unsynced-1").exists())
-
-    def test_in_the_same_boot_a_killed_ingest_s_writes_are_kept_and_synced(self):
-        path = self.memory()
-        gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-        marker = self.mark(path, store.BOOT_ID.read_text().strip(), int(gone.stdout))
-        with store.connect() as db:
-            self.assertGreater(len(db.episodes()), 0)
-        self.assertFalse(marker.exists())
-        self.assertFalse((self.home / "memory.db.unsynced-1").exists())
-
-    def test_while_the_ingest_runs_its_marker_is_left_alone(self):
-        path = self.memory()
-        marker = self.mark(path, store.BOOT_ID.read_text().strip(), os.getpid())  # this process: running
-        with store.connect() as db:
-            self.assertGreater(len(db.episodes()), 0)
-        self.assertTrue(marker.exists())
 
 
 class WorkerResults(unittest.TestCase):

@@ -1,148 +1,23 @@
-"""Learning from real history: causes of failures, event identity, known issues, the first
-night, doubtful corrections, and the evaluation over the labelled corpus and synthetic set
-(ARCHITECTURE.md, "What openmemory learns from", has the definitions and the figures)."""
+"""Learning from real history, end to end: event identity, known issues, the first night,
+doubtful corrections, and the evaluation over the labelled corpus and synthetic set
+(ARCHITECTURE.md, "What openmemory learns from", has the definitions and the figures). The
+readings it rests on have their own tests: test_corrections, test_failures, test_wording."""
 import json
 import re
 import unittest
 from datetime import datetime, timezone
 from pathlib import Path
 
-from openmemory import clock, corrections, episodes, failures, ingest, recall, sleep, store, transcripts, wording
+from openmemory import clock, corrections, episodes, failures, ingest, recall, sleep, store, transcripts
 from tests.fixtures import Transcript, project_folder
 from tests.helpers import CORPUS, TempHome, corpus_files, raw_db
 
 DATA = Path(__file__).with_name("data") / "learning"
 SYNTHETIC = DATA / "synthetic"
-EXIT = re.compile(r"^Exit code -?\d+$")
 
 
 def when(month, day, hour=9, year=2026):
     return datetime(year, month, day, hour, tzinfo=timezone.utc)
-
-
-def fold(text: str) -> str:
-    return " ".join(text.split())
-
-
-class FailureCauses(unittest.TestCase):
-    """The lines that say why a command failed, over real-shaped outputs of common tools."""
-
-    def test_the_cause_not_the_wrapper(self):
-        table = json.loads((DATA / "failures.json").read_text())["failures"]
-        self.assertGreaterEqual(len(table), 30)
-        self.assertGreaterEqual(len({f["tool"] for f in table}), 14)
-        for f in table:
-            with self.subTest(tool=f["tool"], command=f["command"]):
-                kept = [line for line in failures.error_lines(f["output"]) if not EXIT.match(line)]
-                self.assertTrue(kept)
-                self.assertEqual(kept[0], fold(f["cause"]))
-                for line in f["keep"]:
-                    self.assertIn(fold(line), kept)
-                for line in f["drop"]:
-                    self.assertNotIn(fold(line), kept)
-
-    def test_an_exception_line_is_an_error_line_without_a_word_boundary(self):
-        out = "Exit code 2\nbuilding\nsome.module.SomethingError: the cache is stale\nmake: *** [Makefile:2: all] Error 2"
-        self.assertEqual(failures.error_lines(out), ["Exit code 2", "some.module.SomethingError: the cache is stale"])
-
-
-class Verdicts(unittest.TestCase):
-    """What the person typed after the agent said "Done! All tests pass.", by the definition."""
-    DONE = "Done! All tests pass."
-
-    def verdict(self, text, **kw):
-        return corrections.correction_verdict(text, self.DONE, **kw)[0]
-
-    def test_corrections(self):
-        for text in ["that's wrong", "no", "revert that", "you broke the build", "why did you delete the fixtures?",
-                     "I told you to use yarn", "the tests are still failing", "No. Use the v2 client",
-                     "don't touch package.json", "this breaks the login flow", "didn't I say to keep the old API?",
-                     "that doesn't compile", "the migration already exists, you created a duplicate",
-                     "we use tabs, not spaces", "you forgot the tests", "isn't node 16 years old?",
-                     "we never commit DEBUG=True, it goes in .env.local", "that endpoint was removed in v2",
-                     "pr feedback:\n1. api/users.py:41 - N+1 query", "Traceback (most recent call last):\n"
-                     "  File \"x.py\", line 1\nKeyError: 'a'"]:
-            self.assertEqual(self.verdict(text), "correction", text)
-
-    def test_not_corrections(self):
-        for text in ["continue", "sounds good, proceed", "let's do option 2", "can you also add a test for it?",
-                     "what about the mobile layout?", "commit and push", "great work!", "lgtm, merge it",
-                     "The login page is broken on staging, can you look?", "always nice to see green tests",
-                     "stop here for today, we'll continue tomorrow", "no rush. also add a changelog entry",
-                     "wait, before you continue: what's the deadline for the API freeze?",
-                     "stop the dev server when you're done", "how hard would it be to switch to OpenAI?"]:
-            self.assertIsNone(self.verdict(text), text)
-
-    def test_doubtful(self):
-        for text in ["did you push?", "i think the oracle and the agent should be the same agent?",
-                     "did you write a migration for it?"]:
-            self.assertEqual(self.verdict(text), "doubtful", text)
-        log = "npm test\nFAIL src/a.test.ts\nError: expected 1 to be 2"
-        self.assertEqual(corrections.correction_verdict(log, "I've looked at the structure.")[0], "doubtful")
-
-    def test_a_first_message_is_standing_only_with_a_standing_rule(self):
-        self.assertEqual(self.verdict("From now on, always run ruff before you commit. Now fix the typo.", first=True),
-                         "standing")
-        self.assertIsNone(self.verdict("Use the new endpoint; the old one always fails", first=True))
-        self.assertIsNone(self.verdict("add pagination to the list command", first=True))
-
-    def test_a_first_message_without_a_standing_word_is_not_read_further(self):
-        # the shortcut never changes a verdict: where the sentence kept is cut from the message,
-        # a standing word at its end may lose the word boundary it had ("alwaysplease")
-        def read_whole(text):
-            found = corrections.lasting_sentence(text)
-            return bool(found and (corrections._STANDING.search(found[0].split(";")[0])
-                                   or corrections._STANDING_LEAD.match(text[:240])))
-        texts = ["From now on, always run ruff before you commit.", "we never commit DEBUG=True",
-                 "use uv, not pip. in this repo we use uv.", "please, please, not npm, don't everok",
-                 "). we use uv run the tests no,alwaysplease. ", "add pagination to the list command",
-                 "Use the new endpoint; the old one always fails", "next time, run the linter first", ""]
-        for text in texts:
-            self.assertEqual(self.verdict(text, first=True) == "standing", read_whole(text), text)
-        self.assertGreaterEqual(sum(map(read_whole, texts)), 4)
-
-    def test_a_later_message_is_read_for_a_standing_rule_only_with_a_standing_word(self):
-        # the same shortcut after the agent acted: "use uv neverthanks" keeps "use uv never"
-        self.assertEqual(corrections.correction_verdict("use uv neverthanks"), ("correction", "words"))
-        self.assertEqual(corrections.correction_verdict("please, we alwaysplease "), ("correction", "words"))
-        self.assertEqual(corrections.correction_verdict("add pagination to the list command"), (None, ""))
-
-
-class LessonWording(unittest.TestCase):
-    """A lasting correction is worded as a lesson; a momentary one ("use the other file") is not."""
-
-    def test_lasting_instructions(self):
-        for said, lesson in [
-                ("never use print for debugging, use the logger", "Never use print for debugging, use the logger."),
-                ("always run migrations with --fake-initial here", "Always run migrations with `--fake-initial`."),
-                ("we deploy with make release, not npm run deploy", "Deploy with make release, not `npm run deploy`."),
-                ("use uv, not pip, in this repo", "Use `uv`, not `pip`."),
-                ("tests live in tests/unit, not tests/", "Tests live in `tests/unit`, not `tests/`."),
-                ("we never commit DEBUG=True, it goes in .env.local", "Never commit `DEBUG=True`, it goes in `.env.local`."),
-                ("isn't node 16 years old? we're on node 22 everywhere", 'The user said: "we\'re on node 22 everywhere".'),
-                ("remember: the staging deploy needs VPN", 'The user said: "the staging deploy needs VPN".'),
-                ("the docs are generated from docstrings, don't edit docs/api by hand",
-                 "The docs are generated from docstrings, don't edit `docs/api` by hand."),
-                ("it's `make lint`, not `npm run lint`", "It's `make lint`, not `npm run lint`."),
-                ("no! we use jest here, vitest is only for the new package",
-                 "Use `jest`, `vitest` is only for the new package.")]:
-            self.assertEqual(wording.correction_lesson({"said": said}), lesson, said)
-
-    def test_momentary_corrections_stay_episodes(self):
-        for said in ["we do need a migration here", "it needs to be faster", "this must be a typo",
-                     "you left debug prints everywhere", "no, use the other file", "use the second approach instead", "no, only change the header",
-                     "use 3 retries instead of 5", "don't delete that function, we need it", "no, put it in utils.py instead",
-                     "don't push yet", "never mind, use the old version", "use the staging url for this test",
-                     "check again", "try again with the verbose flag", "that still fails", "the issue is the cache, not the query",
-                     "it's the cache, not the query", "if it fails, don't worry"]:
-            self.assertIsNone(wording.correction_lesson({"said": said, "tool": "Bash", "command": "python x.py"}), said)
-
-    def test_words_around_a_paste_are_read_but_not_the_paste(self):
-        said = ("Run npm install\nnpm error code 1\nnpm error Always use --legacy-peer-deps, never plain install\n"
-                "in the container use npm ci --ignore-scripts, never plain npm install")
-        facts = {"said": said, "own": "\n".join(corrections.own_lines(said)), "form": "pasted-failure"}
-        self.assertEqual(wording.correction_lesson(facts),
-                         "In the container use `npm ci --ignore-scripts`, never plain `npm install`.")
 
 
 def failing(t, command, output, tool_id=None):

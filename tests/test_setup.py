@@ -11,70 +11,10 @@ import plistlib
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 from openmemory import schedule, setup
 from tests.fixtures import test_session
-from tests.helpers import ROOT, TempHome
-
-USER_SETTINGS = {
-    "$schema": "https://json.schemastore.org/claude-code-settings.json",
-    "model": "opus",
-    "permissions": {"allow": ["Bash(npm run test:*)", "mcp__github"], "deny": ["Read(./.env)"]},
-    "env": {"FOO": "bär ✓", "BIG": 12345678901234567890, "RATIO": 0.25, "NOTHING": None},
-    "statusLine": {"type": "command", "command": "~/.claude/statusline.sh"},
-    "hooks": {
-        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "~/bin/guard.sh",
-                                                      "timeout": 5}]}],
-        "SessionEnd": [{"hooks": [{"type": "command", "command": "notify-send 'session over'"}]}],
-    },
-    "enabledPlugins": {"other@market": True},
-}
-
-FAKE_CRONTAB = """#!/bin/sh
-# A stand-in for crontab(1): the table lives in $OM_TEST_CRONTAB, never the real one.
-case "$1" in
-  -l) if [ -f "$OM_TEST_CRONTAB" ]; then cat "$OM_TEST_CRONTAB"; else echo "no crontab for tester" >&2; exit 1; fi ;;
-  -) cat > "$OM_TEST_CRONTAB" ;;
-  *) echo "usage: crontab [-l | -]" >&2; exit 2 ;;
-esac
-"""
-
-RECORDER = """#!/bin/sh
-# A stand-in that records its arguments, one call a line.
-echo "$*" >> "$OM_TEST_CALLS"
-"""
-
-
-class SetupCase(TempHome):
-    def setUp(self):
-        super().setUp()
-        self.claude.mkdir(parents=True)
-        self.settings = self.claude / "settings.json"
-        self.original = json.dumps(USER_SETTINGS, ensure_ascii=False, indent=4).encode("utf-8")
-        self.settings.write_bytes(self.original)
-        self.bin = self.tmp / "stand-ins"
-        self.bin.mkdir()
-        self.crontab_file = self.tmp / "crontab.txt"
-        self.calls = self.tmp / "calls.txt"
-        for name, text in (("crontab", FAKE_CRONTAB), ("systemctl", RECORDER), ("launchctl", RECORDER)):
-            (self.bin / name).write_text(text)
-            (self.bin / name).chmod(0o755)
-
-    def env(self, **extra):
-        base = {"OPENMEMORY_CRONTAB": self.bin / "crontab", "OPENMEMORY_SYSTEMCTL": self.bin / "systemctl",
-                "OPENMEMORY_LAUNCHCTL": self.bin / "launchctl", "OM_TEST_CRONTAB": self.crontab_file,
-                "OM_TEST_CALLS": self.calls, "XDG_CONFIG_HOME": self.tmp / "xdg",
-                "PATH": "/usr/bin:/bin"}  # no `claude` on PATH: setup prints the command
-        base.update(extra)
-        return super().env(**base)
-
-    def setup_cli(self, *args, **kw):
-        return self.cli("setup", *args, **kw)
-
-    def hooks_added(self) -> dict:
-        settings = json.loads(self.settings.read_text(encoding="utf-8"))
-        return {e: setup.hook_commands(settings, e) for e in setup.HOOK_EVENTS}
+from tests.helpers import ROOT, USER_SETTINGS, SetupCase
 
 
 class Setup(SetupCase):
@@ -236,51 +176,6 @@ class Setup(SetupCase):
         self.assertEqual(status["sessions"], 1)
 
 
-class Catchup(SetupCase):
-    def test_session_start_starts_one_detached_sleep_when_the_last_is_a_day_old(self):
-        transcript = test_session(cwd=str(self.tmp)).write(self.projects / "-tmp-x")
-        self.ok("ingest", transcript)
-        self.ok("sleep", "--now", "2020-01-01T03:00:00Z")
-        event = json.dumps({"hook_event_name": "SessionStart", "source": "startup", "session_id": "s",
-                            "transcript_path": str(transcript), "cwd": str(self.tmp)})
-        p = self.cli("hook", input=event)
-        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, "", ""))
-        self.assertTrue((self.home / "catch-up.stamp").exists())
-        # The detached sleep takes the lock, runs and records tonight; wait for it.
-        for _ in range(600):
-            status = json.loads(self.ok("status", "--json").stdout)
-            if not status["last_sleep"].startswith("2020") and not self.lock_held():
-                break
-            subprocess.run(["sleep", "0.1"])
-        self.assertFalse(status["last_sleep"].startswith("2020"), status)
-        # A second session start within the hour starts nothing, and says nothing.
-        last = status["last_sleep"]
-        p = self.cli("hook", input=event)
-        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, "", ""))
-        subprocess.run(["sleep", "1"])
-        self.assertEqual(json.loads(self.ok("status", "--json").stdout)["last_sleep"], last)
-
-    def lock_held(self) -> bool:
-        return schedule.sleep_running()
-
-    def test_a_catch_up_does_nothing_while_another_sleep_holds_the_lock(self):
-        self.ok("sleep", "--now", "2020-01-01T03:00:00Z")
-        with schedule.sleep_lock() as held:
-            self.assertTrue(held)
-            p = self.cli("sleep", "--catch-up")
-            self.assertEqual((p.returncode, p.stdout, p.stderr), (0, "", ""))
-        self.assertTrue(json.loads(self.ok("status", "--json").stdout)["last_sleep"].startswith("2020"))
-        p = self.cli("sleep", "--catch-up")
-        self.assertEqual((p.returncode, p.stdout), (0, ""))
-        self.assertFalse(json.loads(self.ok("status", "--json").stdout)["last_sleep"].startswith("2020"))
-
-    def test_due_only_after_a_day(self):
-        now = 1_800_000_000
-        self.assertTrue(schedule.sleep_due(None, now))
-        self.assertFalse(schedule.sleep_due("2027-01-15T07:00:00Z", now))   # 1 h 0 min before now
-        self.assertTrue(schedule.sleep_due("2027-01-14T07:59:00Z", now))    # a day and a minute
-
-
 class Doctor(SetupCase):
     def doctor(self, **env):
         p = self.cli("doctor", env=self.env(**env))
@@ -356,40 +251,6 @@ class Doctor(SetupCase):
         self.assertFalse(report["healthy"])
         self.assertEqual([c["check"] for c in report["checks"]][:2], ["database", "fts5"])
         self.assertEqual(p.returncode, 1)
-
-
-
-class HookUnderThePlugin(SetupCase):
-    def event(self, name="SessionEnd"):
-        transcript = test_session(cwd=str(self.tmp)).write(self.projects / "-tmp-x")
-        return json.dumps({"hook_event_name": name, "transcript_path": str(transcript), "session_id": "s"})
-
-    def test_a_session_start_before_any_memory_creates_nothing(self):
-        p = self.cli("hook", input=self.event("SessionStart"))
-        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, "", ""))
-        self.assertFalse((self.home / "memory.db").exists())
-
-    def test_the_plugins_hook_stays_quiet_where_setup_installed_hooks(self):
-        self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
-        p = self.cli("hook", input=self.event(), env=self.env(OPENMEMORY_INSTALL="plugin"))
-        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, "", ""))
-        self.assertFalse((self.home / "memory.db").exists())
-        p = self.cli("hook", input=self.event())  # setup's own hook does the work
-        self.assertEqual(p.returncode, 0)
-        self.assertEqual(json.loads(self.ok("status", "--json").stdout)["sessions"], 1)
-
-
-class ConfigWriter(SetupCase):
-    def test_the_config_writer_refuses_any_other_path(self):
-        from openmemory import files
-        for path in (self.claude / "settings.local.json", self.claude / ".claude.json", self.tmp / "crontab",
-                     self.claude / "projects" / "x" / "memory" / "MEMORY.md", self.tmp / "xdg" / "systemd" / "x.service"):
-            with self.subTest(path=path), self.assertRaises(files.ConfigError):
-                files.write_config(path, b"x")
-            self.assertFalse(path.exists())
-        with self.assertRaises(files.ConfigError):  # changed since read: nothing written
-            files.replace_config_if_unchanged(self.settings, b"{}", b'{"x": 1}')
-        self.assertEqual(self.settings.read_bytes(), self.original)
 
 
 class Moved(SetupCase):

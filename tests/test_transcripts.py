@@ -2,7 +2,7 @@ import json
 import random
 import unittest
 
-from openmemory import corrections, episodes, failures, transcripts
+from openmemory import failures, transcripts
 from tests.fixtures import Transcript, test_session
 from tests.helpers import corpus_files
 
@@ -188,108 +188,6 @@ class Robustness(unittest.TestCase):
         self.assertEqual(parse(t).title, "my title")
 
 
-class Surprises(unittest.TestCase):
-    def test_error_and_correction_of_the_canonical_session(self):
-        found = episodes.surprises_of(parse(test_session()))
-        self.assertEqual([f.kind for f in found], ["error", "correction"])
-        error, correction = found
-        self.assertEqual(error.command, "python -m unittest")
-        self.assertEqual(error.text.splitlines(), ["Exit code 1", "ImportError: No module named shop.tests"])
-        self.assertEqual(correction.text, "No, don't use unittest here, run the tests with pytest -q")
-        self.assertEqual(correction.agent_did, "python -m unittest")
-
-    def test_identical_errors_in_a_session_are_one_surprise_with_a_count(self):
-        t = Transcript()
-        t.user("build")
-        for _ in range(3):
-            t.assistant(tools=[("Bash", {"command": "make"}, "Exit code 2\nmake: *** No rule to make target", True)])
-        [error] = episodes.surprises_of(parse(t))
-        self.assertEqual(error.count, 3)
-
-    def test_rejected_tool_use_is_a_correction_with_the_words_that_follow(self):
-        t = Transcript()
-        t.user("clean up the repo")
-        t.assistant(tools=[("Bash", {"command": "rm -rf build dist"}, "REJECT")])
-        t.user("don't delete dist, it is checked in")
-        [c] = episodes.surprises_of(parse(t))
-        self.assertEqual((c.kind, c.rejected, c.command), ("correction", True, "rm -rf build dist"))
-        self.assertEqual(c.text, "don't delete dist, it is checked in")
-
-    def test_rejection_without_words_is_still_a_correction(self):
-        t = Transcript()
-        t.user("deploy")
-        t.assistant(tools=[("Bash", {"command": "git push --force"}, "REJECT")])
-        [c] = episodes.surprises_of(parse(t))
-        self.assertEqual((c.kind, c.text, c.command), ("correction", "", "git push --force"))
-
-    def test_interrupted_tool_is_not_an_error(self):
-        t = Transcript()
-        t.user("run it")
-        t.assistant(tools=[("Bash", {"command": "sleep 100"}, "[Request interrupted by user for tool use]", True)])
-        t.user("that takes too long; run only the unit tests")
-        found = episodes.surprises_of(parse(t))
-        self.assertEqual([f.kind for f in found], ["correction"])
-
-    def test_first_request_is_never_a_correction(self):
-        t = Transcript()
-        t.user("No tests yet: write them")
-        self.assertEqual(episodes.surprises_of(parse(t)), [])
-
-    def test_own_mcp_calls_are_not_evidence(self):
-        # By its name from `claude mcp add`, and under the plugin (Claude Code 2.1.328).
-        for name in ("mcp__openmemory__recall", "mcp__plugin_openmemory_openmemory__recall"):
-            t = Transcript()
-            t.user("what do you remember")
-            t.assistant(tools=[(name, {"query": "x"}, "database locked", True)])
-            self.assertEqual(episodes.surprises_of(parse(t)), [], name)
-        t = Transcript()
-        t.user("what do you remember")
-        t.assistant(tools=[("mcp__notes__recall", {"query": "x"}, "database locked", True)])
-        self.assertEqual(len(episodes.surprises_of(parse(t))), 1)  # another server's failure is one
-
-    def test_correction_phrases(self):
-        yes = ["No, use pytest -q", "no. wrong branch", "Stop, that's the production database",
-               "don't touch the migrations", "That's not what I asked for", "use ruff instead of flake8",
-               "You forgot to run the linter", "it still doesn't work", "why did you delete the fixture?",
-               "Actually, the config lives in settings.toml", "the issue is the cache, not the query",
-               "we deploy with make release, not npm run deploy", "Wrong file: edit the other one",
-               "I said staging, not prod", "nope", "ok. uh. no. the ci runs on the current commit"]
-        no = ["run the tests", "can we rebase on main, please?", "yes.", "how's it going?",
-              "No problem, thanks", "I don't know if we want an agent framework yet", "ok",
-              "let's get this committed", "what does the error say?", "great, now add a README"]
-        for text in yes:
-            self.assertTrue(corrections.is_correction_text(text), text)
-        for text in no:
-            self.assertFalse(corrections.is_correction_text(text), text)
-
-    def test_error_lines_pick_the_telling_lines(self):
-        out = ("Exit code 1\n\x1b[31m╭──────╮\x1b[0m\nCompiling 4 files\nGenerated app\n"
-               "error: undefined function get/2\n** (CompileError) failed")
-        self.assertEqual(failures.error_lines(out),
-                         ["Exit code 1", "error: undefined function get/2", "** (CompileError) failed"])
-        self.assertEqual(failures.error_lines("<tool_use_error>File does not exist.</tool_use_error>"),
-                         ["File does not exist."])
-
-    def test_noise_anywhere_in_a_line_and_marks_at_its_end_are_left_out(self):
-        out = ("Exit code 1\n  % Total    % Received % Xferd  Average Speed   Time\n"
-               "                                 Dload  Upload   Total   Spent\n"
-               "check yaml...............................................Passed\n"
-               "ruff.....................................................Failed\n"
-               "app/x.py:3:1: F401 `os` imported but unused ✖\nSystemExit: 2")
-        self.assertEqual(failures.error_lines(out),
-                         ["Exit code 1", "SystemExit: 2", "app/x.py:3:1: F401 `os` imported but unused"])
-        quiet = "Exit code 1\n" + "\n".join(out.splitlines()[1:5]) + "\napp/x.py:3:1: F401 `os` imported ✖"
-        self.assertEqual(failures.error_lines(quiet),   # nothing reads as an error: plain lines, then wrappers
-                         ["Exit code 1", "app/x.py:3:1: F401 `os` imported",
-                          "ruff.....................................................Failed"])
-
-    def test_a_negative_exit_code_is_the_same_head_line(self):
-        # a process killed by a signal: ingest and sleep read "Exit code" with one pattern
-        out = "Exit code -9\nstarting worker\nfatal: out of memory"
-        self.assertEqual(failures.error_lines(out), ["Exit code -9", "fatal: out of memory"])
-        self.assertEqual(failures.telling_lines({"error": failures.error_lines(out)}), ["fatal: out of memory"])
-
-
 class RealCorpus(unittest.TestCase):
     """Every real transcript parses with nothing skipped and sensible content."""
 
@@ -348,32 +246,6 @@ class RealCorpus(unittest.TestCase):
         self.assertIn("check again", [p.text for p in s.prompts])  # lives only in a queue record
         calls = s.tool_calls
         self.assertTrue(calls and all(c.result is not None for c in calls[:-1]))
-
-
-if __name__ == "__main__":
-    unittest.main()
-
-
-class WrapperLines(unittest.TestCase):
-    """A wrapper's line is found as the one pattern with every wrapper in it would find it."""
-
-    WHOLE = (r"(?i)^(?:" + failures._WRAPPER.pattern.removeprefix("(?xi)^(?:").removesuffix(")")
-             + r"|.*Interrupted:\s\d+\serrors?|.*\.{4,}\s*Failed$)")
-
-    def test_wrapper_is_the_whole_pattern(self):
-        import re
-        whole = re.compile(self.WHOLE, re.X)
-        pieces = ["....", "...", "Failed", "FAILED", "failed", "Interrupted:", "interrupted:", "ınterrupted:",
-                  "İNTERRUPTED:", " ", "\t", "1", "23", "errors", "error", "x", "npm ERR! code", "make: *** [",
-                  "Some errors were emitted", "ſome errors were emitted", "K", "é"]
-        rng = random.Random(11)
-        lines = ["tests/test_a.py::test_b ..... FAILED", "Interrupted: 2 errors during collection", "ıNTERRUPTED: 1 error",
-                 "npm ERR! code 1", "ok", "Interrupted by the user", "...passed"]
-        lines += ["".join(rng.choice(pieces) for _ in range(rng.randrange(1, 9))) for _ in range(20000)]
-        found = [failures.wrapper(line) for line in lines]
-        self.assertEqual([line for line, f in zip(lines, found) if f != bool(whole.match(line))][:5], [])
-        self.assertEqual(found[:7], [True, True, True, True, False, False, False])
-        self.assertGreater(sum(found), 1000)
 
 
 class RecordsAreReadAsJsonLoadsReadsThem(unittest.TestCase):
@@ -466,3 +338,7 @@ class KeptOutWhileReading(unittest.TestCase):
         lines = [self.record("/home/dev/shop")] + [self.record(self.SECRET) for _ in range(3)]
         s = transcripts.parse_lines(lines, "/x/s.jsonl", kept_out=self.reason)
         self.assertEqual((s.kept_out, s.cwd, len(s.prompts)), ("", "/home/dev/shop", 4))
+
+
+if __name__ == "__main__":
+    unittest.main()

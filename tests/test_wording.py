@@ -1,0 +1,180 @@
+"""Lesson wording without a model (wording.py): a lasting correction is worded as a lesson, a
+momentary one is not; the person's words and the agent's own failed command make one line."""
+import unittest
+from pathlib import Path
+
+from openmemory import corrections, failures, wording
+
+
+class LessonWording(unittest.TestCase):
+    """A lasting correction is worded as a lesson; a momentary one ("use the other file") is not."""
+
+    def test_lasting_instructions(self):
+        for said, lesson in [
+                ("never use print for debugging, use the logger", "Never use print for debugging, use the logger."),
+                ("always run migrations with --fake-initial here", "Always run migrations with `--fake-initial`."),
+                ("we deploy with make release, not npm run deploy", "Deploy with make release, not `npm run deploy`."),
+                ("use uv, not pip, in this repo", "Use `uv`, not `pip`."),
+                ("tests live in tests/unit, not tests/", "Tests live in `tests/unit`, not `tests/`."),
+                ("we never commit DEBUG=True, it goes in .env.local", "Never commit `DEBUG=True`, it goes in `.env.local`."),
+                ("isn't node 16 years old? we're on node 22 everywhere", 'The user said: "we\'re on node 22 everywhere".'),
+                ("remember: the staging deploy needs VPN", 'The user said: "the staging deploy needs VPN".'),
+                ("the docs are generated from docstrings, don't edit docs/api by hand",
+                 "The docs are generated from docstrings, don't edit `docs/api` by hand."),
+                ("it's `make lint`, not `npm run lint`", "It's `make lint`, not `npm run lint`."),
+                ("no! we use jest here, vitest is only for the new package",
+                 "Use `jest`, `vitest` is only for the new package.")]:
+            self.assertEqual(wording.correction_lesson({"said": said}), lesson, said)
+
+    def test_momentary_corrections_stay_episodes(self):
+        for said in ["we do need a migration here", "it needs to be faster", "this must be a typo",
+                     "you left debug prints everywhere", "no, use the other file", "use the second approach instead", "no, only change the header",
+                     "use 3 retries instead of 5", "don't delete that function, we need it", "no, put it in utils.py instead",
+                     "don't push yet", "never mind, use the old version", "use the staging url for this test",
+                     "check again", "try again with the verbose flag", "that still fails", "the issue is the cache, not the query",
+                     "it's the cache, not the query", "if it fails, don't worry"]:
+            self.assertIsNone(wording.correction_lesson({"said": said, "tool": "Bash", "command": "python x.py"}), said)
+
+    def test_words_around_a_paste_are_read_but_not_the_paste(self):
+        said = ("Run npm install\nnpm error code 1\nnpm error Always use --legacy-peer-deps, never plain install\n"
+                "in the container use npm ci --ignore-scripts, never plain npm install")
+        facts = {"said": said, "own": "\n".join(corrections.own_lines(said)), "form": "pasted-failure"}
+        self.assertEqual(wording.correction_lesson(facts),
+                         "In the container use `npm ci --ignore-scripts`, never plain `npm install`.")
+
+
+class Wording(unittest.TestCase):
+    """Lesson text without a model: the person's words and the agent's own failed command."""
+
+    def lesson(self, said, command="", tool="Bash", rejected=False):
+        return wording.correction_lesson({"said": said, "tool": tool, "command": command, "rejected": rejected})
+
+    def test_the_correction_and_the_failed_command_make_one_instruction(self):
+        self.assertEqual(self.lesson("No, don't use unittest here, run the tests with pytest -q", "python -m unittest"),
+                         "Run the tests with `pytest -q`, not `python -m unittest`.")
+        self.assertEqual(self.lesson("use pytest -q for the tests, not unittest", "python -m unittest discover"),
+                         "Use `pytest -q` for the tests, not `python -m unittest discover`.")
+        self.assertEqual(self.lesson("No - use `uv run pytest` instead", "cd /x && python -m pytest 2>&1 | tail -20"),
+                         "Use `uv run pytest` instead of `python -m pytest`.")
+        # "that" is this moment's: no lesson says "don't run X" from it (X may be the work)
+        self.assertIsNone(self.lesson("no, don't do that", "git push --force origin main"))
+
+    def test_openers_and_chatter_are_dropped(self):
+        self.assertEqual(self.lesson("ok. let's use apple container instead of docker proper. it works basically "
+                                     "the same way. you can run 'container' to see the help.", "Write /x/tools.ts",
+                                     tool="Write"),
+                         "Use apple container instead of `docker` proper.")
+        self.assertEqual(self.lesson("wait, we use pnpm not npm", "npm install"), "Use `pnpm` not `npm`.")
+        self.assertEqual(self.lesson("Never commit directly to main, open a PR instead!", "git commit -m wip"),
+                         "Never commit directly to main, open a PR instead.")
+
+    def test_a_fact_set_against_the_agents_guess_keeps_its_own_words(self):
+        self.assertEqual(self.lesson("no, the config lives in config/settings.toml, not settings.py",
+                                     "Read /x/settings.py", tool="Read"),
+                         "The config lives in `config/settings.toml`, not `settings.py`.")
+        self.assertEqual(self.lesson("tests are in tests/unit, not tests/", "pytest tests/"),
+                         "Tests are in `tests/unit`, not `tests/`.")
+
+    def test_other_tools_are_not_quoted_as_commands(self):
+        self.assertEqual(self.lesson("don't touch the migrations", "Edit /x/migrations/0003.py", tool="Edit",
+                                     rejected=True), "Don't touch the migrations.")
+
+    def test_words_without_a_lasting_instruction_make_no_lesson(self):
+        # The real corpus's corrections that no person would keep as a rule.
+        for said in ("check again", "create the beads", "sorry. push up and make a pr", "that still doesn't work",
+                     "why did you delete the fixtures?", "we're importing it in two different methods?",
+                     "ah. the issue is the linter/formatter, not db:generate, I think.",
+                     "ok. uh. no. the ci is running on the current commit...but seems to be checking the main "
+                     "branch. wth?", ""):
+            with self.subTest(said=said):
+                self.assertIsNone(self.lesson(said, "git status"))
+
+    def test_a_long_correction_fits_one_line(self):
+        said = ("no, always run the integration tests with `docker compose run --rm app pytest -q tests/integration` "
+                "and the unit tests with `pytest -q tests/unit`, never with tox, because tox rebuilds every "
+                "environment and takes ten minutes")
+        text = self.lesson(said, "tox")
+        self.assertLessEqual(len(text), wording.LESSON_CHARS)
+        self.assertTrue(text.startswith("Always run the integration tests with `docker compose run"), text)
+        self.assertEqual(text.count("`") % 2, 0)
+        self.assertTrue(text.endswith((".", "…")))
+
+    def test_repeated_errors_name_the_command_and_its_error(self):
+        # a known issue of the project: the command, the cause, and never "don't run it"
+        make = {"tool": "Bash", "command": "make docs", "error": ["Exit code 2", "make: *** No rule to make target "
+                                                                  "'docs'. Stop."]}
+        self.assertEqual(wording.error_lesson([make, make]),
+                         "`make docs` fails with `make: *** No rule to make target 'docs'. Stop.`.")
+        python = [{"tool": "Bash", "command": cmd, "error": ["Exit code 127", "/bin/bash: line 1: python: command not found"]}
+                  for cmd in ("python gen.py", "cd /w && python /w/y.py 2>&1 | head -5")]
+        self.assertEqual(wording.error_lesson(python),
+                         "`python` fails with `/bin/bash: line 1: python: command not found`.")
+        fetch = {"tool": "WebFetch", "command": "WebFetch https://example.com/a", "error": ["Request failed with status code 403"]}
+        self.assertEqual(wording.error_lesson([fetch, fetch]),
+                         "WebFetch https://example.com/a fails with `Request failed with status code 403`.")
+
+    def test_a_known_issue_names_what_fixed_it(self):
+        seed = {"tool": "Bash", "command": "npm run seed", "error": ["Exit code 1", 'error: relation "users" does not exist']}
+        fixed = dict(seed, fixed_by="cd /app && npm run db:migrate")
+        self.assertEqual(wording.error_lesson([seed, fixed]),
+                         '`npm run seed` fails with `error: relation "users" does not exist` until '
+                         '`npm run db:migrate` has run.')
+        build = {"tool": "Bash", "command": "make build", "error": ["buildtool.config.ConfigError: SITE_URL is not set"],
+                 "fixed_by": "SITE_URL=http://localhost:8000 make build"}
+        self.assertEqual(wording.error_lesson([build, build]),
+                         "`make build` fails with `buildtool.config.ConfigError: SITE_URL is not set`; run it as "
+                         "`SITE_URL=http://localhost:8000 make build`.")
+
+    def test_which_failures_can_teach(self):
+        def facts(*lines, tool="Bash", guard=False):
+            return {"tool": tool, "command": "x", "error": list(lines), "guard": guard}
+        teach = [facts("Exit code 127", "/bin/bash: line 1: python: command not found"),
+                 facts("Exit code 2", "make: *** No rule to make target 'docs'. Stop."),
+                 facts("Exit code 1", "ImportError: No module named shop.tests"),
+                 facts("fatal: The current branch spotter-gqc has no upstream branch.")]
+        never = [facts("String to replace not found in file.", tool="Edit", guard=True),       # Claude Code's guard
+                 facts("This command requires approval"),                                    # its permissions
+                 facts("Exit code 1"), facts("Exit code 1", "Error"),                        # nothing said
+                 facts("Exit code 1", "FAILED tests/test_cart.py::test_total - assert 3 == 4"),  # the work itself
+                 facts("app/routes/api.ts(52,11): error TS7034: Variable 'session' implicitly has type 'any'"),
+                 facts("3) test mount handles invalid project id gracefully (SpotterWeb.ProjectReviewLiveTest)"),
+                 facts("error: undefined function get/2 (expected SpotterWeb.ProjectReviewLiveTest to define it)"),
+                 facts("error: could not apply fb89908... fix: resolve all TypeScript issues"),
+                 facts("│ 🥊 lefthook v1.12.3 hook: pre-commit │", "┃ biome-fix ❯"),
+                 facts("% Total % Received % Xferd Average Speed Time Time Time Current")]
+        for f in teach:
+            self.assertTrue(failures.is_lesson_error(f), f["error"])
+        for f in never:
+            self.assertFalse(failures.is_lesson_error(f), f["error"])
+
+    def test_code_goes_in_backticks(self):
+        self.assertEqual(wording.codify("run pytest -q in tests/unit, not python -m unittest", ["python -m unittest"]),
+                         "run `pytest -q` in `tests/unit`, not `python -m unittest`")
+        self.assertEqual(wording.codify("edit settings.py and set DEBUG=1, e.g. with 'sed'", []),
+                         "edit `settings.py` and set `DEBUG=1`, e.g. with `sed`")
+        self.assertEqual(wording.codify("don't use `npm`, and don't run it -- ever", []),
+                         "don't use `npm`, and don't run it -- ever")
+
+    def test_scope_words(self):
+        with TempFolder() as tmp:
+            repo = Path(tmp) / "repo"
+            (repo / ".git").mkdir(parents=True)
+            plain = Path(tmp) / "plain"
+            plain.mkdir()
+            body = "Run the tests with `pytest -q`."
+            self.assertEqual(wording.scoped(body, str(repo)), "In this repository run the tests with `pytest -q`.")
+            self.assertEqual(wording.scoped(body, str(plain)), "In this project run the tests with `pytest -q`.")
+            self.assertEqual(wording.scoped("PR titles start with the ticket.", str(plain)),
+                             "In this project PR titles start with the ticket.")
+            self.assertEqual(wording.scoped(body, None), body)
+            self.assertEqual(wording.unscoped(wording.scoped(body, str(repo))), body)
+
+
+class TempFolder:
+    def __enter__(self):
+        import tempfile
+        self._tmp = tempfile.TemporaryDirectory(prefix="om-test-")
+        return self._tmp.name
+
+    def __exit__(self, *exc):
+        self._tmp.cleanup()
