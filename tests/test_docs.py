@@ -1,15 +1,17 @@
-"""The documents tell the truth about the command: every verb in the README with its --help,
-the quick start ending in setup and doctor, CI running the README's own commands, and the
-plugin's manifest at this version."""
+"""The documents tell the truth about the command and the code: every verb in the README with
+its --help, the quick start ending in setup and doctor, CI running the README's own commands,
+the plugin's manifest at this version, and ARCHITECTURE.md's module table, floors and tests."""
+import importlib
 import json
 import re
-
-
+import unittest
 
 from openmemory import __version__, cli
 from tests.helpers import ROOT, TempHome
+from tests.test_structure import FLOOR, PACKAGE
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+ARCHITECTURE = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
 
 
 def verbs() -> dict:
@@ -80,4 +82,31 @@ class Documents(TempHome):
                           p.stderr)
 
 
+def code_map() -> dict:
+    """{module: floor} from ARCHITECTURE.md's code map table."""
+    table = ARCHITECTURE.split("## Code map", 1)[1].split("\nMigrations:", 1)[0]
+    rows = [line.split("|")[1:3] for line in table.splitlines() if line.startswith("| `")]
+    return {name: int(floor) for cell, floor in rows for name in re.findall(r"`(\w+)`", cell)}
+
+
+class Architecture(unittest.TestCase):
+    def test_the_code_map_is_the_package_with_its_floors(self):
+        self.assertEqual(sorted(code_map()), sorted(p.stem for p in PACKAGE.glob("*.py")),
+                         "ARCHITECTURE.md's code map names every module of the package, and only those")
+        self.assertEqual(code_map(), FLOOR, "the floors of ARCHITECTURE.md are test_structure.FLOORS")
+
+    def test_every_test_it_names_exists(self):
+        named = set(re.findall(r"`(test_\w+(?:\.\w+){0,2})`", ARCHITECTURE))
+        self.assertGreater(len(named), 25)
+        for name in sorted(named):
+            with self.subTest(test=name):
+                module, *attrs = name.split(".")
+                target = importlib.import_module(f"tests.{module}")
+                for attr in attrs:
+                    target = getattr(target, attr)
+
+    def test_the_migrations_it_lists_are_the_schemas_steps(self):
+        from openmemory import migrations
+        listed = re.findall(r"`(m\d{3}_\w+)`", ARCHITECTURE.split("\nMigrations:", 1)[1].split("\n\n", 1)[0])
+        self.assertEqual(listed, [step.__name__ for step in migrations.MIGRATIONS])
 
