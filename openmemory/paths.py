@@ -3,6 +3,7 @@
 Each function reads its environment variable at call time and creates nothing:
 callers that write make the folders they need.
 """
+import ntpath
 import os
 import re
 from pathlib import Path
@@ -160,18 +161,48 @@ def _main_worktree(folder: Path, dot_git: Path) -> Path:
     return common.parent if common.name == ".git" else folder
 
 
+# A folder as a Windows machine writes it (C:\\Users\\…, \\\\server\\share\\…). Read elsewhere (a
+# transcript copied from that machine) it names nothing here: os.path would take it for a
+# relative name and resolve it against whatever folder openmemory runs in.
+_WINDOWS_FOLDER = re.compile(r"^(?:[A-Za-z]:[\\/]|[\\/]{2}[^\\/]+[\\/])")
+
+
+def is_foreign(cwd) -> bool:
+    """Whether a working folder is written for another kind of system (a Windows path here)."""
+    return os.sep != "\\" and bool(_WINDOWS_FOLDER.match(str(cwd)))
+
+
+def is_absolute(cwd) -> bool:
+    """Whether a working folder is a whole path, on this system or as Windows writes one."""
+    return os.path.isabs(str(cwd)) or is_foreign(cwd)
+
+
 def project_of(cwd) -> str:
     """The project a folder belongs to: its repository's main working tree, else the folder itself.
 
     Used by sleep (a lesson's project), render (which memory folder) and recall (in this project?).
     Also for a folder since deleted (its repository may remain) and for a name the file system
-    cannot hold (a component longer than NAME_MAX: the name, normalised).
+    cannot hold (a component longer than NAME_MAX: the name, normalised). A folder that cannot be
+    looked up here is kept as written: a Windows path read elsewhere (its separators made
+    Windows's own), a relative one, one that does not exist in any repository here.
     """
+    text = str(cwd)
+    if is_foreign(text):
+        return ntpath.normpath(text)
+    if not os.path.isabs(text):
+        return text
     try:
-        root = git_root(cwd)
-        return str(root) if root else os.path.realpath(cwd)
+        root = git_root(text)
+        if root:
+            return str(root)
+        return os.path.realpath(text) if os.path.exists(text) else os.path.normpath(text)
     except OSError:
-        return os.path.normpath(cwd)
+        return os.path.normpath(text)
+
+
+def project_key(project: str) -> str:
+    """What two projects are compared by: a Windows folder without case, either separator."""
+    return ntpath.normcase(project) if is_foreign(project) else project
 
 
 def memory_dir_for(cwd) -> Path:

@@ -253,6 +253,7 @@ def touch_episodes(store: Store, ids: list, now: str) -> None:
 
 def project_scope(cwd):
     """A predicate: is a memory with this cwd in the project of cwd (or meant everywhere)?"""
+    foreign = {paths.project_key(str(cwd)).rstrip("\\")} if paths.is_foreign(cwd) else set()
     given = os.path.abspath(os.path.expanduser(str(cwd)))
     roots = {given, os.path.realpath(given)}
     if os.path.isdir(given):
@@ -264,8 +265,12 @@ def project_scope(cwd):
         if not memory_cwd:
             return True  # a lesson or note that applies everywhere
         if memory_cwd not in cache:
-            cache[memory_cwd] = (any(memory_cwd == r or memory_cwd.startswith(r.rstrip("/") + "/") for r in roots)
-                                 or (main is not None and _main_root(memory_cwd) == main))
+            if paths.is_foreign(memory_cwd):    # another machine's Windows folder: by its text, without case
+                key = paths.project_key(memory_cwd).rstrip("\\")
+                cache[memory_cwd] = any(key == k or key.startswith(k + "\\") for k in foreign)
+            else:
+                cache[memory_cwd] = (any(memory_cwd == r or memory_cwd.startswith(r.rstrip("/") + "/") for r in roots)
+                                     or (main is not None and _main_root(memory_cwd) == main))
         return cache[memory_cwd]
     return in_project
 

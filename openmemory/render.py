@@ -145,7 +145,7 @@ def veto_forgotten(texts: list, quotes: list, now: str) -> None:
 
 
 def _usable_cwd(cwd) -> bool:
-    return bool(cwd) and os.path.isabs(cwd)
+    return bool(cwd) and paths.is_absolute(cwd)
 
 
 def project_folders(store: Store) -> list:
@@ -154,7 +154,8 @@ def project_folders(store: Store) -> list:
     projects = paths.projects_dir()
     found = {p for p in projects.glob("*/memory") if p.is_dir()} if projects.is_dir() else set()
     for cwd in store.session_cwds():
-        if _usable_cwd(cwd) and (projects / paths.project_slug(os.path.realpath(cwd))).is_dir():
+        if _usable_cwd(cwd) and (projects / paths.project_slug(
+                cwd if paths.is_foreign(cwd) else os.path.realpath(cwd))).is_dir():
             found.add(paths.memory_dir_for(cwd))
     return sorted(found)
 
@@ -305,7 +306,11 @@ def _place(store: Store, live: list, limit: int, result: dict, optout: forget.Op
             continue
         if cwd:
             if cwd not in folders_of:
-                folders_of[cwd] = [] if optout.reason(cwd) else [paths.memory_dir_for(cwd)]
+                folder = paths.memory_dir_for(cwd)
+                # a project of another machine's (a Windows folder read here) only where its
+                # transcripts are: a memory folder is not made for a project that is not here
+                foreign = paths.is_foreign(cwd) and not folder.parent.is_dir()
+                folders_of[cwd] = [] if foreign or optout.reason(cwd) else [folder]
             folders = folders_of[cwd]
         else:
             if everywhere is None:

@@ -436,12 +436,14 @@ class _Places:
 
     def __init__(self):
         self._roots: dict = {}
+        self._spelling: dict = {}      # paths.project_key -> the first spelling seen tonight
 
     def project(self, cwd):
         if not cwd:
             return None
         if cwd not in self._roots:     # also for a folder since deleted: its repository may remain
-            self._roots[cwd] = paths.project_of(cwd)
+            root = paths.project_of(cwd)
+            self._roots[cwd] = self._spelling.setdefault(paths.project_key(root), root)
         return self._roots[cwd]
 
     def is_repository(self, cwd) -> bool:

@@ -67,6 +67,34 @@ class Paths(TempHome):
         self.assertEqual(paths.git_root(tree), main.resolve())
 
 
+    def test_a_folder_that_cannot_be_looked_up_here_is_kept_as_written(self):
+        repo = self.tmp / "repo"
+        (repo / ".git").mkdir(parents=True)
+        before = os.getcwd()
+        os.chdir(repo)                  # resolved against this folder, they would become the repository
+        try:
+            self.assertEqual(paths.project_of("C:\\Users\\Alex\\shop"), "C:\\Users\\Alex\\shop")
+            self.assertEqual(paths.project_of("C:/Users/Alex/shop/"), "C:\\Users\\Alex\\shop")
+            self.assertEqual(paths.project_of("\\\\server\\share\\app"), "\\\\server\\share\\app")
+            self.assertEqual(paths.project_of("/Users/alex/workspace/cli"), "/Users/alex/workspace/cli")
+            self.assertEqual(paths.project_of("shop/src"), "shop/src")
+        finally:
+            os.chdir(before)
+        self.assertEqual(paths.project_key("c:/users/alex/Shop"), paths.project_key("C:\\Users\\Alex\\shop"))
+        self.assertNotEqual(paths.project_key("/home/alex/Shop"), paths.project_key("/home/alex/shop"))
+        self.assertTrue(paths.is_absolute("C:\\Users\\Alex") and not paths.is_absolute("Users\\Alex"))
+        # Claude Code on Windows names the project folder after the path as written
+        self.assertEqual(paths.memory_dir_for("C:\\Users\\Alex\\shop"),
+                         self.claude / "projects" / "C--Users-Alex-shop" / "memory")
+
+    def test_recall_scope_compares_windows_folders_without_case(self):
+        from openmemory import recall
+        in_project = recall.project_scope("C:\\Users\\Alex\\shop")
+        self.assertTrue(in_project("c:/users/alex/SHOP/src"))
+        self.assertFalse(in_project("C:\\Users\\Alex\\shopping"))
+        self.assertFalse(recall.project_scope(str(self.tmp))("C:\\Users\\Alex\\shop"))
+
+
 class RelativeHome(TempHome):
     def test_a_relative_openmemory_home_is_made_absolute(self):
         p = self.ok("paths", "--json", env=self.env(OPENMEMORY_HOME="rel-home"))

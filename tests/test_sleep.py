@@ -453,6 +453,26 @@ class Consolidation(SleepCase):
                          ("Run the tests with `pytest -q`, not `python -m unittest`.", None, 2, 1.5))
         self.assertNotIn("now applies in every project", (self.home / "morning.md").read_text())  # it is new
 
+    def test_a_windows_folder_read_here_is_one_project_kept_as_written(self):
+        # Transcripts copied from a Windows machine, read by an openmemory started inside a git
+        # repository: the folder names nothing here, so it must not be resolved against the
+        # folder openmemory runs in, and its two spellings are one project.
+        repo = self.tmp / "here-repo"
+        (repo / ".git").mkdir(parents=True)
+        self.write(tests_corrected("C:\\Users\\Alex\\shop", when(11, 2), "python -m unittest",
+                                   "No, don't use unittest here, run the tests with pytest -q"))
+        self.write(tests_corrected("c:/users/alex/Shop/", when(11, 3), "python -m unittest",
+                                   "no, don't use unittest, run the tests with pytest -q"))
+        before = os.getcwd()
+        os.chdir(repo)
+        try:
+            self.ingest()
+            self.sleep(night(11, 4))
+        finally:
+            os.chdir(before)
+        [lesson] = self.lessons()
+        self.assertEqual((lesson["cwd"], lesson["seen"]), ("C:\\Users\\Alex\\shop", 2))
+
     def test_vetoes_hold_through_reingest_and_new_copies(self):
         path = self.write(tests_corrected(self.shop, when(11, 2), "python -m unittest",
                                           "No, don't use unittest here, run the tests with pytest -q"))
