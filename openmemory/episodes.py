@@ -233,8 +233,10 @@ def episodes_of(session: Session, session_id: str | None = None) -> list:
     if not session.turns:
         return []  # a snapshot-only file: nothing happened in it
     sid = session_id or session.id
-    prompts = session.prompts
-    first = clip(prompts[0].text, 300) if prompts else ""
+    # what the person asked; for a session opened by approving a plan, the plan says its goal
+    asked = [t for t in session.turns if t.role == "user" and t.source in ("prompt", "queued", "command", "plan")]
+    prompts = [t for t in asked if t.source != "plan"] or asked[:1]
+    first = clip(asked[0].text, 300) if asked else ""
     found = surprises_of(session)
     errors = [s for s in found if s.kind == "error"]
     corrections = [s for s in found if s.kind == "correction" and s.verdict == "correction"]
@@ -258,7 +260,7 @@ def episodes_of(session: Session, session_id: str | None = None) -> list:
     for s in found:
         when = iso_or_none(s.at) or at
         ep = _error_episode(s, cwd, when, task) if s.kind == "error" else _correction_episode(s, cwd, when)
-        ep["around"] = neighbours.around(session.turns, s.at, prompts[0] if prompts else None)  # for its context
+        ep["around"] = neighbours.around(session.turns, s.at, asked[0] if asked else None)  # for its context
         out.append(ep)
     return out
 

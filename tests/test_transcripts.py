@@ -2,7 +2,7 @@ import json
 import random
 import unittest
 
-from openmemory import failures, transcripts
+from openmemory import episodes, failures, transcripts
 from tests.fixtures import Transcript, test_session
 from tests.helpers import corpus_files
 
@@ -87,6 +87,29 @@ class UserText(unittest.TestCase):
         t.user("<bash-input>ls</bash-input>")
         s = parse(t)
         self.assertEqual([p.text for p in s.prompts], ["fix the login bug", "and check the logout too"])
+        self.assertEqual([(x.uuid, x.source) for x in s.turns if x.source == "summary"], [("cs", "summary")])
+
+    def test_an_approved_plan_is_the_agents_plan_not_the_persons_words(self):
+        t = Transcript()
+        t.user("Implement the following plan:\n\n# Fix the version check\n\n1. Cache the result")
+        t.assistant("Implementing the plan.")
+        t.user("also add a test")
+        s = parse(t)
+        self.assertEqual([(p.text, p.source) for p in s.prompts], [("also add a test", "prompt")])
+        [plan] = [x for x in s.turns if x.source == "plan"]
+        self.assertIn("# Fix the version check", plan.text)
+        self.assertEqual([x.kind for x in episodes.surprises_of(s)], [])
+        self.assertIn("Fix the version check", episodes.episodes_of(s)[0]["gist"])   # the session's goal
+
+    def test_a_compaction_summary_of_an_older_version_is_a_summary(self):
+        t = Transcript()
+        t.user("refactor the parser")
+        t.assistant("Refactoring.")
+        t.user("This session is being continued from a previous conversation that ran out of context. "
+               "The conversation is summarized below: the parser was split into lexer and reader.")
+        s = parse(t)
+        self.assertEqual([p.text for p in s.prompts], ["refactor the parser"])
+        self.assertEqual([x.source for x in s.turns if x.role == "user"], ["prompt", "summary"])
 
     def test_command_arguments_are_the_persons_words(self):
         t = Transcript()
