@@ -553,8 +553,17 @@ def gemini_chats(home):
                   glob.glob(os.path.join(home, ".gemini", "tmp", "*", "chats", "*", "*.json*")))
 
 
+def gemini_first_record(path):
+    """The metadata of a chat file: the first line of a .jsonl, the whole record of a legacy .json."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f) if path.endswith(".json") else json.loads(f.readline())
+    except (OSError, ValueError):
+        return None
+
+
 def run_gemini(scenario, prompts, home=None, cwd=None, settings=None, args=(), env=None, log=None,
-               timeout=180, git=True, trust=True, resume=None):
+               timeout=180, git=True, trust=True, resume=None, version=GEMINI_VERSION, session_flag=True):
     """One Gemini CLI session of len(prompts) turns: `gemini -p PROMPT --session-id UUID`, then
     `gemini -p PROMPT --resume UUID`. `resume`: continue that earlier session from the first prompt on.
 
@@ -562,20 +571,28 @@ def run_gemini(scenario, prompts, home=None, cwd=None, settings=None, args=(), e
     home, cwd = _prepare(home, cwd, git)
     gemini_settings(home, settings, trust=[cwd] if trust else ())
     log = log or os.path.join(home, "requests.jsonl")
-    gemini = find_gemini()
+    gemini = find_gemini(version)
     before = {p: os.path.getsize(p) for p in gemini_chats(home)}
-    session_id = resume or str(uuid.uuid4())
+    # --session-id came after 0.38.2; without it the first turn starts a session and the next ones
+    # continue the newest (`--resume latest`).
+    session_id = resume or (str(uuid.uuid4()) if session_flag else None)
     turns = []
     with FakeModel(scenario, log) as port:
         child_env = gemini_env(home, port, env)
         for i, prompt in enumerate(prompts):
             # The prompt goes right after -p: array options (--allowed-tools ...) would swallow it.
-            argv = gemini + ["-p", prompt] + (["--resume", session_id] if i or resume else ["--session-id", session_id])
-            turns.append(_run(argv + list(args), cwd, child_env, timeout))
+            if i or resume:
+                how = ["--resume", session_id if session_flag else "latest"]
+            else:
+                how = ["--session-id", session_id] if session_flag else []
+            turns.append(_run(gemini + ["-p", prompt] + how + list(args), cwd, child_env, timeout))
             if turns[-1]["rc"] is None:
                 break
     chats = [p for p in gemini_chats(home) if before.get(p) != os.path.getsize(p)]
-    main = [p for p in chats if session_id[:8] in os.path.basename(p)]
+    if session_id is None:
+        firsts = [gemini_first_record(p) for p in chats]
+        session_id = next((f.get("sessionId") for f in firsts if f and f.get("kind") != "subagent"), None)
+    main = [p for p in chats if session_id and session_id[:8] in os.path.basename(p)]
     return {"home": home, "cwd": cwd, "session_id": session_id, "chat": main[0] if main else None,
             "chats": chats, "log": log, "turns": turns}
 

@@ -275,7 +275,163 @@ def codex_interrupt(home):
 CODEX = {"fail_then_work": codex_fail_then_work, "correction": codex_correction, "mcp_recall": codex_mcp_recall,
          "mcp_denied": codex_mcp_denied, "memory_files": codex_memory_files, "subagent": codex_subagent,
          "denied": codex_denied, "hooks": codex_hooks, "interrupt": codex_interrupt}
-GEMINI = {}
+
+# ---------------------------------------------------------------- Gemini
+
+SHELL = ["--allowed-tools", "run_shell_command"]  # deprecated flag, still honoured by 0.61.0 (it says so on stderr)
+
+
+def gemini_fail_then_work(home):
+    cwd = project(home)
+    scenario = {"steps": [
+        {"match": "run the tests", "reply": [{"text": "I'll run the test suite."}, {"tool_call": {
+            "name": "run_shell_command", "args": {"command": "python3 run_tests.py", "description": "Run the tests"}}}]},
+        {"match": "tool_result", "reply": [{"tool_call": {"name": "run_shell_command", "args": {"command": "python3 -m unittest -q"}}}]},
+        {"match": "tool_result", "reply": [{"text": "The tests pass: python3 -m unittest ran 1 test, OK."}]}]}
+    res = e2e.run_gemini(scenario, ["run the tests"], home=home, cwd=cwd, args=SHELL)
+    check(res)
+    return res, {"": res["chat"]}
+
+
+def gemini_correction(home):
+    cwd = project(home)
+    scenario = {"steps": [
+        {"match": "run the tests", "reply": [{"tool_call": {"name": "run_shell_command", "args": {"command": "python3 -m nosuchrunner -q"}}}]},
+        {"match": "tool_result", "reply": [{"text": "I ran the tests with nosuchrunner."}]},
+        {"match": "use unittest", "reply": [{"tool_call": {"name": "run_shell_command", "args": {"command": "python3 -m unittest -q"}}}]},
+        {"match": "tool_result", "reply": [{"text": "Understood: python3 -m unittest, 1 test OK."}]}]}
+    res = e2e.run_gemini(scenario, ["run the tests", "No, don't use nosuchrunner here, use unittest: python3 -m unittest"],
+                         home=home, cwd=cwd, args=SHELL)
+    check(res)
+    return res, {"": res["chat"]}
+
+
+def _gemini_mcp(home, allow):
+    cwd = project(home)
+    add = e2e.gemini_cli(home, "mcp", "add", "--scope", "user", "openmemory", "python3", probe_path(),
+                         os.path.join(home, "mcp.log"))
+    if add["rc"] != 0:
+        raise RuntimeError(add)
+    files = {}
+    if allow:
+        policy = 'toolName = "recall"\nmcpName = "openmemory"\ndecision = "allow"\npriority = 100\n'
+        write(os.path.join(home, ".gemini", "policies", "openmemory.toml"), "[[rule]]\n" + policy)
+        files[".policy.toml"] = os.path.join(home, ".gemini", "policies", "openmemory.toml")
+    scenario = {"steps": [
+        {"match": "recall", "reply": [{"text": "Checking memory."}, {"tool_call": {
+            "name": "mcp_openmemory_recall", "args": {"query": "how are tests run here"}}}]},
+        {"match": "tool_result", "reply": [{"text": "Memory answered."}]}]}
+    res = e2e.run_gemini(scenario, ["recall how tests are run here"], home=home, cwd=cwd)
+    check(res)
+    listing = e2e.gemini_cli(home, "mcp", "list", cwd=cwd)
+    files.update({"": res["chat"], ".settings.json": os.path.join(home, ".gemini", "settings.json"),
+                  ".mcp-list.txt": ("text", f"$ gemini mcp list\n{listing['stdout']}{listing['stderr']}"),
+                  ".mcp-add.txt": ("text", f"$ gemini mcp add --scope user openmemory python3 <probe_mcp.py> <log>\n"
+                                           f"{add['stdout']}{add['stderr']}")})
+    if os.path.exists(os.path.join(home, "mcp.log")):
+        files[".mcp.log"] = os.path.join(home, "mcp.log")
+    return res, files
+
+
+def gemini_mcp_recall(home):
+    return _gemini_mcp(home, allow=True)
+
+
+def gemini_mcp_denied(home):
+    return _gemini_mcp(home, allow=False)
+
+
+def gemini_memory_files(home):
+    """Which GEMINI.md files reach the model: global, repository root down to cwd, below cwd; and the
+    private project memory ~/.gemini/tmp/<project>/memory/MEMORY.md."""
+    repo = project(home, "repo")
+    subprocess.run(["git", "init", "-q", repo], check=True, capture_output=True)
+    cwd = os.path.join(repo, "sub", "dir")
+    os.makedirs(cwd, exist_ok=True)
+    first = e2e.run_gemini({"steps": [], "default": "Hello."}, ["hello"], home=home, cwd=cwd)  # registers the project
+    check(first)
+    project_tmp = os.path.dirname(os.path.dirname(first["chat"]))
+    write(os.path.join(project_tmp, "memory", "MEMORY.md"), "OM-CANARY-GEMINI-PRIVATE: private project MEMORY.md\n")
+    write(os.path.join(home, ".gemini", "GEMINI.md"), "OM-CANARY-GEMINI-GLOBAL: global ~/.gemini/GEMINI.md\n")
+    write(os.path.join(repo, "GEMINI.md"), "OM-CANARY-GEMINI-REPO: GEMINI.md at the repository root\n")
+    write(os.path.join(repo, "sub", "GEMINI.md"), "OM-CANARY-GEMINI-SUB: GEMINI.md in repo/sub\n")
+    write(os.path.join(cwd, "GEMINI.md"), "OM-CANARY-GEMINI-CWD: GEMINI.md in the working folder\n")
+    write(os.path.join(cwd, "deeper", "GEMINI.md"), "OM-CANARY-GEMINI-BELOW: GEMINI.md below the working folder\n")
+    write(os.path.join(repo, "other", "GEMINI.md"), "OM-CANARY-GEMINI-SIBLING: GEMINI.md in a sibling folder\n")
+    write(os.path.join(repo, "AGENTS.md"), "OM-CANARY-GEMINI-AGENTSMD: AGENTS.md at the repository root\n")
+    os.remove(first["log"])
+    res = e2e.run_gemini({"steps": [], "default": "Hello."}, ["hello again", "and again"], home=home, cwd=cwd)
+    check(res)
+    canaries = ["OM-CANARY-GEMINI-GLOBAL", "OM-CANARY-GEMINI-REPO", "OM-CANARY-GEMINI-SUB", "OM-CANARY-GEMINI-CWD",
+                "OM-CANARY-GEMINI-BELOW", "OM-CANARY-GEMINI-SIBLING", "OM-CANARY-GEMINI-AGENTSMD",
+                "OM-CANARY-GEMINI-PRIVATE"]
+    return res, {"": res["chat"], ".canaries.json": ("json", canary_context(res["log"], canaries))}
+
+
+def gemini_subagent(home):
+    cwd = project(home)
+    scenario = {"steps": [
+        {"match": "delegate", "reply": [{"text": "I'll ask the generalist."}, {"tool_call": {
+            "name": "invoke_agent", "args": {"agent_name": "generalist",
+                                             "prompt": "SUBTASK: run python3 missing.py and report what happened"}}}]},
+        {"match": "SUBTASK", "reply": [{"tool_call": {"name": "run_shell_command", "args": {"command": "python3 missing.py"}}}]},
+        {"match": "missing\\.py", "reply": [{"tool_call": {"name": "complete_task", "args": {
+            "result": {"response": "SUBRESULT: python3 missing.py failed with exit code 2 (no such file)."}}}}]},
+        {"match": "SUBRESULT", "reply": [{"text": "The helper reports that python3 missing.py fails: the file does not exist."}]}]}
+    res = e2e.run_gemini(scenario, ["delegate: check why missing.py does not run"], home=home, cwd=cwd, args=SHELL)
+    check(res)
+    files = {"": res["chat"]}
+    for i, p in enumerate(x for x in res["chats"] if x != res["chat"]):
+        files[f".subagent{i + 1 if i else ''}.jsonl"] = p
+    return res, files
+
+
+def gemini_denied(home):
+    """A tool the person did not allow (run_shell_command without --allowed-tools), called anyway."""
+    cwd = project(home)
+    scenario = {"steps": [
+        {"match": "build log", "reply": [{"tool_call": {"name": "run_shell_command", "args": {"command": "touch build.log"}}}]},
+        {"match": "tool_result", "reply": [{"text": "I could not run the command."}]}]}
+    res = e2e.run_gemini(scenario, ["create an empty build log"], home=home, cwd=cwd)
+    check(res)
+    return res, {"": res["chat"]}
+
+
+LEGACY_GEMINI = "0.38.2"  # the last release before chats became .jsonl (google-gemini/gemini-cli#23749, in 0.39.0)
+
+
+def gemini_legacy_json(home):
+    """A session written by 0.38.2 (one JSON document), then continued by 0.61.0, which copies it into a
+    .jsonl beside it and appends there."""
+    cwd = project(home)
+    scenario = {"steps": [
+        {"match": "run the tests", "reply": [{"tool_call": {"name": "run_shell_command", "args": {"command": "python3 run_tests.py"}}}]},
+        {"match": "tool_result", "reply": [{"text": "run_tests.py is missing."}]},
+        {"match": "use unittest", "reply": [{"tool_call": {"name": "run_shell_command", "args": {"command": "python3 -m unittest -q"}}}]},
+        {"match": "tool_result", "reply": [{"text": "OK: 1 test."}]},
+        {"match": "thanks", "reply": [{"text": "You're welcome."}]}]}
+    old = e2e.run_gemini(scenario, ["run the tests", "No, use unittest: python3 -m unittest"], home=home, cwd=cwd,
+                         args=SHELL, version=LEGACY_GEMINI, session_flag=False)
+    check(old)
+    legacy = os.path.join(home, "legacy-copy.json")
+    shutil.copyfile(old["chat"], legacy)
+    time.sleep(61 - time.time() % 60)  # the next minute: the file names carry the minute they were made in
+    new = e2e.run_gemini(scenario, ["thanks"], home=home, cwd=cwd, args=SHELL, resume=old["session_id"], log=old["log"])
+    check(new)
+    res = dict(old, turns=old["turns"] + new["turns"])
+    files = {".json": legacy}
+    listing = []
+    for i, p in enumerate(sorted(x for x in e2e.gemini_chats(home) if x.endswith(".jsonl"))):
+        files[f".resumed{i + 1}.jsonl"] = p
+        listing.append(f"legacy_json.resumed{i + 1}.jsonl <- {os.path.relpath(p, home)}")
+    listing.append(f"legacy_json.json <- {os.path.relpath(old['chat'], home)} (copied before 0.61.0 resumed it)")
+    files[".listing.txt"] = ("text", "\n".join(listing) + "\n")
+    return res, files
+
+
+GEMINI = {"fail_then_work": gemini_fail_then_work, "correction": gemini_correction, "mcp_recall": gemini_mcp_recall,
+          "mcp_denied": gemini_mcp_denied, "memory_files": gemini_memory_files, "subagent": gemini_subagent,
+          "denied": gemini_denied, "legacy_json": gemini_legacy_json}
 
 
 # ---------------------------------------------------------------- driver
