@@ -146,7 +146,17 @@ def codex_new_input(body):
         new.append(item)
     new.reverse()
     has_output = any(str(i.get("type", "")).endswith("_output") for i in new)
-    return "\n".join(t for i in new for t in _texts(i.get("content") if i.get("type") == "message" else i.get("output"))), has_output
+    return "\n".join(t for i in new for t in _item_texts(i)), has_output
+
+
+def _item_texts(item):
+    """The text of a Responses input item: a message's text parts, a tool output's text."""
+    value = item.get("content") if item.get("type") == "message" else item.get("output")
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [c["text"] for c in value if isinstance(c, dict) and isinstance(c.get("text"), str)]
+    return _texts(value)
 
 
 def gemini_new_input(body):
@@ -156,7 +166,7 @@ def gemini_new_input(body):
     parts = last.get("parts") or []
     has_result = any("functionResponse" in p for p in parts)
     text = "\n".join([p["text"] for p in parts if isinstance(p.get("text"), str)] +
-                     [t for p in parts if "functionResponse" in p for t in _texts(p["functionResponse"])])
+                     [t for p in parts if "functionResponse" in p for t in _texts(p["functionResponse"].get("response"))])
     return text, has_result
 
 
