@@ -1,0 +1,261 @@
+"""The harness for the real Codex CLI and Gemini CLI (tests/agents_e2e.py), and what their recordings
+under tests/data/agents/ show (the facts the format notes state as seen).
+
+The fake model's matching is tested without a binary. The real-client tests install the pinned
+binaries once from npm into ~/.cache/openmemory-e2e/ and skip, saying why, when that cannot be done
+(no npm, no network, node < 20 for Gemini); OPENMEMORY_E2E=skip skips them outright.
+"""
+import json
+import os
+import shutil
+import tempfile
+import unittest
+from pathlib import Path
+
+from tests import agents_e2e as e2e
+
+DATA = Path(e2e.DATA)
+_found = {}
+
+
+def binary(agent):
+    """The pinned binary of `agent` (installing it once), or SkipTest saying why not."""
+    if os.environ.get("OPENMEMORY_E2E") == "skip":
+        raise unittest.SkipTest("real-client tests skipped (OPENMEMORY_E2E=skip)")
+    if agent not in _found:
+        try:
+            _found[agent] = (e2e.find_codex() if agent == "codex" else e2e.find_gemini(), None)
+        except Exception as e:  # no npm, no network for the one-time install, no node >= 20
+            _found[agent] = (None, f"the real {agent} CLI cannot be had: {type(e).__name__}: {e}")
+    path, why = _found[agent]
+    if why:
+        raise unittest.SkipTest(why)
+    return path
+
+
+def records(path):
+    return e2e.read_jsonl(path)
+
+
+class FakeModelMatching(unittest.TestCase):
+    """What the scripted model answers, from the request bodies the clients send."""
+
+    def test_codex_new_input_is_what_came_after_the_model_last_spoke(self):
+        body = {"input": [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "run it"}]},
+                          {"type": "function_call", "call_id": "c1", "name": "exec_command", "arguments": "{}"},
+                          {"type": "function_call_output", "call_id": "c1", "output": "Process exited with code 2"}]}
+        self.assertEqual(e2e.codex_new_input(body), ("Process exited with code 2", True))
+        self.assertEqual(e2e.codex_new_input({"input": body["input"][:1]}), ("run it", False))
+
+    def test_gemini_new_input_is_the_last_content(self):
+        body = {"contents": [{"role": "user", "parts": [{"text": "run it"}]},
+                             {"role": "model", "parts": [{"functionCall": {"name": "run_shell_command", "args": {}}}]},
+                             {"role": "user", "parts": [{"functionResponse": {"name": "run_shell_command",
+                                                                             "response": {"output": "Exit Code: 2"}}}]}]}
+        text, has_result = e2e.gemini_new_input(body)
+        self.assertTrue(has_result)
+        self.assertIn("Exit Code: 2", text)
+
+    def test_steps_are_used_once_in_order_and_fill_in_what_they_caught(self):
+        script = e2e.Script({"steps": [
+            {"match": "tool_result", "reply": [{"text": "after a tool"}]},
+            {"match": r"agent_id\":\"(?P<agent>\w+)", "reply": [{"tool_call": {"name": "wait", "args": {"id": "{{agent}}"}}}]}],
+            "default": "fallback"})
+        self.assertEqual(script.pick("hello", False), (None, [{"text": "fallback"}]))
+        self.assertEqual(script.pick('{"agent_id":"a7"}', False), (1, [{"tool_call": {"name": "wait", "args": {"id": "a7"}}}]))
+        self.assertEqual(script.pick("out", True), (0, [{"text": "after a tool"}]))
+        self.assertEqual(script.pick("out", True), (None, [{"text": "fallback"}]))
+
+    def test_a_side_request_asking_for_json_gets_an_object_of_its_schema(self):
+        schema = {"type": "OBJECT", "properties": {"complexity_reasoning": {"type": "STRING"},
+                                                   "complexity_score": {"type": "INTEGER"}},
+                  "required": ["complexity_reasoning", "complexity_score"]}
+        self.assertEqual(e2e.fill_schema(schema), {"complexity_reasoning": "fake", "complexity_score": 1})
+
+
+class CodexRecordings(unittest.TestCase):
+    """tests/data/agents/codex/, written by codex-cli 0.171.0 (see its README)."""
+
+    def people_words(self, name):
+        return [" ".join(c["text"] for c in r["payload"]["content"])
+                for r in records(DATA / "codex" / name) if r["type"] == "response_item"
+                and r["payload"].get("type") == "message" and r["payload"].get("role") == "user"
+                and r["payload"]["internal_chat_message_metadata_passthrough"]["content_item_metadata"][0]["provenance"]["type"] == "user"]
+
+    def test_a_resumed_turn_lands_in_the_same_rollout_with_the_persons_correction(self):
+        self.assertEqual(self.people_words("correction.jsonl"),
+                         ["run the tests", "No, don't use pytest here, use unittest: python3 -m unittest"])
+        meta = records(DATA / "codex" / "correction.jsonl")[0]
+        self.assertEqual((meta["type"], meta["payload"]["cli_version"], meta["payload"]["source"]),
+                         ("session_meta", "0.171.0", "exec"))
+
+    def test_a_command_carries_its_exit_code_twice(self):
+        recs = records(DATA / "codex" / "fail_then_work.jsonl")
+        done = [r["payload"]["item"] for r in recs if r["payload"].get("type") == "item_completed"
+                and r["payload"]["item"]["type"] == "CommandExecution"]
+        self.assertEqual([(d["command"][-1], d["exit_code"], d["status"]) for d in done],
+                         [("python3 run_tests.py", 2, "failed"), ("python3 -m unittest -q", 0, "completed")])
+        outputs = [r["payload"]["output"] for r in recs if r["payload"].get("type") == "function_call_output"]
+        self.assertIn("Process exited with code 2", outputs[0])
+
+    def test_harness_text_in_a_user_role_message_is_marked_as_not_the_persons(self):
+        recs = records(DATA / "codex" / "interrupt.jsonl")
+        aborted = [r for r in recs if r["type"] == "response_item" and "<turn_aborted>" in json.dumps(r)]
+        self.assertEqual(aborted[0]["payload"]["role"], "user")
+        self.assertEqual(self.people_words("interrupt.jsonl"), ["wait for the slow job"])
+        self.assertTrue(any(r["payload"].get("type") == "turn_aborted" for r in recs))
+
+    def test_a_subagent_has_its_own_rollout_naming_its_parent(self):
+        main = records(DATA / "codex" / "subagent.jsonl")[0]["payload"]
+        sub = records(DATA / "codex" / "subagent.subagent.jsonl")[0]["payload"]
+        self.assertEqual(sub["parent_thread_id"], main["id"])
+        self.assertEqual(sub["thread_source"], "subagent")
+        self.assertIn("subagent", sub["source"])
+
+    def test_agents_md_from_codex_home_and_from_the_repository_root_down_to_cwd_reach_the_model(self):
+        seen = json.loads((DATA / "codex" / "memory_files.canaries.json").read_text())
+        loaded = {c for c, v in seen.items() if v["requests"]}
+        self.assertEqual(loaded, {"OM-CANARY-CODEX-GLOBAL", "OM-CANARY-CODEX-REPO", "OM-CANARY-CODEX-SUB",
+                                  "OM-CANARY-CODEX-CWD"})
+
+    def test_an_mcp_tool_is_a_namespace_and_needs_approval_in_exec(self):
+        denied = [r["payload"]["item"] for r in records(DATA / "codex" / "mcp_denied.jsonl")
+                  if r["payload"].get("type") == "item_completed" and r["payload"]["item"]["type"] == "McpToolCall"]
+        self.assertEqual((denied[0]["server"], denied[0]["tool"], denied[0]["status"]), ("openmemory", "recall", "failed"))
+        allowed = (DATA / "codex" / "mcp_recall.jsonl").read_text()
+        self.assertIn("MEMO-CANARY: how are tests run here", allowed)
+        digest = records(DATA / "codex" / "mcp_recall.requests.jsonl")
+        self.assertIn("mcp__openmemory.recall", digest[0]["tools"])
+
+
+class GeminiRecordings(unittest.TestCase):
+    """tests/data/agents/gemini/, written by gemini-cli 0.61.0 (and 0.38.2 for legacy_json.json)."""
+
+    def messages(self, name):
+        """The chat as Gemini CLI itself loads it: records by id, last wins; $set.messages resets; $rewindTo cuts."""
+        by_id = {}
+        for r in records(DATA / "gemini" / name):
+            if "$rewindTo" in r:
+                ids = list(by_id)
+                by_id = {k: by_id[k] for k in ids[:ids.index(r["$rewindTo"])]} if r["$rewindTo"] in ids else {}
+            elif "$set" in r and isinstance(r["$set"].get("messages"), list):
+                by_id = {m["id"]: m for m in r["$set"]["messages"]}
+            elif "id" in r and "type" in r:
+                by_id[r["id"]] = r
+        return list(by_id.values())
+
+    def test_a_message_is_written_again_with_its_tool_calls_under_the_same_id(self):
+        recs = [r for r in records(DATA / "gemini" / "fail_then_work.jsonl") if r.get("type") == "gemini"]
+        ids = [r["id"] for r in recs]
+        self.assertLess(len(set(ids)), len(ids))
+        calls = [c for r in self.messages("fail_then_work.jsonl") for c in r.get("toolCalls", [])]
+        self.assertEqual([c["args"]["command"] for c in calls], ["python3 run_tests.py", "python3 -m unittest -q"])
+        self.assertIn("Exit Code: 2", json.dumps(calls[0]["result"]))
+        self.assertEqual(calls[0]["status"], "success")  # a failing command is still a successful tool call
+
+    def test_tool_results_are_user_messages_too(self):
+        users = [m for m in self.messages("fail_then_work.jsonl") if m["type"] == "user"]
+        texts = [p.get("text") for m in users for p in m["content"] if "text" in p]
+        self.assertEqual(texts[-1], "run the tests")
+        self.assertTrue(any("functionResponse" in p for m in users for p in m["content"]))
+
+    def test_a_resumed_turn_appends_to_the_same_file_after_a_new_metadata_line(self):
+        recs = records(DATA / "gemini" / "correction.jsonl")
+        metas = [r for r in recs if "sessionId" in r and "projectHash" in r]
+        self.assertEqual(len(metas), 2)
+        self.assertEqual(metas[0]["sessionId"], metas[1]["sessionId"])
+        said = [p["text"] for m in self.messages("correction.jsonl") if m["type"] == "user" for p in m["content"]
+                if "text" in p and not p["text"].startswith("<session_context>")]
+        self.assertEqual(said, ["run the tests", "No, don't use nosuchrunner here, use unittest: python3 -m unittest"])
+
+    def test_a_subagent_writes_its_own_chat_and_the_parent_names_it(self):
+        sub = records(DATA / "gemini" / "subagent.subagent.jsonl")[0]
+        self.assertEqual(sub["kind"], "subagent")
+        call = next(c for m in self.messages("subagent.jsonl") for c in m.get("toolCalls", []) if c["name"] == "invoke_agent")
+        self.assertEqual(call["agentId"], sub["sessionId"])
+
+    def test_the_project_hash_is_the_sha256_of_the_project_root(self):
+        import hashlib
+        first = records(DATA / "gemini" / "fail_then_work.jsonl")[0]
+        root = next(p["text"] for r in records(DATA / "gemini" / "fail_then_work.jsonl") if "$set" in r
+                    for m in r["$set"].get("messages", []) for p in m["content"] if "Workspace Directories" in p.get("text", ""))
+        folder = root.split("- **Workspace Directories:**\n  - ")[1].split("\n")[0]
+        self.assertEqual(first["projectHash"], hashlib.sha256(folder.encode()).hexdigest())
+
+    def test_gemini_md_global_root_to_cwd_and_the_private_memory_reach_the_model(self):
+        seen = json.loads((DATA / "gemini" / "memory_files.canaries.json").read_text())
+        self.assertEqual({c for c, v in seen.items() if v["requests"]},
+                         {"OM-CANARY-GEMINI-GLOBAL", "OM-CANARY-GEMINI-REPO", "OM-CANARY-GEMINI-SUB",
+                          "OM-CANARY-GEMINI-CWD", "OM-CANARY-GEMINI-PRIVATE"})
+
+    def test_the_legacy_json_chat_is_one_document(self):
+        doc = json.loads((DATA / "gemini" / "legacy_json.json").read_text())
+        self.assertEqual(sorted(doc), ["kind", "lastUpdated", "messages", "projectHash", "sessionId", "startTime"])
+        self.assertEqual([m["content"][0]["text"] for m in doc["messages"] if m["type"] == "user"],
+                         ["run the tests", "No, use unittest: python3 -m unittest"])
+
+
+class RealCodex(unittest.TestCase):
+    """codex exec against the fake Responses API: a failure, then a correction in a resumed turn."""
+
+    @classmethod
+    def setUpClass(cls):
+        binary("codex")
+
+    def setUp(self):
+        self.home = tempfile.mkdtemp(prefix="om-test-codex-")
+        self.addCleanup(shutil.rmtree, self.home, True)
+
+    def test_a_failure_and_a_correction_are_recorded_and_the_model_sees_agents_md(self):
+        os.makedirs(os.path.join(self.home, ".codex"))
+        Path(self.home, ".codex", "AGENTS.md").write_text("OM-TEST-CANARY: global instructions\n")
+        scenario = {"steps": [
+            {"match": "run the tests", "reply": [{"tool_call": {"name": "exec_command", "args": {"cmd": "python3 run_tests.py"}}}]},
+            {"match": "tool_result", "reply": [{"text": "run_tests.py is missing."}]},
+            {"match": "use unittest", "reply": [{"text": "Understood."}]}]}
+        r = e2e.run_codex(scenario, ["run the tests", "No, use unittest"], home=self.home)
+        self.assertEqual([t["rc"] for t in r["turns"]], [0, 0], r["turns"])
+        recs = records(r["rollout"])
+        said = [c["text"] for x in recs if x["type"] == "event_msg" and x["payload"].get("type") == "item_completed"
+                and x["payload"]["item"]["type"] == "UserMessage" for c in x["payload"]["item"]["content"]]
+        self.assertEqual(said, ["run the tests", "No, use unittest"])
+        codes = [x["payload"]["item"]["exit_code"] for x in recs if x["payload"].get("type") == "item_completed"
+                 and x["payload"]["item"]["type"] == "CommandExecution"]
+        self.assertEqual(codes, [2])
+        log = e2e.read_jsonl(r["log"])
+        self.assertEqual([e["step"] for e in log], [0, 1, 2])
+        self.assertTrue(all("OM-TEST-CANARY" in json.dumps(e["body"]) for e in log))
+
+
+class RealGemini(unittest.TestCase):
+    """gemini -p against the fake Gemini API: a failure, then a correction in a resumed turn."""
+
+    @classmethod
+    def setUpClass(cls):
+        binary("gemini")
+
+    def setUp(self):
+        self.home = tempfile.mkdtemp(prefix="om-test-gemini-")
+        self.addCleanup(shutil.rmtree, self.home, True)
+
+    def test_a_failure_and_a_correction_are_recorded_and_the_model_sees_gemini_md(self):
+        os.makedirs(os.path.join(self.home, ".gemini"))
+        Path(self.home, ".gemini", "GEMINI.md").write_text("OM-TEST-CANARY: global instructions\n")
+        scenario = {"steps": [
+            {"match": "run the tests", "reply": [{"tool_call": {"name": "run_shell_command", "args": {"command": "python3 run_tests.py"}}}]},
+            {"match": "tool_result", "reply": [{"text": "run_tests.py is missing."}]},
+            {"match": "use unittest", "reply": [{"text": "Understood."}]}]}
+        r = e2e.run_gemini(scenario, ["run the tests", "No, use unittest"], home=self.home,
+                           args=["--allowed-tools", "run_shell_command"])
+        self.assertEqual([t["rc"] for t in r["turns"]], [0, 0], r["turns"])
+        recs = records(r["chat"])
+        said = [p["text"] for x in recs if x.get("type") == "user" for p in x["content"] if "text" in p]
+        self.assertEqual(said, ["run the tests", "No, use unittest"])
+        self.assertIn("Exit Code: 2", json.dumps([x.get("toolCalls") for x in recs]))
+        main = [e for e in e2e.read_jsonl(r["log"]) if e["step"] is not None]
+        self.assertEqual([e["step"] for e in main], [0, 1, 2])
+        self.assertTrue(all("OM-TEST-CANARY" in json.dumps(e["body"]) for e in main))
+
+
+if __name__ == "__main__":
+    unittest.main()
