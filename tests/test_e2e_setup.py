@@ -193,6 +193,53 @@ class Plugin(RealClaude):
         self.assertIsNotNone(self.status(om)["last_sleep"], "the session start did not catch up the sleep")
         self.assertNotEqual(first["session_id"], second["session_id"])
 
+    def test_the_documented_command_and_the_slash_commands_work_in_the_persons_project(self):
+        self.install_plugin()
+        # README, "Or: the Claude Code plugin": the folder `claude plugin list` reads the plugin
+        # from, its launcher linked onto PATH.
+        listed = self.claude_cli("plugin", "list", env=self.claude_env(PATH=os.environ.get("PATH", BARE_PATH)))
+        [root] = [line.split("Read from:", 1)[1].strip() for line in listed.stdout.splitlines()
+                  if "Read from:" in line]
+        bin_dir = self.tmp / "person-bin"
+        bin_dir.mkdir()
+        (bin_dir / "openmemory").symlink_to(Path(root) / ".claude-plugin" / "openmemory")
+        project = self.h / "work"  # where the sessions below run, with a package of its own named openmemory
+        (project / ".git").mkdir(parents=True)
+        (project / "openmemory").mkdir()
+        (project / "openmemory" / "__init__.py").write_text('raise SystemExit("the project\'s own package")\n')
+        env = self.claude_env(PATH=f"{bin_dir}:{BARE_PATH}")  # python3 from /usr/bin, as on a person's machine
+
+        def openmemory(*args):
+            p = subprocess.run(["openmemory", *args], capture_output=True, text=True, timeout=120, env=env,
+                               cwd=str(project))
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            return p.stdout
+
+        self.assertIn("episodes     0", openmemory("status"))
+        note = json.loads(openmemory("remember", "--json", "the staging deploy needs the VPN up first"))
+        self.assertEqual(note["cwd"], os.path.realpath(project))
+        self.assertEqual(json.loads(openmemory("status", "--json"))["episodes"]["note"], 1)
+
+        def sent(session) -> str:
+            return json.dumps([e["body"]["messages"] for e in harness.read_jsonl(session["log"])],
+                              ensure_ascii=False)
+
+        for verb, printed in (("status", "episodes     1"), ("doctor", "✔ database: "), ("sleep", "report in ")):
+            with self.subTest(command=verb):
+                r = self.session({"steps": [], "default": "Shown."}, f"/openmemory:{verb}")
+                self.assertEqual(r["turns"][0]["stderr"], "")  # a failed shell line is said here
+                self.assertIn(printed, sent(r))
+        tool = "mcp__plugin_openmemory_openmemory__recall"
+        scenario = {"steps": [{"match": "staging deploy", "reply": [{"tool_use": {"name": tool, "input": {
+            "query": "staging deploy"}}}]}, {"match": "tool_result", "reply": [{"text": "Found it."}]}]}
+        r = self.session(scenario, "/openmemory:recall staging deploy")  # no --allowedTools: the command's own
+        results = [b for e in harness.read_jsonl(r["log"]) for m in e["body"]["messages"]
+                   if m["role"] == "user" and isinstance(m["content"], list)
+                   for b in m["content"] if b.get("type") == "tool_result"]
+        self.assertTrue(results, "the model got no tool result")
+        self.assertFalse(results[0].get("is_error"), results[0])
+        self.assertIn("the staging deploy needs the VPN up first", json.dumps(results[0]))
+
     def test_setup_notices_the_plugin_and_doctor_sees_it_connected(self):
         self.install_plugin()
         env = self.claude_env(PATH=f"{self.claude_bin}:{BARE_PATH}", CLAUDE_CONFIG_DIR=self.claude,
