@@ -79,10 +79,14 @@ def run(event: dict | None, detach: str = "auto") -> str:
         return _said(logging.DEBUG, f"{name}: {schedule.start_catch_up(_last_sleep)}")
     if name not in INGEST_EVENTS:
         return _said(logging.DEBUG, f"{name!r}: nothing to do")
-    path = transcript_path(event.get("transcript_path"))
+    value = event.get("transcript_path")
+    path = transcript_path(value)
     if path is None:
-        return _said(logging.WARNING, f"{name}: no readable transcript at {event.get('transcript_path')!r}; "
-                                      f"nothing done")
+        if never_written(value):
+            # Normal: every `claude mcp list` ends a session that wrote no transcript (2.1.328).
+            return _said(logging.DEBUG, f"{name}: no transcript at {value!r} (a session that wrote none); "
+                                        f"nothing to ingest")
+        return _said(logging.WARNING, f"{name}: no readable transcript at {value!r}; nothing done")
     size = path.stat().st_size
     if detach == "always" or (detach == "auto" and size > INLINE_MAX_BYTES):
         run_detached(lambda: ingest_transcript(path, name))
@@ -139,6 +143,14 @@ def transcript_path(value) -> Path | None:
     except OSError:
         pass
     return path
+
+
+def never_written(value) -> bool:
+    """Whether a hook names a transcript file, whole, that is not there: a session that wrote none."""
+    if not isinstance(value, str) or not value.endswith(".jsonl"):
+        return False
+    path = Path(value).expanduser()
+    return path.is_absolute() and not os.path.lexists(path)
 
 
 def run_detached(work) -> None:
