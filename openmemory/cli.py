@@ -238,7 +238,7 @@ def _stop_serving(signum, frame) -> None:
 
 
 def cmd_hook(args) -> int:
-    """Ingest the transcript a Claude Code hook names (SessionEnd, PreCompact); prints nothing, exits 0."""
+    """Serve Claude Code's hooks: SessionEnd and PreCompact ingest, SessionStart catches up sleep; prints nothing, exits 0."""
     from . import hook
     sys.stdout = sys.stderr  # a SessionStart hook's stdout would reach the model
     try:
