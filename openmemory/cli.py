@@ -245,8 +245,8 @@ def cmd_hook(args) -> int:
         _log_to_file()
         hook.run(hook.read_event(sys.stdin), detach=args.detach)
     except (OpenMemoryError, sqlite3.DatabaseError) as e:  # said in one line, as the CLI would
-        logging.getLogger("openmemory.hook").error("hook failed: %s",
-                                                   errors.explain(e) if isinstance(e, sqlite3.Error) else e)
+        said = errors.explain(e, paths.db_path()) if isinstance(e, sqlite3.Error) else e
+        logging.getLogger("openmemory.hook").error("hook failed: %s", said)
     except BaseException:  # exit 2 would mean "block" to Claude Code: never fail
         logging.getLogger("openmemory.hook").exception("hook failed")
     return 0
@@ -529,7 +529,7 @@ def main(argv=None) -> int:
         return 1
     except sqlite3.DatabaseError as e:  # damaged; or locked past the busy timeout, disk full, read-only
         _debug_traceback()
-        print(f"openmemory: error: {errors.explain(e)}", file=sys.stderr)
+        print(f"openmemory: error: {errors.explain(e, paths.db_path())}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("openmemory: interrupted", file=sys.stderr)
