@@ -266,6 +266,8 @@ def cmd_sleep(args) -> int:
                     return 0
                 if paths.projects_dir().is_dir():
                     ingest.ingest(db)  # as the nightly job does: sessions whose hook never ran
+                if not db.new_since_last_night():
+                    return 0  # a catch-up over nothing is no night: the last sleep stays as it was
             model = None if args.no_model else _open_model(db, iso())
             report = sleep.night(db, now, render=render.render, model=model)
             llm.close_model(db, model)
@@ -470,8 +472,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the night's report as JSON")
     p.add_argument("--no-model", action="store_true", help="use the rules alone, even when a model is configured")
     p.add_argument("--catch-up", action="store_true",
-                   help="only if the last sleep is over a day old and no other sleep runs, after a catch-up "
-                        "ingest; prints nothing (what the SessionStart hook starts)")
+                   help="only if the last sleep is over a day old, no other sleep runs and, after a catch-up "
+                        "ingest, an error or a correction came since; prints nothing (what SessionStart starts)")
 
     p = verb("morning", cmd_morning)
     p.add_argument("--json", action="store_true", help="print the report's facts as one JSON object")

@@ -6,7 +6,8 @@ Two ways in, as a person would take them:
   ingests a transcript, the cron line runs sleep, doctor passes, and undo takes it all back;
 - the plugin: `claude plugin marketplace add <checkout>` and `claude plugin install`, with no pip
   step: the server is Connected, the model reaches the tools under the plugin's server name,
-  the SessionEnd hook ingests the session and the next session start catches up a sleep.
+  the SessionEnd hook ingests the session, and the next session start catches up a sleep once
+  there is something to learn from (a correction), not before.
 
 Skipped, saying why, when the real binary (or, for the venv, pip's offline build) cannot be had.
 """
@@ -150,11 +151,13 @@ class Plugin(RealClaude):
         return p
 
     def session(self, scenario, prompt, allowed=None):
-        r = harness.run_session(scenario, [prompt], home=str(self.h), cwd=str(self.h / "work"), settings=None,
+        prompts = [prompt] if isinstance(prompt, str) else prompt
+        r = harness.run_session(scenario, prompts, home=str(self.h), cwd=str(self.h / "work"), settings=None,
                                 allowed_tools=allowed, timeout=120, log=str(self.tmp / f"requests-{time.time()}.jsonl"),
                                 env={"OPENMEMORY_HOME": str(self.home), "PATH": os.environ.get("PATH", BARE_PATH)})
-        self.assertEqual(r["turns"][0]["rc"], 0, r["turns"])
-        self.assertNotIn("hook error", r["turns"][0]["stderr"])
+        for turn in r["turns"]:
+            self.assertEqual(turn["rc"], 0, r["turns"])
+            self.assertNotIn("hook error", turn["stderr"])
         return r
 
     def test_plugin_installs_offline_connects_and_runs_its_hooks(self):
@@ -166,32 +169,40 @@ class Plugin(RealClaude):
 
         # Session 1: the SessionEnd hook of the plugin ingests it.
         first = self.session({"steps": [], "default": "Hello."}, "say hello")
-        deadline = time.time() + 30
-        while time.time() < deadline and not (self.home / "memory.db").exists():
-            time.sleep(0.2)
         om = [sys.executable, "-m", "openmemory"]
-        self.assertEqual(self.status(om)["sessions"], 1)
+        self.wait_for(lambda: (self.home / "memory.db").exists() and self.status(om)["sessions"] == 1)
         self.assertIsNone(self.status(om)["last_sleep"])
 
-        # Session 2: the model reaches recall under the plugin's server name, and the session
-        # start has caught up the sleep (there never was one) in the background.
+        # Session 2, with a correction: its start found nothing new to learn from, so no night
+        # was run (one over nothing would hold off the next catch-up for a day).
+        self.session({"steps": [], "default": "I ran npm test: all 12 pass."},
+                     ["run the tests", "No, don't use npm here, run the tests with pnpm test"])
+        self.wait_for(lambda: self.status(om)["episodes"]["correction"] == 1)
+        self.assertIsNone(self.status(om)["last_sleep"])
+
+        # Session 3: the model reaches recall under the plugin's server name, and the session
+        # start has caught up the sleep in the background: the correction is a lesson.
         tool = "mcp__plugin_openmemory_openmemory__recall"
         scenario = {"steps": [{"match": "what did I ask", "reply": [{"tool_use": {"name": tool,
                                                                               "input": {"query": "say hello"}}}]},
                               {"match": "tool_result", "reply": [{"text": "You asked me to say hello."}]}]}
-        second = self.session(scenario, "what did I ask last time?", allowed="mcp__plugin_openmemory_openmemory")
-        results = [b for e in harness.read_jsonl(second["log"]) for m in e["body"]["messages"]
+        third = self.session(scenario, "what did I ask last time?", allowed="mcp__plugin_openmemory_openmemory")
+        results = [b for e in harness.read_jsonl(third["log"]) for m in e["body"]["messages"]
                    if m["role"] == "user" and isinstance(m["content"], list)
                    for b in m["content"] if b.get("type") == "tool_result"]
         self.assertTrue(results, "the model got no tool result")
         text = json.dumps(results[0])
         self.assertFalse(results[0].get("is_error"), text)
         self.assertIn("say hello", text)
-        deadline = time.time() + 60
-        while time.time() < deadline and self.status(om)["last_sleep"] is None:
-            time.sleep(0.5)
+        self.wait_for(lambda: self.status(om)["last_sleep"] is not None, 60)
         self.assertIsNotNone(self.status(om)["last_sleep"], "the session start did not catch up the sleep")
-        self.assertNotEqual(first["session_id"], second["session_id"])
+        self.assertGreaterEqual(self.status(om)["lessons_live"], 1)
+        self.assertNotEqual(first["session_id"], third["session_id"])
+
+    def wait_for(self, condition, seconds=30):
+        deadline = time.time() + seconds
+        while time.time() < deadline and not condition():
+            time.sleep(0.2)
 
     def test_the_documented_command_and_the_slash_commands_work_in_the_persons_project(self):
         self.install_plugin()
