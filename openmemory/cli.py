@@ -238,15 +238,15 @@ def _stop_serving(signum, frame) -> None:
 
 
 def cmd_hook(args) -> int:
-    """Ingest the transcript a Claude Code hook names (SessionEnd, PreCompact); prints nothing, exits 0."""
+    """Serve Claude Code's hooks: SessionEnd and PreCompact ingest, SessionStart catches up sleep; prints nothing, exits 0."""
     from . import hook
     sys.stdout = sys.stderr  # a SessionStart hook's stdout would reach the model
     try:
         _log_to_file()
         hook.run(hook.read_event(sys.stdin), detach=args.detach)
     except (OpenMemoryError, sqlite3.DatabaseError) as e:  # said in one line, as the CLI would
-        logging.getLogger("openmemory.hook").error("hook failed: %s",
-                                                   errors.explain(e) if isinstance(e, sqlite3.Error) else e)
+        said = errors.explain(e, paths.db_path()) if isinstance(e, sqlite3.Error) else e
+        logging.getLogger("openmemory.hook").error("hook failed: %s", said)
     except BaseException:  # exit 2 would mean "block" to Claude Code: never fail
         logging.getLogger("openmemory.hook").exception("hook failed")
     return 0
@@ -266,6 +266,8 @@ def cmd_sleep(args) -> int:
                     return 0
                 if paths.projects_dir().is_dir():
                     ingest.ingest(db)  # as the nightly job does: sessions whose hook never ran
+                if not db.new_since_last_night():
+                    return 0  # a catch-up over nothing is no night: the last sleep stays as it was
             model = None if args.no_model else _open_model(db, iso())
             report = sleep.night(db, now, render=render.render, model=model)
             llm.close_model(db, model)
@@ -470,8 +472,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the night's report as JSON")
     p.add_argument("--no-model", action="store_true", help="use the rules alone, even when a model is configured")
     p.add_argument("--catch-up", action="store_true",
-                   help="only if the last sleep is over a day old and no other sleep runs, after a catch-up "
-                        "ingest; prints nothing (what the SessionStart hook starts)")
+                   help="only if the last sleep is over a day old, no other sleep runs and, after a catch-up "
+                        "ingest, an error or a correction came since; prints nothing (what SessionStart starts)")
 
     p = verb("morning", cmd_morning)
     p.add_argument("--json", action="store_true", help="print the report's facts as one JSON object")
@@ -529,7 +531,7 @@ def main(argv=None) -> int:
         return 1
     except sqlite3.DatabaseError as e:  # damaged; or locked past the busy timeout, disk full, read-only
         _debug_traceback()
-        print(f"openmemory: error: {errors.explain(e)}", file=sys.stderr)
+        print(f"openmemory: error: {errors.explain(e, paths.db_path())}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("openmemory: interrupted", file=sys.stderr)

@@ -1,8 +1,6 @@
 """The errors a person can act on: one line each, said by the CLI as `openmemory: error: ...`."""
 import sqlite3
 
-from . import paths
-
 
 class OpenMemoryError(Exception):
     """An error the person can act on: one line, said by the CLI as `openmemory: error: ...`."""
@@ -39,9 +37,8 @@ def is_damage(error: BaseException) -> bool:
     return type(error) is sqlite3.DatabaseError
 
 
-def explain(error: sqlite3.Error, path=None) -> StoreError:
-    """A SQLite error met after opening, as one line the person can act on."""
-    path = path or paths.db_path()
+def explain(error: sqlite3.Error, path) -> StoreError:
+    """A SQLite error met after opening the database at path, as one line the person can act on."""
     if is_damage(error):
         return damaged(path, error)
     return StoreError(f"the memory database at {path} could not be used: {error}; "

@@ -18,7 +18,7 @@ from .clock import iso
 log = logging.getLogger(__name__)
 
 INGEST_EVENTS = ("SessionEnd", "PreCompact")
-CATCH_UP_EVENT = "SessionStart"  # a sleep over a day old is run in the background (schedule.py)
+CATCH_UP_EVENT = "SessionStart"  # a night over a day old, and something new: sleep in the background
 STDIN_DEADLINE_S = 1.0          # Claude Code writes the payload at once; an open pipe must not hold us
 MAX_EVENT_BYTES = 1024 * 1024   # SessionEnd/PreCompact payloads are a few hundred bytes
 # Transcripts larger than this are ingested by a detached process, so the hook stays well
@@ -76,13 +76,17 @@ def run(event: dict | None, detach: str = "auto") -> str:
     if name in INGEST_EVENTS + (CATCH_UP_EVENT,) and _setup_runs_the_hooks():
         return _said(logging.DEBUG, f"{name}: `openmemory setup` installed hooks here; the plugin's does nothing")
     if name == CATCH_UP_EVENT:
-        return _said(logging.DEBUG, f"{name}: {schedule.start_catch_up(_last_sleep)}")
+        return _said(logging.DEBUG, f"{name}: {schedule.start_catch_up(_since_last_night)}")
     if name not in INGEST_EVENTS:
         return _said(logging.DEBUG, f"{name!r}: nothing to do")
-    path = transcript_path(event.get("transcript_path"))
+    value = event.get("transcript_path")
+    path = transcript_path(value)
     if path is None:
-        return _said(logging.WARNING, f"{name}: no readable transcript at {event.get('transcript_path')!r}; "
-                                      f"nothing done")
+        if never_written(value):
+            # Normal: every `claude mcp list` ends a session that wrote no transcript (2.1.328).
+            return _said(logging.DEBUG, f"{name}: no transcript at {value!r} (a session that wrote none); "
+                                        f"nothing to ingest")
+        return _said(logging.WARNING, f"{name}: no readable transcript at {value!r}; nothing done")
     size = path.stat().st_size
     if detach == "always" or (detach == "auto" and size > INLINE_MAX_BYTES):
         run_detached(lambda: ingest_transcript(path, name))
@@ -98,9 +102,10 @@ def _setup_runs_the_hooks() -> bool:
     return bool(setup.record().get("hooks"))
 
 
-def _last_sleep():
+def _since_last_night() -> tuple:
+    """(the last sleep's time, whether an error or a correction came since)."""
     with store.connect() as db:
-        return db.get_state("last_sleep")
+        return db.get_state("last_sleep"), db.new_since_last_night()
 
 
 def _said(level: int, line: str) -> str:
@@ -139,6 +144,14 @@ def transcript_path(value) -> Path | None:
     except OSError:
         pass
     return path
+
+
+def never_written(value) -> bool:
+    """Whether a hook names a transcript file, whole, that is not there: a session that wrote none."""
+    if not isinstance(value, str) or not value.endswith(".jsonl"):
+        return False
+    path = Path(value).expanduser()
+    return path.is_absolute() and not os.path.lexists(path)
 
 
 def run_detached(work) -> None:

@@ -11,7 +11,7 @@ import os
 import sqlite3
 import time
 
-from . import __version__, errors, recall as recall_lib, store
+from . import __version__, errors, paths, recall as recall_lib, store
 from .errors import OpenMemoryError
 from .redact import redact
 
@@ -282,8 +282,9 @@ def _tools_call(params, project_dir) -> dict:
         return _tool_result(f"openmemory could not {name}: {e}", error=True)
     except sqlite3.Error as e:  # damaged; or locked past the busy timeout, disk full
         if errors.is_damage(e):
-            log.error("%s failed: %s", name, errors.explain(e))
-            return _tool_result(f"openmemory could not {name}: {errors.explain(e)}", error=True)
+            said = errors.explain(e, paths.db_path())
+            log.error("%s failed: %s", name, said)
+            return _tool_result(f"openmemory could not {name}: {said}", error=True)
         log.warning("%s failed on the database: %s", name, e)
         return _tool_result(f"openmemory could not {name}: the memory database failed ({e}). "
                             f"Try again later; memory is otherwise unaffected.", error=True)

@@ -8,12 +8,22 @@ import os
 import re
 from pathlib import Path
 
+from .errors import OpenMemoryError
+
 
 def home() -> Path:
-    """openmemory's own folder: $OPENMEMORY_HOME (made absolute), else ~/.openmemory."""
+    """openmemory's own folder: $OPENMEMORY_HOME (an absolute path, or ~/...), else ~/.openmemory."""
     value = os.environ.get("OPENMEMORY_HOME")
-    # absolute: hooks, the server and cron run in other folders, and setup writes this path down
-    return Path(value).expanduser().absolute() if value else Path.home() / ".openmemory"
+    if not value:
+        return Path.home() / ".openmemory"
+    path = Path(value).expanduser()
+    if not path.is_absolute():
+        # Refused, not resolved: hooks, the server and the nightly job run in other folders, and
+        # each would resolve it against its own, one memory each.
+        raise OpenMemoryError(f"OPENMEMORY_HOME is a relative path ({value!r}); hooks, the MCP server and the "
+                              f"nightly job run in other folders, so set it to an absolute one, such as "
+                              f"{os.path.abspath(path)}")
+    return path
 
 
 def db_path() -> Path:

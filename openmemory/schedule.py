@@ -20,7 +20,7 @@ from .errors import OpenMemoryError, RenderError
 
 MODES = ("auto", "cron", "systemd", "launchd", "print", "none")
 HOUR, MINUTE = 3, 30                 # 03:30 local time: after a working day, before the next
-CATCH_UP_AFTER_S = 24 * 3600         # the issue: a sleep more than a day old is caught up
+CATCH_UP_AFTER_S = 24 * 3600         # a night more than a day old is caught up (when there is news)
 CATCH_UP_RETRY_S = 3600              # session starts look at most once an hour (a failed catch-up too)
 CRON_TAG = "# openmemory nightly sleep"
 UNIT = "openmemory-sleep"
@@ -208,11 +208,14 @@ def catch_up_stamp() -> Path:
     return paths.home() / "catch-up.stamp"
 
 
-def start_catch_up(last_sleep) -> str:
-    """At a session start: start `sleep --catch-up` detached when due; returns what was done.
+def start_catch_up(look) -> str:
+    """At a session start: start `sleep --catch-up` detached when the last night is over a day old
+    and an error or a correction came since; returns what was done.
 
-    last_sleep: a callable returning the last sleep's time, read only when needed.
-    Cheap first: a recent attempt or a running sleep ends it before the database is opened.
+    look: a callable returning (the last sleep's time, whether anything came since to learn
+    from), called only when needed. Cheap first: a recent look or a running sleep ends it
+    before the database is opened. A look that finds nothing new leaves no stamp: the session
+    now starting may bring something, and the next start looks again.
     """
     if not paths.db_path().exists():
         return "no memory yet; nothing to catch up"
@@ -224,10 +227,17 @@ def start_catch_up(last_sleep) -> str:
         pass
     if sleep_running():
         return "a sleep is running; no catch-up"
-    files.write_own(stamp, b"")  # looked now: not again within the hour
-    last = last_sleep()
+    try:
+        last, new = look()
+    except BaseException:
+        files.write_own(stamp, b"")  # a look that fails is not tried again within the hour
+        raise
     if not sleep_due(last):
+        files.write_own(stamp, b"")  # looked now: not again within the hour
         return f"last sleep {last}: not due"
+    if not new:
+        return f"last sleep {last or 'never'}: nothing new to learn from since; no catch-up"
+    files.write_own(stamp, b"")  # started: not again within the hour
     import subprocess  # only now: the usual session start returns before this
     env = dict(os.environ)
     package_parent = str(Path(__file__).resolve().parent.parent)

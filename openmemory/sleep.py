@@ -66,7 +66,7 @@ def night(store: Store, now: str | None = None, render=None, model=None) -> dict
     doubtful, reworded = {"asked": 0, "corrections": 0, "not": 0}, []
     if not facts or facts.get("night") != now:
         with store.transaction() if model is None else contextlib.nullcontext():
-            facts = {"night": now}
+            facts = {"night": now, "through": store.last_episode_id()}  # what is new after it waits for the next
             facts["decay"] = decay(store, now)
             doubtful = llm.decide_doubtful_turns(store, model, now)
             facts["consolidation"] = consolidate(store, now)
@@ -90,6 +90,7 @@ def night(store: Store, now: str | None = None, render=None, model=None) -> dict
         report = dict(report, tonight={k: v for k, v in total.items() if k != "errors"})
     with store.transaction():
         store.set_state("last_sleep", now)
+        store.set_state("slept_through", str(facts.get("through", 0)))  # a catch-up needs something after it
         store.set_state("night_facts", "{}")
         if not keep:
             store.set_state("morning", json.dumps(redact_obj(total), ensure_ascii=False, sort_keys=True))

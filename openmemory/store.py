@@ -328,6 +328,18 @@ class Store:
             "WHERE kind IN ('error', 'correction') AND ifnull(consolidated, 0) = 0 AND NOT archived AND at <= ? "
             "ORDER BY at, id", (now,))]
 
+    def last_episode_id(self) -> int:
+        """The newest episode's id, 0 when there is none: what a night saw (sleep keeps it as `slept_through`)."""
+        return self._db.execute("SELECT ifnull(max(id), 0) FROM episodes").fetchone()[0]
+
+    def new_since_last_night(self) -> bool:
+        """Whether an error or a correction came after the last night saw the store and awaits sleep.
+
+        Only the ids after the night's `slept_through` are read (a session start asks), however
+        large the store."""
+        through = int(self.get_state("slept_through") or 0)
+        return self._db.execute(NEW_SINCE_LAST_NIGHT, (through,)).fetchone() is not None
+
     def lessons_to_consolidate(self) -> list:
         """Every lesson (archived and vetoed too) as consolidation compares them, by id."""
         return self._db.execute("SELECT id, text, kind, cwd, strength, seen, sources, archived, vetoed "
@@ -566,6 +578,10 @@ _SESSION = ("id", "path", "mtime_ns", "size", "ingested", "episodes", "cwd", "ti
             "turns", "skipped")
 _SESSION_UPSERT = (f"INSERT INTO sessions ({', '.join(_SESSION)}) VALUES ({', '.join('?' * len(_SESSION))}) "
                    "ON CONFLICT (id) DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in _SESSION[1:]))
+# `+kind`: no index on kind, so SQLite walks the ids after the last night, not every error
+# and correction ever stored (which the kind index would have it read, the old ones included).
+NEW_SINCE_LAST_NIGHT = ("SELECT 1 FROM episodes WHERE id > ? AND +kind IN ('error', 'correction') "
+                        "AND consolidated IS NULL AND NOT archived LIMIT 1")
 _RECALL_COLUMNS = "id, kind, title, gist, cwd, at, strength, recalls, archived, embedding"
 _RECALL_LESSON_COLUMNS = ("id, 'lesson' AS kind, text AS title, text AS gist, cwd, updated AS at, strength, "
                           "0 AS recalls, archived, embedding")

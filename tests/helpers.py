@@ -109,6 +109,13 @@ def claude_code():
     return _claude["result"]
 
 
+def figures(text: str) -> None:
+    """Show what a test measured, when asked (OPENMEMORY_FIGURES=1): a plain `python3 -m unittest`
+    prints its dots and its result, and nothing in between."""
+    if os.environ.get("OPENMEMORY_FIGURES"):
+        print(text, file=sys.stderr)
+
+
 def raw_db(store):
     """For tests only: the open SQLite connection behind a Store, to set up or inspect a state
     no Store method offers. The package itself reaches the database only through Store methods."""

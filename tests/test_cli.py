@@ -28,6 +28,12 @@ class Cli(TempHome):
             self.assertIn(" ".join(doc.split()), " ".join(p.stdout.split()))
             self.assertEqual(p.stderr, "")
 
+    def test_hook_help_names_every_event_setup_installs(self):
+        from openmemory import setup
+        text = " ".join(self.ok("hook", "--help").stdout.split())
+        for event in setup.HOOK_EVENTS:
+            self.assertIn(event, text)
+
     def test_version(self):
         self.assertRegex(self.ok("--version").stdout, r"^openmemory \d+\.\d+\.\d+")
 

@@ -5,7 +5,7 @@ import unittest
 from pathlib import Path
 
 from openmemory import corrections, episodes, transcripts
-from tests.helpers import CORPUS, corpus_files
+from tests.helpers import CORPUS, corpus_files, figures
 
 LABELS = Path(__file__).with_name("data") / "learning" / "corpus_labels.json"
 MIN_PRECISION = 0.85    # a false correction becomes a wrong lesson: precision matters most
@@ -49,7 +49,7 @@ class CorrectionsOnRealCorpus(unittest.TestCase):
                 fn += truth == "correction" and not found
                 tn += truth != "correction" and not found
         precision, recall = tp / (tp + fp), tp / (tp + fn)
-        print(f"\ncorrections on the real corpus: {tp} found, {fp} false, {fn} missed, {tn} rightly ignored; "
+        figures(f"\ncorrections on the real corpus: {tp} found, {fp} false, {fn} missed, {tn} rightly ignored; "
               f"precision {precision:.2f}, recall {recall:.2f}")
         self.assertGreaterEqual(precision, MIN_PRECISION)
         self.assertGreaterEqual(recall, MIN_RECALL)

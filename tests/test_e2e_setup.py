@@ -6,7 +6,8 @@ Two ways in, as a person would take them:
   ingests a transcript, the cron line runs sleep, doctor passes, and undo takes it all back;
 - the plugin: `claude plugin marketplace add <checkout>` and `claude plugin install`, with no pip
   step: the server is Connected, the model reaches the tools under the plugin's server name,
-  the SessionEnd hook ingests the session and the next session start catches up a sleep.
+  the SessionEnd hook ingests the session, and the next session start catches up a sleep once
+  there is something to learn from (a correction), not before.
 
 Skipped, saying why, when the real binary (or, for the venv, pip's offline build) cannot be had.
 """
@@ -150,11 +151,13 @@ class Plugin(RealClaude):
         return p
 
     def session(self, scenario, prompt, allowed=None):
-        r = harness.run_session(scenario, [prompt], home=str(self.h), cwd=str(self.h / "work"), settings=None,
+        prompts = [prompt] if isinstance(prompt, str) else prompt
+        r = harness.run_session(scenario, prompts, home=str(self.h), cwd=str(self.h / "work"), settings=None,
                                 allowed_tools=allowed, timeout=120, log=str(self.tmp / f"requests-{time.time()}.jsonl"),
                                 env={"OPENMEMORY_HOME": str(self.home), "PATH": os.environ.get("PATH", BARE_PATH)})
-        self.assertEqual(r["turns"][0]["rc"], 0, r["turns"])
-        self.assertNotIn("hook error", r["turns"][0]["stderr"])
+        for turn in r["turns"]:
+            self.assertEqual(turn["rc"], 0, r["turns"])
+            self.assertNotIn("hook error", turn["stderr"])
         return r
 
     def test_plugin_installs_offline_connects_and_runs_its_hooks(self):
@@ -166,32 +169,87 @@ class Plugin(RealClaude):
 
         # Session 1: the SessionEnd hook of the plugin ingests it.
         first = self.session({"steps": [], "default": "Hello."}, "say hello")
-        deadline = time.time() + 30
-        while time.time() < deadline and not (self.home / "memory.db").exists():
-            time.sleep(0.2)
         om = [sys.executable, "-m", "openmemory"]
-        self.assertEqual(self.status(om)["sessions"], 1)
+        self.wait_for(lambda: (self.home / "memory.db").exists() and self.status(om)["sessions"] == 1)
         self.assertIsNone(self.status(om)["last_sleep"])
 
-        # Session 2: the model reaches recall under the plugin's server name, and the session
-        # start has caught up the sleep (there never was one) in the background.
+        # Session 2, with a correction: its start found nothing new to learn from, so no night
+        # was run (one over nothing would hold off the next catch-up for a day).
+        self.session({"steps": [], "default": "I ran npm test: all 12 pass."},
+                     ["run the tests", "No, don't use npm here, run the tests with pnpm test"])
+        self.wait_for(lambda: self.status(om)["episodes"]["correction"] == 1)
+        self.assertIsNone(self.status(om)["last_sleep"])
+
+        # Session 3: the model reaches recall under the plugin's server name, and the session
+        # start has caught up the sleep in the background: the correction is a lesson.
         tool = "mcp__plugin_openmemory_openmemory__recall"
         scenario = {"steps": [{"match": "what did I ask", "reply": [{"tool_use": {"name": tool,
                                                                               "input": {"query": "say hello"}}}]},
                               {"match": "tool_result", "reply": [{"text": "You asked me to say hello."}]}]}
-        second = self.session(scenario, "what did I ask last time?", allowed="mcp__plugin_openmemory_openmemory")
-        results = [b for e in harness.read_jsonl(second["log"]) for m in e["body"]["messages"]
+        third = self.session(scenario, "what did I ask last time?", allowed="mcp__plugin_openmemory_openmemory")
+        results = [b for e in harness.read_jsonl(third["log"]) for m in e["body"]["messages"]
                    if m["role"] == "user" and isinstance(m["content"], list)
                    for b in m["content"] if b.get("type") == "tool_result"]
         self.assertTrue(results, "the model got no tool result")
         text = json.dumps(results[0])
         self.assertFalse(results[0].get("is_error"), text)
         self.assertIn("say hello", text)
-        deadline = time.time() + 60
-        while time.time() < deadline and self.status(om)["last_sleep"] is None:
-            time.sleep(0.5)
+        self.wait_for(lambda: self.status(om)["last_sleep"] is not None, 60)
         self.assertIsNotNone(self.status(om)["last_sleep"], "the session start did not catch up the sleep")
-        self.assertNotEqual(first["session_id"], second["session_id"])
+        self.assertGreaterEqual(self.status(om)["lessons_live"], 1)
+        self.assertNotEqual(first["session_id"], third["session_id"])
+
+    def wait_for(self, condition, seconds=30):
+        deadline = time.time() + seconds
+        while time.time() < deadline and not condition():
+            time.sleep(0.2)
+
+    def test_the_documented_command_and_the_slash_commands_work_in_the_persons_project(self):
+        self.install_plugin()
+        # README, "Or: the Claude Code plugin": the folder `claude plugin list` reads the plugin
+        # from, its launcher linked onto PATH.
+        listed = self.claude_cli("plugin", "list", env=self.claude_env(PATH=os.environ.get("PATH", BARE_PATH)))
+        [root] = [line.split("Read from:", 1)[1].strip() for line in listed.stdout.splitlines()
+                  if "Read from:" in line]
+        bin_dir = self.tmp / "person-bin"
+        bin_dir.mkdir()
+        (bin_dir / "openmemory").symlink_to(Path(root) / ".claude-plugin" / "openmemory")
+        project = self.h / "work"  # where the sessions below run, with a package of its own named openmemory
+        (project / ".git").mkdir(parents=True)
+        (project / "openmemory").mkdir()
+        (project / "openmemory" / "__init__.py").write_text('raise SystemExit("the project\'s own package")\n')
+        env = self.claude_env(PATH=f"{bin_dir}:{BARE_PATH}")  # python3 from /usr/bin, as on a person's machine
+
+        def openmemory(*args):
+            p = subprocess.run(["openmemory", *args], capture_output=True, text=True, timeout=120, env=env,
+                               cwd=str(project))
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            return p.stdout
+
+        self.assertIn("episodes     0", openmemory("status"))
+        note = json.loads(openmemory("remember", "--json", "the staging deploy needs the VPN up first"))
+        self.assertEqual(note["cwd"], os.path.realpath(project))
+        self.assertEqual(json.loads(openmemory("status", "--json"))["episodes"]["note"], 1)
+
+        def sent(session) -> str:
+            return json.dumps([e["body"]["messages"] for e in harness.read_jsonl(session["log"])],
+                              ensure_ascii=False)
+
+        for verb, printed in (("status", "episodes     1"), ("doctor", "✔ database: "), ("sleep", "report in ")):
+            with self.subTest(command=verb):
+                r = self.session({"steps": [], "default": "Shown."}, f"/openmemory:{verb}")
+                self.assertEqual(r["turns"][0]["stderr"], "")  # a failed shell line is said here
+                self.assertIn(printed, sent(r))
+        tool = "mcp__plugin_openmemory_openmemory__recall"
+        scenario = {"steps": [{"match": "staging deploy", "reply": [{"tool_use": {"name": tool, "input": {
+            "query": "staging deploy"}}}]}, {"match": "tool_result", "reply": [{"text": "Found it."}]}]}
+        r = self.session(scenario, "/openmemory:recall staging deploy")  # no --allowedTools: the command's own
+        results = [b for e in harness.read_jsonl(r["log"]) for m in e["body"]["messages"]
+                   if m["role"] == "user" and isinstance(m["content"], list)
+                   for b in m["content"] if b.get("type") == "tool_result"]
+        self.assertTrue(results, "the model got no tool result")
+        self.assertFalse(results[0].get("is_error"), results[0])
+        self.assertIn("the staging deploy needs the VPN up first", json.dumps(results[0]))
 
     def test_setup_notices_the_plugin_and_doctor_sees_it_connected(self):
         self.install_plugin()

@@ -9,7 +9,7 @@ from unittest import mock
 
 from openmemory import forget, ingest, mcp, paths, store, transcripts
 from tests.fixtures import Transcript, project_folder, test_session
-from tests.helpers import TempHome
+from tests.helpers import TempHome, figures
 
 A_SAID = "No, don't use unittest here, run the tests with pytest -q like Marguerite Vasquez said"
 B_SAID = "No, don't use unittest here, run the tests with pytest -q as Zephyrine Okonkwo asked"
@@ -199,7 +199,7 @@ class ForgetOnTheRealCorpus(TempHome):
         raw = b"".join(p.read_bytes() for p in self.home.glob("memory.db*"))
         self.assertGreater(len(only_theirs), 5)
         self.assertEqual([q for q in only_theirs if q.encode() in raw], [])
-        print(f"\nforgot {len(chosen)} real episodes, re-ingested {len(files)} transcripts: 0 came back, "
+        figures(f"\nforgot {len(chosen)} real episodes, re-ingested {len(files)} transcripts: 0 came back, "
               f"{len(only_theirs)} of their quotes absent from the database bytes")
 
 

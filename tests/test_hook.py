@@ -166,17 +166,33 @@ class BadInput(HookCase):
     def test_bad_payloads_exit_0_silently_and_store_nothing(self):
         path = self.transcript()
         for payload in (b"not json", b"\xff\xfe\x00", b"x" * (hook.MAX_EVENT_BYTES + 100),
-                        json.dumps(event("SessionEnd", self.tmp / "missing.jsonl")).encode()):
+                        json.dumps(event("SessionEnd", path.parent)).encode()):
             with self.subTest(payload=payload[:60]):
                 self.assert_silent_success(self.hook(payload))
         self.assertIn("no hook event on stdin", self.log())
-        self.assertIn("no readable transcript at", self.log())
+        self.assertIn("WARNING SessionEnd: no readable transcript at", self.log())
         for value in (None, [1, 2], "SessionEnd", {"hook_event_name": "SessionEnd"},
                       event("SessionEnd", path.parent), event("SessionEnd", str(path) + ".txt"),
-                      event("SessionEnd", path.name), event("SessionEnd", 42), event("SessionEnd", None)):
+                      event("SessionEnd", path.name), event("SessionEnd", 42), event("SessionEnd", None),
+                      event("SessionEnd", self.tmp / "missing.jsonl")):
             with self.subTest(value=str(value)[:60]):
-                self.assertRegex(hook.run(value), "no hook event on stdin|no readable transcript")
+                self.assertRegex(hook.run(value), "no hook event on stdin|no readable transcript|no transcript at")
         self.assertEqual(self.episodes(), [])
+
+    def test_a_session_that_wrote_no_transcript_is_normal_and_logs_nothing(self):
+        # What every `claude mcp list` sends (2.1.328): a SessionEnd naming a transcript never written.
+        missing = self.claude / "projects" / "-tmp-rec" / "cfa82aa0-eb20-4d5c-be6a-8b63ce42edca.jsonl"
+        self.assert_silent_success(self.hook(event("SessionEnd", self.transcript())))
+        before = self.log()
+        payload = {"session_id": "cfa82aa0-eb20-4d5c-be6a-8b63ce42edca", "transcript_path": str(missing),
+                   "cwd": "/tmp/rec", "hook_event_name": "SessionEnd", "reason": "other"}
+        self.assert_silent_success(self.hook(payload))
+        self.assertEqual(self.log(), before)
+        self.assertEqual(len(self.episodes()), 3)
+        with self.assertLogs("openmemory.hook", "DEBUG") as said:
+            hook.run(payload)
+        self.assertEqual([r.levelname for r in said.records], ["DEBUG"])
+        self.assertIn("no transcript at", said.output[0])
 
     def test_payloads_that_are_not_one_json_object(self):
         for payload in (b"", b"[1, 2]", b'"SessionEnd"', b"{" * 50_000, b'{"hook_event_name": "SessionE'):

@@ -501,27 +501,42 @@ class WorkersReadWhileTheStoreWrites(TempHome):
             self.assertNotIn(victim["key"], {e["key"] for e in db.episodes()})
 
     def test_ctrl_c_stops_a_bulk_ingest_and_its_workers_and_the_next_one_finishes(self):
+        import fcntl
         import signal
-        import subprocess
-        import sys
         from tests import synthetic
         expected = synthetic.write_dense(self.claude, 400)   # 8 MB: read by worker processes
         store.connect().close()
-        p = subprocess.Popen([sys.executable, "-m", "openmemory", "ingest"], env=self.env(),
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        children = Path(f"/proc/{p.pid}/task/{p.pid}/children")
-        workers = []
-        deadline = time.monotonic() + 30
-        while p.poll() is None and len(workers) < 2 and time.monotonic() < deadline:
-            workers = children.read_text().split() if children.exists() else []
-            time.sleep(0.01)
-        if not workers:
-            p.kill()
-            p.wait()
-            self.skipTest("no worker processes seen (no /proc children list, or the ingest ended first)")
-        p.send_signal(signal.SIGINT)
-        _, err = p.communicate(timeout=30)
-        self.assertEqual(p.returncode, 130)
+        # A transcript halfway is held under its lock, as another ingest of it would: the ingest
+        # cannot end before the signal comes, however fast it is.
+        files = ingest.discover()
+        held = open(files[len(files) // 2], "rb")
+        fcntl.flock(held, fcntl.LOCK_EX)
+        p = None
+        try:
+            # Ctrl-C's default action restored in the child: a shell's background job (a
+            # non-interactive `cmd &`) ignores SIGINT, and what is ignored stays ignored in children.
+            p = subprocess.Popen([sys.executable, "-m", "openmemory", "ingest"], env=self.env(),
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+            children = Path(f"/proc/{p.pid}/task/{p.pid}/children")
+            workers = []
+            deadline = time.monotonic() + 60
+            while len(workers) < 2 and time.monotonic() < deadline:
+                workers = children.read_text().split() if children.exists() else []
+                time.sleep(0.01)
+            if not workers:
+                p.kill()
+                p.wait()
+                self.skipTest("no worker processes seen (no /proc children list here)")
+            self.assertIsNone(p.poll(), "the ingest ended while a transcript it must read was locked")
+            p.send_signal(signal.SIGINT)
+            _, err = p.communicate(timeout=30)
+        finally:
+            held.close()
+            if p is not None and p.poll() is None:  # the signal did not stop it: fail, leaving nothing running
+                p.kill()
+                p.wait()
+        self.assertEqual(p.returncode, 130, err)
         self.assertIn(b"interrupted", err)
         time.sleep(0.5)
         for pid in workers:

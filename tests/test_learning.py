@@ -10,7 +10,7 @@ from pathlib import Path
 
 from openmemory import clock, corrections, episodes, failures, ingest, recall, sleep, store, transcripts
 from tests.fixtures import Transcript, project_folder
-from tests.helpers import CORPUS, TempHome, corpus_files, raw_db
+from tests.helpers import CORPUS, TempHome, corpus_files, figures, raw_db
 
 DATA = Path(__file__).with_name("data") / "learning"
 SYNTHETIC = DATA / "synthetic"
@@ -351,7 +351,7 @@ class Evaluation(TempHome):
                 fp += (not truth) and said
                 fn += truth and not said
         precision, recall_ = tp / (tp + fp), tp / (tp + fn)
-        print(f"\nlearning evaluation: corrections precision {precision:.2f}, recall {recall_:.2f} "
+        figures(f"\nlearning evaluation: corrections precision {precision:.2f}, recall {recall_:.2f} "
               f"({tp} found, {fp} false, {fn} missed)")
         self.assertGreaterEqual(precision, TARGETS["precision"])
         self.assertGreaterEqual(recall_, TARGETS["recall"])
@@ -398,7 +398,7 @@ class Evaluation(TempHome):
                 self.assertTrue(texts, k["project"])
             else:
                 self.assertEqual(texts, [], k["project"])
-        print(f"\nlearning evaluation: {len(reached)} of {len(lasting)} lasting corrections reach a live lesson "
+        figures(f"\nlearning evaluation: {len(reached)} of {len(lasting)} lasting corrections reach a live lesson "
               f"after one first night ({share:.2f}); {sum(keepable)} of {len(keepable)} lessons worth keeping "
               f"({kept:.2f})")
         self.assertEqual(strays, [])

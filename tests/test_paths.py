@@ -96,8 +96,20 @@ class Paths(TempHome):
 
 
 class RelativeHome(TempHome):
-    def test_a_relative_openmemory_home_is_made_absolute(self):
-        p = self.ok("paths", "--json", env=self.env(OPENMEMORY_HOME="rel-home"))
-        where = json.loads(p.stdout)
-        self.assertEqual(where["home"], os.path.join(os.path.realpath(self.tmp), "rel-home"))
-        self.assertTrue(os.path.isabs(where["db"]))
+    def test_a_relative_openmemory_home_is_refused_in_one_line_naming_the_absolute_one(self):
+        for verb in (("status",), ("paths",), ("remember", "a note"), ("serve",)):
+            with self.subTest(verb=verb[0]):
+                p = self.cli(*verb, env=self.env(OPENMEMORY_HOME="rel-home"), input="")
+                self.assertEqual((p.returncode, p.stdout), (1, ""))
+                self.assertEqual(p.stderr, f"openmemory: error: OPENMEMORY_HOME is a relative path ('rel-home'); "
+                                           f"hooks, the MCP server and the nightly job run in other folders, so "
+                                           f"set it to an absolute one, such as "
+                                           f"{os.path.join(os.path.realpath(self.tmp), 'rel-home')}\n")
+        # The hook never fails a session: it exits 0 and prints nothing, and stores nothing anywhere.
+        p = self.cli("hook", env=self.env(OPENMEMORY_HOME="rel-home"), input='{"hook_event_name": "SessionStart"}')
+        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, "", ""))
+        self.assertEqual(sorted(x.name for x in self.tmp.iterdir()), [])
+
+    def test_a_home_under_the_tilde_is_the_persons_home(self):
+        os.environ["OPENMEMORY_HOME"] = "~/memory"
+        self.assertEqual(paths.db_path(), Path(os.environ["HOME"]) / "memory" / "memory.db")

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from openmemory import recall, store
 from tests.helpers import ROOT, TempHome, raw_db
+from tests.helpers import figures as show
 
 DATA = Path(__file__).parent / "data"
 LABELLED = DATA / "recall_labelled.json"
@@ -207,7 +208,7 @@ def table(figures) -> str:
 class Quality(TempHome):
     def test_each_addition_earns_its_place_on_both_sets(self):
         figures = measure()
-        print("\n" + table(figures), file=sys.stderr)
+        show("\n" + table(figures))
         for name, floor in (("labelled", 0.9), ("dialogs", 0.65)):
             with self.subTest(set=name):
                 rows = figures[name]

@@ -327,7 +327,7 @@ class EveryPathThatStoresOrWrites(TempHome):
         self.assertIn(b"Remembered as note", served.stdout)
         self.assertIn(b"REDACTED", served.stdout)
         event = {"hook_event_name": "SessionEnd", "transcript_path": "/nowhere/token Zx8fQ2nR7pL4sW9k.jsonl"}
-        self.ok("hook", input=json.dumps(event))
+        self.ok("hook", input=json.dumps(event), env=self.env(OPENMEMORY_DEBUG=1))  # a debug line, redacted too
         self.ok("sleep", "--now", "2026-11-05T03:00:00Z")
         self.ok("render")
         morning = self.ok("morning").stdout + self.ok("morning", "--json").stdout

@@ -223,6 +223,26 @@ class Floors(unittest.TestCase):
                          ["low (floor 0) imports high (floor 1)"])
 
 
+def prints_of(tree) -> list:
+    """Lines of a test module that print, but for its `if __name__ == "__main__":` block."""
+    script = {id(n) for node in tree.body if isinstance(node, ast.If) and "__main__" in ast.unparse(node.test)
+              for n in ast.walk(node)}
+    return [node.lineno for node in ast.walk(tree) if id(node) not in script and isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name) and node.func.id == "print"]
+
+
+class QuietTests(unittest.TestCase):
+    def test_a_plain_test_run_prints_no_figures(self):
+        # Figures are shown when asked: helpers.figures (OPENMEMORY_FIGURES=1), or a module run as a script.
+        found = {path.name: lines for path in sorted((ROOT / "tests").glob("test_*.py"))
+                 for lines in [prints_of(ast.parse(path.read_text(encoding="utf-8")))] if lines}
+        self.assertEqual(found, {})
+
+    def test_the_scan_sees_a_print_outside_the_script_block(self):
+        tree = ast.parse("def t():\n    print(1)\nif __name__ == '__main__':\n    print(2)\n")
+        self.assertEqual(prints_of(tree), [2])
+
+
 class CycleFinder(unittest.TestCase):
     def test_it_finds_a_cycle_and_none_where_there_is_none(self):
         self.assertEqual(find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}), ["a", "b", "c", "a"])
