@@ -20,7 +20,8 @@ _OPENER = re.compile(
     r"undo\b|revert\b|wait\b|hold on\b|actually\b|that'?s (?:not|wrong|incorrect|bad|broken)\b|"
     r"this is (?:not|wrong|incorrect)\b|you (?:didn'?t|did not|forgot|missed|broke|shouldn'?t|should not|"
     r"should have|need to|must|were supposed|are supposed)\b|why (?:did|are|would|do) you\b|"
-    r"i (?:said|told you|asked|meant)\b|please (?:don'?t|do not|stop|never)\b|use\s+\S+\s+instead\b)",
+    r"i (?:said|told you|asked|meant)\b|please (?:don'?t|do not|stop|never)\b|use\s+\S+\s+instead\b|"
+    r"let'?s not\b|let us not\b|i mean\b|are you (?:sure|certain)\b|really\s*[?!])",
     re.I)
 # Phrases that reject or redirect wherever they appear early in the message.
 _PHRASE = re.compile(
@@ -50,7 +51,12 @@ _RULE = re.compile(r"""(?xi)
     | \bwe\s+(?:already\s+)?have\s+(?:our\s+own|an?\s+\w+\s+for\s+that)\b
     | \b(?:from\s+now\s+on|going\s+forward|in\s+(?:the\s+)?future|next\s+time)\b
     | \b(?:we|i)\s+(?:\w+\s+)?(?:don'?t|do\s+not)\s+want\b | \b(?:i|we)'?d\s+rather\b | \brather\s+than\b
-    | \binstead\s+of\b | \b(?:try|check|look)\s+(?:it\s+)?again\b | \bit\s+still\s+(?!works?\b)\w+
+    | \binstead\s+of\b | \b(?:try|check|look)\s+(?:it\s+)?again\b | \bre-?check\b | \bit\s+still\s+(?!works?\b)\w+
+    | \blet'?s\s+not\b | \b(?:should|would)\s+rather\b
+    | \bnot\s+(?:fully\s+|entirely\s+|quite\s+|completely\s+|really\s+)?(?:true|correct|accurate|right(?!\s+now))\b
+    | \b(?:is|are|was|were)(?:n'?t|\s+not)\s+working\b | \b(?:happen|occur|fail|break|broke|show)\w*\s+(?:up\s+)?again\b
+    | \bi\s+(?:don'?t|do\s+not|can'?t|cannot|still\s+don'?t)\s+see\b | \bi'?m\s+(?:still\s+)?not\s+seeing\b
+    | \bi\s+(?:see|get)\b[^.?!]*\bbut\s+not\b
     | (?:^|[.!;]\s+)not\s+(?!sure\b|bad\b|now\b|yet\b|much\b|really\b|urgent\b|a\s+(?:problem|big\s+deal)\b)\w+""")
 # A plain statement of a fact the agent got wrong.
 _WRONG_FACT = re.compile(r"""(?xi)
@@ -67,11 +73,15 @@ _WRONG_FACT = re.compile(r"""(?xi)
 _PUSHBACK = re.compile(r"""(?xi)
       \b(?:didn'?t|did\s+not|haven'?t|weren'?t|aren'?t|wasn'?t|isn'?t|shouldn'?t|doesn'?t|don'?t)\s+(?:we|you|it|
         that|this|there|they)\b | \bdidn'?t\s+i\s+(?:say|tell|ask|mention)\b
+    | ^(?:(?:\w+\s*[,:-]+\s*)?(?:but|so|and|hmm+|emm+|um+|uh+|well)\b[\s,.:-]*)?(?:doesn'?t|don'?t|isn'?t|aren'?t|
+        wasn'?t|weren'?t|didn'?t|wouldn'?t|shouldn'?t|couldn'?t|won'?t|can'?t|haven'?t|hasn'?t)\s+\S
+    | \breally\b | \bare\s+you\s+(?:sure|certain)\b | \bat\s+all\b
+    | \bwhy\b[^?]*\b(?:not|no|n't)\b | ^(?:\w+\s*[,:]\s*)?you\s+(?:wrote|said|claimed)\b
     | \bwhy\s+(?:is|are|does|do|did|was|were)\b.*\b(?:still|again|back|there|here|not|twice)\b
     | \bwhy\s+(?:would|did)\s+you\b
     | \b(?:still|already|again|uncommitted|ancient|outdated|deprecated|obsolete|years?\s+old|old\s+version|
         implausible|wrong|broken|missing|twice|two\s+different)\b""")
-_ASKS = re.compile(r"(?i)\b(?:can|could|would|will) you\b|\bplease\b")   # a request, not pushback
+_ASKS = re.compile(r"(?i)\b(?:can|could|would|will) (?:you|we)\b|\bplease\b")   # a request, not pushback
 _PLAIN_QUESTION = re.compile(r"(?i)^(?:(?:ok(?:ay)?|so|and|sure|also)[\s,.]+)*(?:did|have|has|are|were|is|was|do|"
                              r"does)\s+(?:you|we|it|they)\b")
 _THINK = re.compile(r"(?i)^(?:(?:ok(?:ay)?|so|hm+|well)[\s,.]+)*i\s+(?:think|guess|feel|wonder)\b")
@@ -132,7 +142,21 @@ def review_findings(text: str) -> bool:
     return bool(_REVIEW_HEAD.search(text[:400]) or _REVIEW_ITEM.search(text[:1200]))
 
 
-_QUESTION = re.compile(r"[^.?!\n]*\?")
+# The agent offering to do something ("Want me to also set gc.auto?"), and a reply that declines.
+_OFFER = re.compile(r"(?i)\b(?:want me to|should i|shall i|would you like(?: me)? to|do you want(?: me)? to|"
+                    r"would you prefer|or should)\b[^?]*\?\s*$")
+_DECLINE = re.compile(r"(?i)(?:no+|nope|nah|don'?t|do not)\b")
+
+
+def _last_sentence(said: str) -> str:
+    """The agent's last sentence (what an answer answers)."""
+    said = (said or "").strip()
+    return re.split(r"(?<=[.!?])\s+|\n", said)[-1] if said else ""
+
+
+# A question: to its "?" ("...working!?" asks too), from the end of the sentence before (a "." in
+# `registryMu.Lock()` ends none).
+_QUESTION = re.compile(r"(?:[^.?!\n]|\.(?=\S))*(?:!\?|\?)")
 
 
 def correction_verdict(text: str, agent_said: str = "", refused: bool = False, interrupted: bool = False,
@@ -157,6 +181,9 @@ def correction_verdict(text: str, agent_said: str = "", refused: bool = False, i
     if _REQUEST.match(head):
         return None, ""
     if _OPENER.search(head) or _PHRASE.search(head):
+        if _DECLINE.match(head) and _OFFER.search(_last_sentence(agent_said)) \
+                and not any(_RULE.search(line) for line in own_lines(t)):
+            return None, ""     # "no" to "Want me to ...?": an answer, not a correction
         return "correction", "words"
     if interrupted and is_redirect_after_interrupt(t):
         return "correction", "redirect"

@@ -16,7 +16,7 @@ from .clock import iso, iso_or_none
 from .corrections import correction_verdict, own_lines
 from .failures import error_lines, is_guard, telling_lines
 from .shorten import clip, clip_block
-from .transcripts import OWN_TOOL, Session, ToolCall, Turn
+from .transcripts import OWN_TOOL, QUESTION_TOOL, Session, ToolCall, Turn
 
 GIST_LIMIT = 600            # characters of a gist: enough to recognise the episode
 DETAIL_LIMIT = 2000         # characters of detail kept per episode
@@ -56,45 +56,77 @@ def surprises_of(s: Session) -> list:
     """Every error and correction of a session, in order (PROTOCOL.md has the rules).
 
     A correction is what the person typed that corrections.correction_verdict calls one,
-    doubtful (kept, marked, for a model to decide) or, in a first message, standing.
+    doubtful (kept, marked, for a model to decide) or, in a first message, standing. A
+    refused call is one, each its own: with the words typed into its dialog, those words; a
+    bare one followed at once by words the rules call a correction, those words (older
+    versions had no dialog); else alone. A bare refusal of ExitPlanMode that Claude Code
+    follows with the plan, approved, is the approval of that plan, no correction.
     """
     found = []
     errors: dict = {}
     last_assistant = None       # the agent's most recent response
     agent_said = ""             # its latest words (a claim of being done, perhaps)
     calls = []                  # the agent's tool calls since the person last spoke
+    bare = []                   # refused calls with no words, waiting for what follows them
     interrupted = False
     history = [c for c in s.tool_calls if not OWN_TOOL.match(c.name)]
     for turn in s.turns:
         if turn.role == "assistant":
+            if turn.text or turn.tools:
+                _refusals_alone(found, bare, s.id)
             last_assistant = turn
             agent_said = turn.text or agent_said
             for call in turn.tools:
                 if OWN_TOOL.match(call.name):
                     continue
                 calls.append(call)
-                if call.interrupted:
+                if call.rejected and call.name == QUESTION_TOOL:
+                    continue                # a question set aside to talk it over: no correction
+                if call.rejected:
+                    if call.words:
+                        found.append(_refusal(call, s.id, call.words))
+                    else:
+                        bare.append(call)
+                elif call.interrupted:
                     interrupted = True
-                elif call.is_error and not call.rejected:
+                elif call.is_error:
                     _note_error(found, errors, call, s.id, history)
             continue
         if turn.source == "interrupt":
             interrupted = True
             continue
+        if turn.source == "plan" and bare and bare[-1].name == _PLAN_TOOL:
+            bare.pop()                  # the plan approved: Claude Code's way of saying yes
         first = last_assistant is None
         if turn.source not in ("prompt", "queued") and not (first and turn.source == "command"):
             continue
-        refused = any(c.rejected for c in calls)
-        verdict, form = correction_verdict(turn.text, agent_said, refused, interrupted, first)
+        refused = bare.pop() if bare else None
+        _refusals_alone(found, bare, s.id)
+        context = [c for c in calls if not (c.rejected and c.words)] or calls    # a refusal's words spoke for it
+        verdict, form = correction_verdict(turn.text, agent_said, False, interrupted, first)
         if verdict:
-            found.append(_correction(turn, last_assistant, calls, verdict, form, agent_said))
+            found.append(_correction(turn, last_assistant, context, verdict, form, agent_said, refused))
+        elif refused is not None:
+            found.append(_refusal(refused, s.id))
         calls, interrupted, agent_said = [], False, ""
-    for call in calls:  # refused at the very end, with no words after
-        if call.rejected:
-            found.append(Surprise("correction", event_id(call, s.id), call.at, "", call.name, call.summary(),
-                                  agent_did=call.summary(), rejected=True, legacy=call.id, verdict="correction",
-                                  form="refusal", trigger=call.summary(), trigger_tool=call.name))
+    _refusals_alone(found, bare, s.id)     # refused at the very end, with no words after
     return found
+
+
+_PLAN_TOOL = "ExitPlanMode"
+
+
+def _refusal(call: ToolCall, session_id: str, words: str = "") -> "Surprise":
+    """A refused call as a correction: the words typed into its dialog, or none."""
+    return Surprise("correction", event_id(call, session_id), call.result_at or call.at, words, call.name,
+                    call.summary(), agent_did=call.summary(), rejected=True, legacy=call.id,
+                    verdict="correction", form="refusal", trigger=call.summary(), trigger_tool=call.name)
+
+
+def _refusals_alone(found: list, bare: list, session_id: str) -> None:
+    """The bare refusals nothing the person said followed: each a correction of its own."""
+    found.extend(_refusal(call, session_id) for call in bare)
+    bare.clear()
 
 
 def event_id(call: ToolCall, session_id: str) -> str:
@@ -164,21 +196,22 @@ def _bare(command: str) -> str:
 
 
 def _correction(turn: Turn, agent: Turn | None, calls: list, verdict: str, form: str,
-                agent_said: str = "") -> Surprise:
+                agent_said: str = "", refused: ToolCall | None = None) -> Surprise:
     """A correction, tied to what the agent had just done: the call it refused, else the
     call that failed, else the last call, else what the agent last said; and to the call its
     words are about (its trigger), when they name one. agent_said: the agent's latest words
-    before them (what corrections judged a claim by; kept for the optional model)."""
-    recent = (next((c for c in reversed(calls) if c.rejected), None)
-              or next((c for c in reversed(calls) if c.is_error and not c.interrupted), None)
+    before them (what corrections judged a claim by; kept for the optional model). refused:
+    the bare refusal these words follow at once, which they speak for (it answers to its call)."""
+    recent = (refused
+              or next((c for c in reversed(calls) if c.is_error and not c.interrupted and not c.rejected), None)
               or (calls[-1] if calls else None))
     did = recent.summary() if recent else (clip(agent.text, 160) if agent and agent.text else "")
-    about = _trigger(turn.text, calls)
+    about = refused or _trigger(turn.text, calls)
     return Surprise("correction", turn.uuid, turn.at, turn.text, recent.name if recent else "",
                     recent.summary() if recent else "", agent_did=did, rejected=bool(recent and recent.rejected),
-                    verdict=verdict, form=form, trigger=about.summary() if about else "",
+                    verdict=verdict, form="refusal" if refused else form, trigger=about.summary() if about else "",
                     trigger_tool=about.name if about else "", trigger_failed=bool(about and about.is_error),
-                    agent_said=clip(agent_said, 300))
+                    agent_said=clip(agent_said, 300), legacy=refused.id if refused else "")
 
 
 _GENERIC = {"run", "use", "git", "npm", "npx", "python", "python3", "the", "and", "file", "test", "tests"}
@@ -187,11 +220,9 @@ _COMMAND_WORD = re.compile(r"^[a-z0-9][a-z0-9_.:@-]*$")
 
 
 def _trigger(text: str, calls: list):
-    """The call the person's words are about: the refused one, else the latest whose command
-    (or file name) shares a word with what they typed; failed calls first."""
-    refused = next((c for c in reversed(calls) if c.rejected), None)
-    if refused is not None:
-        return refused
+    """The call the person's words are about: the latest whose command (or file name) shares
+    a word with what they typed, failed calls first (a refused call is its own correction)."""
+    calls = [c for c in calls if not c.rejected]
     said = set(_SAID_WORD.findall(text.lower()))
     said |= {w.strip(".:") for w in said}
 

@@ -189,8 +189,9 @@ _JUNK = re.compile(r"[\u2500-\u259f\u2700-\u27bf\U0001f300-\U0001faff]|^%\s*Tota
 
 
 # Failures that are Claude Code's own checks, not the project's: its file tools' guards
-# (also flagged as `guard` by ingest) and its permission prompts in -p mode.
-_HARNESS = re.compile(r"requires approval|haven't granted it yet|permission to use|"
+# (also flagged as `guard` by ingest), its permission prompts in -p mode, and a refusal's text
+# in a record that does not say it was refused (transcripts tells a refusal by its record).
+_HARNESS = re.compile(r"requires approval|haven't granted it yet|permission to use|doesn't want to proceed|"
                       r"has not been read yet|String to replace not found|No changes to make|"
                       r"modified since read|File has been unexpectedly modified", re.I)
 # Failures of the code being worked on, not of the command: a failing test, a compiler or
