@@ -125,10 +125,27 @@ def is_redirect_after_interrupt(text: str) -> bool:
     return len(head) <= 120 and "\n" not in head and not head.endswith("?") and not _APPROVAL.search(head)
 
 
+# A line of a log, wherever it starts: a process tag `(node:4242)`, a code in brackets
+# `[DEP0180]`, a named warning or error with its message `DeprecationWarning: ...`, a time, a level.
+_LOG_LINE = re.compile(r"""(?x)^\s*\(\w[\w.-]*:\d+\) | \[[A-Z]{2,}\d+\] | \b[A-Z]\w*(?:Warning|Error|Exception)\b:\s
+    | ^\s*\[?\d{4}-\d\d-\d\d[T\s]\d | ^\s*\[?\d\d:\d\d:\d\d\b | ^\s*\[?(?:INFO|WARN|WARNING|ERROR|DEBUG|TRACE|FATAL)\]?[\s:]""")
+
+
 def own_lines(text: str) -> list:
-    """The lines the person typed themselves: not pasted output (logs, diffs, frames)."""
-    return [line for line in (text or "").splitlines()
-            if line.strip() and not _OUTPUT.match(line) and not _FAIL_LINE.match(line)]
+    """The lines the person typed themselves: not pasted output (logs, diffs, frames, and a
+    line in parentheses that goes on from one: a tool's hint)."""
+    out, pasted = [], False
+    for line in (text or "").splitlines():
+        if not line.strip():
+            pasted = False
+            continue
+        if _OUTPUT.match(line) or _FAIL_LINE.match(line) or _LOG_LINE.search(line) \
+                or (pasted and line.strip().startswith("(") and line.strip().endswith(")")):
+            pasted = True
+            continue
+        pasted = False
+        out.append(line)
+    return out
 
 
 def pasted_failure(text: str) -> bool:
@@ -241,8 +258,9 @@ _LASTING = re.compile(r"\b(?:don'?t|do not|never|always|only|stop|avoid|prefer|i
                       r",\s*not\b|\bnot\s+[`'\"]|\bwith\s+[`'\"]", re.I)
 # Words that make a sentence a standing rule (what a first message, a paste or a review needs).
 _STANDING = re.compile(r"(?i)\b(?:always|never|from now on|going forward|in (?:the )?future|every ?time|whenever|"
-                       r"everywhere|in this (?:repo|repository|project|codebase)|we (?:always|never|only|don'?t|"
-                       r"do not)|don'?t ever|next time)\b")
+                       r"everywhere|in this (?:repo|repository|project|codebase)|"
+                       r"(?<!so )(?<!if )(?<!that )(?<!when )(?<!until )we (?:always|never|only|don'?t|do not)|"
+                       r"don'?t ever|next time)\b")
 # Where _STANDING finds nothing in a message it finds nothing in a sentence lasting_sentence
 # cuts from it, but for the word boundary at its end (a cut can end a word): so without that.
 _MAY_STAND = re.compile(_STANDING.pattern.removesuffix(r"\b"), _STANDING.flags)
@@ -277,7 +295,8 @@ _ALREADY = re.compile(r"(?i)^(?:didn'?t|don'?t|haven'?t)\s+we\s+already\b")
 _REMEMBER = re.compile(r"(?i)^\s*(?:and\s+|also\s+)?(?:please\s+)?(?:remember|note|keep in mind|fyi)\s*(?:that\b|:|,)\s*")
 # Words of the moment: what holds them holds nothing lasting ("try again", "still", "I think").
 _MOMENT = re.compile(r"(?i)\b(?:again|still|right now|for now|this time|wth|looks like|seems|i think|maybe|"
-                     r"probably|yet|this test|this file|the other one|the other file)\b|\?$"
+                     r"probably|yet|this test|this file|the other one|the other file|"
+                     r"for a (?:second|sec|moment|minute|bit))\b|\?$"
                      r"|^(?:don'?t\s+|do not\s+|never\s+)?\w+\s+(?:it|that|this|them|those|these)\b(?!\s+(?:is|are)\b)")
 # Markers that alone do not make an instruction last: they need something concrete with them
 # (code, a path, a flag, a tool) or a standing word ("use the other file" is of the moment).
@@ -307,6 +326,59 @@ def lasting_sentence(said: str, strict: bool = False):
     """(sentence, form) of the sentence of what the person typed that holds the most lasting
     thing, or None: form is 'imperative', 'fact' or 'statement'. strict (the words come with
     pasted output or review findings): only a standing rule counts."""
+    found = _lasting(said, strict)
+    return found[:2] if found else None
+
+
+# The person asking for it to be kept beyond this session ("so you remember this", "add this to
+# CLAUDE.md"): what they said before it is what to keep.
+_KEEP_IT = re.compile(r"(?i)\bso (?:that )?you(?:'ll| will)? remember\b|\bremember (?:this|that) (?:for|next|from)\b|"
+                      r"\badd (?:this|that|it) to (?:your |the )?(?:claude\.md|memory|memories)\b|"
+                      r"\bkeep (?:this|that) in mind (?:for|next|from)\b|\bfor future (?:reference|sessions)\b")
+# A sentence of the moment whatever its words: a task about one item (#91, this PR) or a
+# request to explain or show something rather than to do it.
+_ONE_OFF = re.compile(r"(?i)(?<![\w&])#\d+\b|\bthis\s+(?:pr|pull request|branch|commit|issue|ticket|change|diff|"
+                      r"function|method|line|section|readme)\b|^(?:explain|tell|show|describe|walk me|summari[sz]e|"
+                      r"give me)\b")
+# A clause that only asks not to do something: a ban, lasting when said as standing or said again.
+_NEGATIVE_CLAUSE = re.compile(r"(?i)^(?:don'?t|do not|never|not|no|stop|avoid)\b")
+
+
+def what_lasts(said: str, form: str = "") -> dict:
+    """What of the person's own words lasts beyond this moment, by the rules (ARCHITECTURE.md,
+    "What is worth remembering"): {"sentence", "kind" (imperative | fact | statement),
+    "standing" (said as a standing rule: always, never, from now on, in this repo we ...),
+    "lasting" (worth keeping: not a one-off task or a request to explain, and a ban only when
+    standing), "ban"}. sentence None: nothing lasts. form: the correction's; after pasted
+    output or review findings only a standing rule in the person's own lines counts."""
+    said = said or ""
+    found = _lasting(said, form in ("review", "pasted-failure"))
+    keep = bool(_KEEP_IT.search(said))
+    if found is None and keep:
+        found = _said_before_keep(said)
+    if found is None:
+        return {"sentence": None, "kind": "", "standing": False, "lasting": False, "ban": False}
+    sentence, kind, raw = found
+    standing = bool(_STANDING.search(raw) or _STANDING_LEAD.match(said.strip()))
+    clauses = [c for c in re.split(r",\s+|;\s+|\s+but\s+", sentence) if c.strip()]
+    ban = kind == "imperative" and all(_NEGATIVE_CLAUSE.match(c.strip()) for c in clauses)
+    lasting = not _ONE_OFF.search(sentence) and (standing or keep or not ban)
+    return {"sentence": sentence, "kind": kind, "standing": standing, "lasting": lasting, "ban": ban}
+
+
+def _said_before_keep(said: str):
+    """What the person asked to keep: the first sentence of theirs before the asking."""
+    before = _KEEP_IT.split(said, maxsplit=1)[0]
+    for part in sentences(before):
+        words = part.split()
+        if len(words) >= 5 and not part.endswith("?") and not _KEEP_IT.search(part) \
+                and not re.match(r"(?i)i\s+(?:wonder|think|guess)\b", part):
+            return part.rstrip(".!"), "statement", part
+    return None
+
+
+def _lasting(said: str, strict: bool):
+    """lasting_sentence's reading, with the person's sentence as they wrote it: (sentence, form, raw)."""
     found = []
     parts = list(sentences(said))
     for n, raw in enumerate(parts):
@@ -321,7 +393,7 @@ def lasting_sentence(said: str, strict: bool = False):
                 re.match(r"(?i)(?:not|never)\s", after) and len(after.split()) <= 8 or _judge(after)):
             judged = (f"{judged[0]}, {after.rstrip('.!')}", judged[1])   # "..., not claude in the cloud"
         score = 2 if (_STRONG.search(judged[0]) or judged[1] != "imperative") else 1
-        found.append((score, -len(found), judged))
+        found.append((score, -len(found), judged + (raw,)))
     return max(found)[2] if found else None
 
 

@@ -13,10 +13,11 @@ from functools import lru_cache
 
 from . import neighbours
 from .clock import iso, iso_or_none
-from .corrections import correction_verdict, own_lines
-from .failures import error_lines, is_guard, telling_lines
+from .corrections import correction_verdict, own_lines, what_lasts
+from .failures import cause_key, error_lines, is_guard, telling_lines
 from .shorten import clip, clip_block
 from .transcripts import OWN_TOOL, QUESTION_TOOL, Session, ToolCall, Turn
+from .wording import correction_lesson, other_flags
 
 GIST_LIMIT = 600            # characters of a gist: enough to recognise the episode
 DETAIL_LIMIT = 2000         # characters of detail kept per episode
@@ -48,6 +49,7 @@ class Surprise:
     trigger_tool: str = ""
     trigger_failed: bool = False
     fixed_by: str = ""          # errors: the command after which the same command succeeded
+    found: str = ""             # errors of file tools: the file meant, for a path that does not exist
     work: bool = False          # errors: fixed in the same session by editing code (the work itself)
     before_edit: bool = False   # errors: came before any edit of the session
 
@@ -163,6 +165,9 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list) -> None:
         return
     surprise.before_edit = not any(c.name in _EDITS for c in history[:at])     # not even an attempt
     if call.name != "Bash":
+        surprise.found = _found_instead(call, history[at + 1:at + 1 + _FOUND_WITHIN])
+        if surprise.found:
+            surprise.fixed_by = surprise.found
         return
     failed = _bare(call.summary())
     edits, steps = False, []
@@ -181,8 +186,40 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list) -> None:
                 elif command != failed:
                     surprise.fixed_by = later.summary()     # the same command, run another way
                 return
+            if not later.is_error and not later.interrupted and not edits and other_flags(command, failed):
+                surprise.fixed_by = later.summary()         # the same command with other flags
+                return
             if not later.is_error and not _LOOKING.match(command):
                 steps.append(command)
+
+
+_FOUND_WITHIN = 6           # calls after a path not found in which the one meant is looked for
+_NOT_FOUND = re.compile(r"(?i)does not exist|not found|no such file")
+
+
+def _found_instead(call: ToolCall, later: list) -> str:
+    """The file a failed file tool meant: after a path that does not exist, the name of the one
+    a later call of the session used that has the same name but for its ending (`.golangci.yaml`
+    after `.golangci.yml`); "" when none."""
+    if not _NOT_FOUND.search(call.result or ""):
+        return ""
+    missing = _file_name(call)
+    if not missing:
+        return ""
+    stem = missing.lower().rsplit(".", 1)[0] if "." in missing.strip(".") else missing.lower()
+    for other in later:
+        name = _file_name(other)
+        if other.is_error or not name or name == missing:
+            continue
+        if (name.lower().rsplit(".", 1)[0] if "." in name.strip(".") else name.lower()) == stem:
+            return name
+    return ""
+
+
+def _file_name(call: ToolCall) -> str:
+    """The name of the file a file tool's call was about (its path's last part), or ""."""
+    path = call.input.get("file_path") or call.input.get("notebook_path") or call.input.get("path") or ""
+    return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] if isinstance(path, str) else ""
 
 
 @lru_cache(maxsize=4096)  # commands repeat within and across sessions
@@ -306,8 +343,12 @@ def _error_episode(s: Surprise, cwd, at: str, task: str) -> dict:
         gist = gist.rstrip(".") + f". While working on: {clip(task, 160)}"
     facts = {"tool": s.tool, "command": s.command, "error": lines, "count": s.count,
              "guard": is_guard(s.tool, lines), "before_edit": s.before_edit}
+    facts["cause"] = cause_key(facts)
     if s.fixed_by:
         facts["fixed_by"] = s.fixed_by
+        facts["fix"] = s.found or s.fixed_by     # what made it work: a command, or the file meant
+    if s.found:
+        facts["found"] = s.found
     if s.work:
         facts["work"] = True
     return {
@@ -343,8 +384,7 @@ def _correction_episode(s: Surprise, cwd, at: str) -> dict:
         facts["own"] = clip_block(own, DETAIL_LIMIT)
     if s.verdict == "doubtful":
         facts["doubtful"] = True     # for a model to decide (Store.doubtful_corrections)
-    if s.verdict == "standing":
-        facts["standing"] = True     # a first message's standing rule: a lesson candidate, no correction
+    facts.update(_meaning(facts, s.verdict))
     return {
         "key": f"correction:{s.anchor}",
         "legacy_key": f"correction:{s.legacy}" if s.legacy else None,
@@ -356,6 +396,23 @@ def _correction_episode(s: Surprise, cwd, at: str) -> dict:
         "at": at,
         "cwd": cwd,
     }
+
+
+def _meaning(facts: dict, verdict: str) -> dict:
+    """What the rules read in a correction, for sleep and for a judge (PROTOCOL.md, "Stored:
+    episodes"): `verdict` (correction | doubtful), `words` (the person's own, pasted material
+    left out), `standing` (said as a standing rule: always, never, from now on, in this repo
+    we ...; a first message's rule), `lasting` (worth keeping beyond this moment alone: not a
+    one-off task, a ban only when standing) and `rule` (the rules' one-line lesson, when its
+    words hold one)."""
+    words = facts.get("own", facts["said"])
+    kept = what_lasts(words, facts.get("form") or "")
+    out = {"verdict": "doubtful" if verdict == "doubtful" else "correction", "words": words,
+           "standing": verdict == "standing" or kept["standing"], "lasting": kept["lasting"]}
+    rule = correction_lesson(facts) if kept["sentence"] else None
+    if rule:
+        out["rule"] = rule
+    return out
 
 
 def _from_project(action: str, cwd) -> str:
