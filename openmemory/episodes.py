@@ -319,6 +319,7 @@ def episodes_of(session: Session, session_id: str | None = None) -> list:
         "detail": clip_block("\n".join(f"- {clip(t.text, 300)}" for t in prompts), DETAIL_LIMIT),
         "facts": {"prompts": len(prompts), "tool_calls": len(session.tool_calls),
                   "errors": sum(e.count for e in errors), "corrections": len(corrections),
+                  "subagents": len(session.subagents),
                   "files": files, "commands": commands,
                   "version": session.version, "branch": session.git_branch},
         "at": at,
@@ -330,7 +331,28 @@ def episodes_of(session: Session, session_id: str | None = None) -> list:
         ep = _error_episode(s, cwd, when, task) if s.kind == "error" else _correction_episode(s, cwd, when)
         ep["around"] = neighbours.around(session.turns, s.at, asked[0] if asked else None)  # for its context
         out.append(ep)
+    out += _subagent_failures(session, cwd, at, task, asked[0] if asked else None)
     return out
+
+
+def _subagent_failures(session: Session, cwd, at: str, task: str, asked) -> list:
+    """The failed calls of the subagents the session started, credited to it (a subagent's
+    transcript holds no words of the person: the task it was given is the agent's)."""
+    out = []
+    for sub in session.subagents:
+        for s in surprises_of(sub):
+            if s.kind != "error":
+                continue
+            ep = _error_episode(s, sub.cwd or cwd, iso_or_none(s.at) or at, task)
+            ep["facts"]["subagent"] = sub.agent_id or _stem(sub.path)
+            ep["title"] = clip(ep["title"].replace(" failed: ", " failed in a subagent: ", 1), 140)
+            ep["around"] = neighbours.around(session.turns, s.at, asked)
+            out.append(ep)
+    return out
+
+
+def _stem(path: str) -> str:
+    return path.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".jsonl")
 
 
 def _error_episode(s: Surprise, cwd, at: str, task: str) -> dict:

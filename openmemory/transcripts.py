@@ -6,10 +6,12 @@ nothing here raises on bad input. Pure: `parse_lines` takes lines and returns da
 """
 import json
 import json.scanner
+import os
 import re
 import zlib
 from dataclasses import dataclass, field
 from itertools import islice
+from typing import NamedTuple
 
 from .shorten import clip
 
@@ -125,6 +127,8 @@ class Session:
     api_errors: int = 0
     not_transcript: bool = False  # no record of a known type in its first SNIFF_LINES lines
     kept_out: str = ""          # why its working folder is kept out (parse_lines' kept_out): read no further
+    agent_id: str = ""          # a subagent's transcript: its agent's id
+    subagents: list = field(default_factory=list)   # the Sessions of the subagents it started (read_subagents)
 
     @property
     def prompts(self) -> list:
@@ -136,10 +140,69 @@ class Session:
         return [c for t in self.turns if t.role == "assistant" for c in t.tools]
 
 
-def parse(path) -> Session:
-    """Read one transcript file; never raises on its content (an unreadable file raises OSError)."""
+def parse(path, sidechain: bool = False) -> Session:
+    """Read one transcript file; never raises on its content (an unreadable file raises OSError).
+    sidechain: read a subagent's transcript (its records are all marked isSidechain)."""
     with open(path, "rb") as f:
-        return parse_lines(f, str(path))
+        return parse_lines(f, str(path), sidechain=sidechain)
+
+
+# Subagent transcripts (Claude Code 2.1.2 on; 2.1.328 measured with the real binary):
+# <project>/<session id>/subagents/agent-<id>.jsonl, one per Task/Agent call, an
+# agent-<id>.meta.json beside each; workflow runs nest a level further. Their records carry the
+# session's id and isSidechain. The compaction's summariser (agent-acompact-*) is Claude Code's.
+SUBAGENT_DEPTH = 3
+
+
+def subagent_paths(path) -> list:
+    """The transcripts of the subagents a session started (sorted), none when it started none."""
+    found = []
+    folders = [(os.path.join(os.path.splitext(os.fspath(path))[0], "subagents"), 0)]
+    while folders:
+        folder, depth = folders.pop()
+        try:
+            with os.scandir(folder) as entries:
+                for e in entries:
+                    if e.name.startswith("agent-") and e.name.endswith(".jsonl") \
+                            and not e.name.startswith("agent-acompact"):
+                        found.append(e.path)
+                    elif depth < SUBAGENT_DEPTH and e.is_dir(follow_symlinks=False):
+                        folders.append((e.path, depth + 1))
+        except OSError:
+            continue
+    return sorted(found)
+
+
+class FileStat(NamedTuple):
+    """What tells a transcript changed: its newest mtime and total size, its subagents' with it."""
+    st_mtime_ns: int
+    st_size: int
+
+
+def file_stat(path, st=None) -> FileStat:
+    """A transcript's stat (st: its own, if already taken) with its subagents' transcripts
+    folded in: the newest mtime, the sizes summed. A subagent that wrote after its session's
+    file did makes the session read again. Raises OSError when the transcript cannot be stat'ed."""
+    st = st or os.stat(path)
+    mtime, size = st.st_mtime_ns, st.st_size
+    for sub in subagent_paths(path):
+        try:
+            other = os.stat(sub)
+        except OSError:
+            continue
+        mtime, size = max(mtime, other.st_mtime_ns), size + other.st_size
+    return FileStat(mtime, size)
+
+
+def read_subagents(session: Session) -> Session:
+    """The session with its subagents' transcripts read (Session.subagents); one that cannot
+    be read is left out, as a line that cannot be is."""
+    for sub in subagent_paths(session.path):
+        try:
+            session.subagents.append(parse(sub, sidechain=True))
+        except OSError:
+            continue
+    return session
 
 
 # Record types Claude Code writes (1.0.x to 2.1.328); a transcript has one near its start.
@@ -180,8 +243,11 @@ def _folder_in(raw, rec=_UNREAD) -> str:
     return rec["cwd"] if isinstance(rec, dict) and isinstance(rec.get("cwd"), str) and rec["cwd"] else ""
 
 
-def parse_lines(lines, path: str = "", kept_out=None) -> Session:
+def parse_lines(lines, path: str = "", kept_out=None, sidechain: bool = False) -> Session:
     """Build a Session from JSONL lines (bytes or str).
+
+    sidechain: the lines are a subagent's transcript: its isSidechain records are its own,
+    read (a session's own transcript skips them).
 
     kept_out: the question asked of the working folder (forget.OptOut.reason), as working_folder finds
     it in the first lines: when kept out, reading stops at that line, and the Session read so far
@@ -240,8 +306,10 @@ def parse_lines(lines, path: str = "", kept_out=None) -> Session:
         if sniffed is not None and isinstance(kind, str) and kind in KNOWN_TYPES:
             sniffed = None
         records += 1
-        if get("isSidechain"):
+        if get("isSidechain") and not sidechain:
             continue
+        if sidechain and not s.agent_id and isinstance(get("agentId"), str):
+            s.agent_id = get("agentId")
         uid = get("uuid")
         if isinstance(uid, str):
             if uid in seen:  # a resumed session copies earlier records
