@@ -127,8 +127,17 @@ def is_redirect_after_interrupt(text: str) -> bool:
 
 # A line of a log, wherever it starts: a process tag `(node:4242)`, a code in brackets
 # `[DEP0180]`, a named warning or error with its message `DeprecationWarning: ...`, a time, a level.
-_LOG_LINE = re.compile(r"""(?x)^\s*\(\w[\w.-]*:\d+\) | \[[A-Z]{2,}\d+\] | \b[A-Z]\w*(?:Warning|Error|Exception)\b:\s
-    | ^\s*\[?\d{4}-\d\d-\d\d[T\s]\d | ^\s*\[?\d\d:\d\d:\d\d\b | ^\s*\[?(?:INFO|WARN|WARNING|ERROR|DEBUG|TRACE|FATAL)\]?[\s:]""")
+_LOG_START = re.compile(r"""(?x)\s*(?:\(\w[\w.-]*:\d+\) | \[?\d{4}-\d\d-\d\d[T\s]\d | \[?\d\d:\d\d:\d\d\b
+    | \[?(?:INFO|WARN|WARNING|ERROR|DEBUG|TRACE|FATAL)\]?[\s:])""")
+_LOG_CODE = re.compile(r"\[[A-Z]{2,}\d+\]")
+_LOG_NAMED = re.compile(r"[A-Z]\w*(?:Warning|Error|Exception): ")
+
+
+def _log_line(line: str) -> bool:
+    """Whether a line reads as a line of a log (_LOG_START, _LOG_CODE, _LOG_NAMED); the latter two
+    tried only on a line that holds what they need."""
+    return bool(_LOG_START.match(line) or ("[" in line and _LOG_CODE.search(line))
+                or (": " in line and _LOG_NAMED.search(line)))
 
 
 def own_lines(text: str) -> list:
@@ -139,7 +148,7 @@ def own_lines(text: str) -> list:
         if not line.strip():
             pasted = False
             continue
-        if _OUTPUT.match(line) or _FAIL_LINE.match(line) or _LOG_LINE.search(line) \
+        if _OUTPUT.match(line) or _FAIL_LINE.match(line) or _log_line(line) \
                 or (pasted and line.strip().startswith("(") and line.strip().endswith(")")):
             pasted = True
             continue

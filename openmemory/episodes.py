@@ -431,7 +431,7 @@ def _meaning(facts: dict, verdict: str) -> dict:
     kept = what_lasts(words, facts.get("form") or "")
     out = {"verdict": "doubtful" if verdict == "doubtful" else "correction", "words": words,
            "standing": verdict == "standing" or kept["standing"], "lasting": kept["lasting"]}
-    rule = correction_lesson(facts) if kept["sentence"] else None
+    rule = correction_lesson(facts, kept) if kept["sentence"] else None
     if rule:
         out["rule"] = rule
     return out

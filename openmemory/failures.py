@@ -169,7 +169,7 @@ def error_lines(result: str, limit: int = 3) -> list:
         shown = clip(shown or s, 200)
         rank = (EXIT_LINE if _EXIT.match(s) else FRAMED_LINE if _FRAMED.match(s)
                 else WRAPPER_LINE if wrapper(shown)
-                else NEVER_LINE if (made and _SHELL_COMMAND.search(shown)) or addressed_to_reader(shown)
+                else NEVER_LINE if made and _SHELL_COMMAND.search(shown)
                 else EXCEPTION_LINE if _EXCEPTION_WORDS.search(shown) and _EXCEPTION.match(shown)
                 else ERROR_LINE if errorish(s) else OTHER_LINE)
         if ends_traceback:
@@ -187,9 +187,10 @@ def error_lines(result: str, limit: int = 3) -> list:
     for i in order:
         if len(picked) >= limit - len(head):
             break
-        if i not in picked:
+        if i not in picked and not addressed_to_reader(kept[i][0]):     # asked of the few picked only
             picked.append(i)
-            if kept[i][0].endswith(":") and i + 1 < len(kept) and i + 1 not in picked:
+            if kept[i][0].endswith(":") and i + 1 < len(kept) and i + 1 not in picked \
+                    and kept[i + 1][1] != NEVER_LINE and not addressed_to_reader(kept[i + 1][0]):
                 picked.append(i + 1)    # "panicked at x:", "No solution found:": and what it says
     picked = picked[: limit - len(head)]
     banner = next((i for i, (text, r) in enumerate(kept) if r == FRAMED_LINE and len(text.split()) >= 3), None)
@@ -228,6 +229,7 @@ _PATH = re.compile(r"(?:[A-Za-z]:[\\/]|~[\\/]|\.{1,2}[\\/]|[\\/])?(?:[\w.@+-]+[\
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
 _HASH = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b", re.I)
 _NUMBER = re.compile(r"\d+(?:\.\d+)*")
+_QUOTED = re.compile(r"'[^']*'|\"(?:\\.|[^\"\\])*\"")
 _NOT_A_STEP = re.compile(r"^(?:(?:cd|pushd)\s|(?:export\s+)?[A-Za-z_]\w*=\S*$|echo\b|true$|set\s)")
 _PROGRAM = re.compile(r"^(?:(?:[A-Z_][A-Z0-9_]*=\S*|export\s+[A-Z_][A-Z0-9_]*=\S*|(?:sudo|env|time|nohup)(?:\s+-\S+)*)\s+)*"
                       r"([^\s;&|]+)")
@@ -266,7 +268,8 @@ def program_of(facts: dict) -> str:
     wrappers like `sudo`, without its folder), else the tool's name."""
     if (facts.get("tool") or "Bash") != "Bash":
         return facts.get("tool") or ""
-    steps = [p.strip(" \\\n") for p in re.split(r"&&|;|\|\||\n", facts.get("command") or "")]
+    command = _QUOTED.sub("''", facts.get("command") or "")       # a quoted ";" splits nothing
+    steps = [p.strip(" \\\n") for p in re.split(r"&&|;|\|\||\n", command)]
     steps = [p for p in steps if p and not _NOT_A_STEP.match(p)]
     found = _PROGRAM.match(steps[-1]) if steps else None        # of a chain, the last that ran
     return found.group(1).replace("\\", "/").rsplit("/", 1)[-1].lower() if found else ""

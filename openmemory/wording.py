@@ -17,7 +17,7 @@ LESSON_CHARS = 150           # Claude Code's MEMORY.md index: one line "under ~1
 
 
 
-def correction_lesson(facts: dict) -> str | None:
+def correction_lesson(facts: dict, found: dict | None = None) -> str | None:
     """A lesson from what the person typed, or None when it holds nothing lasting ("check
     again", "that still fails", a pasted log with no words of its own).
 
@@ -29,7 +29,7 @@ def correction_lesson(facts: dict) -> str | None:
     ("After `git push` failed, the user said: "..."").
     """
     said = facts.get("own") or facts.get("said") or ""
-    found = what_lasts(said, facts.get("form") or "")
+    found = found or what_lasts(said, facts.get("form") or "")     # found: what_lasts of these words
     if found["sentence"] is None:
         return None
     sentence, form = found["sentence"], found["kind"]
