@@ -374,6 +374,7 @@ def parse_lines(lines, path: str = "", kept_out=None, sidechain: bool = False) -
     s.title = clip(titles["custom"] or titles["ai"] or summary or "", 200)
     _drop_harness_prompts(s, typed)
     _drop_delivered_queue(s)
+    _drop_resent_after_interrupt(s)
     return s
 
 
@@ -572,6 +573,25 @@ def _drop_delivered_queue(s: Session) -> None:
             if t.text in typed or t.text in seen:
                 continue
             seen.add(t.text)
+        kept.append(t)
+    s.turns = kept
+
+
+def _drop_resent_after_interrupt(s: Session) -> None:
+    """A prompt the person stopped (Esc) and sent again in the same words, with nothing typed
+    between, is one message: the first (the second redirects nothing, whatever the agent had
+    begun)."""
+    kept, last, stopped = [], None, False
+    for t in s.turns:
+        if t.role == "assistant":
+            stopped = stopped or any(c.interrupted for c in t.tools)
+        elif t.source == "interrupt":
+            stopped = True
+        elif t.source in ("prompt", "queued"):
+            words = " ".join(t.text.split())
+            if stopped and words and words == last:
+                continue            # sent again after the interrupt
+            last, stopped = words, False
         kept.append(t)
     s.turns = kept
 

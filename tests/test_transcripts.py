@@ -156,6 +156,20 @@ class UserText(unittest.TestCase):
         t.user("yes")
         self.assertEqual([p.text for p in parse(t).prompts], ["yes", "yes"])
 
+    def test_a_prompt_stopped_with_esc_and_sent_again_in_the_same_words_is_one_message(self):
+        t = Transcript()
+        t.user("make errors of type SilentError print nothing")
+        t.assistant("I'll explore the error handling first.")
+        t.interrupt()
+        t.user("make  errors of type SilentError print nothing")
+        t.assistant("Done.")
+        t.interrupt()
+        t.user("now add a test")
+        self.assertEqual([p.text for p in parse(t).prompts],
+                         ["make errors of type SilentError print nothing", "now add a test"])
+        said = [s.text for s in episodes.surprises_of(parse(t))]
+        self.assertFalse([x for x in said if "SilentError" in x], said)     # the second redirects nothing
+
     def test_where_no_prompt_is_marked_claude_codes_own_words_for_a_stopped_prompt_tell_it(self):
         t = Transcript()
         t.user("deploy it")
