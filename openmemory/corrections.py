@@ -183,16 +183,47 @@ def _last_sentence(said: str) -> str:
 # A question: to its "?" ("...working!?" asks too), from the end of the sentence before (a "." in
 # `registryMu.Lock()` ends none).
 _QUESTION = re.compile(r"(?:[^.?!\n]|\.(?=\S))*(?:!\?|\?)")
+# A command that destroys work or history: what a short alarmed question right after it is about.
+_DESTRUCTIVE = re.compile(r"""(?xi)\bgit\s+(?:reset\s+--hard|clean\s+-\w*f|push\s+(?:.*\s)?(?:-f\b|--force)|checkout\s+(?:--\s|\.(?:\s|$))
+    |restore\s+(?:--\S+\s+)*\.(?:\s|$)|branch\s+-D\b|stash\s+(?:drop|clear)\b|filter-branch\b)
+    | \brm\s+-\w*[rf] | \bdrop\s+(?:table|database|schema)\b | \btruncate\s+table\b | \bdocker\s+(?:system|volume)\s+prune\b""")
+# A short alarmed reaction: "what are you doing...??", "why did you reset??", "wtf", "whoa, stop".
+_ALARM = re.compile(r"(?i)^(?:what\s+(?:are\s+you\s+doing|did\s+you|have\s+you|was\s+that|the\b)|why\s+(?:did|would|are)\s+you\b"
+                    r"|wtf\b|whoa\b|woah\b|wait\b|stop\b|huh\b|excuse\s+me\b|dude\b|hey\b)|[?!]{2}")
+# A preference about a kind of thing, in the person's own words: "i hate .sh tests", "i don't like mocks".
+_DISLIKE = re.compile(r"(?i)^(?:\w+[,.!]?\s+)?i\s+(?:really\s+|just\s+)?(?:hate|dislike|can'?t\s+stand|don'?t\s+like)\s+"
+                      r"(?!it\b|this\b|that\b|these\b|those\b|when\b|how\b|what\b|the\s+way\b|to\b|your\b|you\b|"
+                      r"the\s+(?:new|last|current)\b)([^,;!?\n]{2,60}?)(?=\s*(?:[,;!?\n]|\.(?:\s|$)|$))")
+
+
+def is_pushback_on_destructive(text: str, agent_ran: str) -> bool:
+    """A short alarmed reaction ("what are you doing...??") right after the agent ran a command
+    that destroys work (git reset --hard, rm -rf, a force push, ...): the person objects to it."""
+    t = (text or "").strip()
+    return bool(agent_ran and _DESTRUCTIVE.search(agent_ran) and len(t) <= 100 and "\n" not in t
+                and (_ALARM.match(t) or _ALARM.search(t[-4:])) and ("?" in t or "!" in t or len(t.split()) <= 3))
+
+
+def dislike(text: str):
+    """What the person says they hate or dislike, as a kind of thing ("i hate .sh tests" ->
+    ".sh tests"), or None."""
+    for line in own_lines(text or ""):
+        for part in re.split(r"(?<=[.!?])\s+", line.strip()):
+            found = _DISLIKE.match(part)
+            if found:
+                return found.group(1).strip()
+    return None
 
 
 def correction_verdict(text: str, agent_said: str = "", refused: bool = False, interrupted: bool = False,
-                       first: bool = False) -> tuple:
+                       first: bool = False, agent_ran: str = "") -> tuple:
     """(verdict, form) of what the person typed, by the rules of ARCHITECTURE.md.
 
     verdict: 'correction', 'doubtful', 'standing' (a first message that sets a lasting rule)
     or None; form: which rule decided ('refusal', 'words', 'redirect', 'fact', 'question',
     'review', 'pasted-failure', 'late-instruction', 'standing', '').
     agent_said: the agent's last words before (its claim of being done, if any).
+    agent_ran: the commands it ran since the person last spoke (pushback on a destructive one).
     """
     t = (text or "").strip().replace("\u2019", "'")
     head = t[:_EARLY]
@@ -215,6 +246,10 @@ def correction_verdict(text: str, agent_said: str = "", refused: bool = False, i
         return "correction", "redirect"
     if _WRONG_FACT.search(head):
         return "correction", "fact"
+    if is_pushback_on_destructive(t, agent_ran):
+        return "correction", "question"
+    if dislike(t):
+        return "correction", "words"        # "i hate .sh tests, ...": a preference, after the agent acted
     mine = own_lines(t)
     if any(_RULE.search(line) for line in mine):
         return "correction", "words" if len(t) <= _EARLY else "late-instruction"
@@ -362,7 +397,10 @@ def what_lasts(said: str, form: str = "") -> dict:
     output or review findings only a standing rule in the person's own lines counts."""
     said = said or ""
     found = _lasting(said, form in ("review", "pasted-failure"))
-    keep = bool(_KEEP_IT.search(said))
+    disliked = dislike(said) if form not in ("review", "pasted-failure") else None
+    if disliked and (found is None or not _STANDING.search(found[2])):
+        found = (f"avoid {disliked}", "imperative", said)     # "i hate .sh tests": a preference that lasts
+    keep = bool(_KEEP_IT.search(said)) or bool(disliked)
     if found is None and keep:
         found = _said_before_keep(said)
     if found is None:

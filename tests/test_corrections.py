@@ -200,5 +200,36 @@ class Facts(unittest.TestCase):
         self.assertEqual((f["verdict"], f["form"], f["standing"], f["lasting"]), ("correction", "standing", True, True))
 
 
+class ReadWithoutAModel(unittest.TestCase):
+    """Pushback on a destructive command, and a preference said as a dislike (issue 24, item 4)."""
+
+    def corrections_after(self, command, said):
+        t = Transcript()
+        t.user("tidy up the branch")
+        t.assistant("Tidying.", tools=[("Bash", {"command": command}, "done", False)])
+        t.user(said)
+        t.assistant("Sorry.")
+        return [e["facts"] for e in episodes.episodes_of(transcripts.parse_lines(t.lines(), "/x/s.jsonl"))
+                if e["kind"] == "correction"]
+
+    def test_an_alarmed_question_after_a_destructive_command_is_pushback(self):
+        [f] = self.corrections_after("git reset --hard origin/main", "what are you doing...??")
+        self.assertEqual((f["form"], f["lasting"]), ("question", False))     # it objects; it states no rule
+        self.assertNotIn("rule", f)
+
+    def test_the_same_question_after_a_harmless_command_is_none(self):
+        self.assertEqual(self.corrections_after("git status", "what are you doing...??"), [])
+        self.assertEqual(self.corrections_after("git reset --hard origin/main", "what is origin/main at now?"), [])
+
+    def test_a_dislike_of_a_kind_of_thing_is_a_candidate_rule_not_a_standing_one(self):
+        [f] = self.corrections_after("touch tests/run_loader.sh",
+                                     "i hate .sh tests, write them in go. no relative imports please")
+        self.assertEqual((f["verdict"], f["standing"], f["lasting"], f["rule"]),
+                         ("correction", False, True, "Avoid .sh tests."))
+
+    def test_a_dislike_of_this_one_thing_is_no_rule(self):
+        self.assertEqual(self.corrections_after("touch a.txt", "i don't like it but fine"), [])
+        self.assertEqual(corrections.dislike("2024-01-01 12:00:00 ERROR i hate mondays"), None)   # a log line
+
 if __name__ == "__main__":
     unittest.main()
