@@ -69,6 +69,7 @@ def split_of(session_id: str) -> str:
 def session_files(labels: dict, which: str, corpus: Path = CORPUS) -> list:
     """The transcripts measured: the labels' sessions, else every session of the split."""
     ids = labels.get("sessions") or sorted(p.stem for p in corpus.glob("*.jsonl") if split_of(p.stem) == which)
+    ids = [sid["session"] if isinstance(sid, dict) else sid for sid in ids]     # an id, or {"session": id, ...}
     return [corpus / f"{sid}.jsonl" for sid in ids]
 
 
