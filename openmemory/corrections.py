@@ -195,6 +195,8 @@ _DISLIKE = re.compile(r"(?i)^(?:\w+[,.!]?\s+)?i\s+(?:really\s+|just\s+)?(?:hate|
                       r"(?!it\b|this\b|that\b|these\b|those\b|when\b|how\b|what\b|the\s+way\b|to\b|your\b|you\b|"
                       r"the\s+(?:new|last|current)\b)([^,;!?\n]{2,60}?)(?=\s*(?:[,;!?\n]|\.(?:\s|$)|$))")
 
+_DISLIKE_ANYWHERE = re.compile(r"(?i)\bi\s+(?:really\s+|just\s+)?(?:hate|dislike|can'?t\s+stand|don'?t\s+like)\s")
+
 
 def is_pushback_on_destructive(text: str, agent_ran: str) -> bool:
     """A short alarmed reaction ("what are you doing...??") right after the agent ran a command
@@ -207,6 +209,8 @@ def is_pushback_on_destructive(text: str, agent_ran: str) -> bool:
 def dislike(text: str):
     """What the person says they hate or dislike, as a kind of thing ("i hate .sh tests" ->
     ".sh tests"), or None."""
+    if not _DISLIKE_ANYWHERE.search(text or ""):
+        return None                 # most messages: one search, not a reading of every line
     for line in own_lines(text or ""):
         for part in re.split(r"(?<=[.!?])\s+", line.strip()):
             found = _DISLIKE.match(part)

@@ -105,8 +105,8 @@ def surprises_of(s: Session) -> list:
         refused = bare.pop() if bare else None
         _refusals_alone(found, bare, s.id)
         context = [c for c in calls if not (c.rejected and c.words)] or calls    # a refusal's words spoke for it
-        ran = "\n".join(c.input.get("command") or "" for c in context
-                        if c.name == "Bash" and isinstance(c.input, dict) and isinstance(c.input.get("command"), str))
+        ran = "\n".join(c.input["command"] for c in context if c.name == "Bash" and isinstance(c.input, dict)
+                        and isinstance(c.input.get("command"), str)) if len(turn.text) <= 100 else ""   # a short reaction's
         verdict, form = correction_verdict(turn.text, agent_said, False, interrupted, first, ran)
         if verdict:
             found.append(_correction(turn, last_assistant, context, verdict, form, agent_said, refused))
