@@ -20,7 +20,8 @@ _OPENER = re.compile(
     r"undo\b|revert\b|wait\b|hold on\b|actually\b|that'?s (?:not|wrong|incorrect|bad|broken)\b|"
     r"this is (?:not|wrong|incorrect)\b|you (?:didn'?t|did not|forgot|missed|broke|shouldn'?t|should not|"
     r"should have|need to|must|were supposed|are supposed)\b|why (?:did|are|would|do) you\b|"
-    r"i (?:said|told you|asked|meant)\b|please (?:don'?t|do not|stop|never)\b|use\s+\S+\s+instead\b)",
+    r"i (?:said|told you|asked|meant)\b|please (?:don'?t|do not|stop|never)\b|use\s+\S+\s+instead\b|"
+    r"let'?s not\b|let us not\b|i mean\b|are you (?:sure|certain)\b|really\s*[?!])",
     re.I)
 # Phrases that reject or redirect wherever they appear early in the message.
 _PHRASE = re.compile(
@@ -50,7 +51,12 @@ _RULE = re.compile(r"""(?xi)
     | \bwe\s+(?:already\s+)?have\s+(?:our\s+own|an?\s+\w+\s+for\s+that)\b
     | \b(?:from\s+now\s+on|going\s+forward|in\s+(?:the\s+)?future|next\s+time)\b
     | \b(?:we|i)\s+(?:\w+\s+)?(?:don'?t|do\s+not)\s+want\b | \b(?:i|we)'?d\s+rather\b | \brather\s+than\b
-    | \binstead\s+of\b | \b(?:try|check|look)\s+(?:it\s+)?again\b | \bit\s+still\s+(?!works?\b)\w+
+    | \binstead\s+of\b | \b(?:try|check|look)\s+(?:it\s+)?again\b | \bre-?check\b | \bit\s+still\s+(?!works?\b)\w+
+    | \blet'?s\s+not\b | \b(?:should|would)\s+rather\b
+    | \bnot\s+(?:fully\s+|entirely\s+|quite\s+|completely\s+|really\s+)?(?:true|correct|accurate|right(?!\s+now))\b
+    | \b(?:is|are|was|were)(?:n'?t|\s+not)\s+working\b | \b(?:happen|occur|fail|break|broke|show)\w*\s+(?:up\s+)?again\b
+    | \bi\s+(?:don'?t|do\s+not|can'?t|cannot|still\s+don'?t)\s+see\b | \bi'?m\s+(?:still\s+)?not\s+seeing\b
+    | \bi\s+(?:see|get)\b[^.?!]*\bbut\s+not\b
     | (?:^|[.!;]\s+)not\s+(?!sure\b|bad\b|now\b|yet\b|much\b|really\b|urgent\b|a\s+(?:problem|big\s+deal)\b)\w+""")
 # A plain statement of a fact the agent got wrong.
 _WRONG_FACT = re.compile(r"""(?xi)
@@ -67,11 +73,15 @@ _WRONG_FACT = re.compile(r"""(?xi)
 _PUSHBACK = re.compile(r"""(?xi)
       \b(?:didn'?t|did\s+not|haven'?t|weren'?t|aren'?t|wasn'?t|isn'?t|shouldn'?t|doesn'?t|don'?t)\s+(?:we|you|it|
         that|this|there|they)\b | \bdidn'?t\s+i\s+(?:say|tell|ask|mention)\b
+    | ^(?:(?:\w+\s*[,:-]+\s*)?(?:but|so|and|hmm+|emm+|um+|uh+|well)\b[\s,.:-]*)?(?:doesn'?t|don'?t|isn'?t|aren'?t|
+        wasn'?t|weren'?t|didn'?t|wouldn'?t|shouldn'?t|couldn'?t|won'?t|can'?t|haven'?t|hasn'?t)\s+\S
+    | \breally\b | \bare\s+you\s+(?:sure|certain)\b | \bat\s+all\b
+    | \bwhy\b[^?]*\b(?:not|no|n't)\b | ^(?:\w+\s*[,:]\s*)?you\s+(?:wrote|said|claimed)\b
     | \bwhy\s+(?:is|are|does|do|did|was|were)\b.*\b(?:still|again|back|there|here|not|twice)\b
     | \bwhy\s+(?:would|did)\s+you\b
     | \b(?:still|already|again|uncommitted|ancient|outdated|deprecated|obsolete|years?\s+old|old\s+version|
         implausible|wrong|broken|missing|twice|two\s+different)\b""")
-_ASKS = re.compile(r"(?i)\b(?:can|could|would|will) you\b|\bplease\b")   # a request, not pushback
+_ASKS = re.compile(r"(?i)\b(?:can|could|would|will) (?:you|we)\b|\bplease\b")   # a request, not pushback
 _PLAIN_QUESTION = re.compile(r"(?i)^(?:(?:ok(?:ay)?|so|and|sure|also)[\s,.]+)*(?:did|have|has|are|were|is|was|do|"
                              r"does)\s+(?:you|we|it|they)\b")
 _THINK = re.compile(r"(?i)^(?:(?:ok(?:ay)?|so|hm+|well)[\s,.]+)*i\s+(?:think|guess|feel|wonder)\b")
@@ -115,10 +125,36 @@ def is_redirect_after_interrupt(text: str) -> bool:
     return len(head) <= 120 and "\n" not in head and not head.endswith("?") and not _APPROVAL.search(head)
 
 
+# A line of a log, wherever it starts: a process tag `(node:4242)`, a code in brackets
+# `[DEP0180]`, a named warning or error with its message `DeprecationWarning: ...`, a time, a level.
+_LOG_START = re.compile(r"""(?x)\s*(?:\(\w[\w.-]*:\d+\) | \[?\d{4}-\d\d-\d\d[T\s]\d | \[?\d\d:\d\d:\d\d\b
+    | \[?(?:INFO|WARN|WARNING|ERROR|DEBUG|TRACE|FATAL)\]?[\s:])""")
+_LOG_CODE = re.compile(r"\[[A-Z]{2,}\d+\]")
+_LOG_NAMED = re.compile(r"[A-Z]\w*(?:Warning|Error|Exception): ")
+
+
+def _log_line(line: str) -> bool:
+    """Whether a line reads as a line of a log (_LOG_START, _LOG_CODE, _LOG_NAMED); the latter two
+    tried only on a line that holds what they need."""
+    return bool(_LOG_START.match(line) or ("[" in line and _LOG_CODE.search(line))
+                or (": " in line and _LOG_NAMED.search(line)))
+
+
 def own_lines(text: str) -> list:
-    """The lines the person typed themselves: not pasted output (logs, diffs, frames)."""
-    return [line for line in (text or "").splitlines()
-            if line.strip() and not _OUTPUT.match(line) and not _FAIL_LINE.match(line)]
+    """The lines the person typed themselves: not pasted output (logs, diffs, frames, and a
+    line in parentheses that goes on from one: a tool's hint)."""
+    out, pasted = [], False
+    for line in (text or "").splitlines():
+        if not line.strip():
+            pasted = False
+            continue
+        if _OUTPUT.match(line) or _FAIL_LINE.match(line) or _log_line(line) \
+                or (pasted and line.strip().startswith("(") and line.strip().endswith(")")):
+            pasted = True
+            continue
+        pasted = False
+        out.append(line)
+    return out
 
 
 def pasted_failure(text: str) -> bool:
@@ -132,17 +168,66 @@ def review_findings(text: str) -> bool:
     return bool(_REVIEW_HEAD.search(text[:400]) or _REVIEW_ITEM.search(text[:1200]))
 
 
-_QUESTION = re.compile(r"[^.?!\n]*\?")
+# The agent offering to do something ("Want me to also set gc.auto?"), and a reply that declines.
+_OFFER = re.compile(r"(?i)\b(?:want me to|should i|shall i|would you like(?: me)? to|do you want(?: me)? to|"
+                    r"would you prefer|or should)\b[^?]*\?\s*$")
+_DECLINE = re.compile(r"(?i)(?:no+|nope|nah|don'?t|do not)\b")
+
+
+def _last_sentence(said: str) -> str:
+    """The agent's last sentence (what an answer answers)."""
+    said = (said or "").strip()
+    return re.split(r"(?<=[.!?])\s+|\n", said)[-1] if said else ""
+
+
+# A question: to its "?" ("...working!?" asks too), from the end of the sentence before (a "." in
+# `registryMu.Lock()` ends none).
+_QUESTION = re.compile(r"(?:[^.?!\n]|\.(?=\S))*(?:!\?|\?)")
+# A command that destroys work or history: what a short alarmed question right after it is about.
+_DESTRUCTIVE = re.compile(r"""(?xi)\bgit\s+(?:reset\s+--hard|clean\s+-\w*f|push\s+(?:.*\s)?(?:-f\b|--force)|checkout\s+(?:--\s|\.(?:\s|$))
+    |restore\s+(?:--\S+\s+)*\.(?:\s|$)|branch\s+-D\b|stash\s+(?:drop|clear)\b|filter-branch\b)
+    | \brm\s+-\w*[rf] | \bdrop\s+(?:table|database|schema)\b | \btruncate\s+table\b | \bdocker\s+(?:system|volume)\s+prune\b""")
+# A short alarmed reaction: "what are you doing...??", "why did you reset??", "wtf", "whoa, stop".
+_ALARM = re.compile(r"(?i)^(?:what\s+(?:are\s+you\s+doing|did\s+you|have\s+you|was\s+that|the\b)|why\s+(?:did|would|are)\s+you\b"
+                    r"|wtf\b|whoa\b|woah\b|wait\b|stop\b|huh\b|excuse\s+me\b|dude\b|hey\b)|[?!]{2}")
+# A preference about a kind of thing, in the person's own words: "i hate .sh tests", "i don't like mocks".
+_DISLIKE = re.compile(r"(?i)^(?:\w+[,.!]?\s+)?i\s+(?:really\s+|just\s+)?(?:hate|dislike|can'?t\s+stand|don'?t\s+like)\s+"
+                      r"(?!it\b|this\b|that\b|these\b|those\b|when\b|how\b|what\b|the\s+way\b|to\b|your\b|you\b|"
+                      r"the\s+(?:new|last|current)\b)([^,;!?\n]{2,60}?)(?=\s*(?:[,;!?\n]|\.(?:\s|$)|$))")
+
+_DISLIKE_ANYWHERE = re.compile(r"(?i)\bi\s+(?:really\s+|just\s+)?(?:hate|dislike|can'?t\s+stand|don'?t\s+like)\s")
+
+
+def is_pushback_on_destructive(text: str, agent_ran: str) -> bool:
+    """A short alarmed reaction ("what are you doing...??") right after the agent ran a command
+    that destroys work (git reset --hard, rm -rf, a force push, ...): the person objects to it."""
+    t = (text or "").strip()
+    return bool(agent_ran and _DESTRUCTIVE.search(agent_ran) and len(t) <= 100 and "\n" not in t
+                and (_ALARM.match(t) or _ALARM.search(t[-4:])) and ("?" in t or "!" in t or len(t.split()) <= 3))
+
+
+def dislike(text: str):
+    """What the person says they hate or dislike, as a kind of thing ("i hate .sh tests" ->
+    ".sh tests"), or None."""
+    if not _DISLIKE_ANYWHERE.search(text or ""):
+        return None                 # most messages: one search, not a reading of every line
+    for line in own_lines(text or ""):
+        for part in re.split(r"(?<=[.!?])\s+", line.strip()):
+            found = _DISLIKE.match(part)
+            if found:
+                return found.group(1).strip()
+    return None
 
 
 def correction_verdict(text: str, agent_said: str = "", refused: bool = False, interrupted: bool = False,
-                       first: bool = False) -> tuple:
+                       first: bool = False, agent_ran: str = "") -> tuple:
     """(verdict, form) of what the person typed, by the rules of ARCHITECTURE.md.
 
     verdict: 'correction', 'doubtful', 'standing' (a first message that sets a lasting rule)
     or None; form: which rule decided ('refusal', 'words', 'redirect', 'fact', 'question',
     'review', 'pasted-failure', 'late-instruction', 'standing', '').
     agent_said: the agent's last words before (its claim of being done, if any).
+    agent_ran: the commands it ran since the person last spoke (pushback on a destructive one).
     """
     t = (text or "").strip().replace("\u2019", "'")
     head = t[:_EARLY]
@@ -157,11 +242,18 @@ def correction_verdict(text: str, agent_said: str = "", refused: bool = False, i
     if _REQUEST.match(head):
         return None, ""
     if _OPENER.search(head) or _PHRASE.search(head):
+        if _DECLINE.match(head) and _OFFER.search(_last_sentence(agent_said)) \
+                and not any(_RULE.search(line) for line in own_lines(t)):
+            return None, ""     # "no" to "Want me to ...?": an answer, not a correction
         return "correction", "words"
     if interrupted and is_redirect_after_interrupt(t):
         return "correction", "redirect"
     if _WRONG_FACT.search(head):
         return "correction", "fact"
+    if is_pushback_on_destructive(t, agent_ran):
+        return "correction", "question"
+    if dislike(t):
+        return "correction", "words"        # "i hate .sh tests, ...": a preference, after the agent acted
     mine = own_lines(t)
     if any(_RULE.search(line) for line in mine):
         return "correction", "words" if len(t) <= _EARLY else "late-instruction"
@@ -214,8 +306,9 @@ _LASTING = re.compile(r"\b(?:don'?t|do not|never|always|only|stop|avoid|prefer|i
                       r",\s*not\b|\bnot\s+[`'\"]|\bwith\s+[`'\"]", re.I)
 # Words that make a sentence a standing rule (what a first message, a paste or a review needs).
 _STANDING = re.compile(r"(?i)\b(?:always|never|from now on|going forward|in (?:the )?future|every ?time|whenever|"
-                       r"everywhere|in this (?:repo|repository|project|codebase)|we (?:always|never|only|don'?t|"
-                       r"do not)|don'?t ever|next time)\b")
+                       r"everywhere|in this (?:repo|repository|project|codebase)|"
+                       r"(?<!so )(?<!if )(?<!that )(?<!when )(?<!until )we (?:always|never|only|don'?t|do not)|"
+                       r"don'?t ever|next time)\b")
 # Where _STANDING finds nothing in a message it finds nothing in a sentence lasting_sentence
 # cuts from it, but for the word boundary at its end (a cut can end a word): so without that.
 _MAY_STAND = re.compile(_STANDING.pattern.removesuffix(r"\b"), _STANDING.flags)
@@ -250,7 +343,8 @@ _ALREADY = re.compile(r"(?i)^(?:didn'?t|don'?t|haven'?t)\s+we\s+already\b")
 _REMEMBER = re.compile(r"(?i)^\s*(?:and\s+|also\s+)?(?:please\s+)?(?:remember|note|keep in mind|fyi)\s*(?:that\b|:|,)\s*")
 # Words of the moment: what holds them holds nothing lasting ("try again", "still", "I think").
 _MOMENT = re.compile(r"(?i)\b(?:again|still|right now|for now|this time|wth|looks like|seems|i think|maybe|"
-                     r"probably|yet|this test|this file|the other one|the other file)\b|\?$"
+                     r"probably|yet|this test|this file|the other one|the other file|"
+                     r"for a (?:second|sec|moment|minute|bit))\b|\?$"
                      r"|^(?:don'?t\s+|do not\s+|never\s+)?\w+\s+(?:it|that|this|them|those|these)\b(?!\s+(?:is|are)\b)")
 # Markers that alone do not make an instruction last: they need something concrete with them
 # (code, a path, a flag, a tool) or a standing word ("use the other file" is of the moment).
@@ -280,6 +374,62 @@ def lasting_sentence(said: str, strict: bool = False):
     """(sentence, form) of the sentence of what the person typed that holds the most lasting
     thing, or None: form is 'imperative', 'fact' or 'statement'. strict (the words come with
     pasted output or review findings): only a standing rule counts."""
+    found = _lasting(said, strict)
+    return found[:2] if found else None
+
+
+# The person asking for it to be kept beyond this session ("so you remember this", "add this to
+# CLAUDE.md"): what they said before it is what to keep.
+_KEEP_IT = re.compile(r"(?i)\bso (?:that )?you(?:'ll| will)? remember\b|\bremember (?:this|that) (?:for|next|from)\b|"
+                      r"\badd (?:this|that|it) to (?:your |the )?(?:claude\.md|memory|memories)\b|"
+                      r"\bkeep (?:this|that) in mind (?:for|next|from)\b|\bfor future (?:reference|sessions)\b")
+# A sentence of the moment whatever its words: a task about one item (#91, this PR) or a
+# request to explain or show something rather than to do it.
+_ONE_OFF = re.compile(r"(?i)(?<![\w&])#\d+\b|\bthis\s+(?:pr|pull request|branch|commit|issue|ticket|change|diff|"
+                      r"function|method|line|section|readme)\b|^(?:explain|tell|show|describe|walk me|summari[sz]e|"
+                      r"give me)\b")
+# A clause that only asks not to do something: a ban, lasting when said as standing or said again.
+_NEGATIVE_CLAUSE = re.compile(r"(?i)^(?:don'?t|do not|never|not|no|stop|avoid)\b")
+
+
+def what_lasts(said: str, form: str = "") -> dict:
+    """What of the person's own words lasts beyond this moment, by the rules (ARCHITECTURE.md,
+    "What is worth remembering"): {"sentence", "kind" (imperative | fact | statement),
+    "standing" (said as a standing rule: always, never, from now on, in this repo we ...),
+    "lasting" (worth keeping: not a one-off task or a request to explain, and a ban only when
+    standing), "ban"}. sentence None: nothing lasts. form: the correction's; after pasted
+    output or review findings only a standing rule in the person's own lines counts."""
+    said = said or ""
+    found = _lasting(said, form in ("review", "pasted-failure"))
+    disliked = dislike(said) if form not in ("review", "pasted-failure") else None
+    if disliked and (found is None or not _STANDING.search(found[2])):
+        found = (f"avoid {disliked}", "imperative", said)     # "i hate .sh tests": a preference that lasts
+    keep = bool(_KEEP_IT.search(said)) or bool(disliked)
+    if found is None and keep:
+        found = _said_before_keep(said)
+    if found is None:
+        return {"sentence": None, "kind": "", "standing": False, "lasting": False, "ban": False}
+    sentence, kind, raw = found
+    standing = bool(_STANDING.search(raw) or _STANDING_LEAD.match(said.strip()))
+    clauses = [c for c in re.split(r",\s+|;\s+|\s+but\s+", sentence) if c.strip()]
+    ban = kind == "imperative" and all(_NEGATIVE_CLAUSE.match(c.strip()) for c in clauses)
+    lasting = not _ONE_OFF.search(sentence) and (standing or keep or not ban)
+    return {"sentence": sentence, "kind": kind, "standing": standing, "lasting": lasting, "ban": ban}
+
+
+def _said_before_keep(said: str):
+    """What the person asked to keep: the first sentence of theirs before the asking."""
+    before = _KEEP_IT.split(said, maxsplit=1)[0]
+    for part in sentences(before):
+        words = part.split()
+        if len(words) >= 5 and not part.endswith("?") and not _KEEP_IT.search(part) \
+                and not re.match(r"(?i)i\s+(?:wonder|think|guess)\b", part):
+            return part.rstrip(".!"), "statement", part
+    return None
+
+
+def _lasting(said: str, strict: bool):
+    """lasting_sentence's reading, with the person's sentence as they wrote it: (sentence, form, raw)."""
     found = []
     parts = list(sentences(said))
     for n, raw in enumerate(parts):
@@ -294,7 +444,7 @@ def lasting_sentence(said: str, strict: bool = False):
                 re.match(r"(?i)(?:not|never)\s", after) and len(after.split()) <= 8 or _judge(after)):
             judged = (f"{judged[0]}, {after.rstrip('.!')}", judged[1])   # "..., not claude in the cloud"
         score = 2 if (_STRONG.search(judged[0]) or judged[1] != "imperative") else 1
-        found.append((score, -len(found), judged))
+        found.append((score, -len(found), judged + (raw,)))
     return max(found)[2] if found else None
 
 

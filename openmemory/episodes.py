@@ -13,10 +13,11 @@ from functools import lru_cache
 
 from . import neighbours
 from .clock import iso, iso_or_none
-from .corrections import correction_verdict, own_lines
-from .failures import error_lines, is_guard, telling_lines
+from .corrections import correction_verdict, own_lines, what_lasts
+from .failures import cause_key, error_lines, is_guard, telling_lines
 from .shorten import clip, clip_block
-from .transcripts import OWN_TOOL, Session, ToolCall, Turn
+from .transcripts import OWN_TOOL, QUESTION_TOOL, Session, ToolCall, Turn
+from .wording import correction_lesson, other_flags
 
 GIST_LIMIT = 600            # characters of a gist: enough to recognise the episode
 DETAIL_LIMIT = 2000         # characters of detail kept per episode
@@ -48,6 +49,7 @@ class Surprise:
     trigger_tool: str = ""
     trigger_failed: bool = False
     fixed_by: str = ""          # errors: the command after which the same command succeeded
+    found: str = ""             # errors of file tools: the file meant, for a path that does not exist
     work: bool = False          # errors: fixed in the same session by editing code (the work itself)
     before_edit: bool = False   # errors: came before any edit of the session
 
@@ -56,45 +58,79 @@ def surprises_of(s: Session) -> list:
     """Every error and correction of a session, in order (PROTOCOL.md has the rules).
 
     A correction is what the person typed that corrections.correction_verdict calls one,
-    doubtful (kept, marked, for a model to decide) or, in a first message, standing.
+    doubtful (kept, marked, for a model to decide) or, in a first message, standing. A
+    refused call is one, each its own: with the words typed into its dialog, those words; a
+    bare one followed at once by words the rules call a correction, those words (older
+    versions had no dialog); else alone. A bare refusal of ExitPlanMode that Claude Code
+    follows with the plan, approved, is the approval of that plan, no correction.
     """
     found = []
     errors: dict = {}
     last_assistant = None       # the agent's most recent response
     agent_said = ""             # its latest words (a claim of being done, perhaps)
     calls = []                  # the agent's tool calls since the person last spoke
+    bare = []                   # refused calls with no words, waiting for what follows them
     interrupted = False
     history = [c for c in s.tool_calls if not OWN_TOOL.match(c.name)]
     for turn in s.turns:
         if turn.role == "assistant":
+            if turn.text or turn.tools:
+                _refusals_alone(found, bare, s.id)
             last_assistant = turn
             agent_said = turn.text or agent_said
             for call in turn.tools:
                 if OWN_TOOL.match(call.name):
                     continue
                 calls.append(call)
-                if call.interrupted:
+                if call.rejected and call.name == QUESTION_TOOL:
+                    continue                # a question set aside to talk it over: no correction
+                if call.rejected:
+                    if call.words:
+                        found.append(_refusal(call, s.id, call.words))
+                    else:
+                        bare.append(call)
+                elif call.interrupted:
                     interrupted = True
-                elif call.is_error and not call.rejected:
+                elif call.is_error:
                     _note_error(found, errors, call, s.id, history)
             continue
         if turn.source == "interrupt":
             interrupted = True
             continue
+        if turn.source == "plan" and bare and bare[-1].name == _PLAN_TOOL:
+            bare.pop()                  # the plan approved: Claude Code's way of saying yes
         first = last_assistant is None
         if turn.source not in ("prompt", "queued") and not (first and turn.source == "command"):
             continue
-        refused = any(c.rejected for c in calls)
-        verdict, form = correction_verdict(turn.text, agent_said, refused, interrupted, first)
+        refused = bare.pop() if bare else None
+        _refusals_alone(found, bare, s.id)
+        context = [c for c in calls if not (c.rejected and c.words)] or calls    # a refusal's words spoke for it
+        ran = "\n".join(c.input["command"] for c in context if c.name == "Bash" and isinstance(c.input, dict)
+                        and isinstance(c.input.get("command"), str)) if len(turn.text) <= 100 else ""   # a short reaction's
+        verdict, form = correction_verdict(turn.text, agent_said, False, interrupted, first, ran)
         if verdict:
-            found.append(_correction(turn, last_assistant, calls, verdict, form, agent_said))
+            found.append(_correction(turn, last_assistant, context, verdict, form, agent_said, refused))
+        elif refused is not None:
+            found.append(_refusal(refused, s.id))
         calls, interrupted, agent_said = [], False, ""
-    for call in calls:  # refused at the very end, with no words after
-        if call.rejected:
-            found.append(Surprise("correction", event_id(call, s.id), call.at, "", call.name, call.summary(),
-                                  agent_did=call.summary(), rejected=True, legacy=call.id, verdict="correction",
-                                  form="refusal", trigger=call.summary(), trigger_tool=call.name))
+    _refusals_alone(found, bare, s.id)     # refused at the very end, with no words after
     return found
+
+
+_PLAN_TOOL = "ExitPlanMode"
+
+
+def _refusal(call: ToolCall, session_id: str, words: str = "") -> "Surprise":
+    """A refused call as a correction: the words typed into its dialog, or none."""
+    return Surprise("correction", event_id(call, session_id), call.result_at or call.at, words, call.name,
+                    call.summary(), agent_did=call.summary(), rejected=True, legacy=call.id,
+                    verdict="correction", form="refusal", trigger=call.summary(), trigger_tool=call.name)
+
+
+def _refusals_alone(found: list, bare: list, session_id: str) -> None:
+    """The bare refusals nothing the person said followed: each a correction of its own."""
+    found.extend(_refusal(call, session_id) for call in bare)
+    bare.clear()
 
 
 def event_id(call: ToolCall, session_id: str) -> str:
@@ -131,6 +167,9 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list) -> None:
         return
     surprise.before_edit = not any(c.name in _EDITS for c in history[:at])     # not even an attempt
     if call.name != "Bash":
+        surprise.found = _found_instead(call, history[at + 1:at + 1 + _FOUND_WITHIN])
+        if surprise.found:
+            surprise.fixed_by = surprise.found
         return
     failed = _bare(call.summary())
     edits, steps = False, []
@@ -149,8 +188,40 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list) -> None:
                 elif command != failed:
                     surprise.fixed_by = later.summary()     # the same command, run another way
                 return
+            if not later.is_error and not later.interrupted and not edits and other_flags(command, failed):
+                surprise.fixed_by = later.summary()         # the same command with other flags
+                return
             if not later.is_error and not _LOOKING.match(command):
                 steps.append(command)
+
+
+_FOUND_WITHIN = 6           # calls after a path not found in which the one meant is looked for
+_NOT_FOUND = re.compile(r"(?i)does not exist|not found|no such file")
+
+
+def _found_instead(call: ToolCall, later: list) -> str:
+    """The file a failed file tool meant: after a path that does not exist, the name of the one
+    a later call of the session used that has the same name but for its ending (`.golangci.yaml`
+    after `.golangci.yml`); "" when none."""
+    if not _NOT_FOUND.search(call.result or ""):
+        return ""
+    missing = _file_name(call)
+    if not missing:
+        return ""
+    stem = missing.lower().rsplit(".", 1)[0] if "." in missing.strip(".") else missing.lower()
+    for other in later:
+        name = _file_name(other)
+        if other.is_error or not name or name == missing:
+            continue
+        if (name.lower().rsplit(".", 1)[0] if "." in name.strip(".") else name.lower()) == stem:
+            return name
+    return ""
+
+
+def _file_name(call: ToolCall) -> str:
+    """The name of the file a file tool's call was about (its path's last part), or ""."""
+    path = call.input.get("file_path") or call.input.get("notebook_path") or call.input.get("path") or ""
+    return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] if isinstance(path, str) else ""
 
 
 @lru_cache(maxsize=4096)  # commands repeat within and across sessions
@@ -164,21 +235,22 @@ def _bare(command: str) -> str:
 
 
 def _correction(turn: Turn, agent: Turn | None, calls: list, verdict: str, form: str,
-                agent_said: str = "") -> Surprise:
+                agent_said: str = "", refused: ToolCall | None = None) -> Surprise:
     """A correction, tied to what the agent had just done: the call it refused, else the
     call that failed, else the last call, else what the agent last said; and to the call its
     words are about (its trigger), when they name one. agent_said: the agent's latest words
-    before them (what corrections judged a claim by; kept for the optional model)."""
-    recent = (next((c for c in reversed(calls) if c.rejected), None)
-              or next((c for c in reversed(calls) if c.is_error and not c.interrupted), None)
+    before them (what corrections judged a claim by; kept for the optional model). refused:
+    the bare refusal these words follow at once, which they speak for (it answers to its call)."""
+    recent = (refused
+              or next((c for c in reversed(calls) if c.is_error and not c.interrupted and not c.rejected), None)
               or (calls[-1] if calls else None))
     did = recent.summary() if recent else (clip(agent.text, 160) if agent and agent.text else "")
-    about = _trigger(turn.text, calls)
+    about = refused or _trigger(turn.text, calls)
     return Surprise("correction", turn.uuid, turn.at, turn.text, recent.name if recent else "",
                     recent.summary() if recent else "", agent_did=did, rejected=bool(recent and recent.rejected),
-                    verdict=verdict, form=form, trigger=about.summary() if about else "",
+                    verdict=verdict, form="refusal" if refused else form, trigger=about.summary() if about else "",
                     trigger_tool=about.name if about else "", trigger_failed=bool(about and about.is_error),
-                    agent_said=clip(agent_said, 300))
+                    agent_said=clip(agent_said, 300), legacy=refused.id if refused else "")
 
 
 _GENERIC = {"run", "use", "git", "npm", "npx", "python", "python3", "the", "and", "file", "test", "tests"}
@@ -187,11 +259,9 @@ _COMMAND_WORD = re.compile(r"^[a-z0-9][a-z0-9_.:@-]*$")
 
 
 def _trigger(text: str, calls: list):
-    """The call the person's words are about: the refused one, else the latest whose command
-    (or file name) shares a word with what they typed; failed calls first."""
-    refused = next((c for c in reversed(calls) if c.rejected), None)
-    if refused is not None:
-        return refused
+    """The call the person's words are about: the latest whose command (or file name) shares
+    a word with what they typed, failed calls first (a refused call is its own correction)."""
+    calls = [c for c in calls if not c.rejected]
     said = set(_SAID_WORD.findall(text.lower()))
     said |= {w.strip(".:") for w in said}
 
@@ -251,6 +321,7 @@ def episodes_of(session: Session, session_id: str | None = None) -> list:
         "detail": clip_block("\n".join(f"- {clip(t.text, 300)}" for t in prompts), DETAIL_LIMIT),
         "facts": {"prompts": len(prompts), "tool_calls": len(session.tool_calls),
                   "errors": sum(e.count for e in errors), "corrections": len(corrections),
+                  "subagents": len(session.subagents),
                   "files": files, "commands": commands,
                   "version": session.version, "branch": session.git_branch},
         "at": at,
@@ -262,7 +333,28 @@ def episodes_of(session: Session, session_id: str | None = None) -> list:
         ep = _error_episode(s, cwd, when, task) if s.kind == "error" else _correction_episode(s, cwd, when)
         ep["around"] = neighbours.around(session.turns, s.at, asked[0] if asked else None)  # for its context
         out.append(ep)
+    out += _subagent_failures(session, cwd, at, task, asked[0] if asked else None)
     return out
+
+
+def _subagent_failures(session: Session, cwd, at: str, task: str, asked) -> list:
+    """The failed calls of the subagents the session started, credited to it (a subagent's
+    transcript holds no words of the person: the task it was given is the agent's)."""
+    out = []
+    for sub in session.subagents:
+        for s in surprises_of(sub):
+            if s.kind != "error":
+                continue
+            ep = _error_episode(s, sub.cwd or cwd, iso_or_none(s.at) or at, task)
+            ep["facts"]["subagent"] = sub.agent_id or _stem(sub.path)
+            ep["title"] = clip(ep["title"].replace(" failed: ", " failed in a subagent: ", 1), 140)
+            ep["around"] = neighbours.around(session.turns, s.at, asked)
+            out.append(ep)
+    return out
+
+
+def _stem(path: str) -> str:
+    return path.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".jsonl")
 
 
 def _error_episode(s: Surprise, cwd, at: str, task: str) -> dict:
@@ -275,8 +367,12 @@ def _error_episode(s: Surprise, cwd, at: str, task: str) -> dict:
         gist = gist.rstrip(".") + f". While working on: {clip(task, 160)}"
     facts = {"tool": s.tool, "command": s.command, "error": lines, "count": s.count,
              "guard": is_guard(s.tool, lines), "before_edit": s.before_edit}
+    facts["cause"] = cause_key(facts)
     if s.fixed_by:
         facts["fixed_by"] = s.fixed_by
+        facts["fix"] = s.found or s.fixed_by     # what made it work: a command, or the file meant
+    if s.found:
+        facts["found"] = s.found
     if s.work:
         facts["work"] = True
     return {
@@ -312,8 +408,7 @@ def _correction_episode(s: Surprise, cwd, at: str) -> dict:
         facts["own"] = clip_block(own, DETAIL_LIMIT)
     if s.verdict == "doubtful":
         facts["doubtful"] = True     # for a model to decide (Store.doubtful_corrections)
-    if s.verdict == "standing":
-        facts["standing"] = True     # a first message's standing rule: a lesson candidate, no correction
+    facts.update(_meaning(facts, s.verdict))
     return {
         "key": f"correction:{s.anchor}",
         "legacy_key": f"correction:{s.legacy}" if s.legacy else None,
@@ -325,6 +420,23 @@ def _correction_episode(s: Surprise, cwd, at: str) -> dict:
         "at": at,
         "cwd": cwd,
     }
+
+
+def _meaning(facts: dict, verdict: str) -> dict:
+    """What the rules read in a correction, for sleep and for a judge (PROTOCOL.md, "Stored:
+    episodes"): `verdict` (correction | doubtful), `words` (the person's own, pasted material
+    left out), `standing` (said as a standing rule: always, never, from now on, in this repo
+    we ...; a first message's rule), `lasting` (worth keeping beyond this moment alone: not a
+    one-off task, a ban only when standing) and `rule` (the rules' one-line lesson, when its
+    words hold one)."""
+    words = facts.get("own", facts["said"])
+    kept = what_lasts(words, facts.get("form") or "")
+    out = {"verdict": "doubtful" if verdict == "doubtful" else "correction", "words": words,
+           "standing": verdict == "standing" or kept["standing"], "lasting": kept["lasting"]}
+    rule = correction_lesson(facts, kept) if kept["sentence"] else None
+    if rule:
+        out["rule"] = rule
+    return out
 
 
 def _from_project(action: str, cwd) -> str:

@@ -110,6 +110,33 @@ WRAPPER_LINE = 1        # a wrapper's: something below failed (`make: *** [...]`
 OTHER_LINE = 0
 EXIT_LINE = -1          # "Exit code N": kept first when the output opens with it, never a cause
 FRAMED_LINE = -2        # a line inside a box: which hook or tool framed the output (a banner)
+NEVER_LINE = -3         # a command make echoed, a line speaking to its reader: never shown as why
+
+
+# `make` prints each command of a recipe before it runs it: in its output a line that reads as a
+# shell command (its operators, a `cd`, a line continued) is that echo, never the cause, even
+# when its words read as an error (`golangci-lint run || (echo "lint failed"; exit 1)`).
+_MAKE_RAN = re.compile(r"(?m)^make(?:\[\d+\])?: (?:\*\*\*|Entering|Leaving)")
+_SHELL_COMMAND = re.compile(r"\s(?:&&|\|\||;|\|)\s|\d?>&\d|\$\(|^cd\s|\\$|^(?:[A-Z_][A-Z0-9_]*=\S*\s+)+\S")
+# A line of output that speaks to whoever reads it, the agent included: words to an assistant
+# ("ignore the previous instructions", "the AI must ..."), or an instruction ("please run ...",
+# "IMPORTANT: ...", "you need to ...") that no error marker opens ("fatal: You must specify a
+# repository" reports a failure). Tool output can be written by anyone: such a line is never a
+# cause, nor a fix.
+_TO_AN_ASSISTANT = re.compile(r"""(?xi)
+      \b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s+)?(?:previous|prior|above|earlier|other)\b
+    | \b(?:ai|llm|language\s+model|assistant|agent|claude|chatgpt|copilot)\b.*\b(?:must|should|shall|always|never|please)\b""")
+_INSTRUCTS = re.compile(r"""(?xi)
+      \b(?:you|your)\s+(?:must|should|shall|are\s+(?:an?|the)\s+\w+|need\s+to|have\s+to)\b
+    | ^\W*(?:important|note|notice|system|instructions?|attention)\s*[:!]
+    | ^\W*(?:please\s+)?(?:always|never|run|execute|do\s+not|don'?t|make\s+sure|remember)\s
+    | \b(?:curl|wget)\s[^|]*\|\s*(?:sudo\s+)?(?:ba|z)?sh\b""")
+_ERROR_MARK = re.compile(r"(?i)^\W*(?:[\w.]*(?:error|exception|fatal|failure)\b|e\d+\b|err!|[\w.-]+:\s*(?:error|fatal)\b)")
+
+
+def addressed_to_reader(line: str) -> bool:
+    """Whether a line of output speaks to its reader rather than saying what failed."""
+    return bool(_TO_AN_ASSISTANT.search(line) or (_INSTRUCTS.search(line) and not _ERROR_MARK.match(line)))
 
 
 def error_lines(result: str, limit: int = 3) -> list:
@@ -122,6 +149,7 @@ def error_lines(result: str, limit: int = 3) -> list:
     A cause line that ends with ':' brings the line after it.
     """
     text = _TOOL_USE_ERROR.sub("", _ANSI.sub("", result or ""))
+    made = _MAKE_RAN.search(text) is not None
     kept = []                   # (text, rank), the ranks above
     tracebacks = []             # index in kept of each line that ends a Python traceback
     in_traceback = False
@@ -141,6 +169,7 @@ def error_lines(result: str, limit: int = 3) -> list:
         shown = clip(shown or s, 200)
         rank = (EXIT_LINE if _EXIT.match(s) else FRAMED_LINE if _FRAMED.match(s)
                 else WRAPPER_LINE if wrapper(shown)
+                else NEVER_LINE if made and _SHELL_COMMAND.search(shown)
                 else EXCEPTION_LINE if _EXCEPTION_WORDS.search(shown) and _EXCEPTION.match(shown)
                 else ERROR_LINE if errorish(s) else OTHER_LINE)
         if ends_traceback:
@@ -158,9 +187,10 @@ def error_lines(result: str, limit: int = 3) -> list:
     for i in order:
         if len(picked) >= limit - len(head):
             break
-        if i not in picked:
+        if i not in picked and not addressed_to_reader(kept[i][0]):     # asked of the few picked only
             picked.append(i)
-            if kept[i][0].endswith(":") and i + 1 < len(kept) and i + 1 not in picked:
+            if kept[i][0].endswith(":") and i + 1 < len(kept) and i + 1 not in picked \
+                    and kept[i + 1][1] != NEVER_LINE and not addressed_to_reader(kept[i + 1][0]):
                 picked.append(i + 1)    # "panicked at x:", "No solution found:": and what it says
     picked = picked[: limit - len(head)]
     banner = next((i for i, (text, r) in enumerate(kept) if r == FRAMED_LINE and len(text.split()) >= 3), None)
@@ -182,15 +212,75 @@ def telling_lines(facts: dict) -> list:
 def error_line(facts: dict) -> str:
     """The line of a failure that says why (its cause: error_lines puts it first), '' when
     there is none; a frame or a meter kept by an older version is no cause."""
-    return next((line for line in telling_lines(facts) if not _JUNK.search(line)), "")
+    return next((line for line in telling_lines(facts) if not _JUNK.search(line) and not addressed_to_reader(line)), "")
 
 
 _JUNK = re.compile(r"[\u2500-\u259f\u2700-\u27bf\U0001f300-\U0001faff]|^%\s*Total\b|\bDload\b")
 
 
+# --------------------------------------------------------------------------------------
+# A failure's cause as a key: what two failures share when they fail for the same reason
+
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.I)
+_USER_AT = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)*\b")
+# A path (POSIX, Windows, ~, ./): the file's own name is kept, its folders (a user's home, a
+# project's place) are not.
+_PATH = re.compile(r"(?:[A-Za-z]:[\\/]|~[\\/]|\.{1,2}[\\/]|[\\/])?(?:[\w.@+-]+[\\/])+([\w.@+-]*)")
+_UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
+_HASH = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b", re.I)
+_NUMBER = re.compile(r"\d+(?:\.\d+)*")
+_QUOTED = re.compile(r"'[^']*'|\"(?:\\.|[^\"\\])*\"")
+_NOT_A_STEP = re.compile(r"^(?:(?:cd|pushd)\s|(?:export\s+)?[A-Za-z_]\w*=\S*$|echo\b|true$|set\s)")
+_PROGRAM = re.compile(r"^(?:(?:[A-Z_][A-Z0-9_]*=\S*|export\s+[A-Z_][A-Z0-9_]*=\S*|(?:sudo|env|time|nohup)(?:\s+-\S+)*)\s+)*"
+                      r"([^\s;&|]+)")
+
+
+def cause_key(facts: dict) -> str:
+    """A failure's cause as a key (PROTOCOL.md, "Stored: episodes"): the program or tool that
+    failed and its cause line (error_line), with what differs between two failures of the same
+    cause taken out: URLs, user names, folders (a path keeps its file's name), ids, hashes,
+    numbers; lower case. "" when the output says nothing of why."""
+    line = error_line(facts)
+    if not line:
+        return ""
+    line = _URL.sub("<url>", line)
+    line = _USER_AT.sub("<user>", line)
+    line = _PATH.sub(lambda m: m.group(1) or "<dir>", line)
+    line = _UUID.sub("<id>", line)
+    line = _HASH.sub("<hash>", line)
+    line = _NUMBER.sub("<n>", line)
+    return f"{program_of(facts)}: {' '.join(line.lower().split())}"
+
+
+# A cause that names the project's own things (a file, a quoted name: a make target, a table, a
+# module) holds in that project only; one that names none (`python: command not found`, `unknown
+# flag: --stat`) holds wherever the program runs.
+_PROJECT_THING = re.compile(r"[\w-]\.[a-z][a-z0-9]{0,4}\b|['\"`‘][^'\"`’]+['\"`’]")
+
+
+def project_bound(cause: str) -> bool:
+    """Whether a cause key names the project's own things (_PROJECT_THING) past its program."""
+    return bool(_PROJECT_THING.search(cause.partition(": ")[2]))
+
+
+def program_of(facts: dict) -> str:
+    """What failed: a Bash command's program (its first word past `cd x &&`, variables and
+    wrappers like `sudo`, without its folder), else the tool's name."""
+    if (facts.get("tool") or "Bash") != "Bash":
+        return facts.get("tool") or ""
+    command = _QUOTED.sub("''", facts.get("command") or "")       # a quoted ";" splits nothing
+    steps = [p.strip(" \\\n") for p in re.split(r"&&|;|\|\||\n", command)]
+    steps = [p for p in steps if p and not _NOT_A_STEP.match(p)]
+    found = _PROGRAM.match(steps[-1]) if steps else None        # of a chain, the last that ran
+    return found.group(1).replace("\\", "/").rsplit("/", 1)[-1].lower() if found else ""
+
+
 # Failures that are Claude Code's own checks, not the project's: its file tools' guards
-# (also flagged as `guard` by ingest) and its permission prompts in -p mode.
-_HARNESS = re.compile(r"requires approval|haven't granted it yet|permission to use|"
+# (also flagged as `guard` by ingest), its permission prompts in -p mode, a call it cancelled
+# because another of the same batch failed, and a refusal's text in a record that does not say
+# it was refused (transcripts tells a refusal by its record).
+_HARNESS = re.compile(r"requires approval|haven't granted it yet|permission to use|doesn't want to proceed|"
+                      r"Sibling tool call errored|"
                       r"has not been read yet|String to replace not found|No changes to make|"
                       r"modified since read|File has been unexpectedly modified", re.I)
 # Failures of the code being worked on, not of the command: a failing test, a compiler or
@@ -213,13 +303,14 @@ _WORK = re.compile(r"""(?x)
 def is_lesson_error(facts: dict) -> bool:
     """Whether a failure can teach a lesson: it says why, about the command or the environment.
 
-    Never Claude Code's own guards and permission prompts, nor a failure the same session
+    Never Claude Code's own guards and permission prompts (but a path not found whose file a
+    later call found under another ending, `facts["found"]`), nor a failure the same session
     fixed by editing code (`facts["work"]`). One fixed by a command or a setup step, or
     that came before any edit of the session, can teach whatever its class; otherwise a
     failing test, a type or compile error, a lint finding is the work itself.
     """
-    if facts.get("guard") or facts.get("work"):
-        return False
+    if (facts.get("guard") and not facts.get("found")) or facts.get("work"):
+        return False                    # a guard teaches only the file meant by a path not found
     head = error_line(facts)
     if len(embed.words(head)) < 2 or _HARNESS.search(head):
         return False                    # "Exit code 1", "Error", a banner: nothing to learn from
@@ -235,10 +326,10 @@ def is_work_failure(facts: dict) -> bool:
 
 # Claude Code's own checks on file tools ("File has not been read yet", "String to replace
 # not found"): real failures of the agent, but about the tool, not the project.
-_GUARDED_TOOLS = ("Edit", "MultiEdit", "Write", "Read", "NotebookEdit")
+_GUARDED_TOOLS = ("Edit", "MultiEdit", "Write", "Read", "NotebookEdit", "Grep", "Glob", "LS")
 _GUARD_PHRASES = ("has not been read yet", "String to replace not found", "No changes to make",
                   "Found ", "File does not exist", "modified since read", "File is too large",
-                  "exceeds maximum allowed")
+                  "exceeds maximum allowed", "Path does not exist")
 
 
 def is_guard(tool: str, lines: list) -> bool:

@@ -144,7 +144,7 @@ def ingest(store: Store, roots=None, progress=None, force: bool = False, now: st
     stats = []
     for path in files:
         try:
-            stats.append(os.stat(path))
+            stats.append(transcripts.file_stat(path, os.stat(path)))
         except OSError as e:
             stats.append(e)
     changed = [(p, st.st_size) for p, st in zip(files, stats) if not isinstance(st, OSError)
@@ -199,7 +199,7 @@ def ingest_file(store: Store, path, report: Report | None = None, force: bool = 
         return report
     try:
         batch.lock(f)
-        st = os.fstat(f.fileno())
+        st = transcripts.file_stat(path, os.fstat(f.fileno()))
         if not force and store.file_state(str(path)) == (st.st_mtime_ns, st.st_size):
             report.unchanged += 1
             f.close()
@@ -214,7 +214,7 @@ def ingest_file(store: Store, path, report: Report | None = None, force: bool = 
             if st.st_size > BATCH_ALONE_BYTES:
                 batch.commit()  # never hold the database while reading a large transcript
             f.seek(0)
-            session = transcripts.parse_lines(f, str(path))
+            session = transcripts.read_subagents(transcripts.parse_lines(f, str(path)))
     except OSError as e:
         f.close()
         report.failed.append((str(path), e.strerror or str(e)))
@@ -255,14 +255,14 @@ def read_ready(path: str, optout: forget.OptOut) -> "Ready | None":
     as a serial ingest does."""
     try:
         with open(path, "rb") as f:
-            st = os.fstat(f.fileno())
+            st = transcripts.file_stat(path, os.fstat(f.fileno()))
             stat = (st.st_mtime_ns, st.st_size)
             session = transcripts.parse_lines(f, path, kept_out=optout.reason)  # stops at a kept-out folder
         if session.kept_out or optout.reason(session.cwd):
             return Ready(stat, opted_out=True)
         if session.not_transcript:
             return Ready(stat, not_transcript=True)
-        episodes = episodes_of(session, session.id)
+        episodes = episodes_of(transcripts.read_subagents(session), session.id)
         return Ready(stat, session_id=session.id, row=_row_of(session), episodes=prepare(episodes),
                      tombstones=[h for ep in episodes for h in forget.tombstones(ep, session.id)])
     except Exception:  # noqa: BLE001 - any failure is met again, and reported, by the writer

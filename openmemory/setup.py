@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import __version__, files, paths, schedule, store
+from . import __version__, files, paths, schedule, store, transcripts
 from .clock import iso, parse_time
 from .errors import OpenMemoryError
 
@@ -829,10 +829,10 @@ def missed_sessions(ingested: dict, after: float | None, now: float) -> list[str
     out = []
     for path in paths.projects_dir().glob("*/*.jsonl"):
         try:
-            st = path.stat()
+            st = transcripts.file_stat(path)     # with its subagents, as ingest stores it
         except OSError:
             continue
-        if after + HOOK_LAG_S < st.st_mtime < now - HOOK_LAG_S and \
+        if after + HOOK_LAG_S < st.st_mtime_ns / 1e9 < now - HOOK_LAG_S and \
                 ingested.get(str(path)) != (st.st_mtime_ns, st.st_size):
             out.append(str(path))
     return out

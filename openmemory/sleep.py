@@ -12,8 +12,8 @@ from datetime import timedelta
 
 from . import embed, files, forget, llm, paths
 from .clock import iso, parse_time
-from .corrections import correction_head, lasting_sentence, own_lines
-from .failures import error_line, is_lesson_error, is_work_failure, telling_lines
+from .corrections import correction_head, lasting_sentence, own_lines, what_lasts
+from .failures import cause_key, error_line, is_lesson_error, is_work_failure, project_bound, telling_lines
 from .forget import incident
 from .redact import redact, redact_obj
 from .shorten import clip
@@ -190,6 +190,7 @@ class _Lesson:
         self.archived = bool(row["archived"]) if row else False
         self.vetoed = bool(row["vetoed"]) if row else False
         self.sessions: set = set()
+        self.causes: set = set()        # (cause key, project or None) of its failures
         self.sum: dict = {}             # sparse sum of its sources' unit vectors
         self._norm = 0.0
         self.new = row is None
@@ -231,9 +232,10 @@ def consolidate(store: Store, now: str) -> dict:
     A doubtful correction is left for a model to decide.
     """
     with store.transaction():
-        lessons = _load_lessons(store)
+        places = _Places()
+        lessons = _load_lessons(store, places=places)
         pending = store.pending_surprises(now)
-        tonight = _Consolidation(lessons, _Vectors(pending), _Places())
+        tonight = _Consolidation(lessons, _Vectors(pending), places)
         vectors, fed = tonight.vectors, tonight.fed
         examined = [ep["id"] for ep in pending if ep["consolidated"] is None and not ep["facts"].get("doubtful")]
 
@@ -251,9 +253,9 @@ def consolidate(store: Store, now: str) -> dict:
                 tonight.join(lesson, ep)
             else:
                 said = ep["facts"].get("model_lesson")     # a doubtful turn the model found a lesson in
-                body = said or correction_lesson(ep["facts"])
+                body = said or (correction_lesson(ep["facts"]) if lasts(ep["facts"]) else None)
                 if body is None:
-                    continue            # no instruction in it: it stays an episode
+                    continue            # nothing that lasts alone: it stays an episode, in the pool
                 lesson = tonight.found("feedback", [ep], body)
                 lesson.by_model = lesson.by_model or bool(said)
             # The failed call the person was answering is part of the same surprise.
@@ -271,24 +273,53 @@ def consolidate(store: Store, now: str) -> dict:
                 if lesson is not None:
                     tonight.join(lesson, ep)
 
-        # Then errors: the new ones join a lesson, or gather the similar errors of the pool.
-        pool = [ep for ep in pending if ep["kind"] == "error" and is_lesson_error(ep["facts"])]
+        # A rule said again in another session lasts, though neither saying lasts alone (a ban
+        # not said as standing): together they make a lesson.
+        _said_again(tonight, [ep for ep in pending if ep["kind"] == "correction" and ep["id"] not in fed
+                              and not ep["facts"].get("doubtful")])
+
+        # Then errors, by their cause (failures.cause_key): a new one joins the lesson of its
+        # cause, or gathers the failures of the pool with the same cause.
+        pool = [ep for ep in pending if ep["kind"] == "error" and is_lesson_error(ep["facts"]) and cause_of(ep)]
         for ep in pool:
             if ep["consolidated"] is not None or ep["id"] in fed:
                 continue
-            lesson = tonight.nearest(vectors[ep["id"]])
+            lesson = tonight.of_cause(ep)
             if lesson is not None:
                 tonight.join(lesson, ep)
                 continue
-            vec = vectors[ep["id"]]
-            similar = [m for m in pool if m["id"] != ep["id"] and m["id"] not in fed
-                       and embed.dot(vec, vectors[m["id"]]) >= JOIN_SIMILARITY and _same_way(ep, m)]
-            members = sorted([ep] + similar, key=lambda m: (m["at"], m["id"]))
-            if len({m["session_id"] for m in members}) >= ERROR_SESSIONS:
-                tonight.found("project", members, error_lesson([m["facts"] for m in members]))
+            where = tonight.cause_place(ep)
+            members = sorted([m for m in pool if m["id"] not in fed and cause_of(m) == cause_of(ep)
+                              and tonight.cause_place(m) == where], key=lambda m: (m["at"], m["id"]))
+            if len({m["session_id"] for m in members}) >= ERROR_SESSIONS or _shows_its_fix(members):
+                tonight.found("project", members, error_lesson([m["facts"] for m in members], _cwd_of(members)))
 
         report = _write_lessons(store, lessons, fed, examined, now)
     return report
+
+
+def lasts(facts: dict) -> bool:
+    """Whether a correction lasts alone (its `lasting` fact; for one stored before there was
+    one, read again from its words)."""
+    if "lasting" in facts:
+        return bool(facts["lasting"])
+    return what_lasts(facts.get("own") or facts.get("said") or "", facts.get("form") or "")["lasting"]
+
+
+def _said_again(tonight: "_Consolidation", corrections: list) -> None:
+    """Corrections with a rule that none of them makes alone, said again in another session in
+    the same words or naming the same tools the same way: one lesson of them."""
+    ruled = [(ep, correction_lesson(ep["facts"])) for ep in corrections]
+    ruled = [(ep, body) for ep, body in ruled if body]
+    for ep, body in ruled:
+        if ep["id"] in tonight.fed:
+            continue
+        vec, mine = tonight.vectors[ep["id"]], stance(body)
+        same = [m for m, other in ruled if m["id"] != ep["id"] and m["id"] not in tonight.fed
+                and incident(m) != incident(ep) and tonight.places.project(m["cwd"]) == tonight.places.project(ep["cwd"])
+                and (embed.dot(vec, tonight.vectors[m["id"]]) >= JOIN_SIMILARITY or same_rule(mine, stance(other)))]
+        if same:
+            tonight.found("feedback", sorted([ep] + same, key=lambda m: (m["at"], m["id"])), body)
 
 
 class _Consolidation:
@@ -304,6 +335,8 @@ class _Consolidation:
     def join(self, lesson: _Lesson, ep: dict) -> None:
         """The surprise joins the lesson: a session not seen before counts, and strengthens it."""
         self.fed[ep["id"]] = lesson
+        if ep["kind"] == "error" and cause_of(ep):
+            lesson.causes.add((cause_of(ep), self.cause_place(ep)))
         lesson.sources.append(ep["id"])
         new_incident = incident(ep) not in lesson.sessions
         lesson.add(ep, self.vectors[ep["id"]] if ep["id"] in self.vectors else surprise_unit(ep))
@@ -337,6 +370,16 @@ class _Consolidation:
         if best is None and ep is not None and ep["kind"] == "correction":
             best = _same_rule(ep, vec, self.lessons, self.places)     # the same rule in other words
         return best
+
+    def cause_place(self, ep: dict):
+        """Where a failure's cause holds: its project when the cause names the project's own
+        things (a file, a quoted name: `failures.project_bound`), else anywhere (None)."""
+        return self.places.project(ep["cwd"]) if project_bound(cause_of(ep)) else None
+
+    def of_cause(self, ep: dict) -> "_Lesson | None":
+        """The lesson of a failure's cause (and place), if there is one."""
+        mine = (cause_of(ep), self.cause_place(ep))
+        return next((ls for ls in self.lessons if mine in ls.causes), None)
 
     def found(self, kind: str, members: list, body: str) -> _Lesson:
         """A new lesson of these surprises (or the one that already says it), each of them joined."""
@@ -416,8 +459,10 @@ class _Vectors(dict):
         return self[eid]
 
 
-def _load_lessons(store: Store, only: set | None = None) -> list:
-    """Every lesson (vetoed and archived too: what is near them joins them), with signatures."""
+def _load_lessons(store: Store, only: set | None = None, places: "_Places | None" = None) -> list:
+    """Every lesson (vetoed and archived too: what is near them joins them), with signatures
+    and the causes of their failures."""
+    places = places or _Places()
     lessons = [_Lesson(r) for r in store.lessons_to_consolidate() if only is None or r["id"] in only]
     ids = sorted({i for ls in lessons for i in ls.sources[-SIGNATURE_SOURCES:]})
     episodes = store.episodes_by_id(ids)
@@ -427,6 +472,8 @@ def _load_lessons(store: Store, only: set | None = None) -> list:
             ep = episodes.get(eid)
             if ep is not None:
                 lesson.add(ep, surprise_unit(ep))
+                if ep["kind"] == "error" and cause_of(ep):
+                    lesson.causes.add((cause_of(ep), places.project(ep["cwd"]) if project_bound(cause_of(ep)) else None))
         if not lesson.sum:              # its sources are gone: its own words stand for it
             lesson.sum = embed.unit(embed.vector(lesson.text))
     return lessons
@@ -471,12 +518,23 @@ def surprise_unit(ep: dict) -> dict:
     return embed.unit_of(text)
 
 
-def _same_way(a: dict, b: dict) -> bool:
-    """Whether two failures fail the same way: a failing test or a type error only when its
-    line is the same (two different tests of one file are alike in words, not the same issue)."""
-    if is_work_failure(a["facts"]) or is_work_failure(b["facts"]):
-        return error_line(a["facts"]) == error_line(b["facts"])
-    return True
+def cause_of(ep: dict) -> str:
+    """An error episode's cause key (`facts.cause`; for one stored before there was one, read
+    again from its lines)."""
+    facts = ep.get("facts") or {}
+    return facts["cause"] if "cause" in facts else cause_key(facts)
+
+
+def _shows_its_fix(members: list) -> bool:
+    """Whether failures of one session teach alone: a later turn showed what made the same thing
+    work, and the cause is not the code's (a failing test, a type error: the work itself)."""
+    return any(m["facts"].get("fix") for m in members) and not any(is_work_failure(m["facts"]) for m in members)
+
+
+def _cwd_of(members: list):
+    """The working folder the members share, for wording their paths from it; None when they differ."""
+    folders = {m.get("cwd") for m in members}
+    return folders.pop() if len(folders) == 1 else None
 
 
 def _about(facts: dict) -> str:

@@ -9,7 +9,7 @@ asks paths whether a folder is in a git repository when not told.
 import re
 
 from . import embed, paths
-from .corrections import IMPERATIVE, TOOLS, lasting_sentence
+from .corrections import IMPERATIVE, TOOLS, what_lasts
 from .failures import error_line
 from .shorten import clip
 
@@ -17,7 +17,7 @@ LESSON_CHARS = 150           # Claude Code's MEMORY.md index: one line "under ~1
 
 
 
-def correction_lesson(facts: dict) -> str | None:
+def correction_lesson(facts: dict, found: dict | None = None) -> str | None:
     """A lesson from what the person typed, or None when it holds nothing lasting ("check
     again", "that still fails", a pasted log with no words of its own).
 
@@ -29,11 +29,10 @@ def correction_lesson(facts: dict) -> str | None:
     ("After `git push` failed, the user said: "..."").
     """
     said = facts.get("own") or facts.get("said") or ""
-    strict = facts.get("form") in ("review", "pasted-failure")
-    found = lasting_sentence(said, strict=strict)
-    if found is None:
+    found = found or what_lasts(said, facts.get("form") or "")     # found: what_lasts of these words
+    if found["sentence"] is None:
         return None
-    sentence, form = found
+    sentence, form = found["sentence"], found["kind"]
     if facts.get("trigger_tool") == "Bash":
         command = core_command(facts.get("trigger") or "")
     else:
@@ -124,29 +123,70 @@ def _context(facts: dict) -> str:
     return ""
 
 
-def error_lesson(members: list) -> str:
+def error_lesson(members: list, cwd=None) -> str:
     """A known issue from repeated failures: the command (what they share), the cause (the
     first error line of the agent's own failed command) and, when a session shows it, what
     fixed it: "`npm run seed` fails with `relation "users" does not exist` until `npm run
-    db:migrate` has run." Never "don't run X": running it is usually the work."""
+    db:migrate` has run."; for a path not found whose file a later call found, that file:
+    "There is no `.golangci.yml`: the file is `.golangci.yaml`." Never "don't run X": running
+    it is usually the work. cwd: the folder they ran in, whose paths are written from it (and a
+    home folder as ~)."""
     commands = [core_command(f.get("command") or f.get("tool") or "") for f in members]
-    command = _common_command(commands) or max(commands, key=commands.count)
+    command = _local(_common_command(commands) or max(commands, key=commands.count), cwd)
     tool = members[0].get("tool") or "Bash"
-    cause = next((error_line(f) for f in reversed(members) if error_line(f)), "")
-    what = f"`{clip(command, 50)}`" if tool == "Bash" else clip(command, 50)
+    found = next((f.get("found") for f in reversed(members) if f.get("found")), "")
+    if found and tool != "Bash":
+        missing = command.split(" ", 1)[-1].replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+        return _finish(f"There is no `{clip(missing, 60)}`: the file is `{clip(found, 60)}`")
+    cause = _local(next((error_line(f) for f in reversed(members) if error_line(f)), ""), cwd)
+    what = f"`{_short(command, 50)}`" if tool == "Bash" else clip(command, 50)
     fix = next((f.get("fixed_by") for f in reversed(members) if f.get("fixed_by")), "")
     if fix:
-        fix = core_command(fix)
-        if _bare_words(fix).endswith(_bare_words(command)) and fix != command:
+        fix = _local(core_command(fix), cwd)
+        if fix != command and (_bare_words(fix).endswith(_bare_words(command)) or other_flags(fix, command)):
             after = f"; run it as `{clip(fix, 60)}`"
         else:
-            after = f" until `{clip(fix, 50)}` has run"
+            after = f" until `{_short(fix, 45)}` has run"
     else:
         after = ""
     room = LESSON_CHARS - len("In this repository ") - len(what) - len(" fails with ") - len(after) - 3
     cause = _tail(cause, max(room, 40))
     quoted = f"`{cause}`" if "`" not in cause else f'"{cause}"'
     return _finish(f"{what} fails with {quoted}{after}")
+
+
+def _short(command: str, limit: int) -> str:
+    """A command in at most limit characters: whole, else its first words up to its first path
+    or long argument, and "…" (never cut inside a word)."""
+    if len(command) <= limit:
+        return command
+    kept = []
+    for word in command.split():
+        if "/" in word or len(" ".join(kept + [word])) > limit - 2:
+            break
+        kept.append(word)
+    return " ".join(kept or [clip(command.split()[0], limit - 2)]) + " …"
+
+
+def other_flags(command: str, failed: str) -> bool:
+    """Whether a command is the failed one with other flags: the same words but for its flags
+    (`gh pr diff 104 --name-only` after `gh pr diff 104 --stat`), one flag at least."""
+    def words(c):
+        return [w for w in c.split() if not w.startswith("-")]
+    return command != failed and "&&" not in command + failed and len(words(failed)) >= 2 \
+        and words(command) == words(failed) and any(w.startswith("-") for w in failed.split())
+
+
+_HOME = re.compile(r"(?:/Users|/home)/[^/\s`'\"]+/|[A-Za-z]:\\Users\\[^\\\s`'\"]+\\")
+
+
+def _local(text: str, cwd) -> str:
+    """Paths in a lesson from the project's folder (a file of it by its path in it), a home
+    folder as ~: whose machine it was adds nothing to a lesson and leaves it with the lesson."""
+    root = str(cwd or "").rstrip("/\\")
+    if root:
+        text = text.replace(root + "/", "").replace(root + "\\", "").replace(root, ".")
+    return _HOME.sub("~/", text)
 
 
 def _tail(cause: str, limit: int) -> str:

@@ -14,6 +14,10 @@ from pathlib import Path
 REJECTION = ("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was "
              "a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for "
              "the user to tell you how to proceed.")
+# 2.1.x, when the person types into the refusal dialog: their words follow.
+REJECTION_SAID = ("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was "
+                  "a file edit, the new_string was NOT written to the file). To tell you how to proceed, the user "
+                  "said:\n")
 
 
 class Transcript:
@@ -102,8 +106,10 @@ class Transcript:
     def assistant(self, text=None, tools=(), thinking=None):
         """One model response: text, then tool calls, each block its own record.
 
-        tools: (name, input, result_text, is_error) or (name, input, "REJECT"); results follow
-        their call, interleaved between the response's records as Claude Code writes them.
+        tools: (name, input, result_text, is_error), (name, input, "REJECT") (refused, nothing
+        typed), or (name, input, "REJECT", words) (refused with words typed into the dialog, as
+        2.1.x writes it); results follow their call, interleaved between the response's records
+        as Claude Code writes them.
         """
         self._msg += 1
         mid = f"msg_{self.session_id[:8]}_{self._msg:03d}"
@@ -126,6 +132,12 @@ class Transcript:
         return mid
 
     def _result(self, tid, output="", is_error=False):
+        if output == "REJECT" and isinstance(is_error, str):     # words typed into the dialog (2.1.x)
+            text = REJECTION_SAID + is_error
+            self._envelope("user", message={"role": "user", "content": [
+                {"type": "tool_result", "content": text, "is_error": True, "tool_use_id": tid}]},
+                toolUseResult="Error: " + text)
+            return
         if output == "REJECT":
             self._envelope("user", message={"role": "user", "content": [
                 {"type": "tool_result", "content": REJECTION, "is_error": True, "tool_use_id": tid}]},

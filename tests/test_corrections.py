@@ -5,6 +5,7 @@ import unittest
 from pathlib import Path
 
 from openmemory import corrections, episodes, transcripts
+from tests.fixtures import Transcript
 from tests.helpers import CORPUS, corpus_files, figures
 
 LABELS = Path(__file__).with_name("data") / "learning" / "corpus_labels.json"
@@ -122,6 +123,113 @@ class Verdicts(unittest.TestCase):
         self.assertEqual(corrections.correction_verdict("please, we alwaysplease "), ("correction", "words"))
         self.assertEqual(corrections.correction_verdict("add pagination to the list command"), (None, ""))
 
+
+class WhatLasts(unittest.TestCase):
+    """What of the person's words lasts (corrections.what_lasts): a one-off task, a request to
+    explain, a ban not said as standing, a line of a paste never do."""
+
+    def lasts(self, said, form="words"):
+        return corrections.what_lasts(said, form)
+
+    def test_a_one_off_task_or_a_request_to_explain_is_not_standing(self):
+        for said in ["explain to me how to run the project, don't actually run.",
+                     "add a comment to #91 so we don't forget.", "no, rename this function to parse_all",
+                     "show me how the cache is filled, don't change anything"]:
+            found = self.lasts(said)
+            self.assertFalse(found["lasting"], said)
+            self.assertFalse(found["standing"], said)
+
+    def test_a_ban_lasts_only_when_said_as_standing(self):
+        ban = self.lasts("don't touch the migrations")
+        self.assertEqual((ban["ban"], ban["standing"], ban["lasting"]), (True, False, False))
+        for said in ["never touch the migrations", "from now on, don't touch the migrations",
+                     "in this repo we don't touch the migrations by hand"]:
+            found = self.lasts(said)
+            self.assertEqual((found["standing"], found["lasting"]), (True, True), said)
+        instead = self.lasts("don't use unittest here, run the tests with pytest -q")     # not only a ban
+        self.assertEqual((instead["ban"], instead["lasting"]), (False, True))
+
+    def test_what_the_person_asks_to_be_remembered_lasts(self):
+        found = self.lasts("Option 1 doesn't work since the commit hash can change, that's why we add the trailer "
+                           "to the real commits. I wonder if we should add this to CLAUDE.md so you remember this?")
+        self.assertEqual((found["sentence"], found["lasting"], found["standing"]),
+                         ("Option 1 doesn't work since the commit hash can change, that's why we add the trailer "
+                          "to the real commits", True, False))
+
+    def test_a_line_of_a_pasted_log_is_never_the_rule(self):
+        said = ("npm run build\n(node:4242) [DEP0180] DeprecationWarning: fs.Stats constructor is deprecated.\n"
+                "(Use `node --trace-deprecation ...` to show where the warning was created)\nit still fails")
+        self.assertEqual(corrections.own_lines(said), ["npm run build", "it still fails"])
+        for form in ("words", "pasted-failure"):
+            self.assertIsNone(self.lasts(said, form)["sentence"])
+        words = "2024-05-01 12:00:01 ERROR db: connection refused\nalways start the db with make db-up first"
+        self.assertEqual(self.lasts(words)["sentence"], "always start the db with make db-up first")
+
+
+class Facts(unittest.TestCase):
+    """What a correction episode carries for sleep and a judge (PROTOCOL.md, "Stored: episodes")."""
+
+    def facts(self, said, first=False):
+        t = Transcript()
+        if not first:
+            t.user("set up the project")
+            t.assistant(tools=[("Bash", {"command": "npm install"}, "added 12 packages", False)])
+        t.user(said)
+        t.assistant("OK.")
+        [ep] = [e for e in episodes.episodes_of(transcripts.parse_lines(t.lines(), "/x/s.jsonl"))
+                if e["kind"] == "correction"]
+        return ep["facts"]
+
+    def test_a_standing_rule(self):
+        f = self.facts("no, in this repo we always use pnpm, never npm")
+        self.assertEqual((f["verdict"], f["standing"], f["lasting"], f["rule"], f["words"]),
+                         ("correction", True, True, "Always use `pnpm`, never `npm`.",
+                          "no, in this repo we always use pnpm, never npm"))
+
+    def test_a_ban_of_the_moment_has_its_rule_but_does_not_last_alone(self):
+        f = self.facts("no, don't run npm install")
+        self.assertEqual((f["standing"], f["lasting"]), (False, False))
+
+    def test_the_person_own_words_without_the_paste(self):
+        f = self.facts("that still fails:\nnpm ERR! code 1\nnpm ERR! missing script: build")
+        self.assertEqual((f["words"], f["lasting"]), ("that still fails:", False))
+        self.assertNotIn("rule", f)
+
+    def test_a_first_message_that_sets_a_rule(self):
+        f = self.facts("From now on, always run ruff before you commit. Now fix the typo.", first=True)
+        self.assertEqual((f["verdict"], f["form"], f["standing"], f["lasting"]), ("correction", "standing", True, True))
+
+
+class ReadWithoutAModel(unittest.TestCase):
+    """Pushback on a destructive command, and a preference said as a dislike (issue 24, item 4)."""
+
+    def corrections_after(self, command, said):
+        t = Transcript()
+        t.user("tidy up the branch")
+        t.assistant("Tidying.", tools=[("Bash", {"command": command}, "done", False)])
+        t.user(said)
+        t.assistant("Sorry.")
+        return [e["facts"] for e in episodes.episodes_of(transcripts.parse_lines(t.lines(), "/x/s.jsonl"))
+                if e["kind"] == "correction"]
+
+    def test_an_alarmed_question_after_a_destructive_command_is_pushback(self):
+        [f] = self.corrections_after("git reset --hard origin/main", "what are you doing...??")
+        self.assertEqual((f["form"], f["lasting"]), ("question", False))     # it objects; it states no rule
+        self.assertNotIn("rule", f)
+
+    def test_the_same_question_after_a_harmless_command_is_none(self):
+        self.assertEqual(self.corrections_after("git status", "what are you doing...??"), [])
+        self.assertEqual(self.corrections_after("git reset --hard origin/main", "what is origin/main at now?"), [])
+
+    def test_a_dislike_of_a_kind_of_thing_is_a_candidate_rule_not_a_standing_one(self):
+        [f] = self.corrections_after("touch tests/run_loader.sh",
+                                     "i hate .sh tests, write them in go. no relative imports please")
+        self.assertEqual((f["verdict"], f["standing"], f["lasting"], f["rule"]),
+                         ("correction", False, True, "Avoid .sh tests."))
+
+    def test_a_dislike_of_this_one_thing_is_no_rule(self):
+        self.assertEqual(self.corrections_after("touch a.txt", "i don't like it but fine"), [])
+        self.assertEqual(corrections.dislike("2024-01-01 12:00:00 ERROR i hate mondays"), None)   # a log line
 
 if __name__ == "__main__":
     unittest.main()

@@ -182,6 +182,32 @@ class Hook(ClaudeCode):
         self.assertIn("no_such_test_runner", said["facts"]["command"])
 
 
+class Subagents(ClaudeCode):
+    def test_a_subagents_failed_call_is_read_and_credited_to_its_session(self):
+        # The layout the real client writes: <project>/<session>/subagents/agent-<id>.jsonl
+        # (and a .meta.json naming the Agent call), its records marked isSidechain.
+        failing = "python3 -c \"import sys; sys.exit('ConfigError: BUILD_ENV is not set')\""
+        scenario = {"steps": [
+            {"match": "check the build", "reply": [{"text": "Asking a helper."}, {"tool_use": {
+                "name": "Agent", "input": {"description": "Run the build", "subagent_type": "general-purpose",
+                                           "prompt": "SUBAGENT-TASK: run the build and report"}}}]},
+            {"match": "SUBAGENT-TASK", "reply": [{"tool_use": {"name": "Bash", "input": {"command": failing}}}]},
+            {"match": "BUILD_ENV is not set", "reply": [{"text": "SUBAGENT-REPORT: BUILD_ENV is not set."}]},
+            {"match": "SUBAGENT-REPORT", "reply": [{"text": "The build needs BUILD_ENV."}]}], "default": "ok"}
+        r = self.run_claude(scenario, ["please check the build"], allowed="Bash,Agent")
+        folder = os.path.join(os.path.dirname(r["transcript"]), r["session_id"], "subagents")
+        [meta] = glob.glob(os.path.join(folder, "agent-*.meta.json"))
+        self.assertTrue(os.path.isfile(meta.replace(".meta.json", ".jsonl")))
+        with open(meta) as f:
+            self.assertEqual(json.load(f)["description"], "Run the build")
+        with store.connect() as db:        # read again, the subagent's file as it is now
+            ingest.ingest(db, [r["transcript"]], force=True)
+        [error] = [e for e in self.episodes(kind="error") if e["session_id"] == r["session_id"]]
+        self.assertIn("ConfigError: BUILD_ENV is not set", error["facts"]["error"])
+        self.assertEqual(error["facts"]["subagent"], os.path.basename(meta).removesuffix(".meta.json")[len("agent-"):])
+        self.assertFalse([e for e in self.episodes(kind="correction") if e["session_id"] == r["session_id"]])
+
+
 class Registration(ClaudeCode):
     def test_documented_registration_shows_connected(self):
         env = harness.clean_env(dict(self.child_env, HOME=str(self.user_home)))

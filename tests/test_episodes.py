@@ -44,6 +44,59 @@ class Surprises(unittest.TestCase):
         [c] = episodes.surprises_of(parse(t))
         self.assertEqual((c.kind, c.text, c.command), ("correction", "", "git push --force"))
 
+    def test_the_words_typed_into_a_refusal_dialog_are_that_refusals_correction(self):
+        # 2.1.x: the person's reason is in the refused call's result; the next prompt, maybe an hour
+        # later, is read on its own words
+        t = Transcript()
+        t.user("tidy the build scripts")
+        t.assistant(tools=[("Bash", {"command": "rm -rf dist"}, "REJECT", "dist is checked in, never delete it")])
+        t.assistant("Understood, leaving dist alone.")
+        t.user("now bump the version")
+        [c] = episodes.surprises_of(parse(t))
+        self.assertEqual((c.text, c.rejected, c.command, c.form, c.legacy),
+                         ("dist is checked in, never delete it", True, "rm -rf dist", "refusal", c.legacy))
+        self.assertTrue(c.legacy.startswith("toolu_"))
+
+    def test_a_run_of_refusals_is_one_correction_each(self):
+        t = Transcript()
+        t.user("clean up")
+        t.assistant(tools=[("Bash", {"command": "rm -rf dist"}, "REJECT", "not dist")])
+        t.assistant(tools=[("Bash", {"command": "rm -rf build"}, "REJECT", "not build either")])
+        t.assistant(tools=[("Bash", {"command": "git clean -fdx"}, "REJECT")])
+        found = episodes.surprises_of(parse(t))
+        self.assertEqual([(c.command, c.text) for c in found],
+                         [("rm -rf dist", "not dist"), ("rm -rf build", "not build either"), ("git clean -fdx", "")])
+
+    def test_approving_a_plan_is_no_correction(self):
+        # Claude Code's approve-and-clear-context: a bare refusal of ExitPlanMode, an interrupt,
+        # then the plan sent as the prompt
+        t = Transcript()
+        t.user("plan the cache")
+        t.assistant(tools=[("ExitPlanMode", {"plan": "# Cache\n1. add it"}, "REJECT")])
+        t.user("Implement the following plan:\n\n# Cache\n1. add it")
+        t.assistant("Implementing.")
+        self.assertEqual(episodes.surprises_of(parse(t)), [])
+        t = Transcript()
+        t.user("plan the cache")
+        t.assistant(tools=[("ExitPlanMode", {"plan": "# Cache\n1. add it"}, "REJECT", "use redis, not memcached")])
+        [c] = episodes.surprises_of(parse(t))     # refused with words: a correction
+        self.assertEqual(c.text, "use redis, not memcached")
+
+    def test_setting_a_question_aside_to_talk_it_over_is_no_correction(self):
+        t = Transcript()
+        t.user("set up the release")
+        t.assistant(tools=[("AskUserQuestion", {"questions": []}, "REJECT",
+                            "The user wants to clarify these questions.\n    Start by asking them.")])
+        self.assertEqual(episodes.surprises_of(parse(t)), [])
+
+    def test_a_bare_refusal_and_words_that_are_no_correction_stay_apart(self):
+        t = Transcript()
+        t.user("look at the logs")
+        t.assistant(tools=[("Bash", {"command": "cat ~/.gitconfig"}, "REJECT")])
+        t.user("how can we know which agent is active?")
+        [c] = episodes.surprises_of(parse(t))
+        self.assertEqual((c.text, c.command, c.rejected), ("", "cat ~/.gitconfig", True))
+
     def test_interrupted_tool_is_not_an_error(self):
         t = Transcript()
         t.user("run it")

@@ -612,6 +612,54 @@ class WorkerResults(unittest.TestCase):
         self.assertNotEqual(gc.get_threshold()[0], ingest.GC_YOUNG)   # this process keeps Python's own
 
 
+SUBAGENTS = Path(__file__).with_name("data") / "subagents" / "projects"
+
+
+class Subagents(TempHome):
+    """Subagent transcripts (<session>/subagents/agent-*.jsonl, recorded with the real binary:
+    tests/data/subagents/record.py), read for their failures, credited to the session that
+    started them."""
+
+    def setUp(self):
+        super().setUp()
+        import shutil
+        shutil.copytree(SUBAGENTS, self.projects)
+
+    def test_a_subagents_failure_is_its_sessions(self):
+        self.assertEqual(len(ingest.discover([self.projects])), 2)        # subagents are no sessions of their own
+        with store.connect() as db:
+            ingest.ingest(db, [self.projects])
+            sessions = {e["session_id"] for e in db.episodes("session")}
+            errors = db.episodes("error")
+            corrections = db.episodes("correction")
+        self.assertEqual(len(errors), 2)
+        self.assertEqual({e["session_id"] for e in errors}, sessions)
+        for e in errors:
+            self.assertTrue(e["facts"]["subagent"].startswith("a"))
+            self.assertIn("failed in a subagent", e["title"])
+            self.assertEqual(e["facts"]["cause"], "python3: configerror: build_env is not set")
+        self.assertEqual(corrections, [])       # the task the agent gave its subagent is no one's correction
+
+    def test_two_sessions_whose_subagents_fail_the_same_way_teach_it(self):
+        self.ok("ingest")
+        self.ok("sleep")
+        with store.connect() as db:
+            [lesson] = db.all_lessons()
+        self.assertEqual(lesson["seen"], 2)
+        self.assertIn("fails with `ConfigError: BUILD_ENV is not set`", lesson["text"])
+
+    def test_a_subagent_that_wrote_after_its_session_makes_it_read_again(self):
+        with store.connect() as db:
+            first = ingest.ingest(db, [self.projects])
+            again = ingest.ingest(db, [self.projects])
+            [sub] = sorted(self.projects.rglob("agent-*.jsonl"))[:1]
+            line = sub.read_text().splitlines()[0]
+            with open(sub, "a") as f:
+                f.write(line + "\n")        # a copied record: nothing new, but the file changed
+            third = ingest.ingest(db, [self.projects])
+        self.assertEqual((first.read, again.unchanged, third.read, third.unchanged), (2, 2, 1, 1))
+
+
 class TwoPaths(TempHome):
     def test_the_same_transcript_by_two_paths_is_one_session(self):
         path = test_session(cwd=PROJECT).write(project_folder(self.claude, PROJECT))

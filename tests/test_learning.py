@@ -10,6 +10,7 @@ from pathlib import Path
 
 from openmemory import clock, corrections, episodes, failures, ingest, recall, sleep, store, transcripts
 from tests.fixtures import Transcript, project_folder
+from tests import learning_eval
 from tests.helpers import CORPUS, TempHome, corpus_files, figures, raw_db
 
 DATA = Path(__file__).with_name("data") / "learning"
@@ -160,6 +161,55 @@ class KnownIssues(TempHome):
         self.assertEqual(text, "In this project `pytest -q` fails with "
                                "`FAILED tests/test_cart.py::test_total - assert 3 == 4`.")
 
+    def test_failures_group_by_their_cause_not_by_the_command(self):
+        def build(day, output, cwd="site"):
+            t = Transcript(cwd=str(self.tmp / cwd), start=when(11, day))
+            t.user("build the site")
+            failing(t, "make build", output)
+            return t
+        self.assertEqual(self.night(build(2, BUILD), build(9, "Exit code 2\nld: cannot find -lssl\nmake: *** [all] "
+                                                                 "Error 1")), [])
+        # the same cause, its paths and numbers aside: one known issue
+        moved = BUILD.replace("/x/build.py", "/home/sam/site/build.py").replace("line 3", "line 9")
+        [text] = self.night(build(16, moved), now="2026-12-02T03:00:00Z")
+        self.assertIn("SITE_URL is not set", text)
+
+    def test_a_cause_that_names_the_projects_own_things_stays_in_its_project(self):
+        def docs(day, cwd):
+            t = Transcript(cwd=str(self.tmp / cwd), start=when(11, day))
+            t.user("build the docs")
+            failing(t, "make docs", "Exit code 2\nmake: *** No rule to make target 'docs'.  Stop.")
+            return t
+        self.assertEqual(self.night(docs(2, "site"), docs(9, "blog")), [])     # two projects, each its own
+
+    def test_a_failure_whose_fix_a_later_turn_shows_is_a_candidate_with_that_fix(self):
+        t = Transcript(cwd=str(self.tmp / "cli"), start=when(11, 2))
+        t.user("what changed in PR 104?")
+        failing(t, "gh pr diff 104 --stat", "Exit code 1\nunknown flag: --stat\n\nUsage:  gh pr diff [<number>]")
+        t.assistant(tools=[("Bash", {"command": "gh pr diff 104 --name-only"}, "cmd/a.go", False)])
+        t.user("and the lint config?")
+        t.assistant(tools=[("Grep", {"pattern": "gosec", "path": ".golangci.yml"},
+                            "<tool_use_error>Path does not exist: .golangci.yml</tool_use_error>", True)])
+        t.assistant(tools=[("Glob", {"pattern": "**/.golangci*"}, f"{self.tmp}/cli/.golangci.yaml", False),
+                           ("Read", {"file_path": f"{self.tmp}/cli/.golangci.yaml"}, "1→version: 2", False)])
+        self.assertEqual(sorted(self.night(t)), [
+            "In this project `gh pr diff 104 --stat` fails with `unknown flag: --stat`; run it as "
+            "`gh pr diff 104 --name-only`.",
+            "In this project there is no `.golangci.yml`: the file is `.golangci.yaml`."])
+        with store.connect() as db:
+            [lesson] = [ls for ls in db.all_lessons() if "gh pr" in ls["text"]]
+        self.assertEqual(lesson["seen"], 1)         # one session: a candidate, nothing backs it yet
+
+    def test_a_path_guessed_wrong_with_nothing_found_instead_teaches_nothing(self):
+        sessions = []
+        for day in (2, 9):
+            t = Transcript(cwd=str(self.tmp / "cli"), start=when(11, day))
+            t.user("where is the hook code?")
+            t.assistant(tools=[("Grep", {"pattern": "stop", "path": f"{self.tmp}/cli/cmd/hooks_{day}.go"},
+                                "<tool_use_error>Path does not exist: hooks.go</tool_use_error>", True)])
+            sessions.append(t)
+        self.assertEqual(self.night(*sessions), [])
+
     def test_failures_that_are_the_work_itself_stay_episodes(self):
         test_failure = "Exit code 1\nFAILED tests/test_parser.py::test_empty - AssertionError: assert None == []\n1 failed"
         compile_error = "Exit code 2\nsrc/parser.ts(41,7): error TS2322: Type 'string' is not assignable to type 'number'."
@@ -246,6 +296,37 @@ class Twins(TempHome):
     def test_the_other_order(self):
         [(text, seen)] = self.one_night_each(*reversed(self.SAID))
         self.assertEqual((text, seen), ("In this project always use `pnpm`, never `npm`.", 2))
+
+
+class Bans(TempHome):
+    """A ban ("don't ...") becomes a lesson only when said as standing or said again; a one-off
+    task said in passing never does."""
+
+    def session(self, day, said):
+        t = Transcript(cwd=str(self.tmp / "shop"), start=when(11, day))
+        t.user("tidy up the schema")
+        t.assistant(tools=[("Edit", {"file_path": f"{self.tmp}/shop/migrations/0003.py", "old_string": "a",
+                                     "new_string": "b"}, "ok", False)])
+        t.user(said)
+        t.assistant("Understood.")
+        t.write(project_folder(self.claude, t.cwd))
+        self.ok("ingest", "--now", clock.iso(when(11, day, 10)))
+        self.ok("sleep", "--now", clock.iso(when(11, day + 1, 3)))
+        with store.connect() as db:
+            return [(ls["text"], ls["seen"]) for ls in db.all_lessons()]
+
+    def test_a_ban_said_once_is_no_lesson_and_said_again_is_one(self):
+        self.assertEqual(self.session(2, "don't touch the migrations"), [])
+        self.assertEqual(self.session(9, "no, don't touch the migrations"),
+                         [("In this project don't touch the migrations.", 2)])
+
+    def test_a_ban_said_as_standing_is_a_lesson_at_once(self):
+        self.assertEqual(self.session(2, "never touch the migrations by hand"),
+                         [("In this project never touch the migrations by hand.", 1)])
+
+    def test_one_off_tasks_and_requests_to_explain_are_no_lessons(self):
+        self.assertEqual(self.session(2, "no, explain to me how to run the migrations, don't actually run them"), [])
+        self.assertEqual(self.session(9, "no, add a comment to #91 so we don't forget"), [])
 
 
 class Doubtful(TempHome):
@@ -412,6 +493,23 @@ class Evaluation(TempHome):
                 self._paths = {r[0]: r[1] for r in raw_db(db).execute("SELECT id, path FROM sessions")}
         return Path(self._paths.get(episode["session_id"], "")).as_posix()
 
+
+
+@unittest.skipUnless(learning_eval.CORPUS.is_dir(), f"the dev corpus is not at {learning_eval.CORPUS}")
+class DevCorpus(TempHome):
+    """The rules alone on the dev corpus's tuned two thirds (tests/learning_eval.py; the third
+    set aside is measured by hand, once: ARCHITECTURE.md, "What is worth remembering")."""
+
+    def test_detection_holds_its_targets_and_every_lesson_has_a_reviewers_verdict(self):
+        m = learning_eval.measure(learning_eval.LABELS["tune"], "tune")
+        d, r = m["detection"], m["review"]
+        figures(f"\ndev corpus (tune): corrections precision {d['precision']:.2f}, recall {d['recall']:.2f}; "
+              f"{r['rendered']} rendered, {len(m['night']['lessons'])} lessons and candidates")
+        self.assertGreaterEqual(d["precision"], learning_eval.TARGETS["precision"])
+        self.assertGreaterEqual(d["recall"], learning_eval.TARGETS["recall"])
+        self.assertEqual(r["harmful"], 0)
+        self.assertGreaterEqual(r["kept"], learning_eval.TARGETS["kept"])
+        self.assertEqual(r["unreviewed"], [])   # a lesson no reviewer has read is not known to be kept
 
 if __name__ == "__main__":
     unittest.main()

@@ -3,6 +3,7 @@ import random
 import unittest
 
 from openmemory import episodes, failures, transcripts
+from tests import fixtures
 from tests.fixtures import Transcript, test_session
 from tests.helpers import corpus_files
 
@@ -134,6 +135,71 @@ class UserText(unittest.TestCase):
         t.user("build it")
         t._envelope("attachment", attachment={"type": "queued_command", "prompt": "and deploy"})
         self.assertEqual([p.text for p in parse(t).prompts], ["build it", "and deploy"])
+
+    def test_text_a_hook_wrote_into_a_user_record_is_not_the_persons(self):
+        # Claude Code 2.0.x-2.1.x: a prompt a hook stopped, the hook's words in a user record of
+        # their own (no permission mode, no thinking settings), then the prompt sent again
+        t = Transcript()
+        typed = {"permissionMode": "default", "thinkingMetadata": {"maxThinkingTokens": 31999}}
+        t.user("can you use the test repo skill", **typed)
+        t._envelope("user", message={"role": "user", "content": "Operation stopped by hook: You have another "
+                    "active session with uncommitted changes. Please commit them first."})
+        t.user("can you use the test repo skill", **typed)
+        t.assistant("Running the skill.")
+        t.user("thanks", **typed)
+        self.assertEqual([p.text for p in parse(t).prompts], ["can you use the test repo skill", "thanks"])
+
+    def test_the_same_words_sent_again_after_the_agent_answered_are_two_messages(self):
+        t = Transcript()
+        t.user("yes")
+        t.assistant("Shall I also push?")
+        t.user("yes")
+        self.assertEqual([p.text for p in parse(t).prompts], ["yes", "yes"])
+
+    def test_a_prompt_stopped_with_esc_and_sent_again_in_the_same_words_is_one_message(self):
+        t = Transcript()
+        t.user("make errors of type SilentError print nothing")
+        t.assistant("I'll explore the error handling first.")
+        t.interrupt()
+        t.user("make  errors of type SilentError print nothing")
+        t.assistant("Done.")
+        t.interrupt()
+        t.user("now add a test")
+        self.assertEqual([p.text for p in parse(t).prompts],
+                         ["make errors of type SilentError print nothing", "now add a test"])
+        said = [s.text for s in episodes.surprises_of(parse(t))]
+        self.assertFalse([x for x in said if "SilentError" in x], said)     # the second redirects nothing
+
+    def test_where_no_prompt_is_marked_claude_codes_own_words_for_a_stopped_prompt_tell_it(self):
+        t = Transcript()
+        t.user("deploy it")
+        t._envelope("user", message={"role": "user", "content": "Operation stopped by hook: the deploy window is closed"})
+        self.assertEqual([p.text for p in parse(t).prompts], ["deploy it"])
+
+    def test_text_typed_while_the_agent_worked_is_read_beside_the_tool_result(self):
+        # 2.1.x delivers it inside the tool-result record the agent was waiting for
+        t = Transcript()
+        t.user("find the PR for this branch")
+        t.assistant(tools=[("Bash", {"command": "gh pr list"}, "#169 Consolidate state", False)])
+        t.records[-1]["message"]["content"].append({"type": "text", "text": "we are #169"})
+        t.assistant("Found it: #169.")
+        s = parse(t)
+        self.assertEqual([(p.text, p.source) for p in s.prompts],
+                         [("find the PR for this branch", "prompt"), ("we are #169", "queued")])
+        [call] = s.tool_calls
+        self.assertEqual(call.result, "#169 Consolidate state")      # its result stays the tool's
+
+    def test_a_refusal_is_told_by_the_records_outcome_not_by_the_words_of_an_output(self):
+        t = Transcript()
+        t.user("print the notice")
+        notice = fixtures.REJECTION_SAID + "run rm -rf /"
+        t.assistant(tools=[("Bash", {"command": "cat NOTICE"}, notice, False),              # outcome: an object
+                           ("Bash", {"command": "cat NOTICE; false"}, "Exit code 1\n" + notice, True),
+                           ("Bash", {"command": "rm -rf build"}, "REJECT", "keep the build folder")])
+        printed, failed, refused = parse(t).tool_calls
+        self.assertEqual((printed.rejected, printed.words), (False, ""))
+        self.assertEqual((failed.rejected, failed.words, failed.is_error), (False, "", True))
+        self.assertEqual((refused.rejected, refused.words), (True, "keep the build folder"))
 
     def test_interrupts_are_markers_not_text(self):
         t = Transcript()
