@@ -990,7 +990,7 @@ def redacted_clip(text, limit: int) -> str:
         folded = " ".join(head.split())
         if len(folded) > limit:
             return folded[: limit - 1].rstrip() + "…"
-    return shorten.clip(redact(text), limit)
+    return shorten.clip(redacted(text), limit)
 
 
 def redacted_clip_block(text: str, limit: int) -> str:
@@ -1002,7 +1002,7 @@ def redacted_clip_block(text: str, limit: int) -> str:
         if head[limit:].strip():   # the stripped whole is longer than limit: cut as clip_block cuts
             return head[: limit - 1].rstrip() + "…"
         n *= 4
-    return shorten.clip_block(redact(text), limit)
+    return shorten.clip_block(redacted(text), limit)
 
 
 # --------------------------------------------------------------------------------------

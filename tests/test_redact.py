@@ -566,5 +566,40 @@ class ASecretIsNoLesson(TempHome):
         self.assertEqual(mostly_secret("use `pytest -q`, not unittest. The password is hunter2Xq9"), False)
 
 
+class RedactedBeforeCut(TempHome):
+    """Every text is redacted whole before it is cut: a secret across any cut (the 2,000 characters
+    of an episode's detail, the 600 of a gist, a title's 140, a lesson's quote) leaves no part of
+    itself in the database, recall, lessons.jsonl, the om files or MEMORY.md (issue 27)."""
+
+    STRIPE = "sk_live_51HqLyjWDarjtT1zdp7dcXGzE"
+
+    def test_no_part_of_a_secret_across_a_cut_survives(self):
+        cwd = str(self.tmp / "shop")
+        Path(cwd).mkdir()
+        import datetime
+        # Repeated at every offset a space shifts it by, so one copy straddles each cut whatever its place.
+        output = "Exit code 1\nerror: upload refused\n" + " ".join([AWS_SECRET] * 80)
+        said = "No, always upload with " + " ".join([self.STRIPE] * 80)
+        for day in (2, 3):
+            t = Transcript(cwd=cwd, start=datetime.datetime(2026, 11, day, 9, tzinfo=datetime.timezone.utc))
+            t.user("upload the release")
+            t.assistant(tools=[("Bash", {"command": "make upload"}, output, True)])
+            t.user(said)
+            t.assistant(tools=[("Bash", {"command": "make upload"}, output, True)])
+            t.write(project_folder(self.claude, cwd))
+        self.ok("ingest")
+        self.ok("sleep", "--now", "2026-11-05T03:00:00Z")
+        self.ok("render")
+        recalled = "".join(self.ok("recall", *q.split(), "--json").stdout for q in ("upload refused", "always upload with"))
+        self.assertIn("REDACTED", self.ok("recall", "always", "upload", "with").stdout)
+        written = [p for root in (self.home, self.claude / "projects") for p in root.rglob("*")
+                   if p.is_file() and p.suffix != ".jsonl" or p.name == "lessons.jsonl"]
+        self.assertIn(self.home / "memory.db", written)
+        raw = b"".join(p.read_bytes() for p in written).decode("utf-8", "replace") + recalled
+        for secret in (AWS_SECRET, self.STRIPE):
+            for k in range(len(secret) - 9):
+                self.assertNotIn(secret[k:k + 10], raw, f"{secret[k:k + 10]} of {secret[:6]}... survives")
+
+
 if __name__ == "__main__":
     unittest.main()
