@@ -21,7 +21,8 @@ rule that keeps a look-alike (commit hashes, UUIDs, paths, base64 images, lockfi
 digests, certificates) says how it is told apart; tests/test_redact.py holds the table.
 
 A text is redacted whole before any cut; a huge one only in the stretches a cut keeps, plus
-MARGIN on each side (`redacted_head`, `redacted_tail`, `redacted_clip`, `redacted_clip_block`).
+MARGIN on each side (`redacted_head`, `redacted_tail`; `secret_safe_clip`, `secret_safe_clip_block`
+redact only where they cut, and the store's gate redacts what they leave whole).
 """
 import base64
 import binascii
@@ -982,9 +983,14 @@ def redacted_tail(text: str, n: int) -> str:
     return redact(text)[-n:]
 
 
-def redacted_clip(text, limit: int) -> str:
-    """shorten.clip(redact(text), limit), exactly, redacting only the start the clip can keep."""
+def secret_safe_clip(text, limit: int) -> str:
+    """shorten.clip(text, limit), except that where it cuts, the text is redacted first (whole,
+    or a huge one in the stretch kept plus MARGIN): no part of a secret is kept across the cut.
+    A text it does not cut is returned as shorten.clip returns it, unredacted: the store's gate
+    redacts every field it stores whole (redacting here too doubled a first ingest's redaction)."""
     text = str(text or "")
+    if len(text) <= limit:
+        return shorten.clip(text, limit)   # folding only shortens: no cut
     if len(text) > 4 * limit + MARGIN and limit > 0:
         head = redacted_head(text, 4 * limit)
         folded = " ".join(head.split())
@@ -993,9 +999,11 @@ def redacted_clip(text, limit: int) -> str:
     return shorten.clip(redacted(text), limit)
 
 
-def redacted_clip_block(text: str, limit: int) -> str:
-    """shorten.clip_block(redact(text), limit), exactly, redacting only the start it can keep."""
+def secret_safe_clip_block(text: str, limit: int) -> str:
+    """shorten.clip_block(text, limit), redacted first where it cuts (as secret_safe_clip)."""
     text = text or ""
+    if len(text) <= limit:
+        return shorten.clip_block(text, limit)   # stripping only shortens: no cut
     n = limit
     while limit > 0 and len(text) > n + MARGIN:
         head = redacted_head(text, n).lstrip()
