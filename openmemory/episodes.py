@@ -15,10 +15,7 @@ from . import neighbours
 from .clock import iso, iso_or_none
 from .corrections import correction_verdict, own_lines, what_lasts
 from .failures import cause_key, error_lines, is_guard, telling_lines
-# every cut redacts first (issue 27): a secret across a cut is redacted whole, not kept in part
-from .corrections import correction_verdict, own_lines, what_lasts
-from .failures import cause_key, error_lines, is_guard, telling_lines
-# every cut redacts first (issue 27): a secret across a cut is redacted whole, not kept in part
+# a cut redacts first where it cuts (issue 27): it never keeps part of a secret
 from .redact import secret_safe_clip as clip, secret_safe_clip_block as clip_block
 from .transcripts import OWN_TOOL, QUESTION_TOOL, Session, ToolCall, Turn
 from .wording import correction_lesson, other_flags
