@@ -15,7 +15,8 @@ from . import neighbours
 from .clock import iso, iso_or_none
 from .corrections import correction_verdict, own_lines, what_lasts
 from .failures import cause_key, error_lines, is_guard, telling_lines
-from .shorten import clip, clip_block
+# a cut redacts first where it cuts (issue 27): it never keeps part of a secret
+from .redact import secret_safe_clip as clip, secret_safe_clip_block as clip_block
 from .transcripts import OWN_TOOL, QUESTION_TOOL, Session, ToolCall, Turn
 from .wording import correction_lesson, other_flags
 

@@ -1,66 +1,185 @@
 """Secret redaction: everything openmemory stores or writes passes through `redact` first.
 
-Three families, in ONE compiled pattern scanned once over the text:
-- shapes: provider token prefixes, private-key PEM blocks and bare DER bodies, JWTs,
-  credentials in URLs, cloud secret keys on their own (AWS 40-character secret keys,
-  Azure account keys and client secrets, Google OAuth client secrets);
-- words: a secret word (password, passphrase, secret, token, api key, ...) read with the
-  few words after it, so "the staging password is hunter2" and "DB_PASSWORD=..." lose
-  their value while "the password is wrong" keeps its words;
-- context: a high-entropy value within two words of a secret word ("the deploy token
-  qX8...") even without "is" or "=".
+Four families, branches of ONE pattern scanned once over the text:
+- shapes: provider token prefixes (about sixty), private-key PEM blocks whole or in halves
+  (a BEGIN whose END is in another text; a run of base64 lines ending in an END), bare DER
+  and OpenSSH bodies, JWTs, credentials and keys in URLs (database URLs, Sentry DSNs,
+  webhook URLs), signatures of signed URLs, cloud secret keys on their own, base64 that
+  decodes to credentials (`user:pass`, JSON holding a secret, a PEM private key);
+- words: a secret word (password, passphrase, secret, token, api key, ..., and "password",
+  "secret", "key" in seventeen other languages) read with the few words after it, so "the
+  staging password is hunter2" and "la contraseña es hunter2X" lose their value while "the
+  password is wrong" keeps its words;
+- names: an assignment to a name whose last part says pass, pw, key, auth, dsn, webhook or
+  credentials, in any case and separator style (`DB_PASS=`, `encryptionKey:`, `"db-pw": `,
+  `--db-pass x`), its value judged by what the name says;
+- commands: passwords given as arguments (`mysql -p…`, `curl -u user:pass`, `sshpass -p`,
+  `redis-cli -a`, `docker login -p`, `openssl -passin pass:…`, `IDENTIFIED BY '…'`).
 A false positive costs a few characters of a memory; a false negative copies a secret
 into a database that outlives the transcript, so the rules lean towards redacting. Each
 rule that keeps a look-alike (commit hashes, UUIDs, paths, base64 images, lockfile
 digests, certificates) says how it is told apart; tests/test_redact.py holds the table.
+
+A text is redacted whole before any cut; a huge one only in the stretches a cut keeps, plus
+MARGIN on each side (`redacted_head`, `redacted_tail`; `secret_safe_clip`, `secret_safe_clip_block`
+redact only where they cut, and the store's gate redacts what they leave whole).
 """
 import base64
+import binascii
 import json
 import math
 import re
 from functools import lru_cache
 from itertools import islice
 
+from . import shorten
+
 # Words that name a secret. Plural and `_id`/`-file` style suffixes are read as the same word.
 _SECRET_WORD = (r"(?:pass(?:word|wd|phrase)|pwd|secret(?:[ _\-]?(?:access[ _\-]?)?key)?|token|"
                 r"api[ _\-]?key|apikey|access[ _\-]?key|private[ _\-]?key|auth[ _\-]?key|"
-                r"client[ _\-]?secret|account[ _\-]?key|shared[ _\-]?access[ _\-]?key)")
+                r"client[ _\-]?secret|account[ _\-]?key|shared[ _\-]?access[ _\-]?key|"
+                r"(?:licen[cs]e|encryption|signing|master|recovery|product|activation|hmac|aes|cipher)[ _\-]?key)")
+# "Password", "secret" and "key" in other languages: es, de, fr, pt, it, nl, pl, tr, sv, cs, fi,
+# hu, id (Latin script, whole words), ru/uk (Cyrillic), ar, hi, ja, zh, ko (no word boundaries
+# in CJK text: "パスワードはhunter2です").
+_FOREIGN_LATIN = (r"contrase(?:ñ|n)as?|passw(?:ort|örter|oerter)|kennw(?:ort|örter|oerter)|geheimnis|"
+                  r"schl(?:ü|ue)ssel|mots? de passe|mdp|cl(?:é|e)f|clés?(?: secrètes?)?|senhas?|"
+                  r"palavras?[- ]passe|segredo|chaves?|chiav[ei]|parola d'ordine|segret[oi]|secretos?|claves?|"
+                  r"wachtwoord(?:en)?|has(?:ł|l)o|(?:ş|s)ifre|l(?:ö|o)senord|heslo|salasana|jelsz(?:ó|o)|kata sandi|"
+                  r"парол(?:ь|я|ем|і)|секрет|ключ|токен")
+_FOREIGN_OTHER = (r"كلمة المرور|كلمة السر|पासवर्ड|パスワード|暗証番号|秘密鍵|シークレット|トークン|密码|密碼|口令|密钥|密鑰|秘钥|"
+                  r"令牌|비밀번호|암호|토큰")
+# The foreign words for a password: a number of four digits or more after them is one (a PIN).
+_FOREIGN_PASSWORD = re.compile(r"contrase|passw|kennw|passe|mdp|senha|parola|wachtw|has[łl]o|[şs]ifre|l[öo]senord|heslo|"
+                               r"salasana|jelsz|sandi|парол|المرور|السر|पासवर्ड|パスワード|暗証|密码|密碼|口令|비밀번호|암호", re.I)
+# The last part of a name that makes an assignment to it a secret ("weak": the value decides).
+_WEAK = r"(?:pass|pw|key|auth|dsn|webhook|credentials?|creds?)"
+
+_BR = r"(?:\\r)?(?:\\n|\r?\n)"                 # a line break, also as JSON writes it inside a string
+_NUM = r"(?:[ \t]*\d{1,7}(?:→|\t))?"            # the line number Claude Code's Read puts before a line
+_B64LINE = r"[A-Za-z0-9+/=]{1,80}"
 
 # Every branch is one alternative of one pattern; its group name is the kind reported in
 # [REDACTED:kind]. Order matters only between branches that can start at the same place.
 # Branches over long character runs start with a look-behind, so a position inside a run
 # fails at once and a long line costs one pass, not one pass per character.
 _BRANCHES = [
-    # A PEM block of any label; kept only when the label says it is public (certificates,
-    # public keys: they are meant to be shared).
+    # A PEM block of any label, or its first half (no END in this text: up to the text's end);
+    # kept only when the label says it is public (certificates, public keys: meant to be shared).
     ("pem", r"-----BEGIN (?P<pem_label>[A-Z0-9 ]{1,40})-----[\s\S]*?(?:-----END [A-Z0-9 ]{1,40}-----|\Z)"),
+    # The second half of a PEM block read apart: base64 lines (at most 120 of 80) and its END.
+    ("pem_tail", r"(?<![A-Za-z0-9+/=])" + _B64LINE + r"(?:" + _BR + _NUM + _B64LINE + r"){0,120}" + _BR + _NUM
+                 + r"-----END [A-Z0-9 ]{0,30}PRIVATE[A-Z0-9 ]{0,30}-----"),
+    # A PuTTY private key file's private lines.
+    ("putty_key", r"Private-Lines: ?\d{1,4}(?:" + _BR + _NUM + _B64LINE + r"){1,200}"),
+    ("age_key", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b"),
     ("anthropic_key", r"\bsk-ant-[A-Za-z0-9_\-]{16,}"),
-    ("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
+    ("mapbox_key", r"\bsk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}"),
+    ("openai_key", r"\bsk-(?:proj-|svcacct-|admin-|or-v1-)?[A-Za-z0-9_\-]{20,}"),
     ("stripe_key", r"\b[rsp]k_(?:live|test)_[A-Za-z0-9]{16,}"),
+    ("stripe_webhook", r"\bwhsec_[A-Za-z0-9+/=]{20,}"),
     ("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
-    ("gitlab_token", r"\bglpat-[A-Za-z0-9_\-]{20,}"),
-    ("slack_token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),
-    ("slack_webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]+"),
+    ("gitlab_token", r"\bgl(?:pat|ptt|dt|rt|cbt|imt|oas|ft|soat|agent)-[A-Za-z0-9_\-]{20,}"),
+    ("slack_token", r"\b(?:xox[abposre]|xapp)-[A-Za-z0-9\-.]{10,}"),
+    ("slack_webhook", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_\-]+"),
+    ("discord_webhook", r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_\-]+"),
+    ("teams_webhook", r"https://[A-Za-z0-9\-]+\.webhook\.office\.com/webhookb2/[^\s\"'<>]+"),
+    ("zapier_webhook", r"https://hooks\.zapier\.com/hooks/catch/\d+/[A-Za-z0-9]+/?"),
     ("aws_access_key", r"\b(?:AKIA|ASIA|AROA|AIDA)[0-9A-Z]{16}\b"),
+    ("aws_session_token", r"\b(?:FwoGZXIvYXdzE|IQoJb3JpZ2luX2Vj)[A-Za-z0-9+/=]{60,}"),
     ("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}"),
     ("google_oauth", r"\bya29\.[0-9A-Za-z_\-]{20,}"),
     ("google_client_secret", r"\bGOCSPX-[A-Za-z0-9_\-]{20,}"),
+    ("firebase_key", r"\bAAAA[A-Za-z0-9_\-]{7}:APA91b[A-Za-z0-9_\-]{100,}"),
     ("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b"),
+    ("pypi_token", r"\bpypi-AgE[A-Za-z0-9_\-]{50,}"),
+    ("rubygems_key", r"\brubygems_[a-f0-9]{48}\b"),
     ("huggingface_token", r"\bhf_[A-Za-z0-9]{30,}\b"),
+    ("replicate_token", r"\br8_[A-Za-z0-9]{37}\b"),
+    ("groq_key", r"\bgsk_[A-Za-z0-9]{48,56}\b"),
+    ("xai_key", r"\bxai-[A-Za-z0-9]{70,90}\b"),
+    ("perplexity_key", r"\bpplx-[A-Za-z0-9]{40,56}\b"),
+    ("langsmith_key", r"\blsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}\b"),
     ("sendgrid_key", r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"),
+    ("mailgun_key", r"\bkey-[0-9a-zA-Z]{32}\b"),
+    ("mailchimp_key", r"\b[0-9a-f]{32}-us\d{1,2}\b"),
+    ("twilio_key", r"\bSK[0-9a-fA-F]{32}\b"),
+    ("telegram_token", r"\b(?:bot)?\d{8,10}:AA[A-Za-z0-9_\-]{33}\b"),
+    ("discord_token", r"(?<![A-Za-z0-9_\-.])[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}"
+                      r"(?![A-Za-z0-9_\-.])"),
     ("digitalocean_token", r"\bdo[opr]_v1_[a-f0-9]{64}\b"),
     ("shopify_token", r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b"),
-    # Azure AD client secrets: 3 characters, a digit, "Q~", then 31-34 more.
-    ("azure_client_secret", r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_\-.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])"),
+    ("vault_token", r"\bhv[sbr]\.[A-Za-z0-9_\-]{20,}"),
+    # Vault's older service tokens, "s." and 24 characters: told from `s.SomeMethodName` in code
+    # by the spread of a random key (_looks_random).
+    ("vault_legacy", r"(?<![A-Za-z0-9_.])s\.[A-Za-z0-9]{24}(?![A-Za-z0-9_.])"),
+    ("heroku_key", r"\bHRKU-[A-Za-z0-9_\-]{30,}"),
+    ("linear_key", r"\blin_(?:api|oauth)_[A-Za-z0-9]{32,}"),
+    ("doppler_token", r"\bdp\.(?:st|ct|sa|scim|audit|pt)\.(?:[A-Za-z0-9_\-]{1,40}\.)?[A-Za-z0-9]{40,44}\b"),
+    ("postman_key", r"\bPMAK-[A-Fa-f0-9]{24}-[A-Fa-f0-9]{34}\b"),
+    ("atlassian_token", r"\b(?:ATATT|ATCTT)[A-Za-z0-9_\-=]{40,}"),
+    ("bitbucket_token", r"\bATBB[A-Za-z0-9_\-=.]{28,}"),
+    ("square_token", r"\b(?:sq0(?:atp|csp|idp)-[A-Za-z0-9_\-]{22,}|EAAA[A-Za-z0-9_\-+=]{60,})"),
+    ("databricks_token", r"\bdapi[a-f0-9]{32}(?:-\d)?\b"),
+    ("grafana_token", r"\b(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b|glc_[A-Za-z0-9+/]{32,}={0,2})"),
+    ("newrelic_key", r"\bNR(?:AK|JS|II)-[A-Z0-9]{27}\b"),
+    ("sentry_token", r"\bsntry[su]_[A-Za-z0-9+/=_\-]{40,}"),
+    ("supabase_token", r"\bsbp_[a-f0-9]{40}\b"),
+    ("pulumi_token", r"\bpul-[a-f0-9]{40}\b"),
+    ("notion_token", r"\b(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{46})\b"),
+    ("tailscale_key", r"\btskey-[a-z]+-[A-Za-z0-9]+-[A-Za-z0-9]+\b"),
+    ("onepassword_token", r"\bops_eyJ[A-Za-z0-9+/=_\-]{40,}"),
+    ("buildkite_token", r"\bbkua_[a-f0-9]{40}\b"),
+    ("alibaba_key", r"\bLTAI[A-Za-z0-9]{12,20}\b"),
+    ("terraform_token", r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{60,70}"),
+    ("figma_token", r"\bfigd_[A-Za-z0-9_\-]{40}\b"),
+    ("netlify_token", r"\bnfp_[A-Za-z0-9]{36}\b"),
+    ("fly_token", r"\bfo1_[A-Za-z0-9_\-]{43}\b"),
+    ("dockerhub_token", r"\bdckr_pat_[A-Za-z0-9_\-]{27,}"),
+    ("planetscale_token", r"\bpscale_(?:tkn|pw|oauth)_[A-Za-z0-9_\-.]{30,}"),
+    ("sonar_token", r"\bsq[pau]_[a-f0-9]{40}\b"),
+    ("contentful_token", r"\bCFPAT-[A-Za-z0-9_\-]{43}\b"),
+    ("shippo_token", r"\bshippo_(?:live|test)_[a-f0-9]{40}\b"),
+    ("braintree_token", r"\baccess_token\$(?:production|sandbox)\$[a-z0-9]{16}\$[a-f0-9]{32}\b"),
+    ("plaid_token", r"\baccess-(?:sandbox|development|production)-[a-f0-9\-]{36}\b"),
+    ("dynatrace_token", r"\bdt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}\b"),
     ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
-    # Azure SAS tokens: the signature parameter of a storage URL.
-    ("azure_sas", r"(?<=[?&])sig=(?P<sas>[A-Za-z0-9%+/=]{20,})"),
-    ("url_credentials", r"\b[a-zA-Z][a-zA-Z0-9+.\-]{0,20}://[^\s:/@]{1,100}:(?P<urlpw>[^\s@/]{1,200})@"),
+    # The signature of a signed URL: Azure SAS, S3 and GCS presigned URLs.
+    ("url_signature", r"(?<=[?&])(?i:sig|signature|x-amz-signature|x-goog-signature|x-amz-security-token)="
+                      r"(?P<sig>[A-Za-z0-9%+/=_\-.]{16,})"),
+    # user:password@ in a URL; the password may hold "@" (the last one before the host counts).
+    ("url_credentials", r"\b[a-zA-Z][a-zA-Z0-9+.\-]{0,20}://[^\s:/@\"'<>]{0,100}:(?P<urlpw>[^\s/\"'<>]{1,200})"
+                        r"@(?=[A-Za-z0-9\[_])"),
+    # A key as a URL's user (a Sentry DSN: https://<key>@o1.ingest.sentry.io/2): random, not a name.
+    ("url_key", r"\b[a-zA-Z][a-zA-Z0-9+.\-]{0,20}://(?P<urlkey>[A-Za-z0-9_\-]{16,200})@"),
     ("bearer", r"(?i:\b(?:bearer|basic))\s+(?P<bearer_value>[A-Za-z0-9_\-\.=+/]{12,})"),
+    # Passwords given to a command as arguments.
+    ("cli", r"(?:\b(?:mysql|mariadb)[a-z\-]*\b[^\n|;&]{0,200}?\s-p(?P<cli_a>[^\s\-|;&'\"][^\s|;&]*|'[^'\n]+'|\"[^\"\n]+\")"
+            r"|\bsshpass\s+-p\s*(?P<cli_b>\S+)"
+            r"|\b(?:7z|7za|7zz|rar|unrar)\b[^\n|;&]{0,200}?\s-p(?P<cli_c>[^\s\-|;&]\S*)"
+            r"|\b(?:zip|unzip|sqlcmd|bcp|isql|osql)\b[^\n|;&]{0,200}?\s-P\s*(?P<cli_d>[^\s\-]\S*)"
+            r"|\b(?:redis-cli|keydb-cli)\b[^\n|;&]{0,200}?\s(?:-a|--pass)\s+(?P<cli_e>\S+)"
+            r"|\b(?:login|mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport)\b[^\n|;&]{0,200}?\s-p\s+(?P<cli_f>[^\s\-]\S*)"
+            r"|\bldap[a-z]+\b[^\n|;&]{0,200}?\s-w\s+(?P<cli_g>\S+)"
+            r"|\bhtpasswd\s+-[a-zA-Z]*b[a-zA-Z]*\s+\S+\s+\S+\s+(?P<cli_h>\S+)"
+            r"|-(?:pass(?:in|out)?|password)\s+pass:(?P<cli_i>\S+)"
+            r"|-(?:src|dest|new)?(?:store|key)pass\s+(?P<cli_j>\S+)"
+            r"|\bxfreerdp\b[^\n]{0,200}?\s/p:(?P<cli_l>\S+)"
+            r"|(?<=\s)(?:-u|-U|--user|--proxy-user|--username)(?:\s+|=)(?:(?P<cliq>['\"])(?P<cli_user2>[^:'\"\n]{1,100})"
+            r":(?P<cli_k2>[^'\"\n]{1,200})(?P=cliq)|(?P<cli_user>[^\s:'\"%]{1,100})[:%](?P<cli_k>[^\s'\"]{1,200})))"),
+    ("sql_password", r"(?i:\bidentified\s+(?:with\s+\w+\s+)?by\s+(?:password\s+)?)(?P<sqlq>['\"])(?P<sqlpw>[^'\"\n]{1,200})(?P=sqlq)"),
     # A secret word (alone or inside an identifier such as DB_PASSWORD or apiToken) and what
     # follows it on the same line, up to 120 characters: `_words` decides what is the value.
     ("word", r"(?i:\b(?:[A-Za-z0-9]{0,30}?[_\-]?)" + _SECRET_WORD +
              r"(?:s|_[A-Za-z0-9_]{1,30}|-[A-Za-z0-9\-]{1,30})?\b)"),
+    ("foreign", r"(?i:\b(?:" + _FOREIGN_LATIN + r")\b|(?:" + _FOREIGN_OTHER + r"))"),
+    # A name whose last part is a weak secret word, then (in `_name`) its assignment.
+    ("name", r"[A-Za-z_][A-Za-z0-9_\-.]{0,60}?(?i:" + _WEAK + r")(?![A-Za-z0-9_])"
+             r"(?=(?:\\?[\"'])?\]? *(?::=|=>|[:=：])| +\S)"),
+    # base64 of a PEM block ("-----BEGIN"): kubeconfig's client-key-data, a Secret's tls.key.
+    ("b64_pem", r"(?<![A-Za-z0-9+/=])LS0tLS1CRUdJTi[A-Za-z0-9+/]*={0,2}"),
+    # base64 of a JSON object (not a JWT's part): a docker config, a service account's credentials.
+    ("b64_json", r"(?<![A-Za-z0-9+/=_\-.])eyJ[A-Za-z0-9+/_\-]{12,4000}={0,2}(?![A-Za-z0-9+/=_\-.])"),
     # A bare DER body (a PEM block without its armour): base64 of an ASN.1 SEQUENCE, "MI..",
     # "MH.." or "MC4..", over lines.
     ("der", r"(?<![A-Za-z0-9+/=])M[IHC][A-Za-z0-9+/]{40,}={0,2}(?:(?:\\n|\s){1,4}[A-Za-z0-9+/]{16,}={0,2})*"),
@@ -68,19 +187,27 @@ _BRANCHES = [
     ("openssh_key", r"\bb3BlbnNzaC1rZXktdjE[A-Za-z0-9+/]*={0,2}(?:(?:\\n|\s){1,4}[A-Za-z0-9+/]{16,}={0,2})*"),
     # Azure storage account keys: 64 random bytes, 86 base64 characters and "==".
     ("azure_account_key", r"(?<![A-Za-z0-9+/=\-])[A-Za-z0-9+/]{86}==(?![A-Za-z0-9+/=])"),
+    # Azure AD client secrets: 3 characters, a digit, "Q~", then 31-34 more.
+    ("azure_client_secret", r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_\-.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])"),
     # AWS secret access keys: exactly 40 characters of [A-Za-z0-9/+], on their own.
     ("aws_secret_key", r"(?<![A-Za-z0-9+/=\-_.])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=\-_]|\.[A-Za-z0-9])"),
+    # Padded base64 on its own that may decode to user:password (a credentials blob).
+    ("b64_creds", r"(?<![A-Za-z0-9+/=_\-.])[A-Za-z0-9+/]{6,400}={1,2}(?![A-Za-z0-9+/=_\-.])"),
 ]
+_ORDER = {name: i for i, (name, _) in enumerate(_BRANCHES)}
 # Branches that keep their context and redact only one group.
-_VALUE_GROUP = {"azure_sas": "sas", "url_credentials": "urlpw", "bearer": "bearer_value"}
+_VALUE_GROUP = {"url_signature": "sig", "url_credentials": "urlpw", "bearer": "bearer_value", "sql_password": "sqlpw"}
+# Kinds reported under another name than their branch.
+_KIND = {"url_signature": "signature", "vault_legacy": "vault-token", "pem_tail": "private-key",
+         "putty_key": "private-key", "b64_pem": "private-key", "b64_json": "credentials", "b64_creds": "credentials"}
 
 # Values after a secret word that are clearly not secrets: numbers, placeholders, references.
 _PLACEHOLDER = re.compile(
     r"^(?:[\d.,]+[kKmM]?|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\(.*|%[A-Za-z_]+%?|\{\{.*|<[^>]*>?|\*+|x+|X+|\.\.\.|…|"
-    r"null|nil|none|true|false|undefined|\[REDACTED[^\]]*\]?|process\.env\.[A-Za-z0-9_.]+|os\.environ.*|"
+    r"null|nil|none|true|false|yes|no|on|off|undefined|\[REDACTED[^\]]*\]?|process\.env\.[A-Za-z0-9_.]+|os\.environ.*|"
     r"(?:os\.)?getenv.*|env\(.*|secrets\.[A-Za-z0-9_.]+|vault:.*|op://.*|"
     # an attribute or call in code: settings.SECRET_KEY, args.token, get_password()
-    r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?:\(.*)?|[A-Za-z_][A-Za-z0-9_]*\(.*)$")
+    r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?:\(.*)?|[A-Za-z_][A-Za-z0-9_]*\(.*)$", re.I)
 # Prose after "password is ...": a lowercase word from this list, or shaped like prose
 # (-ed, -ing, -ly, ...), describes the secret rather than being it.
 _PROSE = frozenset("""
@@ -96,15 +223,24 @@ case sensitive insensitive per-user shared public private local global secret se
 too-short mandatory supported unsupported ignored accepted rejected
 """.split())
 _PROSE_SUFFIX = re.compile(r"^[a-z]+(?:ed|ing|ly|able|ible|ment|tion|sion|ness|ous|ive|ful|less)$")
-_CONNECTOR = re.compile(r"""^["']?(?:[ \t]+[\w.\-/']{1,20}){0,3}?\s*(?:[:=]{1,2}|=>|->|\bis\b|\bwas\b|\bare\b|\bequals\b|\bset to\b|"""
-                        r"\bis set to\b|\bof\b|\bbecomes\b)\s*", re.I)
-_VALUE = re.compile(r"""\s*(?P<q>["'`])?(?P<v>(?(q)[^\n"'`]{1,400}|[^\s"'`,;)(\]\[{}<>]{1,200}))""")
+_CONNECTOR = re.compile(r"""^\\?["']?(?:[ \t]+[\w.\-/']{1,20}){0,3}?\s*(?:[:=：＝]{1,2}|=>|->|\bis\b|\bwas\b|\bare\b|"""
+                        r"\bequals\b|\bset to\b|\bis set to\b|\bof\b|\bbecomes\b)\s*", re.I)
+# After a word in another language: its "is" (es, fr, de, pt, it, nl, pl, sv, cs, id, ru) or
+# particle (ja, zh, ko), after at most five short words ("la contraseña de la base de datos es").
+_FOREIGN_CONNECTOR = re.compile(
+    r"^\\?[\"'»」]?(?:[ \t]+[\w'’.\-]{1,20}){0,5}?\s*(?:[:=：＝]{1,2}|[—–]|-(?=\s)|\b(?:es|era|son|est|c'est|ist|lautet|war|"
+    r"é|è|era|is|jest|är|je|adalah|это|є)\b|は|が|を|是|为|為|设为|設為|改为|는|은|이|가)\s*(?:[:=：]\s*)?", re.I)
+# CJK, kana and hangul end a value written after them without a space ("パスワードはhunter2です").
+_CJK = "\u3000-\u30ff\u3400-\u9fff\uac00-\ud7af\uff01-\uff0f\uff1a-\uff20"
+_VALUE = re.compile(r"\s*\\?(?P<q>[\"'`「『“])?(?P<v>(?(q)[^\n\"'`」』”]{1,400}|"
+                    r"(?:[^\s\"'`,;)(\]\[{}<>&|\\" + _CJK + r"]|&(?![A-Za-z_][\w.\-]*=)){1,200}))")
 # Words after which a hex run is an object's name, not a secret ("token ... commit 9fceb02").
 _NAMING = frozenset("commit sha sha1 sha256 hash digest checksum revision rev id uuid request trace build "
                     "version image file path line column count length limit size".split())
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
 _WORD = re.compile(r"[^\s]+")
 _PUBLIC_PEM = re.compile(r"CERTIFICATE|PUBLIC KEY|PARAMETERS|X509 CRL|CERTIFICATE REQUEST")
+_PASSWORD_WORD = re.compile(r"(?i)(?:pass(?:word|wd|phrase)|pwd)$")
 
 
 # A gate in front of the pattern: substrings some branch needs, each followed (where a bare
@@ -114,35 +250,106 @@ _PUBLIC_PEM = re.compile(r"CERTIFICATE|PUBLIC KEY|PARAMETERS|X509 CRL|CERTIFICAT
 # word, tried at every token start, makes the pattern slow).
 _NEEDLES = [(needle, re.compile(precise) if precise else None, tuple(branches.split()))
             for needle, precise, branches in [
-    ("-----begin ", None, "pem"),
-    ("sk-", r"sk-[a-z0-9_\-]{20}", "anthropic_key openai_key"),
-    ("k_live_", None, "stripe_key"), ("k_test_", None, "stripe_key"),
+    ("-----begin ", None, "pem"), ("-----end ", r"-----end [a-z0-9 ]{0,30}private", "pem_tail"),
+    ("private-lines:", None, "putty_key"), ("age-secret-key-1", None, "age_key"),
+    ("sk-", r"sk-[a-z0-9_\-]{20}", "anthropic_key openai_key"), ("sk.eyj", None, "mapbox_key"),
+    ("k_live_", None, "stripe_key"), ("k_test_", None, "stripe_key"), ("whsec_", None, "stripe_webhook"),
     ("ghp_", None, "github_token"), ("gho_", None, "github_token"), ("ghu_", None, "github_token"),
     ("ghs_", None, "github_token"), ("ghr_", None, "github_token"), ("github_pat_", None, "github_token"),
-    ("glpat-", None, "gitlab_token"), ("xox", r"xox[abposr]-", "slack_token"),
-    ("hooks.slack.com/services/", None, "slack_webhook"),
-    ("://", r"://[^\s:/@]{1,100}:[^\s@/]{1,200}@", "url_credentials"),
+    ("gl", r"gl[a-z]{1,5}-[a-z0-9_\-]{20}", "gitlab_token"), ("xox", r"xox[abposre]-", "slack_token"),
+    ("xapp-", None, "slack_token"),
+    ("hooks.slack.com/", None, "slack_webhook"), ("/api/webhooks/", None, "discord_webhook"),
+    (".webhook.office.com/", None, "teams_webhook"), ("hooks.zapier.com/", None, "zapier_webhook"),
+    ("://", r"://[^\s:/@\"'<>]{0,100}:[^\s/\"'<>]{1,200}@", "url_credentials"),
+    ("://", r"://[a-z0-9_\-]{16,200}@", "url_key"),
     ("akia", None, "aws_access_key"), ("asia", None, "aws_access_key"), ("aroa", None, "aws_access_key"),
-    ("aida", None, "aws_access_key"), ("aiza", None, "google_api_key"), ("ya29.", None, "google_oauth"),
-    ("gocspx-", None, "google_client_secret"), ("npm_", None, "npm_token"), ("hf_", None, "huggingface_token"),
-    ("sg.", r"sg\.[a-z0-9_\-]{16,}\.", "sendgrid_key"), ("_v1_", None, "digitalocean_token"),
+    ("aida", None, "aws_access_key"), ("fwogzxivyxdze", None, "aws_session_token"),
+    ("iqojb3jpz2lux2vj", None, "aws_session_token"), ("aiza", None, "google_api_key"),
+    ("ya29.", None, "google_oauth"), ("gocspx-", None, "google_client_secret"), (":apa91b", None, "firebase_key"),
+    ("npm_", None, "npm_token"), ("pypi-age", None, "pypi_token"), ("rubygems_", None, "rubygems_key"),
+    ("hf_", None, "huggingface_token"), ("r8_", None, "replicate_token"), ("gsk_", None, "groq_key"),
+    ("xai-", None, "xai_key"), ("pplx-", None, "perplexity_key"), ("lsv2_", None, "langsmith_key"),
+    ("sg.", r"sg\.[a-z0-9_\-]{16,}\.", "sendgrid_key"), ("key-", r"key-[0-9a-z]{32}", "mailgun_key"),
+    ("-us", r"[0-9a-f]{32}-us\d", "mailchimp_key"), ("sk", r"sk[0-9a-f]{32}", "twilio_key"),
+    (":aa", r"\d{8}:aa[a-z0-9_\-]{33}", "telegram_token"), ("_v1_", None, "digitalocean_token"),
     ("shpat_", None, "shopify_token"), ("shpss_", None, "shopify_token"), ("shpca_", None, "shopify_token"),
-    ("shppa_", None, "shopify_token"), ("q~", None, "azure_client_secret"),
-    ("eyj", r"eyj[a-z0-9_\-]{8,}\.eyj", "jwt"), ("sig=", None, "azure_sas"),
+    ("shppa_", None, "shopify_token"), ("hvs.", None, "vault_token"), ("hvb.", None, "vault_token"),
+    ("hvr.", None, "vault_token"), ("s.", r"(?<![a-z0-9_.])s\.[a-z0-9]{24}(?![a-z0-9_.])", "vault_legacy"),
+    ("hrku-", None, "heroku_key"), ("lin_api_", None, "linear_key"), ("lin_oauth_", None, "linear_key"),
+    ("dp.", r"dp\.(?:st|ct|sa|scim|audit|pt)\.", "doppler_token"), ("pmak-", None, "postman_key"),
+    ("atatt", None, "atlassian_token"), ("atctt", None, "atlassian_token"), ("atbb", None, "bitbucket_token"),
+    ("sq0", None, "square_token"), ("eaaa", r"eaaa[a-z0-9_\-+=]{60}", "square_token"),
+    ("dapi", r"dapi[a-f0-9]{32}", "databricks_token"), ("glsa_", None, "grafana_token"),
+    ("glc_", None, "grafana_token"), ("nrak-", None, "newrelic_key"), ("nrjs-", None, "newrelic_key"),
+    ("nrii-", None, "newrelic_key"), ("sntrys_", None, "sentry_token"), ("sntryu_", None, "sentry_token"),
+    ("sbp_", None, "supabase_token"), ("pul-", None, "pulumi_token"), ("secret_", r"secret_[a-z0-9]{43}", "notion_token"),
+    ("ntn_", None, "notion_token"), ("tskey-", None, "tailscale_key"), ("ops_eyj", None, "onepassword_token"),
+    ("bkua_", None, "buildkite_token"), ("ltai", None, "alibaba_key"), (".atlasv1.", None, "terraform_token"),
+    ("figd_", None, "figma_token"), ("nfp_", None, "netlify_token"), ("fo1_", None, "fly_token"),
+    ("dckr_pat_", None, "dockerhub_token"), ("pscale_", None, "planetscale_token"),
+    ("sq", r"sq[pau]_[a-f0-9]{40}", "sonar_token"), ("cfpat-", None, "contentful_token"),
+    ("shippo_", None, "shippo_token"), ("access_token$", None, "braintree_token"),
+    ("access-", r"access-(?:sandbox|development|production)-", "plaid_token"), ("dt0c01.", None, "dynatrace_token"),
+    ("eyj", r"eyj[a-z0-9_\-]{8,}\.eyj", "jwt"), ("eyj", r"eyj[a-z0-9+/_\-]{12}", "b64_json"),
+    ("sig=", None, "url_signature"), ("signature=", None, "url_signature"),
+    ("x-amz-security-token=", None, "url_signature"), ("q~", None, "azure_client_secret"),
     ("bearer", r"(?:bearer|basic)\s+[a-z0-9_\-.=+/]{12}", "bearer"),
     ("basic", r"(?:bearer|basic)\s+[a-z0-9_\-.=+/]{12}", "bearer"),
-    ("b3blbnnzac1rzxktdje", None, "openssh_key"),
+    ("ls0tls1crudjti", None, "b64_pem"), ("b3blbnnzac1rzxktdje", None, "openssh_key"),
+    ("mysql", None, "cli"), ("mariadb", None, "cli"), ("sshpass", None, "cli"), ("7z", None, "cli"),
+    ("rar", None, "cli"), ("zip", None, "cli"), ("sqlcmd", None, "cli"), ("bcp", None, "cli"), ("isql", None, "cli"),
+    ("osql", None, "cli"), ("redis-cli", None, "cli"), ("keydb-cli", None, "cli"), ("login", None, "cli"),
+    ("mongo", None, "cli"), ("ldap", None, "cli"), ("htpasswd", None, "cli"), ("pass:", None, "cli"),
+    ("pass", r"(?:store|key)pass\s", "cli"), ("xfreerdp", None, "cli"), ("-u", r"\s-u(?:\s|=)", "cli"),
+    ("--user", None, "cli"),
+    ("--proxy-user", None, "cli"), ("--username", None, "cli"), ("identified", None, "sql_password"),
     ("pass", r"pass(?:word|wd|phrase)", "word"), ("pwd", None, "word"), ("secret", None, "word"),
-    ("token", None, "word"), ("key", r"(?:api|access|private|auth|account)[ _\-]?key|apikey", "word"),
+    ("token", None, "word"),
+    ("key", r"(?:api|access|private|auth|account|licen[cs]e|encryption|signing|master|recovery|product|activation|"
+            r"hmac|aes|cipher)[ _\-]?key|apikey", "word"),
+    ("contrase", None, "foreign"), ("passwort", None, "foreign"), ("passwört", None, "foreign"),
+    ("passwoert", None, "foreign"), ("kennw", None, "foreign"), ("geheimnis", None, "foreign"),
+    ("schlüssel", None, "foreign"), ("schluessel", None, "foreign"), ("passe", r"(?:de |a[- ])passe(?![a-z])", "foreign"),
+    ("mdp", None, "foreign"), ("clé", None, "foreign"), ("clef", None, "foreign"), ("senha", None, "foreign"),
+    ("segre", None, "foreign"), ("secreto", None, "foreign"), ("chave", None, "foreign"), ("chiav", None, "foreign"),
+    ("parola d", None, "foreign"), ("clave", None, "foreign"), ("wachtwoord", None, "foreign"),
+    ("hasło", None, "foreign"), ("haslo", None, "foreign"), ("şifre", None, "foreign"), ("sifre", None, "foreign"),
+    ("lösenord", None, "foreign"), ("losenord", None, "foreign"), ("heslo", None, "foreign"),
+    ("salasana", None, "foreign"), ("jelsz", None, "foreign"), ("kata sandi", None, "foreign"),
+    ("парол", None, "foreign"), ("секрет", None, "foreign"), ("ключ", None, "foreign"), ("токен", None, "foreign"),
+] + [(word, None, "foreign") for word in _FOREIGN_OTHER.split("|")] + [
+    (weak[:4], r"(?:" + weak + r")(?![a-z0-9_])(?:[\"'\]\\]{0,3} *[:=：]| +\S)", "name")
+    for weak in ("pass", "pw", "key", "auth", "dsn", "webhook", "cred(?:entials?|s)?")
 ]]
 # der, azure_account_key, aws_secret_key: a run of 40 base64 characters, found as a run of
-# 40 marks once every base64 byte is a mark and every other byte a space.
+# 40 marks once every base64 byte is a mark and every other byte a space ("=" stays "=").
 _BASE64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-_MARKS = bytes(b"x"[0] if c in _BASE64 else b" "[0] for c in range(256))
+_MARKS = bytes(b"x"[0] if c in _BASE64 else b"="[0] if c == b"="[0] else b" "[0] for c in range(256))
 _RUN = b"x" * 40
+_PADDED = (b"xxxxxx= ", b"xxxxxx==")   # b64_creds: a run of 6 or more, its padding, then not base64
+# discord_token: base64url runs around a 6-character middle part, found in marks of [A-Za-z0-9_-] and "."
+_URL_SAFE = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
+_URL_MARKS = bytes(b"x"[0] if c in _URL_SAFE else b"."[0] if c == b"."[0] else b" "[0] for c in range(256))
+_DISCORD = b"." + b"x" * 6 + b"." + b"x" * 27
 # Four letters outside ASCII that an IGNORECASE pattern matches to ASCII ones. lower()
 # folds K to k; İ (the one letter lower() makes two characters), ı and ſ are folded here.
 _FOLDS = (("İ", "i"), ("ı", "i"), ("ſ", "s"))
+
+
+def _needle_pattern(needles) -> re.Pattern:
+    """One pattern finding every place any of the needles starts (also inside another), grouped by
+    first character, longest first: the scan for all of them costs what a few `in` tests do."""
+    groups = {}
+    for n in sorted(set(needles), key=len, reverse=True):
+        groups.setdefault(n[0], []).append(n[1:])
+    return re.compile("(?=(" + "|".join(re.escape(first) + "(?:" + "|".join(map(re.escape, rests)) + ")"
+                                       for first, rests in groups.items()) + "))")
+
+
+_NEEDLE_RE = _needle_pattern(n for n, _, _ in _NEEDLES)
+# A needle found may hide others inside it ("passwort" holds "pass"): each found needle stands
+# for every needle it contains.
+_INSIDE = {n: [(p, b) for m, p, b in _NEEDLES if m in n] for n, _, _ in _NEEDLES}
 
 
 def _possible(text: str) -> set:
@@ -150,11 +357,18 @@ def _possible(text: str) -> set:
     in it); none, and redact(text) is text unchanged."""
     low = _folded(text)
     found = set()
-    for needle, precise, branches in _NEEDLES:
-        if needle in low and (precise is None or precise.search(low)):
-            found.update(branches)
-    if _RUN in low.encode("utf-8", "surrogatepass").translate(_MARKS):
+    for needle in set(_NEEDLE_RE.findall(low)):
+        for precise, branches in _INSIDE[needle]:
+            if precise is None or precise.search(low):
+                found.update(branches)
+    raw = low.encode("utf-8", "surrogatepass")
+    marks = raw.translate(_MARKS) + b" "
+    if _RUN in marks:
         found.update(("der", "azure_account_key", "aws_secret_key"))
+    if _PADDED[0] in marks or _PADDED[1] in marks:
+        found.add("b64_creds")
+    if _DISCORD in raw.translate(_URL_MARKS):
+        found.add("discord_token")
     return found
 
 
@@ -168,45 +382,42 @@ def _folded(text: str) -> str:
     return text.lower()
 
 
-# A secret word's match holds one of these within WORD_REACH characters of its start: at most
-# 31 of an identifier before the word (`[A-Za-z0-9]{0,30}?[_\-]?`), and "shared access " before
-# "key", the longest way in.
-_WORD_NEEDLES = ("pass", "pwd", "secret", "token", "key")
+# Branches tried only near their needles, not at every token start: a match of one of them holds
+# one of its needles within REACH characters of its start (a 60-character name before "pass",
+# "shared access " and a 30-character identifier before "key"), and the case-insensitive words
+# are what makes the pattern slow where it is tried everywhere.
+_ANCHORED = frozenset(("word", "foreign", "name", "cli", "sql_password"))
+REACH = 64
+WORD_REACH = REACH   # the name tests and older callers know
+_ANCHOR_RE = re.compile("|".join(
+    f"(?:{p.pattern if p else re.escape(n)})" for n, p, b in _NEEDLES if set(b) & _ANCHORED))
 _TOKEN_START = re.compile("(?<![A-Za-z0-9])")   # where every branch may start (_pattern_of)
-WORD_REACH = 31 + len("shared access ")
 
 
-def _redact_words(text: str) -> str:
-    """_redact(text, the secret-word pattern) where no other branch can match, trying only the
-    places where a match could start: the WORD_REACH characters before each needle (the
-    pattern tried at every token start of a long text is most of redaction's time)."""
-    low = _folded(text)
-    starts = sorted({at for needle in _WORD_NEEDLES for at in _find_all(low, needle)})
-    pattern = _pattern_of(_WORD_ONLY)
-    out, pos, p = [], 0, 0
-    for at in starts:
-        p = max(p, pos, at - WORD_REACH)
-        while p <= at:
-            m = pattern.match(text, p)
-            if m is None:  # on to the next place the pattern's look-behind lets a match start
-                found = _TOKEN_START.search(text, p + 1, at + 1)
-                p = found.start() if found else at + 1
-                continue
-            replacement, end = _replace(m)
-            out.append(text[pos:p])
-            out.append(replacement)
-            pos = p = end
-    if not out:
-        return text
-    out.append(text[pos:])
-    return "".join(out)
+class _Near:
+    """The matches of anchored branches, leftmost first, tried only at the token starts up to
+    REACH characters before each place an anchor of theirs is found."""
 
+    def __init__(self, text: str, branches: frozenset):
+        self.text, self.pattern = text, _pattern_of(branches)
+        self.windows = [(max(0, m.start() - REACH), m.end()) for m in _ANCHOR_RE.finditer(_folded(text))]
+        self.w = 0
 
-def _find_all(text: str, needle: str):
-    at = text.find(needle)
-    while at >= 0:
-        yield at
-        at = text.find(needle, at + 1)
+    def search(self, pos: int):
+        """The leftmost match starting at pos or after, or None."""
+        text, pattern, windows = self.text, self.pattern, self.windows
+        while self.w < len(windows):
+            start, end = windows[self.w]
+            p = max(start, pos)
+            while p <= end:
+                m = pattern.match(text, p)
+                if m is not None:
+                    return m
+                found = _TOKEN_START.search(text, p + 1, end + 1)
+                # at the text's end search() clamps to it and finds p again: stop there
+                p = found.start() if found and found.start() > p else end + 1
+            self.w += 1
+        return None
 
 
 @lru_cache(maxsize=256)
@@ -214,7 +425,7 @@ def _pattern_of(branches: frozenset) -> re.Pattern:
     """The pattern with only these branches, in their order: where the others cannot match, it
     finds what the whole pattern finds, faster. Every branch starts where a token starts (none
     inside a run of letters and digits), so one look-behind rejects most positions before any
-    branch is tried. Compiled when first needed: the whole one takes 7 ms, a command's start."""
+    branch is tried. Compiled when first needed: the whole one takes tens of ms, a command's start."""
     return re.compile("(?<![A-Za-z0-9])(?:" + "|".join(
         f"(?P<{name}>{body})" for name, body in _BRANCHES if name in branches) + ")")
 
@@ -229,13 +440,50 @@ def redact(text: str) -> str:
     if not text or not isinstance(text, str):
         return text
     branches = _possible(text)
-    if branches == {"word"}:
-        return _redact_words(text)
-    return _redact(text, _pattern_of(frozenset(branches))) if branches else text
+    return _joined(text, _spans(text, frozenset(branches))) if branches else text
+
+
+def _spans(text: str, branches: frozenset) -> list:
+    """[(start, end, replacement)] of every redaction in text, in order: what one pass of the
+    pattern of these branches makes, the anchored ones looked for only near their anchors."""
+    near = branches & _ANCHORED
+    free = branches - near
+    a = _Near(text, near) if near else None
+    b = _pattern_of(free) if free else None
+    out, pos = [], 0
+    ma = a.search(0) if a else None
+    mb = b.search(text) if b else None
+    while ma is not None or mb is not None:
+        if mb is None or (ma is not None and (ma.start(), _ORDER[ma.lastgroup]) < (mb.start(), _ORDER[mb.lastgroup])):
+            m = ma
+        else:
+            m = mb
+        replacement, end = _replace(m)
+        if replacement != text[m.start():end]:
+            out.append((m.start(), end, replacement))
+        pos = max(end, m.start() + 1)
+        if ma is not None and ma.start() < pos:
+            ma = a.search(pos)
+        if mb is not None and mb.start() < pos:
+            mb = b.search(text, pos)
+    return out
+
+
+def _joined(text: str, spans: list) -> str:
+    if not spans:
+        return text
+    out, pos = [], 0
+    for start, end, replacement in spans:
+        out.append(text[pos:start])
+        out.append(replacement)
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def _redact(text: str, pattern: re.Pattern | None = None) -> str:
-    """redact() without the gate: the pattern (by default the whole one) over the whole text."""
+    """redact() without the gate: the pattern (by default the whole one) over the whole text,
+    tried at every position (what the gate and the anchors must not change)."""
     pattern = pattern or whole_pattern()
     out, pos = [], 0
     while True:
@@ -268,25 +516,106 @@ def redact_obj(value, text=None):
 def _replace(m: re.Match):
     """(what replaces the match, where scanning goes on): a secret word may reach past its match."""
     kind, whole = m.lastgroup, m.group(0)
-    if kind == "word":
-        return _words(m)
-    if kind == "pem":
-        keep = _PUBLIC_PEM.search(m.group("pem_label"))
-        return (whole if keep else "[REDACTED:private-key]"), m.end()
-    if kind == "openssh_key":
-        return "[REDACTED:private-key]", m.end()
-    if kind == "der":
-        return ("[REDACTED:private-key]" if _is_private_der(whole) else whole), m.end()
-    if kind == "aws_secret_key":
-        return ("[REDACTED:aws-secret-key]" if _looks_random(whole, 40) else whole), m.end()
-    if kind == "azure_account_key":
-        return ("[REDACTED:azure-account-key]" if _looks_random(whole[:-2], 86) else whole), m.end()
-    label = kind.replace("_", "-")
+    if kind in _HANDLERS:
+        return _HANDLERS[kind](m)
+    label = _KIND.get(kind) or kind.replace("_", "-")
     group = _VALUE_GROUP.get(kind)
     if group:
         start, end = m.span(group)
         return whole[: start - m.start()] + f"[REDACTED:{label}]" + whole[end - m.start():], m.end()
     return f"[REDACTED:{label}]", m.end()
+
+
+def _pem(m):
+    keep = _PUBLIC_PEM.search(m.group("pem_label"))
+    return (m.group(0) if keep else "[REDACTED:private-key]"), m.end()
+
+
+def _der(m):
+    whole = m.group(0)
+    if _is_private_der(whole):
+        return "[REDACTED:private-key]", m.end()
+    end = _body_end(whole)   # a public body: kept, as far as its lines have a body's widths
+    return whole[:end], m.start() + end
+
+
+def _aws_secret(m):
+    whole = m.group(0)
+    return ("[REDACTED:aws-secret-key]" if _looks_random(whole, 40) else whole), m.end()
+
+
+def _azure_account(m):
+    whole = m.group(0)
+    return ("[REDACTED:azure-account-key]" if _looks_random(whole[:-2], 86) else whole), m.end()
+
+
+def _random_only(label):
+    def handle(m):
+        whole = m.group(0)
+        value = whole.split(".", 1)[-1]
+        return (f"[REDACTED:{label}]" if _looks_random(value, len(value)) else whole), m.end()
+    return handle
+
+
+def _twilio(m):
+    whole = m.group(0)
+    return ("[REDACTED:twilio-key]" if any(c.isdigit() for c in whole[2:]) and any(c.isalpha() for c in whole[2:])
+            else whole), m.end()
+
+
+def _url_key(m):
+    key = m.group("urlkey")
+    if _looks_random(key, 16) or (len(key) >= 32 and _HEX.match(key)):
+        start, end = m.span("urlkey")
+        return m.group(0)[: start - m.start()] + "[REDACTED:url-key]" + m.group(0)[end - m.start():], m.end()
+    return m.group(0), m.end()
+
+
+def _url_credentials(m):
+    password = m.group("urlpw")
+    if "[REDACTED:" in m.group(0):
+        return m.group(0), m.end()   # a URL already redacted ([REDACTED:url-key]@host): no user:password
+    if re.fullmatch(r"\$\{?[A-Za-z_]\w*\}?|\{\{.*\}\}|<[^>]*>|\*+", password):
+        return m.group(0), m.end()
+    start, end = m.span("urlpw")
+    return m.group(0)[: start - m.start()] + "[REDACTED:url-credentials]" + m.group(0)[end - m.start():], m.end()
+
+
+def _cli(m):
+    for group in ("cli_a", "cli_b", "cli_c", "cli_d", "cli_e", "cli_f", "cli_g", "cli_h", "cli_i", "cli_j",
+                  "cli_l", "cli_k", "cli_k2"):
+        if m.group(group) is not None:
+            value = m.group(group)
+            if group in ("cli_k", "cli_k2"):
+                user = m.group("cli_user") or m.group("cli_user2")
+                if user.isdigit() and value.isdigit():
+                    return m.group(0), m.end()   # uid:gid (docker run -u 1000:1000)
+            if not _is_secret_value(value.strip("'\""), quoted=True) and not value.strip("'\"").isdigit():
+                return m.group(0), m.end()
+            start, end = m.span(group)
+            return m.group(0)[: start - m.start()] + "[REDACTED:password]" + m.group(0)[end - m.start():], m.end()
+    return m.group(0), m.end()
+
+
+def _b64_pem(m):
+    decoded = _b64decode(m.group(0)[:4000])
+    if decoded is not None and b"PRIVATE KEY" in decoded:
+        return "[REDACTED:private-key]", m.end()
+    return m.group(0), m.end()
+
+
+def _b64_credentials(m):
+    whole = m.group(0)
+    if m.lastgroup == "b64_creds" and len(whole) % 4:
+        return whole, m.end()
+    return ("[REDACTED:credentials]" if _decodes_to_credentials(whole) else whole), m.end()
+
+
+_HANDLERS = {"pem": _pem, "der": _der, "openssh_key": lambda m: ("[REDACTED:private-key]", m.end()),
+             "aws_secret_key": _aws_secret, "azure_account_key": _azure_account,
+             "vault_legacy": _random_only("vault-token"), "twilio_key": _twilio, "url_key": _url_key,
+             "url_credentials": _url_credentials, "cli": _cli, "b64_pem": _b64_pem, "b64_json": _b64_credentials,
+             "b64_creds": _b64_credentials}
 
 
 def _words(m: re.Match):
@@ -295,18 +624,33 @@ def _words(m: re.Match):
     line_end = text.find("\n", at, at + _LOOK_AHEAD)
     rest = text[at: line_end if line_end >= 0 else at + _LOOK_AHEAD]
     connector = _CONNECTOR.match(rest)
-    if not connector and text[max(0, m.start() - 2):m.start()].endswith("-"):
-        connector = re.match(r"\s+", rest)  # a command-line flag: --password X, -token X
+    before = text[max(0, m.start() - 3):m.start()]
+    flag = re.search(r"(?:^|[\s\"'=(\[])--?$", before) is not None and (m.start() >= 3 or before.startswith("-"))
+    if not connector and (flag or re.match(r"\s+\\?[\"'`]", rest)):
+        connector = re.match(r"\s+", rest)  # a command-line flag (--password X), or a quoted value (PASSWORD 'x')
+    if not connector and before.endswith("<") and rest.startswith(">"):
+        connector = re.match(">", rest)     # <password>x</password>
+    if not connector:   # "la password è X": an English word in a sentence of another language
+        foreign = _FOREIGN_CONNECTOR.match(rest)
+        if foreign and foreign.group(0).strip():
+            value = _VALUE.match(text, at + foreign.end())
+            if value is not None and _passwordish(value.group("v").rstrip("\\"), bool(value.group("q"))):
+                v = value.group("v").rstrip("\\")
+                return text[m.start():value.start("v")] + _label_of(v), value.start("v") + len(v)
     # "password is X", "API_KEY=X", "token: X", "password for the VPN is X"
     if connector:
         value = _VALUE.match(text, at + connector.end())
         if value is None or text.startswith("-----BEGIN", value.start("v")):
             return text[m.start():at + connector.end()], at + connector.end()  # PEM: its own rule
-        v = value.group("v")
+        v = value.group("v").rstrip("\\")
         called = text.startswith("(", value.end("v"))
-        if not called and _is_secret_value(v, quoted=bool(value.group("q"))):
-            return text[m.start():value.start("v")] + _label_of(v), value.end("v")
-        return m.group(0), m.end()
+        pin = bool(_PASSWORD_WORD.search(m.group(0))) and v.isdigit() and len(v) >= 4
+        quoted = bool(value.group("q"))
+        # "tokens are classic": after a plural's "are" only a password-shaped value is one
+        secret = _passwordish(v, quoted) if connector.group(0).strip().lower() == "are" else _is_secret_value(v, quoted)
+        if not called and (pin or secret):
+            return text[m.start():value.start("v")] + _label_of(v), value.start("v") + len(v)
+        return _skip(m)
     # "the deploy token for staging qX8mPz...": a random-looking value within three words.
     words = list(islice(_WORD.finditer(rest), 3))
     for i, w in enumerate(words):
@@ -317,7 +661,122 @@ def _words(m: re.Match):
                 _HEX.match(value) and i and words[i - 1].group(0).lower() in _NAMING):
             start = at + w.start() + w.group(0).index(value)
             return text[m.start():start] + "[REDACTED:secret]", start + len(value)
-    return m.group(0), m.end()
+    return _skip(m)
+
+
+def _foreign(m: re.Match):
+    """A word for a password, secret or key in another language: its value, when it looks like a
+    password (letters with digits or signs, a quoted word, a PIN after a word for password), is
+    redacted; prose ("es incorrecta", "ist falsch", "неверный") is kept."""
+    text, at = m.string, m.end()
+    line_end = text.find("\n", at, at + _LOOK_AHEAD)
+    rest = text[at: line_end if line_end >= 0 else at + _LOOK_AHEAD]
+    connector = _FOREIGN_CONNECTOR.match(rest)
+    if connector:
+        value = _VALUE.match(text, at + connector.end())
+        if value is not None:
+            v, quoted = value.group("v").rstrip("\\"), bool(value.group("q"))
+            pin = bool(_FOREIGN_PASSWORD.search(m.group(0))) and v.isdigit() and len(v) >= 4
+            if pin or _passwordish(v, quoted):
+                return text[m.start():value.start("v")] + _label_of(v), value.start("v") + len(v)
+        return _skip(m)
+    value = _VALUE.match(text, at)   # "пароль qwerty123", "密码 hunter2": a password right after the word
+    if value is not None:
+        v = value.group("v").rstrip("\\")
+        if len(v) >= 6 and _passwordish(v, bool(value.group("q"))):
+            return text[m.start():value.start("v")] + _label_of(v), value.start("v") + len(v)
+    return _skip(m)
+
+
+# The part of a name before its weak word that says the value is not a secret: a sort key, a
+# compiler's first pass, a keyboard shortcut, a public key.
+_PLAIN_QUALIFIER = frozenset("""
+primary foreign sort partition range hash cache dict map lookup index unique composite row column group join
+order shortcut hot public publishable site s3 object bucket idempotency dedup dedupe routing message i18n
+translation locale label field config setting registry react first second third last next prev previous final
+single multi render shadow depth compile lint build unit check tab enter escape esc return space arrow up down
+left right modifier meta alt ctrl shift cmd command option no skip use require enable disable allow has is with
+without
+""".split())
+_NAME_CONNECTOR = re.compile(r"""(?:\\?["'])?\]? *(?::=|=>|[:=：]) *""")
+_WEAK_END = re.compile(r"(?i)" + _WEAK + r"$")
+_NAME_PARTS = re.compile(r"[_\-.]|(?<=[a-z0-9])(?=[A-Z])")
+
+
+def _name(m: re.Match):
+    """An assignment to a name whose last part is a weak secret word (DB_PASS=, encryptionKey:,
+    "docker auth": ...): its value is redacted when the name and the value together say secret."""
+    text, name = m.string, m.group(0)
+    weak = _WEAK_END.search(name)
+    before, word = name[:weak.start()], weak.group(0)
+    # the weak word is a part of its own: after a separator, or a capital after a small letter
+    if before and not (before[-1] in "_-." or word[0].isupper() and not before[-1].isupper()):
+        return _skip(m)
+    qualifier = _NAME_PARTS.split(before.rstrip("_-."))[-1].lower() if before else ""
+    if qualifier in _PLAIN_QUALIFIER:
+        return _skip(m)
+    at = m.end()
+    connector = _NAME_CONNECTOR.match(text, at)
+    if connector is None:   # only a flag's value follows without "=" or ":" (--db-pass X)
+        if not text[max(0, m.start() - 2):m.start()].endswith("-"):
+            return _skip(m)
+        connector = re.compile(" +").match(text, at)
+    value = _VALUE.match(text, connector.end())
+    if value is None:
+        return _skip(m)
+    v, quoted = value.group("v").rstrip("\\"), bool(value.group("q"))
+    if _name_secret(word.lower(), qualifier, v, quoted):
+        return text[m.start():value.start("v")] + _label_of(v), value.start("v") + len(v)
+    if word.lower() == "webhook" and "://" in v:
+        url = redact(v)   # a known webhook's shape first (hooks.slack.com), then random path parts
+        url = _webhook_url(v) if url == v else url
+        if url != v:
+            return text[m.start():value.start("v")] + url, value.start("v") + len(v)
+    return _skip(m)
+
+
+def _name_secret(word: str, qualifier: str, v: str, quoted: bool) -> bool:
+    """Whether v, assigned to a name whose last part is word (after qualifier), is a secret."""
+    value = v.strip().rstrip(".,;:!?")
+    if word == "auth":   # "auth": true, "auth": "basic" are settings; user:password, base64 of it, a key are not
+        if _decodes_to_credentials(value):
+            return True
+        if _USER_PASS.fullmatch(value) and _is_secret_value(value.split(":", 1)[1], True):
+            return True
+        return _looks_random(value, 16)
+    if word == "key":
+        return _looks_random(value, 16) or bool(qualifier) and _passwordish(value, quoted)
+    if word == "webhook":
+        return "://" not in value and _passwordish(value, quoted)
+    if not qualifier:    # a bare "pass:" or "creds:" may be a test runner's count or a setting
+        return _passwordish(value, quoted)
+    return _is_secret_value(value, quoted) or value.isdigit() and len(value) >= 4
+
+
+def _webhook_url(url: str) -> str:
+    """A webhook URL with its random path parts and query values redacted."""
+    head, sep, rest = url.partition("://")
+    host, slash, path = rest.partition("/")
+    if not slash:
+        return url
+    parts = re.split(r"([/?&=#])", path)
+    changed = False
+    for i, part in enumerate(parts):
+        if len(part) >= 16 and (_looks_random(part, 16) or _HEX.match(part)):
+            parts[i], changed = "[REDACTED:webhook]", True
+    return head + sep + host + slash + "".join(parts) if changed else url
+
+
+_HANDLERS.update(word=_words, foreign=_foreign, name=_name)
+
+
+def _skip(m: re.Match):
+    """A word or name that names no secret here: scanning goes on after its first run of letters
+    and digits, so nothing inside the rest of it (a token after "token-") is passed over."""
+    end = m.start() + 1
+    while end < m.end() and m.string[end].isalnum():
+        end += 1
+    return m.string[m.start():end], end
 
 
 def _label_of(value: str) -> str:
@@ -342,6 +801,24 @@ def _is_secret_value(value: str, quoted: bool) -> bool:
     if quoted and value.count(" ") >= 1 and all(w.lower() in _PROSE for w in value.split()):
         return False
     return True
+
+
+def _passwordish(value: str, quoted: bool = False) -> bool:
+    """A value shaped like a password or key: letters with digits or signs, inner capitals, or a
+    quoted word; not prose, an identifier (created_at, user-id), a version, a path or a number."""
+    value = value.strip().rstrip(".,;:!?")
+    if len(value) < 4 or " " in value or not _is_secret_value(value, quoted):
+        return False
+    if re.fullmatch(r"[A-Za-z]+['’]s", value):
+        return False  # a possessive (Vault's)
+    if re.fullmatch(r"[a-z]+(?:[-_.][a-z0-9]+)+", value) or re.fullmatch(r"v?\d+(?:\.\d+)+[\w.\-]*", value):
+        return False  # an identifier (created_at, user-id-2) or a version
+    if quoted and value.isalpha():
+        return value.lower() not in _PROSE
+    letters = any(c.isalpha() for c in value)
+    digits = any(c.isdigit() for c in value)
+    signs = any(not c.isalnum() for c in value)
+    return letters and (digits or signs or re.search(r"[a-z][A-Z]", value) is not None)
 
 
 def _looks_random(value: str, min_len: int) -> bool:
@@ -371,6 +848,57 @@ def _entropy(value: str) -> float:
     return -sum(k / n * math.log2(k / n) for k in counts.values())
 
 
+def _b64decode(value: str):
+    """The bytes of standard or URL-safe base64 (padding optional), or None."""
+    value = value.strip().rstrip("=")
+    value += "=" * (-len(value) % 4)
+    try:
+        return base64.b64decode(value.replace("-", "+").replace("_", "/"), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+_USER_PASS = re.compile(r"[^\s:/@]{1,64}:(?!//)\S{3,}")
+
+
+def _decodes_to_credentials(value: str, depth: int = 0) -> bool:
+    """Whether base64 text decodes to credentials: user:password, or text holding a secret
+    (a JSON object with a password, a docker config's auth)."""
+    raw = _b64decode(value)
+    if not raw or len(raw) < 5:
+        return False
+    try:
+        decoded = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    if not decoded.isprintable() and not all(c.isprintable() or c in "\n\r\t" for c in decoded):
+        return False
+    if _USER_PASS.fullmatch(decoded.strip()):
+        user, password = decoded.strip().split(":", 1)
+        if not (user.isdigit() and password.isdigit()) and _is_secret_value(password, True):
+            return True
+    return depth == 0 and redact(decoded) != decoded
+
+
+def _body_end(body: str) -> int:
+    """Where a base64 body's lines stop having a body's widths: every line as wide as the first,
+    then one narrower last line unless it is shaped like a key of its own (40 or 88 wide)."""
+    lines = list(re.finditer(r"[A-Za-z0-9+/]+={0,2}", body.replace("\\n", "\n\n")))
+    if len(lines) <= 1:
+        return len(body)
+    width = len(lines[0].group(0))
+    end = lines[0].end()
+    for line in lines[1:]:
+        n = len(line.group(0))
+        if n == width:
+            end = line.end()
+            continue
+        if n < width and n not in (40, 88):
+            end = line.end()
+        break
+    return end
+
+
 def _is_private_der(body: str) -> bool:
     """Whether base64 text is the DER of a private key (kept: certificates and public keys).
 
@@ -396,6 +924,128 @@ _PBE_OID_5 = bytes.fromhex("06092a864886f70d0105")    # PKCS#5 PBES1/PBES2
 _PBE_OID_12 = bytes.fromhex("060a2a864886f70d010c")   # PKCS#12 PBE
 
 
+# --------------------------------------------------------------------------------------
+# Redacting before a cut: a text is redacted whole before it is shortened, and a huge one only
+# where the cut keeps it. MARGIN is wider than any secret a rule redacts as one piece and than
+# any rule reads around it: an 8192-bit RSA key in PEM is 6.4 KB, a PEM half at most 120
+# lines of 80 (with Read's line numbers about 11 KB), a secret word reads 160 characters after
+# it and a value of 400. So what a window's redaction makes more than MARGIN from its edges
+# is what the whole text's redaction makes there, and a secret across a cut is either whole
+# inside the window or not in the part kept.
+MARGIN = 16_384
+
+
+def redacted_head(text: str, n: int) -> str:
+    """redact(text)[:n], redacting about n + MARGIN characters of text (more only where
+    redaction shortened them): the start of a multi-megabyte output costs what a page does."""
+    text = text if isinstance(text, str) else str(text or "")
+    width = n + MARGIN
+    while width < len(text):
+        window = text[:width]
+        cut = width - MARGIN
+        out, pos = [], 0
+        for start, end, replacement in _spans(window, frozenset(_possible(window))):
+            if start >= cut:
+                break
+            out += (window[pos:start], replacement)
+            pos = end
+        if pos < cut:
+            out.append(window[pos:cut])
+        got = "".join(out)
+        if len(got) >= n:
+            return got[:n]
+        width *= 2
+    return redact(text)[:n]
+
+
+def redacted_tail(text: str, n: int) -> str:
+    """redact(text)[-n:] (the last n characters), redacting about n + MARGIN characters of text."""
+    text = text if isinstance(text, str) else str(text or "")
+    if n <= 0:
+        return ""
+    width = n + MARGIN
+    while width < len(text):
+        window = text[len(text) - width:]
+        cut = MARGIN
+        out, pos = [], cut
+        for start, end, replacement in _spans(window, frozenset(_possible(window))):
+            if end <= cut:
+                continue
+            if start >= pos:
+                out.append(window[pos:start])
+            out.append(replacement)   # a redaction across the cut is kept whole
+            pos = end
+        out.append(window[pos:])
+        got = "".join(out)
+        if len(got) >= n:
+            return got[-n:]
+        width *= 2
+    return redact(text)[-n:]
+
+
+def secret_safe_clip(text, limit: int) -> str:
+    """shorten.clip(text, limit), except that where it cuts, the text is redacted first (whole,
+    or a huge one in the stretch kept plus MARGIN): no part of a secret is kept across the cut.
+    A text it does not cut is returned as shorten.clip returns it, unredacted: the store's gate
+    redacts every field it stores whole (redacting here too doubled a first ingest's redaction)."""
+    text = str(text or "")
+    if len(text) <= limit:
+        return shorten.clip(text, limit)   # folding only shortens: no cut
+    if len(text) > 4 * limit + MARGIN and limit > 0:
+        head = redacted_head(text, 4 * limit)
+        folded = " ".join(head.split())
+        if len(folded) > limit:
+            return folded[: limit - 1].rstrip() + "…"
+    return shorten.clip(redacted(text), limit)
+
+
+def secret_safe_clip_block(text: str, limit: int) -> str:
+    """shorten.clip_block(text, limit), redacted first where it cuts (as secret_safe_clip)."""
+    text = text or ""
+    if len(text) <= limit:
+        return shorten.clip_block(text, limit)   # stripping only shortens: no cut
+    n = limit
+    while limit > 0 and len(text) > n + MARGIN:
+        head = redacted_head(text, n).lstrip()
+        if head[limit:].strip():   # the stripped whole is longer than limit: cut as clip_block cuts
+            return head[: limit - 1].rstrip() + "…"
+        n *= 4
+    return shorten.clip_block(redacted(text), limit)
+
+
+# --------------------------------------------------------------------------------------
+# A correction whose lasting part is a secret teaches nothing that may be kept.
+
+_CLAUSE_END = re.compile(r"[.;!?\n]+(?:\s|$)|,\s+(?:and\s+)?(?=(?:when|before|after|if|unless|until|while|because|"
+                         r"since|so|then|otherwise)\b)|\s+(?=(?:when|before|after|if|unless|until|while|because|since|"
+                         r"otherwise)\b)", re.I)
+_OPENERS = re.compile(r"^(?:no+|nope|wrong|stop|wait|actually|hey|ok(?:ay)?|please|sorry|hmm+|ugh)\b[\s,.!:;—-]*", re.I)
+
+
+def mostly_secret(text: str) -> bool:
+    """Whether the instruction in text is a secret: once redacted, its first clause (after
+    "No," and the like; up to when/before/if/a full stop) holds a redacted value. "No, always
+    export DB_PASS=hunter2 before migrating" is; "run the tests first; the token is in 1Password"
+    is not (no secret), nor "use pytest -q, not unittest"."""
+    redacted_text = redact(str(text or ""))
+    if "[REDACTED:" not in redacted_text:
+        return False
+    rest = redacted_text.strip()
+    while True:
+        opener = _OPENERS.match(rest)
+        if not opener or not opener.group(0):
+            break
+        rest = rest[opener.end():]
+    for clause in _CLAUSE_END.split(rest):
+        if len(re.findall(r"\w+", clause)) == 0:
+            continue
+        return "[REDACTED:" in clause
+    return False
+
+
+# --------------------------------------------------------------------------------------
+# Storing episodes: every text field redacted, a transcript's texts through one gate pass.
+
 def clean_episode(ep: dict, text=None) -> dict:
     """Redact every text field and serialise facts; nothing unredacted reaches the file.
     text: the redactor (default redacted), redactor_for(the episode's texts) when the caller has it."""
@@ -414,21 +1064,23 @@ def clean_episode(ep: dict, text=None) -> dict:
 
 
 def _facts_json(facts, text) -> str:
-    """The facts redacted by text, as JSON. Where only a secret word could be redacted
-    (_words_only) and none of its words is in the JSON, none is in any string of the facts
-    (JSON keeps letters as they are), so no string would change: the JSON is the answer."""
+    """The facts redacted by text, as JSON. Where only anchored branches could redact
+    (_words_only) and none of their needles is in the JSON, none is in any string of the facts
+    (JSON keeps letters, spaces and these needles as they are), so no string would change: the
+    JSON is the answer."""
     if text is _unchanged:
         return _FACTS_JSON.encode(facts)
     if text is _words_only:
         encoded = _FACTS_JSON.encode(facts)
-        low = _folded(encoded)
-        if not any(needle in low for needle in _WORD_NEEDLES):
+        if _ANCHOR_NEEDLES.search(_folded(encoded)) is None:
             return encoded
     return _FACTS_JSON.encode(redact_obj(facts, text))
 
 
 # json.dumps(facts, ensure_ascii=False, sort_keys=True), without a new encoder each time
 _FACTS_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
+# The needles of the anchored branches as plain substrings (none holds a character JSON escapes).
+_ANCHOR_NEEDLES = _needle_pattern(n for n, _, b in _NEEDLES if set(b) & _ANCHORED)
 
 
 def _unchanged(text: str) -> str:
@@ -437,26 +1089,31 @@ def _unchanged(text: str) -> str:
 
 def redactor_for(texts: list):
     """A function that redacts each of these texts (or a string inside one) as redact() does,
-    chosen by one gate pass over them all (the episodes of one transcript: a long text of theirs
+    chosen by one gate pass over them all (the episodes of one transcript: a text of theirs
     then needs no gate pass of its own).
 
     The branches that may match in one text are among those that may match in all of them
-    joined (a needle in one is in the whole), so: none, and nothing is redacted; only the secret
-    word, and long texts go straight to its search; any other, and each text is redact()ed."""
+    joined (a needle in one is in the whole), so: none, and nothing is redacted; only anchored
+    ones (secret words, names, commands), and each text goes straight to the search near its
+    anchors; any other, and each text is redact()ed."""
     branches = _possible("\n".join(set(texts)))
     if not branches:
         return _unchanged
-    return _words_only if branches == _WORD_ONLY else redacted
-
-
-_WORD_ONLY = frozenset(("word",))
+    return _words_only if branches <= _ANCHORED else redacted
 
 
 def _words_only(text: str) -> str:
-    """redact(text) for a text in which no branch but the secret word's can match."""
-    if isinstance(text, str) and len(text) > REDACTED_KEPT_CHARS:
-        return _redact_words(text)
-    return redacted(text)  # short texts repeat: redacted remembers them
+    """redact(text) for a text in which no branch but anchored ones can match."""
+    if not isinstance(text, str) or not text:
+        return text
+    if len(text) > REDACTED_KEPT_CHARS:
+        return _joined(text, _spans(text, _ANCHORED))
+    return _anchored_short(text)  # short texts repeat: remembered
+
+
+@lru_cache(maxsize=8192)
+def _anchored_short(text: str) -> str:
+    return _joined(text, _spans(text, _ANCHORED))
 
 
 def strings_in(value, out: list) -> None:

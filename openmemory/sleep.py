@@ -15,7 +15,7 @@ from .clock import iso, parse_time
 from .corrections import correction_head, lasting_sentence, own_lines, what_lasts
 from .failures import cause_key, error_line, is_lesson_error, is_work_failure, project_bound, telling_lines
 from .forget import incident
-from .redact import redact, redact_obj
+from .redact import mostly_secret, redact, redact_obj
 from .shorten import clip
 from .store import Store
 from .wording import core_command, correction_lesson, error_lesson, same_rule, scoped, stance, unscoped
@@ -254,8 +254,8 @@ def consolidate(store: Store, now: str) -> dict:
             else:
                 said = ep["facts"].get("model_lesson")     # a doubtful turn the model found a lesson in
                 body = said or (correction_lesson(ep["facts"]) if lasts(ep["facts"]) else None)
-                if body is None:
-                    continue            # nothing that lasts alone: it stays an episode, in the pool
+                if body is None or mostly_secret(body):
+                    continue            # nothing that lasts alone, or a secret is its instruction: it stays an episode
                 lesson = tonight.found("feedback", [ep], body)
                 lesson.by_model = lesson.by_model or bool(said)
             # The failed call the person was answering is part of the same surprise.

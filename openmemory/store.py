@@ -22,7 +22,7 @@ from . import embed, files, migrations, neighbours, paths
 from .clock import iso
 from .errors import OpenMemoryError, RenderError, StoreError, explain
 from .redact import clean_episode, redact, redact_obj, redacted, redactor_for, strings_in
-from .shorten import clip
+from .redact import secret_safe_clip as clip   # a cut never keeps part of a secret (issue 27)
 
 BUSY_TIMEOUT_MS = 5000      # a concurrent ingest (hook + cron) waits instead of failing
 

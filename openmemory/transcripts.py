@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import NamedTuple
 
-from .shorten import clip
+from .redact import secret_safe_clip as clip   # a cut never keeps part of a secret (issue 27)
 
 # Text Claude Code writes into user records that the person did not type.
 _REJECTED = "The user doesn't want to proceed with this tool use"

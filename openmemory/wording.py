@@ -11,6 +11,7 @@ import re
 from . import embed, paths
 from .corrections import IMPERATIVE, TOOLS, what_lasts
 from .failures import error_line
+from .redact import mostly_secret
 from .shorten import clip
 
 LESSON_CHARS = 150           # Claude Code's MEMORY.md index: one line "under ~150 characters"
@@ -19,7 +20,8 @@ LESSON_CHARS = 150           # Claude Code's MEMORY.md index: one line "under ~1
 
 def correction_lesson(facts: dict, found: dict | None = None) -> str | None:
     """A lesson from what the person typed, or None when it holds nothing lasting ("check
-    again", "that still fails", a pasted log with no words of its own).
+    again", "that still fails", a pasted log with no words of its own) or its instruction is
+    a secret ("always export DB_PASS=… before migrating": redact.mostly_secret).
 
     The sentence that instructs (corrections.lasting_sentence), in one of three forms: an
     imperative, rewritten into "use X, not `what the agent ran`" where it rejects that
@@ -30,8 +32,8 @@ def correction_lesson(facts: dict, found: dict | None = None) -> str | None:
     """
     said = facts.get("own") or facts.get("said") or ""
     found = found or what_lasts(said, facts.get("form") or "")     # found: what_lasts of these words
-    if found["sentence"] is None:
-        return None
+    if found["sentence"] is None or mostly_secret(found["sentence"]):
+        return None   # nothing lasting; or its instruction is a secret, which no lesson may hold
     sentence, form = found["sentence"], found["kind"]
     if facts.get("trigger_tool") == "Bash":
         command = core_command(facts.get("trigger") or "")

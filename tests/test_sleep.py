@@ -509,8 +509,8 @@ class Consolidation(SleepCase):
                                    f"no, use the token {token} from the vault, not the old one"))
         self.ingest()
         self.sleep(night(11, 3))
-        [lesson] = self.lessons()
-        self.assertIn("[REDACTED:github-token]", lesson["text"])
+        # Its lasting part is the secret (issue 27): no lesson is made from it, not even redacted.
+        self.assertEqual(self.lessons(), [])
         for path in (self.home / "morning.md", self.home / "memory.db"):
             self.assertNotIn(token.encode(), path.read_bytes())
 
