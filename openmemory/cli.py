@@ -117,7 +117,8 @@ def cmd_status(args) -> int:
           f"{_count(e['correction'], 'correction')}, {_count(e['note'], 'note')}; {e['archived']} archived)")
     print(f"transcripts  {counts['sessions']} ingested, {_count(counts['lines_skipped'], 'malformed line')} skipped"
           + (f", {counts['opted_out']} kept out by .openmemory-ignore" if counts["opted_out"] else ""))
-    print(f"lessons      {counts['lessons']} ({counts['lessons_live']} live)")
+    print(f"lessons      {counts['lessons']} ({counts['lessons_live']} live, "
+          f"{_count(counts['lessons_candidate'], 'candidate')} to review: `openmemory lessons`)")
     print(f"predictions  {counts['predictions']} ({counts['predictions_open']} open, "
           f"{counts['predictions_confirmed']} confirmed, {counts['predictions_failed']} failed)")
     print(f"database     {counts['db']} ({_size(counts['db_bytes'])}; passes quick_check)")
@@ -156,7 +157,7 @@ def cmd_backup(args) -> int:
 
 def cmd_forget(args) -> int:
     """Forget episodes or lessons for good: database, text index, Claude Code's memory files, reports."""
-    from . import forget, recall, render, sleep
+    from . import forget, recall, render, review, sleep
     episode_ids, lesson_ids = forget.parse_ids(args.ids)
     project = os.path.realpath(os.path.expanduser(args.project)) if args.project else None
     if not (episode_ids or lesson_ids or args.query or project):
@@ -175,7 +176,8 @@ def cmd_forget(args) -> int:
         for ls in plan.lessons:
             print(f"lesson {ls['id']} · {clip(ls['text'], 100)}")
         for ls, text, _ in plan.reworded:
-            print(f"lesson {ls['id']} · worded again: {clip(text, 100)}")
+            again = "your text, kept" if (ls.get("backing") or {}).get("edited") else "worded again"
+            print(f"lesson {ls['id']} · {again}: {clip(text, 100)}")
         sys.stdout.flush()
         if (args.query or project) and not args.yes:
             if not sys.stdin.isatty():
@@ -188,6 +190,7 @@ def cmd_forget(args) -> int:
         # finishes the files from what the database says.
         render.veto_forgotten([ls["text"] for ls in plan.lessons if ls["text"]], plan.quotes, clock.iso())
         done = forget.apply(db, plan, clock.iso())
+        review.settle(db, [ls["id"] for ls, _, _ in plan.reworded])   # what backed them may be gone
         rendered = render.render(db)
         report = db.get_state("morning")
         if report and done["morning"]:
@@ -199,6 +202,42 @@ def cmd_forget(args) -> int:
     if not done["wal_emptied"]:
         print("openmemory: warning: another process is reading the database, so its log (memory.db-wal) may "
               "still hold the forgotten bytes until it ends; run `openmemory status` later", file=sys.stderr)
+    return 0
+
+
+def cmd_lessons(args) -> int:
+    """List every lesson and candidate with what backs it and where it came from; approve, reject or edit one."""
+    from . import render, review
+    with store.connect() as db:
+        if args.action == "list":
+            if args.args:
+                raise OpenMemoryError("`openmemory lessons` lists them all; to act on one: "
+                                      "openmemory lessons approve|reject lesson:N, or edit lesson:N \"text\"")
+            entries = review.listing(db)
+            if args.json:
+                _print_json(entries)
+            elif not entries:
+                print("no lessons yet: sleep makes them from your corrections and repeated failures", file=sys.stderr)
+            else:
+                print("\n\n".join("\n".join(review.told(e)) for e in entries))
+            return 0
+        if args.action == "edit":
+            if len(args.args) < 2:
+                raise OpenMemoryError("edit takes a lesson and its new text: openmemory lessons edit lesson:N \"text\"")
+            lessons = [review.edit(db, review.parse_id(args.args[0]), " ".join(args.args[1:]))]
+        else:
+            if not args.args:
+                raise OpenMemoryError(f"say which: openmemory lessons {args.action} lesson:N")
+            act = review.approve if args.action == "approve" else review.reject
+            lessons = [act(db, i) for i in dict.fromkeys(map(review.parse_id, args.args))]
+        rendered = render.render(db)
+    if args.json:
+        _print_json({"lessons": [{"id": ls["id"], "state": review.state_name(ls), "text": ls["text"]}
+                                 for ls in lessons], "render": render.summary(rendered)})
+        return 0
+    for ls in lessons:
+        print(review.brief(ls))
+    print(render.summary(rendered), file=sys.stderr)
     return 0
 
 
@@ -460,6 +499,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = verb("status", cmd_status)
     p.add_argument("--json", action="store_true", help="print one JSON object")
+
+    p = verb("lessons", cmd_lessons)
+    p.add_argument("action", nargs="?", default="list", choices=("list", "approve", "reject", "edit"),
+                   help="list (default); approve: it goes into the agent's memory; reject: never again, as deleting "
+                        "its file; edit: your own text for it (and approve it)")
+    p.add_argument("args", nargs="*", metavar="ID [TEXT]", help="lesson ids as `forget` takes them (lesson:3); "
+                                                                   "for edit, one id and the new text")
+    p.add_argument("--json", action="store_true", help="print JSON (the list: with the episode ids of each source)")
 
     p = verb("render", cmd_render)
     p.add_argument("--max-lines", type=int, metavar="N",
