@@ -84,37 +84,38 @@ def verdict(facts: dict) -> dict | None:
     return None
 
 
-def verdicts(lesson: dict, sources: list) -> list:
-    """Every judge's verdict on a lesson: on the lesson itself (a failure's), and on its corrections."""
-    out = []
+def _judged(lesson: dict, sources: list) -> tuple:
+    """(the judge's verdict on the lesson itself or None, [(correction source, its verdict or None)])."""
     own = (lesson.get("backing") or {}).get("judge")
-    if isinstance(own, dict) and "lasting" in own:
-        out.append(own)
-    for ep in sources:
-        if ep.get("kind") == "correction":
-            found = verdict(ep.get("facts") or {})
-            if found is not None:
-                out.append(found)
-    return out
+    own = own if isinstance(own, dict) and "lasting" in own else None
+    return own, [(ep, verdict(ep.get("facts") or {})) for ep in sources if ep.get("kind") == "correction"]
 
 
 def backers(lesson: dict, sources: list) -> list:
     """What backs a lesson (names from BACKERS, in that order); [] for a candidate.
 
     lesson: with `kind`, `seen` and `backing` ({approved, edited, judge}); sources: its episodes
-    that still exist (with `kind` and `facts`).
+    that still exist (with `kind`, `facts` and, to count sessions past a judged one, `session_id`).
+    A judge's verdict decides where it was given: lasting on the lesson or on any of its
+    corrections backs it; nothing lasting on the lesson, or on every correction it came from,
+    leaves it to the person. A correction the judge found not lasting counts for nothing else:
+    neither its words nor its session.
     """
     backing = lesson.get("backing") or {}
     found = [name for name in ("approved", "edited") if backing.get(name)]
-    judged = verdicts(lesson, sources)
-    if any(v.get("lasting") for v in judged):
-        found.append("judge")
-    elif judged:
+    own, corrections = _judged(lesson, sources)
+    if (own or {}).get("lasting") or any(v and v.get("lasting") for _, v in corrections):
+        return found + ["judge"]
+    unjudged = [ep for ep, v in corrections if v is None]
+    if own is not None or (corrections and not unjudged):
         return found                # the judge read it and found nothing lasting: only the person now
-    if lesson.get("kind") == "feedback" and any(
-            standing(ep.get("facts") or {}) for ep in sources if ep.get("kind") == "correction"):
+    if lesson.get("kind") == "feedback" and any(standing(ep.get("facts") or {}) for ep in unjudged):
         found.append("standing")
-    if int(lesson.get("seen") or 0) >= RECUR_SESSIONS.get(lesson.get("kind"), RECUR_SESSIONS["feedback"]):
+    seen = int(lesson.get("seen") or 0)
+    if len(unjudged) < len(corrections):    # a session only a judged-no correction came from does not count
+        no = {id(ep) for ep, v in corrections if v is not None}
+        seen = len({ep.get("session_id") or f"episode:{ep.get('id')}" for ep in sources if id(ep) not in no})
+    if seen >= RECUR_SESSIONS.get(lesson.get("kind"), RECUR_SESSIONS["feedback"]):
         found.append("sessions")
     return found
 
@@ -126,8 +127,10 @@ def state_of(lesson: dict, sources: list) -> str:
 
 def judged_no(lesson: dict, sources: list) -> bool:
     """Whether a judge read the lesson and found nothing lasting in it (so it is not worth a look)."""
-    judged = verdicts(lesson, sources)
-    return bool(judged) and not any(v.get("lasting") for v in judged)
+    own, corrections = _judged(lesson, sources)
+    if (own or {}).get("lasting") or any(v and v.get("lasting") for _, v in corrections):
+        return False
+    return own is not None or bool(corrections) and all(v is not None for _, v in corrections)
 
 
 def lapses(since: str | None, now: str) -> bool:

@@ -10,7 +10,7 @@ import json
 import math
 from datetime import timedelta
 
-from . import backing, embed, files, forget, llm, paths, review
+from . import backing, embed, files, forget, judge, llm, paths, review
 from .clock import iso, parse_time
 from .corrections import correction_head, lasting_sentence, own_lines, what_lasts
 from .failures import cause_key, error_line, is_lesson_error, is_work_failure, project_bound, telling_lines
@@ -55,9 +55,9 @@ def night(store: Store, now: str | None = None, render=None, model=None) -> dict
 
     render: a callable `render(store, now=...) -> dict` with `written`, `vetoed` (lessons
     newly vetoed) and `warnings`, or None when render is not wired in. model: tonight's
-    optional model (llm.open_model) or None; it decides the doubtful turns before
-    consolidation, rewords the new lessons after it and leads recent session gists, each
-    outside any transaction; where it fails, the rules' result stands.
+    optional model (llm.open_model) or None; as the judge (judge.py) it reads the messages
+    before consolidation and the repeated failures' candidates after it, and it leads recent
+    session gists, each outside any transaction; where it fails, the rules' result stands.
     """
     now = iso(now)
     # Without a model the four passes are one transaction, and what they did is kept with them
@@ -65,15 +65,18 @@ def night(store: Store, now: str | None = None, render=None, model=None) -> dict
     # for the same night ends exactly as one never stopped. A model's calls take seconds, so
     # with one they run between the passes, outside any transaction.
     facts = _load_json(store.get_state("night_facts"))
-    doubtful, reworded = {"asked": 0, "corrections": 0, "not": 0}, []
+    judged = []
     if not facts or facts.get("night") != now:
         with store.transaction() if model is None else contextlib.nullcontext():
             facts = {"night": now, "through": store.last_episode_id(),   # what is new after it waits for the next
                      "to_candidates": _upgraded(store)}
             facts["decay"] = decay(store, now)
-            doubtful = llm.decide_doubtful_turns(store, model, now)
+            judged.append(("message", judge.judge_messages(store, model, now)))
             facts["consolidation"] = consolidate(store, now)
-            reworded = llm.word_lessons(store, model, facts["consolidation"]["new"], scoped)
+            judged.append(("failure", judge.judge_failures(store, model, now)))
+            moved = review.settle(store, judge.touched(judged), now)    # what the verdicts back now
+            facts["states"] = {"live": facts["consolidation"]["went_live"] + moved["live"],
+                               "candidate": facts["consolidation"]["went_candidate"] + moved["candidate"]}
             facts["verification"] = verify(store, now)
             facts["prediction"] = predict(store, now)
             store.set_state("night_facts", json.dumps(facts, ensure_ascii=False, sort_keys=True))
@@ -82,7 +85,7 @@ def night(store: Store, now: str | None = None, render=None, model=None) -> dict
     facts.update(_rendered(store, now, render))
     report = morning_facts(store, facts)
     if model is not None:
-        report["model"] = dict(model.facts(), doubtful=doubtful, reworded=len(reworded), gists=gists)
+        report["model"] = dict(model.facts(), judged=judge.night_facts(judged, model), gists=gists)
         report["warnings"] = report["warnings"] + llm.warnings_of(report["model"])
     previous = _load_json(store.get_state("morning"))
     total, keep = report, False
@@ -244,7 +247,9 @@ def consolidate(store: Store, now: str) -> dict:
     nearest to it and stays vetoed. Each surprise is examined once (`consolidated` is the
     lesson it fed, or 0: examined, no lesson yet); an error, and a correction that made no
     lesson, stay in the pool and join a later lesson that says the same, until archived.
-    A doubtful correction is left for a model to decide.
+    A doubtful correction is left for a model to decide. Where a judge read a correction
+    (judge.py), its verdict decides: nothing lasting, and it makes no lesson and joins none;
+    lasting, and the lesson it made is in the judge's words and scope.
     """
     with store.transaction():
         places = _Places()
@@ -261,17 +266,19 @@ def consolidate(store: Store, now: str) -> dict:
             if ep["kind"] == "error":
                 errors_by_session.setdefault(ep["session_id"], []).append(ep)
         for ep in pending:
-            if ep["kind"] != "correction" or ep["consolidated"] is not None or ep["facts"].get("doubtful"):
+            if ep["kind"] != "correction" or ep["consolidated"] is not None or ep["facts"].get("doubtful") \
+                    or _judged_not_lasting(ep):
                 continue
             lesson = tonight.nearest(vectors[ep["id"]], ep)
             if lesson is not None:
                 tonight.join(lesson, ep)
             else:
-                said = ep["facts"].get("model_lesson")     # a doubtful turn the model found a lesson in
-                body = said or (correction_lesson(ep["facts"]) if lasts(ep["facts"]) else None)
+                judged = backing.verdict(ep["facts"]) or {}
+                said = judged.get("lesson") if judged.get("lasting") else None   # in the judge's (a model's) words
+                body = unscoped(said) if said else (correction_lesson(ep["facts"]) if lasts(ep["facts"]) else None)
                 if body is None or mostly_secret(body):
                     continue            # nothing that lasts alone, or a secret is its instruction: it stays an episode
-                lesson = tonight.found("feedback", [ep], body)
+                lesson = tonight.found("feedback", [ep], body, everywhere=judged.get("scope") == "everywhere")
                 lesson.by_model = lesson.by_model or bool(said)
             # The failed call the person was answering is part of the same surprise.
             command = ep["facts"].get("command")
@@ -283,7 +290,8 @@ def consolidate(store: Store, now: str) -> dict:
         # Corrections examined before without a lesson join one that says the same thing,
         # whatever night or order it was formed in ("always pnpm" typed before "pnpm, not npm").
         for ep in pending:
-            if ep["kind"] == "correction" and ep["id"] not in fed and not ep["facts"].get("doubtful"):
+            if ep["kind"] == "correction" and ep["id"] not in fed and not ep["facts"].get("doubtful") \
+                    and not _judged_not_lasting(ep):
                 lesson = tonight.nearest(vectors[ep["id"]], ep)
                 if lesson is not None:
                     tonight.join(lesson, ep)
@@ -397,10 +405,11 @@ class _Consolidation:
         mine = (cause_of(ep), self.cause_place(ep))
         return next((ls for ls in self.lessons if mine in ls.causes), None)
 
-    def found(self, kind: str, members: list, body: str) -> _Lesson:
-        """A new lesson of these surprises (or the one that already says it), each of them joined."""
+    def found(self, kind: str, members: list, body: str, everywhere: bool = False) -> _Lesson:
+        """A new lesson of these surprises (or the one that already says it), each of them joined;
+        everywhere: for every project whatever its sources' (a judge said so)."""
         projects = {self.places.project(m["cwd"]) for m in members} - {None}
-        cwd = projects.pop() if len(projects) == 1 else None
+        cwd = projects.pop() if len(projects) == 1 and not everywhere else None
         text = scoped(body, cwd, self.places.is_repository(cwd))
         same = next((ls for ls in self.lessons if ls.text.lower() == text.lower()), None)
         if same is not None:        # never a second copy of a lesson, vetoed or not
@@ -413,6 +422,12 @@ class _Consolidation:
         for m in members:
             self.join(lesson, m)
         return lesson
+
+
+def _judged_not_lasting(ep: dict) -> bool:
+    """Whether a judge read this correction and found nothing lasting (not a correction, or momentary)."""
+    judged = backing.verdict(ep["facts"])
+    return judged is not None and not judged.get("lasting")
 
 
 def _write_lessons(store: Store, lessons: list, fed: dict, examined: list, now: str) -> dict:
@@ -887,11 +902,16 @@ def morning_text(report: dict, prediction_days: int, archive_after_days: int) ->
 
 
 def _model_line(m: dict) -> list:
-    decided = m["doubtful"]["corrections"] + m["doubtful"]["not"]
+    j = m.get("judged") or {}
+    cap = m.get("cap") or {}
+    spent = f"{_count(m['calls'], 'call')}, {m.get('tokens', 0):,} tokens" + (
+        f" (${m['cost_usd']:.2f})" if m.get("cost_usd") else "") + (
+        f", of a cap of {cap['calls']} calls and {cap['tokens']:,} tokens a night" if cap else "")
     return [f"- {m['model']}: {_count(m['asked'], 'question')} ({m['cached']} answered from the cache), "
-            f"{_count(m['answered'], 'new answer')}, {_count(m['failures'], 'failure')}; "
-            f"{_count(decided, 'doubtful turn')} decided ({m['doubtful']['corrections']} corrections), "
-            f"{_count(m['reworded'], 'lesson')} in its words, {_count(m['gists'], 'session gist')} led by it."]
+            f"{_count(m['answered'], 'new answer')}, {_count(m['failures'], 'failure')}; {spent}.",
+            f"  Judged {_count(j.get('messages', 0), 'message')} ({j.get('corrections', 0)} corrections, "
+            f"{j.get('lasting', 0)} lasting) and {_count(j.get('failures', 0), 'repeated failure')} "
+            f"({j.get('failures_lasting', 0)} lasting); {_count(m.get('gists', 0), 'session gist')} led by it."]
 
 
 def _count(n: int, one: str, many: str | None = None) -> str:

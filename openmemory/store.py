@@ -521,19 +521,33 @@ class Store:
                          (key, model, redact(answer), now))
 
     def doubtful_corrections(self, now: str | None = None, limit: int = 200) -> list:
-        """Live correction episodes (up to now) the rules marked doubtful and no model decided, newest first."""
+        """Live correction episodes (up to now) the rules marked doubtful and no model or judge decided, newest first."""
         return [_row(r) for r in self._db.execute(
             "SELECT * FROM episodes WHERE kind = 'correction' AND NOT archived AND (? IS NULL OR at <= ?) "
             "AND json_extract(facts, '$.doubtful') AND json_extract(facts, '$.decided') IS NULL "
+            "AND json_extract(facts, '$.judge') IS NULL "
             "ORDER BY at DESC, id DESC LIMIT ?", (now, now, limit))]
 
-    def settle_doubtful(self, episode_id: int, facts: dict, reexamine: bool) -> None:
-        """Record the model's verdict in a doubtful episode's facts; a correction is examined again."""
+    def unjudged_corrections(self, now: str, limit: int = 2000) -> list:
+        """Live correction episodes up to now that no judge (nor an earlier model) has read, newest first."""
+        return [_row(r) for r in self._db.execute(
+            "SELECT * FROM episodes WHERE kind = 'correction' AND NOT archived AND at <= ? "
+            "AND json_extract(facts, '$.judge') IS NULL AND json_extract(facts, '$.decided') IS NULL "
+            "ORDER BY at DESC, id DESC LIMIT ?", (now, limit))]
+
+    def settle_judged(self, episode_id: int, facts: dict, reexamine: bool) -> None:
+        """Record a judge's verdict in an episode's facts; one to examine again (a correction the
+        rules found no lesson in, or left doubtful, that the judge found lasting) is pending again."""
         self._db.execute("UPDATE episodes SET facts = ? WHERE id = ?",
                          (json.dumps(redact_obj(facts), ensure_ascii=False, sort_keys=True), episode_id))
         if reexamine:
             self._db.execute("UPDATE episodes SET consolidated = NULL WHERE id = ? AND consolidated = 0",
                              (episode_id,))
+
+    def set_lesson_backing(self, lesson_id: int, backing: dict) -> None:
+        """Keep what a judge said of a lesson itself (in `backing`); review.settle then decides its state."""
+        self._db.execute("UPDATE lessons SET backing = ? WHERE id = ?",
+                         (json.dumps(redact_obj(backing), ensure_ascii=False, sort_keys=True), lesson_id))
 
     def reword_lesson(self, lesson_id: int, text: str) -> None:
         """Replace a lesson's words (and the vector recall compares them by)."""

@@ -58,6 +58,16 @@ class Backers(unittest.TestCase):
         self.assertTrue(backing.judged_no(lesson(seen=2), [judged]))
         self.assertEqual(backing.backers(lesson(seen=2, approved="2026-12-01T00:00:00Z"), [judged]), ["approved"])
 
+    def test_a_correction_the_judge_found_not_lasting_counts_for_nothing_else(self):
+        no = {"correction": True, "lasting": False}
+        judged = dict(correction("no, add a comment to #91", judge=no), session_id="b", id=2)
+        standing_ = dict(STANDING, session_id="a", id=1)
+        self.assertEqual(backing.backers(lesson(seen=2), [standing_, judged]), ["standing"])   # not "sessions"
+        self.assertFalse(backing.judged_no(lesson(seen=2), [standing_, judged]))
+        other = dict(correction("no, use pnpm"), session_id="c", id=3)
+        self.assertEqual(backing.backers(lesson(seen=3), [other, judged, dict(other, id=4, session_id="d")]),
+                         ["sessions"])
+
     def test_the_person_decides_over_everything(self):
         self.assertEqual(backing.backers(lesson(approved="2026-12-01T00:00:00Z"), [ONE_OFF]), ["approved"])
         self.assertEqual(backing.backers(lesson(edited="2026-12-01T00:00:00Z", seen=2), [STANDING]),
