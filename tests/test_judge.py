@@ -120,5 +120,38 @@ class ReadingTheAnswer(unittest.TestCase):
 
 
 
+class RecordedAnswersReplayed(unittest.TestCase):
+    """tests/judge_requests.py: the requests dumped are the ones the night sends, and a recorded
+    answer reaches the request of its key through a real endpoint."""
+
+    def test_dump_then_replay(self):
+        import tempfile
+        from datetime import datetime, timezone
+        from pathlib import Path
+        from tests import judge_requests
+        from tests.fixtures import Transcript
+        with tempfile.TemporaryDirectory() as tmp:
+            files = []
+            for day, said in ((2, SAID), (3, "check again")):
+                t = Transcript(cwd="/home/dev/shop", start=datetime(2026, 11, day, 9, tzinfo=timezone.utc))
+                t.user("run the tests")
+                t.assistant("Running them.", tools=[("Bash", {"command": "python -m unittest"},
+                                                     "Exit code 1\nERROR: tests could not be collected", True)])
+                t.assistant("The test command failed.")
+                t.user(said)
+                t.assistant("Understood.")
+                files.append(t.write(Path(tmp)))
+            requests = judge_requests.requests_of(files)
+            keys = [r["key"] for r in requests]
+            self.assertEqual(len(keys), len(set(keys)))
+            self.assertTrue(all(r["user"].startswith(f"Item: {r['key']}\n") for r in requests))
+            pytest = next(r["key"] for r in requests if "pytest -q" in r["user"])
+            lesson = "Run the tests with `pytest -q`, not `python -m unittest`."
+            night = judge_requests.replay_night(files, {pytest: answer(True, lesson)})
+        self.assertEqual((night["asked"], night["missing"]), (len(requests), len(requests) - 1))
+        live = [ls["text"] for ls in night["lessons"] if ls["state"] == "live"]
+        self.assertEqual(live, ["In this project run the tests with `pytest -q`, not `python -m unittest`."])
+
+
 if __name__ == "__main__":
     unittest.main()
