@@ -22,8 +22,12 @@ request it receives with the recorded answer of the same key — one JSON object
 and `{}` (no verdict: the rules' result stands) where no answer was recorded. It reports
 what a person would see: the lessons live and candidate, verbatim, with the verdicts the
 judge gave; and, when the labels are at hand (tests/learning_eval.py), the same figures as
-the rules alone. The session split is learning_eval's (a session's id's SHA-256 divisible
-by 3 is set aside).
+the rules alone, scored as learning_eval scores them (`--labels`, the split's by default):
+correction precision and recall as the night reads the messages (the judge's verdict where
+it gave one, else the rules'), the share of labelled lasting items whose episode feeds a
+live lesson (and a live one or a candidate), and how many rendered lessons came from a
+labelled lasting item. The session split is learning_eval's (a session's id's SHA-256
+divisible by 3 is set aside).
 """
 import argparse
 import hashlib
@@ -35,7 +39,7 @@ from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
-from openmemory import ingest, judge, llm, sleep, store, transcripts
+from openmemory import episodes, ingest, judge, llm, sleep, store, transcripts
 from openmemory.clock import iso, parse_time
 from tests.llm_server import ModelServer
 
@@ -206,6 +210,74 @@ def replay_night(files: list, answers: dict) -> dict:
             "lessons": shown, "episodes": eps}
 
 
+# --------------------------------------------------------------------------------------
+# Against the labels (tests/learning_eval.py reads them; its item keys are used here)
+
+def is_correction(ep: dict) -> bool:
+    """Whether the night takes a correction episode for a correction: the judge's verdict where
+    it gave one, else the rules' (a doubtful or a `not` one is not)."""
+    facts = ep["facts"]
+    judged = facts.get("judge")
+    if isinstance(judged, dict) and "correction" in judged:
+        return bool(judged["correction"])
+    if facts.get("decided") == "model":
+        return not facts.get("doubtful")
+    return not facts.get("doubtful") and facts.get("verdict", "correction") in ("correction", "standing")
+
+
+def label_figures(files: list, labels: dict, night: dict) -> dict:
+    """Detection precision and recall as the night read the messages (judge or rules), the share
+    of labelled lasting items whose episode feeds a live lesson (and a live one or a candidate),
+    and the share of live lessons made from a labelled lasting item."""
+    from tests import learning_eval as le
+    keys, failure_keys = {}, {}
+    for path in files:
+        for s in episodes.surprises_of(transcripts.parse(path)):
+            if s.kind == "correction":
+                for key in le._surprise_keys(s):
+                    keys.setdefault((path.stem, key), f"correction:{s.anchor}")
+        failure_keys[path.stem] = le._failure_keys(path)
+    by_key = {e["key"]: e for e in night["episodes"].values()}
+    tp = fp = fn = 0
+    labelled, lasting_keys = set(), set()
+    for item in labels["messages"]:
+        if item.get("repeat_of"):
+            continue
+        key = keys.get((item["session"], le._item_key(item)))
+        labelled.add(key)
+        ep = by_key.get(key)
+        hit, truth = ep is not None and is_correction(ep), item["verdict"] == "correction"
+        tp, fp, fn = tp + (hit and truth), fp + (hit and not truth), fn + (truth and not hit)
+        if item.get("lasting") and key:
+            lasting_keys.add(key)
+    fp += sum(1 for e in by_key.values() if e["kind"] == "correction" and e["key"] not in labelled
+              and is_correction(e))
+    for item in labels.get("failures", []):
+        if item.get("lasting"):
+            key = failure_keys.get(item["session"], {}).get(item["tool_use_id"])
+            if key:
+                lasting_keys.add(key)
+    states = {ls["id"]: ls["state"] for ls in night["lessons"]}
+    n_lasting = sum(1 for i in labels["messages"] if i.get("lasting") and not i.get("repeat_of")) + \
+        sum(1 for i in labels.get("failures", []) if i.get("lasting"))
+    reached = [states.get(by_key[k]["consolidated"]) for k in lasting_keys if k in by_key]
+    live = [ls for ls in night["lessons"] if ls["state"] == "live"]
+    from_lasting = [ls for ls in live if any(src["key"] in lasting_keys for src in ls["sources"])]
+    return {"tp": tp, "fp": fp, "fn": fn,
+            "precision": tp / (tp + fp) if tp + fp else 1.0, "recall": tp / (tp + fn) if tp + fn else 1.0,
+            "lasting": n_lasting, "lasting_live": reached.count("live"),
+            "lasting_live_or_candidate": reached.count("live") + reached.count("candidate"),
+            "rendered": len(live), "rendered_from_lasting": len(from_lasting)}
+
+
+def figures_line(name: str, f: dict) -> str:
+    n = f["lasting"] or 1
+    return (f"| {name} | {f['precision']:.2f} ({f['tp']} found, {f['fp']} false) | {f['recall']:.2f} ({f['fn']} missed) "
+            f"| {f['lasting_live'] / n:.2f} ({f['lasting_live']} of {f['lasting']}) "
+            f"| {f['lasting_live_or_candidate'] / n:.2f} ({f['lasting_live_or_candidate']}) "
+            f"| {f['rendered_from_lasting']} of {f['rendered']} |")
+
+
 def report(which: str, night: dict) -> str:
     lessons = night["lessons"]
     live = [ls for ls in lessons if ls["state"] == "live"]
@@ -235,16 +307,30 @@ def main(argv=None) -> int:
     p = sub.add_parser("replay", help="the first night again with recorded answers")
     p.add_argument("--sessions", choices=("tune", "heldout"), default="tune")
     p.add_argument("--answers", type=Path, required=True)
+    p.add_argument("--labels", type=Path, help="hand labels to score against (the tune split's by default)")
     p.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
+    if args.verb == "replay" and args.labels is None:
+        args.labels = (ROOT / "tests" / "data" / "learning" / "dev_labels.json" if args.sessions == "tune"
+                       else Path("/work/labels/heldout/labels.json"))
     if args.verb == "dump":
         n = dump(args.sessions, args.out)
         print(f"{n} requests for {len(session_files(args.sessions))} {args.sessions} sessions in {args.out}",
               file=sys.stderr)
         return 0
-    night = replay_night(session_files(args.sessions), load_answers(args.answers))
+    files = session_files(args.sessions)
+    night = replay_night(files, load_answers(args.answers))
+    table = ""
+    if args.labels and args.labels.is_file():
+        labels = json.loads(args.labels.read_text(encoding="utf-8"))
+        rules = label_figures(files, labels, replay_night(files, {}))
+        judged = label_figures(files, labels, night)
+        night["figures"] = {"rules": rules, "judge": judged}
+        table = "\n".join(["| night | correction precision | recall | lasting live | live or candidate "
+                           "| rendered from a lasting item |", "|---|---|---|---|---|---|",
+                           figures_line("rules alone", rules), figures_line("with the recorded judge", judged), ""])
     night.pop("episodes")
-    print(json.dumps(night, ensure_ascii=False, indent=1) if args.json else report(args.sessions, night))
+    print(json.dumps(night, ensure_ascii=False, indent=1) if args.json else table + "\n" + report(args.sessions, night))
     return 0
 
 
