@@ -282,7 +282,8 @@ def report(which: str, night: dict) -> str:
     lessons = night["lessons"]
     live = [ls for ls in lessons if ls["state"] == "live"]
     cand = [ls for ls in lessons if ls["state"] == "candidate"]
-    lines = [f"# First night over the {which} sessions with the recorded judge", "",
+    judged = "with the recorded judge" if night["asked"] > night["missing"] else "rules alone (no answer recorded)"
+    lines = [f"# First night over the {which} sessions, {judged}", "",
              f"- requests answered from the record: {night['asked'] - night['missing']} of {night['asked']}"
              f" ({night['missing']} with no recorded answer: the rules' result stands)",
              f"- messages judged: {night['judged_messages']} ({night['judged_corrections']} corrections)",
