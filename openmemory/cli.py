@@ -57,10 +57,11 @@ def cmd_ingest(args) -> int:
     else:
         print(report.line())
         if asked:
+            judged = asked["judged"]
             print(f"model: {_count(asked['gists'], 'session gist')} led by it, "
-                  f"{_count(asked['doubtful']['corrections'] + asked['doubtful']['not'], 'doubtful turn')} decided "
-                  f"({_count(asked['asked'], 'question')}, {asked['cached']} from the cache, "
-                  f"{_count(asked['failures'], 'failure')})")
+                  f"{_count(judged['asked'], 'message')} judged ({judged['corrections']} corrections, "
+                  f"{judged['lasting']} lasting; {_count(asked['asked'], 'question')}, {asked['cached']} from the "
+                  f"cache, {_count(asked['failures'], 'failure')})")
         for path, reason in report.failed:
             print(f"openmemory: warning: cannot read {path}: {reason}", file=sys.stderr)
         for path in report.not_transcripts:
@@ -70,8 +71,8 @@ def cmd_ingest(args) -> int:
 
 
 def _model_after_ingest(db, quiet: bool) -> dict | None:
-    """`ingest --model`: the model decides doubtful turns and leads session gists (never the hook's ingest)."""
-    from . import llm
+    """`ingest --model`: the judge reads the new messages, the model leads session gists (never the hook's ingest)."""
+    from . import judge, llm, review
     from .clock import iso
     model = _open_model(db, iso())
     if model is None:
@@ -80,12 +81,14 @@ def _model_after_ingest(db, quiet: bool) -> dict | None:
                   file=sys.stderr)
         return None
     now = iso()
-    doubtful = llm.decide_doubtful_turns(db, model, now)
+    judged = judge.judge_messages(db, model, now, share=1.0)
+    review.settle(db, judged["lessons"], now)
     gists = llm.write_gists(db, model)
-    return dict(llm.close_model(db, model), doubtful=doubtful, gists=gists)
+    return dict(llm.close_model(db, model), judged=judged, gists=gists)
 
 
-_NO_MODEL = "no model configured (set OPENMEMORY_LLM_URL and OPENMEMORY_LLM_MODEL; see OPERATIONS.md)"
+_NO_MODEL = ("no model turned on (`openmemory setup --judge claude|endpoint`, or OPENMEMORY_LLM_URL and "
+             "OPENMEMORY_LLM_MODEL; see OPERATIONS.md)")
 
 
 def _open_model(db, now):
@@ -117,7 +120,8 @@ def cmd_status(args) -> int:
           f"{_count(e['correction'], 'correction')}, {_count(e['note'], 'note')}; {e['archived']} archived)")
     print(f"transcripts  {counts['sessions']} ingested, {_count(counts['lines_skipped'], 'malformed line')} skipped"
           + (f", {counts['opted_out']} kept out by .openmemory-ignore" if counts["opted_out"] else ""))
-    print(f"lessons      {counts['lessons']} ({counts['lessons_live']} live)")
+    print(f"lessons      {counts['lessons']} ({counts['lessons_live']} live, "
+          f"{_count(counts['lessons_candidate'], 'candidate')} to review: `openmemory lessons`)")
     print(f"predictions  {counts['predictions']} ({counts['predictions_open']} open, "
           f"{counts['predictions_confirmed']} confirmed, {counts['predictions_failed']} failed)")
     print(f"database     {counts['db']} ({_size(counts['db_bytes'])}; passes quick_check)")
@@ -131,15 +135,24 @@ def _model_status(model: dict) -> str:
     if not model["configured"]:
         return f"not used: {model['problem']}" if model["problem"] else "none (optional; see OPERATIONS.md)"
     answered = f"last answered {model['last_answered']}" if model["last_answered"] else "never answered yet"
-    return f"{model['model']} at {model['url']}; {answered}"
+    night = model["last_night"] or {}
+    used = ""
+    if night.get("calls") is not None and night.get("cap"):
+        used = (f"; last run: {_count(night['calls'], 'call')}, {night.get('tokens', 0):,} tokens"
+                + (f" (${night['cost_usd']:.2f})" if night.get("cost_usd") else "")
+                + f" of {night['cap']['calls']} calls and {night['cap']['tokens']:,} tokens a night")
+    return f"{model['describe']}; {answered}{used}"
 
 
 def _model_facts(db) -> dict:
-    """Whether a model is configured, and whether and when it last answered (never its key)."""
+    """Whether a model is turned on (an endpoint, or Claude Code headless), whether and when it last
+    answered, and what its last run used (never its key)."""
     from . import llm
     cfg = llm.config()
-    return {"configured": cfg is not None, "model": cfg.model if cfg else None, "url": cfg.url if cfg else None,
-            "problem": llm.problem(), "last_answered": db.get_state("model_answered"),
+    return {"configured": cfg is not None, "backend": cfg.backend if cfg else None,
+            "model": cfg.model if cfg else None, "url": (cfg.url or None) if cfg else None,
+            "describe": cfg.describe() if cfg else None, "problem": llm.problem(),
+            "last_answered": db.get_state("model_answered"),
             "last_night": json.loads(db.get_state("model_night") or "null")}
 
 
@@ -156,7 +169,7 @@ def cmd_backup(args) -> int:
 
 def cmd_forget(args) -> int:
     """Forget episodes or lessons for good: database, text index, Claude Code's memory files, reports."""
-    from . import forget, recall, render, sleep
+    from . import forget, recall, render, review, sleep
     episode_ids, lesson_ids = forget.parse_ids(args.ids)
     project = os.path.realpath(os.path.expanduser(args.project)) if args.project else None
     if not (episode_ids or lesson_ids or args.query or project):
@@ -175,7 +188,8 @@ def cmd_forget(args) -> int:
         for ls in plan.lessons:
             print(f"lesson {ls['id']} · {clip(ls['text'], 100)}")
         for ls, text, _ in plan.reworded:
-            print(f"lesson {ls['id']} · worded again: {clip(text, 100)}")
+            again = "your text, kept" if (ls.get("backing") or {}).get("edited") else "worded again"
+            print(f"lesson {ls['id']} · {again}: {clip(text, 100)}")
         sys.stdout.flush()
         if (args.query or project) and not args.yes:
             if not sys.stdin.isatty():
@@ -188,6 +202,7 @@ def cmd_forget(args) -> int:
         # finishes the files from what the database says.
         render.veto_forgotten([ls["text"] for ls in plan.lessons if ls["text"]], plan.quotes, clock.iso())
         done = forget.apply(db, plan, clock.iso())
+        review.settle(db, [ls["id"] for ls, _, _ in plan.reworded])   # what backed them may be gone
         rendered = render.render(db)
         report = db.get_state("morning")
         if report and done["morning"]:
@@ -199,6 +214,42 @@ def cmd_forget(args) -> int:
     if not done["wal_emptied"]:
         print("openmemory: warning: another process is reading the database, so its log (memory.db-wal) may "
               "still hold the forgotten bytes until it ends; run `openmemory status` later", file=sys.stderr)
+    return 0
+
+
+def cmd_lessons(args) -> int:
+    """List every lesson and candidate with what backs it and where it came from; approve, reject or edit one."""
+    from . import render, review
+    with store.connect() as db:
+        if args.action == "list":
+            if args.args:
+                raise OpenMemoryError("`openmemory lessons` lists them all; to act on one: "
+                                      "openmemory lessons approve|reject lesson:N, or edit lesson:N \"text\"")
+            entries = review.listing(db)
+            if args.json:
+                _print_json(entries)
+            elif not entries:
+                print("no lessons yet: sleep makes them from your corrections and repeated failures", file=sys.stderr)
+            else:
+                print("\n\n".join("\n".join(review.told(e)) for e in entries))
+            return 0
+        if args.action == "edit":
+            if len(args.args) < 2:
+                raise OpenMemoryError("edit takes a lesson and its new text: openmemory lessons edit lesson:N \"text\"")
+            lessons = [review.edit(db, review.parse_id(args.args[0]), " ".join(args.args[1:]))]
+        else:
+            if not args.args:
+                raise OpenMemoryError(f"say which: openmemory lessons {args.action} lesson:N")
+            act = review.approve if args.action == "approve" else review.reject
+            lessons = [act(db, i) for i in dict.fromkeys(map(review.parse_id, args.args))]
+        rendered = render.render(db)
+    if args.json:
+        _print_json({"lessons": [{"id": ls["id"], "state": review.state_name(ls), "text": ls["text"]}
+                                 for ls in lessons], "render": render.summary(rendered)})
+        return 0
+    for ls in lessons:
+        print(review.brief(ls))
+    print(render.summary(rendered), file=sys.stderr)
     return 0
 
 
@@ -282,8 +333,11 @@ def cmd_sleep(args) -> int:
 
 
 def cmd_setup(args) -> int:
-    """Connect Claude Code in one step: the MCP server, the hooks and the nightly sleep (--undo removes them)."""
+    """Connect Claude Code in one step: the MCP server, the hooks and the nightly sleep (--undo removes
+    them); --judge turns the optional judge on or off."""
     from . import setup
+    if args.judge is not None or _asks_for_a_judge(args):
+        _setup_judge(args)
     changes = setup.undo_plan() if args.undo else setup.plan(args.schedule)
     todo = [c for c in changes if c.run is not None]
     if args.json and (args.dry_run or not todo):
@@ -310,6 +364,46 @@ def cmd_setup(args) -> int:
         print(note, file=sys.stderr)
     print("done; `openmemory doctor` checks it" if not args.undo else "done: removed what setup had added")
     return 0
+
+
+def _asks_for_a_judge(args) -> bool:
+    """Whether setup asks about the judge: only at a terminal, never with --yes (which alone never
+    turns one on), --undo, --dry-run or --json."""
+    return not (args.yes or args.undo or args.dry_run or args.json) and sys.stdin.isatty()
+
+
+def _setup_judge(args) -> None:
+    """The judge's part of setup: what it is and costs, said before it is turned on; the choice kept in
+    openmemory's settings file, which the nightly job reads. Turning one on is always asked for by
+    name (--judge, or the answer typed here)."""
+    from . import settings
+    current = settings.judge()
+    for line in settings.explain(current):
+        print(line, file=sys.stderr)
+    backend = args.judge
+    if backend is None:
+        print(f"turn on a judge? [off/claude/endpoint] (Enter keeps: {current.backend}) ", end="",
+              file=sys.stderr, flush=True)
+        backend = sys.stdin.readline().strip().lower() or current.backend
+        if backend not in settings.BACKENDS:
+            raise OpenMemoryError(f"no judge called {backend!r}; the choices are {', '.join(settings.BACKENDS)}")
+    try:
+        choice = settings.choose(backend, model=args.judge_model, url=args.judge_url, command=args.judge_command,
+                                 calls=args.judge_calls, tokens=args.judge_tokens, current=current)
+    except ValueError as e:
+        raise OpenMemoryError(f"setup --judge {backend}: {e}") from None
+    if choice.backend != "off":
+        for line in settings.cost(choice):
+            print(line, file=sys.stderr)
+    if args.dry_run:
+        print(f"dry run: the judge would be {choice.describe()}")
+        return
+    if choice.backend != "off" and args.judge is None and not _confirm(f"turn on {choice.describe()}?"):
+        print("the judge stays off", file=sys.stderr)
+        return
+    settings.save_judge(choice)
+    print(f"judge: {choice.describe()}" + (f", at most {choice.calls} calls and {choice.tokens:,} tokens a night"
+                                           if choice.backend != "off" else "") + f" ({paths.own_settings_path()})")
 
 
 _MARK = {"add": "+", "replace": "~", "remove": "-", "keep": "=", "manual": "!", "skip": "="}
@@ -461,6 +555,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = verb("status", cmd_status)
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
+    p = verb("lessons", cmd_lessons)
+    p.add_argument("action", nargs="?", default="list", choices=("list", "approve", "reject", "edit"),
+                   help="list (default); approve: it goes into the agent's memory; reject: never again, as deleting "
+                        "its file; edit: your own text for it (and approve it)")
+    p.add_argument("args", nargs="*", metavar="ID [TEXT]", help="lesson ids as `forget` takes them (lesson:3); "
+                                                                   "for edit, one id and the new text")
+    p.add_argument("--json", action="store_true", help="print JSON (the list: with the episode ids of each source)")
+
     p = verb("render", cmd_render)
     p.add_argument("--max-lines", type=int, metavar="N",
                    help="lessons indexed per MEMORY.md (default $OPENMEMORY_INDEX_LINES, else 20)")
@@ -499,6 +601,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how to run the nightly sleep (default auto: launchd on macOS, a systemd user timer, "
                         "else cron, else print the crontab line)")
     p.add_argument("--json", action="store_true", help="print the changes as JSON")
+    p.add_argument("--judge", choices=("off", "claude", "endpoint"),
+                   help="the optional judge the nightly sleep asks (off by default; see OPERATIONS.md): "
+                        "Claude Code headless (`claude -p`), or an OpenAI-compatible endpoint")
+    p.add_argument("--judge-model", metavar="NAME", help="the judge's model (claude: default haiku)")
+    p.add_argument("--judge-url", metavar="URL", help="endpoint: its OpenAI-compatible base URL")
+    p.add_argument("--judge-command", metavar="PATH", help="claude: the `claude` binary (default: found on PATH)")
+    p.add_argument("--judge-calls", type=_positive, metavar="N", help="the judge's calls a night at most (20)")
+    p.add_argument("--judge-tokens", type=_positive, metavar="N", help="the judge's tokens a night at most (60000)")
 
     p = verb("doctor", cmd_doctor)
     p.add_argument("--json", action="store_true", help="print the checks as JSON")

@@ -333,6 +333,8 @@ def episodes_of(session: Session, session_id: str | None = None) -> list:
         when = iso_or_none(s.at) or at
         ep = _error_episode(s, cwd, when, task) if s.kind == "error" else _correction_episode(s, cwd, when)
         ep["around"] = neighbours.around(session.turns, s.at, asked[0] if asked else None)  # for its context
+        if s.kind == "correction":
+            ep["facts"]["then"] = agent_next(session.turns, s.at)   # for a judge: what the agent did next
         out.append(ep)
     out += _subagent_failures(session, cwd, at, task, asked[0] if asked else None)
     return out
@@ -356,6 +358,33 @@ def _subagent_failures(session: Session, cwd, at: str, task: str, asked) -> list
 
 def _stem(path: str) -> str:
     return path.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".jsonl")
+
+
+THEN_SAID = 300             # characters of the agent's first words after a correction
+THEN_CALLS = 5              # of its calls after it
+
+
+def agent_next(turns: list, at: str) -> dict:
+    """What the agent did after the person's words at `at`, up to their next message: its first
+    words (`said`) and its calls (`ran`, each `summary` and whether it failed or was refused)."""
+    said, ran = "", []
+    started = False
+    for turn in turns:
+        if not started:
+            started = bool(turn.at and at and turn.at > at)
+            if not started:
+                continue
+        if turn.role == "user":
+            if turn.source in ("prompt", "queued", "plan"):
+                break
+            continue
+        said = said or clip(turn.text or "", THEN_SAID)
+        for call in turn.tools:
+            if OWN_TOOL.match(call.name) or len(ran) >= THEN_CALLS:
+                continue
+            ran.append({"call": clip(call.summary(), 200), "failed": bool(call.is_error and not call.rejected),
+                        "refused": bool(call.rejected)})
+    return {"said": said, "ran": ran}
 
 
 def _error_episode(s: Surprise, cwd, at: str, task: str) -> dict:

@@ -161,6 +161,9 @@ def plan(store, episode_ids=(), lesson_ids=(), project=None) -> Plan:
         if not fed_by or not ls["text"]:
             continue
         remaining = [i for i in ls["sources"] if i not in gone]
+        if (ls.get("backing") or {}).get("edited"):
+            p.reworded.append((ls, ls["text"], remaining))  # the person's own words: kept as they are
+            continue
         text = _reword(store, ls, remaining) if remaining else None
         if text is None:
             p.lessons.append(ls)  # fed only by forgotten episodes (or nothing left to say)

@@ -73,6 +73,10 @@ def run(event: dict | None, detach: str = "auto") -> str:
     if not isinstance(event, dict):
         return _said(logging.WARNING, "no hook event on stdin; nothing done")
     name = event.get("hook_event_name")
+    if os.environ.get(paths.JUDGE_MARK):
+        # openmemory's own judge (`claude -p`, llm.headless) runs with hooks off; were one to
+        # fire anyway, it must not ingest or start a catch-up: that would recurse.
+        return _said(logging.DEBUG, f"{name}: inside openmemory's judge; nothing done")
     if name in INGEST_EVENTS + (CATCH_UP_EVENT,) and _setup_runs_the_hooks():
         return _said(logging.DEBUG, f"{name}: `openmemory setup` installed hooks here; the plugin's does nothing")
     if name == CATCH_UP_EVENT:

@@ -1,4 +1,4 @@
-"""The schema: an append-only list of named steps (m001 ... m008), applied in order when the
+"""The schema: an append-only list of named steps (m001 ... m009), applied in order when the
 store opens its file (store.connect).
 
 Each step runs in its own transaction with the new PRAGMA user_version; a database newer
@@ -6,6 +6,7 @@ than this code is refused. No `executescript` inside a step (it would commit fir
 this module and store.py speak SQL; the connection, its transactions and the file's checks
 are the store's.
 """
+import json
 import sqlite3
 
 from . import neighbours
@@ -250,9 +251,63 @@ def m008_episodes_indexed_at_commit(db: sqlite3.Connection) -> None:
     db.execute("DROP TRIGGER IF EXISTS recall_index_episode_insert")
 
 
+def m009_lesson_state(db: sqlite3.Connection) -> None:
+    """A lesson is live (rendered) or a candidate (recallable, listed for review, never
+    rendered, no prediction), by what backs it (backing.py): the person's approval or text, a
+    judge, their standing words, another session. `backing` (JSON) keeps the person's approval
+    and edit and a judge's verdict on the lesson itself; `since`, when it last became a
+    candidate (it lapses LAPSE_DAYS later).
+
+    Existing lessons that nothing backs become candidates now: the next render takes them out
+    of MEMORY.md, their open predictions are closed, and their ids wait in the state key
+    `lessons_to_candidates` for the next morning report to say so, once. Their time to lapse
+    starts now, not when they were learnt.
+    """
+    from datetime import datetime, timezone
+    from . import backing      # here: the rules it reads are loaded only by this step, once
+    columns = [row[1] for row in db.execute("PRAGMA table_info(lessons)")]
+    if "state" not in columns:  # else: run again (a test that rewinds user_version does)
+        db.execute("ALTER TABLE lessons ADD COLUMN state TEXT NOT NULL DEFAULT 'live' "
+                   "CHECK (state IN ('live', 'candidate'))")
+        db.execute("ALTER TABLE lessons ADD COLUMN backing TEXT NOT NULL DEFAULT '{}'")
+        db.execute("ALTER TABLE lessons ADD COLUMN since TEXT")
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    lessons = db.execute("SELECT id, kind, seen, sources, archived FROM lessons "
+                         "WHERE state = 'live' AND NOT vetoed").fetchall()
+    moved, rendered = [], []
+    for lesson_id, kind, seen, sources, archived in lessons:
+        try:
+            ids = [int(i) for i in json.loads(sources or "[]")]
+        except (ValueError, TypeError):
+            ids = []
+        episodes = []
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            for ep_kind, facts in db.execute(f"SELECT kind, facts FROM episodes WHERE id IN "
+                                             f"({','.join('?' * len(chunk))})", chunk):
+                try:
+                    episodes.append({"kind": ep_kind, "facts": json.loads(facts or "{}")})
+                except ValueError:
+                    episodes.append({"kind": ep_kind, "facts": {}})
+        by = backing.backers({"kind": kind, "seen": seen, "backing": {}}, episodes)
+        if by:
+            db.execute("UPDATE lessons SET backing = ? WHERE id = ?", (json.dumps({"by": by}), lesson_id))
+        else:
+            moved.append(lesson_id)
+            if not archived:
+                rendered.append(lesson_id)     # in MEMORY.md until now: the report says it left
+    db.executemany("UPDATE lessons SET state = 'candidate', since = ?, backing = ? WHERE id = ?",
+                   [(now, json.dumps({"by": []}), i) for i in moved])
+    db.executemany("UPDATE predictions SET resolved = ? WHERE resolved IS NULL AND lesson_id = ?",
+                   [(now, i) for i in moved])
+    if rendered:
+        db.execute("INSERT INTO state (key, value) VALUES ('lessons_to_candidates', ?) "
+                   "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (json.dumps(rendered),))
+
+
 MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_event_identity,
               m005_model_answers, m006_forgotten_and_opted_out, m007_recall_context,
-              m008_episodes_indexed_at_commit]
+              m008_episodes_indexed_at_commit, m009_lesson_state]
 
 
 def migrate(db: sqlite3.Connection, path="") -> None:

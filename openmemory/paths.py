@@ -56,6 +56,19 @@ def ignore_list_path() -> Path:
     return home() / "ignore"
 
 
+JUDGE_MARK = "OPENMEMORY_JUDGE"     # set in the environment of openmemory's own judge run (`claude -p`)
+
+
+def own_settings_path() -> Path:
+    """openmemory's own settings (the judge: which, and its nightly cap), written by setup."""
+    return home() / "settings.json"
+
+
+def judge_dir() -> Path:
+    """The empty folder a headless Claude Code judge runs in (marked kept out of memory)."""
+    return home() / "judge"
+
+
 def log_path() -> Path:
     """Where the hook and the server log what they cannot print."""
     return home() / "logs" / "openmemory.log"
@@ -235,6 +248,7 @@ def all_paths() -> dict:
         "claude_dir": str(claude_dir()),
         "projects": str(projects_dir()),
         "settings": str(settings_path()),
+        "own_settings": str(own_settings_path()),
         "setup_record": str(setup_record_path()),
     }
 

@@ -26,7 +26,9 @@ INDEX_LINES = 20            # lessons indexed per MEMORY.md; OPENMEMORY_INDEX_LI
 INDEX_LINES_ENV = "OPENMEMORY_INDEX_LINES"
 WRITE_ATTEMPTS = 5          # a MEMORY.md that changes under us this often is left for next time
 LOCK_WAIT_SECONDS = 60      # how long a render waits for another one to finish
-JSONL_SCHEMA = 1            # lessons.jsonl "schema" (PROTOCOL.md)
+JSONL_SCHEMA = 1            # lessons.jsonl "schema" of a live lesson's line (PROTOCOL.md)
+CANDIDATE_SCHEMA = 2        # ... and of a candidate's: a reader that knows only 1 refuses the line,
+                            # rather than take a candidate for a lesson to act on
 STATE_VERSION = 1           # written.json / vetoed.json "version"
 
 
@@ -38,8 +40,9 @@ def lesson_record(lesson: dict, sources: list, predictions: list) -> dict:
     """One line of lessons.jsonl (PROTOCOL.md)."""
     resolved = [p for p in predictions if p.get("resolved")]
     open_ = [p for p in predictions if not p.get("resolved")]
+    state = lesson.get("state", "live")
     return {
-        "schema": JSONL_SCHEMA,
+        "schema": JSONL_SCHEMA if state == "live" else CANDIDATE_SCHEMA,
         "id": lesson["id"],
         "text": redact(lesson["text"]),
         "kind": lesson["kind"],
@@ -58,6 +61,9 @@ def lesson_record(lesson: dict, sources: list, predictions: list) -> dict:
             "history": [{"text": redact(p["text"]), "made": p["made"], "resolved": p["resolved"],
                          "outcome": p["outcome"]} for p in resolved],
         },
+        "state": state,
+        "backed_by": list((lesson.get("backing") or {}).get("by") or []),
+        "edited": bool((lesson.get("backing") or {}).get("edited")),
     }
 
 
@@ -144,6 +150,25 @@ def veto_forgotten(texts: list, quotes: list, now: str) -> None:
                                                             "sections": sections}))
 
 
+def reject(store: Store, lesson: dict, now: str) -> None:
+    """The person rejects a lesson (`openmemory lessons reject`): a veto as deleting its file is,
+    by its wording, so the same lesson learnt again is vetoed too. The next render takes it
+    out of the memory folders."""
+    with files.Lock("render.lock", LOCK_WAIT_SECONDS, "reject"):
+        vetoes = _load_state(paths.vetoed_path(), "lessons", list)
+        key = veto_key(lesson["text"])
+        if key not in {v.get("key") or veto_key(v.get("text", "")) for v in vetoes if not v.get("sha256")}:
+            vetoes.append({"id": lesson["id"], "text": lesson["text"], "key": key, "cwd": lesson["cwd"],
+                           "file": None, "vetoed": now})
+            files.write_own(paths.vetoed_path(), _dump({"version": STATE_VERSION, "lessons": vetoes}))
+    store.veto_lessons([lesson["id"]], now)
+
+
+def live(lesson: dict) -> bool:
+    """Whether a lesson is rendered: live (backed, backing.py), not archived, not vetoed."""
+    return lesson.get("state", "live") == "live" and not lesson["archived"] and not lesson["vetoed"]
+
+
 def _usable_cwd(cwd) -> bool:
     return bool(cwd) and paths.is_absolute(cwd)
 
@@ -191,7 +216,7 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
     now = iso(now)
     limit = index_lines_limit(max_lines)
     result = {"written": [], "removed": [], "left": [], "vetoed": [], "warnings": [], "folders": [],
-              "lessons": 0, "lessons_jsonl": str(paths.lessons_path())}
+              "lessons": 0, "candidates": 0, "lessons_jsonl": str(paths.lessons_path())}
     with files.Lock("render.lock", LOCK_WAIT_SECONDS, "render"):
         written = _load_state(paths.written_path(), "files", dict)
         sections = _load_state(paths.written_path(), "sections", dict)
@@ -208,15 +233,16 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
         # Where each lesson belongs now: a file gone from a folder its lesson no longer belongs
         # in was removed by a render that was stopped before it said so, not by the person.
         meant = {(folder, l["id"]) for folder, ls in _place(
-            store, [l for l in lessons.values() if not l["archived"] and not l["vetoed"]], limit,
+            store, [l for l in lessons.values() if live(l)], limit,
             {"warnings": []}, optout).items() for l in ls}
         _collect_vetoes(store, lessons, written, vetoes, now, result, meant)
         if len(vetoes) != vetoes_before:  # before written.json forgets the deleted files
             files.write_own(paths.vetoed_path(), _dump({"version": STATE_VERSION, "lessons": vetoes}))
-        live = [l for l in lessons.values() if not l["archived"] and not l["vetoed"]]
-        sources = store.episodes_by_id((i for l in live for i in l["sources"]),  # what the files say of them
+        rendered = [l for l in lessons.values() if live(l)]
+        listed = [l for l in lessons.values() if not l["archived"] and not l["vetoed"]]   # lessons.jsonl
+        sources = store.episodes_by_id((i for l in listed for i in l["sources"]),  # what the files say of them
                                        ("id", "session_id", "kind", "at", "title", "gist", "facts"))
-        placed = _place(store, live, limit, result, optout)
+        placed = _place(store, rendered, limit, result, optout)
 
         projects = paths.projects_dir()
         visit = set(placed)
@@ -235,11 +261,12 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
             except OSError as e:  # one unwritable folder does not stop the others
                 result["warnings"].append(f"could not write in {folder}: {e.strerror or e}; check its permissions")
         result["folders"] = [str(f) for f in sorted(placed)]
-        result["lessons"] = len(live)
+        result["lessons"] = len(rendered)
+        result["candidates"] = len(listed) - len(rendered)
 
         predictions = store.predictions_by_lesson()
         records = [lesson_record(l, [sources[i] for i in l["sources"] if i in sources],
-                                 predictions.get(l["id"], [])) for l in sorted(live, key=lambda l: l["id"])]
+                                 predictions.get(l["id"], [])) for l in sorted(listed, key=lambda l: l["id"])]
         jsonl = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
         if files.read(paths.lessons_path()) != jsonl:
             files.write_own(paths.lessons_path(), jsonl)
@@ -437,6 +464,9 @@ def summary(result: dict) -> str:
         parts.append(f"{len(result['left'])} edited by you and left as they are")
     if result["vetoed"]:
         parts.append(f"{len(result['vetoed'])} vetoed (file deleted)")
+    if result.get("candidates"):
+        n = result["candidates"]
+        parts.append(f"{n} candidate{'' if n == 1 else 's'} not rendered until backed (`openmemory lessons`)")
     return "; ".join(parts)
 
 

@@ -10,15 +10,17 @@ import json
 import math
 from datetime import timedelta
 
-from . import embed, files, forget, llm, paths
+from . import backing, embed, files, forget, judge, llm, paths, review
 from .clock import iso, parse_time
 from .corrections import correction_head, lasting_sentence, own_lines, what_lasts
 from .failures import cause_key, error_line, is_lesson_error, is_work_failure, project_bound, telling_lines
 from .forget import incident
 from .redact import mostly_secret, redact, redact_obj
+from .review import by_session
 from .shorten import clip
 from .store import Store
-from .wording import core_command, correction_lesson, error_lesson, same_rule, scoped, stance, unscoped
+from .wording import (call_about, core_command, correction_lesson, error_lesson, same_rule, scoped, source, stance,
+                      unscoped)
 
 # --------------------------------------------------------------------------------------
 # The numbers. The first six are the design's (../shared/spec, "Sleep runs ..."); the rest
@@ -53,9 +55,9 @@ def night(store: Store, now: str | None = None, render=None, model=None) -> dict
 
     render: a callable `render(store, now=...) -> dict` with `written`, `vetoed` (lessons
     newly vetoed) and `warnings`, or None when render is not wired in. model: tonight's
-    optional model (llm.open_model) or None; it decides the doubtful turns before
-    consolidation, rewords the new lessons after it and leads recent session gists, each
-    outside any transaction; where it fails, the rules' result stands.
+    optional model (llm.open_model) or None; as the judge (judge.py) it reads the messages
+    before consolidation and the repeated failures' candidates after it, and it leads recent
+    session gists, each outside any transaction; where it fails, the rules' result stands.
     """
     now = iso(now)
     # Without a model the four passes are one transaction, and what they did is kept with them
@@ -63,14 +65,18 @@ def night(store: Store, now: str | None = None, render=None, model=None) -> dict
     # for the same night ends exactly as one never stopped. A model's calls take seconds, so
     # with one they run between the passes, outside any transaction.
     facts = _load_json(store.get_state("night_facts"))
-    doubtful, reworded = {"asked": 0, "corrections": 0, "not": 0}, []
+    judged = []
     if not facts or facts.get("night") != now:
         with store.transaction() if model is None else contextlib.nullcontext():
-            facts = {"night": now, "through": store.last_episode_id()}  # what is new after it waits for the next
+            facts = {"night": now, "through": store.last_episode_id(),   # what is new after it waits for the next
+                     "to_candidates": _upgraded(store)}
             facts["decay"] = decay(store, now)
-            doubtful = llm.decide_doubtful_turns(store, model, now)
+            judged.append(("message", judge.judge_messages(store, model, now)))
             facts["consolidation"] = consolidate(store, now)
-            reworded = llm.word_lessons(store, model, facts["consolidation"]["new"], scoped)
+            judged.append(("failure", judge.judge_failures(store, model, now)))
+            moved = review.settle(store, judge.touched(judged), now)    # what the verdicts back now
+            facts["states"] = {"live": facts["consolidation"]["went_live"] + moved["live"],
+                               "candidate": facts["consolidation"]["went_candidate"] + moved["candidate"]}
             facts["verification"] = verify(store, now)
             facts["prediction"] = predict(store, now)
             store.set_state("night_facts", json.dumps(facts, ensure_ascii=False, sort_keys=True))
@@ -79,7 +85,7 @@ def night(store: Store, now: str | None = None, render=None, model=None) -> dict
     facts.update(_rendered(store, now, render))
     report = morning_facts(store, facts)
     if model is not None:
-        report["model"] = dict(model.facts(), doubtful=doubtful, reworded=len(reworded), gists=gists)
+        report["model"] = dict(model.facts(), judged=judge.night_facts(judged, model), gists=gists)
         report["warnings"] = report["warnings"] + llm.warnings_of(report["model"])
     previous = _load_json(store.get_state("morning"))
     total, keep = report, False
@@ -99,6 +105,15 @@ def night(store: Store, now: str | None = None, render=None, model=None) -> dict
     write_morning(morning_text(json.loads(store.get_state("morning")), PREDICTION_DAYS,
                                                ARCHIVE_AFTER_DAYS))
     return report
+
+
+def _upgraded(store: Store) -> list:
+    """The lessons the upgrade to lesson states (m009) made candidates, told once by this night's report."""
+    ids = _load_json(store.get_state("lessons_to_candidates")) or []
+    if ids:
+        with store.transaction():
+            store.set_state("lessons_to_candidates", "[]")
+    return [i for i in ids if isinstance(i, int)]
 
 
 def _rendered(store: Store, now: str, render) -> dict:
@@ -130,7 +145,8 @@ def _rendered(store: Store, now: str, render) -> dict:
 # Pass 1: decay
 
 def decay(store: Store, now: str) -> dict:
-    """Fade every memory by 2^(−days/45) since it was last touched or decayed; archive below 0.15.
+    """Fade every memory by 2^(−days/45) since it was last touched or decayed; archive below 0.15;
+    archive, quietly, the candidates nothing backed within backing.LAPSE_DAYS.
 
     The clock of a memory is the later of its last touch (when openmemory stored it, or when
     recall last used it: `last_touched`) and the last time decay brought its strength up to
@@ -159,10 +175,11 @@ def decay(store: Store, now: str) -> dict:
                 continue
             gone = strength < ARCHIVE_BELOW
             updates.append((strength, now, int(gone), row["id"]))
-            if gone:
+            if gone and row["state"] == backing.LIVE:    # a candidate fades quietly, as it lapses
                 lessons.append({"id": row["id"], "text": row["text"], "cwd": row["cwd"]})
         store.decay_lessons(updates)
-    return {"archived": archived, "lessons_archived": lessons}
+        lapsed = review.lapse(store, now)
+    return {"archived": archived, "lessons_archived": lessons, "lapsed": len(lapsed)}
 
 
 def _decayed(strength: float, since: str, t_now) -> float | None:
@@ -189,6 +206,7 @@ class _Lesson:
         self.sources = json.loads(row["sources"]) if row else []
         self.archived = bool(row["archived"]) if row else False
         self.vetoed = bool(row["vetoed"]) if row else False
+        self.edited = bool(row and json.loads(row["backing"] or "{}").get("edited"))   # the person's words
         self.sessions: set = set()
         self.causes: set = set()        # (cause key, project or None) of its failures
         self.sum: dict = {}             # sparse sum of its sources' unit vectors
@@ -229,7 +247,9 @@ def consolidate(store: Store, now: str) -> dict:
     nearest to it and stays vetoed. Each surprise is examined once (`consolidated` is the
     lesson it fed, or 0: examined, no lesson yet); an error, and a correction that made no
     lesson, stay in the pool and join a later lesson that says the same, until archived.
-    A doubtful correction is left for a model to decide.
+    A doubtful correction is left for a model to decide. Where a judge read a correction
+    (judge.py), its verdict decides: nothing lasting, and it makes no lesson and joins none;
+    lasting, and the lesson it made is in the judge's words and scope.
     """
     with store.transaction():
         places = _Places()
@@ -246,17 +266,19 @@ def consolidate(store: Store, now: str) -> dict:
             if ep["kind"] == "error":
                 errors_by_session.setdefault(ep["session_id"], []).append(ep)
         for ep in pending:
-            if ep["kind"] != "correction" or ep["consolidated"] is not None or ep["facts"].get("doubtful"):
+            if ep["kind"] != "correction" or ep["consolidated"] is not None or ep["facts"].get("doubtful") \
+                    or _judged_not_lasting(ep):
                 continue
             lesson = tonight.nearest(vectors[ep["id"]], ep)
             if lesson is not None:
                 tonight.join(lesson, ep)
             else:
-                said = ep["facts"].get("model_lesson")     # a doubtful turn the model found a lesson in
-                body = said or (correction_lesson(ep["facts"]) if lasts(ep["facts"]) else None)
+                judged = backing.verdict(ep["facts"]) or {}
+                said = judged.get("lesson") if judged.get("lasting") else None   # in the judge's (a model's) words
+                body = unscoped(said) if said else (correction_lesson(ep["facts"]) if lasts(ep["facts"]) else None)
                 if body is None or mostly_secret(body):
                     continue            # nothing that lasts alone, or a secret is its instruction: it stays an episode
-                lesson = tonight.found("feedback", [ep], body)
+                lesson = tonight.found("feedback", [ep], body, everywhere=judged.get("scope") == "everywhere")
                 lesson.by_model = lesson.by_model or bool(said)
             # The failed call the person was answering is part of the same surprise.
             command = ep["facts"].get("command")
@@ -268,7 +290,8 @@ def consolidate(store: Store, now: str) -> dict:
         # Corrections examined before without a lesson join one that says the same thing,
         # whatever night or order it was formed in ("always pnpm" typed before "pnpm, not npm").
         for ep in pending:
-            if ep["kind"] == "correction" and ep["id"] not in fed and not ep["facts"].get("doubtful"):
+            if ep["kind"] == "correction" and ep["id"] not in fed and not ep["facts"].get("doubtful") \
+                    and not _judged_not_lasting(ep):
                 lesson = tonight.nearest(vectors[ep["id"]], ep)
                 if lesson is not None:
                     tonight.join(lesson, ep)
@@ -357,7 +380,8 @@ class _Consolidation:
         project = self.places.project(ep["cwd"])
         if lesson.cwd and project and project != lesson.cwd:
             lesson.cwd, lesson.widened = None, not lesson.new
-            lesson.text = unscoped(lesson.text)
+            if not lesson.edited:       # the person's own text stays as they wrote it
+                lesson.text = unscoped(lesson.text)
 
     def nearest(self, vec, ep=None) -> _Lesson | None:
         """The lesson nearest a surprise's vector at JOIN_SIMILARITY or more; for a correction, else
@@ -381,10 +405,11 @@ class _Consolidation:
         mine = (cause_of(ep), self.cause_place(ep))
         return next((ls for ls in self.lessons if mine in ls.causes), None)
 
-    def found(self, kind: str, members: list, body: str) -> _Lesson:
-        """A new lesson of these surprises (or the one that already says it), each of them joined."""
+    def found(self, kind: str, members: list, body: str, everywhere: bool = False) -> _Lesson:
+        """A new lesson of these surprises (or the one that already says it), each of them joined;
+        everywhere: for every project whatever its sources' (a judge said so)."""
         projects = {self.places.project(m["cwd"]) for m in members} - {None}
-        cwd = projects.pop() if len(projects) == 1 else None
+        cwd = projects.pop() if len(projects) == 1 and not everywhere else None
         text = scoped(body, cwd, self.places.is_repository(cwd))
         same = next((ls for ls in self.lessons if ls.text.lower() == text.lower()), None)
         if same is not None:        # never a second copy of a lesson, vetoed or not
@@ -397,6 +422,12 @@ class _Consolidation:
         for m in members:
             self.join(lesson, m)
         return lesson
+
+
+def _judged_not_lasting(ep: dict) -> bool:
+    """Whether a judge read this correction and found nothing lasting (not a correction, or momentary)."""
+    judged = backing.verdict(ep["facts"])
+    return judged is not None and not judged.get("lasting")
 
 
 def _write_lessons(store: Store, lessons: list, fed: dict, examined: list, now: str) -> dict:
@@ -419,7 +450,15 @@ def _write_lessons(store: Store, lessons: list, fed: dict, examined: list, now: 
                     "sources": lesson.joined, "everywhere": lesson.widened, "revived": lesson.revived})
     store.mark_consolidated({eid: lesson.id for eid, lesson in fed.items()},
                             [eid for eid in examined if eid not in fed])
-    return {"new": new, "strengthened": strengthened, "examined": len(examined), "joined": len(fed)}
+    # Live or candidate, by what backs each lesson tonight (backing.py): a new one, or one joined.
+    moved = review.settle(store, [ls["id"] for ls in new] + [ls.id for ls in lessons if not ls.new and ls.joined],
+                          now)
+    states = {ls["id"]: ls["state"] for ls in store.all_lessons() if ls["id"] in {n["id"] for n in new}}
+    for item in new:
+        item["state"] = states.get(item["id"], backing.LIVE)
+    return {"new": new, "strengthened": strengthened, "examined": len(examined), "joined": len(fed),
+            "went_live": [i for i in moved["live"] if i not in states],
+            "went_candidate": [i for i in moved["candidate"] if i not in states]}
 
 
 RULE_SIMILARITY = 0.3        # two corrections naming the same tools the same way join at this cosine:
@@ -540,7 +579,7 @@ def _cwd_of(members: list):
 def _about(facts: dict) -> str:
     """The command a correction's words are about, or the name of the file: never a path,
     whose folders would make every correction of one project look alike."""
-    command, tool = _call_about(facts)
+    command, tool = call_about(facts)
     if tool == "Bash":
         return core_command(command)
     return command.split(" ", 1)[-1].rsplit("/", 1)[-1] if tool in ("Edit", "MultiEdit", "Write", "Read") else ""
@@ -563,7 +602,7 @@ def verify(store: Store, now: str) -> dict:
     places = _Places()
     confirmed, failed = [], []
     with store.transaction():
-        store.close_vetoed_predictions(now)  # vetoed before this code closed them at the veto
+        store.close_predictions_not_live(now)  # vetoed before this code closed them at the veto
         open_ = store.open_predictions()
         if not open_:
             return {"confirmed": [], "failed": []}
@@ -660,18 +699,52 @@ SOURCES_SHOWN = 3            # sources shown under each lesson in the report
 
 
 def morning_facts(store: Store, facts: dict) -> dict:
-    """What the night did, in the words and order the report uses (also `morning --json`)."""
+    """What the night did, in the words and order the report uses (also `morning --json`).
+
+    A lesson is told as it is when the report is made (live or candidate, in its final words):
+    new lessons are the live ones made tonight and the candidates that went live; candidates
+    are the ones made tonight (a judge's "nothing lasting" aside); lessons that left the
+    agent's memory are those that became candidates (the upgrade's, said once, and tonight's).
+    """
     cons, ver = facts["consolidation"], facts["verification"]
-    ids = {i for ls in cons["new"] for i in ls["sources"]} | {i for ls in cons["strengthened"] for i in ls["sources"]}
+    now_lessons = {ls["id"]: ls for ls in store.all_lessons()}
+    states = facts.get("states") or {"live": cons.get("went_live", []), "candidate": cons.get("went_candidate", [])}
+    made = {ls["id"] for ls in cons["new"]}
+    went_live = set(states["live"])
+    counted = {ls["id"] for ls in cons["strengthened"]}     # told under Strengthened, with what changed
+    promoted = [now_lessons[i] for i in dict.fromkeys(states["live"])
+                if i in now_lessons and i not in made and i not in counted]
+    promoted = [{"id": ls["id"], "text": ls["text"], "kind": ls["kind"], "cwd": ls["cwd"], "seen": ls["seen"],
+                 "strength": round(ls["strength"], 2), "sources": ls["sources"], "was": "candidate"}
+                for ls in promoted if _shown_state(ls) == backing.LIVE]
+    ids = {i for ls in cons["new"] + promoted for i in ls["sources"]} | \
+        {i for ls in cons["strengthened"] for i in ls["sources"]}
     episodes = store.episodes_by_id(sorted(ids), ("id", "session_id", "kind", "at", "title", "facts"))  # what source() reads
 
     def sources(source_ids):
-        return _by_session([episodes[i] for i in source_ids if i in episodes])
+        return by_session([episodes[i] for i in source_ids if i in episodes])
 
+    def now_as(item):
+        ls = now_lessons.get(item["id"])
+        return dict(item, text=ls["text"], state=_shown_state(ls)) if ls else dict(item, state="forgotten")
+
+    new = [now_as(ls) for ls in cons["new"]]
+    srcs_of = {i: [episodes[e] for e in now_lessons[i]["sources"] if e in episodes] for i in made if i in now_lessons}
+    left = [i for i in dict.fromkeys(facts.get("to_candidates", []) + states["candidate"])
+            if i in now_lessons and _shown_state(now_lessons[i]) == backing.CANDIDATE and i not in made]
     report = {
         "night": facts["night"],
-        "lessons_new": [dict(ls, sources=sources(ls["sources"])) for ls in cons["new"]],
-        "lessons_strengthened": [dict(ls, sources=sources(ls["sources"])) for ls in cons["strengthened"]],
+        "lessons_new": [dict(ls, sources=sources(ls["sources"])) for ls in new if ls["state"] == backing.LIVE] +
+                       [dict(ls, sources=sources(ls["sources"])) for ls in promoted],
+        "candidates_new": [dict(ls, sources=sources(ls["sources"])) for ls in new
+                           if ls["state"] == backing.CANDIDATE
+                           and not backing.judged_no(now_lessons[ls["id"]], srcs_of.get(ls["id"], []))],
+        "lessons_to_candidates": [{"id": i, "text": now_lessons[i]["text"], "cwd": now_lessons[i]["cwd"]}
+                                  for i in left],
+        "candidates_waiting": sum(1 for ls in now_lessons.values() if _shown_state(ls) == backing.CANDIDATE),
+        "candidates_lapsed": facts["decay"].get("lapsed", 0),
+        "lessons_strengthened": [dict(ls, sources=sources(ls["sources"]), went_live=ls["id"] in went_live)
+                                 for ls in map(now_as, cons["strengthened"]) if ls["state"] == backing.LIVE],
         "predictions_confirmed": ver["confirmed"],
         "predictions_failed": ver["failed"],
         "predictions_made": len(facts["prediction"]["made"]),
@@ -685,65 +758,15 @@ def morning_facts(store: Store, facts: dict) -> dict:
     return report
 
 
-def _by_session(eps: list) -> list:
-    """One line per session a lesson came from: the correction if there was one, else the error."""
-    best: dict = {}
-    for ep in eps:
-        key = incident(ep)
-        rank = {"correction": 0, "error": 1}.get(ep["kind"], 2)
-        if key not in best or rank < best[key][0]:
-            best[key] = (rank, ep)
-    failed = {(ep["session_id"], ep["facts"].get("command")) for ep in eps if ep["kind"] == "error"}
-    out = []
-    for _, ep in sorted(best.values(), key=lambda x: (x[1]["at"], x[1]["id"])):
-        item = source(ep)
-        if ep["kind"] == "correction" and (ep["session_id"], _call_about(ep["facts"])[0]) in failed \
-                and not ep["facts"].get("rejected") and _call_about(ep["facts"])[0]:
-            item["what"] += " failed"
-        out.append(item)
-    return out
-
-
-def source(ep: dict) -> dict:
-    """An episode in a few plain words: its date and what happened."""
-    facts = ep.get("facts") or {}
-    if ep["kind"] == "correction":
-        said = clip((facts.get("said") or "").splitlines()[0] if facts.get("said") else "", 100)
-        if facts.get("rejected"):
-            command, tool = facts.get("command") or "", facts.get("tool")
-        else:
-            command, tool = _call_about(facts)
-        if tool == "Bash":
-            action = f"`{clip(core_command(command), 60)}`"
-        elif tool in ("Edit", "MultiEdit", "Write", "NotebookEdit", "Read"):   # the file, not its path
-            action = f"{tool} `{clip(command.split(' ', 1)[-1].rsplit('/', 1)[-1], 50)}`"
-        else:
-            action = clip(command, 60)
-        if facts.get("rejected"):
-            what = f"you refused {action}" + (f" and said \"{said}\"" if said else "")
-        else:
-            what = f"you said \"{said}\"" + (f" after {action}" if command else "")
-    elif ep["kind"] == "error":
-        command = facts.get("command") or facts.get("tool") or ""
-        shown = f"`{clip(core_command(command), 60)}`" if facts.get("tool") == "Bash" else clip(command, 60)
-        line = error_line(facts) or next(iter(telling_lines(facts)), "")
-        what = f"{shown} failed" + (f": {clip(line, 90)}" if line else "")
-    else:
-        what = f"{ep['kind']}: {clip(ep.get('title') or '', 100)}"
-    return {"id": ep["id"], "kind": ep["kind"], "at": ep["at"], "what": what}
-
-
-def _call_about(facts: dict) -> tuple:
-    """(command, tool) a correction was about: the call its words name (`trigger`); older
-    episodes, stored before triggers, keep the last call."""
-    if "trigger" in facts:
-        return facts.get("trigger") or "", facts.get("trigger_tool") or ""
-    return facts.get("command") or "", facts.get("tool") or ""
+def _shown_state(lesson: dict) -> str:
+    """live, candidate, or what it is instead (vetoed, archived)."""
+    return review.state_name(lesson)
 
 
 def eventful(report: dict) -> bool:
     """Whether the night changed anything (warnings alone, which render repeats, do not count)."""
-    return any([report["lessons_new"], report["lessons_strengthened"], report["predictions_confirmed"],
+    return any([report["lessons_new"], report.get("candidates_new"), report.get("lessons_to_candidates"),
+                report["lessons_strengthened"], report["predictions_confirmed"],
                 report["predictions_failed"], report["predictions_made"], report["archived"]["episodes"],
                 report["archived"]["lessons"], report["vetoed"], report.get("errors")])
 
@@ -758,6 +781,7 @@ def merge_nights(earlier: dict, later: dict) -> dict:
         return [item for i, item in by_id.items() if i not in drop]
 
     new = union("lessons_new")
+    candidates = union("candidates_new", drop={ls["id"] for ls in new})
     episodes = dict(earlier["archived"]["episodes"])
     for kind, n in later["archived"]["episodes"].items():
         episodes[kind] = episodes.get(kind, 0) + n
@@ -765,6 +789,8 @@ def merge_nights(earlier: dict, later: dict) -> dict:
                   lessons_strengthened=union("lessons_strengthened", drop={ls["id"] for ls in new}),
                   predictions_confirmed=union("predictions_confirmed"),
                   predictions_failed=union("predictions_failed"),
+                  candidates_new=candidates, lessons_to_candidates=union("lessons_to_candidates"),
+                  candidates_lapsed=earlier.get("candidates_lapsed", 0) + later.get("candidates_lapsed", 0),
                   predictions_made=earlier["predictions_made"] + later["predictions_made"],
                   archived={"episodes": episodes,
                             "lessons": earlier["archived"]["lessons"] + later["archived"]["lessons"]},
@@ -783,6 +809,10 @@ def summary(report: dict) -> str:
              _count(len(report["predictions_confirmed"]), "prediction") + " confirmed",
              f"{len(report['predictions_failed'])} failed",
              _count(archived, "memory", "memories") + " archived"]
+    if report.get("candidates_new"):
+        parts.append(_count(len(report["candidates_new"]), "new candidate") + " to review")
+    if report.get("lessons_to_candidates"):
+        parts.append(_count(len(report["lessons_to_candidates"]), "lesson") + " back to candidates")
     if report["vetoed"]:
         parts.append(_count(len(report["vetoed"]), "lesson") + " vetoed")
     if report["warnings"]:
@@ -818,12 +848,18 @@ def morning_text(report: dict, prediction_days: int, archive_after_days: int) ->
         return out
 
     def new(ls):
+        was = "; was a candidate, now backed" if ls.get("was") == "candidate" else ""
         return [f"- {ls['text']}", f"  ({ls['kind']}, {ls['cwd'] or 'every project'}; "
-                f"seen in {_count(ls['seen'], 'session')})"] + sources(ls["sources"])
+                f"seen in {_count(ls['seen'], 'session')}{was})"] + sources(ls["sources"])
+
+    def candidate(ls):
+        where = f"{review.project_name(ls['cwd']) or 'every project'}; " if "cwd" in ls else ""
+        return [f"- {ls['text']} ({where}lesson:{ls['id']}; approve: `openmemory lessons approve lesson:{ls['id']}`)"]
 
     def strengthened(ls):
         notes = "".join([f"; strength {ls['before']:.2f} → {ls['strength']:.2f}",
                          "; now applies in every project" if ls["everywhere"] else "",
+                         "; was a candidate, now backed" if ls.get("went_live") else "",
                          "; back from the archive" if ls["revived"] else ""])
         return [f"- {ls['text']}", f"  (seen in {_count(ls['seen'], 'session')}{notes})"] + sources(ls["sources"])
 
@@ -837,6 +873,14 @@ def morning_text(report: dict, prediction_days: int, archive_after_days: int) ->
                 f"  It did not come up between {p['made'][:10]} and {p['deadline'][:10]} ({change})"]
 
     section("New lessons", report["lessons_new"], new)
+    waiting = report.get("candidates_waiting", 0)
+    section("Candidates to review", report.get("candidates_new", []), candidate, after=[
+        f"Not in the agent's memory until backed: your approval, your standing words, another session or a "
+        f"judge. {_count(waiting, 'candidate')} in all: `openmemory lessons` lists them with where each came "
+        f"from."] if report.get("candidates_new") else ())
+    section("Back to candidates", report.get("lessons_to_candidates", []), candidate, after=[
+        "These left the agent's memory: nothing backs them yet (openmemory now renders a lesson only when "
+        "something does; ARCHITECTURE.md says why)."] if report.get("lessons_to_candidates") else ())
     section("Strengthened", report["lessons_strengthened"], strengthened)
     made = report["predictions_made"]
     section("Predictions", [("confirmed", p) for p in report["predictions_confirmed"]]
@@ -858,11 +902,16 @@ def morning_text(report: dict, prediction_days: int, archive_after_days: int) ->
 
 
 def _model_line(m: dict) -> list:
-    decided = m["doubtful"]["corrections"] + m["doubtful"]["not"]
+    j = m.get("judged") or {}
+    cap = m.get("cap") or {}
+    spent = f"{_count(m['calls'], 'call')}, {m.get('tokens', 0):,} tokens" + (
+        f" (${m['cost_usd']:.2f})" if m.get("cost_usd") else "") + (
+        f", of a cap of {cap['calls']} calls and {cap['tokens']:,} tokens a night" if cap else "")
     return [f"- {m['model']}: {_count(m['asked'], 'question')} ({m['cached']} answered from the cache), "
-            f"{_count(m['answered'], 'new answer')}, {_count(m['failures'], 'failure')}; "
-            f"{_count(decided, 'doubtful turn')} decided ({m['doubtful']['corrections']} corrections), "
-            f"{_count(m['reworded'], 'lesson')} in its words, {_count(m['gists'], 'session gist')} led by it."]
+            f"{_count(m['answered'], 'new answer')}, {_count(m['failures'], 'failure')}; {spent}.",
+            f"  Judged {_count(j.get('messages', 0), 'message')} ({j.get('corrections', 0)} corrections, "
+            f"{j.get('lasting', 0)} lasting) and {_count(j.get('failures', 0), 'repeated failure')} "
+            f"({j.get('failures_lasting', 0)} lasting); {_count(m.get('gists', 0), 'session gist')} led by it."]
 
 
 def _count(n: int, one: str, many: str | None = None) -> str:

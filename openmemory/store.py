@@ -212,7 +212,8 @@ class Store:
         episodes["archived"] = self._db.execute("SELECT count(*) FROM episodes WHERE archived").fetchone()[0]
         sessions, skipped = self._db.execute("SELECT count(*), ifnull(sum(skipped), 0) FROM sessions").fetchone()
         lessons = self._db.execute(
-            "SELECT count(*), ifnull(sum(NOT archived AND NOT vetoed), 0) FROM lessons").fetchone()
+            "SELECT count(*), ifnull(sum(NOT archived AND NOT vetoed AND state = 'live'), 0), "
+            "ifnull(sum(NOT archived AND NOT vetoed AND state = 'candidate'), 0) FROM lessons").fetchone()
         predictions = self._db.execute(
             "SELECT count(*), ifnull(sum(resolved IS NULL), 0), ifnull(sum(outcome = 'confirmed'), 0), "
             "ifnull(sum(outcome = 'failed'), 0) FROM predictions").fetchone()
@@ -221,6 +222,7 @@ class Store:
             "sessions": sessions,
             "lessons": lessons[0],
             "lessons_live": lessons[1],
+            "lessons_candidate": lessons[2],
             "predictions": predictions[0],
             "predictions_open": predictions[1],
             "predictions_confirmed": predictions[2],
@@ -314,7 +316,7 @@ class Store:
 
     def lessons_to_decay(self) -> list:
         """Every live lesson's strength and clock."""
-        return self._db.execute("SELECT id, text, cwd, created, decayed, strength FROM lessons "
+        return self._db.execute("SELECT id, text, cwd, created, decayed, strength, state FROM lessons "
                                 "WHERE NOT archived AND NOT vetoed").fetchall()
 
     def decay_lessons(self, updates: list) -> None:
@@ -342,17 +344,46 @@ class Store:
 
     def lessons_to_consolidate(self) -> list:
         """Every lesson (archived and vetoed too) as consolidation compares them, by id."""
-        return self._db.execute("SELECT id, text, kind, cwd, strength, seen, sources, archived, vetoed "
-                                "FROM lessons ORDER BY id").fetchall()
+        return self._db.execute("SELECT id, text, kind, cwd, strength, seen, sources, archived, vetoed, state, "
+                                "backing FROM lessons ORDER BY id").fetchall()
 
-    def add_lesson(self, text: str, kind: str, cwd, strength: float, seen: int, sources: list, now: str) -> int:
-        """Store a new lesson (its strength as of now); returns its id."""
+    def add_lesson(self, text: str, kind: str, cwd, strength: float, seen: int, sources: list, now: str,
+                   state: str = "live") -> int:
+        """Store a new lesson (its strength as of now), live or a candidate since now; returns its id."""
         cur = self._db.execute(
-            "INSERT INTO lessons (text, kind, cwd, strength, seen, sources, created, updated, embedding, decayed) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO lessons (text, kind, cwd, strength, seen, sources, created, updated, embedding, decayed, "
+            "state, since) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (redact(text), kind, cwd, strength, seen, json.dumps(sources), now, now,
-             embed.encoded(text), now))
+             embed.encoded(text), now, state, now if state == "candidate" else None))
         return cur.lastrowid
+
+    def set_lesson_states(self, updates: list, now: str) -> None:
+        """[(id, state, backing dict)]: what backs each lesson now. One that becomes a candidate
+        starts its wait (`since`) and closes its open prediction; one that goes live starts as
+        strong as a new lesson (its wait may have faded it), so it gets its prediction."""
+        self._db.executemany(
+            "UPDATE lessons SET strength = CASE WHEN ?1 = 'live' AND state = 'candidate' THEN max(strength, 1.0) "
+            "ELSE strength END, decayed = CASE WHEN ?1 = 'live' AND state = 'candidate' THEN ?2 ELSE decayed END, "
+            "since = CASE WHEN ?1 = 'candidate' THEN (CASE WHEN state = 'candidate' THEN since ELSE ?2 END) "
+            "ELSE NULL END, state = ?1, backing = ?3 WHERE id = ?4",
+            [(state, now, json.dumps(backing, ensure_ascii=False, sort_keys=True), i) for i, state, backing in updates])
+        self.close_predictions_not_live(now)
+
+    def edit_lesson(self, lesson_id: int, text: str, backing: dict) -> None:
+        """The person's own text for a lesson (and what backs it: their edit); it is live."""
+        self._db.execute("UPDATE lessons SET text = ?, embedding = ?, backing = ?, state = 'live', since = NULL "
+                         "WHERE id = ?", (redact(text), embed.encoded(text),
+                                          json.dumps(backing, ensure_ascii=False, sort_keys=True), lesson_id))
+
+    def unarchive_lesson(self, lesson_id: int, now: str) -> None:
+        """Bring a lesson back from the archive (the person wants it), as strong as a new one if it faded."""
+        self._db.execute("UPDATE lessons SET archived = 0, strength = max(strength, 1.0), decayed = ?, updated = ? "
+                         "WHERE id = ? AND archived", (now, now, lesson_id))
+
+    def lapse_lessons(self, ids, now: str) -> None:
+        """Archive candidates nothing backed in time (quietly: they come back if seen again)."""
+        self._db.executemany("UPDATE lessons SET archived = 1, updated = ? WHERE id = ? AND state = 'candidate'",
+                             [(now, i) for i in ids])
 
     def update_lesson(self, lesson_id: int, text: str, cwd, strength: float, seen: int, sources: list,
                       archived: bool, now: str) -> None:
@@ -384,7 +415,7 @@ class Store:
         """Unresolved predictions of lessons not vetoed, with their lesson's text, cwd and strength."""
         return self._db.execute(
             "SELECT p.id, p.lesson_id, p.made, p.embedding, l.text, l.cwd, l.strength FROM predictions p "
-            "JOIN lessons l ON l.id = p.lesson_id WHERE p.resolved IS NULL AND NOT l.vetoed "
+            "JOIN lessons l ON l.id = p.lesson_id WHERE p.resolved IS NULL AND NOT l.vetoed AND l.state = 'live' "
             "ORDER BY p.made, p.id").fetchall()
 
     def episodes_between(self, kinds, since: str, until: str) -> list:
@@ -405,7 +436,8 @@ class Store:
     def lessons_without_prediction(self, min_strength: float) -> list:
         """Ids of live lessons at min_strength or more with no open prediction."""
         return [r[0] for r in self._db.execute(
-            "SELECT id FROM lessons l WHERE NOT archived AND NOT vetoed AND strength >= ? AND NOT EXISTS "
+            "SELECT id FROM lessons l WHERE NOT archived AND NOT vetoed AND state = 'live' AND strength >= ? "
+            "AND NOT EXISTS "
             "(SELECT 1 FROM predictions p WHERE p.lesson_id = l.id AND p.resolved IS NULL) ORDER BY id",
             (min_strength,))]
 
@@ -489,19 +521,33 @@ class Store:
                          (key, model, redact(answer), now))
 
     def doubtful_corrections(self, now: str | None = None, limit: int = 200) -> list:
-        """Live correction episodes (up to now) the rules marked doubtful and no model decided, newest first."""
+        """Live correction episodes (up to now) the rules marked doubtful and no model or judge decided, newest first."""
         return [_row(r) for r in self._db.execute(
             "SELECT * FROM episodes WHERE kind = 'correction' AND NOT archived AND (? IS NULL OR at <= ?) "
             "AND json_extract(facts, '$.doubtful') AND json_extract(facts, '$.decided') IS NULL "
+            "AND json_extract(facts, '$.judge') IS NULL "
             "ORDER BY at DESC, id DESC LIMIT ?", (now, now, limit))]
 
-    def settle_doubtful(self, episode_id: int, facts: dict, reexamine: bool) -> None:
-        """Record the model's verdict in a doubtful episode's facts; a correction is examined again."""
+    def unjudged_corrections(self, now: str, limit: int = 2000) -> list:
+        """Live correction episodes up to now that no judge (nor an earlier model) has read, newest first."""
+        return [_row(r) for r in self._db.execute(
+            "SELECT * FROM episodes WHERE kind = 'correction' AND NOT archived AND at <= ? "
+            "AND json_extract(facts, '$.judge') IS NULL AND json_extract(facts, '$.decided') IS NULL "
+            "ORDER BY at DESC, id DESC LIMIT ?", (now, limit))]
+
+    def settle_judged(self, episode_id: int, facts: dict, reexamine: bool) -> None:
+        """Record a judge's verdict in an episode's facts; one to examine again (a correction the
+        rules found no lesson in, or left doubtful, that the judge found lasting) is pending again."""
         self._db.execute("UPDATE episodes SET facts = ? WHERE id = ?",
                          (json.dumps(redact_obj(facts), ensure_ascii=False, sort_keys=True), episode_id))
         if reexamine:
             self._db.execute("UPDATE episodes SET consolidated = NULL WHERE id = ? AND consolidated = 0",
                              (episode_id,))
+
+    def set_lesson_backing(self, lesson_id: int, backing: dict) -> None:
+        """Keep what a judge said of a lesson itself (in `backing`); review.settle then decides its state."""
+        self._db.execute("UPDATE lessons SET backing = ? WHERE id = ?",
+                         (json.dumps(redact_obj(backing), ensure_ascii=False, sort_keys=True), lesson_id))
 
     def reword_lesson(self, lesson_id: int, text: str) -> None:
         """Replace a lesson's words (and the vector recall compares them by)."""
@@ -539,6 +585,7 @@ class Store:
             except ValueError:
                 sources = []
             lesson["sources"] = [int(s) for s in sources if isinstance(s, int) or str(s).isdigit()]
+            lesson["backing"] = _object(lesson.get("backing"))
             out.append(lesson)
         return out
 
@@ -564,14 +611,15 @@ class Store:
         """Mark lessons vetoed by the person: never rendered again, their open predictions closed."""
         with self.transaction():
             self._db.executemany("UPDATE lessons SET vetoed = 1 WHERE id = ?", [(i,) for i in ids])
-            self.close_vetoed_predictions(now or iso())
+            self.close_predictions_not_live(now or iso())
 
-    def close_vetoed_predictions(self, now: str) -> int:
-        """Close the open predictions of vetoed lessons (resolved, no outcome): nothing is left
-        waiting on a lesson the person rejected. Call inside a transaction; returns how many."""
+    def close_predictions_not_live(self, now: str) -> int:
+        """Close the open predictions of vetoed lessons and candidates (resolved, no outcome):
+        nothing is left waiting on a lesson the person rejected or that is not rendered. Call
+        inside a transaction; returns how many."""
         return self._db.execute(
             "UPDATE predictions SET resolved = ? WHERE resolved IS NULL AND lesson_id IN "
-            "(SELECT id FROM lessons WHERE vetoed)", (now,)).rowcount
+            "(SELECT id FROM lessons WHERE vetoed OR state = 'candidate')", (now,)).rowcount
 
 
 _SESSION = ("id", "path", "mtime_ns", "size", "ingested", "episodes", "cwd", "title", "started", "ended", "version",
@@ -584,11 +632,20 @@ NEW_SINCE_LAST_NIGHT = ("SELECT 1 FROM episodes WHERE id > ? AND +kind IN ('erro
                         "AND consolidated IS NULL AND NOT archived LIMIT 1")
 _RECALL_COLUMNS = "id, kind, title, gist, cwd, at, strength, recalls, archived, embedding"
 _RECALL_LESSON_COLUMNS = ("id, 'lesson' AS kind, text AS title, text AS gist, cwd, updated AS at, strength, "
-                          "0 AS recalls, archived, embedding")
+                          "0 AS recalls, archived, embedding, state")
 
 
 def _holds(text: str, stems: list) -> str:
     return " OR ".join([f"instr(lower({text}), ?) > 0"] * len(stems))
+
+
+def _object(text) -> dict:
+    """A JSON object column as a dict ({} when it is anything else)."""
+    try:
+        value = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _row(row: sqlite3.Row) -> dict:

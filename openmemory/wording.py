@@ -10,7 +10,7 @@ import re
 
 from . import embed, paths
 from .corrections import IMPERATIVE, TOOLS, what_lasts
-from .failures import error_line
+from .failures import error_line, telling_lines
 from .redact import mostly_secret
 from .shorten import clip
 
@@ -375,3 +375,43 @@ def _fit(text: str) -> str:
     if cut.count("`") % 2:
         cut = cut[:cut.rfind("`")].rstrip()
     return cut + "…"
+
+
+# --------------------------------------------------------------------------------------
+# What a lesson came from, in a few plain words (the morning report, `openmemory lessons`)
+
+def source(ep: dict) -> dict:
+    """An episode in a few plain words: its date and what happened."""
+    facts = ep.get("facts") or {}
+    if ep["kind"] == "correction":
+        said = clip((facts.get("said") or "").splitlines()[0] if facts.get("said") else "", 100)
+        if facts.get("rejected"):
+            command, tool = facts.get("command") or "", facts.get("tool")
+        else:
+            command, tool = call_about(facts)
+        if tool == "Bash":
+            action = f"`{clip(core_command(command), 60)}`"
+        elif tool in ("Edit", "MultiEdit", "Write", "NotebookEdit", "Read"):   # the file, not its path
+            action = f"{tool} `{clip(command.split(' ', 1)[-1].rsplit('/', 1)[-1], 50)}`"
+        else:
+            action = clip(command, 60)
+        if facts.get("rejected"):
+            what = f"you refused {action}" + (f" and said \"{said}\"" if said else "")
+        else:
+            what = f"you said \"{said}\"" + (f" after {action}" if command else "")
+    elif ep["kind"] == "error":
+        command = facts.get("command") or facts.get("tool") or ""
+        shown = f"`{clip(core_command(command), 60)}`" if facts.get("tool") == "Bash" else clip(command, 60)
+        line = error_line(facts) or next(iter(telling_lines(facts)), "")
+        what = f"{shown} failed" + (f": {clip(line, 90)}" if line else "")
+    else:
+        what = f"{ep['kind']}: {clip(ep.get('title') or '', 100)}"
+    return {"id": ep["id"], "kind": ep["kind"], "at": ep["at"], "what": what}
+
+
+def call_about(facts: dict) -> tuple:
+    """(command, tool) a correction was about: the call its words name (`trigger`); older
+    episodes, stored before triggers, keep the last call."""
+    if "trigger" in facts:
+        return facts.get("trigger") or "", facts.get("trigger_tool") or ""
+    return facts.get("command") or "", facts.get("tool") or ""

@@ -7,8 +7,9 @@ import sys
 import threading
 import time
 import unittest
+from unittest import mock
 
-from openmemory import hook, store
+from openmemory import hook, paths, store
 from tests.bench_hook import heavy_transcript
 from tests.fixtures import Transcript, project_folder, test_session
 from tests.helpers import SetupCase, TempHome, raw_db
@@ -113,6 +114,17 @@ class SessionEnd(HookCase):
             with self.subTest(name=name):
                 self.assertIn("nothing to do", hook.run(event(name, path)))
         self.assertEqual(self.episodes(), [])
+
+    def test_inside_openmemorys_own_judge_nothing_is_ingested_or_started(self):
+        # The judge's `claude -p` runs with hooks off; should one fire anyway (an older client,
+        # a managed hook), the mark in its environment keeps it from recursing.
+        path = self.transcript()
+        with mock.patch.dict(os.environ, {paths.JUDGE_MARK: "1"}):
+            for name in ("SessionEnd", "PreCompact", "SessionStart"):
+                with self.subTest(name=name):
+                    self.assertIn("inside openmemory's judge; nothing done", hook.run(event(name, path)))
+        self.assertEqual(self.episodes(), [])
+        self.assertFalse((self.home / "memory.db").exists())
 
     def test_stdin_left_open_after_the_event(self):
         # Claude Code has left the hook's stdin open (anthropics/claude-code#79508).

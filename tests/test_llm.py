@@ -6,9 +6,10 @@ minutes; each test checks the call came back within its 1 s deadline plus a wide
 
 The model where a wait is acceptable (sleep, ingest --model), never in the hook or the MCP
 server: those tests run the real CLI as a subprocess against the same server; scripted
-answers reach lessons, gists and doubtful turns; every misbehaviour leaves exactly the
-rules' result; no request carries a secret, a file, a web page or tool output other than
-the error lines of the agent's failed commands.
+answers reach lessons (through the judge, judge.py), gists and doubtful turns; every
+misbehaviour leaves exactly the rules' result; no request carries a secret, a file, a web
+page or tool output other than the error lines of the agent's failed commands. The judge's
+own questions and the checks of its answers are test_judge's.
 """
 import json
 import logging
@@ -19,7 +20,7 @@ import time
 import unittest
 from datetime import datetime, timezone
 
-from openmemory import llm, store
+from openmemory import judge, llm, store
 from tests.fixtures import Transcript, project_folder
 from tests.helpers import TempHome
 from tests.llm_server import MISBEHAVIOURS, REFUSAL, ModelServer, closed_port
@@ -43,12 +44,28 @@ def _audit(event, args):
 
 sys.addaudithook(_audit)
 
-CONTEXT = {
-    "said": "no, don't use unittest here, run the tests with pytest -q",
-    "commands": [{"command": "python -m unittest discover", "failed": True,
-                  "errors": ["Exit code 1", "ModuleNotFoundError: No module named 'app'"]}],
-    "agent_said": "All tests pass.",
-}
+SAID = "no, don't use unittest here, run the tests with pytest -q"
+EPISODE = {"key": "correction:test-1", "kind": "correction", "cwd": "/home/dev/shop", "session_id": "s-1",
+           "facts": {"said": SAID, "tool": "Bash", "command": "python -m unittest discover",
+                     "trigger": "python -m unittest discover", "trigger_tool": "Bash", "agent_said": "All tests pass."}}
+ERRORS = [{"facts": {"command": "python -m unittest discover",
+                     "error": ["Exit code 1", "ModuleNotFoundError: No module named 'app'"]}}]
+LASTING = json.dumps({"correction": True, "lasting": True, "scope": "project", "why": "the project's test runner",
+                      "lesson": "Run the tests with `pytest -q`, not `python -m unittest discover`."})
+
+
+def request(said=SAID, **facts):
+    """The judge's question about one message (EPISODE, its words and facts as given)."""
+    return judge.message_request(dict(EPISODE, facts=dict(EPISODE["facts"], said=said, **facts)), ERRORS)
+
+
+def ask_judge(model=None, said=SAID, **facts):
+    """Put one message to the judge through the model (the environment's when none given): its verdict or None."""
+    model = model if model is not None else llm.Model.from_env()
+    if model is None:
+        return None
+    question = request(said, **facts)
+    return judge.read_answer(model.ask(question.system, question.user, question.max_tokens), question)
 
 
 class ModelEnv(TempHome):
@@ -58,7 +75,8 @@ class ModelEnv(TempHome):
         super().setUp()
         self._env = {k: os.environ.get(k) for k in ("OPENMEMORY_LLM_URL", "OPENMEMORY_LLM_MODEL",
                                                      "OPENMEMORY_LLM_KEY", "OPENMEMORY_LLM_TIMEOUT",
-                                                     "OPENMEMORY_LLM_CALLS", "OPENMEMORY_LLM_SECONDS")}
+                                                     "OPENMEMORY_LLM_CALLS", "OPENMEMORY_LLM_SECONDS",
+                                                     "OPENMEMORY_LLM_TOKENS")}
         for key in self._env:
             os.environ.pop(key, None)
 
@@ -90,8 +108,7 @@ class NoModel(ModelEnv):
                     with self.assertNoLogs("openmemory.llm", logging.INFO) if not env else _nothing():
                         self.assertIsNone(llm.config())
                         self.assertIsNone(llm.Model.from_env())
-                        self.assertIsNone(llm.decide_doubtful(CONTEXT))
-                        self.assertIsNone(llm.word_lesson([CONTEXT], draft="Run the tests with `pytest -q`."))
+                        self.assertIsNone(ask_judge())
                         self.assertIsNone(llm.session_gist({"asked": ["fix the tests"]}))
                 finally:
                     _sockets.watching = False
@@ -147,8 +164,8 @@ class Misbehaving(ModelEnv):
                 model = llm.Model.from_env(cache=llm.MemoryCache())
                 with self.assertLogs("openmemory.llm", logging.INFO) as logs:
                     start = time.monotonic()
-                    self.assertIsNone(llm.word_lesson([CONTEXT], model=model))
-                    self.assertIsNone(llm.decide_doubtful(CONTEXT, model=model))
+                    self.assertIsNone(ask_judge(model))
+                    self.assertIsNone(ask_judge(model, said="no, always run the linter first"))
                     self.assertIsNone(llm.session_gist({"asked": ["fix the tests"]}, model=model))
                     elapsed = time.monotonic() - start
                 self.assertLess(elapsed, 3 * DEADLINE + SLACK, f"{mode}: {elapsed:.1f} s")
@@ -161,8 +178,7 @@ class Misbehaving(ModelEnv):
                 model = llm.Model.from_env(cache=llm.MemoryCache())
                 start = time.monotonic()
                 with self.assertLogs("openmemory.llm", logging.WARNING) as logs:
-                    results = [llm.word_lesson([dict(CONTEXT, said=f"use pytest -q, not unittest ({i})")],
-                                               model=model) for i in range(10)]
+                    results = [ask_judge(model, said=f"use pytest -q, not unittest ({i})") for i in range(10)]
                 elapsed = time.monotonic() - start
                 self.assertEqual(results, [None] * 10)
                 self.assertEqual(len(server.requests), 1, "after one timeout the night stops asking")
@@ -175,7 +191,7 @@ class Misbehaving(ModelEnv):
                           OPENMEMORY_LLM_TIMEOUT=str(DEADLINE))
         model = llm.Model.from_env()
         with self.assertLogs("openmemory.llm", logging.WARNING) as logs:
-            self.assertIsNone(llm.word_lesson([CONTEXT], model=model))
+            self.assertIsNone(ask_judge(model))
             self.assertIsNone(llm.session_gist({"asked": ["x"]}, model=model))
         self.assertIn("connection refused", "\n".join(logs.output))
         self.assertEqual(model.calls, 1)
@@ -185,14 +201,14 @@ class Misbehaving(ModelEnv):
         model = llm.Model.from_env()
         with self.assertLogs("openmemory.llm", logging.WARNING):
             for i in range(6):
-                self.assertIsNone(llm.word_lesson([dict(CONTEXT, said=f"use pytest {i}")], model=model))
+                self.assertIsNone(ask_judge(model, said=f"use pytest {i}"))
         self.assertEqual(len(server.requests), llm.FAILURES_IN_A_ROW)
 
     def test_bad_answers_are_logged_not_printed(self):
         # The CLI alone prints; this module only logs. A subprocess shows nothing reaches stdout/stderr.
         server = self.serve("refusal")
         code = ("from openmemory import llm\n"
-                "print(repr(llm.word_lesson([{'said': 'use pytest -q, not unittest'}])))\n")
+                "print(repr(llm.session_gist({'asked': ['use pytest -q, not unittest']})))\n")
         import subprocess
         p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=self.env(), timeout=60)
         self.assertEqual((p.stdout, p.stderr), ("None\n", ""))
@@ -203,12 +219,12 @@ class Budget(ModelEnv):
     def test_calls_budget(self):
         server = self.serve("ok")
         os.environ["OPENMEMORY_LLM_CALLS"] = "2"
-        server.answer = lambda body: "Run the tests with `pytest -q`."
+        server.answer = lambda body: LASTING
         model = llm.Model.from_env()
         with self.assertLogs("openmemory.llm", logging.WARNING) as logs:
-            got = [llm.word_lesson([dict(CONTEXT, said=f"run the tests with pytest -q ({i})")], model=model)
-                   for i in range(4)]
-        self.assertEqual(got, ["Run the tests with `pytest -q`."] * 2 + [None] * 2)
+            got = [ask_judge(model, said=f"{SAID} ({i})") for i in range(4)]
+        self.assertEqual([g and g["lesson"] for g in got],
+                         ["Run the tests with `pytest -q`, not `python -m unittest discover`."] * 2 + [None] * 2)
         self.assertEqual(len(server.requests), 2)
         self.assertIn("budget of 2 calls", "\n".join(logs.output))
 
@@ -218,29 +234,44 @@ class Budget(ModelEnv):
         model = llm.Model.from_env()
         start = time.monotonic()
         with self.assertLogs("openmemory.llm", logging.WARNING):
-            self.assertIsNone(llm.word_lesson([CONTEXT], model=model))
-            self.assertIsNone(llm.word_lesson([dict(CONTEXT, said="other")], model=model))
+            self.assertIsNone(ask_judge(model))
+            self.assertIsNone(ask_judge(model, said="other"))
         self.assertLess(time.monotonic() - start, 1 + SLACK)
         self.assertEqual(len(server.requests), 1)
 
     def test_spent_earlier_tonight_counts(self):
         server = self.serve("ok")
         os.environ["OPENMEMORY_LLM_CALLS"] = "5"
-        model = llm.Model.from_env(spent=(5, 10.0))
+        model = llm.Model.from_env(spent=(5, 10.0, 0))
         with self.assertLogs("openmemory.llm", logging.WARNING):
-            self.assertIsNone(llm.word_lesson([CONTEXT], model=model))
+            self.assertIsNone(ask_judge(model))
         self.assertEqual(server.requests, [])
 
+    def test_tokens_budget(self):
+        server = self.serve("ok")
+        server.answer = lambda body: LASTING
+        question = request()
+        need = llm.estimated_tokens(question.system, question.user, question.max_tokens)
+        os.environ["OPENMEMORY_LLM_TOKENS"] = str(need + 10)
+        model = llm.Model.from_env()
+        self.assertIsNotNone(ask_judge(model))                 # the server says it used 120 tokens
+        self.assertEqual(model.tokens, 120)
+        with self.assertLogs("openmemory.llm", logging.WARNING) as logs:
+            self.assertIsNone(ask_judge(model, said=SAID + "!"))
+        self.assertIn(f"budget of {need + 10:,} tokens is spent", "\n".join(logs.output))
+        self.assertEqual(len(server.requests), 1)
+        del os.environ["OPENMEMORY_LLM_TOKENS"]
+
     def test_answers_are_cached_by_question(self):
-        server = self.serve("ok", answers=["Run the tests with `pytest -q`.", "Never run `make docs` here."])
+        server = self.serve("ok", answers=[LASTING, LASTING])
         cache = llm.MemoryCache()
         first = llm.Model.from_env(cache=cache)
-        self.assertEqual(llm.word_lesson([CONTEXT], model=first), "Run the tests with `pytest -q`.")
+        self.assertTrue(ask_judge(first)["lasting"])
         again = llm.Model.from_env(cache=cache)         # a re-run: the same question is not asked twice
-        self.assertEqual(llm.word_lesson([CONTEXT], model=again), "Run the tests with `pytest -q`.")
+        self.assertTrue(ask_judge(again)["lasting"])
         self.assertEqual((len(server.requests), again.calls, again.cached), (1, 0, 1))
         os.environ["OPENMEMORY_LLM_MODEL"] = "another-model"   # another model is another question
-        self.assertIsNone(llm.word_lesson([CONTEXT], model=llm.Model.from_env(cache=cache)))
+        self.assertTrue(ask_judge(llm.Model.from_env(cache=cache))["lasting"])
         self.assertEqual(len(server.requests), 2)
 
 
@@ -248,50 +279,28 @@ class GoodAnswers(ModelEnv):
     def test_request_is_a_chat_completion(self):
         server = self.serve("ok")
         os.environ["OPENMEMORY_LLM_KEY"] = "sk-local-test-key-0123456789abcdef"
-        llm.word_lesson([CONTEXT], draft="In this repository run the tests with `pytest -q`.")
-        request = server.requests[0]
-        self.assertEqual(request["path"], "/v1/chat/completions")
-        self.assertEqual(request["headers"]["Authorization"], "Bearer sk-local-test-key-0123456789abcdef")
-        body = request["body"]
+        ask_judge()
+        sent = server.requests[0]
+        self.assertEqual(sent["path"], "/v1/chat/completions")
+        self.assertEqual(sent["headers"]["Authorization"], "Bearer sk-local-test-key-0123456789abcdef")
+        body = sent["body"]
         self.assertEqual(body["model"], "test-model")
         self.assertEqual([m["role"] for m in body["messages"]], ["system", "user"])
-        self.assertEqual((body["temperature"], body["stream"]), (0, False))
+        self.assertEqual((body["temperature"], body["stream"], body["max_tokens"]), (0, False, judge.ANSWER_TOKENS))
         user = body["messages"][1]["content"]
-        self.assertIn("no, don't use unittest here, run the tests with pytest -q", user)
-        self.assertIn("`python -m unittest discover` failed: Exit code 1 / ModuleNotFoundError", user)
+        self.assertIn(SAID, user)
+        self.assertIn("- `python -m unittest discover` — failed:", user)
+        self.assertIn("ModuleNotFoundError: No module named 'app'", user)
         self.assertIn("All tests pass.", user)
-        self.assertIn("at most 150 characters", user)
+        self.assertIn("at most 150 characters", body["messages"][0]["content"])
 
-    def test_word_lesson(self):
-        server = self.serve("ok", answers=["Run the tests with `pytest -q`, not `python -m unittest`."])
-        self.assertEqual(llm.word_lesson([CONTEXT]), "Run the tests with `pytest -q`, not `python -m unittest`.")
-        server.answers = ["NONE"]
-        self.assertIsNone(llm.word_lesson([dict(CONTEXT, said="check again")]))
-
-    def test_word_lesson_respects_the_limit_asked(self):
-        self.serve("ok", answers=["Run the tests with `pytest -q`, not `python -m unittest`."] * 2)
-        self.assertIsNone(llm.word_lesson([CONTEXT], limit=40))
-        self.assertIn("at most 40 characters", self.server.bodies()[0])
-
-    def test_decide_doubtful(self):
-        server = self.serve("ok")
-        for answer, expected in [
-                ("YES\nRun the tests with `pytest -q`.", (True, "Run the tests with `pytest -q`.")),
-                ("yes.", (True, None)),
-                ("**YES**\nNONE", (True, None)),
-                ("NO", (False, None)),
-                ("No.", (False, None)),
-                ("<think>The person pushes back.</think>\nYES\nRun the tests with `pytest -q`.",
-                 (True, "Run the tests with `pytest -q`.")),
-                ("Maybe", None),
-                ("NO\nThe person asks a new question.", None),
-                ("YES\nRun the tests with `pytest -q`.\nAlso lint.", None),
-                ("YES\nRun `tox -e py312` before pushing.", None),           # a command it was never shown
-                ("YES\n" + "Run the tests " * 20, None),                     # longer than asked
-                (REFUSAL, None)]:
-            with self.subTest(answer=answer):
-                server.answers = [answer]
-                self.assertEqual(llm.decide_doubtful(dict(CONTEXT, said="didn't we say pytest -q, not unittest?")), expected)
+    def test_a_lasting_verdict_in_the_form_asked(self):
+        self.serve("ok", answers=[LASTING, json.dumps({"correction": False, "lasting": False, "lesson": ""})])
+        model = llm.Model.from_env()
+        self.assertEqual(ask_judge(model), {"correction": True, "lasting": True, "scope": "project",
+                                            "why": "the project's test runner",
+                                            "lesson": "Run the tests with `pytest -q`, not `python -m unittest discover`."})
+        self.assertEqual(ask_judge(model, said="check again")["correction"], False)
 
     def test_session_gist(self):
         server = self.serve("ok", answers=["Fixed the failing import and ran the tests with `pytest -q`, "
@@ -307,22 +316,23 @@ class GoodAnswers(ModelEnv):
     def test_secrets_are_redacted_before_sending(self):
         server = self.serve("ok")
         secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
-        llm.decide_doubtful({"said": f"no, use the token {secret} from the vault",
-                             "commands": [{"command": f"curl -H 'Authorization: token {secret}' api",
-                                           "failed": True, "errors": [f"401 for {secret}"]}],
-                             "agent_said": f"Set GITHUB_TOKEN={secret}"})
+        errors = [{"facts": {"command": f"curl -H 'Authorization: token {secret}' api", "error": [f"401 for {secret}"]}}]
+        question = judge.message_request(dict(EPISODE, facts=dict(
+            EPISODE["facts"], said=f"no, use the token {secret} from the vault", agent_said=f"Set GITHUB_TOKEN={secret}",
+            command=f"curl -H 'Authorization: token {secret}' api", trigger="")), errors)
+        llm.Model.from_env().ask(question.system, question.user, question.max_tokens)
         self.assertEqual(len(server.requests), 1)
         self.assertNotIn(secret, server.bodies()[0])
         self.assertIn("[REDACTED", server.bodies()[0])
 
     def test_long_pastes_are_sent_head_and_tail(self):
-        server = self.serve("ok", answers=["YES"])
+        server = self.serve("ok", answers=[LASTING])
         log_lines = "\n".join(f"step {i}: ok" for i in range(2000))
-        llm.decide_doubtful({"said": "CI says:\n" + log_lines + "\nFAILED tests/test_api.py::test_login"})
+        ask_judge(said="CI says:\n" + log_lines + "\nFAILED tests/test_api.py::test_login")
         user = server.requests[0]["body"]["messages"][1]["content"]
         self.assertIn("CI says:", user)
         self.assertIn("FAILED tests/test_api.py::test_login", user)
-        self.assertLess(len(user), 4 * llm.FIELD_CHARS)
+        self.assertLess(len(user), 6 * llm.FIELD_CHARS)
 
 
 class Validation(unittest.TestCase):
@@ -380,23 +390,33 @@ ERROR_LINE = "ERROR: tests could not be collected"
 DOUBT = "didn't we agree to use ruff instead of flake8?"
 
 LESSON_PYTEST = "Run the tests with `pytest -q`, never `python -m unittest`."
-LESSON_DOCS = "Skip `make docs`: the Makefile has no docs target."
+LESSON_DOCS = "The Makefile has no docs target: `make docs` fails with `No rule to make target 'docs'`."
 LESSON_RUFF = "Use `ruff` instead of `flake8` for linting."
 GIST = "Worked through the request, hit a failing command, and ended with the agent's report."
 
 
+def verdict(lasting: bool, lesson: str = "", **more) -> str:
+    return json.dumps(dict({"correction": lasting, "lasting": lasting, "lesson": lesson, "scope": "project",
+                            "why": "scripted"}, **more))
+
+
 def scripted(body: dict) -> str:
-    """A well-behaved model: the right answer to each of openmemory's three questions."""
-    user = body["messages"][-1]["content"]
-    if "Answer YES or NO" in user:
-        return ("YES\n" + LESSON_RUFF) if "ruff" in user else "NO"
-    if "Write the lesson" in user:
-        if "pytest" in user:
-            return LESSON_PYTEST
-        return LESSON_DOCS if "make docs" in user else "NONE"
+    """A well-behaved model: the right answer to each of openmemory's questions (the judge's, a gist)."""
+    system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
+    if "You judge a failure" in system:
+        return verdict(True, LESSON_DOCS, cause="no docs target", fix="") if "make docs" in user else verdict(False)
+    if "You judge one message" in system:
+        if "ruff" in user:
+            return verdict(True, LESSON_RUFF)
+        return verdict(True, LESSON_PYTEST) if "pytest" in user else verdict(False)
     if "what this coding session did" in user:
         return GIST
     return "I do not understand the question."
+
+
+def is_judge(body: str, kind: str) -> bool:
+    """Whether a request body is the judge's question about a message or a failure."""
+    return ("You judge one message" if kind == "message" else "You judge a failure") in body
 
 
 class WithSessions(TempHome):
@@ -476,29 +496,33 @@ class AWellBehavedModel(WithSessions):
             server.answer = scripted
             env = self.model_env(server)
             out = self.ok("ingest", "--model", env=env).stdout
-            self.assertIn("model: 4 session gists led by it, 1 doubtful turn decided", out)
+            self.assertIn("model: 4 session gists led by it, 2 messages judged (2 corrections, 2 lasting;", out)
             self.ok("sleep", "--now", NIGHT, env=env)
             with store.connect() as db:
-                lessons = sorted(ls["text"] for ls in db.all_lessons())
+                lessons = sorted((ls["text"], ls["state"]) for ls in db.all_lessons())
                 sessions = db.episodes(kind="session")
                 doubt = next(e for e in db.episodes(kind="correction") if e["key"] == "correction:doubt-1")
             self.assertEqual(lessons, sorted([
-                "In this project run the tests with `pytest -q`, never `python -m unittest`.",
-                "In this project skip `make docs`: the Makefile has no docs target.",
-                "In this project use `ruff` instead of `flake8` for linting."]))
+                ("In this project run the tests with `pytest -q`, never `python -m unittest`.", "live"),
+                ("In this project the Makefile has no docs target: `make docs` fails with `No rule to make "
+                 "target 'docs'`.", "live"),
+                ("In this project use `ruff` instead of `flake8` for linting.", "live")]))
             self.assertTrue(all(s["gist"].startswith(GIST + " ") for s in sessions), [s["gist"] for s in sessions])
-            self.assertEqual((doubt["facts"]["decided"], doubt["facts"]["doubtful"]), ("model", False))
+            self.assertEqual((doubt["facts"]["judge"]["correction"], doubt["facts"]["doubtful"]), (True, False))
             morning = self.ok("morning").stdout
             self.assertIn("## The model", morning)
-            self.assertIn("2 questions (0 answered from the cache), 2 new answers, 0 failures; 0 doubtful turns "
-                          "decided (0 corrections), 2 lessons in its words, 0 session gists led by it", morning)
+            # The cap is a day's: the ingest's 5 calls (3 gists, 2 messages) count with the night's one.
+            self.assertIn("1 question (0 answered from the cache), 1 new answer, 0 failures; 6 calls, 720 tokens, "
+                          "of a cap of 60 calls and 1,000,000 tokens a night.", morning)
+            self.assertIn("Judged 0 messages (0 corrections, 0 lasting) and 1 repeated failure (1 lasting); "
+                          "0 session gists led by it.", morning)
             status = self.ok("status", env=env).stdout
             self.assertRegex(status, r"model        test-model at http://127\.0\.0\.1:\d+/v1/chat/completions; "
-                                     r"last answered 20\d\d-")
+                                     r"last answered 20\d\d-.*; last run: 6 calls, 720 tokens of 60 calls")
             asked = len(server.requests)
-            # Gists (the two `make docs` sessions are the same question: asked once), the doubtful
-            # turn, the two lessons the rules worded.
-            self.assertEqual(asked, 3 + 1 + 2)
+            # Gists (the two `make docs` sessions are the same question: asked once), the two
+            # messages (the correction and the doubtful turn), the repeated failure.
+            self.assertEqual(asked, 3 + 2 + 1)
 
             # A re-run, even of every transcript, asks nothing again: the answers are in the store.
             self.ok("ingest", "--force", "--model", env=env)
@@ -521,29 +545,26 @@ class AWellBehavedModel(WithSessions):
         self.assertIn("run the tests with pytest -q", everything)
         self.assertIn(ERROR_LINE, everything)
         self.assertIn("make: *** No rule to make target", everything)
-        self.assertIn("`python -m unittest` failed", everything)
+        self.assertIn("- `python -m unittest` — failed:", everything)
         for body in bodies:
             self.assertEqual(json.loads(body)["model"], "test-model")
 
-
     def test_a_wording_the_person_vetoed_is_not_reworded_back_to_life(self):
-        # The rules' lesson about `make docs`, vetoed by deleting its file; then the database
-        # is rebuilt and the lesson learnt again: the model must not give it new words.
+        # The rules' lesson about `make docs`, vetoed by the person; then the database is
+        # rebuilt and the lesson learnt again: the judge must not give it new words.
         self.night(self.env(), model=False)
         with store.connect() as db:
             [docs] = [ls for ls in db.all_lessons() if "make docs" in ls["text"]]
-        [topic] = self.claude.rglob(f"om-{docs['id']}.md")
-        topic.unlink()
-        self.ok("render")
+        self.ok("lessons", "reject", f"lesson:{docs['id']}")    # a candidate: vetoed as deleting its file would
         for path in self.home.glob("memory.db*"):
             path.unlink()
         self.plant_doubtful()
         with ModelServer("ok") as server:
             server.answer = scripted
             self.night(self.model_env(server))
-            lesson_questions = [b for b in server.bodies() if "Write the lesson" in b]
-        self.assertEqual(len(lesson_questions), 1)
-        self.assertNotIn("make docs", lesson_questions[0])
+            failures = [b for b in server.bodies() if is_judge(b, "failure")]
+            messages = [b for b in server.bodies() if is_judge(b, "message")]
+        self.assertEqual((len(failures), len(messages)), (0, 2))
         with store.connect() as db:
             again = [ls for ls in db.all_lessons() if "make docs" in ls["text"]]
         self.assertEqual([(ls["text"], ls["vetoed"]) for ls in again], [(docs["text"], 1)])
@@ -557,19 +578,21 @@ class ADoubtfulTurnFromTheRules(TempHome):
         t.user("did you push?")
         t.assistant("Yes, it is on main.")
         t.write(project_folder(self.claude, CWD))
-        with ModelServer("ok", answers=["NO", "Bumped the version and pushed it to main."]) as server:
+        with ModelServer("ok", answers=[verdict(False), "Bumped the version and pushed it to main."]) as server:
             env = self.env(OPENMEMORY_LLM_URL=server.url, OPENMEMORY_LLM_MODEL="test-model")
             self.ok("ingest", "--model", env=env)
             self.ok("sleep", "--now", NIGHT, env=env)
             question = server.requests[0]["body"]["messages"][1]["content"]
-        self.assertIn("The person typed: <<<did you push?>>>", question)
-        self.assertIn("The agent then said: <<<Bumped and pushed.>>>", question)
+        self.assertIn("The person's message (lines marked \"| \" were pasted into it):\n<<<did you push?>>>", question)
+        self.assertIn("The agent's last words before the message:\n<<<Bumped and pushed.>>>", question)
         self.assertIn("- `git push`", question)
+        self.assertIn("What the agent did next:\nIt said:\n<<<Yes, it is on main.>>>", question)
         with store.connect() as db:
             [turn] = db.episodes(kind="correction")
             self.assertEqual(db.all_lessons(), [])
             self.assertEqual(db.doubtful_corrections(), [])              # decided: not asked again
-        self.assertEqual((turn["facts"]["decided"], turn["facts"]["doubtful"]), ("model", True))
+            self.assertEqual(db.unjudged_corrections("2026-12-01T00:00:00Z"), [])
+        self.assertEqual((turn["facts"]["judge"]["correction"], turn["facts"]["doubtful"]), (False, True))
 
 
 class AMisbehavingModel(WithSessions):

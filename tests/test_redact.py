@@ -515,6 +515,12 @@ class EveryPathThatStoresOrWrites(TempHome):
         event = {"hook_event_name": "SessionEnd", "transcript_path": "/nowhere/token Zx8fQ2nR7pL4sW9k.jsonl"}
         self.ok("hook", input=json.dumps(event), env=self.env(OPENMEMORY_DEBUG=1))  # a debug line, redacted too
         self.ok("sleep", "--now", "2026-11-05T03:00:00Z")
+        # one correction makes a candidate, rendered once backed: the person approves each, so that
+        # every lesson reaches MEMORY.md and its om file, the writes this test reads for secrets
+        listed = json.loads(self.ok("lessons", "--json").stdout)
+        self.assertTrue(listed)
+        for lesson in listed:
+            self.ok("lessons", "approve", f"lesson:{lesson['id']}")
         self.ok("render")
         morning = self.ok("morning").stdout + self.ok("morning", "--json").stdout
         recalled = self.ok("recall", "staging", "database", "password", "--json").stdout

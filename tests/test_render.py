@@ -554,7 +554,9 @@ class WireFormat(RenderCase):
         self.assertEqual(len(lines), 1)
         record = json.loads(lines[0])
         self.assertEqual(list(record), ["schema", "id", "text", "kind", "cwd", "project", "strength", "seen",
-                                        "sources", "created", "updated", "predictions"])
+                                        "sources", "created", "updated", "predictions", "state", "backed_by",
+                                        "edited"])
+        self.assertEqual((record["state"], record["backed_by"], record["edited"]), ("live", [], False))
         self.assertEqual((record["schema"], record["id"], record["text"], record["kind"], record["cwd"],
                           record["project"], record["strength"], record["seen"]),
                          (1, lid, TEXT, "feedback", str(self.repo), str(self.repo), 1.3, 2))
@@ -567,6 +569,21 @@ class WireFormat(RenderCase):
                          "resolved": "2026-11-08T03:00:00.000000Z", "outcome": "confirmed"}]})
         self.assertNotIn(f'"id": {archived}', "\n".join(lines))
         self.assertEqual(oct((self.home / "lessons.jsonl").stat().st_mode & 0o777), "0o600")
+
+    def test_a_candidate_is_a_line_a_schema_1_reader_refuses_and_is_never_rendered(self):
+        live = self.lesson()
+        candidate = add_lesson(self.db, "In this repository build the docs with `make html`", cwd=str(self.repo))
+        with self.db.transaction():
+            raw_db(self.db).execute("UPDATE lessons SET state = 'candidate', since = created WHERE id = ?",
+                                    (candidate,))
+        result = self.render()
+        self.assertEqual((result["lessons"], result["candidates"]), (1, 1))
+        records = [json.loads(line) for line in (self.home / "lessons.jsonl").read_text().splitlines()]
+        self.assertEqual([(r["id"], r["schema"], r["state"]) for r in records],
+                         [(live, 1, "live"), (candidate, 2, "candidate")])
+        self.assertFalse((self.memory / f"om-{candidate}.md").exists())
+        self.assertNotIn("make html", self.md().decode())
+        self.assertIn("1 candidate not rendered until backed", render.summary(result))
 
 
 class Command(RenderCase):

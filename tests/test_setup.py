@@ -81,6 +81,34 @@ class Setup(SetupCase):
         self.assertIn("no terminal to ask on; pass --yes", p.stderr)
         self.assertEqual(self.settings.read_bytes(), self.original)
 
+    def test_the_judge_stays_off_unless_named_and_setup_says_what_it_costs(self):
+        judge_file = self.home / "settings.json"
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
+        self.assertFalse(judge_file.exists(), "--yes alone turned a judge on")
+        p = self.setup_cli("--yes", "--schedule", "none", "--judge", "claude")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("setup --judge claude: no `claude` on PATH: pass --judge-command", p.stderr)
+        self.assertFalse(judge_file.exists())
+        claude = self.bin / "claude"
+        claude.write_text("#!/bin/sh\nexit 0\n")
+        claude.chmod(0o755)
+        p = self.setup_cli("--yes", "--schedule", "none", "--judge", "claude", "--judge-calls", "8",
+                           env=self.env(PATH=f"{self.bin}:/usr/bin:/bin"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("counts against your Claude usage", p.stderr)
+        self.assertIn("It may use at most 8 calls and 60,000 tokens a night", p.stderr)
+        self.assertIn("Past the cap, what waits for the next night: first judged are the corrections", p.stderr)
+        self.assertIn("judge: Claude Code headless (`claude -p --model haiku`), at most 8 calls", p.stdout)
+        chosen = json.loads(judge_file.read_text())["judge"]
+        self.assertEqual(chosen, {"backend": "claude", "model": "haiku", "command": str(claude), "calls": 8,
+                                  "tokens": 60000})
+        self.assertEqual(self.cli("status").stdout.count("Claude Code headless (`claude -p --model haiku`)"), 1)
+        p = self.setup_cli("--yes", "--schedule", "none", "--judge", "off")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(json.loads(judge_file.read_text())["judge"]["backend"], "off")
+        p = self.setup_cli("--yes", "--schedule", "none", "--judge", "endpoint", "--judge-url", "ftp://x")
+        self.assertIn("needs --judge-url (http:// or https://) and --judge-model", p.stderr)
+
     def test_a_settings_file_setup_created_is_removed_by_undo(self):
         self.settings.unlink()
         self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)

@@ -9,8 +9,8 @@ import unittest
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from openmemory import cli, clock, ingest, recall, sleep, store, wording
-from tests.fixtures import Transcript, project_folder, test_session
+from openmemory import cli, clock, ingest, paths, recall, sleep, store, wording
+from tests.fixtures import Transcript, project_folder
 from tests.helpers import TempHome, claude_code, raw_db
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -312,7 +312,8 @@ class Decay(SleepCase):
 
     def test_nightly_equals_weekly_and_a_second_run_changes_nothing(self):
         self.write(simple_session(self.shop, when(11, 2)))
-        self.write(tests_corrected(self.shop, when(11, 3), "python -m unittest", "no, use pytest -q instead"))
+        self.write(tests_corrected(self.shop, when(11, 3), "python -m unittest",
+                                   "from now on use pytest -q instead"))                   # live: standing
         self.write(simple_session(self.shop, when(11, 10), "add a changelog entry"))   # tests the prediction
         weekly = self.tmp / "weekly.db"
         with store.connect(weekly) as db:
@@ -362,7 +363,8 @@ class Decay(SleepCase):
         self.assertAlmostEqual(strength, touched * 2 ** (-days.total_seconds() / 86400 / 45), places=12)
 
     def test_a_lesson_that_never_comes_up_again_fades(self):
-        self.write(tests_corrected(self.shop, when(11, 2), "python -m unittest", "no, use pytest -q instead"))
+        self.write(tests_corrected(self.shop, when(11, 2), "python -m unittest",
+                                   "from now on use pytest -q instead"))                   # live: standing
         self.ingest()
         self.sleep(night(11, 3))
         self.write(simple_session(self.shop, when(11, 10)))                # the project is worked on: a test
@@ -405,8 +407,16 @@ class Consolidation(SleepCase):
         self.ingest()
         out = self.sleep(night(11, 21))
         [lesson] = self.lessons()
-        self.assertTrue(out.startswith("1 new lesson,"))
-        self.assertEqual((lesson["kind"], lesson["seen"], len(lesson["sources"])), ("project", 2, 2))
+        self.assertTrue(out.startswith("0 new lessons,") and "1 new candidate to review" in out, out)
+        self.assertEqual((lesson["kind"], lesson["seen"], len(lesson["sources"]), lesson["state"]),
+                         ("project", 2, 2, "candidate"))
+        self.write(docs_fail(self.shop, when(11, 27)))                      # and in a third: it is backed
+        self.ingest()
+        out = self.sleep(night(11, 28))
+        [lesson] = self.lessons()
+        self.assertTrue(out.startswith("0 new lessons, 1 strengthened"), out)
+        self.assertEqual((lesson["seen"], lesson["state"]), (3, "live"))
+        self.assertIn("was a candidate, now backed", (self.home / "morning.md").read_text())
 
     def test_the_same_failure_in_two_projects_applies_everywhere(self):
         for name, day in (("gen", 2), ("site", 5)):
@@ -419,9 +429,10 @@ class Consolidation(SleepCase):
         self.ingest()
         self.sleep(night(11, 6))
         [lesson] = self.lessons()
-        self.assertEqual((lesson["text"], lesson["cwd"]),
-                         ("`python` fails with `/bin/bash: line 1: python: command not found`.", None))
-        self.assertIn("(project, every project; seen in 2 sessions)", (self.home / "morning.md").read_text())
+        self.assertEqual((lesson["text"], lesson["cwd"], lesson["state"]),
+                         ("`python` fails with `/bin/bash: line 1: python: command not found`.", None, "candidate"))
+        self.assertIn("- `python` fails with `/bin/bash: line 1: python: command not found`. (every project; "
+                      "lesson:1; approve: `openmemory lessons approve lesson:1`)", (self.home / "morning.md").read_text())
 
     def test_a_lesson_seen_in_another_project_applies_everywhere(self):
         self.write(tests_corrected(self.shop, when(11, 2), "python -m unittest",
@@ -474,8 +485,8 @@ class Consolidation(SleepCase):
         self.assertEqual((lesson["cwd"], lesson["seen"]), ("C:\\Users\\Alex\\shop", 2))
 
     def test_vetoes_hold_through_reingest_and_new_copies(self):
-        path = self.write(tests_corrected(self.shop, when(11, 2), "python -m unittest",
-                                          "No, don't use unittest here, run the tests with pytest -q"))
+        path = self.write(tests_corrected(self.shop, when(11, 2), "python -m unittest",      # live: standing
+                                          "From now on, don't use unittest here, run the tests with pytest -q"))
         self.ingest()
         self.sleep(night(11, 3))
         [lesson] = self.lessons()
@@ -533,8 +544,8 @@ class Consolidation(SleepCase):
 
 class Verification(SleepCase):
     def test_only_what_happens_after_the_prediction_in_its_project_confirms_it(self):
-        self.write(tests_corrected(self.shop, when(11, 2), "python -m unittest",
-                                   "No, don't use unittest here, run the tests with pytest -q"))
+        self.write(tests_corrected(self.shop, when(11, 2), "python -m unittest",                # live: standing
+                                   "From now on, don't use unittest here, run the tests with pytest -q"))
         self.ingest()
         self.sleep(night(11, 3))
         [lesson] = self.lessons()
@@ -575,8 +586,8 @@ class Commands(SleepCase):
             self.assertRegex(p.stderr, r"^openmemory: error: no morning report .*; run `openmemory sleep` first\n$")
 
     def test_sleep_then_morning(self):
-        self.write(tests_corrected(self.shop, when(11, 2), "python -m unittest",
-                                   "No, don't use unittest here, run the tests with pytest -q"))
+        self.write(tests_corrected(self.shop, when(11, 2), "python -m unittest",                # live: standing
+                                   "From now on, don't use unittest here, run the tests with pytest -q"))
         self.ok("ingest")
         p = self.ok("sleep", "--now", "2026-11-03T03:00:00Z")
         self.assertEqual(p.stdout, "1 new lesson, 0 strengthened, 0 predictions confirmed, 0 failed, "
@@ -590,7 +601,7 @@ class Commands(SleepCase):
         self.assertEqual([ls["text"] for ls in facts["lessons_new"]],
                          ["In this repository run the tests with `pytest -q`, not `python -m unittest`."])
         self.assertEqual([s["what"] for s in facts["lessons_new"][0]["sources"]],
-                         ['you said "No, don\'t use unittest here, run the tests with pytest -q" after '
+                         ['you said "From now on, don\'t use unittest here, run the tests with pytest -q" after '
                           '`python -m unittest` failed'])
         self.assertEqual(facts["predictions_made"], 1)
         status = json.loads(self.ok("status", "--json").stdout)
@@ -612,6 +623,96 @@ class Commands(SleepCase):
         self.assertIn("--now ISO", self.ok("sleep", "--help").stdout)
 
 
+class LessonStates(SleepCase):
+    """One correction makes a candidate: recallable, listed, never rendered, no prediction; what
+    backs it makes it live. A database from before lesson states is migrated (m009)."""
+
+    def test_one_correction_is_a_candidate_until_it_comes_up_in_another_session(self):
+        said = "No, don't use unittest here, run the tests with pytest -q"
+        self.write(tests_corrected(self.shop, when(11, 2), "python -m unittest", said))
+        out = self.sleep(night(11, 3))
+        self.assertTrue(out.startswith("0 new lessons, 0 strengthened") and "1 new candidate to review" in out, out)
+        [lesson] = self.lessons()
+        self.assertEqual((lesson["state"], lesson["since"]), ("candidate", "2026-11-03T03:00:00.000000Z"))
+        self.assertEqual(self.predictions(), [])
+        memory = paths.memory_dir_for(str(self.shop))
+        self.assertFalse((memory / f"om-{lesson['id']}.md").exists())
+        report = (self.home / "morning.md").read_text()
+        self.assertIn("## Candidates to review", report)
+        self.assertIn(f"approve: `openmemory lessons approve lesson:{lesson['id']}`", report)
+        with self.db() as db:                                               # recallable, its state said
+            hits = recall.recall(db, "run the tests with pytest", now=night(11, 3))
+            [row] = db.recall_rows([], [lesson["id"]], include_archived=False)
+        self.assertIn(lesson["id"], [h["id"] for h in hits if h["kind"] == "lesson"])
+        self.assertEqual(row["state"], "candidate")
+        self.write(tests_corrected(self.shop, when(11, 9), "python -m unittest discover",
+                                   "no, don't use unittest, run the tests with pytest -q"))
+        out = self.sleep(night(11, 10))
+        [lesson] = self.lessons()
+        self.assertEqual((lesson["state"], lesson["seen"], lesson["since"]), ("live", 2, None))
+        self.assertEqual(json.loads(lesson["backing"])["by"], ["sessions"])
+        self.assertEqual(len(self.predictions()), 1)
+        self.assertTrue((memory / f"om-{lesson['id']}.md").exists())
+        self.assertIn("was a candidate, now backed", (self.home / "morning.md").read_text())
+
+    def test_a_candidate_nothing_backs_lapses_quietly_and_comes_back_backed(self):
+        self.write(tests_corrected(self.shop, when(11, 2), "python -m unittest",
+                                   "No, don't use unittest here, run the tests with pytest -q"))
+        self.sleep(night(11, 3))
+        self.sleep(night(1, 1, 2027))                                      # 59 days: still waiting
+        self.assertEqual(self.lessons()[0]["archived"], 0)
+        out = self.sleep(night(1, 2, 2027))                                # 60 days: lapsed
+        [lesson] = self.lessons()
+        self.assertEqual((lesson["state"], lesson["archived"]), ("candidate", 1))
+        report = (self.home / "morning.md").read_text()
+        self.assertNotIn("pytest", report)                                  # quietly
+        self.assertEqual(json.loads(run("morning", "--json")[1])["candidates_lapsed"], 1)
+        self.assertIn("0 memories archived", out)
+        self.write(tests_corrected(self.shop, when(2, 1, year=2027), "python -m unittest",
+                                   "no, don't use unittest, run the tests with pytest -q"))
+        self.sleep(night(2, 2, 2027))
+        [lesson] = self.lessons()
+        self.assertEqual((lesson["state"], lesson["archived"], lesson["seen"]), ("live", 0, 2))
+
+    def test_an_older_database_moves_unbacked_lessons_to_candidates_and_says_so_once(self):
+        self.write(tests_corrected(self.shop, when(11, 2), "python -m unittest",
+                                   "No, don't use unittest here, run the tests with pytest -q"))
+        other = self.tmp / "blog"
+        self.write(tests_corrected(other, when(11, 2, 10), "npm install date-fns",
+                                   "in this repo we always use pnpm, never npm"))
+        self.sleep(night(11, 3))
+        with self.db() as db, db.transaction():                             # as version 8 left them: all live
+            raw = raw_db(db)
+            raw.execute("UPDATE lessons SET state = 'live', since = NULL, backing = '{}'")
+            raw.execute("INSERT INTO predictions (lesson_id, text, made, embedding) SELECT id, 'it comes up', "
+                        "'2026-11-03T03:00:00.000000Z', x'' FROM lessons WHERE text LIKE '%pytest%'")
+        self.assertEqual(run("render")[0], 0)
+        tests_memory = paths.memory_dir_for(str(self.shop))
+        tests_lesson, pnpm_lesson = self.lessons()
+        self.assertIn("pytest", (tests_memory / "MEMORY.md").read_text())
+        with self.db() as db:
+            raw_db(db).execute("PRAGMA user_version = 8")
+        with self.db():                                                      # m009 runs
+            pass
+        tests_lesson, pnpm_lesson = self.lessons()
+        self.assertEqual((tests_lesson["state"], pnpm_lesson["state"]), ("candidate", "live"))
+        self.assertEqual(json.loads(pnpm_lesson["backing"])["by"], ["standing"])
+        self.assertEqual(sorted((p["lesson_id"], p["resolved"] is None) for p in self.predictions()),
+                         [(tests_lesson["id"], False), (pnpm_lesson["id"], True)])
+        self.assertEqual(run("render")[0], 0)                                # it leaves MEMORY.md
+        self.assertNotIn("pytest", (tests_memory / "MEMORY.md").read_text())
+        self.assertFalse((tests_memory / f"om-{tests_lesson['id']}.md").exists())
+        self.assertIn("pnpm", (paths.memory_dir_for(str(other)) / "MEMORY.md").read_text())
+        out = self.sleep(night(11, 4))
+        self.assertIn("1 lesson back to candidates", out)
+        report = (self.home / "morning.md").read_text()
+        self.assertIn("## Back to candidates", report)
+        self.assertIn(f"(shop; lesson:{tests_lesson['id']}; approve: `openmemory lessons approve "
+                      f"lesson:{tests_lesson['id']}`)", report)
+        self.sleep(night(11, 5))                                             # said once
+        self.assertNotIn("Back to candidates", (self.home / "morning.md").read_text())
+
+
 class RealClaudeCode(TempHome):
     """The real Claude Code 2.1.328 writes the transcript; a correction becomes a lesson."""
 
@@ -622,12 +723,12 @@ class RealClaudeCode(TempHome):
     def test_a_correction_in_a_real_session_becomes_a_lesson(self):
         e2e = self.e2e
         home = self.tmp / "claude-home"
-        correction = "No, don't use no_such_runner here, run the tests with python3 -m unittest"
+        correction = "From now on, don't use no_such_runner here, run the tests with python3 -m unittest"
         scenario = {"steps": [
             {"match": "run the tests", "reply": [{"text": "Running the tests."}, {"tool_use": {
                 "name": "Bash", "input": {"command": "python3 -m no_such_runner -q", "description": "Run tests"}}}]},
             {"match": "tool_result", "reply": [{"text": "The runner is missing."}]},
-            {"match": "No, don't use", "reply": [{"text": "Using unittest."}, {"tool_use": {
+            {"match": "don't use no_such_runner", "reply": [{"text": "Using unittest."}, {"tool_use": {
                 "name": "Bash", "input": {"command": "python3 -c \"print('OK')\"", "description": "Run tests"}}}]},
             {"match": "OK", "reply": [{"text": "The tests pass."}]}]}
         r = e2e.run_session(scenario, ["run the tests", correction], home=str(home), allowed_tools="Bash")
@@ -661,7 +762,7 @@ def lint_session(cwd):
     t.user("check the code style")
     t.assistant("Running the linter.", tools=[("Bash", {"command": "make lint"},
                                                "Exit code 2\nmake: *** No rule to make target 'lint'.  Stop.", True)])
-    t.user("No, don't use make lint here, run ruff check . instead")
+    t.user("From now on, don't use make lint here, run ruff check . instead")      # standing: live
     t.assistant("Understood.", tools=[("Bash", {"command": "ruff check ."}, "All checks passed!", False)])
     return t
 
@@ -669,7 +770,9 @@ def lint_session(cwd):
 class TwoSleepsOneNight(TempHome):
     def test_morning_shows_what_the_whole_night_learnt(self):
         shop = str(self.tmp / "shop")
-        test_session(cwd=shop).write(project_folder(self.claude, shop))
+        tests_corrected(shop, when(11, 2), "python -m unittest",                            # live: standing
+                        "From now on, don't use unittest here, run the tests with pytest -q").write(
+            project_folder(self.claude, shop))
         self.ok("ingest")
         first = self.ok("sleep", "--now", "2026-11-03T03:00:00Z").stdout
         self.assertTrue(first.startswith("1 new lesson, "), first)

@@ -191,10 +191,10 @@ def find_cycle(graph: dict):
 FLOORS = {
     0: ("__init__", "clock", "shorten", "errors", "paths", "embed", "redact"),
     1: ("files", "transcripts", "corrections", "failures", "neighbours"),
-    2: ("episodes", "wording", "forget", "migrations"),
+    2: ("episodes", "wording", "forget", "backing", "migrations", "settings"),
     3: ("store",),
-    4: ("ingest", "recall", "render", "llm", "schedule"),
-    5: ("sleep", "setup", "mcp", "hook"),
+    4: ("ingest", "recall", "render", "llm", "schedule", "review"),
+    5: ("sleep", "setup", "mcp", "hook", "judge"),
     6: ("cli", "__main__"),
 }
 FLOOR = {module: floor for floor, names in FLOORS.items() for module in names}

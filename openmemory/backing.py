@@ -1,0 +1,138 @@
+"""What backs a lesson: what makes a lesson *live* (rendered into the agent's memory) rather
+than a *candidate* (recallable and listed for review, never rendered, making no prediction).
+
+One correction, or one failure repeated in two sessions, makes a candidate. It goes live
+when something backs it (ARCHITECTURE.md, "Where it differs from the design"):
+- the person approved it (`openmemory lessons approve`), or wrote its text (`... edit`);
+- a judge (judge.py) read the context and found it lasting; a judge that found nothing
+  lasting in any of its sources outweighs the rules below, and only the person can then
+  make it live;
+- the person said it as a standing rule in their own words ("always", "never", "from now on",
+  "in this repo we ..."): `facts["standing"]`, set by the rules that read the words;
+- it came up again in another session: a correction's lesson seen in two sessions, a
+  failure's (made from two sessions) in a third.
+
+A candidate nothing backs lapses (is archived, quietly) LAPSE_DAYS after it became one; one
+that comes up again later is revived by consolidation, and then it is backed.
+
+Pure: lessons and episodes are dicts as the store returns them (a lesson's `backing` a dict).
+"""
+import re
+from datetime import timedelta
+
+from .clock import parse_time
+from .corrections import correction_verdict, lasting_sentence
+
+LIVE, CANDIDATE = "live", "candidate"
+
+# Sessions a lesson must come up in to be backed by recurrence: one more than made it.
+RECUR_SESSIONS = {"feedback": 2, "project": 3}
+
+# A candidate nothing backs lapses after this long. Claude Code deletes a transcript after 30
+# days (cleanupPeriodDays): twice that keeps a candidate up for review well past its own
+# session, and the dev corpus's tuning sessions (four people, one repository) span 39 days, so a
+# rule said in one month of work and again in the next is still caught. A lapsed candidate is
+# only archived: the same thing said again revives it, and then it is backed.
+LAPSE_DAYS = 60
+
+APPROVED_BOOST = 0.5        # the person's approval counts as much as being seen again (sleep.SEEN_BOOST)
+
+# What backs a lesson, in the order they are told, with the words `openmemory lessons` uses.
+BACKERS = ("approved", "edited", "judge", "standing", "sessions")
+
+
+# Words that make the person's own lasting sentence a standing rule, for episodes whose facts
+# do not say (stored before the rules said `standing`). Narrower than the words the rules read
+# a first message by: "so we don't forget" in "add a comment to #91 so we don't forget" is not one.
+_STANDING_WORDS = re.compile(r"(?i)\b(?:always|never|from now on|going forward|from here on|don'?t ever|do not ever|"
+                             r"in this (?:repo|repository|project|codebase),? we|every ?time|whenever)\b")
+
+
+def standing(facts: dict) -> bool:
+    """Whether the person said it as a standing rule in their own words.
+
+    The rules that read the words say so in `facts["standing"]`. An episode stored before they
+    did is read conservatively: the rules must find a standing rule in the words read as a
+    first message, and the line it was said on must hold one of _STANDING_WORDS.
+    """
+    if "standing" in facts:
+        return bool(facts["standing"])
+    said = facts.get("own") or facts.get("said") or ""
+    if not said or correction_verdict(said, first=True)[0] != "standing":
+        return False
+    found = lasting_sentence(said, strict=facts.get("form") in ("review", "pasted-failure"))
+    if not found:
+        return False
+    # The line it was said on, with the lead the sentence is cut from ("From now on, ...").
+    line = next((ln for ln in said.splitlines() if found[0][:40] in ln), found[0])
+    return bool(_STANDING_WORDS.search(line))
+
+
+def verdict(facts: dict) -> dict | None:
+    """The judge's verdict on an episode ({correction, lasting, ...}), None when none was recorded.
+
+    A doubtful turn an earlier model decided (`decided: model`) counts as one: lasting when it
+    gave the lesson line it was asked for only for an instruction to follow in future sessions.
+    """
+    judged = facts.get("judge")
+    if isinstance(judged, dict) and "lasting" in judged:
+        return judged
+    if facts.get("decided") == "model":
+        yes = not facts.get("doubtful")
+        return {"correction": yes, "lasting": bool(yes and facts.get("model_lesson")),
+                "lesson": facts.get("model_lesson")}
+    return None
+
+
+def _judged(lesson: dict, sources: list) -> tuple:
+    """(the judge's verdict on the lesson itself or None, [(correction source, its verdict or None)])."""
+    own = (lesson.get("backing") or {}).get("judge")
+    own = own if isinstance(own, dict) and "lasting" in own else None
+    return own, [(ep, verdict(ep.get("facts") or {})) for ep in sources if ep.get("kind") == "correction"]
+
+
+def backers(lesson: dict, sources: list) -> list:
+    """What backs a lesson (names from BACKERS, in that order); [] for a candidate.
+
+    lesson: with `kind`, `seen` and `backing` ({approved, edited, judge}); sources: its episodes
+    that still exist (with `kind`, `facts` and, to count sessions past a judged one, `session_id`).
+    A judge's verdict decides where it was given: lasting on the lesson or on any of its
+    corrections backs it; nothing lasting on the lesson, or on every correction it came from,
+    leaves it to the person. A correction the judge found not lasting counts for nothing else:
+    neither its words nor its session.
+    """
+    backing = lesson.get("backing") or {}
+    found = [name for name in ("approved", "edited") if backing.get(name)]
+    own, corrections = _judged(lesson, sources)
+    if (own or {}).get("lasting") or any(v and v.get("lasting") for _, v in corrections):
+        return found + ["judge"]
+    unjudged = [ep for ep, v in corrections if v is None]
+    if own is not None or (corrections and not unjudged):
+        return found                # the judge read it and found nothing lasting: only the person now
+    if lesson.get("kind") == "feedback" and any(standing(ep.get("facts") or {}) for ep in unjudged):
+        found.append("standing")
+    seen = int(lesson.get("seen") or 0)
+    if len(unjudged) < len(corrections):    # a session only a judged-no correction came from does not count
+        no = {id(ep) for ep, v in corrections if v is not None}
+        seen = len({ep.get("session_id") or f"episode:{ep.get('id')}" for ep in sources if id(ep) not in no})
+    if seen >= RECUR_SESSIONS.get(lesson.get("kind"), RECUR_SESSIONS["feedback"]):
+        found.append("sessions")
+    return found
+
+
+def state_of(lesson: dict, sources: list) -> str:
+    """LIVE when something backs the lesson, else CANDIDATE."""
+    return LIVE if backers(lesson, sources) else CANDIDATE
+
+
+def judged_no(lesson: dict, sources: list) -> bool:
+    """Whether a judge read the lesson and found nothing lasting in it (so it is not worth a look)."""
+    own, corrections = _judged(lesson, sources)
+    if (own or {}).get("lasting") or any(v and v.get("lasting") for _, v in corrections):
+        return False
+    return own is not None or bool(corrections) and all(v is not None for _, v in corrections)
+
+
+def lapses(since: str | None, now: str) -> bool:
+    """Whether a candidate that became one at `since` has waited LAPSE_DAYS by `now`."""
+    return bool(since) and parse_time(now) >= parse_time(since) + timedelta(days=LAPSE_DAYS)

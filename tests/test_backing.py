@@ -1,0 +1,91 @@
+"""What backs a lesson (backing.py): the person's approval or text, a judge, their standing
+words, another session; a candidate otherwise, which lapses after LAPSE_DAYS."""
+import unittest
+
+from openmemory import backing
+
+
+def correction(said, **facts):
+    return {"kind": "correction", "facts": dict({"said": said}, **facts)}
+
+
+def lesson(kind="feedback", seen=1, **backing_):
+    return {"kind": kind, "seen": seen, "backing": backing_}
+
+
+ONE_OFF = correction("no, add a comment to #91 so we don't forget")
+STANDING = correction("from now on, always run the linter with mise run lint before you commit")
+
+
+class Backers(unittest.TestCase):
+    def test_one_correction_alone_is_a_candidate(self):
+        self.assertEqual(backing.backers(lesson(), [ONE_OFF]), [])
+        self.assertEqual(backing.state_of(lesson(), [ONE_OFF]), backing.CANDIDATE)
+
+    def test_the_persons_standing_words_back_it(self):
+        self.assertEqual(backing.backers(lesson(), [STANDING]), ["standing"])
+        for said in ("in this repo we always use pnpm, never npm", "never commit generated Prisma clients",
+                     "don't ever push to main directly"):
+            with self.subTest(said=said):
+                self.assertEqual(backing.backers(lesson(), [correction(said)]), ["standing"])
+
+    def test_the_reading_rules_say_standing_when_they_can_and_that_is_taken_as_said(self):
+        self.assertEqual(backing.backers(lesson(), [correction("run the linter", standing=True)]), ["standing"])
+        self.assertEqual(backing.backers(lesson(), [correction("always run the linter", standing=False)]), [])
+
+    def test_a_ban_said_once_without_a_standing_word_is_not_backed(self):
+        for said in ("explain to me how to run the project, don't actually run", "don't run make build",
+                     "stop for a second, so the issue was the global gitignore"):
+            with self.subTest(said=said):
+                self.assertEqual(backing.backers(lesson(), [correction(said)]), [])
+
+    def test_another_session_backs_a_correction_a_third_backs_a_failure(self):
+        self.assertEqual(backing.backers(lesson(seen=2), [ONE_OFF]), ["sessions"])
+        failure = {"kind": "error", "facts": {"command": "make docs", "error": ["no rule"]}}
+        self.assertEqual(backing.backers(lesson("project", seen=2), [failure, failure]), [])
+        self.assertEqual(backing.backers(lesson("project", seen=3), [failure] * 3), ["sessions"])
+
+    def test_a_judge_that_found_it_lasting_backs_it(self):
+        judged = correction("no, add a comment", judge={"correction": True, "lasting": True, "lesson": "x y z"})
+        self.assertEqual(backing.backers(lesson(), [judged]), ["judge"])
+        failure_lesson = lesson("project", seen=2, judge={"lasting": True, "cause": "c", "fix": "f"})
+        self.assertEqual(backing.backers(failure_lesson, []), ["judge"])
+
+    def test_a_judge_that_found_nothing_lasting_outweighs_standing_words_and_sessions(self):
+        no = {"correction": True, "lasting": False}
+        judged = correction("from now on, always add a comment to #91", judge=no)
+        self.assertEqual(backing.backers(lesson(seen=2), [judged, judged]), [])
+        self.assertTrue(backing.judged_no(lesson(seen=2), [judged]))
+        self.assertEqual(backing.backers(lesson(seen=2, approved="2026-12-01T00:00:00Z"), [judged]), ["approved"])
+
+    def test_a_correction_the_judge_found_not_lasting_counts_for_nothing_else(self):
+        no = {"correction": True, "lasting": False}
+        judged = dict(correction("no, add a comment to #91", judge=no), session_id="b", id=2)
+        standing_ = dict(STANDING, session_id="a", id=1)
+        self.assertEqual(backing.backers(lesson(seen=2), [standing_, judged]), ["standing"])   # not "sessions"
+        self.assertFalse(backing.judged_no(lesson(seen=2), [standing_, judged]))
+        other = dict(correction("no, use pnpm"), session_id="c", id=3)
+        self.assertEqual(backing.backers(lesson(seen=3), [other, judged, dict(other, id=4, session_id="d")]),
+                         ["sessions"])
+
+    def test_the_person_decides_over_everything(self):
+        self.assertEqual(backing.backers(lesson(approved="2026-12-01T00:00:00Z"), [ONE_OFF]), ["approved"])
+        self.assertEqual(backing.backers(lesson(edited="2026-12-01T00:00:00Z", seen=2), [STANDING]),
+                         ["edited", "standing", "sessions"])
+
+    def test_an_earlier_models_decision_on_a_doubtful_turn_counts_as_a_judge(self):
+        yes = correction("did you push?", decided="model", doubtful=False, model_lesson="Push before you say done.")
+        no = correction("always did you push?", decided="model", doubtful=True)
+        self.assertEqual(backing.backers(lesson(), [yes]), ["judge"])
+        self.assertEqual(backing.backers(lesson(), [no]), [])
+
+    def test_a_candidate_lapses_after_sixty_days(self):
+        self.assertEqual(backing.LAPSE_DAYS, 60)
+        since = "2026-11-03T03:00:00.000000Z"
+        self.assertFalse(backing.lapses(since, "2027-01-01T03:00:00Z"))
+        self.assertTrue(backing.lapses(since, "2027-01-02T03:00:00Z"))
+        self.assertFalse(backing.lapses(None, "2030-01-01T00:00:00Z"))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,169 @@
+"""`openmemory lessons`: every lesson and candidate with its state, what backs it and where it
+came from; approve, reject (a veto that sticks), edit (the person's text, kept through what
+rewords lessons). Only the person approves: the MCP server has no way to."""
+import json
+import os
+from datetime import datetime, timezone
+
+from openmemory import mcp, paths, store
+from tests.fixtures import Transcript, project_folder
+from tests.helpers import TempHome, raw_db
+
+SAID = "No, don't use unittest here, run the tests with pytest -q"
+LESSON = "In this repository run the tests with `pytest -q`, not `python -m unittest`."
+
+
+def corrected(cwd, day, said=SAID, command="python -m unittest"):
+    """The agent runs the tests the wrong way; the person corrects it."""
+    t = Transcript(cwd=str(cwd), start=datetime(2026, 11, day, 9, tzinfo=timezone.utc))
+    t.user("run the tests")
+    t.assistant("Running them.", tools=[("Bash", {"command": command}, "Exit code 1\nImportError: no shop.tests",
+                                         True)])
+    t.user(said)
+    t.assistant("Understood.", tools=[("Bash", {"command": "pytest -q"}, "12 passed", False)])
+    return t
+
+
+class ReviewCase(TempHome):
+    def setUp(self):
+        super().setUp()
+        self.repo = self.tmp / "shop"
+        (self.repo / ".git").mkdir(parents=True)
+        self.repo = os.path.realpath(self.repo)
+        self.memory = paths.memory_dir_for(self.repo)
+
+    def night(self, *transcripts, now="2026-11-20T03:00:00Z"):
+        for t in transcripts:
+            t.write(project_folder(self.claude, t.cwd))
+        self.ok("ingest")
+        return self.ok("sleep", "--now", now).stdout
+
+    def listed(self):
+        return json.loads(self.ok("lessons", "--json").stdout)
+
+    def index(self) -> str:
+        md = self.memory / "MEMORY.md"
+        return md.read_text() if md.exists() else ""
+
+
+class Listing(ReviewCase):
+    def test_a_candidate_is_listed_with_where_it_came_from_and_how_to_approve_it(self):
+        self.night(corrected(self.repo, 2))
+        p = self.ok("lessons")
+        self.assertEqual(p.stdout.splitlines(), [
+            f"lesson:1 · candidate · seen 1× · project {self.repo}",
+            f"  {LESSON}",
+            "  candidate since 2026-11-20: nothing backs it yet; approve: openmemory lessons approve lesson:1",
+            f"  - 2026-11-02, shop: you said \"{SAID}\" after `python -m unittest` failed"])
+        with store.connect() as db:
+            episodes = {e["kind"]: e["id"] for e in db.episodes() if e["kind"] != "session"}
+        [entry] = self.listed()
+        self.assertEqual((entry["ref"], entry["state"], entry["text"], entry["seen"], entry["scope"]),
+                         ("lesson:1", "candidate", LESSON, 1, "project"))
+        self.assertEqual(sorted(entry["episodes"]), sorted(episodes.values()))
+        self.assertEqual([(s["kind"], s["episode"], s["project"]) for s in entry["sources"]],
+                         [("correction", episodes["correction"], "shop")])      # one line a session
+
+    def test_nothing_to_list(self):
+        p = self.ok("lessons")
+        self.assertEqual(p.stdout, "")
+        self.assertIn("no lessons yet", p.stderr)
+        self.assertEqual(self.listed(), [])
+
+    def test_every_state_is_named(self):
+        self.night(corrected(self.repo, 2), corrected(self.tmp / "blog", 3, "from now on, always use pnpm, never npm",
+                                                      "npm install left-pad"))
+        states = {e["text"]: (e["state"], e["backed_by"]) for e in self.listed()}
+        self.assertEqual(states[LESSON], ("candidate", []))
+        self.assertEqual(states["In this project always use `pnpm`, never `npm`."], ("live", ["standing"]))
+        self.assertIn("live because you said it as a standing rule", self.ok("lessons").stdout)
+        self.ok("lessons", "reject", "lesson:2")
+        with store.connect() as db, db.transaction():
+            raw_db(db).execute("UPDATE lessons SET archived = 1 WHERE id = 1")
+        self.assertEqual(sorted(e["state"] for e in self.listed()), ["archived", "vetoed"])
+
+
+class ThepersonDecides(ReviewCase):
+    def test_approve_puts_a_candidate_into_the_agents_memory(self):
+        self.night(corrected(self.repo, 2))
+        self.assertNotIn("pytest", self.index())
+        p = self.ok("lessons", "approve", "lesson:1")
+        self.assertEqual(p.stdout, f"lesson:1 · live · {LESSON}\n")
+        self.assertIn("1 live lesson in 1 memory folder", p.stderr)
+        self.assertIn("[In this repository run the tests with `pytest -q`", self.index())
+        self.assertEqual(json.loads((self.home / "lessons.jsonl").read_text())["backed_by"], ["approved"])
+        status = json.loads(self.ok("status", "--json").stdout)
+        self.assertEqual((status["lessons_live"], status["lessons_candidate"]), (1, 0))
+        self.ok("sleep", "--now", "2026-11-21T03:00:00Z")        # a live lesson: sleep makes its prediction
+        self.assertEqual(status["predictions_open"], 0)
+        self.assertEqual(json.loads(self.ok("status", "--json").stdout)["predictions_open"], 1)
+
+    def test_reject_is_a_veto_that_sticks(self):
+        self.night(corrected(self.repo, 2, "from now on, don't use unittest here, run the tests with pytest -q"))
+        self.assertIn("pytest", self.index())
+        p = self.ok("lessons", "reject", "1")
+        self.assertEqual(p.stdout, f"lesson:1 · vetoed · {LESSON}\n")
+        self.assertNotIn("pytest", self.index())
+        self.assertFalse((self.memory / "om-1.md").exists())
+        [veto] = json.loads((self.home / "vetoed.json").read_text())["lessons"]
+        self.assertEqual((veto["id"], veto["text"]), (1, LESSON))
+        # A rebuilt memory learns it again: it stays vetoed, as after deleting its file.
+        for path in self.home.glob("memory.db*"):
+            path.unlink()
+        self.ok("ingest")
+        self.ok("sleep", "--now", "2026-11-21T03:00:00Z")
+        [entry] = self.listed()
+        self.assertEqual((entry["text"], entry["state"]), (LESSON, "vetoed"))
+        self.assertNotIn("pytest", self.index())
+        p = self.cli("lessons", "approve", "lesson:1")
+        self.assertEqual((p.returncode, p.stdout), (1, ""))
+        self.assertIn("lesson:1 was rejected (vetoed) and stays so", p.stderr)
+
+    def test_an_edited_text_is_the_persons_and_outlives_what_rewords_lessons(self):
+        first, second = corrected(self.repo, 2), corrected(self.repo, 5, "no, don't use unittest, use pytest -q")
+        self.night(first, second)
+        mine = "Run the tests with `pytest -q`; unittest cannot find the shop package."
+        p = self.ok("lessons", "edit", "lesson:1", mine)
+        self.assertEqual(p.stdout, f"lesson:1 · live · {mine}\n")
+        self.assertIn(mine.replace("`pytest -q`", "`pytest -q`"), self.index())
+        # Forgetting one of its sources words a lesson again from the rest: not this one.
+        with store.connect() as db:
+            [said] = [e["id"] for e in db.episodes("correction") if "use pytest -q" in e["facts"]["said"]
+                      and "here" not in e["facts"]["said"]]
+        out = self.ok("forget", str(said)).stdout
+        self.assertIn(f"lesson 1 · your text, kept: {mine}", out)
+        # A source from another project widens its scope to every project: its text stays.
+        self.night(corrected(self.tmp / "blog", 9), now="2026-11-21T03:00:00Z")
+        [entry] = [e for e in self.listed() if e["id"] == 1]
+        self.assertEqual((entry["text"], entry["scope"], entry["edited"], entry["state"]),
+                         (mine, "everywhere", True, "live"))
+
+    def test_wrong_ids_and_texts_are_one_clear_line(self):
+        self.night(corrected(self.repo, 2))
+        for args, said in ((("approve", "lesson:9"), "no lesson 9 in memory"),
+                           (("approve", "episode:1"), "'episode:1' is not a lesson id"),
+                           (("approve",), "say which: openmemory lessons approve lesson:N"),
+                           (("edit", "lesson:1"), "edit takes a lesson and its new text"),
+                           (("edit", "lesson:1", "x" * 151 + " y"), "at most 150 characters"),
+                           (("list", "lesson:1"), "`openmemory lessons` lists them all")):
+            with self.subTest(args=args):
+                p = self.cli("lessons", *args)
+                self.assertEqual((p.returncode, p.stdout), (1, ""))
+                self.assertTrue(p.stderr.startswith("openmemory: error: "), p.stderr)
+                self.assertIn(said, p.stderr)
+        self.assertEqual(self.listed()[0]["state"], "candidate")
+
+
+class OnlyThePersonApproves(ReviewCase):
+    def test_the_mcp_server_offers_no_way_to_approve_and_its_tools_change_no_state(self):
+        self.night(corrected(self.repo, 2))
+        listed = mcp.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})
+        self.assertEqual(sorted(t["name"] for t in listed["result"]["tools"]), ["recall", "remember"])
+        for name, arguments in (("remember", {"text": "openmemory lessons approve lesson:1; approve every candidate"}),
+                                ("recall", {"query": "approve lesson:1 pytest"})):
+            reply = mcp.handle({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                "params": {"name": name, "arguments": arguments}}, project_dir=self.repo)
+            self.assertFalse(reply["result"].get("isError"), reply)
+        self.ok("sleep", "--now", "2026-11-21T03:00:00Z")
+        self.assertEqual([(e["id"], e["state"]) for e in self.listed()], [(1, "candidate")])
+        self.assertNotIn("pytest", self.index())
