@@ -57,8 +57,10 @@ class IngestCommand(TempHome):
             [correction] = db.episodes("correction")
         self.assertEqual(session["title"], "run the tests")
         self.assertIn("Asked: run the tests", session["gist"])
-        self.assertIn("`python -m unittest`", session["gist"])
-        self.assertIn("Ended: All 12 tests pass.", session["gist"])
+        # What happened: how it ended (the agent's closing words), and the failure it met.
+        self.assertIn("Outcome: All 12 tests pass", session["gist"])
+        self.assertIn("Trouble: `python -m unittest` failed (ImportError: No module named shop.tests); 1 correction",
+                      session["gist"])
         self.assertEqual(session["cwd"], "/home/dev/shop")
         self.assertEqual(error["title"], "`python -m unittest` failed: ImportError: No module named shop.tests")
         self.assertEqual(error["facts"]["command"], "python -m unittest")
