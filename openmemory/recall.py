@@ -674,6 +674,9 @@ def excerpt(text: str, query: str, limit: int) -> str:
     best, best_at = -1.0, 0
     for i, start in enumerate(starts):
         window = text[start:start + limit]
+        if start + limit < len(text):   # only its whole sentences count: a cut one would show cut
+            ends = [m.start() for m in _BREAK.finditer(window)]
+            window = window[:ends[-1]] if ends else window
         held = set(embed.words(window))
         found = len(wanted & held) + (0.5 if i == 0 else 0.0)   # the start, on a tie: it says what this is
         if found > best:

@@ -5,7 +5,7 @@ import sqlite3
 import unittest
 from unittest import mock
 
-from openmemory import mcp, migrations, passages, recall, store
+from openmemory import mcp, migrations, passages, recall, sleep, store
 from openmemory.transcripts import parse_lines
 from tests.fixtures import Transcript, project_folder
 from tests.helpers import TempHome, raw_db
@@ -120,6 +120,21 @@ class Stored(TempHome):
         hits = json.loads(self.ok("recall", "which base branch develop", "--json").stdout)
         self.assertFalse([h for h in hits if "develop, never main" in h["text"]])
         self.assertNotIn(b"develop, never main", (self.home / "memory.db").read_bytes())
+
+    def test_passages_fade_and_archive_as_episodes_do_and_archived_recall_brings_one_back(self):
+        self.write(asked_session())
+        self.ok("ingest")
+        with store.connect() as db:
+            facts = sleep.decay(db, "2027-06-01T03:00:00.000000Z")      # seven months untouched
+            n = db.counts()["passages"]
+        self.assertEqual(n["archived"], n["total"])
+        self.assertEqual(sum(facts["passages_archived"].values()), n["total"])
+        self.assertEqual(json.loads(self.ok("recall", "which base branch develop", "--json").stdout), [])
+        found = json.loads(self.ok("recall", "which base branch develop", "--archived", "--json").stdout)
+        [hit] = [h for h in found if h["kind"] == "question"]
+        self.assertTrue(all(h["archived"] for h in found))
+        again = json.loads(self.ok("recall", "which base branch develop", "--json").stdout)
+        self.assertIn((hit["id"], False), [(h["id"], h["archived"]) for h in again])    # revived
 
     def test_a_kept_out_project_stores_no_passage(self):
         folder = self.tmp / "private"

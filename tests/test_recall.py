@@ -513,5 +513,26 @@ class ArchivedHint(TempHome):
                                r'memor(y matches|ies match): call recall again with include_archived true')
 
 
+
+class WhatAHitShows(unittest.TestCase):
+    LESSON = {"source": "lesson", "id": 3, "ref": "l3", "kind": "lesson", "title": "In this repository use "
+              "`pytest -q`.", "gist": "In this repository use `pytest -q`.", "cwd": "/home/dev/shop",
+              "at": "2026-11-05T03:00:00.000000Z", "session_id": None, "relevance": 0.81, "archived": False}
+
+    def test_a_candidate_lesson_says_it_is_one_and_a_live_one_does_not(self):
+        self.assertTrue(recall.header(dict(self.LESSON, state="candidate")).startswith(
+            "[l3] lesson, candidate · 2026-11-05 03:00Z · "))
+        self.assertTrue(recall.header(dict(self.LESSON, state="live")).startswith("[l3] lesson · "))
+        self.assertTrue(recall.header(self.LESSON).startswith("[l3] lesson · "))
+
+    def test_a_long_text_shows_the_sentences_that_hold_the_query(self):
+        text = "We looked at the cache first. " * 30 + "The fix was to pin lazy_html to 0.1.3 in mix.exs. " + \
+            "Then the suite passed. " * 10
+        shown = recall.excerpt(text, "how was lazy_html fixed", 300)
+        self.assertLessEqual(len(shown), 300)
+        self.assertTrue(shown.startswith("…"), shown)
+        self.assertIn("The fix was to pin lazy_html to 0.1.3 in mix.exs.", shown)
+        self.assertEqual(recall.excerpt("short text", "anything", 300), "short text")
+
 if __name__ == "__main__":
     unittest.main()
