@@ -118,6 +118,7 @@ def cmd_status(args) -> int:
     e = counts["episodes"]
     print(f"episodes     {e['total']} ({_count(e['session'], 'session episode')}, {_count(e['error'], 'error')}, "
           f"{_count(e['correction'], 'correction')}, {_count(e['note'], 'note')}; {e['archived']} archived)")
+    print(f"passages     {counts['passages']['total']} (what was said; {counts['passages']['archived']} archived)")
     print(f"transcripts  {counts['sessions']} ingested, {_count(counts['lines_skipped'], 'malformed line')} skipped"
           + (f", {counts['opted_out']} kept out by .openmemory-ignore" if counts["opted_out"] else ""))
     print(f"lessons      {counts['lessons']} ({counts['lessons_live']} live, "
@@ -170,26 +171,31 @@ def cmd_backup(args) -> int:
 def cmd_forget(args) -> int:
     """Forget episodes or lessons for good: database, text index, Claude Code's memory files, reports."""
     from . import forget, recall, render, review, sleep
-    episode_ids, lesson_ids = forget.parse_ids(args.ids)
+    episode_ids, lesson_ids, passage_ids = forget.parse_ids(args.ids)
     project = os.path.realpath(os.path.expanduser(args.project)) if args.project else None
-    if not (episode_ids or lesson_ids or args.query or project):
-        raise OpenMemoryError("say what to forget: episode ids (12), lesson ids (lesson:3), --query Q or --project PATH")
+    if not (episode_ids or lesson_ids or passage_ids or args.query or project):
+        raise OpenMemoryError("say what to forget: ids as recall shows them (e12, p45, l3), --query Q or --project PATH")
     with store.connect() as db:
         if args.query:
             hits = recall.recall(db, args.query, k=args.k, include_archived=True, touch=False)
-            episode_ids += [h["id"] for h in hits if h["kind"] != "lesson"]
-            lesson_ids += [h["id"] for h in hits if h["kind"] == "lesson"]
-        plan = forget.plan(db, episode_ids, lesson_ids, project)
-        if not (plan.episodes or plan.lessons or plan.sessions):
+            episode_ids += [h["id"] for h in hits if h["source"] == "episode"]
+            lesson_ids += [h["id"] for h in hits if h["source"] == "lesson"]
+            passage_ids += [h["id"] for h in hits if h["source"] == "passage"]
+        plan = forget.plan(db, episode_ids, lesson_ids, project, passage_ids)
+        if not (plan.episodes or plan.lessons or plan.sessions or plan.passages):
             print("nothing in memory to forget", file=sys.stderr)
             return 0
         for ep in plan.episodes:
-            print(f"episode {ep['id']} · {ep['kind']} · {ep['at'][:10]} · {clip(ep['title'], 90)}")
+            print(f"episode e{ep['id']} · {ep['kind']} · {ep['at'][:10]} · {clip(ep['title'], 90)}")
+        for ps in plan.passages[:PASSAGES_LISTED]:
+            print(f"passage p{ps['id']} · {ps['kind']} · {ps['at'][:10]} · {clip(ps['text'], 90)}")
+        if len(plan.passages) > PASSAGES_LISTED:
+            print(f"and {len(plan.passages) - PASSAGES_LISTED} more passages")
         for ls in plan.lessons:
-            print(f"lesson {ls['id']} · {clip(ls['text'], 100)}")
+            print(f"lesson l{ls['id']} · {clip(ls['text'], 100)}")
         for ls, text, _ in plan.reworded:
             again = "your text, kept" if (ls.get("backing") or {}).get("edited") else "worded again"
-            print(f"lesson {ls['id']} · {again}: {clip(text, 100)}")
+            print(f"lesson l{ls['id']} · {again}: {clip(text, 100)}")
         sys.stdout.flush()
         if (args.query or project) and not args.yes:
             if not sys.stdin.isatty():
@@ -208,7 +214,8 @@ def cmd_forget(args) -> int:
         if report and done["morning"]:
             sleep.write_morning(sleep.morning_text(json.loads(report), sleep.PREDICTION_DAYS,
                                                    sleep.ARCHIVE_AFTER_DAYS))
-    print(f"forgot {done['episodes']} episode(s) and {done['lessons']} lesson(s); {done['reworded']} lesson(s) "
+    print(f"forgot {done['episodes']} episode(s), {done['passages']} passage(s) and {done['lessons']} lesson(s); "
+          f"{done['reworded']} lesson(s) "
           f"worded again, {done['scrubbed']} memory(ies) cleaned of their words; "
           f"{len(rendered['written']) + len(rendered['removed'])} file(s) rewritten", file=sys.stderr)
     if not done["wal_emptied"]:
@@ -251,6 +258,9 @@ def cmd_lessons(args) -> int:
         print(review.brief(ls))
     print(render.summary(rendered), file=sys.stderr)
     return 0
+
+
+PASSAGES_LISTED = 20     # a forget lists at most this many of the passages it takes
 
 
 def cmd_render(args) -> int:
@@ -459,7 +469,7 @@ def _time_arg(value, option: str):
 
 
 def cmd_recall(args) -> int:
-    """Find the past episodes and lessons that answer a query, best first."""
+    """Find what past sessions said and did that answers a query: passages, episodes, lessons, most relevant first."""
     from . import recall
     query = " ".join(args.query)
     cwd = os.getcwd() if args.here else args.cwd
@@ -467,13 +477,23 @@ def cmd_recall(args) -> int:
         hits = recall.recall(db, query, k=args.k, cwd=cwd, include_archived=args.archived)
         archived = 0 if hits or args.archived else recall.archived_matches(db, query, cwd)
     if args.json:
-        _print_json(hits)
-    elif not hits:
-        hint = (f"; {archived} archived {'memory matches' if archived == 1 else 'memories match'}: "
-                f"add --archived") if archived else ""
-        print(f"no memories match {query!r}{hint}")
+        _print_json([recall.as_json(h) for h in hits])
+        return 0
+    print(recall.hits_text(query, hits, cwd))
+    if archived:
+        print(f"{archived} archived {'memory matches' if archived == 1 else 'memories match'}: add --archived")
+    return 0
+
+
+def cmd_show(args) -> int:
+    """Open one memory by the id recall shows (e12, p45, l3): in full, with what was said around it."""
+    from . import recall
+    with store.connect() as db:
+        found = recall.open_memory(db, args.id, args.around)
+    if args.json:
+        _print_json(found)
     else:
-        print("\n\n".join(_hit_block(h) for h in hits))
+        print(recall.memory_text(found))
     return 0
 
 
@@ -486,20 +506,8 @@ def cmd_remember(args) -> int:
     if args.json:
         _print_json({"id": note_id, "cwd": cwd})
     else:
-        print(f"remembered as note {note_id} ({f'project {cwd}' if cwd else 'every project'})")
+        print(f"remembered as note e{note_id} ({f'project {cwd}' if cwd else 'every project'})")
     return 0
-
-
-def _hit_block(hit: dict) -> str:
-    """Three lines for a person: what and where, the title, the gist."""
-    where = os.path.basename(hit["cwd"].rstrip("/")) if hit["cwd"] else "everywhere"
-    flags = (" · this project" if hit.get("in_project") else "") + (" · archived" if hit["archived"] else "")
-    head = f"{hit['kind']} {hit['id']} · {hit['at'][:10]} · {where} · score {hit['score']:.2f}{flags}"
-    gist = " ".join(hit["gist"].split())
-    lines = [head, "  " + clip(hit["title"], 100)]
-    if gist != hit["title"]:
-        lines.append("  " + clip(gist, 200))
-    return "\n".join(lines)
 
 
 def _positive(text: str) -> int:
@@ -509,6 +517,16 @@ def _positive(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a whole number of 1 or more, not {text!r}")
+    return value
+
+
+def _around(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 10:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 0 to 10, not {text!r}")
     return value
 
 
@@ -543,6 +561,12 @@ def build_parser() -> argparse.ArgumentParser:
     scope.add_argument("--cwd", metavar="PATH", help="rank the project of PATH first")
     p.add_argument("--archived", action="store_true", help="also search archived memories (and revive those found)")
     p.add_argument("--json", action="store_true", help="print a JSON list of hits")
+
+    p = verb("show", cmd_show)
+    p.add_argument("id", metavar="ID", help="a memory's id as recall shows it (e12, p45, l3)")
+    p.add_argument("--around", type=_around, default=2, metavar="N",
+                   help="passages to show on each side (0 to 10, default 2)")
+    p.add_argument("--json", action="store_true", help="print the memory as one JSON object")
 
     p = verb("remember", cmd_remember)
     p.add_argument("text", nargs="*", metavar="TEXT", help="the note (default: read from stdin)")
@@ -581,7 +605,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the report's facts as one JSON object")
 
     p = verb("forget", cmd_forget)
-    p.add_argument("ids", nargs="*", metavar="ID", help="episode ids (12) and lesson ids (lesson:3)")
+    p.add_argument("ids", nargs="*", metavar="ID", help="ids as recall shows them (e12, p45, l3; 12 is e12)")
     p.add_argument("--query", "-q", metavar="Q", help="forget what recall finds for Q (lists it and asks first)")
     p.add_argument("-k", type=_positive, default=10, metavar="N", help="with --query: how many hits at most (10)")
     p.add_argument("--project", metavar="PATH", help="forget everything stored for PATH and below (asks first)")

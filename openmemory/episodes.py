@@ -8,7 +8,7 @@ corrections.py's and failures.py's; the store readies the episodes (store.prepar
 them; ingest decides which transcripts are read.
 """
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from . import neighbours
@@ -53,6 +53,11 @@ class Surprise:
     found: str = ""             # errors of file tools: the file meant, for a path that does not exist
     work: bool = False          # errors: fixed in the same session by editing code (the work itself)
     before_edit: bool = False   # errors: came before any edit of the session
+    hints: list = field(default_factory=list)       # errors: the tool's own advice (git's `hint:` lines)
+    edited: list = field(default_factory=list)      # errors: files edited before the same call succeeded
+    ran: str = ""               # errors: the last command run (not only looking) before it succeeded
+    worked: bool = False        # errors: a later call did the same thing without failing
+    explained: str = ""         # errors: the agent's first words after the failure
 
 
 def surprises_of(s: Session) -> list:
@@ -73,12 +78,17 @@ def surprises_of(s: Session) -> list:
     bare = []                   # refused calls with no words, waiting for what follows them
     interrupted = False
     history = [c for c in s.tool_calls if not OWN_TOOL.match(c.name)]
+    unexplained = []            # failures waiting for the agent's next words
     for turn in s.turns:
         if turn.role == "assistant":
             if turn.text or turn.tools:
                 _refusals_alone(found, bare, s.id)
             last_assistant = turn
             agent_said = turn.text or agent_said
+            if turn.text and unexplained:
+                for surprise in unexplained:
+                    surprise.explained = clip(turn.text, EXPLAINED_CHARS)
+                unexplained = []
             for call in turn.tools:
                 if OWN_TOOL.match(call.name):
                     continue
@@ -93,7 +103,9 @@ def surprises_of(s: Session) -> list:
                 elif call.interrupted:
                     interrupted = True
                 elif call.is_error:
-                    _note_error(found, errors, call, s.id, history)
+                    noted = _note_error(found, errors, call, s.id, history)
+                    if noted is not None:
+                        unexplained.append(noted)
             continue
         if turn.source == "interrupt":
             interrupted = True
@@ -141,17 +153,51 @@ def event_id(call: ToolCall, session_id: str) -> str:
     return call.result_uuid or f"{session_id}:{call.id}:{call.at or call.result_at}"
 
 
-def _note_error(found: list, errors: dict, call: ToolCall, session_id: str, history: list) -> None:
+EXPLAINED_CHARS = 300      # of the agent's first words after a failure, kept with it
+HINTS_KEPT = 3
+
+
+def _note_error(found: list, errors: dict, call: ToolCall, session_id: str, history: list):
+    """Note a failed call: a new surprise (returned), or one more of an identical failure (None).
+    Identical: the same call failing for the same reason (its telling line: the cause, not
+    "Exit code 1", which every failure of a command shares); a different error string is a
+    different failure, never merged away from its words."""
     lines = error_lines(call.result or "")
-    key = (call.name, call.summary(), lines[0] if lines else "")  # a failure with no output too
+    telling = next(iter(telling_lines({"error": lines})), lines[0] if lines else "")
+    key = (call.name, call.summary(), telling)     # a failure with no output too
     if key in errors:
         errors[key].count += 1
-        return
+        return None
     surprise = Surprise("error", event_id(call, session_id), call.at, "\n".join(lines), call.name, call.summary(),
-                        legacy=call.id)
+                        legacy=call.id, hints=hint_lines(call.result or ""))
     _aftermath(surprise, call, history)
     errors[key] = surprise
     found.append(surprise)
+    return surprise
+
+
+# The tool's own advice in its output: git's `hint:` lines, rustc's `help:`, and a line that
+# says what to run next ("To push the current branch and set the remote as upstream, use")
+# with the command after it. failures.error_lines leaves them out (they say what to do, not
+# why it failed); a failure's episode keeps them, as the way out the tool itself gave.
+_HINT = re.compile(r"^(?:hint|help|tip):\s*\S", re.I)
+_USE_NEXT = re.compile(r"(?:,\s*use|\buse:|\brun:|\btry:)\s*$", re.I)
+
+
+def hint_lines(output: str) -> list:
+    """The tool's own advice in a failed call's output (at most HINTS_KEPT lines)."""
+    out = []
+    lines = [line.strip() for line in (output or "")[-20_000:].splitlines()]
+    for i, line in enumerate(lines):
+        if _HINT.match(line):
+            out.append(clip(line, 200))
+        elif _USE_NEXT.search(line):
+            then = next((later for later in lines[i + 1:i + 3] if later), "")    # git leaves a blank line
+            if then:
+                out.append(clip(f"{line} {then}", 200))
+        if len(out) >= HINTS_KEPT:
+            break
+    return out
 
 
 _EDITS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
@@ -167,23 +213,30 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list) -> None:
     if at is None:
         return
     surprise.before_edit = not any(c.name in _EDITS for c in history[:at])     # not even an attempt
-    if call.name != "Bash":
+    if call.name != "Bash":     # another tool: the file meant instead, or the same call that later succeeded
         surprise.found = _found_instead(call, history[at + 1:at + 1 + _FOUND_WITHIN])
         if surprise.found:
             surprise.fixed_by = surprise.found
+        surprise.worked = bool(surprise.found) or any(
+            c.name == call.name and c.summary() == call.summary() and not c.is_error for c in history[at + 1:])
         return
     failed = _bare(call.summary())
-    edits, steps = False, []
+    edits, steps = [], []
     for later in history[at + 1:]:
         if later.name in _EDITS and not later.is_error:
-            edits = True
+            path = str(later.input.get("file_path") or later.input.get("notebook_path") or "")
+            if path and path not in edits:
+                edits.append(path)
         elif later.name == "Bash":
             command = _bare(later.summary())
             if command == failed or (command.endswith(failed) and len(command) > len(failed)):
                 if later.is_error or later.interrupted:
                     continue            # failed again: keep looking for the run that worked
+                surprise.worked = True
+                surprise.ran = steps[-1] if steps else ""
                 if edits:
                     surprise.work = True
+                    surprise.edited = edits[-FILES_SHOWN:]
                 elif steps:
                     surprise.fixed_by = steps[-1]
                 elif command != failed:
@@ -191,6 +244,12 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list) -> None:
                 return
             if not later.is_error and not later.interrupted and not edits and other_flags(command, failed):
                 surprise.fixed_by = later.summary()         # the same command with other flags
+                surprise.worked = True
+                return
+            if not later.is_error and not later.interrupted and command.startswith(failed + " "):
+                # The same command with more to it (`git push --set-upstream origin x`): shown as
+                # how the failure was got past, not a fix a lesson names (other_flags decides that).
+                surprise.worked, surprise.ran = True, later.summary()
                 return
             if not later.is_error and not _LOOKING.match(command):
                 steps.append(command)
@@ -318,12 +377,12 @@ def episodes_of(session: Session, session_id: str | None = None) -> list:
         "key": f"session:{sid}",
         "kind": "session",
         "title": clip(session.title or _first_line(first) or "Session without a request", 120),
-        "gist": clip(_session_gist(session, first, errors, corrections, files, commands), GIST_LIMIT),
+        "gist": clip(_session_gist(session, first, errors, corrections, files), GIST_LIMIT),
         "detail": clip_block("\n".join(f"- {clip(t.text, 300)}" for t in prompts), DETAIL_LIMIT),
         "facts": {"prompts": len(prompts), "tool_calls": len(session.tool_calls),
                   "errors": sum(e.count for e in errors), "corrections": len(corrections),
                   "subagents": len(session.subagents),
-                  "files": files, "commands": commands,
+                  "files": files, "commands": commands, "ended": outcome(session),
                   "version": session.version, "branch": session.git_branch},
         "at": at,
         "cwd": cwd,
@@ -392,7 +451,12 @@ def _error_episode(s: Surprise, cwd, at: str, task: str) -> dict:
     telling = next(iter(telling_lines({"error": lines})), lines[0] if lines else "failed")
     what = f"`{s.command}`" if s.tool == "Bash" else (s.command or s.tool)
     times = f" ({s.count} times)" if s.count > 1 else ""
-    gist = f"{what} failed{times}: " + " / ".join(lines)
+    gist = f"{what} failed{times}: " + " / ".join(lines + s.hints)
+    resolution = _resolution(s, cwd)
+    if resolution:
+        gist = gist.rstrip(".") + f". {resolution}"
+    if s.explained and s.worked:
+        gist = gist.rstrip(".") + f". The agent then said: \"{s.explained}\""
     if task:
         gist = gist.rstrip(".") + f". While working on: {clip(task, 160)}"
     facts = {"tool": s.tool, "command": s.command, "error": lines, "count": s.count,
@@ -405,6 +469,14 @@ def _error_episode(s: Surprise, cwd, at: str, task: str) -> dict:
         facts["found"] = s.found
     if s.work:
         facts["work"] = True
+    if s.hints:
+        facts["hints"] = s.hints
+    if s.edited:
+        facts["edited"] = [_from_project(path, cwd) for path in s.edited]
+    if s.ran and s.ran != s.fixed_by:
+        facts["ran"] = s.ran
+    if s.explained:
+        facts["explained"] = s.explained
     return {
         "key": f"error:{s.anchor}",
         "legacy_key": f"error:{s.legacy}" if s.legacy else None,
@@ -416,6 +488,17 @@ def _error_episode(s: Surprise, cwd, at: str, task: str) -> dict:
         "at": at,
         "cwd": cwd,
     }
+
+
+def _resolution(s: Surprise, cwd) -> str:
+    """How a failure ended when a later call did the same thing without failing: the command
+    run in between, or the files edited; '' when it never worked in the session."""
+    if not s.worked:
+        return ""
+    done = [f"`{clip(s.fixed_by or s.ran, 120)}`"] if (s.fixed_by or s.ran) else []
+    if s.edited:
+        done.append("editing " + ", ".join(_from_project(p, cwd) for p in s.edited[-3:]))
+    return "Worked after " + " and ".join(done) if done else "Worked when run again"
 
 
 def _correction_episode(s: Surprise, cwd, at: str) -> dict:
@@ -476,38 +559,70 @@ def _from_project(action: str, cwd) -> str:
     return action.replace(root + "/", "") if root else action
 
 
-def _session_gist(session, first: str, errors: list, corrections: list, files: list, commands: list) -> str:
+OUTCOME_CHARS = 260         # of the agent's closing summary in a session's gist
+DECIDED_SHOWN = 3           # questions answered, in a session's gist
+ERRORS_SHOWN = 2            # failures with how they ended, in a session's gist
+
+
+def _session_gist(session, first: str, errors: list, corrections: list, files: list) -> str:
+    """What happened in a session: what was asked, how it ended (the agent's closing summary,
+    usually the best account), what was decided (questions answered, a plan approved), the
+    failures and how they were got past, then the files changed."""
     parts = [f"Asked: {clip(first, 200)}" if first else "No request typed"]
-    if files:
-        more = len(files) - FILES_SHOWN
-        parts.append("Files: " + ", ".join(files[:FILES_SHOWN]) + (f" and {more} more" if more > 0 else ""))
-    if commands:
-        parts.append("Ran: " + ", ".join(f"`{clip(c, 60)}`" for c in commands[:COMMANDS_SHOWN]))
+    parts.append("Outcome: " + outcome(session))
+    decided = _decided(session)
+    if decided:
+        parts.append("Decided: " + "; ".join(decided[:DECIDED_SHOWN]))
     trouble = []
-    if errors:
-        n = sum(e.count for e in errors)
-        trouble.append(f"{n} failed tool call{'' if n == 1 else 's'}")
+    shown = sorted(errors, key=lambda e: not e.worked)[:ERRORS_SHOWN]     # those got past first
+    for e in shown:
+        what = f"`{clip(e.command, 60)}`" if e.tool == "Bash" else clip(e.command or e.tool, 60)
+        line = next(iter(telling_lines({"error": e.text.splitlines()})), "")
+        done = _resolution(e, session.cwd)
+        trouble.append(f"{what} failed ({clip(line, 90)})" + (f", {done[:1].lower()}{done[1:]}" if done else ""))
+    left = sum(e.count for e in errors) - sum(e.count for e in shown)
+    if left > 0:
+        trouble.append(f"{left} {'other ' if trouble else ''}failed tool call{'' if left == 1 else 's'}")
     if corrections:
         trouble.append(f"{len(corrections)} correction{'' if len(corrections) == 1 else 's'}")
     if trouble:
-        parts.append("Trouble: " + ", ".join(trouble))
-    parts.append("Ended: " + _how_it_ended(session))
-    return ". ".join(parts)
+        parts.append("Trouble: " + "; ".join(trouble))
+    if files:
+        more = len(files) - FILES_SHOWN
+        parts.append("Changed: " + ", ".join(files[:FILES_SHOWN]) + (f" and {more} more" if more > 0 else ""))
+    return ". ".join(p.rstrip(".") for p in parts)
 
 
-def _how_it_ended(session) -> str:
+def _decided(session) -> list:
+    """What the person decided in a session: the answers they chose to the agent's questions,
+    and a plan they approved (its first line)."""
+    out = []
+    for turn in session.turns:
+        if turn.role == "user" and turn.source == "plan":
+            plan = _first_line(turn.text.split(":", 1)[-1] if turn.text.startswith("Implement the following plan")
+                               else turn.text).lstrip("# ")
+            out.append(f"approved the plan \"{clip(plan, 100)}\"")
+        for call in turn.tools if turn.role == "assistant" else ():
+            for question, answer in call.answers.items():
+                out.append(f"{clip(question, 90)} → {clip(answer, 60)}")
+    return out
+
+
+def outcome(session) -> str:
+    """How a session ended: the agent's last words of substance (its closing summary, first
+    sentences), or that the person interrupted it, or the last call."""
     for turn in reversed(session.turns):
         if turn.role == "user":
             if turn.source == "interrupt":
                 return "interrupted by the person"
             continue
-        if turn.text:
-            sentence = _first_sentence(turn.text)
-            return clip(sentence if len(sentence) >= 25 else _first_line(turn.text.replace("**", "")), 160)
-        if turn.tools:
+        text = " ".join(turn.text.replace("**", "").replace("#", "").split())
+        if len(text) >= 40 or (text and turn is session.turns[-1]):
+            return clip(text, OUTCOME_CHARS)
+        if turn.tools and not text:
             last = turn.tools[-1]
-            state = "failed" if last.is_error else "ran"
-            return clip(f"{last.summary()} {state}", 160)
+            if turn is session.turns[-1]:
+                return clip(f"{last.summary()} {'failed' if last.is_error else 'ran'}", 160)
     return "without a reply"
 
 
@@ -541,11 +656,3 @@ def _first_line(text: str) -> str:
         if line.strip():
             return line.strip()
     return ""
-
-
-def _first_sentence(text: str) -> str:
-    line = _first_line(text.replace("**", ""))
-    for mark in (". ", "! ", "? "):
-        if mark in line:
-            line = line.split(mark, 1)[0] + mark.strip()
-    return line

@@ -33,6 +33,7 @@ PREFIX = 60             # a copy clipped with "…" is found by this much of its
 class Plan:
     """What one forget will do; `episodes` and `lessons` are rows as the store returns them."""
     episodes: list = field(default_factory=list)
+    passages: list = field(default_factory=list)         # passage rows (what was said)
     lessons: list = field(default_factory=list)          # forgotten (and vetoed)
     reworded: list = field(default_factory=list)         # (lesson, new text, remaining source ids)
     quotes: list = field(default_factory=list)           # words to take out of every copy
@@ -49,32 +50,45 @@ def tombstones(ep: dict, session_id=None) -> list:
     later change of how keys are made (a new identity scheme) does not bring it back."""
     out = [tombstone(ep["key"])] if ep.get("key") else []
     sid = session_id or ep.get("session_id")
-    if sid and ep.get("at") and ep.get("kind") != "note":
+    if sid and ep.get("at") and ep.get("kind") not in NO_ALIAS:
         out.append(tombstone(f"event:{ep['kind']}:{sid}:{ep['at']}"))
     return out
+
+
+# A note is its own event; a passage is one of several with its exchange's kind, session and
+# time, so only its key names it (passages.py keys them by the record and their place in it).
+NO_ALIAS = ("note", "exchange", "summary", "plan", "question")
 
 
 def is_forgotten(ep: dict, forgotten: set, session_id=None) -> bool:
     return any(h in forgotten for h in tombstones(ep, session_id))
 
 
+_ID = re.compile(r"(?i)(?:(episode|e|lesson|l|passage|p)[:#]?)?(\d+)")
+
+
 def parse_ids(words: list) -> tuple:
-    """("12", "lesson:3", "L3", "episode:7") -> ([12, 7], [3]); anything else is an error."""
-    episodes, lessons = [], []
+    """("12", "e7", "lesson:3", "L3", "p45", "passage:9") -> ([12, 7], [3], [45, 9]): episodes,
+    lessons, passages, as recall shows their ids; anything else is an error."""
+    episodes, lessons, passages = [], [], []
     for word in words:
-        m = re.fullmatch(r"(?i)(?:(episode|e|lesson|l)[:#]?)?(\d+)", word.strip())
+        m = _ID.fullmatch(word.strip())
         if not m:
-            raise OpenMemoryError(f"{word!r} is not an id: give an episode id (12), or a lesson id as "
-                                  f"lesson:3 (ids are in `openmemory recall --json` and `morning`)")
-        (lessons if (m.group(1) or "").lower() in ("lesson", "l") else episodes).append(int(m.group(2)))
-    return episodes, lessons
+            raise OpenMemoryError(f"{word!r} is not an id: give one as recall shows it (e12, p45, l3), or an "
+                                  f"episode id (12), or a lesson id as lesson:3")
+        kind = (m.group(1) or "e").lower()[0]
+        {"e": episodes, "l": lessons, "p": passages}[kind].append(int(m.group(2)))
+    return episodes, lessons, passages
 
 
 def quotes_of(ep: dict) -> list:
-    """The words of an episode that other memories copy: what was said, the error lines, a note."""
+    """The words of an episode (or passage) that other memories copy: what was said, the error
+    lines, a note, each part of a passage."""
     facts = ep.get("facts") or {}
     found = []
-    if ep["kind"] == "correction":
+    if ep["kind"] in NO_ALIAS[1:]:
+        found += [re.sub(r"^(?:person|agent): ", "", part) for part in ep["text"].split("\n")]
+    elif ep["kind"] == "correction":
         found.append(facts.get("said") or "")
     elif ep["kind"] == "error":
         found += [line for line in facts.get("error") or [] if not re.match(r"Exit code \d+$", line or "")]
@@ -105,6 +119,25 @@ def scrub(text, quotes: list):
     return text
 
 
+_LABEL = re.compile(r"^(?:person|agent): ")
+
+
+def scrub_passage(text: str, quotes: list) -> str:
+    """A passage's text without the quotes (scrub), and without any part of it that is a piece
+    of one: a long message is cut into several passages, each holding a piece of its words."""
+    text = scrub(text, quotes)
+    if not quotes:
+        return text
+    parts = []
+    for part in text.split("\n"):
+        label = _LABEL.match(part)
+        words = " ".join(part[label.end() if label else 0:].split())
+        if len(words) >= QUOTE_MIN and words != FORGOTTEN and any(words in q for q in quotes):
+            part = (label.group() if label else "") + FORGOTTEN
+        parts.append(part)
+    return "\n".join(parts)
+
+
 def scrub_obj(value, quotes: list):
     if isinstance(value, str):
         return scrub(value, quotes)
@@ -115,15 +148,18 @@ def scrub_obj(value, quotes: list):
     return value
 
 
-def without_forgotten(episodes: list, forgotten: set, session_id=None) -> tuple:
-    """Episodes about to be stored, minus the forgotten ones and their words; (episodes, quotes).
+def without_forgotten(episodes: list, forgotten: set, session_id=None, passages=()) -> tuple:
+    """Episodes and passages about to be stored, minus the forgotten ones and their words;
+    (episodes, passages, quotes).
 
-    forgotten: the tombstones among these episodes'. Used by ingest on every transcript.
+    forgotten: the tombstones among theirs. Used by ingest on every transcript.
     """
     if not forgotten:
-        return episodes, []
-    gone = [ep for ep in episodes if is_forgotten(ep, forgotten, session_id)]
+        return episodes, list(passages), []
+    gone = [ep for ep in [*episodes, *passages] if is_forgotten(ep, forgotten, session_id)]
     quotes = [q for ep in gone for q in quotes_of(ep)]
+    said = [dict(p, text=scrub_passage(p["text"], quotes), context=scrub(p["context"], quotes))
+            for p in passages if not is_forgotten(p, forgotten, session_id)]
     kept = []
     for ep in episodes:
         if is_forgotten(ep, forgotten, session_id):
@@ -131,17 +167,24 @@ def without_forgotten(episodes: list, forgotten: set, session_id=None) -> tuple:
         kept.append(dict(ep, title=scrub(ep["title"], quotes), gist=scrub(ep["gist"], quotes),
                          detail=scrub(ep.get("detail") or "", quotes), facts=scrub_obj(ep.get("facts") or {}, quotes),
                          around=scrub(ep.get("around") or "", quotes)))  # the turns around, for recall's context
-    return kept, quotes
+    return kept, said, quotes
 
 
-def plan(store, episode_ids=(), lesson_ids=(), project=None) -> Plan:
-    """What forgetting these episodes and lessons (or everything of a project) takes."""
+def plan(store, episode_ids=(), lesson_ids=(), project=None, passage_ids=()) -> Plan:
+    """What forgetting these episodes, passages and lessons (or everything of a project) takes."""
     p = Plan()
-    episode_ids, lesson_ids = set(episode_ids), set(lesson_ids)
+    episode_ids, lesson_ids, passage_ids = set(episode_ids), set(lesson_ids), set(passage_ids)
     if project:
-        found_e, found_l, p.sessions = store.memories_under(project)
+        found_e, found_l, p.sessions, found_p = store.memories_under(project)
         episode_ids |= set(found_e)
         lesson_ids |= set(found_l)
+        passage_ids |= set(found_p)
+    found_p = store.passages_by_id(passage_ids)
+    missing = sorted(passage_ids - set(found_p))
+    if missing:
+        raise OpenMemoryError(f"no passage {', '.join(f'p{i}' for i in missing)} in memory; "
+                              f"`openmemory recall --json` shows the ids")
+    p.passages = [found_p[i] for i in sorted(found_p)]
     episodes = store.episodes_by_id(episode_ids)
     missing = sorted(episode_ids - set(episodes))
     if missing:
@@ -169,7 +212,7 @@ def plan(store, episode_ids=(), lesson_ids=(), project=None) -> Plan:
             p.lessons.append(ls)  # fed only by forgotten episodes (or nothing left to say)
         else:
             p.reworded.append((ls, text, remaining))
-    for ep in p.episodes:
+    for ep in p.episodes + p.passages:
         p.quotes += [q for q in quotes_of(ep) if q not in p.quotes]
     for ls in p.lessons:
         text = " ".join((ls["text"] or "").split())
@@ -214,7 +257,9 @@ def seen_of(store, source_ids: list) -> int:
 def apply(store, p: Plan, now: str) -> dict:
     """Forget in the database; returns what was done (counts and whether the WAL was emptied)."""
     reworded = [(ls["id"], text, remaining, seen_of(store, remaining)) for ls, text, remaining in p.reworded]
-    affected, titles = store.of_sessions({ep["session_id"] for ep in p.episodes if ep.get("session_id")})
+    sessions = {ep["session_id"] for ep in p.episodes + p.passages if ep.get("session_id")}
+    affected, titles = store.of_sessions(sessions)
+    said = store.passages_of_sessions(sessions)
     if any(ep["kind"] == "note" for ep in p.episodes):  # a note's words are in its neighbours' context
         affected += store.episodes("note")
     gone = {ep["id"] for ep in p.episodes}
@@ -227,11 +272,19 @@ def apply(store, p: Plan, now: str) -> dict:
                "context": scrub(ep.get("context") or "", p.quotes)}
         if any(new[k] != ep[k] for k in new):
             scrubbed.append((ep["id"], new))
+    gone_passages = {ps["id"] for ps in p.passages}
+    scrubbed_passages = []
+    for ps in said:
+        if ps["id"] not in gone_passages:
+            text, context = scrub_passage(ps["text"], p.quotes), scrub(ps["context"], p.quotes)
+            if (text, context) != (ps["text"], ps["context"]):
+                scrubbed_passages.append((ps["id"], text, context))
     gone_sessions = {ep["session_id"] for ep in p.episodes if ep["kind"] == "session"}
     titles = [(sid, "" if sid in gone_sessions else scrub(t, p.quotes)) for sid, t in titles.items()]
     report = _scrubbed_morning(store, p)
-    done = store.forget(tombstones=[(h, n > 0) for ep in p.episodes for n, h in enumerate(tombstones(ep))],
+    done = store.forget(tombstones=[(h, n > 0) for ep in p.episodes + p.passages for n, h in enumerate(tombstones(ep))],
                         episode_ids=sorted(gone), scrubbed=scrubbed, lesson_ids=[ls["id"] for ls in p.lessons],
+                        passage_ids=sorted(gone_passages), scrubbed_passages=scrubbed_passages,
                         reworded=reworded, session_ids=p.sessions,
                         titles=[(sid, t) for sid, t in titles if sid not in p.sessions], now=now,
                         morning=None if report is None else json.dumps(report, ensure_ascii=False, sort_keys=True))

@@ -28,7 +28,8 @@ from . import forget, paths, transcripts
 from .clock import iso, iso_or_none
 from .episodes import episodes_of
 from .errors import OpenMemoryError
-from .store import Store, prepare
+from .passages import passages_of
+from .store import Store, prepare, prepare_passages
 
 # A transaction (Batch) is also closed before reading a transcript over BATCH_ALONE_BYTES,
 # so a hook's write behind it waits well under its busy timeout.
@@ -46,6 +47,7 @@ class Report:
     added: dict = field(default_factory=dict)    # kind -> episodes added
     updated: int = 0
     removed: int = 0
+    passages: int = 0           # passages added (what was said, passages.py)
     skipped_lines: int = 0
     opted_out: int = 0          # sessions in a folder kept out (.openmemory-ignore): not read
     not_transcripts: list = field(default_factory=list)  # files skipped whole: not Claude Code transcripts
@@ -56,6 +58,8 @@ class Report:
         parts = [f"read {self.read} of {self.files} transcript{'' if self.files == 1 else 's'}"
                  f" ({self.unchanged} unchanged)",
                  f"new episodes: {kinds or 'none'}"]
+        if self.passages:
+            parts.append(f"{self.passages} new passage{'' if self.passages == 1 else 's'}")
         if self.updated or self.removed:
             parts.append(f"{self.updated} updated, {self.removed} removed")
         if self.skipped_lines:
@@ -72,6 +76,7 @@ class Report:
     def as_dict(self) -> dict:
         return {"files": self.files, "read": self.read, "unchanged": self.unchanged,
                 "added": dict(self.added), "updated": self.updated, "removed": self.removed,
+                "passages": self.passages,
                 "skipped_lines": self.skipped_lines, "not_transcripts": list(self.not_transcripts),
                 "opted_out": self.opted_out,
                 "failed": [{"path": p, "reason": r} for p, r in self.failed]}
@@ -245,7 +250,8 @@ class Ready:
     session_id: str = ""        # the transcript's own session id
     row: dict = field(default_factory=dict)         # the session row's fields from the transcript
     episodes: list = field(default_factory=list)    # store.prepare(episodes_of(session))
-    tombstones: list = field(default_factory=list)  # of the episodes as made (forget.tombstones)
+    passages: list = field(default_factory=list)    # store.prepare_passages(passages_of(session))
+    tombstones: list = field(default_factory=list)  # of the episodes and passages as made (forget.tombstones)
 
 
 def read_ready(path: str, optout: forget.OptOut) -> "Ready | None":
@@ -263,8 +269,10 @@ def read_ready(path: str, optout: forget.OptOut) -> "Ready | None":
         if session.not_transcript:
             return Ready(stat, not_transcript=True)
         episodes = episodes_of(transcripts.read_subagents(session), session.id)
+        passages = passages_of(session)
         return Ready(stat, session_id=session.id, row=_row_of(session), episodes=prepare(episodes),
-                     tombstones=[h for ep in episodes for h in forget.tombstones(ep, session.id)])
+                     passages=prepare_passages(passages),
+                     tombstones=[h for ep in episodes + passages for h in forget.tombstones(ep, session.id)])
     except Exception:  # noqa: BLE001 - any failure is met again, and reported, by the writer
         return None
 
@@ -292,7 +300,7 @@ def _store_ready(store: Store, path: str, ready: Ready, st, report: Report, now:
     if kept_out:
         store.note_opted_out(_path_hash(path), out=False)
     row = dict(ready.row, id=ready.session_id, path=str(path), mtime_ns=st.st_mtime_ns, size=st.st_size)
-    _count(report, store.replace_session(row, ready.episodes, now=now, prepared=True))
+    _count(report, store.replace_session(row, ready.episodes, now=now, prepared=True, passages=ready.passages))
 
 
 def _path_hash(path) -> str:
@@ -332,6 +340,7 @@ def _count(report: Report, counts: dict) -> None:
         report.added[kind] = report.added.get(kind, 0) + n
     report.updated += counts["updated"]
     report.removed += counts["removed"]
+    report.passages += counts.get("passages", 0)
 
 
 def _store_session(store: Store, path: str, session, st, report: Report, now: str | None = None) -> None:
@@ -343,14 +352,15 @@ def _store_session(store: Store, path: str, session, st, report: Report, now: st
     store.note_opted_out(_path_hash(path), out=False)
     sid = store.session_id_for(session.id, str(path))
     episodes = episodes_of(session, sid)
+    passages = passages_of(session)
     row = dict(_row_of(session), id=sid, path=str(path), mtime_ns=st.st_mtime_ns, size=st.st_size)
     # What the person made openmemory forget stays forgotten, and its words out of the rest.
-    forgotten = store.forgotten_among(h for ep in episodes for h in forget.tombstones(ep, sid))
+    forgotten = store.forgotten_among(h for ep in episodes + passages for h in forget.tombstones(ep, sid))
     if forgotten:
         session_gone = any(ep["kind"] == "session" and forget.is_forgotten(ep, forgotten, sid) for ep in episodes)
-        episodes, quotes = forget.without_forgotten(episodes, forgotten, sid)
+        episodes, passages, quotes = forget.without_forgotten(episodes, forgotten, sid, passages)
         row["title"] = "" if session_gone else forget.scrub(row["title"], quotes)
-    _count(report, store.replace_session(row, episodes, now=now))
+    _count(report, store.replace_session(row, episodes, now=now, passages=passages))
 
 
 # --------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The MCP server Claude Code launches: JSON-RPC 2.0 over stdio with tools `recall` and `remember`.
+"""The MCP server Claude Code launches: JSON-RPC 2.0 over stdio with tools `recall`, `show` and `remember`.
 
 One JSON message per line in, one per line out; stdout carries nothing else. Both protocol
 eras are served by the same stateless code: the 2026-07-28 revision (`server/discover`, the
@@ -14,6 +14,7 @@ import time
 from . import __version__, errors, paths, recall as recall_lib, store
 from .errors import OpenMemoryError
 from .redact import redact
+from .shorten import clip_block
 
 log = logging.getLogger(__name__)
 
@@ -42,21 +43,23 @@ LIST_TTL_MS = 3_600_000              # tools change only with an upgrade, which 
 
 # One server process serves one Claude Code session: the notes it stores are one
 # conversation, and each is indexed with the notes stored next to it (neighbours.py).
-CONVERSATION = f"mcp:{os.getpid()}@{int(time.time())}"
+STARTED = time.time()
+CONVERSATION = f"mcp:{os.getpid()}@{int(STARTED)}"
 
 INSTRUCTIONS = """\
 openmemory is this person's long-term memory of their past Claude Code sessions on this \
-machine: what was asked, which commands failed and with what error, the corrections the \
-person typed, notes saved on purpose, and lessons drawn from repeated surprises. It is a \
-local file; nothing leaves the machine.
+machine: what was said and decided (each exchange, plans, answers to your questions), how \
+failures were fixed, the corrections the person typed, notes saved on purpose, and lessons \
+drawn from repeated surprises. It is a local file; nothing leaves the machine.
 
 Call `recall` before you start a task in a project (how tests are run here, what went wrong \
-last time), when a command or tool fails (was this error seen before, what fixed it), when the \
-person refers to earlier work ("like last time", "as I said before"), and before an approach \
-they may have rejected before. Query with concrete words: the command, the error text, the \
-file or the topic. Each result shows [id] kind, date, project and relevance (0 to 1, \
-comparable across queries: below 0.3 is a weak match, likely not what was asked), then its \
-title and gist.
+last time), when a command or tool fails (was this error seen before, how was it fixed), when \
+the person refers to earlier work ("like last time", "as I said before"), and before an \
+approach they may have rejected before. Query with concrete words: the command, the error \
+text, the file or the topic. Each hit shows [id] kind, date and time, project, session and \
+relevance (0 to 1, comparable across queries), then a short text; when nothing is relevant \
+the result says so. Call `show` with a hit's id to read it in full with what was said just \
+before and after it.
 
 Call `remember` when the person states a preference, decision or fact worth keeping across \
 sessions ("we run tests with pytest -q", "never edit the migrations"), or when you learn \
@@ -70,11 +73,12 @@ TOOLS = [
         "name": "recall",
         "title": "Recall past sessions",
         "description": (
-            "Search openmemory for past sessions, failed commands, corrections the person made, "
-            "saved notes and lessons that match a query, best first. Use it when starting a task "
-            "in a project, when a command fails, when the person mentions earlier work, or before "
-            "repeating an approach they may have rejected. Each result is one memory: [id] kind, "
-            "date, project, then its title and full gist."),
+            "Search openmemory for what past sessions said and did: exchanges with the person, plans, "
+            "answers to questions, failed commands and how they were fixed, corrections, saved notes and "
+            "lessons, most relevant first. Use it when starting a task in a project, when a command fails, "
+            "when the person mentions earlier work, or before repeating an approach they may have rejected. "
+            "Each hit is one memory: [id] kind, date and time, project, session, relevance, then a short "
+            "text; `show` opens one in full."),
         "inputSchema": {
             "type": "object",
             "properties": {
@@ -93,6 +97,27 @@ TOOLS = [
             "additionalProperties": False,
         },
         "annotations": {"title": "Recall past sessions", "readOnlyHint": True, "openWorldHint": False},
+    },
+    {
+        "name": "show",
+        "title": "Show a memory in full",
+        "description": (
+            "Open one memory that recall found, by its id (e12, p45, l3): its whole text, and for "
+            "what was said in a session the passages just before and after it; for a failure its "
+            "error lines, hints and how it was fixed; for a lesson what it came from."),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "id": {"type": "string", "description": "The id recall showed in brackets, such as p45."},
+                "around": {"type": "integer", "minimum": 0, "maximum": recall_lib.AROUND_MAX,
+                           "default": recall_lib.AROUND,
+                           "description": f"Passages to show on each side (0-{recall_lib.AROUND_MAX}, "
+                                          f"default {recall_lib.AROUND})."},
+            },
+            "required": ["id"],
+            "additionalProperties": False,
+        },
+        "annotations": {"title": "Show a memory in full", "readOnlyHint": True, "openWorldHint": False},
     },
     {
         "name": "remember",
@@ -314,7 +339,7 @@ METHODS = {
 # Tools: arguments -> text for a model
 
 def recall_tool(arguments: dict, project_dir: str | None) -> str:
-    """Run recall exactly as the CLI does and write the hits for a model to read."""
+    """Run recall exactly as the CLI does, leaving out the session asking, and write the hits for a model."""
     _only(arguments, ("query", "k", "cwd", "include_archived"))
     query = _text(arguments, "query", required=True)
     k = arguments.get("k", K_DEFAULT)
@@ -326,14 +351,53 @@ def recall_tool(arguments: dict, project_dir: str | None) -> str:
     include_archived = arguments.get("include_archived", False)
     if not isinstance(include_archived, bool):
         raise _ToolError("include_archived must be true or false")
+    mine = calling_sessions(project_dir)
     with store.connect() as db:
-        hits = recall_lib.recall(db, query, k=k, cwd=cwd, include_archived=include_archived)
-        archived = 0 if hits or include_archived else recall_lib.archived_matches(db, query, cwd)
-    text = format_hits(query, hits, cwd)
+        hits = recall_lib.recall(db, query, k=k, cwd=cwd, include_archived=include_archived, exclude_sessions=mine)
+        archived = (0 if hits or include_archived
+                    else recall_lib.archived_matches(db, query, cwd, exclude_sessions=mine))
+    text = recall_lib.hits_text(query, hits, cwd, OUTPUT_MAX_CHARS)
     if archived:
         text += (f" {archived} archived {'memory matches' if archived == 1 else 'memories match'}: "
                  f"call recall again with include_archived true to see {'it' if archived == 1 else 'them'}.")
     return text
+
+
+def show_tool(arguments: dict, project_dir: str | None) -> str:
+    """Open one memory by the id recall showed: in full, with what was said around it."""
+    _only(arguments, ("id", "around"))
+    memory = _text(arguments, "id", required=True)
+    around = arguments.get("around", recall_lib.AROUND)
+    if isinstance(around, float) and around.is_integer():
+        around = int(around)
+    if isinstance(around, bool) or not isinstance(around, int) or not 0 <= around <= recall_lib.AROUND_MAX:
+        raise _ToolError(f"around must be an integer from 0 to {recall_lib.AROUND_MAX} (got {json.dumps(around)})")
+    with store.connect() as db:
+        found = recall_lib.open_memory(db, memory, around)
+    return clip_block(recall_lib.memory_text(found), OUTPUT_MAX_CHARS)
+
+
+def calling_sessions(project_dir: str | None) -> set:
+    """The session this server serves, whose own memories recall leaves out.
+
+    Claude Code (2.1.328, measured) starts its MCP servers with CLAUDE_CODE_SESSION_ID, the
+    session's id. A resumed session (`--continue`, `--resume`) gets a new id there that names
+    no transcript while it goes on writing the old one: then the session is the one whose
+    transcript, in the project's folder of transcripts, was written since this server started."""
+    own = os.environ.get("CLAUDE_CODE_SESSION_ID", "").strip()
+    if not own:
+        return set()
+    found = {own}
+    if project_dir:
+        folder = paths.projects_dir() / paths.project_slug(os.path.realpath(project_dir))
+        if not (folder / f"{own}.jsonl").exists():
+            try:
+                with os.scandir(folder) as entries:
+                    found |= {e.name[:-6] for e in entries if e.name.endswith(".jsonl")
+                              and e.stat().st_mtime >= STARTED}
+            except OSError:
+                pass
+    return found
 
 
 def remember_tool(arguments: dict, project_dir: str | None) -> str:
@@ -348,51 +412,13 @@ def remember_tool(arguments: dict, project_dir: str | None) -> str:
     with store.connect() as db:
         note_id = db.add_note(text, title=title, cwd=cwd, conversation=CONVERSATION)
     where = f"project {cwd}" if cwd else "no project"
-    said = f"Remembered as note [{note_id}] ({where}); recall finds it from now on."
+    said = f"Remembered as note [e{note_id}] ({where}); recall finds it from now on."
     if redact(text) != text or redact(title) != title:
         said += " Secret-looking text in it was stored as [REDACTED]."
     return said
 
 
-TOOL_FUNCTIONS = {"recall": recall_tool, "remember": remember_tool}
-
-
-def format_hits(query: str, hits: list, cwd: str | None) -> str:
-    """Recall hits as text: per hit a line `[id] kind · date · project · relevance`, the title,
-    the full gist; a weak best match is said so in the first line."""
-    scope = f" for project {cwd}" if cwd else ""
-    if not hits:
-        return f"No memories match {json.dumps(query, ensure_ascii=False)}{scope}."
-    blocks = []
-    used = 0
-    for hit in hits:
-        block = _hit_block(hit)
-        if blocks and used + len(block) > OUTPUT_MAX_CHARS:
-            break
-        blocks.append(block)
-        used += len(block) + 2
-    head = (f"{len(blocks)} {'memory' if len(blocks) == 1 else 'memories'} for "
-            f"{json.dumps(query, ensure_ascii=False)}{scope}, best first:")
-    best = max(hit.get("relevance", 0) for hit in hits)
-    if best < recall_lib.WEAK_RELEVANCE:
-        head += (f" (none matches well: the best has relevance {best:.2f}; memory may hold nothing "
-                 f"on this)")
-    left = len(hits) - len(blocks)
-    tail = [f"({left} more left out to keep this short: ask with a smaller k or a narrower query.)"] if left else []
-    return "\n\n".join([head, *blocks, *tail])
-
-
-def _hit_block(hit: dict) -> str:
-    project = hit.get("cwd") or "all projects"
-    date = (hit.get("at") or "")[:10] or "undated"
-    lines = [f"[{hit['id']}] {hit['kind']} · {date} · {project} · relevance {hit.get('relevance', 0):.2f}"]
-    title = (hit.get("title") or "").strip()
-    gist = (hit.get("gist") or "").strip()
-    if title and not gist.startswith(title.rstrip("…").rstrip()):
-        lines.append(title)  # only when the gist does not open with it
-    if gist:
-        lines.append(gist)
-    return "\n".join(lines)
+TOOL_FUNCTIONS = {"recall": recall_tool, "show": show_tool, "remember": remember_tool}
 
 
 def _only(arguments: dict, names: tuple) -> None:

@@ -1,4 +1,4 @@
-"""The schema: an append-only list of named steps (m001 ... m009), applied in order when the
+"""The schema: an append-only list of named steps (m001 ... m010), applied in order when the
 store opens its file (store.connect).
 
 Each step runs in its own transaction with the new PRAGMA user_version; a database newer
@@ -305,9 +305,57 @@ def m009_lesson_state(db: sqlite3.Connection) -> None:
                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (json.dumps(rendered),))
 
 
+# A passage's rowid in the text index: its id above this (episodes are their ids, lessons minus theirs).
+PASSAGE_ROWIDS = 1 << 40
+# A passage's text as the index reads it: without who said it (passages.LABELS), words every
+# passage would hold. One expression for adding and deleting, so the two always agree.
+PASSAGE_BODY = "replace(replace({0}.text, 'person: ', ''), 'agent: ', '')"
+
+
+def m010_passages(db: sqlite3.Connection) -> None:
+    """The conversation kept to be recalled (passages.py): each exchange, compaction summary,
+    approved plan and answered question in passages of a few hundred characters, with the
+    session, place (seq), time and folder of each, decaying and archived as episodes are, and
+    in the text index beside them (rowid PASSAGE_ROWIDS + id; added at the commit, as episodes
+    are since m008; deleted and updated by triggers).
+
+    Passages come from the transcripts, so every transcript is marked to be read again: the
+    next ingest fills them in (and gives failures and session gists what this version keeps).
+    """
+    db.execute("""
+        CREATE TABLE IF NOT EXISTS passages (
+            id           INTEGER PRIMARY KEY,
+            key          TEXT NOT NULL UNIQUE,      -- identity: the record that opened it, its place there
+            session_id   TEXT NOT NULL,             -- sessions.id
+            seq          INTEGER NOT NULL,          -- its place in the session: neighbours are seq ± 1
+            cwd          TEXT,
+            kind         TEXT NOT NULL CHECK (kind IN ('exchange', 'summary', 'plan', 'question')),
+            text         TEXT NOT NULL,             -- redacted whole before it was cut
+            context      TEXT NOT NULL DEFAULT '',  -- the words that opened its exchange, the session's request
+            at           TEXT NOT NULL,
+            created      TEXT NOT NULL,
+            strength     REAL NOT NULL DEFAULT 1.0,
+            recalls      INTEGER NOT NULL DEFAULT 0,
+            last_touched TEXT NOT NULL,
+            decayed      TEXT,
+            archived     INTEGER NOT NULL DEFAULT 0,
+            embedding    BLOB NOT NULL
+        )""")
+    db.execute("CREATE INDEX IF NOT EXISTS passages_session ON passages (session_id, seq)")
+    if db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'recall_index'").fetchone():
+        passage = f"{{0}}.id + {PASSAGE_ROWIDS}, '', {PASSAGE_BODY}, '', {{0}}.context"
+        fields = "rowid, title, body, detail, context"
+        drop = f"INSERT INTO recall_index (recall_index, {fields}) VALUES ('delete', {passage.format('OLD')});"
+        add = f"INSERT INTO recall_index ({fields}) VALUES ({passage.format('NEW')});"
+        db.execute(f"CREATE TRIGGER IF NOT EXISTS recall_index_passage_delete AFTER DELETE ON passages BEGIN {drop} END")
+        db.execute("CREATE TRIGGER IF NOT EXISTS recall_index_passage_update AFTER UPDATE OF text, context ON passages "
+                   f"BEGIN {drop} {add} END")
+    db.execute("UPDATE sessions SET mtime_ns = -1")
+
+
 MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_event_identity,
               m005_model_answers, m006_forgotten_and_opted_out, m007_recall_context,
-              m008_episodes_indexed_at_commit, m009_lesson_state]
+              m008_episodes_indexed_at_commit, m009_lesson_state, m010_passages]
 
 
 def migrate(db: sqlite3.Connection, path="") -> None:

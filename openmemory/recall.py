@@ -1,10 +1,13 @@
-"""Recall: find the past episodes and lessons that answer a query, fast, at any size.
+"""Recall: find the past passages, episodes and lessons that answer a query, fast, at any size.
 
-Score (the design's): 0.6·relevance + 0.25·2^(−age/30 days) + 0.15·min(strength, 2)/2.
+Relevance decides (issue 25, a departure from the design's 0.6·relevance + 0.25·recency +
+0.15·strength): hits are ranked by relevance, and recency, strength and the project only
+order hits of comparable relevance (RECENCY_TIE, STRENGTH_TIE, PROJECT_TIE). Identical
+hits appear once; the calling session's own memories can be left out (exclude_sessions).
 Relevance fuses two channels over one candidate set:
 
 - lexical: SQLite FTS5 BM25 (Porter stemmer, field weights) over the `recall_index`
-  table that migrations keep in sync with episodes and lessons by triggers; its fourth
+  table that the store and triggers keep in step with episodes, passages and lessons; its fourth
   field is each memory's context (neighbours.py: its session, the memories next to it);
 - vector: cosine of the 256-dimension hashed word-and-bigram vectors (embed.py), which
   sees every word of the query, common ones included, and word order (bigrams).
@@ -18,22 +21,37 @@ weighing more) the best candidates hold, so a weak best match reads weak instead
 When the best match is weak, the query is expanded once with the strongest words of its
 first hits (pseudo-relevance feedback). Where SQLite has no FTS5, a substring filter on
 the query's stems picks the candidates and the vector channel alone ranks them.
+
+Recall also says what a hit shows (hits_text, as_json: the MCP tool and the CLI print the
+same) and opens one memory in full with the passages said around it (open_memory,
+memory_text: the MCP tool and the verb `show`).
 """
+import json
 import os
 import re
 import sqlite3
 import unicodedata
 from math import log
 
-from . import embed, paths
+from . import embed, forget, paths
+from .errors import OpenMemoryError
 from .clock import iso, parse_time
+from .migrations import PASSAGE_ROWIDS
+from .shorten import clip, clip_block
 from .store import Store
 
-# The design's score (spec, "Data flow in detail").
-W_RELEVANCE, W_RECENCY, W_STRENGTH = 0.6, 0.25, 0.15
+# The score: relevance, and what orders hits of comparable relevance. The design's weights
+# (0.6·relevance + 0.25·2^(−age/30 d) + 0.15·min(strength, 2)/2) let recency outweigh
+# relevance: on real history 77% of top-5 hits came from the newest sessions and 8 of 60
+# result lists were out of relevance order (issue 25; ARCHITECTURE.md has the figures).
+# Together the three can lift a hit over one at most 0.1 more relevant: a fresh memory beats a
+# stale one of the same worth, never a better one.
+RECENCY_TIE = 0.04              # × 2^(−age/30 days)
+STRENGTH_TIE = 0.02             # × min(strength, 2)/2: what recall keeps returning
+PROJECT_TIE = 0.2               # in the project recalled for (or meant everywhere): first unless another is clearly better
 RECENCY_HALF_LIFE_DAYS = 30.0
 STRENGTH_CAP = 2.0
-TOUCH_STRENGTH = 0.1            # added to an episode each time recall returns it
+TOUCH_STRENGTH = 0.1            # added to an episode or passage each time recall returns it
 
 # Fusion. BM25 carries what the hashed vector lacks (IDF, length normalisation, no hash
 # collisions, the context field) and is much the stronger channel (issue 3: 0.58 vs 0.17
@@ -42,6 +60,7 @@ TOUCH_STRENGTH = 0.1            # added to an episode each time recall returns i
 # re-ranks the lexical candidates by the words BM25 had to leave out and by word pairs.
 # 0.8 over 0.7: R@5 0.93 vs 0.91 and 0.74 vs 0.70 (OPERATIONS.md has the tables).
 LEXICAL_SHARE = 0.8
+COVERAGE_SHARE = 0.3
 # BM25F field weights (title, body = gist or lesson text, detail, context): a title is a
 # one-line summary, so its words count double; detail is raw text (every prompt of a
 # session, a whole error output) and mostly repeats the gist, so it counts half; context
@@ -65,11 +84,13 @@ FEEDBACK_CHECKED = 8
 FEEDBACK_WEIGHT = 0.2
 FEEDBACK_CANDIDATES = 50
 
-# A best match below this relevance is weak: shown as such to the model (mcp.py). On the
-# labelled set the right first hit has median relevance 0.69 (5 of 80 below 0.3: queries
-# that share one word with their answer), a wrong one 0.30; of twelve queries about things
-# never stored one reaches 0.30, the rest at most 0.23.
-WEAK_RELEVANCE = 0.3
+# Below this best relevance nothing found is relevant: the result says so plainly and shows
+# the closest hit alone (hits_text). Set on the dev corpus's tuning questions and 29
+# questions in its vocabulary about things it never held (tests/data/recall_dev_negatives.json),
+# never on the question set's held-out or unanswerable ones: at 0.25, 28 of the 29 are said
+# to have nothing (0.15: 24, 0.2: 26, 0.3: 28) while 3 of the 58 tuning questions whose
+# answer is shown have a best below it (0.15: 2, 0.3: 4), and still show their best hit.
+NOTHING_RELEVANT = 0.25
 CONFIDENCE_FROM = 3             # the best candidates whose coverage of the query scales relevance
 
 # Cost bounds. FTS5 computes bm25() at about 2 µs a matching row (measured at 100,000
@@ -87,36 +108,64 @@ FALLBACK_SCAN = 5000            # without FTS5: newest rows holding a query stem
 _WORD = re.compile(r"[^\W_]+")  # letters and digits of any script; '_' splits snake_case
 
 
-def recall(store: Store, query: str, k: int = 5, cwd: str | None = None,
-           include_archived: bool = False, now: str | None = None, touch: bool = True) -> list:
-    """The k best hits for query, best first, touching the episodes among them.
+def recall(store: Store, query: str, k: int = 5, cwd: str | None = None, include_archived: bool = False,
+           now: str | None = None, touch: bool = True, exclude_sessions=()) -> list:
+    """The k best hits for query, best first, touching the episodes and passages among them.
 
-    Each hit is a dict: id, kind ('session', 'error', 'correction', 'note' or 'lesson'),
-    title, gist, cwd, at, score, relevance, strength, recalls, archived, in_project
-    (None without cwd). With cwd, memories of that project (and those that apply
-    everywhere) come first.
+    Each hit is a dict: id (of its table), ref (`e12`, `p45`, `l3`: unique across kinds),
+    source ('episode', 'passage' or 'lesson'), kind ('session', 'error', 'correction', 'note',
+    'exchange', 'summary', 'plan', 'question' or 'lesson'), title, gist (for a passage, its
+    text), cwd, session_id, seq, at, score, relevance, strength, recalls, archived, state
+    (a lesson's, when lessons have one), in_project (None without cwd). exclude_sessions:
+    session ids whose memories are left out (the session asking).
     """
     now = now or iso()
-    hits = search(store, query, k, cwd, include_archived, now)
+    hits = with_replies(store, search(store, query, k, cwd, include_archived, now, exclude_sessions=exclude_sessions))
     if touch:
-        touch_episodes(store, [h["id"] for h in hits if h["kind"] != "lesson"], now)
+        touch_episodes(store, [h["id"] for h in hits if h["source"] == "episode"], now,
+                       [h["id"] for h in hits if h["source"] == "passage"])
     return hits
 
 
 ARCHIVED_HINT_MAX = 50  # "N archived memories match" counts up to this many
 
 
-def archived_matches(store: Store, query: str, cwd: str | None = None) -> int:
+def archived_matches(store: Store, query: str, cwd: str | None = None, exclude_sessions=()) -> int:
     """How many archived memories match query, for the hint when nothing live does; revives none."""
-    hits = search(store, query, ARCHIVED_HINT_MAX, cwd, include_archived=True)
+    hits = search(store, query, ARCHIVED_HINT_MAX, cwd, include_archived=True, exclude_sessions=exclude_sessions)
     return sum(1 for hit in hits if hit["archived"])
+
+
+REPLY_CHARS = 160   # of the person's reply shown after what the agent said
+
+
+def with_replies(store: Store, hits: list) -> list:
+    """Hits with, for what the agent said (a passage without the person's words), the start of
+    the person's reply when the next passage opens with it (`reply`): a proposal or a question
+    of the agent is answered there ("no, don't set it")."""
+    for hit in hits:
+        if hit["source"] == "passage" and hit["kind"] == "exchange" and "person: " not in hit["gist"]:
+            after = store.passages_around(hit["session_id"], hit["seq"] + 1, hit["seq"] + 1)
+            if after and after[0]["text"].startswith("person: "):
+                first = after[0]["text"].split("\nagent: ", 1)[0]
+                hit["reply"] = clip(first, REPLY_CHARS)
+    return hits
+
+
+def ref(source: str, memory_id: int) -> str:
+    """A memory's id as recall shows it, unique across kinds: e12 (episode), p45 (passage), l3 (lesson);
+    forget and show take it back (forget.parse_ids)."""
+    return f"{source[0]}{memory_id}"
 
 
 def search(store: Store, query: str, k: int = 5, cwd: str | None = None, include_archived: bool = False,
            now: str | None = None, lexical_share: float = LEXICAL_SHARE, field_weights=FIELD_WEIGHTS,
-           feedback: bool = True) -> list:
+           feedback: bool = True, exclude_sessions=(), coverage_share: float | None = None) -> list:
     """Rank without touching anything. lexical_share 1 is BM25 alone, 0 the vectors alone;
-    field_weights and feedback are there to measure what each brings (test_recall_quality)."""
+    coverage_share (default COVERAGE_SHARE, 0 without BM25), field_weights and feedback are
+    there to measure what each brings (test_recall_quality)."""
+    if coverage_share is None:
+        coverage_share = COVERAGE_SHARE if lexical_share > 0 else 0.0
     now = now or iso()
     k = int(k)
     terms = query_terms(query)
@@ -124,16 +173,19 @@ def search(store: Store, query: str, k: int = 5, cwd: str | None = None, include
         return []
     scope = project_scope(cwd) if cwd else None
     qvec = embed.vector(query)
+    exclude = set(exclude_sessions or ())
     lexical = _lexical_scores(store, terms, field_weights) if lexical_share > 0 else None
     if lexical is None:
-        rows = _fallback_candidates(store, query, include_archived)
+        rows = _without(_fallback_candidates(store, query, include_archived), exclude)
         weights = {stem: 1.0 for stem in set(embed.words(_plain(query)))}
-        return rank(rows, None, qvec, now, scope, lexical_share, weights, None, store.contexts)[:k]
+        return distinct(rank(rows, None, qvec, now, scope, lexical_share, weights, None, store.contexts), k)
     scores, counted = lexical
     weights = query_weights(query, counted, store.indexed_total())
-    rows = _rows(store, list(scores), include_archived)
+    unheld = held_nowhere(weights, counted) * min(1.0, store.indexed_total() / ABSENCE_FROM)
+    rows = _rows(store, list(scores), include_archived, exclude)
     cosines = {}
-    hits = rank(rows, scores, qvec, now, scope, lexical_share, weights, cosines, store.contexts)
+    hits = rank(rows, scores, qvec, now, scope, lexical_share, weights, cosines, store.contexts, coverage_share,
+                unheld)
     if feedback and hits and max(h["relevance"] for h in hits) < FEEDBACK_BELOW:
         more = _feedback_scores(store, counted, hits[:FEEDBACK_DOCS], field_weights)
         if more:
@@ -141,9 +193,25 @@ def search(store: Store, query: str, k: int = 5, cwd: str | None = None, include
             merged = dict(scores)
             for key, b in more.items():
                 merged[key] = merged.get(key, 0.0) + FEEDBACK_WEIGHT * best * b / best_more
-            rows += _rows(store, [key for key in more if key not in scores], include_archived)
-            hits = rank(rows, merged, qvec, now, scope, lexical_share, weights, cosines, store.contexts)
-    return hits[:k]
+            rows += _rows(store, [key for key in more if key not in scores], include_archived, exclude)
+            hits = rank(rows, merged, qvec, now, scope, lexical_share, weights, cosines, store.contexts,
+                        coverage_share, unheld)
+    return distinct(hits, k)
+
+
+def distinct(hits: list, k: int | None = None) -> list:
+    """The first k hits (all without k) whose words are new: hits that say the same in one folder
+    (a session read from two copies of its transcript, a passage said twice) appear once, the best."""
+    seen, out = set(), []
+    for hit in hits:
+        words = (hit["cwd"], " ".join(f"{hit['title']} {hit['gist']}".lower().split()))
+        if words in seen:
+            continue
+        seen.add(words)
+        out.append(hit)
+        if k is not None and len(out) >= k:
+            break
+    return out
 
 
 def query_terms(query: str) -> list:
@@ -168,14 +236,19 @@ def match_expression(terms: list, all_of: bool = False) -> str:
 
 def rank(rows: list, lexical: dict | None, qvec: list, now: str, scope=None,
          lexical_share: float = LEXICAL_SHARE, weights: dict | None = None, cosines: dict | None = None,
-         contexts=None) -> list:
-    """Score candidate rows and order them: in-project first (when scoped), then by score.
+         contexts=None, coverage_share: float = 0.0, unheld: float = 0.0) -> list:
+    """Score candidate rows and order them by score: relevance, then what orders hits of
+    comparable relevance (score).
 
-    lexical is {index rowid: BM25} (None: the vectors alone); each channel is scaled by its
-    best candidate, mixed, then scaled by how much of the query the best candidates hold
-    (`coverage` with the query's word weights, in their text and their context, which
-    contexts(ids) -> {id: context} supplies; without weights, not scaled); cosines caches
-    the vector channel by rowid.
+    Relevance mixes three channels, each scaled by its best candidate: BM25 (lexical, {index
+    rowid: BM25}; None: the vectors alone) and the hashed vectors' cosine, mixed by
+    lexical_share; then the share of the query each candidate holds in its words and context
+    (`coverage`, coverage_share of the mix) and its pairs of query words found near each
+    other (`proximity`, PROXIMITY_SHARE). The mix is scaled by how much of the query the best
+    candidates hold (their coverage, by the query's word weights; without weights, not
+    scaled) and by the share of it no memory holds (unheld), so relevance is comparable
+    across queries. contexts(episode ids, passage ids) -> {(source, id): context} supplies
+    the contexts; cosines caches the vector channel by rowid.
     """
     query = {i: x for i, x in enumerate(qvec) if x}  # already unit length; few words: sparse
     cosines = {} if cosines is None else cosines
@@ -184,33 +257,129 @@ def rank(rows: list, lexical: dict | None, qvec: list, now: str, scope=None,
             cosines[_index_key(row)] = max(0.0, embed.stored_cosine(query, row["embedding"]))
     best_cos = max((cosines[_index_key(row)] for row in rows), default=0.0)
     best_lex = max(lexical.values(), default=0.0) if lexical else 0.0
+    around = {}
+    if weights and contexts and rows:
+        around = contexts([r["id"] for r in rows if r["source"] == "episode"],
+                          [r["id"] for r in rows if r["source"] == "passage"])
+    held, near = {}, {}
+    if weights and lexical is not None and (coverage_share or PROXIMITY_SHARE):
+        for r in rows:
+            words = _words_of(r)
+            key = _index_key(r)
+            if coverage_share:
+                held[key] = coverage(weights, r, around.get((r["source"], r["id"]), ""), words,
+                                     FIELD_WEIGHTS[3] / FIELD_WEIGHTS[1])
+            if PROXIMITY_SHARE:
+                near[key] = proximity(weights, r, words)
+    best_held = max(held.values(), default=0.0)
+    best_near = max(near.values(), default=0.0)
     fused = []
     for row in rows:
-        vec = cosines[_index_key(row)] / best_cos if best_cos > 0 else 0.0
+        key = _index_key(row)
+        vec = cosines[key] / best_cos if best_cos > 0 else 0.0
         if lexical is None:
             fused.append(vec)
-        else:
-            lex = lexical.get(_index_key(row), 0.0) / best_lex if best_lex > 0 else 0.0
-            fused.append(lexical_share * lex + (1 - lexical_share) * vec)
+            continue
+        lex = lexical.get(key, 0.0) / best_lex if best_lex > 0 else 0.0
+        mix = lexical_share * lex + (1 - lexical_share) * vec
+        if best_held:
+            mix = (1 - coverage_share) * mix + coverage_share * held[key] / best_held
+        if best_near:
+            mix = (1 - PROXIMITY_SHARE) * mix + PROXIMITY_SHARE * near[key] / best_near
+        fused.append(mix)
     best = [rows[i] for i in sorted(range(len(rows)), key=fused.__getitem__, reverse=True)[:CONFIDENCE_FROM]]
-    around = contexts([r["id"] for r in best if r["kind"] != "lesson"]) if contexts and best else {}
-    confidence = (max((coverage(weights, r, around.get(r["id"], "") if r["kind"] != "lesson" else "")
-                       for r in best), default=0.0) if weights else 1.0)
+    if weights and best and not around and contexts:
+        around = contexts([r["id"] for r in best if r["source"] == "episode"],
+                          [r["id"] for r in best if r["source"] == "passage"])
+    confidence = (max((coverage(weights, r, around.get((r["source"], r["id"]), "")) for r in best), default=0.0)
+                  * (1 - unheld) ** ABSENCE_POWER if weights else 1.0)
     now = parse_time(now)
     hits = []
     for row, relevance in zip(rows, fused):
         relevance = round(relevance * confidence, 4)
         if relevance <= 0:
             continue
-        hit = {key: row[key] for key in ("id", "kind", "title", "gist", "cwd", "at", "strength", "recalls")}
+        hit = {key: row[key] for key in ("source", "id", "kind", "title", "gist", "cwd", "at", "strength", "recalls",
+                                         "session_id", "seq", "state")}
+        hit["ref"] = ref(row["source"], row["id"])
         hit["archived"] = bool(row["archived"])
         hit["relevance"] = relevance
-        hit["score"] = round(score(relevance, row["at"], row["strength"], now), 4)
         hit["in_project"] = None if scope is None else scope(row["cwd"])
+        hit["score"] = round(score(relevance, row["at"], row["strength"], now, hit["in_project"]), 4)
         hits.append(hit)
-    hits.sort(key=lambda h: (bool(h["in_project"]), h["score"], h["at"], h["kind"] != "lesson", h["id"]),
-              reverse=True)
+    hits.sort(key=lambda h: (h["score"], h["relevance"], h["at"], h["source"] == "lesson", h["id"]), reverse=True)
     return hits
+
+
+# Proximity: a pair of the query's words within PROXIMITY_WINDOW words of each other in a
+# memory says more than the two apart ("agent ... free form field" for "the agent field"). Its
+# share of relevance, and the window, measured: R@5 on the dev questions' tuning part 0.70 ->
+# 0.74 at 0.1, 0.72 at 0.2, 0.67 at 0.3; windows 3, 6 and 10 the same; labelled set 0.94 -> 0.95.
+PROXIMITY_SHARE = 0.1
+PROXIMITY_WINDOW = 6
+
+
+def _words_of(row) -> list:
+    """A memory's words (stems) as coverage and proximity read them: its title and text. A
+    server answers many queries whose candidates overlap: each memory's words are read once
+    while its text stays the same (WORDS_KEPT memories are kept)."""
+    key = (row["source"], row["id"])
+    text = row["title"] + " " + row["gist"]
+    found = _WORDS.get(key)
+    if found is None or found[0] != text:
+        if len(_WORDS) >= WORDS_KEPT:
+            _WORDS.clear()
+        found = _WORDS[key] = (text, embed.words(_plain(text)))
+    return found[1]
+
+
+def _context_words(row, context: str) -> list:
+    """The words of a memory's context, read once while it stays the same (as _words_of)."""
+    key = (row["source"], row["id"], "context")
+    found = _WORDS.get(key)
+    if found is None or found[0] != context:
+        if len(_WORDS) >= WORDS_KEPT:
+            _WORDS.clear()
+        found = _WORDS[key] = (context, embed.words(_plain(context)))
+    return found[1]
+
+
+WORDS_KEPT = 20_000     # memories whose words are kept (a few MB)
+_WORDS: dict = {}
+
+
+def proximity(weights: dict, row, words: list | None = None) -> float:
+    """How much of the query a memory holds in words near each other: each pair of the query's
+    words found within PROXIMITY_WINDOW words of each other counts the lesser of their weights."""
+    places = {}
+    for i, w in enumerate(_words_of(row) if words is None else words):
+        if w in weights:
+            places.setdefault(w, []).append(i)
+    found = list(places)
+    total = 0.0
+    for a in range(len(found)):
+        for b in range(a + 1, len(found)):
+            if any(abs(x - y) <= PROXIMITY_WINDOW for x in places[found[a]] for y in places[found[b]]):
+                total += min(weights[found[a]], weights[found[b]])
+    return total
+
+
+# A word no memory holds says a question is about something never stored, in proportion to
+# how much memory holds: in a few hundred notes most words of any question are absent (the
+# conversational check's 117: absence there says little), in thousands of memories a word
+# none of them holds names a topic never discussed. Its weight grows to full at this many.
+ABSENCE_FROM = 1000
+ABSENCE_POWER = 3
+
+
+def held_nowhere(weights: dict, counted: list) -> float:
+    """The share of the query's weight in words no memory holds ("Redis", "passphrase"): they
+    say the question is about something memory does not hold. It counts against relevance a
+    second time (beside the best match's coverage, which lacks them too; ABSENCE_FROM), so a
+    question about a thing never stored reads weak however well its other words match."""
+    total = sum(weights.values())
+    missing = {stem for n, t in counted if n == 0 for stem in embed.words(_plain(t))}
+    return sum(w for stem, w in weights.items() if stem in missing) / total if total else 0.0
 
 
 def query_weights(query: str, counted: list, total: int) -> dict:
@@ -222,29 +391,41 @@ def query_weights(query: str, counted: list, total: int) -> dict:
 
 def _plain(text: str) -> str:
     """Text without diacritics, as the index reads it (remove_diacritics): 'café' -> 'cafe'."""
-    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    if text.isascii():
+        return text
+    return _COMBINING.sub("", unicodedata.normalize("NFKD", text))
 
 
-def coverage(weights: dict, row, context: str = "") -> float:
-    """How much of the query (its weighted words) a memory holds, in its text or context: 0 to 1."""
-    held = set(embed.words(_plain(" ".join((row["title"], row["gist"], context or "")))))
+# The blocks of combining marks (an accent NFKD splits from its letter), removed in one regex pass.
+_COMBINING = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
+
+
+def coverage(weights: dict, row, context: str = "", words: list | None = None, context_share: float = 1.0) -> float:
+    """How much of the query (its weighted words) a memory holds, in its text or context: 0 to 1.
+    words: the memory's own words (_words_of), when already read; context_share: what a word
+    held only in the context counts (ranking counts it as BM25 does, FIELD_WEIGHTS)."""
+    own = set(_words_of(row) if words is None else words)
+    around = set(_context_words(row, context)) if context else set()
     total = sum(weights.values())
-    return sum(w for stem, w in weights.items() if stem in held) / total if total else 0.0
+    held = sum(w if stem in own else w * context_share if stem in around else 0.0 for stem, w in weights.items())
+    return held / total if total else 0.0
 
 
-def score(relevance: float, at: str, strength: float, now) -> float:
-    """The design's score of one memory; now is a timestamp or a datetime."""
+def score(relevance: float, at: str, strength: float, now, in_project=None) -> float:
+    """A memory's score: its relevance, plus what orders memories of comparable relevance (a
+    fresh one, one often recalled, one of the project asked about); now is a timestamp or a datetime."""
     if isinstance(now, str):
         now = parse_time(now)
     age_days = max(0.0, (now - parse_time(at)).total_seconds() / 86400)
     recency = 2 ** (-age_days / RECENCY_HALF_LIFE_DAYS)
-    return W_RELEVANCE * relevance + W_RECENCY * recency + W_STRENGTH * min(strength, STRENGTH_CAP) / STRENGTH_CAP
+    return (relevance + RECENCY_TIE * recency + STRENGTH_TIE * min(strength, STRENGTH_CAP) / STRENGTH_CAP
+            + PROJECT_TIE * bool(in_project))
 
 
-def touch_episodes(store: Store, ids: list, now: str) -> None:
-    """Strengthen what was recalled; a recalled archived episode is revived."""
-    if ids:
-        store.touch_episodes(ids, TOUCH_STRENGTH, now)
+def touch_episodes(store: Store, ids: list, now: str, passage_ids=()) -> None:
+    """Strengthen what was recalled; a recalled archived episode or passage is revived."""
+    if ids or passage_ids:
+        store.touch_episodes(ids, TOUCH_STRENGTH, now, passage_ids)
 
 
 # --------------------------------------------------------------------------------------
@@ -360,9 +541,16 @@ def _documents_with(store: Store, term: str) -> int:
     return store.indexed_count(match_expression([term]), POSTINGS_BUDGET + 1)
 
 
-def _rows(store: Store, keys: list, include_archived: bool) -> list:
-    """The live (or all) episodes and lessons named by index rowids (lessons are negative)."""
-    return store.recall_rows([k for k in keys if k > 0], [-k for k in keys if k < 0], include_archived)
+def _rows(store: Store, keys: list, include_archived: bool, exclude=frozenset()) -> list:
+    """The live (or all) episodes, passages and lessons named by index rowids (lessons are
+    negative, passages above PASSAGE_ROWIDS), but those of the sessions in exclude."""
+    rows = store.recall_rows([k for k in keys if 0 < k < PASSAGE_ROWIDS], [-k for k in keys if k < 0],
+                             include_archived, [k - PASSAGE_ROWIDS for k in keys if k >= PASSAGE_ROWIDS])
+    return _without(rows, exclude)
+
+
+def _without(rows: list, exclude) -> list:
+    return [r for r in rows if r["session_id"] not in exclude] if exclude else rows
 
 
 def _fallback_candidates(store: Store, query: str, include_archived: bool) -> list:
@@ -374,4 +562,250 @@ def _fallback_candidates(store: Store, query: str, include_archived: bool) -> li
 
 
 def _index_key(row) -> int:
-    return -row["id"] if row["kind"] == "lesson" else row["id"]
+    """A row's rowid in the text index."""
+    source = row["source"]
+    return -row["id"] if source == "lesson" else row["id"] + PASSAGE_ROWIDS if source == "passage" else row["id"]
+
+
+# --------------------------------------------------------------------------------------
+# What a hit shows: recall's hits as text (the MCP tool and the CLI print the same), and one
+# memory opened in full with what was said around it (the MCP tool `show`, the verb `show`).
+#
+# A hit is a header line, `[id] kind · date and time · project · session · relevance`, then
+# a short text: a passage whole, an episode's gist (the sentences that hold the query's
+# words when it is long), a lesson's text. The id is unique across kinds (ref), the project
+# is the repository (paths.project_of), the session is the transcript's id. Where nothing is
+# relevant the first line says so plainly and one hit at most follows, so five weak hits
+# never read as an answer.
+
+# A hit's text at most (a passage is at most passages.PASSAGE_CHARS, shown whole): five hits
+# and their headers stay near 800 tokens, the figure a model can glance at mid-task (issue 25).
+HIT_CHARS = 680
+SESSION_SHOWN = 8               # characters of a session id in a hit (all of it in `show`)
+AROUND, AROUND_MAX = 2, 10      # passages shown on each side of an opened memory
+DETAIL_CHARS = 2000             # an opened episode's detail
+
+
+def hits_text(query: str, hits: list, cwd: str | None = None, max_chars: int | None = None) -> str:
+    """Recall's hits for a reader, most relevant first; plainly "nothing relevant" (and the
+    closest hit alone) when the best is below NOTHING_RELEVANT. max_chars: hits that
+    would take the text past it are left out, and counted in a last line."""
+    asked = json.dumps(query, ensure_ascii=False)
+    scope = f" in project {_project(cwd)}" if cwd else ""
+    if not hits:
+        return f"Nothing in memory matches {asked}{scope}."
+    best = max(hit["relevance"] for hit in hits)
+    if best < NOTHING_RELEVANT:
+        return "\n\n".join([f"Nothing relevant in memory for {asked}{scope}: the closest match has relevance "
+                            f"{best:.2f} and is likely not it.", hit_block(hits[0], query)])
+    blocks, used = [], 0
+    for hit in hits:
+        block = hit_block(hit, query)
+        if blocks and max_chars and used + len(block) > max_chars:
+            break
+        blocks.append(block)
+        used += len(block) + 2
+    head = f"{len(blocks)} {'memory' if len(blocks) == 1 else 'memories'} for {asked}{scope}, most relevant first:"
+    left = len(hits) - len(blocks)
+    tail = [f"({left} more left out to keep this short: ask with a smaller k or a narrower query.)"] if left else []
+    return "\n\n".join([head, *blocks, *tail])
+
+
+def hit_block(hit: dict, query: str = "") -> str:
+    """One hit: its header line, then its text (cut around the query's words when long), then
+    the start of the person's reply to it, when there is one (with_replies)."""
+    reply = hit.get("reply") or ""
+    text = excerpt(hit_text(hit), query, HIT_CHARS - len(reply))
+    return header(hit) + "\n" + text + (f"\n{reply}" if reply else "")
+
+
+def header(hit: dict, session_chars: int = SESSION_SHOWN) -> str:
+    """`[p45] exchange · 2026-01-21 14:03Z · /home/me/shop · session 0f6074fc · relevance 0.82`."""
+    kind = hit["kind"] + (", candidate" if hit.get("state") == "candidate" else "")
+    parts = [f"[{hit['ref']}] {kind}", when(hit.get("at")), _project(hit.get("cwd")) if hit.get("cwd")
+             else "all projects"]
+    if hit.get("session_id"):
+        parts.append(f"session {hit['session_id'][:session_chars]}")
+    if "relevance" in hit:
+        parts.append(f"relevance {hit['relevance']:.2f}")
+    if hit.get("archived"):
+        parts.append("archived")
+    return " · ".join(parts)
+
+
+def hit_text(hit: dict) -> str:
+    """What a hit says: a passage's or lesson's text; an episode's title (unless its gist opens
+    with it) and gist."""
+    title, gist = (hit.get("title") or "").strip(), (hit.get("gist") or "").strip()
+    if hit["source"] != "episode" or not title or gist.startswith(title.rstrip("…").rstrip()):
+        return gist or title
+    return f"{title}\n{gist}"
+
+
+def when(at) -> str:
+    """A time as a hit shows it: date, hours and minutes, UTC."""
+    at = at or ""
+    return f"{at[:10]} {at[11:16]}Z" if len(at) >= 16 else (at[:10] or "undated")
+
+
+_PROJECTS: dict = {}
+
+
+def _project(cwd) -> str:
+    """The project of a folder as a reader should see it: its repository (a worktree's main tree)."""
+    if cwd not in _PROJECTS:
+        if len(_PROJECTS) > 1024:
+            _PROJECTS.clear()
+        _PROJECTS[cwd] = paths.project_of(cwd)
+    return _PROJECTS[cwd]
+
+
+_BREAK = re.compile(r"(?<=[.!?])\s+|\n")
+
+
+def excerpt(text: str, query: str, limit: int) -> str:
+    """text when it fits in limit, else the run of its sentences that holds the most of the
+    query's words (its start when none), cut with '…' where it was cut."""
+    text = (text or "").strip()
+    if len(text) <= limit:
+        return text
+    wanted = set(embed.words(query))
+    starts = [0] + [m.end() for m in _BREAK.finditer(text)]
+    best, best_at = -1.0, 0
+    for i, start in enumerate(starts):
+        window = text[start:start + limit]
+        if start + limit < len(text):   # only its whole sentences count: a cut one would show cut
+            ends = [m.start() for m in _BREAK.finditer(window)]
+            window = window[:ends[-1]] if ends else window
+        held = set(embed.words(window))
+        found = len(wanted & held) + (0.5 if i == 0 else 0.0)   # the start, on a tie: it says what this is
+        if found > best:
+            best, best_at = found, start
+    piece = clip_block(text[best_at:], limit - (1 if best_at else 0))
+    return ("…" + piece) if best_at else piece
+
+
+def as_json(hit: dict) -> dict:
+    """A hit as `recall --json` prints it (PROTOCOL.md, "Recall results")."""
+    out = {"id": hit["ref"], "kind": hit["kind"], "source": hit["source"], "text": hit_text(hit),
+           "title": hit["title"], "gist": hit["gist"], "at": hit["at"], "project": _project(hit["cwd"]) if hit.get("cwd") else None,
+           "cwd": hit["cwd"], "session_id": hit.get("session_id"), "relevance": hit["relevance"],
+           "score": hit["score"], "strength": hit["strength"], "recalls": hit["recalls"],
+           "archived": hit["archived"], "in_project": hit["in_project"]}
+    if hit.get("reply"):
+        out["reply"] = hit["reply"]
+    if hit["source"] == "lesson":
+        out["state"] = hit.get("state") or "live"
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# One memory in full
+
+def open_memory(store, memory_id: str, around: int = AROUND) -> dict:
+    """One memory by its id as recall shows it (e12, p45, l3, or an episode's number): its
+    fields, and what was said around it (passages before and after it in its session)."""
+    episodes, lessons, passages = forget.parse_ids([memory_id])
+    if passages:
+        found = store.passage(passages[0])
+        if found is None:
+            raise OpenMemoryError(f"no memory {memory_id} (passage {passages[0]}); recall shows the ids")
+        seq = found["seq"]
+        said = store.passages_around(found["session_id"], seq - around, seq + around)
+        return dict(_fields(found, "passage"), before=[_said(p) for p in said if p["seq"] < seq],
+                    after=[_said(p) for p in said if p["seq"] > seq], session=_session(store, found["session_id"]))
+    if lessons:
+        found = store.lesson(lessons[0])
+        if found is None:
+            raise OpenMemoryError(f"no memory {memory_id} (lesson {lessons[0]}); recall shows the ids")
+        sources = store.episodes_by_id(found["sources"], ("id", "kind", "title", "at", "session_id"))
+        return dict(_fields(found, "lesson"), sources=[{"id": ref("episode", e["id"]), "kind": e["kind"],
+                                                        "title": e["title"], "at": e["at"],
+                                                        "session_id": e["session_id"]}
+                                                       for e in sorted(sources.values(), key=lambda e: e["at"])])
+    found = store.episode(episodes[0])
+    if found is None:
+        raise OpenMemoryError(f"no memory {memory_id} (episode {episodes[0]}); recall shows the ids")
+    out = _fields(found, "episode")
+    if found["session_id"]:
+        near = store.passages_near(found["session_id"], found["at"], around)
+        out.update(before=[_said(p) for p in near if p["at"] < found["at"]],
+                   after=[_said(p) for p in near if p["at"] >= found["at"]],
+                   session=_session(store, found["session_id"]))
+    return out
+
+
+def _fields(row: dict, source: str) -> dict:
+    out = {"id": ref(source, row["id"]), "source": source,
+           "kind": "lesson" if source == "lesson" else row["kind"],
+           "at": row.get("at") or row.get("updated"), "cwd": row.get("cwd"),
+           "project": _project(row["cwd"]) if row.get("cwd") else None,
+           "session_id": row.get("session_id"), "strength": row.get("strength"),
+           "archived": bool(row.get("archived"))}
+    if source == "passage":
+        out.update(text=row["text"], seq=row["seq"])
+    elif source == "lesson":
+        out.update(text=row["text"], state=row.get("state") or ("vetoed" if row.get("vetoed") else "live"),
+                   seen=row.get("seen"))
+    else:
+        out.update(title=row["title"], gist=row["gist"], detail=clip_block(row.get("detail") or "", DETAIL_CHARS),
+                   facts=row.get("facts") or {})
+    return out
+
+
+def _said(p: dict) -> dict:
+    return {"id": ref("passage", p["id"]), "kind": p["kind"], "at": p["at"], "text": p["text"]}
+
+
+def _session(store, session_id: str) -> dict | None:
+    row = store.session(session_id)
+    return {"id": row["id"], "title": row["title"], "path": row["path"], "started": row["started"]} if row else None
+
+
+def memory_text(found: dict) -> str:
+    """A memory opened in full, for a reader: its header, its whole text, and what was said
+    around it, each passage with its id and time."""
+    head = header(dict(found, ref=found["id"]), session_chars=64)
+    lines = [head]
+    session = found.get("session")
+    if session:
+        title = clip(session["title"] or "", 120)
+        lines.append(f"session: {title} ({session['path']})" if title else f"session: {session['path']}")
+    if found["source"] == "lesson":
+        lines += ["", found["text"], "", f"state: {found['state']}; seen in {found.get('seen') or 0} session(s)"]
+        if found["sources"]:
+            lines.append("from:")
+            lines += [f"  [{s['id']}] {s['kind']} · {when(s['at'])} · {clip(s['title'], 100)}" for s in found["sources"]]
+        return "\n".join(lines)
+    before, after = found.get("before") or [], found.get("after") or []
+    if before:
+        lines += ["", "before:"] + [_passage_lines(p) for p in before]
+    lines += ["", "this memory:" if (before or after) else ""]
+    if found["source"] == "passage":
+        lines.append(found["text"])
+    else:
+        lines.append(hit_text({"source": "episode", "title": found["title"], "gist": found["gist"]}))
+        lines += _facts_lines(found)
+    if after:
+        lines += ["", "after:"] + [_passage_lines(p) for p in after]
+    return "\n".join(line for line in lines if line is not None).replace("\n\n\n", "\n\n").strip()
+
+
+def _passage_lines(p: dict) -> str:
+    return f"[{p['id']}] {p['kind']} · {when(p['at'])}\n{p['text']}"
+
+
+def _facts_lines(found: dict) -> list:
+    """An episode's detail and what its facts hold that its gist may have cut."""
+    facts, out = found.get("facts") or {}, []
+    if found["kind"] == "error":
+        if facts.get("error"):
+            out += ["error lines:"] + [f"  {line}" for line in facts["error"]]
+        for key, label in (("hints", "hints"), ("fixed_by", "fixed by"), ("explained", "the agent said")):
+            value = facts.get(key)
+            if value:
+                out.append(f"{label}: " + ("; ".join(value) if isinstance(value, list) else str(value)))
+    detail = found.get("detail") or ""
+    if detail and detail not in found.get("gist", "") and found["kind"] != "error":
+        out += ["detail:", detail]
+    return out

@@ -145,8 +145,9 @@ def _rendered(store: Store, now: str, render) -> dict:
 # Pass 1: decay
 
 def decay(store: Store, now: str) -> dict:
-    """Fade every memory by 2^(−days/45) since it was last touched or decayed; archive below 0.15;
-    archive, quietly, the candidates nothing backed within backing.LAPSE_DAYS.
+    """Fade every memory (episodes, passages, lessons) by 2^(−days/45) since it was last touched
+    or decayed; archive below 0.15; archive, quietly, the candidates nothing backed within
+    backing.LAPSE_DAYS.
 
     The clock of a memory is the later of its last touch (when openmemory stored it, or when
     recall last used it: `last_touched`) and the last time decay brought its strength up to
@@ -156,18 +157,21 @@ def decay(store: Store, now: str) -> dict:
     """
     t_now = parse_time(now)
     archived: dict = {}
+    passages: dict = {}         # passages fade as episodes do; counted apart (the report names episodes)
     lessons = []
     with store.transaction():
-        updates = []
-        for row in store.episodes_to_decay():
-            strength = _decayed(row["strength"], max(row["last_touched"], row["decayed"] or ""), t_now)
-            if strength is None:
-                continue
-            gone = strength < ARCHIVE_BELOW
-            updates.append((strength, now, int(gone), row["id"]))
-            if gone:
-                archived[row["kind"]] = archived.get(row["kind"], 0) + 1
-        store.decay_episodes(updates)
+        for rows, write, counted in ((store.episodes_to_decay(), store.decay_episodes, archived),
+                                     (store.passages_to_decay(), store.decay_passages, passages)):
+            updates = []
+            for row in rows:
+                strength = _decayed(row["strength"], max(row["last_touched"], row["decayed"] or ""), t_now)
+                if strength is None:
+                    continue
+                gone = strength < ARCHIVE_BELOW
+                updates.append((strength, now, int(gone), row["id"]))
+                if gone:
+                    counted[row["kind"]] = counted.get(row["kind"], 0) + 1
+            write(updates)
         updates = []
         for row in store.lessons_to_decay():
             strength = _decayed(row["strength"], row["decayed"] or row["created"], t_now)
@@ -179,7 +183,8 @@ def decay(store: Store, now: str) -> dict:
                 lessons.append({"id": row["id"], "text": row["text"], "cwd": row["cwd"]})
         store.decay_lessons(updates)
         lapsed = review.lapse(store, now)
-    return {"archived": archived, "lessons_archived": lessons, "lapsed": len(lapsed)}
+    return {"archived": archived, "lessons_archived": lessons, "passages_archived": passages,
+            "lapsed": len(lapsed)}
 
 
 def _decayed(strength: float, since: str, t_now) -> float | None:

@@ -105,15 +105,18 @@ class Store:
         mine = self._db.execute("SELECT id FROM sessions WHERE path = ?", (path,)).fetchone()  # else a stable id:
         return mine[0] if mine else f"{session_id}@{zlib.crc32(path.encode('utf-8')):08x}"  # never Python's salted hash()
 
-    def replace_session(self, session: dict, episodes: list, now: str | None = None, prepared=False) -> dict:
+    def replace_session(self, session: dict, episodes: list, now: str | None = None, prepared=False,
+                        passages: list | None = None) -> dict:
         """Store one transcript's session row and episodes, replacing what it produced before.
 
         Episodes are matched by key: one still produced keeps its id, strength, recalls and
         consolidation; one no longer produced is removed; an event already stored by another
         transcript (a resumed session copies records) stays with the first. Returns counts.
-        prepared: the episodes come from prepare (redacted, with context and vector)."""
+        prepared: the episodes come from prepare (redacted, with context and vector), and the
+        passages from prepare_passages. passages (passages.passages_of, redacted): replace the
+        session's passages the same way, by key; None leaves them as they are."""
         now = now or iso()
-        counts = {"added": {}, "updated": 0, "removed": 0}
+        counts = {"added": {}, "updated": 0, "removed": 0, "passages": 0}
         sid = session["id"]
         cleaned = episodes if prepared else prepare(episodes)
         with self.transaction():
@@ -156,11 +159,48 @@ class Store:
                 _index_stored(self._db)
                 self._db.execute("DELETE FROM episodes WHERE id = ?", (eid,))
             counts["removed"] = len(stale)
+            if passages is not None:
+                counts["passages"] = self._replace_passages(
+                    sid, passages if prepared else prepare_passages(passages), now)
             self._db.execute(_SESSION_UPSERT, (
                 sid, session["path"], session["mtime_ns"], session["size"], now, len(keep), session.get("cwd"),
                 redacted(session.get("title") or ""), session.get("started"), session.get("ended"),
                 session.get("version"), session.get("turns", 0), session.get("skipped", 0)))
         return counts
+
+    def _replace_passages(self, sid: str, passages: list, now: str) -> int:
+        """Store a session's passages by key (inside replace_session's transaction): one still
+        made keeps its id, strength and recalls (its words updated if they changed); one no
+        longer made is removed; one another transcript stored first stays with it. Returns
+        how many were added."""
+        keys = [p["key"] for p in passages]
+        existing = {row[0]: row[1:] for row in self._in(
+            "SELECT key, id, session_id, text, context, at, seq, cwd FROM passages WHERE key IN (%s)", keys)}
+        keep, added, changed = set(), [], []
+        for p in passages:
+            found = existing.get(p["key"])
+            if found and found[1] != sid:
+                continue
+            keep.add(p["key"])
+            if found is None:
+                added.append((p["key"], sid, p["seq"], p["cwd"], p["kind"], p["text"], p["context"], p["at"], now,
+                              now, p["embedding"]))
+            elif tuple(found[2:]) != (p["text"], p["context"], p["at"], p["seq"], p["cwd"]):
+                changed.append((p["text"], p["context"], p["at"], p["seq"], p["cwd"], p["embedding"], found[0]))
+        stale = [(row[0],) for row in self._db.execute("SELECT id, key FROM passages WHERE session_id = ?", (sid,))
+                 if row[1] not in keep]
+        if changed or stale:
+            _index_stored(self._db)     # their triggers expect what this transaction stored indexed
+        self._db.executemany("DELETE FROM passages WHERE id = ?", stale)
+        self._db.executemany("UPDATE passages SET text = ?, context = ?, at = ?, seq = ?, cwd = ?, embedding = ? "
+                             "WHERE id = ?", changed)
+        if added:
+            first = self._db.execute("SELECT ifnull(max(id), 0) + 1 FROM passages").fetchone()[0]
+            self._db.executemany(
+                "INSERT INTO passages (key, session_id, seq, cwd, kind, text, context, at, created, last_touched, "
+                "embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", added)
+            _stored(self._db, first, "passages")    # indexed at the commit, with the rest
+        return len(added)
 
     def add_note(self, text: str, title: str = "", cwd: str | None = None, now: str | None = None,
                  conversation: str | None = None) -> int:
@@ -210,6 +250,7 @@ class Store:
         episodes = {k: kinds.get(k, 0) for k in EPISODE_KINDS}
         episodes["total"] = sum(episodes.values())
         episodes["archived"] = self._db.execute("SELECT count(*) FROM episodes WHERE archived").fetchone()[0]
+        passages = self._db.execute("SELECT count(*), ifnull(sum(archived), 0) FROM passages").fetchone()
         sessions, skipped = self._db.execute("SELECT count(*), ifnull(sum(skipped), 0) FROM sessions").fetchone()
         lessons = self._db.execute(
             "SELECT count(*), ifnull(sum(NOT archived AND NOT vetoed AND state = 'live'), 0), "
@@ -219,6 +260,7 @@ class Store:
             "ifnull(sum(outcome = 'failed'), 0) FROM predictions").fetchone()
         return {
             "episodes": episodes,
+            "passages": {"total": passages[0], "archived": passages[1]},
             "sessions": sessions,
             "lessons": lessons[0],
             "lessons_live": lessons[1],
@@ -250,7 +292,8 @@ class Store:
     def indexed_total(self) -> int:
         """About how many rows the index holds (the highest ids: cheap, and all an IDF needs)."""
         return self._db.execute("SELECT (SELECT ifnull(max(id), 0) FROM episodes) + "
-                                "(SELECT ifnull(max(id), 0) FROM lessons)").fetchone()[0]
+                                "(SELECT ifnull(max(id), 0) FROM lessons) + "
+                                "(SELECT ifnull(max(id), 0) FROM passages)").fetchone()[0]
 
     def indexed_count(self, match: str, limit: int) -> int:
         """How many index rows an FTS5 match expression finds, counted up to limit."""
@@ -271,37 +314,83 @@ class Store:
             f"SELECT rowid, bm25(recall_index, {weights}) FROM recall_index WHERE recall_index MATCH ? "
             f"ORDER BY rowid DESC LIMIT ?", (match, limit)).fetchall()
 
-    def recall_rows(self, episode_ids: list, lesson_ids: list, include_archived: bool) -> list:
-        """Candidate rows (episodes, and lessons as kind 'lesson') by id; vetoed lessons never."""
+    def recall_rows(self, episode_ids: list, lesson_ids: list, include_archived: bool, passage_ids=()) -> list:
+        """Candidate rows (episodes, passages, and lessons as kind 'lesson') by id; vetoed lessons never.
+        Each row has `source` ('episode', 'passage' or 'lesson') and, for a lesson, `state` when
+        lessons have one."""
         live = "" if include_archived else " AND NOT archived"
         rows = self._in(f"SELECT {_RECALL_COLUMNS} FROM episodes WHERE id IN (%s){live}", episode_ids)
+        rows += self._in(f"SELECT {_RECALL_PASSAGE_COLUMNS} FROM passages WHERE id IN (%s){live}", passage_ids)
         if lesson_ids:
-            rows += self._db.execute(f"SELECT {_RECALL_LESSON_COLUMNS} FROM lessons WHERE id IN "
+            rows += self._db.execute(f"SELECT {self._lesson_columns()} FROM lessons WHERE id IN "
                                      f"({','.join('?' * len(lesson_ids))}) AND NOT vetoed{live}",
                                      lesson_ids).fetchall()
         return rows
 
+    def _lesson_columns(self) -> str:
+        """A lesson as a recall row; with its state (live, candidate) when lessons have one."""
+        if not hasattr(self, "_lesson_state"):
+            self._lesson_state = "state" in [r[1] for r in self._db.execute("PRAGMA table_info(lessons)")]
+        return _RECALL_LESSON_COLUMNS + (", state" if self._lesson_state else ", NULL AS state")
+
     def rows_holding(self, stems: list, include_archived: bool, limit: int) -> list:
-        """Without FTS5: the newest episodes (at most limit) and the lessons whose text holds a stem."""
+        """Without FTS5: the newest episodes and passages (at most limit each) and the lessons whose
+        text holds a stem."""
         live = "" if include_archived else " AND NOT archived"
         holds = _holds("title || ' ' || gist", stems)
         rows = self._db.execute(f"SELECT {_RECALL_COLUMNS} FROM episodes WHERE ({holds}){live} "
                                 f"ORDER BY id DESC LIMIT ?", [*stems, limit]).fetchall()
-        rows += self._db.execute(f"SELECT {_RECALL_LESSON_COLUMNS} FROM lessons WHERE ({_holds('text', stems)}) "
+        rows += self._db.execute(f"SELECT {_RECALL_PASSAGE_COLUMNS} FROM passages WHERE ({_holds('text', stems)})"
+                                 f"{live} ORDER BY id DESC LIMIT ?", [*stems, limit]).fetchall()
+        rows += self._db.execute(f"SELECT {self._lesson_columns()} FROM lessons WHERE ({_holds('text', stems)}) "
                                  f"AND NOT vetoed{live}", stems).fetchall()
         return rows
 
-    def contexts(self, episode_ids: list) -> dict:
-        """{id: context} of a few episodes (recall reads it for its best candidates only)."""
-        return dict(self._db.execute(f"SELECT id, context FROM episodes WHERE id IN "
-                                     f"({','.join('?' * len(episode_ids))})", episode_ids).fetchall())
+    def contexts(self, episode_ids: list, passage_ids=()) -> dict:
+        """{(source, id): context} of a few episodes and passages (recall reads it for its best candidates)."""
+        out = {("episode", i): c for i, c in self._in("SELECT id, context FROM episodes WHERE id IN (%s)", episode_ids)}
+        out.update({("passage", i): c for i, c in self._in("SELECT id, context FROM passages WHERE id IN (%s)",
+                                                             passage_ids)})
+        return out
 
-    def touch_episodes(self, ids: list, strength: float, now: str) -> None:
-        """Strengthen recalled episodes by strength, count the recall, revive the archived."""
+    def touch_episodes(self, ids: list, strength: float, now: str, passage_ids=()) -> None:
+        """Strengthen recalled episodes (and passages) by strength, count the recall, revive the archived."""
         with self.transaction():
-            self._db.executemany(
-                "UPDATE episodes SET strength = strength + ?, recalls = recalls + 1, last_touched = ?, "
-                "archived = 0 WHERE id = ?", [(strength, now, i) for i in ids])
+            for table, which in (("episodes", ids), ("passages", passage_ids)):
+                self._db.executemany(
+                    f"UPDATE {table} SET strength = strength + ?, recalls = recalls + 1, last_touched = ?, "
+                    f"archived = 0 WHERE id = ?", [(strength, now, i) for i in which])
+
+    # -- a memory in full, and what is next to it (`openmemory show`, the MCP tool) --------
+
+    def passage(self, passage_id: int) -> dict | None:
+        row = self._db.execute("SELECT * FROM passages WHERE id = ?", (passage_id,)).fetchone()
+        return _row(row) if row else None
+
+    def passages_around(self, session_id: str, first: int, last: int) -> list:
+        """A session's passages from place first to last (seq), in order."""
+        return [_row(r) for r in self._db.execute(
+            "SELECT * FROM passages WHERE session_id = ? AND seq BETWEEN ? AND ? ORDER BY seq, id",
+            (session_id, first, last))]
+
+    def passages_near(self, session_id: str, at: str, each_side: int) -> list:
+        """A session's passages said up to a time (the last each_side) and after it (the first
+        each_side), in order: what was said around an episode."""
+        before = self._db.execute("SELECT * FROM passages WHERE session_id = ? AND at <= ? ORDER BY seq DESC, id DESC "
+                                  "LIMIT ?", (session_id, at, each_side)).fetchall()
+        after = self._db.execute("SELECT * FROM passages WHERE session_id = ? AND at > ? ORDER BY seq, id LIMIT ?",
+                                 (session_id, at, each_side)).fetchall()
+        return [_row(r) for r in reversed(before)] + [_row(r) for r in after]
+
+    def session(self, session_id: str) -> dict | None:
+        """A transcript's row: its path, folder, title, times."""
+        row = self._db.execute("SELECT id, path, cwd, title, started, ended, version FROM sessions WHERE id = ?",
+                               (session_id,)).fetchone()
+        return dict(row) if row else None
+
+    def lesson(self, lesson_id: int) -> dict | None:
+        """One lesson (archived and vetoed too), `sources` decoded; None when there is none."""
+        return next((ls for ls in self.all_lessons() if ls["id"] == lesson_id), None)
 
     # -- sleep: the four passes (sleep.py decides, these read and write) ---------------
 
@@ -313,6 +402,15 @@ class Store:
     def decay_episodes(self, updates: list) -> None:
         """[(strength, decayed, archived, id)]: episodes brought up to date by decay."""
         self._db.executemany("UPDATE episodes SET strength = ?, decayed = ?, archived = ? WHERE id = ?", updates)
+
+    def passages_to_decay(self) -> list:
+        """Every live passage's strength and clock (as episodes_to_decay)."""
+        return self._db.execute("SELECT id, kind, at, last_touched, recalls, decayed, strength FROM passages "
+                                "WHERE NOT archived").fetchall()
+
+    def decay_passages(self, updates: list) -> None:
+        """[(strength, decayed, archived, id)]: passages brought up to date by decay."""
+        self._db.executemany("UPDATE passages SET strength = ?, decayed = ?, archived = ? WHERE id = ?", updates)
 
     def lessons_to_decay(self) -> list:
         """Every live lesson's strength and clock."""
@@ -465,14 +563,24 @@ class Store:
         return {r[0] for r in self._in("SELECT hash FROM forgotten WHERE hash IN (%s)", hashes)}
 
     def memories_under(self, folder: str) -> tuple:
-        """(episode ids, lesson ids, session ids) of everything stored for a folder and below it."""
+        """(episode ids, lesson ids, session ids, passage ids) of everything stored for a folder and below it."""
         where, folder = "WHERE cwd = ? OR cwd LIKE ? ESCAPE '\\'", folder.rstrip("/")
         args = (folder or "/", folder.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%")
         sessions = [r[0] for r in self._db.execute(f"SELECT id FROM sessions {where}", args)]
         episodes = {r[0] for r in self._db.execute(f"SELECT id FROM episodes {where}", args)}
         episodes |= {ep["id"] for ep in self.of_sessions(sessions)[0]}
         lessons = [r[0] for r in self._db.execute(f"SELECT id FROM lessons {where}", args)]
-        return sorted(episodes), lessons, sessions
+        passages = {r[0] for r in self._db.execute(f"SELECT id FROM passages {where}", args)}
+        passages |= {ps["id"] for ps in self.passages_of_sessions(sessions)}
+        return sorted(episodes), lessons, sessions, sorted(passages)
+
+    def passages_by_id(self, ids) -> dict:
+        """{id: passage} for the ids that still exist."""
+        return {row["id"]: _row(row) for row in self._in("SELECT * FROM passages WHERE id IN (%s)", ids)}
+
+    def passages_of_sessions(self, ids) -> list:
+        """Every passage of these sessions (where a forgotten episode's words may be copied)."""
+        return [_row(r) for r in self._in("SELECT * FROM passages WHERE session_id IN (%s)", ids)]
 
     def of_sessions(self, ids) -> tuple:
         """([every episode], {id: title}) of these sessions: where a forgotten episode's words may be."""
@@ -480,7 +588,7 @@ class Store:
                 {r[0]: r[1] or "" for r in self._in("SELECT id, title FROM sessions WHERE id IN (%s)", ids)})
 
     def forget(self, tombstones, episode_ids, scrubbed, lesson_ids, reworded, session_ids, titles, now: str,
-               morning: str | None = None) -> dict:
+               morning: str | None = None, passage_ids=(), scrubbed_passages=()) -> dict:
         """Forget in one transaction (forget.apply says what); freed bytes zeroed, index merged, WAL emptied."""
         db = self._db
         db.execute("PRAGMA secure_delete = ON")  # freed pages and cells are overwritten with zeros
@@ -496,6 +604,9 @@ class Store:
             db.executemany("UPDATE lessons SET text = ?, sources = ?, seen = ?, embedding = ?, updated = ? WHERE id = ?",
                            [(redact(t), json.dumps(src), max(seen, 1), embed.encode(embed.vector(redact(t))), now, i)
                             for i, t, src, seen in reworded])
+            db.executemany("DELETE FROM passages WHERE id = ?", [(i,) for i in passage_ids])
+            db.executemany("UPDATE passages SET text = ?, context = ?, embedding = ? WHERE id = ?",
+                           [(text, context, embed.encoded(_unlabelled(text)), i) for i, text, context in scrubbed_passages])
             db.executemany("DELETE FROM sessions WHERE id = ?", [(s,) for s in session_ids])
             db.executemany("UPDATE sessions SET title = ? WHERE id = ?", [(t, s) for s, t in titles])
             if morning is not None:  # the report's facts without them; a stopped sleep's facts dropped
@@ -504,8 +615,9 @@ class Store:
             if self.has_recall_index():  # one merged segment: the deleted rows' terms leave its pages
                 db.execute("INSERT INTO recall_index (recall_index) VALUES ('optimize')")
         busy = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
-        return dict(episodes=len(episode_ids), lessons=len(lesson_ids), reworded=len(reworded), scrubbed=len(scrubbed),
-                    sessions=len(session_ids), wal_emptied=not busy)
+        return dict(episodes=len(episode_ids), lessons=len(lesson_ids), reworded=len(reworded),
+                    scrubbed=len(scrubbed) + len(scrubbed_passages), sessions=len(session_ids),
+                    passages=len(passage_ids), wal_emptied=not busy)
 
     # -- the optional model (llm.py asks; these keep what it said) -----
 
@@ -630,9 +742,12 @@ _SESSION_UPSERT = (f"INSERT INTO sessions ({', '.join(_SESSION)}) VALUES ({', '.
 # and correction ever stored (which the kind index would have it read, the old ones included).
 NEW_SINCE_LAST_NIGHT = ("SELECT 1 FROM episodes WHERE id > ? AND +kind IN ('error', 'correction') "
                         "AND consolidated IS NULL AND NOT archived LIMIT 1")
-_RECALL_COLUMNS = "id, kind, title, gist, cwd, at, strength, recalls, archived, embedding"
-_RECALL_LESSON_COLUMNS = ("id, 'lesson' AS kind, text AS title, text AS gist, cwd, updated AS at, strength, "
-                          "0 AS recalls, archived, embedding, state")
+_RECALL_COLUMNS = ("'episode' AS source, id, kind, title, gist, cwd, at, strength, recalls, archived, embedding, "
+                   "session_id, NULL AS seq, NULL AS state")
+_RECALL_PASSAGE_COLUMNS = ("'passage' AS source, id, kind, '' AS title, text AS gist, cwd, at, strength, recalls, "
+                           "archived, embedding, session_id, seq, NULL AS state")
+_RECALL_LESSON_COLUMNS = ("'lesson' AS source, id, 'lesson' AS kind, text AS title, text AS gist, cwd, updated AS at, "
+                          "strength, 0 AS recalls, archived, embedding, NULL AS session_id, NULL AS seq")
 
 
 def _holds(text: str, stems: list) -> str:
@@ -706,7 +821,7 @@ def _ready(db: sqlite3.Connection, path, busy_ms: int) -> sqlite3.Connection:
 # Write transactions
 
 class Transaction:
-    """BEGIN IMMEDIATE ... COMMIT, the episodes stored in it indexed first (_index_stored); inside
+    """BEGIN IMMEDIATE ... COMMIT, the episodes and passages stored in it indexed first (_index_stored); inside
     another transaction it joins that one (all or none; not a savepoint: one costs a statement
     journal per transcript of a bulk ingest)."""
 
@@ -730,27 +845,42 @@ class Transaction:
                 ok = False
                 raise
             finally:
-                _UNINDEXED.pop(self._db, None)
+                _forget_unindexed(self._db)
                 self._db.execute("COMMIT" if ok else "ROLLBACK")
 
 
 # The text index's fields of an episode (m007): a title that begins its gist is not indexed twice.
 INDEX_EPISODES = ("INSERT INTO recall_index (rowid, title, body, detail, context) SELECT id, CASE WHEN "
                   "instr(gist, title) = 1 THEN '' ELSE title END, gist, detail, context FROM episodes WHERE id >= ?")
-_UNINDEXED = {}     # connection -> the first episode id its open transaction stored and did not index
+# ... and of a passage (m010): its text without who said it, its context.
+INDEX_PASSAGES = (f"INSERT INTO recall_index (rowid, title, body, detail, context) SELECT id + "
+                  f"{migrations.PASSAGE_ROWIDS}, '', {migrations.PASSAGE_BODY.format('passages')}, '', context "
+                  f"FROM passages WHERE id >= ?")
+_UNINDEXED = {}     # (connection, table) -> the first id its open transaction stored and did not index
 
 
-def _stored(db: sqlite3.Connection, episode_id: int) -> None:
-    """Note an episode just stored: it enters the text index with the others before the commit (m008)."""
-    _UNINDEXED.setdefault(db, episode_id)
+def _stored(db: sqlite3.Connection, episode_id: int, table: str = "episodes") -> None:
+    """Note an episode (or passage) just stored: it enters the text index with the others before the
+    commit (m008)."""
+    _UNINDEXED.setdefault((db, table), episode_id)
 
 
 def _index_stored(db: sqlite3.Connection) -> None:
-    """Index the episodes stored in this transaction, in one statement (rowids only grow): at its
-    commit, and before one of them is changed or deleted (their triggers expect them indexed)."""
-    first = _UNINDEXED.pop(db, None)
-    if first is not None and db.execute("SELECT 1 FROM sqlite_master WHERE name = 'recall_index'").fetchone():
-        db.execute(INDEX_EPISODES, (first,))
+    """Index the episodes and passages stored in this transaction, one statement each (rowids only
+    grow): at its commit, and before one of them is changed or deleted (their triggers expect them
+    indexed)."""
+    firsts = [(sql, _UNINDEXED.pop((db, table), None)) for table, sql in (("episodes", INDEX_EPISODES),
+                                                                          ("passages", INDEX_PASSAGES))]
+    if any(first is not None for _, first in firsts) and \
+            db.execute("SELECT 1 FROM sqlite_master WHERE name = 'recall_index'").fetchone():
+        for sql, first in firsts:
+            if first is not None:
+                db.execute(sql, (first,))
+
+
+def _forget_unindexed(db: sqlite3.Connection) -> None:
+    for table in ("episodes", "passages"):
+        _UNINDEXED.pop((db, table), None)
 
 
 # --------------------------------------------------------------------------------------
@@ -921,6 +1051,19 @@ def _copy(db: sqlite3.Connection, dest) -> None:
 #
 # Pure and free of SQL, so a worker process can do it (ingest's workers) while the store,
 # the one writer, only writes. Store.replace_session prepares what it is given unprepared.
+
+def prepare_passages(passages: list) -> list:
+    """Passages (passages.passages_of: redacted already, whole before they were cut) with their
+    hashed vector, of their words without who said them."""
+    for p in passages:
+        p["embedding"] = embed.encoded(_unlabelled(p["text"]))
+    return passages
+
+
+def _unlabelled(text: str) -> str:
+    """A passage's text as the index reads it (migrations.PASSAGE_BODY)."""
+    return text.replace("person: ", "").replace("agent: ", "")
+
 
 def prepare(episodes: list) -> list:
     """Each episode redacted (clean_episode), with `context` (from redacted text: nothing is

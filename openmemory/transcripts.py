@@ -87,6 +87,7 @@ class ToolCall:
     interrupted: bool = False   # the person pressed Esc while it ran
     result_uuid: str = ""       # the uuid of the record that carried its result
     result_at: str = ""
+    answers: dict = field(default_factory=dict)    # AskUserQuestion: {question: the answer chosen}
     _summary: str | None = field(default=None, repr=False, compare=False)  # worked out once
 
     def summary(self) -> str:
@@ -505,6 +506,8 @@ def _attach_result(call: ToolCall, block: dict, rec: dict) -> None:
     call.result_at = rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else ""
     call.is_error = bool(block.get("is_error"))
     outcome = rec.get("toolUseResult")
+    if isinstance(outcome, dict) and isinstance(outcome.get("answers"), dict):   # AskUserQuestion's
+        call.answers = {q: a for q, a in outcome["answers"].items() if isinstance(q, str) and isinstance(a, str)}
     if call.is_error and isinstance(outcome, str) and outcome.startswith(_REJECTED_OUTCOMES):
         # Refused, as the record's own outcome says: never told by the output's words, which a
         # command can print (its outcome is then an object, or "Error: Exit code N ...").

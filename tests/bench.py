@@ -1,6 +1,6 @@
 """Measure openmemory at a heavy user's scale (not a unit test: prints a table).
 
-    python3 -m tests.bench                    # dense 1,000 / 5,000 / 30,000 sessions, large sessions, 50 MB line
+    python3 -m tests.bench                    # dense 1,000 / 5,000 / 60,000 sessions, large sessions, 50 MB line
     python3 -m tests.bench --quick            # the smallest size only (under a minute)
     python3 -m tests.bench --sizes 2000,10000 --dir /tmp/om-corpus   # keep the corpus for the next run
     python3 -m tests.bench --profile          # where first ingest spends its time (cProfile, in-process)
@@ -43,12 +43,13 @@ TARGETS = {
     "noop_per_10k_s": 0.5,      # no-op re-ingest of 10,000 unchanged transcripts
     "hook_s": 0.5,              # the SessionEnd hook for a 5 MB transcript, whole process
     "recall_p50_ms": 25,        # in-process (the MCP server)
+    "recall_p95_ms": 60,        # ... and its slowest queries (issue 25)
     "recall_cli_ms": 150,       # whole process
     "sleep_s": 30,              # the first sleep over a heavy user's year
-    "bytes_per_episode": 3072,
+    "db_share": 0.5,            # the database (with passages) under half the transcripts' bytes (issue 25)
     "peak_mb": 150,             # ingesting 1 GB of ordinary transcripts
 }
-DEFAULT_SIZES = (1000, 5000, 30000)    # 30,000 dense sessions make about 105,000 episodes
+DEFAULT_SIZES = (1000, 5000, 60000)    # 60,000 dense sessions make about 210,000 episodes (issue 25)
 # Large sessions, MB each (the first is the hook's 5 MB session): enough bytes that start-up
 # (about 0.1 s a process) weighs little on the ratio.
 LARGE_MB = (5, 5, 4, 4) + (3,) * 4 + (2,) * 7 + (1,) * 12
@@ -235,7 +236,8 @@ def measure(label: str, kind: str, claude: Path, home: Path, expected: dict, ful
     row = {"label": label, "kind": kind, "mb": mb, "sessions": len(files), "episodes": episodes,
            "expected_episodes": sum(expected.values()) if not made_expected else None,
            "baseline_s": base, "ingest_s": first, "mb_s": mb / first, "ratio": base / first, "noop_s": noop, "noop_per_10k_s": noop * 10_000 / len(files),
-           "bytes_per_episode": status["db_bytes"] / max(1, status["episodes"]["total"]),
+           "db_share": status["db_bytes"] / max(1, sum(p.stat().st_size for p in files)),
+           "passages": (status.get("passages") or {}).get("total", 0),
            "peak_mb": max(r.peak_mb for r in firsts)}
     if full:
         say(f"{label}: recall, then the first sleep")
@@ -342,12 +344,12 @@ def _r(value: float, places: int = 2) -> float:
 
 def table(rows: list) -> list:
     head = ["corpus", "MB", "sessions", "episodes", "json.loads s", "ingest s", "MB/s", "ratio",
-            "no-op s (per 10k)", "bytes/episode", "peak MB", "recall p50/p95 ms", "recall CLI ms",
+            "no-op s (per 10k)", "database / transcripts", "peak MB", "recall p50/p95 ms", "recall CLI ms",
             "first sleep s (lessons)"]
     target = ["target", "", "", "", "", "", "",
               f"≥ {TARGETS['ratio_dense']} dense, ≥ {TARGETS['ratio_large']} large",
-              f"≤ {TARGETS['noop_per_10k_s']} per 10k", f"≤ {TARGETS['bytes_per_episode']}",
-              f"≤ {TARGETS['peak_mb']} (1 GB)", f"p50 ≤ {TARGETS['recall_p50_ms']}",
+              f"≤ {TARGETS['noop_per_10k_s']} per 10k", f"≤ {TARGETS['db_share']}",
+              f"≤ {TARGETS['peak_mb']} (1 GB)", f"p50 ≤ {TARGETS['recall_p50_ms']}, p95 ≤ {TARGETS['recall_p95_ms']}",
               f"≤ {TARGETS['recall_cli_ms']}",
               f"≤ {TARGETS['sleep_s']}"]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|",
@@ -355,8 +357,8 @@ def table(rows: list) -> list:
     for r in rows:
         want = TARGETS["ratio_large"] if r["kind"] == "large" else TARGETS["ratio_dense"]
         judged = r["kind"] != "huge"  # the 50 MB line's figures are reported, not judged
-        # Per-episode figures mean something only at scale (the empty schema dominates a handful
-        # of episodes); the no-op target is for 10,000 transcripts (start-up dominates fewer).
+        # The database's share means something only at scale (the empty schema dominates a
+        # handful of sessions); the no-op target is for 10,000 transcripts (start-up dominates fewer).
         at_scale = judged and r["sessions"] >= 1000
         noop_judged = judged and r["sessions"] >= 10_000
         missing = f" ✗ (expected {r['expected_episodes']:,})" if r["expected_episodes"] is not None else ""
@@ -365,12 +367,12 @@ def table(rows: list) -> list:
                  f"{r['ratio']:.2f}" + _mark(not judged or _r(r["ratio"]) >= want),
                  f"{r['noop_s']:.2f}" + (f" ({r['noop_per_10k_s']:.2f})" if noop_judged else "")
                  + _mark(not noop_judged or _r(r["noop_per_10k_s"]) <= TARGETS["noop_per_10k_s"]),
-                 f"{r['bytes_per_episode']:,.0f}"
-                 + _mark(not at_scale or r["bytes_per_episode"] <= TARGETS["bytes_per_episode"]),
+                 f"{r['db_share']:.2f}" + _mark(not at_scale or r["db_share"] <= TARGETS["db_share"]),
                  f"{r['peak_mb']:.0f}" + _mark(not judged or r["peak_mb"] <= TARGETS["peak_mb"])]
         if "recall_p50_ms" in r:
             cells += [f"{r['recall_p50_ms']:.1f} / {r['recall_p95_ms']:.1f}"
-                      + _mark(_r(r["recall_p50_ms"], 1) <= TARGETS["recall_p50_ms"]),
+                      + _mark(_r(r["recall_p50_ms"], 1) <= TARGETS["recall_p50_ms"]
+                              and _r(r["recall_p95_ms"], 1) <= TARGETS["recall_p95_ms"]),
                       f"{r['recall_cli_ms']:.0f}" + _mark(_r(r["recall_cli_ms"], 0) <= TARGETS["recall_cli_ms"]),
                       f"{r['sleep_s']:.1f} ({r['lessons']})" + _mark(_r(r["sleep_s"], 1) <= TARGETS["sleep_s"])]
         else:

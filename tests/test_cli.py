@@ -92,7 +92,7 @@ class Remember(TempHome):
         p = self.cli("remember", "Deploys", "go", "out", "on", "Fridays", "after", "the", "release", "checklist",
                      env=self.env(), )
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertRegex(p.stdout, r"^remembered as note \d+ \(project .+\)\n$")
+        self.assertRegex(p.stdout, r"^remembered as note e\d+ \(project .+\)\n$")
         p = self.ok("recall", "release checklist fridays", "--json")
         [hit] = json.loads(p.stdout)
         self.assertEqual(hit["kind"], "note")

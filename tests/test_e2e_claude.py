@@ -97,6 +97,8 @@ class Server(ClaudeCode):
         scenario = {"steps": [
             {"match": "what went wrong", "reply": [{"tool_use": {"name": "mcp__openmemory__recall",
                                                                  "input": {"query": "unittest ImportError"}}}]},
+            {"match": "tool_result", "reply": [{"tool_use": {"name": "mcp__openmemory__show",
+                                                             "input": {"id": f"e{error['id']}"}}}]},
             {"match": "tool_result", "reply": [{"tool_use": {"name": "mcp__openmemory__remember",
                                                              "input": {"text": note}}}]},
             {"match": "tool_result", "reply": [{"tool_use": {"name": "mcp__openmemory__recall",
@@ -111,14 +113,20 @@ class Server(ClaudeCode):
         self.assertEqual(conn["serverVersion"]["name"], "openmemory")
         self.instructions_reached_the_model(r)
 
-        first, said, second = self.tool_results(r)
-        self.assertFalse(first[1] or said[1] or second[1])
-        self.assertIn(f"[{error['id']}] error · ", first[0])
+        first, opened, said, second = self.tool_results(r)
+        self.assertFalse(first[1] or opened[1] or said[1] or second[1])
+        self.assertIn(f"[e{error['id']}] error · ", first[0])
         self.assertIn(error["gist"], first[0])  # the memory reached the model, whole
+        # show opened that hit in full: its header with the whole session id, the error lines,
+        # and what was said in its session around it.
+        self.assertTrue(opened[0].startswith(f"[e{error['id']}] error · "), opened[0])
+        self.assertIn(f"session {error['session_id']}", opened[0])
+        self.assertIn("error lines:\n  Exit code 1\n  ImportError: No module named shop.tests", opened[0])
+        self.assertIn("person: No, don't use unittest here, run the tests with pytest -q", opened[0])
         [stored] = self.episodes(kind="note")
-        self.assertEqual(said[0], f"Remembered as note [{stored['id']}] (project {self.project}); "
+        self.assertEqual(said[0], f"Remembered as note [e{stored['id']}] (project {self.project}); "
                                   f"recall finds it from now on.")
-        self.assertIn(f"[{stored['id']}] note · ", second[0])
+        self.assertIn(f"[e{stored['id']}] note · ", second[0])
         self.assertIn(note, second[0])
 
         # The SessionEnd hook ingested this very session before `claude -p` returned.

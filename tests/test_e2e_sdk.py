@@ -92,13 +92,13 @@ class OfficialSdkClient(TempHome):
         self.assertEqual(out["protocol"], protocol)
         self.assertEqual(out["server"], "openmemory")
         self.assertIn("recall", out["instructions"])
-        self.assertEqual(sorted(out["tools"]), ["recall", "remember"])
+        self.assertEqual(sorted(out["tools"]), ["recall", "remember", "show"])
         self.assertEqual(out["tools"]["recall"]["required"], ["query"])
-        self.assertEqual(out["remember"], [False, "Remembered as note [1] (project /home/dev/shop); "
+        self.assertEqual(out["remember"], [False, "Remembered as note [e1] (project /home/dev/shop); "
                                                   "recall finds it from now on."])
         is_error, text, structured = out["recall"]
         self.assertFalse(is_error)
-        self.assertIn("[1] note · ", text)
+        self.assertIn("[e1] note · ", text)
         self.assertIn("Deploys go through make release, never a push to prod.", text)
         self.assertIsNone(structured)
         self.assertEqual(out["bad_k"], [True, "k must be an integer from 1 to 50 (got 99)"])

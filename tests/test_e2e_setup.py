@@ -129,7 +129,7 @@ class VenvSetup(RealClaude):
 
         p = subprocess.run([*openmemory, "doctor"], capture_output=True, text=True, timeout=120, env=env)
         self.assertEqual(p.returncode, 0, p.stdout)
-        self.assertIn(f"✔ mcp server: registered and answers tools/list (recall, remember): "
+        self.assertIn(f"✔ mcp server: registered and answers tools/list (recall, show, remember): "
                       f"{self.venv}/bin/openmemory serve", p.stdout)
         self.assertIn("✔ last hook run", p.stdout)
         self.assertIn("✔ last sleep", p.stdout)
@@ -264,7 +264,7 @@ class Plugin(RealClaude):
         self.assertTrue(servers[0].startswith("plugin:openmemory:openmemory: "), servers)
         p = subprocess.run([sys.executable, "-m", "openmemory", "doctor"], capture_output=True, text=True,
                            timeout=120, env=dict(env, PATH=os.environ.get("PATH", BARE_PATH)))
-        self.assertIn("✔ mcp server: registered and answers tools/list (recall, remember)", p.stdout)
+        self.assertIn("✔ mcp server: registered and answers tools/list (recall, show, remember)", p.stdout)
         self.assertIn("✔ hook: the plugin openmemory@openmemory runs the SessionEnd hook", p.stdout)
         self.assertIn("✔ installs: one install of openmemory 0.1.0: the plugin openmemory@openmemory", p.stdout)
         self.assertEqual(p.returncode, 0, p.stdout)

@@ -163,3 +163,47 @@ class Surprises(unittest.TestCase):
         out = "Exit code -9\nstarting worker\nfatal: out of memory"
         self.assertEqual(failures.error_lines(out), ["Exit code -9", "fatal: out of memory"])
         self.assertEqual(failures.telling_lines({"error": failures.error_lines(out)}), ["fatal: out of memory"])
+
+
+class FailuresKeepTheirResolution(unittest.TestCase):
+    def push_session(self):
+        t = Transcript()
+        t.user("push the login branch")
+        out = ("fatal: The current branch feature/login has no upstream branch.\n"
+               "To push the current branch and set the remote as upstream, use\n\n"
+               "    git push --set-upstream origin feature/login\n\n"
+               "hint: To have this happen automatically for branches without a tracking\n"
+               "hint: upstream, see 'push.autoSetupRemote' in 'git help config'.")
+        t.assistant(None, tools=[("Bash", {"command": "git push"}, "Exit code 128\n" + out, True)])
+        t.assistant("The branch has no upstream yet; I will set it.", tools=[
+            ("Bash", {"command": "git push --set-upstream origin feature/login"}, "branch set up", False)])
+        t.assistant("Pushed.")
+        return t
+
+    def test_a_failure_keeps_the_tools_hints_and_how_it_was_got_past(self):
+        [error] = [e for e in episodes.episodes_of(parse(self.push_session())) if e["kind"] == "error"]
+        self.assertIn("fatal: The current branch feature/login has no upstream branch.", error["gist"])
+        self.assertIn("To push the current branch and set the remote as upstream, use "
+                      "git push --set-upstream origin feature/login", error["gist"])
+        self.assertIn("hint: To have this happen automatically", error["gist"])
+        self.assertIn("Worked after `git push --set-upstream origin feature/login`", error["gist"])
+        self.assertIn('The agent then said: "The branch has no upstream yet; I will set it."', error["gist"])
+
+    def test_failures_of_one_command_with_different_errors_are_never_merged(self):
+        t = Transcript()
+        t.user("run the tests")
+        for line in ("** (ArgumentError) secret_key_base is missing", "** (UndefinedFunctionError) lazy_html",
+                     "** (ArgumentError) secret_key_base is missing"):
+            t.assistant(None, tools=[("Bash", {"command": "mix test"}, f"Exit code 1\n{line}", True)])
+        errors = [e for e in episodes.episodes_of(parse(t)) if e["kind"] == "error"]
+        self.assertEqual(len(errors), 2)
+        self.assertEqual([e["facts"]["count"] for e in errors], [2, 1])
+        self.assertIn("secret_key_base", errors[0]["gist"])
+        self.assertIn("lazy_html", errors[1]["gist"])
+
+    def test_a_sessions_gist_says_what_happened(self):
+        [session] = [e for e in episodes.episodes_of(parse(self.push_session())) if e["kind"] == "session"]
+        self.assertRegex(session["gist"], r"^Asked: push the login branch\. Outcome: Pushed\. Trouble: `git push` "
+                                          r"failed \(fatal: The current branch feature/login has no upstream "
+                                          r"branch\.\), worked after `git push --set-upstream origin feature/login`")
+

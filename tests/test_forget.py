@@ -152,7 +152,7 @@ class Forget(TempHome):
 
     def test_the_mcp_server_has_no_forget_tool(self):
         reply = mcp.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
-        self.assertEqual([t["name"] for t in reply["result"]["tools"]], ["recall", "remember"])
+        self.assertEqual([t["name"] for t in reply["result"]["tools"]], ["recall", "show", "remember"])
         reply = mcp.handle({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                             "params": {"name": "forget", "arguments": {"id": 1}}})
         self.assertIn("error", reply)

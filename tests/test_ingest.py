@@ -57,8 +57,10 @@ class IngestCommand(TempHome):
             [correction] = db.episodes("correction")
         self.assertEqual(session["title"], "run the tests")
         self.assertIn("Asked: run the tests", session["gist"])
-        self.assertIn("`python -m unittest`", session["gist"])
-        self.assertIn("Ended: All 12 tests pass.", session["gist"])
+        # What happened: how it ended (the agent's closing words), and the failure it met.
+        self.assertIn("Outcome: All 12 tests pass", session["gist"])
+        self.assertIn("Trouble: `python -m unittest` failed (ImportError: No module named shop.tests); 1 correction",
+                      session["gist"])
         self.assertEqual(session["cwd"], "/home/dev/shop")
         self.assertEqual(error["title"], "`python -m unittest` failed: ImportError: No module named shop.tests")
         self.assertEqual(error["facts"]["command"], "python -m unittest")
@@ -230,6 +232,7 @@ class IngestCommand(TempHome):
         self.ok("ingest")
         out = self.ok("status").stdout
         self.assertIn("episodes     3 (1 session episode, 1 error, 1 correction, 0 notes; 0 archived)", out)
+        self.assertIn("\npassages     2 (what was said; 0 archived)\n", out)
         self.assertIn("transcripts  1 ingested, 0 malformed lines skipped", out)
         self.assertIn("last sleep   never", out)
 

@@ -101,9 +101,12 @@ class Handshake(unittest.TestCase):
 
 
 class ToolsList(unittest.TestCase):
-    def test_lists_recall_and_remember_with_their_contracts(self):
+    def test_lists_recall_show_and_remember_with_their_contracts(self):
         tools = {t["name"]: t for t in mcp.handle(request("tools/list"))["result"]["tools"]}
-        self.assertEqual(sorted(tools), ["recall", "remember"])
+        self.assertEqual(sorted(tools), ["recall", "remember", "show"])
+        self.assertEqual(tools["show"]["inputSchema"]["required"], ["id"])
+        self.assertEqual(sorted(tools["show"]["inputSchema"]["properties"]), ["around", "id"])
+        self.assertIs(tools["show"]["annotations"]["readOnlyHint"], True)
         schema = tools["recall"]["inputSchema"]
         self.assertEqual(schema["type"], "object")
         self.assertEqual(schema["required"], ["query"])
@@ -121,7 +124,7 @@ class ToolsList(unittest.TestCase):
         result = mcp.handle(request("tools/list", {"_meta": MODERN}))["result"]
         self.assertEqual(result["resultType"], "complete")
         self.assertIn("ttlMs", result)
-        self.assertEqual(len(result["tools"]), 2)
+        self.assertEqual(len(result["tools"]), 3)
 
 
 # Each malformed input, the error code it gets and the id it is answered with.
@@ -213,6 +216,13 @@ class ToolArguments(TempHome):
         ("remember", {"text": "x" * (mcp.NOTE_MAX_CHARS + 1)}, "keep it under"),
         ("remember", {"text": "ok", "title": 5}, "title"),
         ("remember", {"text": "ok", "tags": ["a"]}, "unknown argument 'tags'"),
+        ("show", {}, "id"),
+        ("show", {"id": 12}, "id must be"),
+        ("show", {"id": "x"}, "is not an id"),
+        ("show", {"id": "p999"}, "no memory p999"),
+        ("show", {"id": "e1", "around": 11}, "around must be"),
+        ("show", {"id": "e1", "around": True}, "around must be"),
+        ("show", {"id": "e1", "depth": 2}, "unknown argument 'depth'"),
     ]
 
     def test_bad_arguments_are_tool_errors_and_store_nothing(self):
@@ -245,56 +255,74 @@ class Tools(TempHome):
         self.assertNotIn("structuredContent", reply["result"])
         return block["text"]
 
-    def test_recall_writes_each_hit_with_id_kind_date_project_title_and_full_gist(self):
+    def test_recall_writes_each_hit_with_its_id_kind_time_project_session_and_relevance(self):
         text = self.text(mcp.handle(call("recall", {"query": "run the tests with pytest instead of unittest",
                                                     "k": 10}), PROJECT))
         correction = next(e for e in self.episodes if e["kind"] == "correction")
-        header = f"[{correction['id']}] correction · {correction['at'][:10]} · {PROJECT} · relevance 0."
-        self.assertRegex(text, re.escape(header) + r"\d\d\n" + re.escape(correction["title"] + "\n" + correction["gist"]))
+        when = f"{correction['at'][:10]} {correction['at'][11:16]}Z"
+        header = f"[e{correction['id']}] correction · {when} · {PROJECT} · session {correction['session_id'][:8]} · " \
+                 f"relevance "
+        self.assertRegex(text, re.escape(header) + r"[01]\.\d\d\n" + re.escape(correction["title"] + "\n"
+                                                                            + correction["gist"]))
         error = next(e for e in self.episodes if e["kind"] == "error")
-        self.assertRegex(text, re.escape(f"[{error['id']}] error · 2026-11-02 · {PROJECT} · relevance ") + r"[01]\.\d\d\n"
-                         + re.escape(f"{error['title']}\n{error['gist']}"))
+        self.assertIn(f"[e{error['id']}] error · 2026-11-02 ", text)
+        self.assertIn(error["gist"], text)
+        with store.connect() as db:
+            said = [p for p in db.passages_of_sessions([correction["session_id"]])
+                    if "run the tests with pytest -q" in p["text"]]
+        self.assertTrue(said)
+        self.assertIn(f"[p{said[0]['id']}] exchange · ", text)     # what was said, beside the surprises
+        self.assertIn("person: No, don't use unittest here, run the tests with pytest -q", text)
+        refs = re.findall(r"^\[([epl]\d+)\] ", text, re.M)
+        self.assertEqual(len(refs), len(set(refs)))                # an id names one memory
 
-    def test_recall_says_how_relevant_each_hit_is_and_when_nothing_matches_well(self):
+    def test_recall_is_in_relevance_order_and_says_plainly_when_nothing_is_relevant(self):
         strong = self.text(mcp.handle(call("recall", {"query": "unittest ImportError"}), PROJECT))
-        first = strong.split("\n\n")[1].splitlines()[0]
-        self.assertGreaterEqual(float(first.rsplit(" ", 1)[1]), recall.WEAK_RELEVANCE)
-        self.assertNotIn("none matches well", strong)
-        weak = self.text(mcp.handle(call("recall", {"query": "kubernetes ingress tests rollout"}), PROJECT))
-        self.assertRegex(weak.splitlines()[0], r"best first: \(none matches well: the best has relevance 0\.[0-4]\d; ")
-        for line in weak.splitlines():
-            if line.startswith("["):
-                self.assertLess(float(line.rsplit(" ", 1)[1]), recall.WEAK_RELEVANCE)
+        relevances = [float(line.rsplit(" ", 1)[1]) for line in strong.splitlines() if line.startswith("[")]
+        self.assertGreaterEqual(relevances[0], recall.NOTHING_RELEVANT)
+        self.assertEqual(relevances, sorted(relevances, reverse=True))
+        self.assertRegex(strong, r'^\d memories for "unittest ImportError" in project /home/dev/shop, most relevant '
+                                 r'first:\n\n\[e\d+\] error · ')
+        weak = self.text(mcp.handle(call("recall", {"query": "kubernetes ingress helm rollout tests"}), PROJECT))
+        self.assertRegex(weak.splitlines()[0], r'^Nothing relevant in memory for "kubernetes ingress helm rollout '
+                                               r'tests" in project /home/dev/shop: the closest match has relevance '
+                                               r'0\.[01]\d and is likely not it\.$')
+        self.assertEqual(len(re.findall(r"^\[[epl]\d+\] ", weak, re.M)), 1)   # at most one hit
 
     def test_recall_calls_the_library_as_the_cli_does(self):
-        # The contract with the recall stage (its internals are being replaced): these exact arguments.
+        # The contract with the recall stage: these exact arguments, and the session asking left out.
         seen = []
 
         def spy(db, query, k=5, cwd=None, include_archived=False, **kw):
             seen.append((query, k, cwd, include_archived, kw))
             return []
-        with mock.patch.object(recall, "recall", spy):
+        with mock.patch.object(recall, "recall", spy), mock.patch.dict("os.environ", {"CLAUDE_CODE_SESSION_ID": ""}):
             mcp.handle(call("recall", {"query": "q"}), PROJECT)
             mcp.handle(call("recall", {"query": "q", "k": 9, "cwd": "/elsewhere", "include_archived": True}), PROJECT)
             mcp.handle(call("recall", {"query": "q"}), None)
-        self.assertEqual(seen, [("q", 5, PROJECT, False, {}), ("q", 9, "/elsewhere", True, {}),
-                                ("q", 5, None, False, {})])
+        self.assertEqual(seen, [("q", 5, PROJECT, False, {"exclude_sessions": set()}),
+                                ("q", 9, "/elsewhere", True, {"exclude_sessions": set()}),
+                                ("q", 5, None, False, {"exclude_sessions": set()})])
 
     def test_recall_with_nothing_to_find_says_so(self):
         text = self.text(mcp.handle(call("recall", {"query": "zebra giraffe"}), PROJECT))
-        self.assertEqual(text, f'No memories match "zebra giraffe" for project {PROJECT}.')
+        self.assertEqual(text, f'Nothing in memory matches "zebra giraffe" in project {PROJECT}.')
 
-    def test_remember_then_the_very_next_recall_finds_the_whole_note(self):
+    def test_remember_then_the_very_next_recall_finds_the_note_and_show_opens_it_whole(self):
         note = ("Releases: always run `make release VERSION=x.y.z` from a clean main; the script tags, "
                 "builds the wheel and uploads it. " * 12).strip()
         said = self.text(mcp.handle(call("remember", {"text": note, "title": "How to release"}), PROJECT))
         with store.connect() as db:
             [stored] = db.episodes(kind="note")
-        self.assertEqual(said, f"Remembered as note [{stored['id']}] (project {PROJECT}); recall finds it from now on.")
+        self.assertEqual(said, f"Remembered as note [e{stored['id']}] (project {PROJECT}); recall finds it from now on.")
         self.assertEqual((stored["cwd"], stored["title"]), (PROJECT, "How to release"))
         text = self.text(mcp.handle(call("recall", {"query": "how do we release", "k": 1}), PROJECT))
-        self.assertIn(f"[{stored['id']}] note · ", text)
-        self.assertIn("How to release\n" + note, text)  # the full gist, not a clip
+        self.assertIn(f"[e{stored['id']}] note · ", text)
+        self.assertIn("How to release\nReleases: always run `make release VERSION=x.y.z` from a clean main", text)
+        self.assertLess(len(text), 900)                             # a hit stays short ...
+        whole = self.text(mcp.handle(call("show", {"id": f"e{stored['id']}"}), PROJECT))
+        self.assertIn(note, whole)                                  # ... and show opens it whole
+        self.assertEqual(whole, self.text(mcp.handle(call("show", {"id": str(stored["id"])}), PROJECT)))
 
     def test_remember_takes_an_explicit_cwd_and_works_without_a_project(self):
         self.text(mcp.handle(call("remember", {"text": "a", "cwd": "/srv/api"}), PROJECT))
@@ -319,11 +347,16 @@ class Tools(TempHome):
 
     def test_long_results_stay_under_the_output_budget_and_say_what_was_left_out(self):
         with store.connect() as db:
-            for i in range(12):
+            for i in range(60):
                 db.add_note(f"budget note {i}: " + "deploy pipeline detail " * 170, cwd=PROJECT)
+            hits = recall.recall(db, "budget note deploy pipeline", k=50, cwd=PROJECT, touch=False)
         text = self.text(mcp.handle(call("recall", {"query": "budget note deploy pipeline", "k": 50}), PROJECT))
-        self.assertLessEqual(len(text), mcp.OUTPUT_MAX_CHARS + 200)
-        self.assertRegex(text, r"\(\d+ more left out to keep this short")
+        self.assertLessEqual(len(text), mcp.OUTPUT_MAX_CHARS)
+        self.assertEqual(len(re.findall(r"^\[e\d+\] note · ", text, re.M)), 50)   # each hit short: all fit
+        short = recall.hits_text("budget note deploy pipeline", hits, PROJECT, max_chars=3000)
+        self.assertLessEqual(len(short), 3000 + 200)
+        self.assertRegex(short, r"\n\n\(4\d more left out to keep this short: ask with a smaller k or a narrower "
+                                r"query\.\)$")
 
 
 class StoreFailures(TempHome):
@@ -398,15 +431,15 @@ class OverPipes(TempHome):
         self.send({"jsonrpc": "2.0", "id": "probe", "method": "server/discover", "params": {"_meta": MODERN}})
         self.assertEqual(self.receive()["result"]["supportedVersions"], ["2026-07-28"])
         self.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": MODERN}})
-        self.assertEqual([t["name"] for t in self.receive()["result"]["tools"]], ["recall", "remember"])
+        self.assertEqual([t["name"] for t in self.receive()["result"]["tools"]], ["recall", "show", "remember"])
         self.send(call("remember", {"text": "Use uv, not pip, in this repo."}, rid=2, modern=True))
         said = self.receive()
         self.assertEqual(said["id"], 2)
-        self.assertIn("Remembered as note [1]", said["result"]["content"][0]["text"])
+        self.assertIn("Remembered as note [e1]", said["result"]["content"][0]["text"])
         self.send(call("recall", {"query": "pip or uv"}, rid=3, modern=True))
         reply = self.receive()
         self.assertEqual(reply["id"], 3)
-        self.assertIn(f"[1] note · ", reply["result"]["content"][0]["text"])
+        self.assertIn("[e1] note · ", reply["result"]["content"][0]["text"])
         self.assertIn("Use uv, not pip, in this repo.", reply["result"]["content"][0]["text"])
         self.proc.stdin.close()
         self.assertEqual(self.proc.wait(60), 0)
@@ -426,7 +459,7 @@ class OverPipes(TempHome):
         self.assertEqual(self.receive(), {"jsonrpc": "2.0", "id": 1, "result": {}})  # nothing for the notification
         self.send(call("recall", {"query": "anything"}, rid=2))
         self.assertEqual(self.receive()["result"]["content"][0]["text"],
-                         f'No memories match "anything" for project {PROJECT}.')
+                         f'Nothing in memory matches "anything" in project {PROJECT}.')
 
     def test_bad_lines_in_between_never_break_the_session(self):
         self.start()
@@ -482,9 +515,9 @@ class Titles(TempHome):
         for episode in episodes + [{"id": note_id}]:
             with store.connect() as db:
                 ep = db.episode(episode["id"])
-            if f"[{ep['id']}] " not in text:
+            if f"[e{ep['id']}] " not in text:
                 continue
-            block = text.split(f"[{ep['id']}] ", 1)[1].split("\n\n")[0]
+            block = text.split(f"[e{ep['id']}] ", 1)[1].split("\n\n")[0]
             if ep["gist"].startswith(ep["title"].rstrip("…")):
                 self.assertEqual(block.count(ep["title"].rstrip("…")), 1, block)  # said once, in the gist
             self.assertIn(ep["gist"], block)

@@ -137,7 +137,7 @@ def store_dialogs(env, cwd):
             try:
                 for t, text in enumerate(session, 1):
                     said = server.tool("remember", text=text)
-                    turns[int(re.search(r"note \[(\d+)\]", said).group(1))] = (d["name"], s, t)
+                    turns[int(re.search(r"note \[e(\d+)\]", said).group(1))] = (d["name"], s, t)
             finally:
                 server.close()
     return data, turns
@@ -158,7 +158,7 @@ def dialog_recall(ask, data, turns):
 
 def ids_in(text: str) -> list:
     """The note ids of an MCP recall result, in order."""
-    return [int(i) for i in re.findall(r"^\[(\d+)\] note ·", text, re.M)]
+    return [int(i) for i in re.findall(r"^\[e(\d+)\] note ·", text, re.M)]
 
 
 # --------------------------------------------------------------------------------------

@@ -131,7 +131,7 @@ class ThepersonDecides(ReviewCase):
             [said] = [e["id"] for e in db.episodes("correction") if "use pytest -q" in e["facts"]["said"]
                       and "here" not in e["facts"]["said"]]
         out = self.ok("forget", str(said)).stdout
-        self.assertIn(f"lesson 1 · your text, kept: {mine}", out)
+        self.assertIn(f"lesson l1 · your text, kept: {mine}", out)
         # A source from another project widens its scope to every project: its text stays.
         self.night(corrected(self.tmp / "blog", 9), now="2026-11-21T03:00:00Z")
         [entry] = [e for e in self.listed() if e["id"] == 1]
@@ -158,7 +158,7 @@ class OnlyThePersonApproves(ReviewCase):
     def test_the_mcp_server_offers_no_way_to_approve_and_its_tools_change_no_state(self):
         self.night(corrected(self.repo, 2))
         listed = mcp.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})
-        self.assertEqual(sorted(t["name"] for t in listed["result"]["tools"]), ["recall", "remember"])
+        self.assertEqual(sorted(t["name"] for t in listed["result"]["tools"]), ["recall", "remember", "show"])
         for name, arguments in (("remember", {"text": "openmemory lessons approve lesson:1; approve every candidate"}),
                                 ("recall", {"query": "approve lesson:1 pytest"})):
             reply = mcp.handle({"jsonrpc": "2.0", "id": 2, "method": "tools/call",

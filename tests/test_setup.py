@@ -228,7 +228,7 @@ class Doctor(SetupCase):
         (self.claude / ".claude.json").write_text(json.dumps({"mcpServers": {"openmemory": server}}))
         rc, out = self.doctor()
         self.assertEqual(rc, 0, out)
-        self.assertIn("✔ mcp server: registered and answers tools/list (recall, remember)", out)
+        self.assertIn("✔ mcp server: registered and answers tools/list (recall, show, remember)", out)
         self.assertIn(f"✔ hook: SessionEnd hook in {self.settings} runs: ", out)
         self.assertIn("• last hook run: no session has ended since setup", out)
         self.assertNotIn("✘", out)

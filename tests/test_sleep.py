@@ -354,7 +354,10 @@ class Decay(SleepCase):
         with self.db() as db:
             before, _ = self.strength(episode["id"])
             hits = recall.recall(db, "fix the typo in the README", now="2027-02-10T12:00:00Z")
-        self.assertEqual([h["id"] for h in hits], [episode["id"]])
+        # The session, and what was said in it (its one exchange, a passage: it decays the same way).
+        self.assertEqual(sorted(h["source"] for h in hits), ["episode", "passage"])
+        self.assertEqual({h["session_id"] for h in hits}, {episode["session_id"]})
+        self.assertIn(f"e{episode['id']}", [h["ref"] for h in hits])
         touched = before + recall.TOUCH_STRENGTH
         self.sleep(night(3, 6, 2027))
         strength, archived = self.strength(episode["id"])

@@ -1,0 +1,196 @@
+"""A session's passages: what was said and decided, kept whole to be recalled.
+
+Beside the episodes (the surprises sleep learns from), the conversation is memory: each
+exchange (the person's words and the agent's prose reply), the compaction summaries, the
+plans the person approved, and the questions the agent asked with the answers chosen, each
+cut into passages of a few hundred characters that end on sentence boundaries. Tool output
+is not kept here: it is most of a transcript's bytes and its least trusted text, and what
+a failure needs of it its episode keeps.
+
+Each whole text is redacted before it is split (a secret cut in two halves is two
+harmless-looking pieces), then packed sentence by sentence. A passage knows its session,
+its place in it (`seq`: its neighbours are seq ± 1), its time and its folder, and carries
+its `context`: the session's request and the words that opened its exchange when it does
+not hold them itself, indexed beside it at a lower weight (recall.FIELD_WEIGHTS), so a
+reply is found by the question that asked for it. Its `key` is the identity of what it
+holds (the record that opened its exchange, and its place there): a transcript read again
+updates its passages in place, and one copied into a resumed session stays with the first.
+
+Pure: a transcripts.Session in, passage dicts out (store.replace_session writes them).
+"""
+import re
+
+from .clock import iso_or_none
+from .redact import redactor_for
+from .shorten import clip
+from .transcripts import OWN_TOOL, Session
+
+# What a passage holds at most: a few sentences, enough to answer "how was it fixed" and
+# short enough that five hits stay within a model's glance (mcp.py shows them whole).
+PASSAGE_CHARS = 600
+CONTEXT_BEFORE_CHARS = 300      # the end of the passage before it: what its words answer or go on from
+CONTEXT_REQUEST_CHARS = 150     # the words that opened its exchange, in a later passage's context
+CONTEXT_TITLE_CHARS = 80        # the session's request or title, in every passage's context
+
+# Who said it, at the start of each part of a passage. Said to whoever reads the passage;
+# left out of the text index (store.INDEX_PASSAGES), where on every passage they would only
+# dilute words such as "agent" that a question means.
+PERSON, AGENT = "person: ", "agent: "
+LABELS = (PERSON, AGENT)
+
+KINDS = ("exchange", "summary", "plan", "question")
+
+# Sentence ends: after . ! ? (and a closing quote or bracket) before a space, but not after a
+# number ("1. ", "v2.") or a common abbreviation; a line break ends a line of a list, a
+# heading or a paragraph.
+_SENTENCE = re.compile(r"(?<=[.!?])(?<!\d\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)[\"')\]*_`]*[ \t]*\n\s*"
+                       r"|(?<=[.!?])(?<!\d\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)[\"')\]*_`]*\s+|\s*\n\s*")
+
+
+def passages_of(session: Session) -> list:
+    """The passages of a session, in order: dicts with key, kind, text, context, at, seq, cwd."""
+    parts = _said(session)
+    if not parts:
+        return []
+    text = redactor_for([p[3] for p in parts])
+    title = _title(session, text)
+    out = []
+    request, numbered = {}, {}      # the words that opened each exchange; parts so far per anchor
+    for kind, anchor, at, body, role in parts:
+        body = text(body)
+        if kind == "exchange" and role == "person":
+            request[anchor] = body
+        part = numbered[anchor] = numbered.get(anchor, -1) + 1
+        asked = request.get(anchor, "") if kind == "exchange" else ""
+        for n, piece in enumerate(_pieces(body, role)):
+            out.append({"key": f"passage:{anchor}:{part}.{n}", "kind": kind, "text": piece,
+                        "context": _context(title, asked, piece), "at": at, "cwd": session.cwd or None})
+    out = _joined(out)
+    before = ""
+    for seq, p in enumerate(out):
+        p["seq"] = seq
+        if before:
+            p["context"] = " / ".join(c for c in (before, p["context"]) if c)
+        before = _tail(p["text"], CONTEXT_BEFORE_CHARS)
+    return out
+
+
+def _tail(text: str, limit: int) -> str:
+    """The end of a passage's words (who said them left out), at most limit characters, from a word."""
+    words = " ".join(text.replace(PERSON, "").replace(AGENT, "").split())
+    if len(words) <= limit:
+        return words
+    cut = words.find(" ", len(words) - limit)
+    return words[cut + 1:] if cut >= 0 else words[-limit:]
+
+
+def _said(session: Session) -> list:
+    """[kind, anchor, at, text, role] of everything said, in order: the person's words and the
+    agent's prose (a run of its turns joined), summaries, plans, questions with their answers.
+    anchor: the record that opened the exchange (or holds the summary, plan or answer)."""
+    parts = []
+    anchor, replying = "", None     # the exchange's identity; the agent's reply being gathered
+    for turn in session.turns:
+        at = iso_or_none(turn.at) or ""
+        if turn.role == "user":
+            if turn.source in ("prompt", "queued", "command") and turn.text:
+                anchor, replying = turn.uuid, None
+                parts.append(["exchange", anchor, at, turn.text, "person"])
+            elif turn.source in ("summary", "plan") and turn.text:
+                parts.append([turn.source, turn.uuid, at, turn.text, ""])
+                anchor, replying = turn.uuid, None      # the agent's next words answer it
+            continue
+        if turn.text:
+            if replying is None:
+                replying = ["exchange", anchor or turn.uuid, at, turn.text, "agent"]
+                parts.append(replying)
+            else:
+                replying[3] += "\n" + turn.text
+        for call in turn.tools:
+            if call.answers and not OWN_TOOL.match(call.name):
+                parts.append(["question", call.result_uuid or call.id, iso_or_none(call.result_at) or at,
+                              _answered(call), "question"])
+                replying = None     # what the agent says after the answer is read after it
+    return parts
+
+
+def _answered(call) -> str:
+    """A question the agent asked (AskUserQuestion) and the answers the person chose."""
+    lines = []
+    for question, answer in call.answers.items():
+        lines += [AGENT + " ".join(question.split()), PERSON + " ".join(answer.split())]
+    return "\n".join(lines)
+
+
+def _title(session: Session, text) -> str:
+    """What the session was about: its title, else what was first asked (redacted)."""
+    first = next((t.text for t in session.turns if t.role == "user" and t.source in
+                  ("prompt", "queued", "command", "plan") and t.text), "")
+    return clip(text(session.title or first), CONTEXT_TITLE_CHARS)
+
+
+def _context(title: str, request: str, piece: str) -> str:
+    """A passage's context: the words that opened its exchange (when it does not hold them) and
+    the session's request or title (when it is not the same)."""
+    parts = []
+    if request and not piece.startswith(PERSON + request[:40]):
+        parts.append(clip(request, CONTEXT_REQUEST_CHARS))
+    if title and not any(p.startswith(title[:40].rstrip("…")) for p in parts) \
+            and not piece.startswith(PERSON + title[:40].rstrip("…")):
+        parts.append(title)
+    return " / ".join(parts)
+
+
+def _pieces(text: str, role: str) -> list:
+    """text in pieces of at most PASSAGE_CHARS that end on sentence (or line) boundaries, each
+    opening with who said it; one sentence longer than that is cut between words."""
+    label = PERSON if role == "person" else AGENT if role == "agent" else ""
+    room = PASSAGE_CHARS - len(label)
+    pieces, current = [], ""
+    for sentence, new_line in _sentences(text, room):
+        if current and len(current) + 1 + len(sentence) > room:
+            pieces.append(current)
+            current = sentence
+        else:
+            current = f"{current}{chr(10) if new_line else ' '}{sentence}" if current else sentence
+    if current:
+        pieces.append(current)
+    return [label + p for p in pieces]
+
+
+def _sentences(text: str, room: int) -> list:
+    """[(sentence, whether a line break came before it)] of text, whitespace inside folded;
+    one longer than room cut between words."""
+    out = []
+    at, new_line = 0, False
+    for m in [*_SENTENCE.finditer(text or ""), None]:
+        part = " ".join(text[at:m.start() if m else len(text)].split())
+        while len(part) > room:
+            cut = part.rfind(" ", 0, room)
+            cut = cut if cut > room // 2 else room
+            out.append((part[:cut], new_line))
+            part, new_line = part[cut:].lstrip(), False
+        if part:
+            out.append((part, new_line))
+        if m:
+            at, new_line = m.end(), "\n" in m.group() or (new_line and not part)
+    return out
+
+
+def _joined(passages: list) -> list:
+    """A short passage that opens an exchange (the person's few words) and the first passage
+    of the reply after it become one when they fit: a question and its answer read together."""
+    out = []
+    for p in passages:
+        last = out[-1] if out else None
+        if (last is not None and last["kind"] == "exchange" == p["kind"] and last["text"].startswith(PERSON)
+                and p["text"].startswith(AGENT) and last["key"].rsplit(":", 2)[0] == p["key"].rsplit(":", 2)[0]
+                and len(last["text"]) + 1 + len(p["text"]) <= PASSAGE_CHARS
+                and not last.get("joined")):
+            last["text"] += "\n" + p["text"]
+            last["joined"] = True
+            continue
+        out.append(p)
+    for p in out:
+        p.pop("joined", None)
+    return out

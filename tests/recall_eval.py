@@ -1,0 +1,318 @@
+"""Recall on real coding history: the dev question set through the MCP server, beside BM25 over chunks.
+
+    python3 -m tests.recall_eval                 # the side-by-side tables (about a minute)
+    python3 -m tests.recall_eval --misses        # and every question whose answer is not shown, why
+    python3 -m tests.recall_eval --json          # the figures as one JSON object
+
+The question set (tests/data/recall_dev_questions.json) was written by hand over the 45
+sessions of ../shared/corpus/dev/entireio__cli, blind to the code: 135 answerable questions,
+each with gold strings copied from the transcript, 54 of them from the set-aside third
+(`heldout`), and 14 with no answer in the history. The sessions are ingested into a
+temporary home, `openmemory serve` runs over real pipes as Claude Code runs it, and every
+question is asked with the MCP tool `recall`, k=5. What counts is the text the result
+shows: a hit answers when its block contains a gold string (case folded, whitespace runs
+as one). R@1 and R@5 are the shares of questions answered by the first hit and by any of
+the five; MRR the mean of 1/rank of the first answering hit. An unanswerable question is
+answered well when the result says plainly that nothing relevant was found and shows at
+most one hit.
+
+Beside it, plain SQLite FTS5 BM25 over ~400-character chunks of the same sessions'
+conversation (what the person typed, the assistant's prose, compaction summaries and plans,
+as transcripts.parse reads them), each question asked with the same words (recall's
+query_terms joined by OR), shown best first within the same token budget as openmemory's
+result for that question (its characters; one chunk at least).
+"""
+import argparse
+import json
+import os
+import re
+import select
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from openmemory import ingest, recall, store, transcripts  # noqa: E402
+
+QUESTIONS = Path(__file__).parent / "data" / "recall_dev_questions.json"
+SESSIONS = ROOT.parent / "shared" / "corpus" / "dev" / "entireio__cli"
+if os.environ.get("OPENMEMORY_DEV_CORPUS"):
+    SESSIONS = Path(os.environ["OPENMEMORY_DEV_CORPUS"])
+K = 5
+CHUNK_CHARS = 400           # the baseline's chunks, cut at word boundaries
+TOKENS_PER_CHAR = 0.25      # the issue's measure: tokens = characters / 4
+
+# A hit's block starts with its id in brackets: `[p12] exchange · …` (and `[12] session · …`
+# before ids carried their kind).
+_HIT = re.compile(r"^\[[^\]\s]+\] ", re.M)
+_NOTHING = re.compile(r"nothing relevant|no memories match|none matches well", re.I)
+
+
+def folded(text: str) -> str:
+    return " ".join((text or "").lower().split())
+
+
+def answers(block: str, gold: list) -> bool:
+    """Whether a shown block holds one of the gold strings."""
+    text = folded(block)
+    return any(folded(g) in text for g in gold)
+
+
+def hit_blocks(text: str) -> list:
+    """The hits of an MCP recall result, each as the text shown for it, in order."""
+    starts = [m.start() for m in _HIT.finditer(text)]
+    return [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)])]
+
+
+def says_nothing(text: str) -> bool:
+    """Said plainly: the result says nothing relevant was found, and shows at most one hit."""
+    head = text.split("\n", 1)[0]
+    return bool(_NOTHING.search(head)) and len(hit_blocks(text)) <= 1
+
+
+# --------------------------------------------------------------------------------------
+# The MCP server, as Claude Code runs it
+
+class Server:
+    """`python -m openmemory serve` over real pipes, one JSON message per line."""
+
+    def __init__(self, env, cwd):
+        self.proc = subprocess.Popen([sys.executable, "-m", "openmemory", "serve"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=cwd)
+        self.rid = 0
+        self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                    "clientInfo": {"name": "recall-eval", "version": "1"}})
+
+    def request(self, method, params):
+        self.rid += 1
+        self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": self.rid, "method": method,
+                                          "params": params}).encode() + b"\n")
+        self.proc.stdin.flush()
+        ready, _, _ = select.select([self.proc.stdout], [], [], 120)
+        if not ready:
+            raise SystemExit("recall_eval: no reply from the MCP server within two minutes")
+        reply = json.loads(self.proc.stdout.readline())
+        if "error" in reply or reply["result"].get("isError"):
+            raise SystemExit(f"recall_eval: the MCP server failed: {reply}")
+        return reply["result"]
+
+    def tool(self, name, **arguments) -> str:
+        return self.request("tools/call", {"name": name, "arguments": arguments})["content"][0]["text"]
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(60)
+        self.proc.stdout.close()
+
+
+# --------------------------------------------------------------------------------------
+# The baseline: BM25 over ~400-character chunks of the conversation
+
+def conversation(session) -> list:
+    """The texts of a session's conversation as transcripts.parse reads them: what the person
+    typed, the assistant's prose, compaction summaries, approved plans."""
+    return [t.text for t in session.turns if t.text]
+
+
+def chunks_of(text: str, size: int = CHUNK_CHARS) -> list:
+    """~size-character chunks of text, cut between words."""
+    out, current = [], ""
+    for word in text.split():
+        if current and len(current) + 1 + len(word) > size:
+            out.append(current)
+            current = word
+        else:
+            current = f"{current} {word}" if current else word
+    if current:
+        out.append(current)
+    return out
+
+
+class Chunks:
+    """An FTS5 index of every chunk of the sessions' conversation (in memory)."""
+
+    def __init__(self, paths: list):
+        self.db = sqlite3.connect(":memory:")
+        self.db.execute("CREATE VIRTUAL TABLE chunks USING fts5(text, tokenize='porter unicode61 remove_diacritics 2')")
+        rows = []
+        for path in paths:
+            for text in conversation(transcripts.parse(path)):
+                rows += [(c,) for c in chunks_of(text)]
+        self.db.executemany("INSERT INTO chunks (text) VALUES (?)", rows)
+        self.count = len(rows)
+
+    def search(self, question: str, budget_chars: int) -> list:
+        """The best chunks for question within budget_chars (one at least), best first."""
+        terms = recall.query_terms(question)
+        if not terms:
+            return []
+        shown, used = [], 0
+        for (text,) in self.db.execute("SELECT text FROM chunks WHERE chunks MATCH ? ORDER BY bm25(chunks) LIMIT 50",
+                                       (recall.match_expression(terms),)):
+            if shown and used + len(text) > budget_chars:
+                break
+            shown.append(text)
+            used += len(text)
+        return shown
+
+
+# --------------------------------------------------------------------------------------
+# Scoring
+
+def rank_of(blocks: list, gold: list) -> int | None:
+    """The 1-based rank of the first of the first K blocks that shows a gold string."""
+    return next((i for i, b in enumerate(blocks[:K], 1) if answers(b, gold)), None)
+
+
+def figures(ranks: list) -> dict:
+    n = len(ranks)
+    return {"n": n, "r1": sum(r == 1 for r in ranks) / n if n else 0.0,
+            "r5": sum(r is not None for r in ranks) / n if n else 0.0,
+            "mrr": sum(1 / r for r in ranks if r) / n if n else 0.0}
+
+
+def evaluate(misses: bool = False) -> dict:
+    data = json.loads(QUESTIONS.read_text())
+    paths = sorted(SESSIONS.glob("*.jsonl"))
+    if len(paths) != 45:
+        raise SystemExit(f"recall_eval: expected the 45 dev sessions at {SESSIONS}, found {len(paths)}")
+    with tempfile.TemporaryDirectory(prefix="om-eval-") as tmp:
+        tmp = Path(tmp)
+        env = dict(os.environ, OPENMEMORY_HOME=str(tmp / "om"), CLAUDE_CONFIG_DIR=str(tmp / "claude"),
+                   HOME=str(tmp / "user"))
+        env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+        for key in ("OPENMEMORY_DEBUG", "CLAUDE_CODE_SESSION_ID"):
+            env.pop(key, None)
+        saved = {k: os.environ.get(k) for k in ("OPENMEMORY_HOME", "CLAUDE_CONFIG_DIR")}
+        os.environ.update(OPENMEMORY_HOME=env["OPENMEMORY_HOME"], CLAUDE_CONFIG_DIR=env["CLAUDE_CONFIG_DIR"])
+        try:
+            started = time.perf_counter()
+            with store.connect() as db:
+                report = ingest.ingest(db, [str(p) for p in paths])
+            ingest_s = time.perf_counter() - started
+        finally:
+            for k, v in saved.items():
+                os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
+        # No project: the 45 sessions are one repository, checked out at a different path on each of
+        # the team's machines, so no folder names it here (each hit still shows its own).
+        env.pop("CLAUDE_PROJECT_DIR", None)
+        (tmp / "work").mkdir()
+        server = Server(env, str(tmp / "work"))
+        results = {}
+        try:
+            for q in data["questions"] + data["unanswerable"]:
+                results[q["id"]] = server.tool("recall", query=q["question"], k=K)
+        finally:
+            server.close()
+        db_bytes = sum(f.stat().st_size for f in (tmp / "om").glob("memory.db*"))
+    chunks = Chunks(paths)
+    out = {"ingest": report.line(), "ingest_s": ingest_s, "chunks": chunks.count,
+           "transcript_bytes": sum(p.stat().st_size for p in paths), "db_bytes": db_bytes}
+    rows = {"openmemory": {}, "bm25 chunks": {}}
+    failing = []
+    ranks = {"openmemory": [], "bm25 chunks": []}
+    for q in data["questions"]:
+        text = results[q["id"]]
+        mine = rank_of(hit_blocks(text), q["gold"])
+        theirs = rank_of(chunks.search(q["question"], len(text)), q["gold"])
+        ranks["openmemory"].append((q, mine, says_nothing(text)))
+        ranks["bm25 chunks"].append((q, theirs, False))
+        if mine is None:
+            failing.append((q, text))
+    for system, found in ranks.items():
+        for name, keep in (("tuning", lambda q: not q.get("heldout")), ("heldout", lambda q: q.get("heldout")),
+                           ("all", lambda q: True)):
+            rows[system][name] = figures([r for q, r, _ in found if keep(q)])
+        by_category = {}
+        for q, r, _ in found:
+            by_category.setdefault(q["category"], []).append(r)
+        rows[system]["categories"] = {c: figures(rs) for c, rs in sorted(by_category.items())}
+        by_where = {}
+        for q, r, _ in found:
+            by_where.setdefault(q["where"], []).append(r)
+        rows[system]["where"] = {w: figures(rs) for w, rs in sorted(by_where.items())}
+    unanswerable = data["unanswerable"]
+    out["nothing_relevant"] = {"unanswerable": sum(says_nothing(results[q["id"]]) for q in unanswerable),
+                               "of": len(unanswerable),
+                               "answerable_said_nothing": sum(n for _, _, n in ranks["openmemory"])}
+    lengths = [len(results[q["id"]]) for q in data["questions"] + unanswerable]
+    out["tokens_mean"] = sum(lengths) / len(lengths) * TOKENS_PER_CHAR
+    out["tokens_max"] = max(lengths) * TOKENS_PER_CHAR
+    out["rows"] = rows
+    if misses:
+        # the tuning questions' only: the held-out ones are measured, never looked into while tuning
+        out["misses"] = [{"id": q["id"], "heldout": bool(q.get("heldout")), "where": q["where"],
+                          "question": q["question"], "gold": q["gold"], "shown": text} for q, text in failing
+                         if not q.get("heldout") or misses == "all"]
+        out["unanswerable_shown"] = {q["id"]: results[q["id"]] for q in unanswerable
+                                     if not says_nothing(results[q["id"]])}
+    return out
+
+
+def dialogs() -> dict:
+    """The conversational check, as test_recall_quality measures it (in-process and through MCP)."""
+    from tests import test_recall_quality as quality
+    found = quality.measure(channels={"fusion": {}})
+    return {"in_process": found["dialogs"]["fusion"], "mcp": found["dialogs"]["fusion through MCP"],
+            "labelled": found["labelled"]["fusion"], "size": found["dialogs_size"]}
+
+
+def table(out: dict) -> str:
+    lines = [f"ingest: {out['ingest']} ({out['ingest_s']:.1f} s); database {out['db_bytes'] / 1e6:.1f} MB for "
+             f"{out['transcript_bytes'] / 1e6:.1f} MB of transcripts "
+             f"({out['db_bytes'] / out['transcript_bytes']:.2f}); {out['chunks']:,} baseline chunks",
+             "",
+             "| questions | n | openmemory R@1 / R@5 / MRR | BM25 over ~400-char chunks R@1 / R@5 / MRR |",
+             "|---|---|---|---|"]
+    om, bm = out["rows"]["openmemory"], out["rows"]["bm25 chunks"]
+    for name in ("tuning", "heldout", "all"):
+        a, b = om[name], bm[name]
+        lines.append(f"| {name} | {a['n']} | {a['r1']:.2f} / {a['r5']:.2f} / {a['mrr']:.2f} | "
+                     f"{b['r1']:.2f} / {b['r5']:.2f} / {b['mrr']:.2f} |")
+    for key, title in (("categories", "category"), ("where", "where the answer is")):
+        lines += ["", f"| {title} | n | openmemory R@5 | BM25 chunks R@5 |", "|---|---|---|---|"]
+        for name, a in om[key].items():
+            lines.append(f"| {name} | {a['n']} | {a['r5']:.2f} | {bm[key][name]['r5']:.2f} |")
+    n = out["nothing_relevant"]
+    lines += ["", f"unanswerable: 'nothing relevant' said plainly on {n['unanswerable']} of {n['of']}; "
+                  f"said on {n['answerable_said_nothing']} answerable questions",
+              f"result size at k={K}: {out['tokens_mean']:.0f} tokens on average (characters / 4), "
+              f"{out['tokens_max']:.0f} at most"]
+    if "dialogs" in out:
+        d = out["dialogs"]
+        lines.append(f"conversational check ({d['size'][0]} questions over {d['size'][1]} notes): R@1 / R@5 "
+                     f"{d['in_process'][0]:.2f} / {d['in_process'][1]:.2f} in-process, "
+                     f"{d['mcp'][0]:.2f} / {d['mcp'][1]:.2f} through MCP; labelled set "
+                     f"{d['labelled'][0]:.2f} / {d['labelled'][1]:.2f}")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python3 -m tests.recall_eval", description=__doc__.splitlines()[0])
+    ap.add_argument("--misses", action="store_const", const="tuning",
+                    help="also print every tuning question whose answer is not shown (held-out ones never)")
+    ap.add_argument("--no-dialogs", action="store_true", help="skip the conversational check")
+    ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    a = ap.parse_args(argv)
+    out = evaluate(a.misses)
+    if not a.no_dialogs:
+        out["dialogs"] = dialogs()
+    if a.json:
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+        return 0
+    print(table(out))
+    if a.misses:
+        for m in out["misses"]:
+            print(f"\n--- {m['id']} ({'heldout' if m['heldout'] else 'tuning'}, {m['where']}) {m['question']}\n"
+                  f"gold: {m['gold']}\n{m['shown']}")
+        for qid, text in out["unanswerable_shown"].items():
+            print(f"\n--- {qid} (unanswerable)\n{text}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

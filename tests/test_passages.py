@@ -1,0 +1,204 @@
+"""The conversation kept as passages: what was said, cut on sentences, redacted whole, stored,
+re-read in place, forgotten for good, kept out, decayed; and the failures beside it."""
+import json
+import sqlite3
+import unittest
+from unittest import mock
+
+from openmemory import mcp, migrations, passages, recall, sleep, store
+from openmemory.transcripts import parse_lines
+from tests.fixtures import Transcript, project_folder
+from tests.helpers import TempHome, raw_db
+
+SECRET = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"      # a GitHub token's shape
+
+REPLY = ("The push failed because the branch has no upstream yet. " * 3
+         + "I ran git push --set-upstream origin feature/login, which set the remote branch. "
+         + "After that the push went through and the pull request opened. " * 4).strip()
+
+
+def asked_session(cwd="/home/dev/shop"):
+    """The person asks, the agent answers at length, asks a question that is answered; a tool's output."""
+    t = Transcript(cwd=cwd)
+    t.user("why did the push fail on the login branch?")
+    t.assistant(REPLY, tools=[("Bash", {"command": "git log --oneline -3"},
+                               "abc123 the tool output nobody should recall\nfff000 more of it", False)])
+    t.assistant("Which base branch should the pull request target?", tools=[
+        ("AskUserQuestion", {"questions": [{"question": "Which base branch should the pull request target?"}]},
+         "User has answered your questions.", False)])
+    t.records[-1]["toolUseResult"] = {"questions": [{"question": "Which base branch should the pull request "
+                                                                 "target?"}],
+                                      "answers": {"Which base branch should the pull request target?":
+                                                  "develop, never main"}}
+    t.assistant("Opened it against develop.")
+    return t
+
+
+def parse(t):
+    return parse_lines(t.lines(), "x.jsonl")
+
+
+class Splitting(unittest.TestCase):
+    def test_an_exchange_is_cut_on_sentence_ends_and_tool_output_is_not_kept(self):
+        said = passages.passages_of(parse(asked_session()))
+        texts = [p["text"] for p in said]
+        self.assertTrue(all(len(t) <= passages.PASSAGE_CHARS for t in texts), [len(t) for t in texts])
+        # The question alone (the reply's first piece would not fit beside it), then the reply.
+        self.assertEqual(texts[0], "person: why did the push fail on the login branch?")
+        self.assertTrue(texts[1].startswith("agent: The push failed because"), texts[1])
+        self.assertIn("why did the push fail", said[1]["context"])    # a reply is found by what asked for it
+        for p in said:
+            if p["kind"] == "exchange":
+                self.assertRegex(p["text"], r"[.?!]$")              # each piece ends where a sentence does
+        whole = " ".join(texts)
+        self.assertIn("git push --set-upstream origin feature/login", whole)
+        self.assertNotIn("tool output nobody should recall", whole)
+        self.assertEqual([p["seq"] for p in said], list(range(len(said))))
+        self.assertEqual(len({p["key"] for p in said}), len(said))
+
+    def test_a_question_the_agent_asked_is_kept_with_the_answer_chosen(self):
+        said = passages.passages_of(parse(asked_session()))
+        [question] = [p for p in said if p["kind"] == "question"]
+        self.assertEqual(question["text"], "agent: Which base branch should the pull request target?\n"
+                                           "person: develop, never main")
+        # A later passage is found by the words that asked for its exchange (its context).
+        last = said[-1]
+        self.assertIn("Opened it against develop.", last["text"])
+        self.assertIn("why did the push fail on the login branch?", last["context"])
+
+    def test_a_compaction_summary_and_an_approved_plan_are_passages_of_their_own_kind(self):
+        t = Transcript()
+        t.user("Implement the following plan:\n\n# Cache the version check\n\n1. Keep the result for a day.")
+        t.assistant("Implementing the plan.")
+        t.raw({"type": "user", "uuid": "cs", "isCompactSummary": True, "timestamp": "2026-11-02T10:00:00.000Z",
+               "sessionId": t.session_id, "cwd": t.cwd, "message": {"role": "user", "content":
+               "This session is being continued. Summary: the version check is cached in version.go."}})
+        kinds = {p["kind"]: p["text"] for p in passages.passages_of(parse(t))}
+        self.assertIn("Cache the version check", kinds["plan"])
+        self.assertIn("the version check is cached in version.go", kinds["summary"])
+
+    def test_a_secret_is_redacted_in_the_whole_text_before_it_is_cut(self):
+        t = Transcript()
+        t.user("set up the deploy")
+        # The token sits where a cut would fall: redacting pieces would leave its halves.
+        t.assistant("x" * (passages.PASSAGE_CHARS - 30) + f" use token {SECRET} for it. Then deploy.")
+        said = passages.passages_of(parse(t))
+        whole = "".join(p["text"] + p["context"] for p in said)
+        self.assertNotIn(SECRET[:12], whole)
+        self.assertNotIn(SECRET[-12:], whole)
+        self.assertIn("[REDACTED", whole)
+
+
+class Stored(TempHome):
+    def write(self, t):
+        return t.write(project_folder(self.claude, t.cwd))
+
+    def said(self):
+        with store.connect() as db:
+            return raw_db(db).execute("SELECT id, key, text, strength FROM passages ORDER BY id").fetchall()
+
+    def test_a_transcript_read_again_keeps_its_passages_and_ids(self):
+        self.write(asked_session())
+        self.assertRegex(self.ok("ingest").stdout, r"\d+ new passages")
+        first = [tuple(r) for r in self.said()]
+        self.ok("ingest", "--force")
+        self.assertEqual([tuple(r) for r in self.said()], first)
+        with store.connect() as db:
+            self.assertEqual(db.counts()["passages"], {"total": len(first), "archived": 0})
+
+    def test_a_forgotten_passage_is_gone_for_good_and_its_words_with_it(self):
+        self.write(asked_session())
+        self.ok("ingest")
+        with store.connect() as db:
+            [question] = [dict(r) for r in raw_db(db).execute("SELECT * FROM passages WHERE kind = 'question'")]
+        p = self.cli("forget", f"p{question['id']}", "--yes")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("1 passage(s)", p.stderr)
+        self.ok("ingest", "--force")
+        texts = [r["text"] for r in self.said()]
+        self.assertFalse([t for t in texts if "develop, never main" in t], texts)
+        hits = json.loads(self.ok("recall", "which base branch develop", "--json").stdout)
+        self.assertFalse([h for h in hits if "develop, never main" in h["text"]])
+        self.assertNotIn(b"develop, never main", (self.home / "memory.db").read_bytes())
+
+    def test_passages_fade_and_archive_as_episodes_do_and_archived_recall_brings_one_back(self):
+        self.write(asked_session())
+        self.ok("ingest")
+        with store.connect() as db:
+            facts = sleep.decay(db, "2027-06-01T03:00:00.000000Z")      # seven months untouched
+            n = db.counts()["passages"]
+        self.assertEqual(n["archived"], n["total"])
+        self.assertEqual(sum(facts["passages_archived"].values()), n["total"])
+        self.assertEqual(json.loads(self.ok("recall", "which base branch develop", "--json").stdout), [])
+        found = json.loads(self.ok("recall", "which base branch develop", "--archived", "--json").stdout)
+        [hit] = [h for h in found if h["kind"] == "question"]
+        self.assertTrue(all(h["archived"] for h in found))
+        again = json.loads(self.ok("recall", "which base branch develop", "--json").stdout)
+        self.assertIn((hit["id"], False), [(h["id"], h["archived"]) for h in again])    # revived
+
+    def test_a_kept_out_project_stores_no_passage(self):
+        folder = self.tmp / "private"
+        folder.mkdir()
+        (folder / ".openmemory-ignore").write_text("")
+        self.write(asked_session(cwd=str(folder)))
+        self.ok("ingest")
+        self.assertEqual(self.said(), [])
+
+    def test_show_opens_a_passage_with_its_neighbours(self):
+        self.write(asked_session())
+        self.ok("ingest")
+        hits = json.loads(self.ok("recall", "which base branch for the pull request", "--json").stdout)
+        [question] = [h for h in hits if h["kind"] == "question"]
+        self.assertRegex(question["id"], r"^p\d+$")
+        opened = self.ok("show", question["id"], "--around", "1").stdout
+        self.assertTrue(opened.startswith(f"[{question['id']}] question · 2026-11-02 "), opened)
+        before, rest = opened.split("this memory:", 1)
+        self.assertIn("before:\n[p", before)
+        self.assertIn("person: develop, never main", rest)
+        self.assertIn("after:\n[p", rest)
+        self.assertIn("agent: Opened it against develop.", rest)
+        p = self.cli("show", "p9999")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("no memory p9999", p.stderr)
+
+    def test_a_database_of_the_last_version_gets_passages_on_its_next_ingest(self):
+        self.write(asked_session())
+        self.home.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(self.home / "memory.db")
+        for step in migrations.MIGRATIONS[:-1]:     # the schema before passages, as an older version left it
+            with db:
+                step(db)
+        db.execute(f"PRAGMA user_version = {len(migrations.MIGRATIONS) - 1}")
+        db.close()
+        self.ok("ingest")
+        with store.connect() as db:
+            before = db.counts()["passages"]["total"]
+            raw_db(db).execute("DELETE FROM passages")     # as if stored before passages were kept
+            raw_db(db).execute("UPDATE sessions SET mtime_ns = -1")     # what m009 does to every transcript
+        self.assertGreater(before, 0)
+        self.ok("ingest")
+        self.assertEqual(len(self.said()), before)
+
+
+class CallingSession(TempHome):
+    def test_the_session_asking_is_left_out(self):
+        t = asked_session()
+        path = t.write(project_folder(self.claude, t.cwd))
+        self.ok("ingest", str(path))
+        with store.connect() as db:
+            everyone = recall.recall(db, "push fail login branch upstream", k=5, touch=False)
+            mine = recall.recall(db, "push fail login branch upstream", k=5, touch=False,
+                                 exclude_sessions={t.session_id})
+        self.assertTrue(everyone)
+        self.assertEqual(mine, [])
+        # Claude Code gives its MCP servers the session's id (CLAUDE_CODE_SESSION_ID).
+        env = {"CLAUDE_CODE_SESSION_ID": t.session_id}
+        with mock.patch.dict("os.environ", env):
+            self.assertEqual(mcp.calling_sessions(t.cwd), {t.session_id})
+            reply = mcp.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+                "name": "recall", "arguments": {"query": "push fail login branch upstream"}}}, t.cwd)
+        self.assertTrue(reply["result"]["content"][0]["text"].startswith("Nothing in memory matches"))
+
+
+if __name__ == "__main__":
+    unittest.main()
