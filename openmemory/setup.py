@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import __version__, files, paths, schedule, store, transcripts
+from . import __version__, files, paths, render, schedule, store, transcripts
 from .clock import iso, parse_time
 from .errors import OpenMemoryError
 
@@ -360,12 +360,14 @@ def _nightly_parts() -> tuple[str, str]:
 
 # -- undo ------------------------------------------------------------------------------------------
 
-def undo_plan() -> list[Change]:
-    """What `setup --undo` would remove: only what setup recorded, and only if it is still there."""
+def undo_plan(purge: bool = False) -> list[Change]:
+    """What `setup --undo` would remove: only what setup recorded, and only if it is still there;
+    with purge, also every lesson render put in Claude Code's memory folders."""
     rec = record()
     changes = []
     if not rec:
-        return [Change("note", "keep", f"nothing to undo: setup has not added anything ({record_path()})")]
+        note = Change("note", "keep", f"nothing to undo: setup has not added anything ({record_path()})")
+        return [note, _purge_change()] if purge else [note]
     server = rec.get("mcp", {}).get("server")
     if server:
         changes.append(_undo_mcp(server, rec["mcp"].get("replaced")))
@@ -373,7 +375,29 @@ def undo_plan() -> list[Change]:
     sched = rec.get("schedule")
     if sched:
         changes.append(_undo_schedule(sched))
+    if purge:
+        changes.append(_purge_change())
     return changes
+
+
+def _purge_change() -> Change:
+    """Every lesson file render wrote, as it wrote it, and openmemory's section of each MEMORY.md."""
+    found = render.rendered()
+    lessons, sections = len(found["files"]), len(found["sections"])
+    if not lessons and not sections:
+        return Change("memory", "keep", "no lesson of openmemory's in Claude Code's memory folders: nothing to purge")
+    kept = f"; {len(found['left'])} you edited stay" if found["left"] else ""
+    return Change("memory", "remove", f"remove from Claude Code's memory folders {lessons} lesson file"
+                                      f"{'' if lessons == 1 else 's'} (om-<id>.md) and openmemory's section of "
+                                      f"{sections} MEMORY.md, markers included{kept}", _purge)
+
+
+def _purge(rec) -> str:
+    done = render.purge()
+    lines = [f"removed {name}" for name in done["removed"]]
+    lines += [f"took openmemory's section out of {name}" for name in done["sections"]]
+    lines += [f"left {name}: you edited it, so it is yours (delete it yourself)" for name in done["left"]]
+    return "\n".join(lines + done["warnings"]) or "nothing was left to remove"
 
 
 def undo(changes: list[Change]) -> list[str]:

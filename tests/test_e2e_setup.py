@@ -267,6 +267,38 @@ class Plugin(RealClaude):
         self.assertFalse(results[0].get("is_error"), results[0])
         self.assertIn("the staging deploy needs the VPN up first", json.dumps(results[0]))
 
+    def test_the_documented_uninstall_leaves_no_plugin_marketplace_or_lesson(self):
+        from openmemory import paths, store
+        from tests.test_render import add_lesson
+        self.install_plugin()
+        env = self.claude_env(PATH=f"{self.claude_bin}:{BARE_PATH}", CLAUDE_CONFIG_DIR=self.claude, PYTHONPATH=ROOT)
+        project = self.h / "work"
+        (project / ".git").mkdir(parents=True)
+        memory = paths.memory_dir_for(project)
+        memory.mkdir(parents=True)
+        (memory / "MEMORY.md").write_text("# Mine\n")
+        with store.connect() as db:
+            add_lesson(db, "Run the tests with pytest -q, never unittest", cwd=str(project), strength=1.5)
+        p = subprocess.run([sys.executable, "-m", "openmemory", "render"], capture_output=True, text=True,
+                           timeout=120, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(len(list(memory.glob("om-*.md"))), 1)
+        link = self.tmp / "person-bin" / "openmemory"
+        link.parent.mkdir()
+        link.symlink_to(ROOT / ".claude-plugin" / "openmemory")
+        # OPERATIONS.md, "Uninstalling", the plugin's way.
+        for step in (["claude", "plugin", "uninstall", "openmemory@openmemory"],
+                     ["openmemory", "setup", "--undo", "--purge", "--yes"],
+                     ["claude", "plugin", "marketplace", "remove", "openmemory"]):
+            p = subprocess.run(step, capture_output=True, text=True, timeout=120, cwd=str(self.h),
+                               env=dict(env, PATH=f"{link.parent}:{self.claude_bin}:{BARE_PATH}"),
+                               stdin=subprocess.DEVNULL)
+            self.assertEqual(p.returncode, 0, (step, p.stdout, p.stderr))
+        self.assertEqual(sorted(os.listdir(memory)), ["MEMORY.md"])
+        self.assertEqual((memory / "MEMORY.md").read_text(), "# Mine\n")
+        self.assertNotIn("openmemory", self.claude_cli("plugin", "marketplace", "list", env=env).stdout)
+        self.assertNotIn("openmemory", self.claude_cli("mcp", "list", env=env).stdout)
+
     def test_setup_notices_the_plugin_and_doctor_sees_it_connected(self):
         self.install_plugin()
         env = self.claude_env(PATH=f"{self.claude_bin}:{BARE_PATH}", CLAUDE_CONFIG_DIR=self.claude,

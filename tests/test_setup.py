@@ -11,6 +11,7 @@ import plistlib
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 from openmemory import schedule, setup
 from tests.fixtures import test_session
@@ -261,6 +262,52 @@ class Setup(SetupCase):
         self.assertEqual((p.returncode, p.stdout, p.stderr), (0, "", ""))
         status = json.loads(self.ok("status", "--json").stdout)
         self.assertEqual(status["sessions"], 1)
+
+
+class Purge(SetupCase):
+    def test_undo_purge_removes_every_rendered_lesson_and_section_and_says_what(self):
+        from openmemory import paths, store
+        from tests.test_render import add_lesson
+        real = Path(os.path.realpath(self.tmp))
+        shop, blog = real / "shop", real / "blog"
+        for repo in (shop, blog):
+            (repo / ".git").mkdir(parents=True)
+            paths.memory_dir_for(repo).mkdir(parents=True)
+        mine = b"# Blog notes\r\n- [Style](style.md) \xe2\x80\x94 short posts\r\n"
+        (paths.memory_dir_for(blog) / "MEMORY.md").write_bytes(mine)
+        with store.connect() as db:
+            ids = [add_lesson(db, "Run the tests with pytest -q, never unittest", cwd=str(shop), strength=1.5),
+                   add_lesson(db, "Keep the changelog in CHANGELOG.md up to date", cwd=str(shop), strength=1.2),
+                   add_lesson(db, "Write commit messages in the imperative mood", cwd=None, strength=1.0)]
+        self.ok("render")
+        edited = paths.memory_dir_for(shop) / f"om-{ids[1]}.md"
+        edited.write_text(edited.read_text() + "My own note.\n")
+        rendered = sorted(p for repo in (shop, blog) for p in paths.memory_dir_for(repo).iterdir())
+        self.assertEqual(len(rendered), 6)  # 3 + 1 lesson files, two MEMORY.md
+
+        p = self.setup_cli("--undo", "--purge", "--dry-run")  # setup never ran: the plugin's way out
+        self.assertIn("nothing to undo: setup has not added anything", p.stdout)
+        self.assertIn("- remove from Claude Code's memory folders 3 lesson files (om-<id>.md) and openmemory's "
+                      "section of 2 MEMORY.md, markers included; 1 you edited stay", p.stdout)
+        self.assertEqual(sorted(p for repo in (shop, blog) for p in paths.memory_dir_for(repo).iterdir()), rendered)
+
+        p = self.setup_cli("--undo", "--purge", "--yes")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(os.listdir(paths.memory_dir_for(shop)), [edited.name])  # MEMORY.md was only ours
+        self.assertEqual(os.listdir(paths.memory_dir_for(blog)), ["MEMORY.md"])
+        self.assertEqual((paths.memory_dir_for(blog) / "MEMORY.md").read_bytes(), mine)  # markers gone too
+        for name in (f"om-{ids[0]}.md", f"om-{ids[2]}.md"):
+            self.assertIn(f"removed {paths.memory_dir_for(shop) / name}\n", p.stderr)
+        self.assertIn(f"removed {paths.memory_dir_for(blog) / f'om-{ids[2]}.md'}\n", p.stderr)
+        self.assertIn(f"took openmemory's section out of {paths.memory_dir_for(blog) / 'MEMORY.md'}", p.stderr)
+        self.assertIn(f"left {edited}: you edited it", p.stderr)
+
+        # Removed by openmemory, not deleted by the person: nothing is a veto.
+        self.assertEqual(json.loads(self.ok("render", "--json").stdout)["vetoed"], [])
+        self.assertEqual(self.setup_cli("--undo", "--purge", "--yes").returncode, 0)
+        self.assertIn("no lesson of openmemory's in Claude Code's memory folders: nothing to purge",
+                      self.setup_cli("--undo", "--purge", "--dry-run").stdout)
+        self.assertEqual(self.cli("setup", "--purge", "--yes").returncode, 1)  # --purge goes with --undo
 
 
 class Doctor(SetupCase):
