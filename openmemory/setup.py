@@ -305,9 +305,23 @@ def _note_settings_written(rec: dict, raw: bytes | None, data: bytes, backup: Pa
 def _schedule_change(mode: str) -> Change:
     kind = schedule.choose(mode)
     command = schedule.nightly_command(*_nightly_parts())
+    earlier = record().get("schedule") or {}
+    if kind == "none" and earlier.get("kind") in ("cron", "systemd", "launchd") and _job_in_place(earlier):
+        return Change("schedule", "keep", f"nightly sleep: the {earlier['kind']} job an earlier setup added stays "
+                                          f"(--schedule none adds none; `setup --undo` removes it)")
     if kind == "none":
-        return Change("schedule", "skip", "nightly sleep: not scheduled (--schedule none); "
-                                          "each session start catches up a sleep over a day old")
+        def run(rec):
+            rec["schedule"] = {"kind": "none"}  # chosen: doctor notes it rather than failing
+        return Change("schedule", "skip", "nightly sleep: not scheduled (--schedule none); a session start "
+                                          "catches up a night over a day old once there is something new",
+                      None if (record().get("schedule") or {}).get("kind") == "none" else run)
+    if kind == "print" and mode == "auto":
+        return Change("schedule", "manual", "nightly sleep: NOT scheduled: this machine has neither systemd's "
+                                            "user manager nor `crontab`, so nothing runs sleep each night. A "
+                                            "session start catches up a night over a day old once there is "
+                                            "something new; or run `openmemory sleep` yourself, or install cron "
+                                            "and run `openmemory setup` again. The line cron would run:\n"
+                                            f"    {schedule.cron_line(command)}")
     if kind == "print":
         return Change("schedule", "manual", "nightly sleep: add this line to your crontab (`crontab -e`):\n"
                                             f"    {schedule.cron_line(command)}")
@@ -475,6 +489,8 @@ def _restore_settings(rec: dict, rules: list, hooks: list) -> str | None:
 
 def _undo_schedule(sched: dict) -> Change:
     kind = sched.get("kind")
+    if kind == "none":
+        return Change("schedule", "keep", "no nightly job to remove (--schedule none)")
     if kind == "cron":
         if sched["line"] not in schedule.crontab_lines():
             return Change("schedule", "keep", "the crontab line setup added is gone already")
@@ -719,6 +735,7 @@ def doctor(now: float | None = None) -> list[Finding]:
     findings.append(check_tools_allowed())
     findings.append(check_hook())
     findings += check_recent(now)
+    findings.append(check_nightly())
     findings.append(check_memory_folders())
     return findings
 
@@ -877,11 +894,14 @@ def check_recent(now: float) -> list[Finding]:
     missed = missed_sessions(ingested, at if at is not None else since, now)
     if len(missed) >= MISSED_FOR_FAILURE:
         out.append(Finding("last hook run", FAIL, f"{len(missed)} sessions ended since "
-                                                  f"{'the last hook run ' + last_hook if last_hook else 'setup'} "
+                                                  f"{'the last hook run ' + last_hook if last_hook else _connected_by()} "
                                                   f"and the hook ingested none of them",
                            "check the hook above; `claude --debug` shows hook errors"))
+    elif last_hook is None and since is None:
+        out.append(Finding("last hook run", NOTE, "the hook has not run yet: nothing connects it (see above)"))
     elif last_hook is None:
-        out.append(Finding("last hook run", NOTE, "no session has ended since setup: the hook has not run yet"))
+        out.append(Finding("last hook run", NOTE, f"no session has ended since {_connected_by()}: the hook has "
+                                                  f"not run yet"))
     else:
         out.append(Finding("last hook run", OK, f"last hook run {last_hook} ({_ago(now - at)} ago)"))
     at = _timestamp(last_sleep)
@@ -898,6 +918,61 @@ def check_recent(now: float) -> list[Finding]:
     else:
         out.append(Finding("last sleep", OK, f"last sleep {last_sleep} ({_ago(now - at)} ago)"))
     return out
+
+
+def check_nightly() -> Finding:
+    """A nightly job runs sleep: the one setup added is still in place, or one was added by hand."""
+    sched = record().get("schedule") or {}
+    kind = sched.get("kind")
+    if kind == "none":
+        return Finding("nightly job", NOTE, "none (`setup --schedule none`): sleep runs when a session start "
+                                            "catches up a night over a day old, or by hand")
+    try:
+        if kind in ("cron", "systemd", "launchd"):
+            there = _job_in_place(sched)
+            what = {"cron": f"a crontab line: {sched.get('line')}",
+                    "systemd": f"a systemd user timer: {schedule.systemd_dir()}/{schedule.UNIT}.timer",
+                    "launchd": f"a launchd agent: {sched.get('file')}"}[kind]
+            if there:
+                return Finding("nightly job", OK, f"sleep runs at 03:30 from {what}")
+            return Finding("nightly job", FAIL, f"the nightly job setup added is gone ({what})",
+                           f"run `{_here()} setup` to add it again")
+        found = _job_added_by_hand()
+    except OpenMemoryError as e:
+        return Finding("nightly job", FAIL, f"cannot look for the nightly job: {e}", f"run `{_here()} setup`")
+    if found:
+        return Finding("nightly job", OK, f"sleep runs nightly from {found} (not added by setup)")
+    if schedule.choose("auto") == "print":
+        return Finding("nightly job", FAIL, "no nightly job, and this machine has neither systemd's user manager "
+                                            "nor `crontab` to run one: sleep runs only when a session start catches "
+                                            "up a night, or by hand",
+                       f"install cron (its package is usually `cron` or `cronie`) and run `{_here()} setup`; "
+                       f"or run `{_here()} sleep` each day yourself")
+    return Finding("nightly job", FAIL, "no nightly job runs sleep: lessons wait for a session start to catch "
+                                        "up a night, or for you", f"run `{_here()} setup` (it adds one; "
+                                                                   f"`--schedule none` to go without)")
+
+
+def _job_in_place(sched: dict) -> bool:
+    if sched["kind"] == "cron":
+        return sched.get("line") in schedule.crontab_lines()
+    if sched["kind"] == "systemd":
+        return all(Path(f).exists() for f in sched.get("files") or []) and bool(sched.get("files"))
+    return Path(sched.get("file") or "").is_file()
+
+
+def _job_added_by_hand() -> str | None:
+    """Where a nightly openmemory job was added by hand (or by an older setup), if anywhere."""
+    if Path(schedule.launchd_path()).is_file():
+        return f"the launchd agent {schedule.launchd_path()}"
+    timer = schedule.systemd_dir() / f"{schedule.UNIT}.timer"
+    if timer.is_file():
+        return f"the systemd user timer {timer}"
+    if shutil.which(schedule.program("crontab")):
+        for line in schedule.crontab_lines():
+            if not line.lstrip().startswith("#") and "openmemory" in line and " sleep" in line:
+                return f"the crontab line `{line}`"
+    return None
 
 
 def check_memory_folders() -> Finding:
@@ -1008,6 +1083,10 @@ def missed_sessions(ingested: dict, after: float | None, now: float) -> list[str
                 ingested.get(str(path)) != (st.st_mtime_ns, st.st_size):
             out.append(str(path))
     return out
+
+
+def _connected_by() -> str:
+    return "setup" if record().get("created") else "the plugin was installed"
 
 
 def _setup_time() -> float | None:

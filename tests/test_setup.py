@@ -323,6 +323,30 @@ class Doctor(SetupCase):
         self.assertIn("✘ mcp server: no openmemory MCP server is registered with Claude Code\n    fix: run `", out)
         self.assertIn(f"✘ hook: no openmemory SessionEnd hook in {self.settings}", out)
         self.assertIn("• last sleep: no night has passed yet", out)
+        self.assertIn("• last hook run: the hook has not run yet: nothing connects it", out)
+        self.assertNotIn("since setup", out)  # setup has not run
+
+    def test_a_missing_nightly_job_fails_with_the_fix_and_one_setup_added_passes_until_it_is_gone(self):
+        nowhere = self.tmp / "not-installed"
+        rc, out = self.doctor(OPENMEMORY_SYSTEMCTL=nowhere, OPENMEMORY_CRONTAB=nowhere)
+        if sys.platform != "darwin":
+            self.assertIn("✘ nightly job: no nightly job, and this machine has neither systemd's user manager nor "
+                          "`crontab` to run one", out)
+            self.assertIn("    fix: install cron (its package is usually `cron` or `cronie`) and run `", out)
+            p = self.setup_cli("--dry-run", env=self.env(OPENMEMORY_SYSTEMCTL=nowhere, OPENMEMORY_CRONTAB=nowhere))
+            self.assertIn("! nightly sleep: NOT scheduled: this machine has neither systemd's user manager nor "
+                          "`crontab`, so nothing runs sleep each night.", p.stdout)
+        rc, out = self.doctor()
+        self.assertIn("✘ nightly job: no nightly job runs sleep: lessons wait for a session start", out)
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "cron").returncode, 0)
+        rc, out = self.doctor()
+        self.assertIn("✔ nightly job: sleep runs at 03:30 from a crontab line: 30 3 * * * ", out)
+        self.crontab_file.write_text("")
+        rc, out = self.doctor()
+        self.assertIn("✘ nightly job: the nightly job setup added is gone (a crontab line: ", out)
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
+        rc, out = self.doctor()
+        self.assertIn("• nightly job: none (`setup --schedule none`)", out)
 
     def test_after_setup_every_check_passes_and_notes_what_has_not_happened_yet(self):
         # Register the server as `claude mcp add` would (no claude here): .claude.json's mcpServers.
