@@ -170,7 +170,11 @@ class Plugin(RealClaude):
         prompts = [prompt] if isinstance(prompt, str) else prompt
         r = harness.run_session(scenario, prompts, home=str(self.h), cwd=str(self.h / "work"), settings=None,
                                 allowed_tools=allowed, timeout=120, log=str(self.tmp / f"requests-{time.time()}.jsonl"),
-                                env={"OPENMEMORY_HOME": str(self.home), "PATH": os.environ.get("PATH", BARE_PATH)})
+                                env={"OPENMEMORY_HOME": str(self.home), "PATH": os.environ.get("PATH", BARE_PATH),
+                                     # The hook's own time is bench_hook's to judge; on a loaded machine
+                                     # (load 18 on 2 cores) the plugin's two interpreter starts pass
+                                     # Claude Code's 1.5 s and "Hook cancelled" lands on stderr.
+                                     "CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS": "30000"})
         for turn in r["turns"]:
             self.assertEqual(turn["rc"], 0, r["turns"])
             self.assertNotIn("hook error", turn["stderr"])
