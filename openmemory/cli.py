@@ -346,9 +346,11 @@ def cmd_setup(args) -> int:
     """Connect Claude Code in one step: the MCP server, the hooks and the nightly sleep (--undo removes
     them); --judge turns the optional judge on or off."""
     from . import setup
+    if args.purge and not args.undo:
+        raise OpenMemoryError("--purge goes with --undo: `openmemory setup --undo --purge`")
     if args.judge is not None or _asks_for_a_judge(args):
         _setup_judge(args)
-    changes = setup.undo_plan() if args.undo else setup.plan(args.schedule)
+    changes = setup.undo_plan(purge=args.purge) if args.undo else setup.plan(args.schedule)
     todo = [c for c in changes if c.run is not None]
     if args.json and (args.dry_run or not todo):
         _print_json({"changes": [c.as_dict() for c in changes], "done": False})
@@ -621,6 +623,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="show what would change, change nothing")
     p.add_argument("--yes", "-y", action="store_true", help="make the changes without asking")
     p.add_argument("--undo", action="store_true", help="remove exactly what setup added, nothing else")
+    p.add_argument("--purge", action="store_true", help="with --undo: also remove every lesson openmemory "
+                                                        "wrote into Claude Code's memory folders")
     p.add_argument("--schedule", choices=("auto", "cron", "systemd", "launchd", "print", "none"), default="auto",
                    help="how to run the nightly sleep (default auto: launchd on macOS, a systemd user timer, "
                         "else cron, else print the crontab line)")

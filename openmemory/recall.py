@@ -433,13 +433,13 @@ def touch_episodes(store: Store, ids: list, now: str, passage_ids=()) -> None:
 # the database may not exist on this machine, so they are compared as text first.
 
 def project_scope(cwd):
-    """A predicate: is a memory with this cwd in the project of cwd (or meant everywhere)?"""
+    """A predicate: is a memory with this cwd in the project of cwd (or meant everywhere)? The
+    project is the repository that holds cwd (paths.project_of); from a folder in no repository
+    ("/", $HOME, /tmp), that folder alone: every memory stored below it is not its project."""
     foreign = {paths.project_key(str(cwd)).rstrip("\\")} if paths.is_foreign(cwd) else set()
     given = os.path.abspath(os.path.expanduser(str(cwd)))
-    roots = {given, os.path.realpath(given)}
-    if os.path.isdir(given):
-        roots.update(str(root) for root in (paths.work_tree(given), paths.git_root(given)) if root)
-    main = _main_root(given)
+    here = paths.project_of(given) if os.path.isdir(given) else None
+    roots = {given, os.path.realpath(given)}  # a folder not here: matched by its text, subfolders too
     cache = {}
 
     def in_project(memory_cwd) -> bool:
@@ -449,16 +449,12 @@ def project_scope(cwd):
             if paths.is_foreign(memory_cwd):    # another machine's Windows folder: by its text, without case
                 key = paths.project_key(memory_cwd).rstrip("\\")
                 cache[memory_cwd] = any(key == k or key.startswith(k + "\\") for k in foreign)
+            elif here is not None:
+                cache[memory_cwd] = paths.project_of(memory_cwd) == here
             else:
-                cache[memory_cwd] = (any(memory_cwd == r or memory_cwd.startswith(r.rstrip("/") + "/") for r in roots)
-                                     or (main is not None and _main_root(memory_cwd) == main))
+                cache[memory_cwd] = any(memory_cwd == r or memory_cwd.startswith(r.rstrip("/") + "/") for r in roots)
         return cache[memory_cwd]
     return in_project
-
-
-def _main_root(path):
-    """The project (paths.project_of) of path, when path exists here."""
-    return paths.project_of(path) if os.path.isdir(path) else None
 
 
 # --------------------------------------------------------------------------------------

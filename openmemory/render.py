@@ -423,6 +423,12 @@ def _write_index(md: Path, index: list, sections: dict, now: str, before_replace
             sections.pop(str(md), None)
             return  # nothing to say and no section to empty
         try:
+            if not lines:  # the last lesson vetoed or gone: the section goes, markers and all
+                if _remove_section(md, current, text, before_replace):
+                    sections.pop(str(md), None)
+                    result["written" if md.exists() else "removed"].append(str(md))
+                    return
+                continue
             new, how = merge(text, lines)
         except RenderError as e:
             result["warnings"].append(f"left {md} as it is: {e}; keep exactly one `{BEGIN}` line and one "
@@ -450,6 +456,80 @@ def _write_index(md: Path, index: list, sections: dict, now: str, before_replace
         result["warnings"].append(
             f"openmemory's section was put at the top of {md}, which is long: {mine} of your own line(s) "
             f"now fall past what Claude Code loads (the first {LOAD_LINES} lines); shorten the file")
+
+
+def _remove_section(md: Path, current: bytes, text: str, before_replace=None) -> bool:
+    """Take openmemory's section out of MEMORY.md (the file goes when nothing else is left);
+    False when the file changed meanwhile. Raises RenderError on damaged markers."""
+    rest = unmerge(text)
+    if rest is None:
+        return files.remove_memory_file_if_unchanged(md, current)
+    return files.replace_memory_file_if_unchanged(md, current, rest.encode("utf-8", "surrogateescape"),
+                                                  before_replace)
+
+
+def rendered() -> dict:
+    """What purge would remove: {"files": lesson files as render wrote them, "sections": MEMORY.md
+    files holding openmemory's markers, "left": lesson files the person edited}."""
+    written = _load_state(paths.written_path(), "files", dict)
+    sections = _load_state(paths.written_path(), "sections", dict)
+    out = {"files": [], "sections": [], "left": []}
+    for name, rec in sorted(written.items()):
+        current = files.read(Path(name))
+        if current is not None:
+            out["files" if _sha(current) == rec.get("sha256") else "left"].append(name)
+    folders = {Path(name).parent for name in sections}
+    if paths.projects_dir().is_dir():
+        folders.update(paths.projects_dir().glob("*/memory"))
+    for folder in sorted(folders):
+        current = files.read(folder / "MEMORY.md") if _folder_ok(folder) else None
+        if current is not None and (BEGIN.encode() in current or END.encode() in current):
+            out["sections"].append(str(folder / "MEMORY.md"))
+    return out
+
+
+def purge() -> dict:
+    """Remove from every memory folder what render put there: each lesson file as it was
+    written, and the section of each MEMORY.md, markers included. A lesson file the person
+    edited is theirs and stays. Returns {"removed", "sections", "left", "warnings"}: paths."""
+    result = {"removed": [], "sections": [], "left": [], "warnings": []}
+    with files.Lock("render.lock", LOCK_WAIT_SECONDS, "purge"):
+        written = _load_state(paths.written_path(), "files", dict)
+        sections = _load_state(paths.written_path(), "sections", dict)
+        for name, rec in sorted(written.items()):
+            path = Path(name)
+            current = files.read(path)
+            if current is not None and _sha(current) != rec.get("sha256"):
+                result["left"].append(name)
+                continue
+            if not _folder_ok(path.parent):
+                result["warnings"].append(f"skipped {path}: not in a memory folder inside {paths.projects_dir()}")
+                continue
+            if current is not None and files.remove_memory_file_if_unchanged(path, current):
+                result["removed"].append(name)
+            del written[name]  # removed, or gone already: no record left to read as a veto
+        folders = {Path(name).parent for name in sections}
+        if paths.projects_dir().is_dir():
+            folders.update(paths.projects_dir().glob("*/memory"))
+        for folder in sorted(folders):
+            md = folder / "MEMORY.md"
+            current = files.read(md) if _folder_ok(folder) else None
+            text = None if current is None else current.decode("utf-8", "surrogateescape")
+            if text is None or (BEGIN not in text and END not in text):
+                sections.pop(str(md), None)
+                continue
+            try:
+                if _remove_section(md, current, text):
+                    result["sections"].append(str(md))
+                    sections.pop(str(md), None)
+                else:
+                    result["warnings"].append(f"{md} changed while openmemory read it; run this again")
+            except RenderError as e:
+                result["warnings"].append(f"left {md} as it is: {e}; remove the `{BEGIN}` and `{END}` lines "
+                                          f"and what is between them yourself")
+        files.write_own(paths.written_path(), _dump({"version": STATE_VERSION, "files": written,
+                                                        "sections": sections}))
+    return result
 
 
 def summary(result: dict) -> str:
@@ -700,6 +780,25 @@ def merge(text: str | None, lines: list) -> tuple:
         at = len(first) + len(ending)
         return text[:at] + section + newline + text[at:], "inserted"
     return bom + section + newline + text[len(bom):], "inserted"
+
+
+def unmerge(text: str) -> str | None:
+    """text without openmemory's section, markers and their line included, and the blank line
+    merge put before a section it appended; None when nothing else is left (the file was ours)."""
+    found = find_section(text)
+    if not found:
+        return text
+    start, end = found
+    head, rest = text[:start], text[end:]
+    ending = next((e for e in ("\r\n", "\n", "\r") if rest.startswith(e)), "")
+    rest = rest[len(ending):]
+    if not rest:
+        for e in ("\r\n", "\n", "\r"):
+            if head.endswith(e + e):  # the blank line merge put before an appended section
+                head = head[: -len(e)]
+                break
+    out = head + rest
+    return None if out in ("", "\ufeff") else out
 
 
 def counted_lines(text: str) -> list:

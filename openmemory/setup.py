@@ -8,6 +8,7 @@ and `setup --undo` removes exactly that. Nothing is done twice; the plugin and s
 both run a server and hooks. Below setup: Claude Code's settings.json as data, and the
 doctor's checks.
 """
+import hashlib
 import json
 import os
 import re
@@ -24,11 +25,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import __version__, files, paths, schedule, store, transcripts
+from . import __version__, files, paths, render, schedule, store, transcripts
 from .clock import iso, parse_time
 from .errors import OpenMemoryError
 
 MCP_NAME = "openmemory"
+PLUGIN_SERVER = "plugin_openmemory_openmemory"  # the server's name under the plugin (measured, 2.1.328)
+# The tools allowed by name, never the whole server: a tool a later version adds is asked for.
+# `show` opens a hit recall returned (issue 25's recall).
+TOOLS = ("recall", "remember", "show")
 HOOK_EVENTS = ("SessionStart", "SessionEnd", "PreCompact")  # catch-up sleep; ingest; ingest before /compact
 PLUGIN_NAME = "openmemory"
 
@@ -156,18 +161,23 @@ def record() -> dict:
 # -- setup -----------------------------------------------------------------------------------------
 
 def plan(schedule_mode: str = "auto") -> list[Change]:
-    """What setup would change, each step with the function that does it."""
-    changes = []
+    """What setup would change, each step with the function that does it; allowing the
+    tools comes first (without it a `claude -p` session is refused its first recall)."""
     plugins = [p for p in plugin_installs() if p["enabled"]]
+    rules = tool_rules(PLUGIN_SERVER if plugins else MCP_NAME)
+    allow, hooks = _settings_changes(rules, with_hooks=not plugins)
     if plugins:
-        changes.append(Change("note", "skip", f"the openmemory plugin ({plugins[0]['key']}, version "
-                                              f"{plugins[0]['version']}) already runs the MCP server and "
-                                              f"the hooks: setup adds neither"))
+        middle = [Change("note", "skip", f"the openmemory plugin ({plugins[0]['key']}, version "
+                                         f"{plugins[0]['version']}) already runs the MCP server and "
+                                         f"the hooks: setup adds neither")]
     else:
-        changes.append(_mcp_change())
-        changes += _hook_changes()
-    changes.append(_schedule_change(schedule_mode))
-    return changes
+        middle = [_mcp_change()]
+    return [allow, *middle, *hooks, _schedule_change(schedule_mode)]
+
+
+def tool_rules(server: str = MCP_NAME) -> list[str]:
+    """The permission rules that let the model call openmemory's tools, one per tool."""
+    return [f"mcp__{server}__{tool}" for tool in TOOLS]
 
 
 def apply(changes: list[Change]) -> list[str]:
@@ -209,55 +219,109 @@ def _mcp_change() -> Change:
     return Change("mcp", action, f"{what}: {command}", run)
 
 
-def _hook_changes() -> list[Change]:
-    """The hooks as one change: one write of settings.json, one backup. Hooks an earlier setup
-    added with another command (an install that moved, an upgrade) are replaced."""
+def _settings_changes(rules: list[str], with_hooks: bool) -> tuple[Change, list[Change]]:
+    """(allowing the tools, [the hooks, notes]): two lines for the person, one write of
+    settings.json and one backup. Hooks an earlier setup added with another command (an
+    install that moved, an upgrade) are replaced."""
     settings, _ = read_settings()
     path = paths.settings_path()
     command = shell_command("hook")
-    missing = [e for e in HOOK_EVENTS if command not in hook_commands(settings, e)]
+    absent = [r for r in rules if r not in allow_rules(settings)]
+    missing = [e for e in HOOK_EVENTS if command not in hook_commands(settings, e)] if with_hooks else []
     stale = [(e, c) for e, c in record().get("hooks", [])
-             if c != command and c in hook_commands(settings, e)]
-    changes = []
-    if not missing and not stale:
-        changes.append(Change("hook", "keep", f"hooks {', '.join(HOOK_EVENTS)} are in {path}: {command}"))
-    else:
-        def run(rec):
-            current, raw = read_settings()
-            added = []
-            for event, old in stale:
-                current, _ = without_hook(current, event, old)
-            for event in missing:
-                current, changed = with_hook(current, event, command)
-                if changed:
-                    added.append(event)
-            if not added and not stale:
-                return None
-            backup = files.replace_config_if_unchanged(path, raw, dump_settings(current, raw))
-            rec["hooks"] = [h for h in rec.get("hooks", []) if tuple(h) not in stale]
-            rec["hooks"] += [[e, command] for e in added if [e, command] not in rec["hooks"]]
-            if raw is None:
-                rec["settings_created"] = str(path)
-            return f"backup of {path} as it was: {backup}" if backup else None
+             if c != command and c in hook_commands(settings, e)] if with_hooks else []
 
+    def write(rec):
+        current, raw = read_settings()
+        before = current
+        current, added_rules = with_allow(current, absent)
+        for event, old in stale:
+            current, _ = without_hook(current, event, old)
+        added = []
+        for event in missing:
+            current, changed = with_hook(current, event, command)
+            if changed:
+                added.append(event)
+        if current == before:
+            return None
+        data = dump_settings(current, raw)
+        backup = files.replace_config_if_unchanged(path, raw, data)
+        _note_settings_written(rec, raw, data, backup)
+        if added_rules:
+            made = "permissions" if not isinstance(before.get("permissions"), dict) else \
+                "allow" if not isinstance(before["permissions"].get("allow"), list) else None
+            rec.setdefault("allow_made", made)
+            rec["allow"] = rec.get("allow", []) + [r for r in added_rules if r not in rec.get("allow", [])]
+        rec["hooks"] = [h for h in rec.get("hooks", []) if tuple(h) not in stale]
+        rec["hooks"] += [[e, command] for e in added if [e, command] not in rec["hooks"]]
+        return f"backup of {path} as it was: {backup}" if backup else None
+
+    if absent:
+        allow = Change("permission", "add", f"allow openmemory's tools by name in {path} (the model calls "
+                                            f"them without asking): {', '.join(absent)}", write)
+    else:
+        allow = Change("permission", "keep", f"openmemory's tools are allowed in {path}: {', '.join(rules)}")
+    changes = []
+    if with_hooks and not missing and not stale:
+        changes.append(Change("hook", "keep", f"hooks {', '.join(HOOK_EVENTS)} are in {path}: {command}"))
+    elif with_hooks:
         what = f"add the hooks {', '.join(missing)}" if missing else "replace the hooks"
         if stale:
             what += f" (in place of setup's earlier `{stale[0][1]}`)"
-        changes.append(Change("hook", "replace" if stale else "add", f"{what} to {path}: {command}", run))
+        changes.append(Change("hook", "replace" if stale else "add", f"{what} to {path}: {command}",
+                              _written_above if absent else write))
     earlier = {c for _, c in stale}
-    for event, other in openmemory_hooks(settings):
+    for event, other in openmemory_hooks(settings) if with_hooks else []:
         if other != command and other not in earlier:
             changes.append(Change("note", "keep", f"also in {path}: a {event} hook `{other}` that setup did "
                                                   f"not add; remove it, or that event runs openmemory twice"))
-    return changes
+    return allow, changes
+
+
+def _written_above(rec) -> None:
+    """A change made by the one write of settings.json listed before it."""
+    return None
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _note_settings_written(rec: dict, raw: bytes | None, data: bytes, backup: Path | None) -> None:
+    """Keep what `--undo` needs to give the file back byte for byte: the backup of the file as
+    it was before setup first changed it, valid while nothing but setup has changed it since."""
+    mine = rec.get("settings")
+    if raw is None:
+        rec["settings_created"] = str(paths.settings_path())
+        rec["settings"] = {"original": None, "backup": None}
+    elif mine is None:
+        rec["settings"] = {"original": _sha(raw), "backup": str(backup) if backup else None}
+    elif mine.get("written") != _sha(raw):
+        mine["backup"] = None  # someone else changed it since setup wrote it: merge out only
+        mine["original"] = None
+    rec["settings"]["written"] = _sha(data)
 
 
 def _schedule_change(mode: str) -> Change:
     kind = schedule.choose(mode)
     command = schedule.nightly_command(*_nightly_parts())
+    earlier = record().get("schedule") or {}
+    if kind == "none" and earlier.get("kind") in ("cron", "systemd", "launchd") and _job_in_place(earlier):
+        return Change("schedule", "keep", f"nightly sleep: the {earlier['kind']} job an earlier setup added stays "
+                                          f"(--schedule none adds none; `setup --undo` removes it)")
     if kind == "none":
-        return Change("schedule", "skip", "nightly sleep: not scheduled (--schedule none); "
-                                          "each session start catches up a sleep over a day old")
+        def run(rec):
+            rec["schedule"] = {"kind": "none"}  # chosen: doctor notes it rather than failing
+        return Change("schedule", "skip", "nightly sleep: not scheduled (--schedule none); a session start "
+                                          "catches up a night over a day old once there is something new",
+                      None if (record().get("schedule") or {}).get("kind") == "none" else run)
+    if kind == "print" and mode == "auto":
+        return Change("schedule", "manual", "nightly sleep: NOT scheduled: this machine has neither systemd's "
+                                            "user manager nor `crontab`, so nothing runs sleep each night. A "
+                                            "session start catches up a night over a day old once there is "
+                                            "something new; or run `openmemory sleep` yourself, or install cron "
+                                            "and run `openmemory setup` again. The line cron would run:\n"
+                                            f"    {schedule.cron_line(command)}")
     if kind == "print":
         return Change("schedule", "manual", "nightly sleep: add this line to your crontab (`crontab -e`):\n"
                                             f"    {schedule.cron_line(command)}")
@@ -310,25 +374,44 @@ def _nightly_parts() -> tuple[str, str]:
 
 # -- undo ------------------------------------------------------------------------------------------
 
-def undo_plan() -> list[Change]:
-    """What `setup --undo` would remove: only what setup recorded, and only if it is still there."""
+def undo_plan(purge: bool = False) -> list[Change]:
+    """What `setup --undo` would remove: only what setup recorded, and only if it is still there;
+    with purge, also every lesson render put in Claude Code's memory folders."""
     rec = record()
     changes = []
     if not rec:
-        return [Change("note", "keep", f"nothing to undo: setup has not added anything ({record_path()})")]
+        note = Change("note", "keep", f"nothing to undo: setup has not added anything ({record_path()})")
+        return [note, _purge_change()] if purge else [note]
     server = rec.get("mcp", {}).get("server")
     if server:
         changes.append(_undo_mcp(server, rec["mcp"].get("replaced")))
-    settings, _ = read_settings()
-    present = [(e, c) for e, c in rec.get("hooks", []) if c in hook_commands(settings, e)]
-    if present:
-        changes.append(Change("hook", "remove", f"remove the hooks {', '.join(e for e, _ in present)} from "
-                                                f"{paths.settings_path()}: {present[0][1]}",
-                              lambda r: _remove_hooks(r, present)))
+    changes += _undo_settings(rec)
     sched = rec.get("schedule")
     if sched:
         changes.append(_undo_schedule(sched))
+    if purge:
+        changes.append(_purge_change())
     return changes
+
+
+def _purge_change() -> Change:
+    """Every lesson file render wrote, as it wrote it, and openmemory's section of each MEMORY.md."""
+    found = render.rendered()
+    lessons, sections = len(found["files"]), len(found["sections"])
+    if not lessons and not sections:
+        return Change("memory", "keep", "no lesson of openmemory's in Claude Code's memory folders: nothing to purge")
+    kept = f"; {len(found['left'])} you edited stay" if found["left"] else ""
+    return Change("memory", "remove", f"remove from Claude Code's memory folders {lessons} lesson file"
+                                      f"{'' if lessons == 1 else 's'} (om-<id>.md) and openmemory's section of "
+                                      f"{sections} MEMORY.md, markers included{kept}", _purge)
+
+
+def _purge(rec) -> str:
+    done = render.purge()
+    lines = [f"removed {name}" for name in done["removed"]]
+    lines += [f"took openmemory's section out of {name}" for name in done["sections"]]
+    lines += [f"left {name}: you edited it, so it is yours (delete it yourself)" for name in done["left"]]
+    return "\n".join(lines + done["warnings"]) or "nothing was left to remove"
 
 
 def undo(changes: list[Change]) -> list[str]:
@@ -356,28 +439,58 @@ def _undo_mcp(server: dict, replaced: dict | None) -> Change:
     return Change("mcp", "remove", f"remove the MCP server `{MCP_NAME}`{again}", run)
 
 
-def _remove_hooks(rec: dict, hooks: list) -> str | None:
-    current, raw = read_settings()
-    removed = False
-    for event, command in hooks:
-        current, changed = without_hook(current, event, command)
-        removed = removed or changed
-    note = None
+def _undo_settings(rec: dict) -> list[Change]:
+    """Taking the rules and hooks setup added out of settings.json, in one write: the file as it
+    was before setup, byte for byte, when nothing but setup has changed it since."""
+    settings, _ = read_settings()
     path = paths.settings_path()
-    if removed:
-        if not current and rec.get("settings_created"):  # setup made the file: it goes as it came
-            files.remove_config_if_unchanged(path, raw)
-        else:
-            backup = files.replace_config_if_unchanged(path, raw, dump_settings(current, raw))
-            note = f"backup of {path} as it was: {backup}"
-    rec["hooks"] = [h for h in rec.get("hooks", []) if h not in [list(x) for x in hooks]]
-    if not rec["hooks"]:
-        rec.pop("settings_created", None)
+    rules = [r for r in rec.get("allow", []) if r in allow_rules(settings)]
+    hooks = [(e, c) for e, c in rec.get("hooks", []) if c in hook_commands(settings, e)]
+    run = lambda r: _restore_settings(r, rules, hooks)  # noqa: E731
+    changes = []
+    if rules:
+        changes.append(Change("permission", "remove", f"remove the rules allowing openmemory's tools from "
+                                                      f"{path}: {', '.join(rules)}", run))
+    if hooks:
+        changes.append(Change("hook", "remove", f"remove the hooks {', '.join(e for e, _ in hooks)} from "
+                                                f"{path}: {hooks[0][1]}", _written_above if rules else run))
+    return changes
+
+
+def _restore_settings(rec: dict, rules: list, hooks: list) -> str | None:
+    current, raw = read_settings()
+    path = paths.settings_path()
+    mine = rec.get("settings") or {}
+    unchanged = raw is not None and mine.get("written") == _sha(raw)
+    before = None
+    if unchanged and mine.get("backup") and mine.get("original"):
+        kept = files.read(Path(mine["backup"]))
+        before = kept if kept is not None and _sha(kept) == mine["original"] else None
+    note = None
+    if unchanged and rec.get("settings_created"):  # setup made the file: it goes as it came
+        files.remove_config_if_unchanged(path, raw)
+    elif before is not None:
+        backup = files.replace_config_if_unchanged(path, raw, before)
+        note = f"{path} is back as it was before setup, byte for byte; as it was just now: {backup}"
+    else:
+        after = without_allow(current, rules, rec.get("allow_made"))
+        for event, command in hooks:
+            after, _ = without_hook(after, event, command)
+        if after != current:
+            if not after and rec.get("settings_created"):
+                files.remove_config_if_unchanged(path, raw)
+            else:
+                backup = files.replace_config_if_unchanged(path, raw, dump_settings(after, raw))
+                note = f"backup of {path} as it was: {backup}"
+    for key in ("allow", "allow_made", "hooks", "settings", "settings_created"):
+        rec.pop(key, None)
     return note
 
 
 def _undo_schedule(sched: dict) -> Change:
     kind = sched.get("kind")
+    if kind == "none":
+        return Change("schedule", "keep", "no nightly job to remove (--schedule none)")
     if kind == "cron":
         if sched["line"] not in schedule.crontab_lines():
             return Change("schedule", "keep", "the crontab line setup added is gone already")
@@ -498,10 +611,10 @@ def with_hook(settings: dict, event: str, command: str) -> tuple[dict, bool]:
     if hooks is None:
         hooks = out["hooks"] = {}
     if not isinstance(hooks, dict):
-        raise SettingsError(f"\"hooks\" in {settings_path()} is not an object; fix it, then run this again")
+        raise SettingsError(f"\"hooks\" in {paths.settings_path()} is not an object; fix it, then run this again")
     groups = hooks.setdefault(event, [])
     if not isinstance(groups, list):
-        raise SettingsError(f"\"hooks.{event}\" in {settings_path()} is not a list; fix it, then run this again")
+        raise SettingsError(f"\"hooks.{event}\" in {paths.settings_path()} is not a list; fix it, then run this again")
     groups.append({"hooks": [{"type": "command", "command": command}]})
     return out, True
 
@@ -527,6 +640,44 @@ def without_hook(settings: dict, event: str, command: str) -> tuple[dict, bool]:
         if not out["hooks"]:
             del out["hooks"]
     return out, True
+
+
+def allow_rules(settings: dict) -> list[str]:
+    """The rules under permissions.allow, in order."""
+    perms = settings.get("permissions")
+    allow = perms.get("allow") if isinstance(perms, dict) else None
+    return [r for r in allow if isinstance(r, str)] if isinstance(allow, list) else []
+
+
+def with_allow(settings: dict, rules: list[str]) -> tuple[dict, list[str]]:
+    """settings with each rule appended to permissions.allow; (settings, the rules added)."""
+    added = [r for r in rules if r not in allow_rules(settings)]
+    if not added:
+        return settings, []
+    out = json.loads(json.dumps(settings))
+    perms = out.setdefault("permissions", {})
+    if not isinstance(perms, dict):
+        raise SettingsError(f"\"permissions\" in {paths.settings_path()} is not an object; fix it, then run this again")
+    allow = perms.setdefault("allow", [])
+    if not isinstance(allow, list):
+        raise SettingsError(f"\"permissions.allow\" in {paths.settings_path()} is not a list; fix it, then run "
+                            f"this again")
+    allow.extend(added)
+    return out, added
+
+
+def without_allow(settings: dict, rules: list[str], made: str | None = None) -> dict:
+    """settings without those rules; the list (or permissions) setup made goes once it is empty."""
+    if not any(r in allow_rules(settings) for r in rules):
+        return settings
+    out = json.loads(json.dumps(settings))
+    perms = out["permissions"]
+    perms["allow"] = [r for r in perms["allow"] if r not in rules]
+    if not perms["allow"] and made in ("allow", "permissions"):
+        del perms["allow"]
+        if not perms and made == "permissions":
+            del out["permissions"]
+    return out
 
 
 def dump_settings(settings: dict, read_bytes: bytes | None) -> bytes:
@@ -581,8 +732,10 @@ def doctor(now: float | None = None) -> list[Finding]:
     findings = [check_database(), check_fts5()]
     findings += check_installs()
     findings.append(check_server())
+    findings.append(check_tools_allowed())
     findings.append(check_hook())
     findings += check_recent(now)
+    findings.append(check_nightly())
     findings.append(check_memory_folders())
     return findings
 
@@ -667,6 +820,42 @@ def check_server() -> Finding:
     return Finding("mcp server", OK, f"registered and answers tools/list ({', '.join(tools)}): {shlex.join(argv)}")
 
 
+def check_tools_allowed() -> Finding:
+    """The model may call recall and remember without a prompt (`claude -p` refuses one)."""
+    plugins = [p for p in plugin_installs() if p["enabled"]]
+    server = PLUGIN_SERVER if plugins and registered_server() is None else MCP_NAME
+    try:
+        settings, _ = read_settings()
+    except OpenMemoryError as e:
+        return Finding("tools allowed", FAIL, str(e), "fix the file, then run `openmemory setup`")
+    perms = settings.get("permissions") if isinstance(settings.get("permissions"), dict) else {}
+
+    def rules(kind):
+        value = perms.get(kind)
+        return {r for r in value if isinstance(r, str)} if isinstance(value, list) else set()
+
+    def matching(tool, found):
+        return [r for r in (f"mcp__{server}__{tool}", f"mcp__{server}", f"mcp__{server}__*") if r in found]
+
+    path = paths.settings_path()
+    for kind in ("deny", "ask"):
+        held = [r for tool in TOOLS for r in matching(tool, rules(kind))]
+        if held:
+            return Finding("tools allowed", FAIL, f"{path} has `{held[0]}` under permissions.{kind}: the model "
+                                                  f"cannot call openmemory's tools without a prompt (and `claude -p` "
+                                                  f"refuses them)", f"remove that rule, then run `{_here()} setup`")
+    allowed = rules("allow")
+    missing = [f"mcp__{server}__{tool}" for tool in TOOLS[:2] if not matching(tool, allowed)]
+    if missing:
+        return Finding("tools allowed", FAIL, f"{', '.join(missing)} not allowed in {path}: Claude Code asks "
+                                              f"before each call, and `claude -p` refuses it",
+                       f"run `{_here()} setup` (it adds one rule per tool)")
+    wide = [r for r in (f"mcp__{server}", f"mcp__{server}__*") if r in allowed]
+    also = f" (by `{wide[0]}`, which also allows any tool a later version adds)" if wide else ""
+    return Finding("tools allowed", OK, f"the model may call openmemory's tools without asking{also}: "
+                                        f"{', '.join(r for r in tool_rules(server) if r in allowed) or wide[0]}")
+
+
 def check_hook() -> Finding:
     plugins = [p for p in plugin_installs() if p["enabled"]]
     try:
@@ -705,11 +894,14 @@ def check_recent(now: float) -> list[Finding]:
     missed = missed_sessions(ingested, at if at is not None else since, now)
     if len(missed) >= MISSED_FOR_FAILURE:
         out.append(Finding("last hook run", FAIL, f"{len(missed)} sessions ended since "
-                                                  f"{'the last hook run ' + last_hook if last_hook else 'setup'} "
+                                                  f"{'the last hook run ' + last_hook if last_hook else _connected_by()} "
                                                   f"and the hook ingested none of them",
                            "check the hook above; `claude --debug` shows hook errors"))
+    elif last_hook is None and since is None:
+        out.append(Finding("last hook run", NOTE, "the hook has not run yet: nothing connects it (see above)"))
     elif last_hook is None:
-        out.append(Finding("last hook run", NOTE, "no session has ended since setup: the hook has not run yet"))
+        out.append(Finding("last hook run", NOTE, f"no session has ended since {_connected_by()}: the hook has "
+                                                  f"not run yet"))
     else:
         out.append(Finding("last hook run", OK, f"last hook run {last_hook} ({_ago(now - at)} ago)"))
     at = _timestamp(last_sleep)
@@ -726,6 +918,61 @@ def check_recent(now: float) -> list[Finding]:
     else:
         out.append(Finding("last sleep", OK, f"last sleep {last_sleep} ({_ago(now - at)} ago)"))
     return out
+
+
+def check_nightly() -> Finding:
+    """A nightly job runs sleep: the one setup added is still in place, or one was added by hand."""
+    sched = record().get("schedule") or {}
+    kind = sched.get("kind")
+    if kind == "none":
+        return Finding("nightly job", NOTE, "none (`setup --schedule none`): sleep runs when a session start "
+                                            "catches up a night over a day old, or by hand")
+    try:
+        if kind in ("cron", "systemd", "launchd"):
+            there = _job_in_place(sched)
+            what = {"cron": f"a crontab line: {sched.get('line')}",
+                    "systemd": f"a systemd user timer: {schedule.systemd_dir()}/{schedule.UNIT}.timer",
+                    "launchd": f"a launchd agent: {sched.get('file')}"}[kind]
+            if there:
+                return Finding("nightly job", OK, f"sleep runs at 03:30 from {what}")
+            return Finding("nightly job", FAIL, f"the nightly job setup added is gone ({what})",
+                           f"run `{_here()} setup` to add it again")
+        found = _job_added_by_hand()
+    except OpenMemoryError as e:
+        return Finding("nightly job", FAIL, f"cannot look for the nightly job: {e}", f"run `{_here()} setup`")
+    if found:
+        return Finding("nightly job", OK, f"sleep runs nightly from {found} (not added by setup)")
+    if schedule.choose("auto") == "print":
+        return Finding("nightly job", FAIL, "no nightly job, and this machine has neither systemd's user manager "
+                                            "nor `crontab` to run one: sleep runs only when a session start catches "
+                                            "up a night, or by hand",
+                       f"install cron (its package is usually `cron` or `cronie`) and run `{_here()} setup`; "
+                       f"or run `{_here()} sleep` each day yourself")
+    return Finding("nightly job", FAIL, "no nightly job runs sleep: lessons wait for a session start to catch "
+                                        "up a night, or for you", f"run `{_here()} setup` (it adds one; "
+                                                                   f"`--schedule none` to go without)")
+
+
+def _job_in_place(sched: dict) -> bool:
+    if sched["kind"] == "cron":
+        return sched.get("line") in schedule.crontab_lines()
+    if sched["kind"] == "systemd":
+        return all(Path(f).exists() for f in sched.get("files") or []) and bool(sched.get("files"))
+    return Path(sched.get("file") or "").is_file()
+
+
+def _job_added_by_hand() -> str | None:
+    """Where a nightly openmemory job was added by hand (or by an older setup), if anywhere."""
+    if Path(schedule.launchd_path()).is_file():
+        return f"the launchd agent {schedule.launchd_path()}"
+    timer = schedule.systemd_dir() / f"{schedule.UNIT}.timer"
+    if timer.is_file():
+        return f"the systemd user timer {timer}"
+    if shutil.which(schedule.program("crontab")):
+        for line in schedule.crontab_lines():
+            if not line.lstrip().startswith("#") and "openmemory" in line and " sleep" in line:
+                return f"the crontab line `{line}`"
+    return None
 
 
 def check_memory_folders() -> Finding:
@@ -836,6 +1083,10 @@ def missed_sessions(ingested: dict, after: float | None, now: float) -> list[str
                 ingested.get(str(path)) != (st.st_mtime_ns, st.st_size):
             out.append(str(path))
     return out
+
+
+def _connected_by() -> str:
+    return "setup" if record().get("created") else "the plugin was installed"
 
 
 def _setup_time() -> float | None:

@@ -1,10 +1,12 @@
 """Recall: the index stays in sync, odd queries never raise, scoring/touching/archive/scope
 behave as documented, real transcripts, and the CLI verb (quality: test_recall_quality)."""
 import json
+import os
 import sqlite3
 import subprocess
 import sys
 import unittest
+from pathlib import Path
 
 from openmemory import clock, embed, mcp, migrations, recall, store
 from tests.fixtures import project_folder, test_session
@@ -323,6 +325,40 @@ class ProjectScope(TempHome):
                 self.assertEqual(first, {(False, ids["mine"]), (True, everywhere)})
                 self.assertEqual(set(order[2:]), {(False, ids["theirs"]), (False, ids["gone"]), (True, elsewhere)})
                 self.assertEqual([h["in_project"] for h in scoped], [True, True, False, False, False])
+
+    def test_from_a_folder_in_no_repository_only_that_folder_is_this_project(self):
+        loose = Path(os.path.realpath(self.tmp)) / "home"     # like $HOME or /tmp: in no repository
+        (loose / "repo" / ".git").mkdir(parents=True)
+        (loose / "repo" / "src").mkdir()
+        (loose / "notes").mkdir()
+        scope = recall.project_scope(str(loose))
+        self.assertTrue(scope(str(loose)))
+        self.assertFalse(scope(str(loose / "notes")))           # a folder below: its own project
+        self.assertFalse(scope(str(loose / "repo" / "src")))    # a repository below
+        self.assertFalse(scope(str(loose / "gone")))            # one since deleted
+        self.assertTrue(scope(None))                            # meant everywhere
+        root = recall.project_scope("/")
+        self.assertTrue(root("/"))
+        self.assertFalse(root(str(loose)))
+        self.assertTrue(recall.project_scope(str(loose / "repo" / "src"))(str(loose / "repo")))  # the repository
+
+        with store.connect() as db:
+            ids = put_apart(db, [
+                episode("below", "docker compose up failed", "port 5432 already allocated", cwd=str(loose / "repo"),
+                        at="2026-06-01T00:00:00Z"),
+                episode("newer", "docker compose up failed", "port 5432 already allocated", cwd="/elsewhere/x",
+                        at="2026-10-01T00:00:00Z")])
+        # The CLI from that folder: nothing below it is marked this project, and the newer comes first.
+        p = subprocess.run([sys.executable, "-m", "openmemory", "recall", "docker compose port", "--here", "--json"],
+                           capture_output=True, text=True, env=self.env(), cwd=str(loose))
+        hits = json.loads(p.stdout)
+        self.assertEqual([(h["id"], h["in_project"]) for h in hits],
+                         [(f"e{ids['newer']}", False), (f"e{ids['below']}", False)])  # ids as recall shows them
+        # The MCP server started there (CLAUDE_PROJECT_DIR) ranks alike.
+        reply = mcp.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "recall", "arguments": {"query": "docker compose port"}}}, str(loose))
+        text = reply["result"]["content"][0]["text"]
+        self.assertLess(text.index(f"e{ids['newer']}"), text.index(f"e{ids['below']}"), text)
 
     def test_a_path_that_does_not_exist_here_is_matched_as_text(self):
         scope = recall.project_scope("/nowhere/repo")

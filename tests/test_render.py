@@ -232,7 +232,7 @@ class TheUserDecides(RenderCase):
         result = self.render()
         self.assertEqual(result["vetoed"], [{"id": lid, "text": TEXT}])
         self.assertFalse(topic.exists())
-        self.assertNotIn(f"om-{lid}.md", self.md().decode())
+        self.assertFalse((self.memory / "MEMORY.md").exists())  # it held only the section: it goes too
         self.assertEqual(raw_db(self.db).execute("SELECT vetoed FROM lessons WHERE id = ?", (lid,)).fetchone()[0], 1)
         [veto] = self.state("vetoed.json")["lessons"]
         self.assertEqual((veto["id"], veto["text"], veto["file"]), (lid, TEXT, str(topic)))
@@ -242,9 +242,26 @@ class TheUserDecides(RenderCase):
         again = add_lesson(self.db, TEXT.upper() + ".", cwd=str(self.repo), sources=[], strength=2)
         self.render()
         self.assertFalse((self.memory / f"om-{again}.md").exists())
-        self.assertNotIn("om-", self.md().decode())
+        self.assertFalse((self.memory / "MEMORY.md").exists())
         self.assertEqual(raw_db(self.db).execute("SELECT vetoed FROM lessons WHERE id = ?", (again,)).fetchone()[0], 1)
         self.assertEqual(json.loads(self.ok("status", "--json").stdout)["lessons_live"], 0)
+
+    def test_a_veto_of_the_last_lesson_takes_the_section_out_markers_and_all(self):
+        self.memory.mkdir(parents=True)
+        for mine in (b"# My memory\n- [Deploys](deploys.md) \xe2\x80\x94 Fridays\n",   # appended after
+                     b"# My memory\r\n" + b"- a line\r\n" * 199 + b"- the last, no newline"):  # inserted at the top
+            with self.subTest(mine=mine[:20]):
+                (self.memory / "MEMORY.md").write_bytes(mine)
+                lid = add_lesson(self.db, f"Lesson {len(mine)}: prefer ruff over flake8 here", cwd=str(self.repo),
+                                 strength=1.5)
+                self.render()
+                self.assertIn(render.BEGIN.encode(), self.md())
+                (self.memory / f"om-{lid}.md").unlink()
+                result = self.render()
+                self.assertEqual([v["id"] for v in result["vetoed"]], [lid])
+                self.assertEqual(self.md(), mine)  # no empty begin/end markers: the person's bytes as they were
+                self.assertEqual(result["warnings"], [])
+                self.assertEqual(self.render()["written"], [])
 
     def test_a_rebuilt_database_keeps_the_veto(self):
         lid = self.lesson()
@@ -279,8 +296,7 @@ class TheUserDecides(RenderCase):
         raw_db(self.db).execute("UPDATE lessons SET archived = 1 WHERE id = ?", (lid,))
         result = self.render()
         self.assertEqual(topic.read_text(), edited)  # not removed either
-        self.assertEqual(result["removed"], [])
-        self.assertNotIn(f"om-{lid}.md", self.md().decode())
+        self.assertEqual(result["removed"], [str(self.memory / "MEMORY.md")])  # the index held only it
 
     def test_a_file_openmemory_did_not_write_is_not_touched(self):
         lid = self.lesson()
@@ -597,7 +613,8 @@ class Command(RenderCase):
         p = self.ok("render", "--json")
         out = json.loads(p.stdout)
         self.assertEqual(out["vetoed"], [{"id": lid, "text": TEXT}])
-        self.assertEqual(out["written"], [str(self.memory / "MEMORY.md")])
+        self.assertEqual(out["written"], [])
+        self.assertEqual(out["removed"], [str(self.memory / "MEMORY.md")])  # it held only the section
         p = self.cli("render", "--max-lines", "-1")
         self.assertEqual((p.returncode, p.stdout), (1, ""))
         self.assertIn("must be a whole number", p.stderr)

@@ -11,6 +11,7 @@ import plistlib
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 from openmemory import schedule, setup
 from tests.fixtures import test_session
@@ -28,6 +29,9 @@ class Setup(SetupCase):
         after = json.loads(self.settings.read_text(encoding="utf-8"))
         added = {e: after["hooks"].pop(e)[-1] for e in ("SessionStart", "PreCompact")}
         added["SessionEnd"] = after["hooks"]["SessionEnd"].pop()
+        self.assertEqual(after["permissions"]["allow"][2:], ["mcp__openmemory__recall", "mcp__openmemory__remember",
+                                                             "mcp__openmemory__show"])
+        del after["permissions"]["allow"][2:]
         self.assertEqual(after, USER_SETTINGS)  # every key of the person's, and their own SessionEnd hook
         command = added["SessionEnd"]["hooks"][0]["command"]
         self.assertEqual(added["SessionStart"], {"hooks": [{"type": "command", "command": command}]})
@@ -56,21 +60,71 @@ class Setup(SetupCase):
         self.assertEqual((self.settings.read_bytes(), self.crontab_file.read_bytes()), (settings_bytes, cron_bytes))
         self.assertEqual(len(list((self.home / "backups").iterdir())), 1)
 
-        # Undo removes exactly what setup added.
+        # Undo removes exactly what setup added: nothing else changed the file, so it is back byte for byte.
         p = self.setup_cli("--undo", "--yes")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertEqual(json.loads(self.settings.read_text(encoding="utf-8")), USER_SETTINGS)
+        self.assertEqual(self.settings.read_bytes(), self.original)
         self.assertEqual(self.crontab_file.read_text(), "MAILTO=me@example.com\n0 9 * * 1 ~/bin/weekly.sh\n")
         self.assertFalse((self.home / "setup.json").exists())
         p = self.setup_cli("--undo", "--yes")
         self.assertIn("nothing to undo", p.stdout)
+
+    def test_the_tools_are_allowed_by_name_shown_first_asked_and_undone(self):
+        p = self.setup_cli("--dry-run", "--schedule", "none")
+        first = p.stdout.splitlines()[0]
+        self.assertEqual(first, f"+ allow openmemory's tools by name in {self.settings} (the model calls them "
+                                "without asking): mcp__openmemory__recall, mcp__openmemory__remember, "
+                                "mcp__openmemory__show")
+        self.assertEqual(self.setup_cli("--schedule", "none", input="").returncode, 1)  # asked like the rest
+        self.assertEqual(self.settings.read_bytes(), self.original)
+
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
+        allow = json.loads(self.settings.read_text(encoding="utf-8"))["permissions"]["allow"]
+        self.assertEqual([r for r in allow if "openmemory" in r],
+                         ["mcp__openmemory__recall", "mcp__openmemory__remember", "mcp__openmemory__show"])
+        self.assertNotIn("mcp__openmemory", allow)  # never the whole server: a later tool is asked for
+        self.assertFalse([r for r in allow if r.startswith("mcp__openmemory") and "*" in r])
+        self.assertTrue(self.setup_cli("--dry-run", "--schedule", "none").stdout.startswith(
+            "= openmemory's tools are allowed in "))
+
+        # The person adds a rule of their own: undo takes out only setup's (merging, not restoring).
+        settings = json.loads(self.settings.read_text(encoding="utf-8"))
+        settings["permissions"]["allow"].append("Bash(make:*)")
+        self.settings.write_text(json.dumps(settings, indent=4))
+        p = self.setup_cli("--undo", "--yes")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(p.stdout.startswith("- remove the rules allowing openmemory's tools from "), p.stdout)
+        after = json.loads(self.settings.read_text(encoding="utf-8"))
+        self.assertEqual(after["permissions"], {"allow": ["Bash(npm run test:*)", "mcp__github", "Bash(make:*)"],
+                                                "deny": ["Read(./.env)"]})
+
+    def test_undo_gives_back_a_settings_file_byte_for_byte_and_takes_out_only_what_it_made(self):
+        # A file in the person's own layout (one line, their spacing, no final newline), no permissions.
+        odd = b'{ "model" :"opus",   "env": {"A": "\\u00e9"} }'
+        self.settings.write_bytes(odd)
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
+        self.assertNotEqual(self.settings.read_bytes(), odd)
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)  # again: nothing changes
+        p = self.setup_cli("--undo", "--yes")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(f"{self.settings} is back as it was before setup, byte for byte", p.stderr)
+        self.assertEqual(self.settings.read_bytes(), odd)
+
+        # Changed by someone else since: merged out instead, and the permissions setup made go too.
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
+        settings = json.loads(self.settings.read_text(encoding="utf-8"))
+        settings["theme"] = "dark"
+        self.settings.write_text(json.dumps(settings))
+        self.assertEqual(self.setup_cli("--undo", "--yes").returncode, 0)
+        self.assertEqual(json.loads(self.settings.read_text(encoding="utf-8")),
+                         {"model": "opus", "env": {"A": "é"}, "theme": "dark"})
 
     def test_dry_run_changes_nothing(self):
         p = self.setup_cli("--dry-run", "--schedule", "cron")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("+ add the hooks SessionStart, SessionEnd, PreCompact to", p.stdout)
         self.assertIn("+ add to your crontab: 30 3 * * * ", p.stdout)
-        self.assertIn("dry run: 2 changes not made", p.stdout)
+        self.assertIn("dry run: 3 changes not made", p.stdout)
         self.assertEqual(self.settings.read_bytes(), self.original)
         self.assertFalse(self.crontab_file.exists())
         self.assertFalse((self.home / "setup.json").exists())
@@ -163,6 +217,12 @@ class Setup(SetupCase):
         p = self.setup_cli("--yes", "--schedule", "none")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("the openmemory plugin (openmemory@openmemory, version 0.1.0) already runs", p.stdout)
+        # Only the plugin's tools allowed, by the names its server has: no hook, no other change.
+        after = json.loads(self.settings.read_text(encoding="utf-8"))
+        self.assertEqual(after["permissions"]["allow"][2:], [f"mcp__plugin_openmemory_openmemory__{t}"
+                                                             for t in ("recall", "remember", "show")])
+        self.assertNotIn("PreCompact", after["hooks"])
+        self.assertEqual(self.setup_cli("--undo", "--yes").returncode, 0)
         self.assertEqual(self.settings.read_bytes(), before)
 
     def test_systemd_timer_and_launchd_agent_are_written_and_undone(self):
@@ -204,6 +264,52 @@ class Setup(SetupCase):
         self.assertEqual(status["sessions"], 1)
 
 
+class Purge(SetupCase):
+    def test_undo_purge_removes_every_rendered_lesson_and_section_and_says_what(self):
+        from openmemory import paths, store
+        from tests.test_render import add_lesson
+        real = Path(os.path.realpath(self.tmp))
+        shop, blog = real / "shop", real / "blog"
+        for repo in (shop, blog):
+            (repo / ".git").mkdir(parents=True)
+            paths.memory_dir_for(repo).mkdir(parents=True)
+        mine = b"# Blog notes\r\n- [Style](style.md) \xe2\x80\x94 short posts\r\n"
+        (paths.memory_dir_for(blog) / "MEMORY.md").write_bytes(mine)
+        with store.connect() as db:
+            ids = [add_lesson(db, "Run the tests with pytest -q, never unittest", cwd=str(shop), strength=1.5),
+                   add_lesson(db, "Keep the changelog in CHANGELOG.md up to date", cwd=str(shop), strength=1.2),
+                   add_lesson(db, "Write commit messages in the imperative mood", cwd=None, strength=1.0)]
+        self.ok("render")
+        edited = paths.memory_dir_for(shop) / f"om-{ids[1]}.md"
+        edited.write_text(edited.read_text() + "My own note.\n")
+        rendered = sorted(p for repo in (shop, blog) for p in paths.memory_dir_for(repo).iterdir())
+        self.assertEqual(len(rendered), 6)  # 3 + 1 lesson files, two MEMORY.md
+
+        p = self.setup_cli("--undo", "--purge", "--dry-run")  # setup never ran: the plugin's way out
+        self.assertIn("nothing to undo: setup has not added anything", p.stdout)
+        self.assertIn("- remove from Claude Code's memory folders 3 lesson files (om-<id>.md) and openmemory's "
+                      "section of 2 MEMORY.md, markers included; 1 you edited stay", p.stdout)
+        self.assertEqual(sorted(p for repo in (shop, blog) for p in paths.memory_dir_for(repo).iterdir()), rendered)
+
+        p = self.setup_cli("--undo", "--purge", "--yes")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(os.listdir(paths.memory_dir_for(shop)), [edited.name])  # MEMORY.md was only ours
+        self.assertEqual(os.listdir(paths.memory_dir_for(blog)), ["MEMORY.md"])
+        self.assertEqual((paths.memory_dir_for(blog) / "MEMORY.md").read_bytes(), mine)  # markers gone too
+        for name in (f"om-{ids[0]}.md", f"om-{ids[2]}.md"):
+            self.assertIn(f"removed {paths.memory_dir_for(shop) / name}\n", p.stderr)
+        self.assertIn(f"removed {paths.memory_dir_for(blog) / f'om-{ids[2]}.md'}\n", p.stderr)
+        self.assertIn(f"took openmemory's section out of {paths.memory_dir_for(blog) / 'MEMORY.md'}", p.stderr)
+        self.assertIn(f"left {edited}: you edited it", p.stderr)
+
+        # Removed by openmemory, not deleted by the person: nothing is a veto.
+        self.assertEqual(json.loads(self.ok("render", "--json").stdout)["vetoed"], [])
+        self.assertEqual(self.setup_cli("--undo", "--purge", "--yes").returncode, 0)
+        self.assertIn("no lesson of openmemory's in Claude Code's memory folders: nothing to purge",
+                      self.setup_cli("--undo", "--purge", "--dry-run").stdout)
+        self.assertEqual(self.cli("setup", "--purge", "--yes").returncode, 1)  # --purge goes with --undo
+
+
 class Doctor(SetupCase):
     def doctor(self, **env):
         p = self.cli("doctor", env=self.env(**env))
@@ -217,6 +323,30 @@ class Doctor(SetupCase):
         self.assertIn("✘ mcp server: no openmemory MCP server is registered with Claude Code\n    fix: run `", out)
         self.assertIn(f"✘ hook: no openmemory SessionEnd hook in {self.settings}", out)
         self.assertIn("• last sleep: no night has passed yet", out)
+        self.assertIn("• last hook run: the hook has not run yet: nothing connects it", out)
+        self.assertNotIn("since setup", out)  # setup has not run
+
+    def test_a_missing_nightly_job_fails_with_the_fix_and_one_setup_added_passes_until_it_is_gone(self):
+        nowhere = self.tmp / "not-installed"
+        rc, out = self.doctor(OPENMEMORY_SYSTEMCTL=nowhere, OPENMEMORY_CRONTAB=nowhere)
+        if sys.platform != "darwin":
+            self.assertIn("✘ nightly job: no nightly job, and this machine has neither systemd's user manager nor "
+                          "`crontab` to run one", out)
+            self.assertIn("    fix: install cron (its package is usually `cron` or `cronie`) and run `", out)
+            p = self.setup_cli("--dry-run", env=self.env(OPENMEMORY_SYSTEMCTL=nowhere, OPENMEMORY_CRONTAB=nowhere))
+            self.assertIn("! nightly sleep: NOT scheduled: this machine has neither systemd's user manager nor "
+                          "`crontab`, so nothing runs sleep each night.", p.stdout)
+        rc, out = self.doctor()
+        self.assertIn("✘ nightly job: no nightly job runs sleep: lessons wait for a session start", out)
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "cron").returncode, 0)
+        rc, out = self.doctor()
+        self.assertIn("✔ nightly job: sleep runs at 03:30 from a crontab line: 30 3 * * * ", out)
+        self.crontab_file.write_text("")
+        rc, out = self.doctor()
+        self.assertIn("✘ nightly job: the nightly job setup added is gone (a crontab line: ", out)
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
+        rc, out = self.doctor()
+        self.assertIn("• nightly job: none (`setup --schedule none`)", out)
 
     def test_after_setup_every_check_passes_and_notes_what_has_not_happened_yet(self):
         # Register the server as `claude mcp add` would (no claude here): .claude.json's mcpServers.
@@ -232,6 +362,25 @@ class Doctor(SetupCase):
         self.assertIn(f"✔ hook: SessionEnd hook in {self.settings} runs: ", out)
         self.assertIn("• last hook run: no session has ended since setup", out)
         self.assertNotIn("✘", out)
+
+    def test_the_tools_not_allowed_fail_with_the_fix_and_a_server_wide_rule_is_said_to_allow_more(self):
+        def line():
+            return next(x for x in self.doctor()[1].splitlines(True) if "tools allowed" in x)
+        self.assertEqual(line(), f"✘ tools allowed: mcp__openmemory__recall, mcp__openmemory__remember not allowed "
+                                 f"in {self.settings}: Claude Code asks before each call, and `claude -p` refuses it\n")
+        out = self.doctor()[1]
+        self.assertIn("(it adds one rule per tool)", out)
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
+        self.assertEqual(line(), "✔ tools allowed: the model may call openmemory's tools without asking: "
+                                 "mcp__openmemory__recall, mcp__openmemory__remember, mcp__openmemory__show\n")
+        settings = json.loads(self.settings.read_text(encoding="utf-8"))
+        settings["permissions"]["allow"] = ["mcp__openmemory"]
+        self.settings.write_text(json.dumps(settings))
+        self.assertIn("(by `mcp__openmemory`, which also allows any tool a later version adds)", line())
+        settings["permissions"]["deny"] = ["mcp__openmemory__remember"]
+        self.settings.write_text(json.dumps(settings))
+        self.assertTrue(line().startswith(f"✘ tools allowed: {self.settings} has `mcp__openmemory__remember` under "
+                                          f"permissions.deny"), line())
 
     def test_a_hook_whose_command_is_not_found_fails_with_the_fix(self):
         settings = dict(USER_SETTINGS, hooks={"SessionEnd": [{"hooks": [{"type": "command",
