@@ -323,24 +323,21 @@ def _words_of(row) -> list:
     """A memory's words (stems) as coverage and proximity read them: its title and text. A
     server answers many queries whose candidates overlap: each memory's words are read once
     while its text stays the same (WORDS_KEPT memories are kept)."""
-    key = (row["source"], row["id"])
-    text = row["title"] + " " + row["gist"]
+    return _kept_words((row["source"], row["id"]), row["title"] + " " + row["gist"])
+
+
+def _context_words(row, context: str) -> list:
+    """The words of a memory's context, read once while it stays the same (as _words_of)."""
+    return _kept_words((row["source"], row["id"], "context"), context)
+
+
+def _kept_words(key: tuple, text: str) -> list:
+    """embed.words of text, kept under key while the text stays the same."""
     found = _WORDS.get(key)
     if found is None or found[0] != text:
         if len(_WORDS) >= WORDS_KEPT:
             _WORDS.clear()
         found = _WORDS[key] = (text, embed.words(_plain(text)))
-    return found[1]
-
-
-def _context_words(row, context: str) -> list:
-    """The words of a memory's context, read once while it stays the same (as _words_of)."""
-    key = (row["source"], row["id"], "context")
-    found = _WORDS.get(key)
-    if found is None or found[0] != context:
-        if len(_WORDS) >= WORDS_KEPT:
-            _WORDS.clear()
-        found = _WORDS[key] = (context, embed.words(_plain(context)))
     return found[1]
 
 

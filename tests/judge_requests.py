@@ -30,17 +30,16 @@ labelled lasting item. The session split is learning_eval's (a session's id's SH
 divisible by 3 is set aside).
 """
 import argparse
-import hashlib
 import json
 import os
 import sys
-import tempfile
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
 from openmemory import episodes, ingest, judge, llm, sleep, store, transcripts
 from openmemory.clock import iso, parse_time
+from tests.learning_eval import environment, private_home as _private_home, split_of
 from tests.llm_server import ModelServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,31 +47,13 @@ CORPUS = Path(os.environ.get("OPENMEMORY_DEV_CORPUS") or ROOT.parent / "shared" 
 NO_VERDICT = "{}"           # the answer where none was recorded: read_answer finds no verdict in it
 
 
-def split_of(session_id: str) -> str:
-    """'heldout' for a session set aside (its id's SHA-256 divisible by 3), else 'tune'."""
-    return "heldout" if int(hashlib.sha256(session_id.encode()).hexdigest(), 16) % 3 == 0 else "tune"
-
-
 def session_files(which: str, corpus: Path = CORPUS) -> list:
     return sorted(p for p in corpus.glob("*.jsonl") if split_of(p.stem) == which)
 
 
-@contextmanager
 def private_home():
-    """OPENMEMORY_HOME, CLAUDE_CONFIG_DIR and HOME in a temporary folder, restored after."""
-    saved = {k: os.environ.get(k) for k in ("OPENMEMORY_HOME", "CLAUDE_CONFIG_DIR", "HOME")}
-    with tempfile.TemporaryDirectory(prefix="om-judge-") as tmp:
-        os.environ["OPENMEMORY_HOME"] = os.path.join(tmp, "om-home")
-        os.environ["CLAUDE_CONFIG_DIR"] = os.path.join(tmp, "claude")
-        os.environ["HOME"] = os.path.join(tmp, "user-home")
-        try:
-            yield Path(tmp)
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+    """A temporary home for a night (learning_eval's)."""
+    return _private_home(prefix="om-judge-")
 
 
 def night_of(files: list) -> str:
@@ -166,19 +147,10 @@ def replayed_model(answers: dict):
     replayer = Replayer(answers)
     with ModelServer("ok") as server:
         server.answer = replayer
-        saved = {k: os.environ.get(k) for k in ("OPENMEMORY_LLM_URL", "OPENMEMORY_LLM_MODEL", "OPENMEMORY_LLM_CALLS",
-                                                 "OPENMEMORY_LLM_SECONDS", "OPENMEMORY_LLM_TOKENS")}
-        os.environ.update(OPENMEMORY_LLM_URL=server.url, OPENMEMORY_LLM_MODEL="recorded-judge",
-                          OPENMEMORY_LLM_CALLS="100000", OPENMEMORY_LLM_SECONDS="100000",
-                          OPENMEMORY_LLM_TOKENS="1000000000")
-        try:
+        with environment(OPENMEMORY_LLM_URL=server.url, OPENMEMORY_LLM_MODEL="recorded-judge",
+                         OPENMEMORY_LLM_CALLS="100000", OPENMEMORY_LLM_SECONDS="100000",
+                         OPENMEMORY_LLM_TOKENS="1000000000"):
             yield replayer
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
 
 
 def replay_night(files: list, answers: dict) -> dict:

@@ -171,21 +171,27 @@ def detection(files: list, labels: dict) -> dict:
 # A first night: which labelled lasting items reach a lesson, and what is rendered
 
 @contextmanager
-def private_home():
+def environment(**values):
+    """os.environ with these values set, as it was after."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+@contextmanager
+def private_home(prefix: str = "om-eval-"):
     """OPENMEMORY_HOME, CLAUDE_CONFIG_DIR and HOME in a temporary folder, restored after."""
-    saved = {k: os.environ.get(k) for k in ("OPENMEMORY_HOME", "CLAUDE_CONFIG_DIR", "HOME")}
-    with tempfile.TemporaryDirectory(prefix="om-eval-") as tmp:
-        os.environ["OPENMEMORY_HOME"] = os.path.join(tmp, "om-home")
-        os.environ["CLAUDE_CONFIG_DIR"] = os.path.join(tmp, "claude")
-        os.environ["HOME"] = os.path.join(tmp, "user-home")
-        try:
-            yield Path(tmp)
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp, \
+            environment(OPENMEMORY_HOME=os.path.join(tmp, "om-home"), CLAUDE_CONFIG_DIR=os.path.join(tmp, "claude"),
+                        HOME=os.path.join(tmp, "user-home")):
+        yield Path(tmp)
 
 
 def state_of(lesson: dict, sources: list) -> str:
