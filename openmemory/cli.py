@@ -121,8 +121,10 @@ def cmd_status(args) -> int:
     print(f"passages     {counts['passages']['total']} (what was said; {counts['passages']['archived']} archived)")
     print(f"transcripts  {counts['sessions']} ingested, {_count(counts['lines_skipped'], 'malformed line')} skipped"
           + (f", {counts['opted_out']} kept out by .openmemory-ignore" if counts["opted_out"] else ""))
+    others = "".join(f", {counts['lessons_' + state]} {state}" for state in ("archived", "vetoed")
+                     if counts["lessons_" + state])
     print(f"lessons      {counts['lessons']} ({counts['lessons_live']} live, "
-          f"{_count(counts['lessons_candidate'], 'candidate')} to review: `openmemory lessons`)")
+          f"{_count(counts['lessons_candidate'], 'candidate')} to review{others}: `openmemory lessons`)")
     print(f"predictions  {counts['predictions']} ({counts['predictions_open']} open, "
           f"{counts['predictions_confirmed']} confirmed, {counts['predictions_failed']} failed)")
     print(f"database     {counts['db']} ({_size(counts['db_bytes'])}; passes quick_check)")
@@ -250,6 +252,10 @@ def cmd_lessons(args) -> int:
             act = review.approve if args.action == "approve" else review.reject
             lessons = [act(db, i) for i in dict.fromkeys(map(review.parse_id, args.args))]
         rendered = render.render(db)
+        vetoed = [{"id": ls["id"], "text": ls["text"]} for ls in lessons if ls["vetoed"]] if args.action == "reject" \
+            else []
+        _tell_morning(db, vetoed, "rejected")
+        _tell_morning(db, rendered["vetoed"], "deleted")
     if args.json:
         _print_json({"lessons": [{"id": ls["id"], "state": review.state_name(ls), "text": ls["text"]}
                                  for ls in lessons], "render": render.summary(rendered)})
@@ -263,11 +269,19 @@ def cmd_lessons(args) -> int:
 PASSAGES_LISTED = 20     # a forget lists at most this many of the passages it takes
 
 
+def _tell_morning(db, vetoed: list, how: str) -> None:
+    """The last morning report no longer lists what the person vetoed since as new (sleep.told_vetoed)."""
+    if vetoed:
+        from . import sleep
+        sleep.told_vetoed(db, vetoed, how)
+
+
 def cmd_render(args) -> int:
     """Write lessons into Claude Code's memory folders (MEMORY.md, om-<id>.md) and lessons.jsonl."""
     from . import render
     with store.connect() as db:
         result = render.render(db, max_lines=args.max_lines)
+        _tell_morning(db, result["vetoed"], "deleted")
     if args.json:
         _print_json(result)
     else:

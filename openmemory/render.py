@@ -15,7 +15,7 @@ import re
 import unicodedata
 from pathlib import Path
 
-from . import embed, files, forget, paths
+from . import counts, embed, files, forget, paths
 from .clock import iso
 from .errors import RenderError
 from .redact import redact
@@ -627,10 +627,11 @@ def file_name(lesson: dict) -> str:
 
 
 def index_line(lesson: dict, sources: list | None = None) -> str:
-    """`- [lesson](om-<id>.md) — seen N×, last DATE`, under LINE_CHARS characters."""
+    """`- [lesson](om-<id>.md) — seen in N sessions, last DATE`, under LINE_CHARS characters."""
     link = f"]({file_name(lesson)}) — "
     last = max((s["at"] for s in sources or [] if s.get("at")), default=lesson.get("updated") or "")
-    hooks = [f"seen {lesson['seen']}×" + (f", last {last[:10]}" if last else ""), f"seen {lesson['seen']}×"]
+    seen = counts.seen_words(int(lesson["seen"]))
+    hooks = [seen + (f", last {last[:10]}" if last else ""), seen]
     words = one_line(lesson["text"]).split(" ")
     for hook in hooks:  # the lesson whole matters more than the date
         for n in range(len(words), 0, -1):
@@ -654,7 +655,7 @@ def topic_file(lesson: dict, sources: list) -> str:
              "",
              neutralise(lesson["text"], block_start=True),
              "",
-             "**Why:** " + _why_intro(lesson, kind, sources)]
+             "**Why:** " + _why_intro(lesson, sources)]
     shown = sorted(sources, key=lambda s: (s.get("at") or "", s["id"]), reverse=True)[:WHY_SOURCES]
     for s in shown:
         lines.append(f"- {(s.get('at') or '')[:10] or 'undated'}: " + neutralise(clip(s["gist"], WHY_CHARS)))
@@ -666,10 +667,9 @@ def topic_file(lesson: dict, sources: list) -> str:
     return "\n".join(lines)
 
 
-def _why_intro(lesson: dict, kind: str, sources: list) -> str:
-    n = int(lesson.get("seen") or 1)
-    times = "once" if n == 1 else f"{n} times"
-    said = f"the user corrected this {times}" if kind == "feedback" else f"this went wrong {times}"
+def _why_intro(lesson: dict, sources: list) -> str:
+    """What the bullets below list, counted (corrections and failures apart), and in how many sessions."""
+    said = counts.why_words(counts.of_lesson(lesson, sources))
     return said + (":" if sources else " (its sources are no longer in memory).")
 
 

@@ -5,7 +5,7 @@ reject (a veto, as deleting the lesson's file is), edit (the text is theirs from
 Only the person approves: the CLI's `openmemory lessons approve` is the one way in; the MCP
 server and the model never call approve or edit (test_mcp pins it).
 """
-from . import backing, paths, render
+from . import backing, counts, paths, render
 from .clock import iso, parse_time
 from .errors import OpenMemoryError
 from .forget import incident
@@ -138,7 +138,7 @@ def by_session(eps: list) -> list:
 def told(entry: dict) -> list:
     """A listed lesson as a few lines for the person (`openmemory lessons`)."""
     where = f"project {entry['project']}" if entry["project"] else "every project"
-    head = f"{entry['ref']} · {entry['state']} · seen {entry['seen']}× · {where}"
+    head = f"{entry['ref']} · {entry['state']} · {counts.seen_words(entry['seen'])} · {where}"
     lines = [head, "  " + entry["text"]]
     if entry["state"] == "live":
         said = [BACKED_BY[b].format(seen=entry["seen"]) for b in entry["backed_by"] if b in BACKED_BY]

@@ -10,7 +10,7 @@ import json
 import math
 from datetime import timedelta
 
-from . import backing, embed, files, forget, judge, llm, paths, review
+from . import backing, counts, embed, files, forget, judge, llm, paths, review
 from .clock import iso, parse_time
 from .corrections import correction_head, lasting_sentence, own_lines, what_lasts
 from .failures import cause_key, error_line, is_lesson_error, is_work_failure, project_bound, telling_lines
@@ -731,7 +731,8 @@ def morning_facts(store: Store, facts: dict) -> dict:
 
     def now_as(item):
         ls = now_lessons.get(item["id"])
-        return dict(item, text=ls["text"], state=_shown_state(ls)) if ls else dict(item, state="forgotten")
+        return dict(item, text=ls["text"], seen=ls["seen"], state=_shown_state(ls)) if ls else \
+            dict(item, state="forgotten")
 
     new = [now_as(ls) for ls in cons["new"]]
     srcs_of = {i: [episodes[e] for e in now_lessons[i]["sources"] if e in episodes] for i in made if i in now_lessons}
@@ -785,32 +786,70 @@ def merge_nights(earlier: dict, later: dict) -> dict:
             by_id[item.get("id")] = item
         return [item for i, item in by_id.items() if i not in drop]
 
-    new = union("lessons_new")
-    candidates = union("candidates_new", drop={ls["id"] for ls in new})
+    vetoed = union("vetoed")
+    gone = {v["id"] for v in vetoed}                  # a veto takes a lesson out of every list
+    new = union("lessons_new", drop=gone)
+    again = {ls["id"]: ls for ls in later["lessons_strengthened"]}
+    new = [_strengthened_since(ls, again[ls["id"]]) if ls["id"] in again else ls for ls in new]
+    candidates = union("candidates_new", drop={ls["id"] for ls in new} | gone)
     episodes = dict(earlier["archived"]["episodes"])
     for kind, n in later["archived"]["episodes"].items():
         episodes[kind] = episodes.get(kind, 0) + n
     merged = dict(later, night=earlier["night"], runs=earlier.get("runs", 1) + 1, lessons_new=new,
-                  lessons_strengthened=union("lessons_strengthened", drop={ls["id"] for ls in new}),
+                  lessons_strengthened=union("lessons_strengthened", drop={ls["id"] for ls in new} | gone),
                   predictions_confirmed=union("predictions_confirmed"),
                   predictions_failed=union("predictions_failed"),
-                  candidates_new=candidates, lessons_to_candidates=union("lessons_to_candidates"),
+                  candidates_new=candidates, lessons_to_candidates=union("lessons_to_candidates", drop=gone),
                   candidates_lapsed=earlier.get("candidates_lapsed", 0) + later.get("candidates_lapsed", 0),
                   predictions_made=earlier["predictions_made"] + later["predictions_made"],
                   archived={"episodes": episodes,
                             "lessons": earlier["archived"]["lessons"] + later["archived"]["lessons"]},
-                  vetoed=union("vetoed"))
+                  vetoed=vetoed)
     merged.pop("errors", None)
     if later.get("errors"):
         merged["errors"] = later["errors"]
     return merged
 
 
+LISTED = ("lessons_new", "lessons_strengthened", "candidates_new", "lessons_to_candidates")
+
+
+def told_vetoed(store: Store, vetoed: list, how: str) -> bool:
+    """A veto after the night (`lessons reject`, or `render` finding a lesson file deleted): the
+    last morning report no longer lists the lesson as new, strengthened or a candidate, and says
+    it was vetoed (how: "rejected" or "deleted"); morning.md is written again. Whether it changed."""
+    report = _load_json(store.get_state("morning"))
+    ids = {int(v["id"]) for v in vetoed}
+    if not report or not any(ls["id"] in ids for key in LISTED for ls in report.get(key, [])):
+        return False
+    report = dict(report, **{key: [ls for ls in report.get(key, []) if ls["id"] not in ids] for key in LISTED})
+    told = {v["id"] for v in report.get("vetoed", [])}
+    report["vetoed"] = report.get("vetoed", []) + [{"id": int(v["id"]), "text": v["text"], "how": how}
+                                                   for v in vetoed if int(v["id"]) not in told]
+    report["candidates_waiting"] = sum(1 for ls in store.all_lessons() if _shown_state(ls) == backing.CANDIDATE)
+    with store.transaction():
+        store.set_state("morning", json.dumps(redact_obj(report), ensure_ascii=False, sort_keys=True))
+    write_morning(morning_text(report, PREDICTION_DAYS, ARCHIVE_AFTER_DAYS))
+    return True
+
+
+def _strengthened_since(made: dict, again: dict) -> dict:
+    """A lesson new tonight that a later sleep of the night strengthened: still new, as it is now."""
+    sources = made["sources"] + [s for s in again["sources"] if s not in made["sources"]]
+    return dict(made, text=again["text"], seen=again["seen"], strength=again["strength"],
+                sources=sorted(sources, key=lambda s: s.get("at") or ""))
+
+
 def summary(report: dict) -> str:
-    """The night in one line."""
+    """The night in one line: each count the length of the report's list (the morning report's
+    sections). A sleep after another the same night says which lessons it strengthened were
+    new earlier tonight (its total counts them as new)."""
     archived = sum(report["archived"]["episodes"].values()) + len(report["archived"]["lessons"])
+    made = {ls["id"] for ls in (report.get("tonight") or {}).get("lessons_new", [])}
+    earlier = sum(1 for ls in report["lessons_strengthened"] if ls["id"] in made)
     parts = [_count(len(report["lessons_new"]), "new lesson"),
-             f"{len(report['lessons_strengthened'])} strengthened",
+             f"{len(report['lessons_strengthened'])} strengthened"
+             + (f" ({earlier} new earlier tonight)" if earlier else ""),
              _count(len(report["predictions_confirmed"]), "prediction") + " confirmed",
              f"{len(report['predictions_failed'])} failed",
              _count(archived, "memory", "memories") + " archived"]
@@ -855,7 +894,7 @@ def morning_text(report: dict, prediction_days: int, archive_after_days: int) ->
     def new(ls):
         was = "; was a candidate, now backed" if ls.get("was") == "candidate" else ""
         return [f"- {ls['text']}", f"  ({ls['kind']}, {ls['cwd'] or 'every project'}; "
-                f"seen in {_count(ls['seen'], 'session')}{was})"] + sources(ls["sources"])
+                f"{counts.seen_words(ls['seen'])}{was})"] + sources(ls["sources"])
 
     def candidate(ls):
         where = f"{review.project_name(ls['cwd']) or 'every project'}; " if "cwd" in ls else ""
@@ -866,7 +905,7 @@ def morning_text(report: dict, prediction_days: int, archive_after_days: int) ->
                          "; now applies in every project" if ls["everywhere"] else "",
                          "; was a candidate, now backed" if ls.get("went_live") else "",
                          "; back from the archive" if ls["revived"] else ""])
-        return [f"- {ls['text']}", f"  (seen in {_count(ls['seen'], 'session')}{notes})"] + sources(ls["sources"])
+        return [f"- {ls['text']}", f"  ({counts.seen_words(ls['seen'])}{notes})"] + sources(ls["sources"])
 
     def prediction(item):
         outcome, p = item
@@ -900,7 +939,8 @@ def morning_text(report: dict, prediction_days: int, archive_after_days: int) ->
                     f"{archive_after_days} days or more ({kinds}): archived, not deleted."]
     section("Archived", archived["lessons"], lambda ls: [f"- Lesson faded: {ls['text']}"], after=memories)
     section("Vetoed by you", report["vetoed"], lambda v: [
-        f"- {v['text']}", "  (you deleted it from Claude Code's memory; it will not come back)"])
+        f"- {v['text']}", "  (you rejected it with `openmemory lessons reject`; it will not come back)"
+        if v.get("how") == "rejected" else "  (you deleted it from Claude Code's memory; it will not come back)"])
     section("The model", [report["model"]] if report.get("model") else [], _model_line)
     section("Warnings", report["warnings"], lambda w: [f"- {w}"])
     return "\n".join(lines).rstrip() + "\n"

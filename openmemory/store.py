@@ -254,7 +254,8 @@ class Store:
         sessions, skipped = self._db.execute("SELECT count(*), ifnull(sum(skipped), 0) FROM sessions").fetchone()
         lessons = self._db.execute(
             "SELECT count(*), ifnull(sum(NOT archived AND NOT vetoed AND state = 'live'), 0), "
-            "ifnull(sum(NOT archived AND NOT vetoed AND state = 'candidate'), 0) FROM lessons").fetchone()
+            "ifnull(sum(NOT archived AND NOT vetoed AND state = 'candidate'), 0), "
+            "ifnull(sum(archived AND NOT vetoed), 0), ifnull(sum(vetoed), 0) FROM lessons").fetchone()
         predictions = self._db.execute(
             "SELECT count(*), ifnull(sum(resolved IS NULL), 0), ifnull(sum(outcome = 'confirmed'), 0), "
             "ifnull(sum(outcome = 'failed'), 0) FROM predictions").fetchone()
@@ -265,6 +266,8 @@ class Store:
             "lessons": lessons[0],
             "lessons_live": lessons[1],
             "lessons_candidate": lessons[2],
+            "lessons_archived": lessons[3],     # review.state_name's four states, each lesson in one
+            "lessons_vetoed": lessons[4],
             "predictions": predictions[0],
             "predictions_open": predictions[1],
             "predictions_confirmed": predictions[2],

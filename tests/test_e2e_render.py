@@ -96,7 +96,7 @@ class RenderedLessonReachesTheModel(TempHome):
         why = "After the agent ran `python3 -m no_such_test_runner -q`, the person said"
         self.assertIn(why, topic)
         expected = {  # substring of the request body -> whether it must be there
-            "the tests with unittest, not `python3 -m no_such_test_runner -q`.](om-1.md) — seen 2×": True,
+            "the tests with unittest, not `python3 -m no_such_test_runner -q`.](om-1.md) — seen in 2 sessions": True,
             "USER-CANARY: we deploy on Fridays": True,
             f"Contents of {memory / 'MEMORY.md'} (user's auto-memory": True,
             "openmemory:begin": False,             # the markers are stripped on load

@@ -85,7 +85,7 @@ class LessonFiles(RenderCase):
         front = text.split("---\n")[1]
         self.assertEqual(front, f'name: om-{lid}\ndescription: "{TEXT}"\ntype: feedback\nmetadata:\n  type: feedback\n')
         self.assertIn("\n" + TEXT + "\n", text)
-        self.assertIn("**Why:** the user corrected this 2 times:", text)
+        self.assertIn("**Why:** the user corrected this 2 times, in 2 sessions:", text)
         self.assertIn("- 2026-11-05: After the agent ran `python -m unittest`, the person said: "
                       "\"No, don't use unittest here, run the tests with pytest -q\"", text)
         self.assertIn("- 2026-11-02: ", text)
@@ -94,7 +94,7 @@ class LessonFiles(RenderCase):
         self.assertNotIn(str(self.repo), how, "no path from the person's machine in How to apply")
         md = self.md().decode()
         self.assertEqual(md, f"{render.BEGIN}\n{render.HEADING}\n"
-                             f"- [{TEXT}](om-{lid}.md) — seen 2×, last 2026-11-05\n{render.END}\n")
+                             f"- [{TEXT}](om-{lid}.md) — seen in 2 sessions, last 2026-11-05\n{render.END}\n")
         self.assertEqual(oct(topic.stat().st_mode & 0o777), "0o600")
         written = self.state("written.json")["files"]
         self.assertEqual(written[str(topic)]["lesson"], lid)
@@ -150,7 +150,7 @@ class LessonFiles(RenderCase):
         self.assertEqual(len(lines), 3)
         for line in lines:
             self.assertLess(len(line), render.LINE_CHARS)
-            self.assertRegex(line, r"^- \[.+\]\(om-\d+\.md\) — seen 12345×")
+            self.assertRegex(line, r"^- \[.+\]\(om-\d+\.md\) — seen in 12345 sessions")
         self.assertTrue(any("Use tabs not spaces in the Makefile ever" in l for l in lines), lines)
 
     def test_no_lessons_no_files(self):
@@ -292,7 +292,7 @@ class TheUserDecides(RenderCase):
         self.assertEqual(topic.read_text(), edited)
         self.assertEqual(result["left"], [str(topic)])
         self.assertEqual(result["vetoed"], [])
-        self.assertIn(f"](om-{lid}.md) — seen 5×", self.md().decode())
+        self.assertIn(f"](om-{lid}.md) — seen in 5 sessions", self.md().decode())
         raw_db(self.db).execute("UPDATE lessons SET archived = 1 WHERE id = ?", (lid,))
         result = self.render()
         self.assertEqual(topic.read_text(), edited)  # not removed either

@@ -51,7 +51,7 @@ class Listing(ReviewCase):
         self.night(corrected(self.repo, 2))
         p = self.ok("lessons")
         self.assertEqual(p.stdout.splitlines(), [
-            f"lesson:1 · candidate · seen 1× · project {self.repo}",
+            f"lesson:1 · candidate · seen in 1 session · project {self.repo}",
             f"  {LESSON}",
             "  candidate since 2026-11-20: nothing backs it yet; approve: openmemory lessons approve lesson:1",
             f"  - 2026-11-02, shop: you said \"{SAID}\" after `python -m unittest` failed"])

@@ -191,7 +191,7 @@ def find_cycle(graph: dict):
 FLOORS = {
     0: ("__init__", "clock", "shorten", "errors", "paths", "embed", "redact"),
     1: ("files", "transcripts", "corrections", "failures", "neighbours"),
-    2: ("episodes", "passages", "wording", "forget", "backing", "migrations", "settings"),
+    2: ("episodes", "passages", "wording", "counts", "forget", "backing", "migrations", "settings"),
     3: ("store",),
     4: ("ingest", "recall", "render", "llm", "schedule", "review"),
     5: ("sleep", "setup", "mcp", "hook", "judge"),
