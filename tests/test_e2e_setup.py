@@ -21,7 +21,7 @@ import time
 import unittest
 from pathlib import Path
 
-from tests.fixtures import test_session
+from tests.fixtures import project_folder, test_session
 from tests.helpers import ROOT, TempHome, claude_code
 from tests.helpers import FAKE_CRONTAB, USER_SETTINGS
 
@@ -270,6 +270,19 @@ class Plugin(RealClaude):
         self.assertTrue(results, "the model got no tool result")
         self.assertFalse(results[0].get("is_error"), results[0])
         self.assertIn("the staging deploy needs the VPN up first", json.dumps(results[0]))
+
+        # A correction in a session: the hook ingests it, and the person reviews the lesson
+        # with the same command (issue 26's Done-when: `lessons` through the plugin's CLI).
+        self.session({"steps": [], "default": "I ran npm test: all 12 pass."},
+                     ["run the tests", "No, don't use npm here, run the tests with pnpm test"])
+        self.wait_for(lambda: json.loads(openmemory("status", "--json"))["episodes"]["correction"] == 1)
+        openmemory("sleep")
+        listed = json.loads(openmemory("lessons", "--json"))
+        self.assertEqual([(e["state"], e["project"]) for e in listed], [("candidate", os.path.realpath(project))])
+        self.assertIn(f"lesson:{listed[0]['id']} · candidate · seen in 1 session · project ", openmemory("lessons"))
+        self.assertIn(" · live · ", openmemory("lessons", "approve", f"lesson:{listed[0]['id']}"))
+        memory = project_folder(self.claude, project) / "memory"
+        self.assertIn(f"(om-{listed[0]['id']}.md) — seen in 1 session", (memory / "MEMORY.md").read_text())
 
     def test_the_documented_uninstall_leaves_no_plugin_marketplace_or_lesson(self):
         from openmemory import paths, store

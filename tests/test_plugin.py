@@ -7,7 +7,9 @@ import os
 import re
 import subprocess
 
+from tests.fixtures import project_folder
 from tests.helpers import ROOT, TempHome
+from tests.test_sleep import lint_session
 
 LAUNCHER = ROOT / ".claude-plugin" / "openmemory"
 PLUGIN = json.loads((ROOT / ".claude-plugin" / "plugin.json").read_text(encoding="utf-8"))
@@ -62,6 +64,24 @@ class Launcher(TempHome):
         p = self.run_here("status", "--json")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(json.loads(p.stdout)["episodes"]["note"], 1)
+
+    def test_lessons_are_reviewed_through_the_command_on_path(self):
+        # A session in the project where the person says a standing rule: sleep makes a live lesson.
+        lint_session(str(self.project)).write(project_folder(self.claude, self.project))
+        for verb in ("ingest", "sleep"):
+            p = self.run_here(verb)
+            self.assertEqual(p.returncode, 0, p.stderr)
+        p = self.run_here("lessons")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(p.stdout.startswith(f"lesson:1 · live · seen in 1 session · project "
+                                            f"{os.path.realpath(self.project)}\n"), p.stdout)
+        memory = project_folder(self.claude, self.project) / "memory"
+        self.assertIn("(om-1.md) — seen in 1 session", (memory / "MEMORY.md").read_text())
+        p = self.run_here("lessons", "reject", "lesson:1")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(p.stdout.startswith("lesson:1 · vetoed · "), p.stdout)
+        self.assertFalse((memory / "om-1.md").exists())
+        self.assertIn("(you rejected it with `openmemory lessons reject`", self.run_here("morning").stdout)
 
     def test_claude_codes_hook_and_server_run_from_the_project_too(self):
         env = self.env()
