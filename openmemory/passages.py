@@ -31,6 +31,14 @@ PASSAGE_CHARS = 600
 CONTEXT_BEFORE_CHARS = 300      # the end of the passage before it: what its words answer or go on from
 CONTEXT_REQUEST_CHARS = 150     # the words that opened its exchange, in a later passage's context
 CONTEXT_TITLE_CHARS = 80        # the session's request or title, in every passage's context
+# A short reply of the person's is kept with what the agent said just before it, the end of
+# which it answers ("Want me to also set gc.auto 0?" / "no don't set it"): an exchange as the
+# unit. Alone, "no don't set it" or "option 3" shares no word with a question about it (on the
+# dev corpus's tuning questions, 5 of the 21 answers not shown were such replies, ranked 8th to
+# 165th). Its passage opens with the end of the agent's words (at most QUOTE_CHARS, from a
+# sentence start, marked `…`), so it is found, and shown, as the answer to them.
+REPLY_QUOTED = 300              # a person's words at most this long are a reply to what came before
+QUOTE_CHARS = 240
 
 # Who said it, at the start of each part of a passage. Said to whoever reads the passage;
 # left out of the text index (store.INDEX_PASSAGES), where on every passage they would only
@@ -65,7 +73,7 @@ def passages_of(session: Session) -> list:
         for n, piece in enumerate(_pieces(body, role)):
             out.append({"key": f"passage:{anchor}:{part}.{n}", "kind": kind, "text": piece,
                         "context": _context(title, asked, piece), "at": at, "cwd": session.cwd or None})
-    out = _joined(out)
+    out = _quoted(_joined(out))
     before = ""
     for seq, p in enumerate(out):
         p["seq"] = seq
@@ -175,6 +183,34 @@ def _sentences(text: str, room: int) -> list:
         if m:
             at, new_line = m.end(), "\n" in m.group() or (new_line and not part)
     return out
+
+
+def _quoted(passages: list) -> list:
+    """Each passage that opens an exchange with a short reply of the person's, opened by the end
+    of the agent's words just before it (what the reply answers)."""
+    for last, p in zip(passages, passages[1:]):
+        if p["kind"] != "exchange" or not p["text"].startswith(PERSON) or last["kind"] not in ("exchange", "question"):
+            continue
+        said = p["text"][len(PERSON):].split("\n" + AGENT, 1)[0]
+        at = last["text"].rfind(AGENT)
+        if len(said) > REPLY_QUOTED or at < 0 or (PERSON in last["text"][at:]):
+            continue
+        quote = _tail_sentences(last["text"][at + len(AGENT):], QUOTE_CHARS)
+        if quote:
+            p["text"] = f"{AGENT}{quote}\n{p['text']}"
+    return passages
+
+
+def _tail_sentences(text: str, limit: int) -> str:
+    """The last sentences of text within limit characters (`…` before them when text goes on),
+    else its last limit characters from a word."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    for m in _SENTENCE.finditer(text, len(text) - limit):
+        return "…" + text[m.end():]
+    cut = text.find(" ", len(text) - limit)
+    return "…" + (text[cut + 1:] if cut >= 0 else text[-limit:])
 
 
 def _joined(passages: list) -> list:

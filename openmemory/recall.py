@@ -140,16 +140,31 @@ REPLY_CHARS = 160   # of the person's reply shown after what the agent said
 
 
 def with_replies(store: Store, hits: list) -> list:
-    """Hits with, for what the agent said (a passage without the person's words), the start of
-    the person's reply when the next passage opens with it (`reply`): a proposal or a question
-    of the agent is answered there ("no, don't set it")."""
+    """Hits with, for what the agent said (a passage without the person's words), the person's
+    words around it: the short question or request it answers, when the passage before ends
+    with one (`asked`: "hmm are the first two tests really testing something?"), and the start
+    of the person's reply when the next passage opens with it (`reply`: a proposal or a
+    question of the agent is answered there, "no, don't set it")."""
     for hit in hits:
         if hit["source"] == "passage" and hit["kind"] == "exchange" and "person: " not in hit["gist"]:
-            after = store.passages_around(hit["session_id"], hit["seq"] + 1, hit["seq"] + 1)
-            if after and after[0]["text"].startswith("person: "):
-                first = after[0]["text"].split("\nagent: ", 1)[0]
-                hit["reply"] = clip(first, REPLY_CHARS)
+            near = {p["seq"]: p["text"] for p in store.passages_around(hit["session_id"], hit["seq"] - 1,
+                                                                         hit["seq"] + 1)}
+            reply = _reply_in(near.get(hit["seq"] + 1, ""))
+            if reply:
+                hit["reply"] = clip(reply, REPLY_CHARS)
+            before = near.get(hit["seq"] - 1, "").rsplit("\n", 1)[-1]
+            if before.startswith("person: ") and len(before) <= REPLY_CHARS:
+                hit["asked"] = before
     return hits
+
+
+def _reply_in(text: str) -> str:
+    """The person's words a passage opens with (after the end of the agent's words it quotes,
+    passages.QUOTE_CHARS), up to the agent's answer; '' when it opens with the agent's words alone."""
+    lines = text.split("\n")
+    if text.startswith("agent: ") and len(lines) > 1 and lines[1].startswith("person: "):
+        text = "\n".join(lines[1:])
+    return text.split("\nagent: ", 1)[0] if text.startswith("person: ") else ""
 
 
 def ref(source: str, memory_id: int) -> str:
@@ -607,9 +622,9 @@ def hits_text(query: str, hits: list, cwd: str | None = None, max_chars: int | N
 def hit_block(hit: dict, query: str = "") -> str:
     """One hit: its header line, then its text (cut around the query's words when long), then
     the start of the person's reply to it, when there is one (with_replies)."""
-    reply = hit.get("reply") or ""
-    text = excerpt(hit_text(hit), query, HIT_CHARS - len(reply))
-    return header(hit) + "\n" + text + (f"\n{reply}" if reply else "")
+    reply, asked = hit.get("reply") or "", hit.get("asked") or ""
+    text = excerpt(hit_text(hit), query, HIT_CHARS - len(reply) - len(asked))
+    return header(hit) + "\n" + (f"{asked}\n" if asked else "") + text + (f"\n{reply}" if reply else "")
 
 
 def header(hit: dict, session_chars: int = SESSION_SHOWN) -> str:
@@ -685,8 +700,9 @@ def as_json(hit: dict) -> dict:
            "cwd": hit["cwd"], "session_id": hit.get("session_id"), "relevance": hit["relevance"],
            "score": hit["score"], "strength": hit["strength"], "recalls": hit["recalls"],
            "archived": hit["archived"], "in_project": hit["in_project"]}
-    if hit.get("reply"):
-        out["reply"] = hit["reply"]
+    for said in ("asked", "reply"):
+        if hit.get(said):
+            out[said] = hit[said]
     if hit["source"] == "lesson":
         out["state"] = hit.get("state") or "live"
     return out

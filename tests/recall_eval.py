@@ -3,6 +3,7 @@
     python3 -m tests.recall_eval                 # the side-by-side tables (about a minute)
     python3 -m tests.recall_eval --misses        # and every question whose answer is not shown, why
     python3 -m tests.recall_eval --json          # the figures as one JSON object
+    python3 -m tests.recall_eval --causes        # each tuning miss by its cause, counted
 
 The question set (tests/data/recall_dev_questions.json) was written by hand over the 45
 sessions of ../shared/corpus/dev/entireio__cli, blind to the code: 135 answerable questions,
@@ -209,6 +210,16 @@ def evaluate(misses: bool = False) -> dict:
         finally:
             server.close()
         db_bytes = sum(f.stat().st_size for f in (tmp / "om").glob("memory.db*"))
+        if misses:
+            os.environ.update(OPENMEMORY_HOME=env["OPENMEMORY_HOME"], CLAUDE_CONFIG_DIR=env["CLAUDE_CONFIG_DIR"])
+            try:
+                with store.connect() as db:
+                    why = {q["id"]: cause(db, q, results[q["id"]]) for q in data["questions"]
+                           if rank_of(hit_blocks(results[q["id"]]), q["gold"]) is None
+                           and (not q.get("heldout") or misses == "all")}
+            finally:
+                for k, v in saved.items():
+                    os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
     chunks = Chunks(paths)
     out = {"ingest": report.line(), "ingest_s": ingest_s, "chunks": chunks.count,
            "transcript_bytes": sum(p.stat().st_size for p in paths), "db_bytes": db_bytes}
@@ -248,9 +259,59 @@ def evaluate(misses: bool = False) -> dict:
         out["misses"] = [{"id": q["id"], "heldout": bool(q.get("heldout")), "where": q["where"],
                           "question": q["question"], "gold": q["gold"], "shown": text} for q, text in failing
                          if not q.get("heldout") or misses == "all"]
+        for m in out["misses"]:
+            m["cause"] = why.get(m["id"])
+        counts = {}
+        for c in why.values():
+            counts[c["cause"]] = counts.get(c["cause"], 0) + 1
+        out["causes"] = dict(sorted(counts.items(), key=lambda kv: -kv[1]))
         out["unanswerable_shown"] = {q["id"]: results[q["id"]] for q in unanswerable
                                      if not says_nothing(results[q["id"]])}
     return out
+
+
+# Why a question's answer is not shown, most basic cause first.
+CAUSES = ("not stored", "not a candidate", "ranked below 5", "ranked out by recency or scope",
+          "left out as a duplicate", "shown text cut before it")
+
+
+def cause(db, q: dict, shown: str) -> dict:
+    """Why the answer to q is not among the hits shown: the answer not stored (no memory's text
+    holds a gold string); no memory that holds it among the candidates; ranked below the fifth
+    (by relevance; or only by the recency, strength and project that order like relevance);
+    left out as a duplicate; or in the top five but its shown text cut before the gold string."""
+    from tests.helpers import raw_db
+    golds = [folded(g) for g in q["gold"]]
+    con = raw_db(db)
+    holding = set()
+    for source, sql in (("passage", "SELECT id, text FROM passages"),
+                        ("episode", "SELECT id, title || ' ' || gist FROM episodes"),
+                        ("lesson", "SELECT id, text FROM lessons")):
+        for i, text in con.execute(sql):
+            if any(g in folded(text) for g in golds):
+                holding.add((source, i))
+    if not holding:
+        elsewhere = [i for i, t in con.execute("SELECT id, detail || ' ' || facts FROM episodes")
+                     if any(g in folded(t) for g in golds)]
+        return {"cause": "not stored", "note": f"in episodes' detail or facts only: {elsewhere}" if elsewhere else ""}
+    hits = recall.search(db, q["question"], 200)
+    keys = [(h["source"], h["id"]) for h in hits]
+    ranks = [i for i, key in enumerate(keys, 1) if key in holding]
+    if not ranks:
+        return {"cause": "not a candidate", "note": f"{len(holding)} memories hold it: {sorted(holding)[:5]}"}
+    first = ranks[0]
+    hit = hits[first - 1]
+    if first <= K:
+        block = recall.hit_block(hit, q["question"])
+        if not answers(block, q["gold"]):
+            return {"cause": "shown text cut before it", "note": f"rank {first}, {hit['ref']}"}
+        return {"cause": "other", "note": f"rank {first} in-process, {hit['ref']}: shown there, not through MCP"}
+    by_relevance = sorted(hits, key=lambda h: -h["relevance"])
+    at = next(i for i, h in enumerate(by_relevance, 1) if (h["source"], h["id"]) in holding)
+    note = f"rank {first} ({hit['ref']} relevance {hit['relevance']:.2f}; best {hits[0]['relevance']:.2f})"
+    if at <= K:
+        return {"cause": "ranked out by recency or scope", "note": note}
+    return {"cause": "ranked below 5", "note": note}
 
 
 def dialogs() -> dict:
@@ -295,6 +356,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m tests.recall_eval", description=__doc__.splitlines()[0])
     ap.add_argument("--misses", action="store_const", const="tuning",
                     help="also print every tuning question whose answer is not shown (held-out ones never)")
+    ap.add_argument("--causes", action="store_const", const="tuning", dest="misses",
+                    help="like --misses, with each miss's cause, counted")
     ap.add_argument("--no-dialogs", action="store_true", help="skip the conversational check")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     a = ap.parse_args(argv)
@@ -306,9 +369,11 @@ def main(argv=None) -> int:
         return 0
     print(table(out))
     if a.misses:
+        print("\ncauses of the tuning misses: " + ", ".join(f"{c} {n}" for c, n in out["causes"].items()))
         for m in out["misses"]:
+            c = m.get("cause") or {}
             print(f"\n--- {m['id']} ({'heldout' if m['heldout'] else 'tuning'}, {m['where']}) {m['question']}\n"
-                  f"gold: {m['gold']}\n{m['shown']}")
+                  f"gold: {m['gold']}\ncause: {c.get('cause')}; {c.get('note')}\n{m['shown']}")
         for qid, text in out["unanswerable_shown"].items():
             print(f"\n--- {qid} (unanswerable)\n{text}")
     return 0

@@ -66,6 +66,42 @@ class Splitting(unittest.TestCase):
         self.assertIn("Opened it against develop.", last["text"])
         self.assertIn("why did the push fail on the login branch?", last["context"])
 
+    def test_a_short_reply_is_kept_with_the_end_of_what_the_agent_said_before_it(self):
+        # "no don't set it" alone shares no word with "did we turn off auto-gc?": the unit is what
+        # the agent proposed and the person's reply.
+        t = Transcript()
+        t.user("the worktree index broke again, why?")
+        t.assistant("Git gc in the main repository pruned objects the worktree index still pointed at. "
+                    "I ran git read-tree HEAD and the status is clean again. " * 4
+                    + "Want me to also set gc.auto 0 on your repo now?")
+        t.user("no don't set it, let's see if it keeps happening")
+        t.assistant("Fair enough.")
+        t.user("now write the release notes for 1.4, covering the worktree fix, the new status output, "
+               "and the two renamed settings; keep it under ten lines and link the issue for each of them, "
+               "as we did for 1.3, and mention that gc is left on for now since it did not recur this week "
+               "and there is more than one thing for a reader to take in here already ok")
+        said = passages.passages_of(parse(t))
+        [reply] = [p for p in said if "no don't set it" in p["text"]]
+        self.assertRegex(reply["text"], r"^agent: …?Want me to also set gc\.auto 0 on your repo now\?\n"
+                                        r"person: no don't set it, let's see if it keeps happening\n"
+                                        r"agent: Fair enough\.$")
+        self.assertLessEqual(len(reply["text"]), passages.PASSAGE_CHARS + passages.QUOTE_CHARS + 1)
+        # A long message of the person's stands on its own words; the first message quotes nothing.
+        self.assertTrue(said[-1]["text"].startswith("person: now write the release notes"), said[-1]["text"])
+        self.assertTrue(said[0]["text"].startswith("person: the worktree index broke again"))
+
+    def test_the_quoted_end_is_whole_sentences_redacted_as_the_text_was(self):
+        t = Transcript()
+        t.user("set up the deploy")
+        t.assistant(f"I stored the deploy key {SECRET} in the vault. " * 2 + "Shall I run the deploy now?")
+        t.user("yes")
+        said = passages.passages_of(parse(t))
+        whole = "\n".join(p["text"] for p in said)
+        self.assertNotIn(SECRET, whole)
+        [reply] = [p for p in said if "person: yes" in p["text"]]
+        self.assertRegex(reply["text"], r"^agent: (…|I stored)")
+        self.assertIn("Shall I run the deploy now?\nperson: yes", reply["text"])
+
     def test_a_compaction_summary_and_an_approved_plan_are_passages_of_their_own_kind(self):
         t = Transcript()
         t.user("Implement the following plan:\n\n# Cache the version check\n\n1. Keep the result for a day.")
@@ -178,6 +214,32 @@ class Stored(TempHome):
         self.assertGreater(before, 0)
         self.ok("ingest")
         self.assertEqual(len(self.said()), before)
+
+
+class WhatAHitShows(TempHome):
+    def test_the_agents_words_show_the_short_question_they_answer_and_the_reply(self):
+        t = Transcript(cwd="/home/dev/shop")
+        t.user("set up the login service")
+        t.assistant("The login service is configured with the staging database. " * 6)
+        t.user("hmm are the first two tests really testing something?")
+        t.assistant("You are right to question this. The first two round-trip tests only read back what the "
+                    "new code wrote, so they prove nothing about checkpoints written by an older version, "
+                    "whatever the fixture. " * 4 + "Shall I remove them?")
+        t.user("remove the first two")
+        t.assistant("Removed them.")
+        t.write(project_folder(self.claude, t.cwd))
+        self.ok("ingest")
+        query = "round-trip tests prove nothing older version checkpoints fixture"
+        text = self.ok("recall", query).stdout
+        # The agent's answer (two passages) is shown after the person's question it answers, and
+        # before the reply to it.
+        [first] = [b for b in text.split("\n\n") if b.startswith("[p") and b.splitlines()[1].startswith("person: hmm")]
+        self.assertTrue(first.splitlines()[2].startswith("agent: You are right to question this."), first)
+        [last] = [b for b in text.split("\n\n") if b.startswith("[p") and b.endswith("\nperson: remove the first two")]
+        self.assertIn("Shall I remove them?", last)
+        hits = json.loads(self.ok("recall", query, "--json").stdout)
+        self.assertIn("person: hmm are the first two tests really testing something?", [h.get("asked") for h in hits])
+        self.assertIn("person: remove the first two", [h.get("reply") for h in hits])
 
 
 class CallingSession(TempHome):
