@@ -272,14 +272,16 @@ def evaluate(misses: bool = False) -> dict:
 
 # Why a question's answer is not shown, most basic cause first.
 CAUSES = ("not stored", "not a candidate", "ranked below 5", "ranked out by recency or scope",
-          "left out as a duplicate", "shown text cut before it")
+          "said nothing relevant (one hit shown)", "shown text cut before it")
 
 
 def cause(db, q: dict, shown: str) -> dict:
     """Why the answer to q is not among the hits shown: the answer not stored (no memory's text
     holds a gold string); no memory that holds it among the candidates; ranked below the fifth
     (by relevance; or only by the recency, strength and project that order like relevance);
-    left out as a duplicate; or in the top five but its shown text cut before the gold string."""
+    in the top five of a result that said nothing relevant and showed its first hit alone; or
+    in the top five but its shown text cut before the gold string. (Identical hits are left out
+    before ranks are counted here, so a duplicate's place is its original's.)"""
     from tests.helpers import raw_db
     golds = [folded(g) for g in q["gold"]]
     con = raw_db(db)
@@ -294,13 +296,16 @@ def cause(db, q: dict, shown: str) -> dict:
         elsewhere = [i for i, t in con.execute("SELECT id, detail || ' ' || facts FROM episodes")
                      if any(g in folded(t) for g in golds)]
         return {"cause": "not stored", "note": f"in episodes' detail or facts only: {elsewhere}" if elsewhere else ""}
-    hits = recall.search(db, q["question"], 200)
+    hits = recall.with_replies(db, recall.search(db, q["question"], 200))
     keys = [(h["source"], h["id"]) for h in hits]
     ranks = [i for i, key in enumerate(keys, 1) if key in holding]
     if not ranks:
         return {"cause": "not a candidate", "note": f"{len(holding)} memories hold it: {sorted(holding)[:5]}"}
     first = ranks[0]
     hit = hits[first - 1]
+    if 1 < first <= K and says_nothing(shown):
+        return {"cause": "said nothing relevant (one hit shown)", "note": f"rank {first}, {hit['ref']}, best relevance "
+                                                                         f"{hits[0]['relevance']:.2f}"}
     if first <= K:
         block = recall.hit_block(hit, q["question"])
         if not answers(block, q["gold"]):
