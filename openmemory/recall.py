@@ -495,13 +495,16 @@ def _lexical_scores(store: Store, terms: list, field_weights=FIELD_WEIGHTS):
         if chosen:
             rows = store.best_indexed(match_expression(chosen), field_weights, CANDIDATES)
             return {rowid: -b for rowid, b in rows}, counted
-        # Every term is common: score the newest rows that hold all of them (else any).
+        # Every term is common: the newest rows that hold all of them (else any) are the
+        # candidates, alike to BM25 (whose IDF says little of such terms), and the other channels
+        # (vectors, coverage, proximity) rank them. FTS5's bm25() would first count every row
+        # holding each term: at 60,000 sessions 10-40 ms a query for "run the tests", more than
+        # the rest of recall (OPERATIONS.md, "Performance").
         common = [t for n, t in counted if n]
         for all_of in (True, False):
-            rows = store.newest_indexed(match_expression(common, all_of), field_weights, POSTINGS_BUDGET)
-            if rows:
-                rows.sort(key=lambda r: r[1])
-                return {rowid: -b for rowid, b in rows[:CANDIDATES]}, counted
+            rowids = store.newest_indexed(match_expression(common, all_of), CANDIDATES)
+            if rowids:
+                return {rowid: 1.0 for rowid in rowids}, counted
         return {}, counted
     except sqlite3.OperationalError:
         return None  # an index made by an SQLite with FTS5, read by one without: vectors alone

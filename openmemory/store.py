@@ -310,12 +310,11 @@ class Store:
         return self._db.execute(f"SELECT rowid, bm25(recall_index, {weights}) AS b FROM recall_index "
                                 f"WHERE recall_index MATCH ? ORDER BY b LIMIT ?", (match, limit)).fetchall()
 
-    def newest_indexed(self, match: str, weights, limit: int) -> list:
-        """[(rowid, bm25)] of the newest index rows for a match, at most limit."""
-        weights = ", ".join(str(w) for w in weights)
-        return self._db.execute(
-            f"SELECT rowid, bm25(recall_index, {weights}) FROM recall_index WHERE recall_index MATCH ? "
-            f"ORDER BY rowid DESC LIMIT ?", (match, limit)).fetchall()
+    def newest_indexed(self, match: str, limit: int) -> list:
+        """The rowids of the newest index rows for a match, at most limit (no bm25(): FTS5 counts
+        every row holding each term to weigh it, which for common terms costs more than the match)."""
+        return [r for r, in self._db.execute("SELECT rowid FROM recall_index WHERE recall_index MATCH ? "
+                                             "ORDER BY rowid DESC LIMIT ?", (match, limit))]
 
     def recall_rows(self, episode_ids: list, lesson_ids: list, include_archived: bool, passage_ids=()) -> list:
         """Candidate rows (episodes, passages, and lessons as kind 'lesson') by id; vetoed lessons never.

@@ -6,6 +6,7 @@ import sqlite3
 import subprocess
 import sys
 import unittest
+from unittest import mock
 from pathlib import Path
 
 from openmemory import clock, embed, mcp, migrations, recall, store
@@ -409,6 +410,25 @@ class ScaleByDesign(TempHome):
                 self.assertLessEqual(len(decoded), recall.CANDIDATES)
             finally:
                 embed.stored_cosine = real
+
+
+    def test_terms_too_common_to_weigh_take_the_newest_rows_holding_them_without_bm25(self):
+        # FTS5's bm25() counts every row holding each term before it scores one: for terms in most
+        # rows (a big store's "run", "tests") that count is most of a query's time.
+        with store.connect() as db:
+            put(db, [episode(f"k{i}", f"`make test` failed on step {i}", f"make test error in step {i}")
+                     for i in range(300)] + [episode("old", "flaky", "no such words")])
+            statements = []
+            raw_db(db).set_trace_callback(statements.append)
+            with mock.patch.object(recall, "POSTINGS_BUDGET", 100):
+                hits = recall.search(db, "make test error", k=5, now=NOW, feedback=False)
+            raw_db(db).set_trace_callback(None)
+            self.assertTrue(any("MATCH" in sql for sql in statements))
+            self.assertEqual([sql for sql in statements if "bm25(" in sql], [])
+            self.assertEqual(len(hits), 5)
+            newest = {f"`make test` failed on step {i}" for i in range(300 - recall.CANDIDATES, 300)}
+            self.assertTrue(all(h["title"] in newest for h in hits), [h["title"] for h in hits])
+            self.assertGreaterEqual(hits[0]["relevance"], recall.NOTHING_RELEVANT)
 
 
 class RealCorpus(TempHome):
