@@ -472,6 +472,26 @@ class TheGate(unittest.TestCase):
                 self.assertEqual(redact_module.clean_episode(ep, text), redact_module.clean_episode(ep))
         self.assertEqual(set(ways), {"_unchanged", "_words_only", "redacted"})  # each way was taken
 
+    def test_the_anchors_are_found_wherever_the_gate_finds_a_needle_of_an_anchored_branch(self):
+        # the anchors' pattern is written apart from the gate's needles (grouped by first letter, for
+        # speed): wherever a needle of a secret word, name, command or foreign word (or the pattern the
+        # gate reads for it) starts, an anchor starts too (`\s-u`: at its "-"), so no window is missed
+        import re
+        gate = [(p or re.compile(re.escape(n)), 1 if n == "-u" else 0)
+                for n, p, b in redact_module._NEEDLES if set(b) & redact_module._ANCHORED]
+        texts = [v for t, _ in SECRETS + LOOKALIKES for v in TheGate.variants(t)] + [
+            "keystore -storepass x", "tool --user bob:pw -u alice:pw", "mots de passe: x", "palavra-passe é x",
+            "API-Key: x", "licence key is x", "the auth key = x", "creds: x", "webhook p", "dsn=x", "pw  :x"]
+        found = 0
+        for text in texts:
+            low = redact_module._folded(text)
+            for pattern, shift in gate:
+                for m in pattern.finditer(low):
+                    found += 1
+                    with self.subTest(text=text[:60], needle=pattern.pattern[:30]):
+                        self.assertIsNotNone(redact_module._ANCHOR_RE.match(low, m.start() + shift))
+        self.assertGreater(found, 300)
+
     def test_a_secret_word_found_from_as_far_before_it_as_a_match_reaches(self):
         # the longest way in: a 30-character identifier, "_", then "SHARED_ACCESS_" before "KEY"
         for text in ("export ABCDEFGHIJKLMNOPQRSTUVWXYZabcd_SHARED_ACCESS_KEY=Zx9QmTr0ub4dor3xK2wq",
