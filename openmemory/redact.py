@@ -277,7 +277,7 @@ _NEEDLES = [(needle, re.compile(precise) if precise else None, tuple(branches.sp
     (":aa", r"\d{8}:aa[a-z0-9_\-]{33}", "telegram_token"), ("_v1_", None, "digitalocean_token"),
     ("shpat_", None, "shopify_token"), ("shpss_", None, "shopify_token"), ("shpca_", None, "shopify_token"),
     ("shppa_", None, "shopify_token"), ("hvs.", None, "vault_token"), ("hvb.", None, "vault_token"),
-    ("hvr.", None, "vault_token"), ("s.", r"(?<![a-z0-9_.])s\.[a-z0-9]{24}(?![a-z0-9_.])", "vault_legacy"),
+    ("hvr.", None, "vault_token"), ("s.", r"s\.(?<![a-z0-9_.]s\.)[a-z0-9]{24}(?![a-z0-9_.])", "vault_legacy"),
     ("hrku-", None, "heroku_key"), ("lin_api_", None, "linear_key"), ("lin_oauth_", None, "linear_key"),
     ("dp.", r"dp\.(?:st|ct|sa|scim|audit|pt)\.", "doppler_token"), ("pmak-", None, "postman_key"),
     ("atatt", None, "atlassian_token"), ("atctt", None, "atlassian_token"), ("atbb", None, "bitbucket_token"),
@@ -303,7 +303,8 @@ _NEEDLES = [(needle, re.compile(precise) if precise else None, tuple(branches.sp
     ("rar", None, "cli"), ("zip", None, "cli"), ("sqlcmd", None, "cli"), ("bcp", None, "cli"), ("isql", None, "cli"),
     ("osql", None, "cli"), ("redis-cli", None, "cli"), ("keydb-cli", None, "cli"), ("login", None, "cli"),
     ("mongo", None, "cli"), ("ldap", None, "cli"), ("htpasswd", None, "cli"), ("pass:", None, "cli"),
-    ("pass", r"(?:store|key)pass\s", "cli"), ("xfreerdp", None, "cli"), ("-u", r"\s-u(?:\s|=)", "cli"),
+    ("pass", r"pass(?:(?<=storepass)|(?<=keypass))\s", "cli"), ("xfreerdp", None, "cli"),
+    ("-u", r"-u(?<=\s-u)(?:\s|=)", "cli"),
     ("--user", None, "cli"),
     ("--proxy-user", None, "cli"), ("--username", None, "cli"), ("identified", None, "sql_password"),
     ("pass", r"pass(?:word|wd|phrase)", "word"), ("pwd", None, "word"), ("secret", None, "word"),
@@ -377,12 +378,18 @@ _INSIDE = {n: [(p, b) for m, p, b in _NEEDLES if m in n] for n, _, _ in _NEEDLES
 def _possible(text: str) -> set:
     """The branches that may match somewhere in text (the others cannot: their needle is not
     in it); none, and redact(text) is text unchanged."""
+    return _gate(text)[0]
+
+
+def _gate(text: str):
+    """(_possible(text), the needles of anchored branches in text, folded)."""
     low = _folded(text)
-    found = set()
+    found, anchors = set(), set()
     for needle in _found(low):
         for precise, branches in _INSIDE[needle]:
             if precise is None or precise.search(low):
                 found.update(branches)
+        anchors.update(_ANCHORS_INSIDE[needle])
     raw = low.encode("utf-8", "surrogatepass")
     marks = raw.translate(_MARKS) + b" "
     if _RUN in marks:
@@ -391,7 +398,7 @@ def _possible(text: str) -> set:
         found.add("b64_creds")
     if _DISCORD in raw.translate(_URL_MARKS):
         found.add("discord_token")
-    return found
+    return found, anchors
 
 
 def _folded(text: str) -> str:
@@ -409,6 +416,8 @@ def _folded(text: str) -> str:
 # "shared access " and a 30-character identifier before "key"), and the case-insensitive words
 # are what makes the pattern slow where it is tried everywhere.
 _ANCHORED = frozenset(("word", "foreign", "name", "cli", "sql_password"))
+# The needles of anchored branches a found needle holds (itself included): what _WordsOnly looks for.
+_ANCHORS_INSIDE = {n: frozenset(m for m, p, b in _NEEDLES if m in n and set(b) & _ANCHORED) for n, _, _ in _NEEDLES}
 REACH = 64
 WORD_REACH = REACH   # the name tests and older callers know
 # Where an anchored branch may match: each needle of theirs, or the pattern standing in for it,
@@ -417,7 +426,7 @@ WORD_REACH = REACH   # the name tests and older callers know
 # missed, and grouped, the anchors cost a few times less to find than as one flat alternation.
 _ANCHOR_ALTERNATIVES = (
     [re.escape(n) for n, p, b in _NEEDLES if set(b) & _ANCHORED and p is None]
-    + [r"storepass\s", r"keypass\s", r"\-u(?:\s|=)", r"pass(?:word|wd|phrase)", r"apikey", r"de passe(?![a-z])",
+    + [r"pass(?:(?<=storepass)|(?<=keypass))\s", r"\-u(?<=\s-u)(?:\s|=)", r"pass(?:word|wd|phrase)", r"apikey", r"de passe(?![a-z])",
        r"a[- ]passe(?![a-z])"]
     + [word + r"[ _\-]?key" for word in ("api", "access", "private", "auth", "account", "licence", "license",
                                          "encryption", "signing", "master", "recovery", "product", "activation",
@@ -479,11 +488,17 @@ def redact(text: str) -> str:
 def _spans(text: str, branches: frozenset) -> list:
     """[(start, end, replacement)] of every redaction in text, in order: what one pass of the
     pattern of these branches makes, the anchored ones looked for only near their anchors."""
+    return list(_each_span(text, branches))
+
+
+def _each_span(text: str, branches: frozenset):
+    """_spans(text, branches), one at a time: a caller that needs only the start of the text
+    stops when it has it, and the rest is never searched."""
     near = branches & _ANCHORED
     free = branches - near
     a = _Near(text, near) if near else None
     b = _pattern_of(free) if free else None
-    out, pos = [], 0
+    pos = 0
     ma = a.search(0) if a else None
     mb = b.search(text) if b else None
     while ma is not None or mb is not None:
@@ -493,13 +508,12 @@ def _spans(text: str, branches: frozenset) -> list:
             m = mb
         replacement, end = _replace(m)
         if replacement != text[m.start():end]:
-            out.append((m.start(), end, replacement))
+            yield m.start(), end, replacement
         pos = max(end, m.start() + 1)
         if ma is not None and ma.start() < pos:
             ma = a.search(pos)
         if mb is not None and mb.start() < pos:
             mb = b.search(text, pos)
-    return out
 
 
 def _joined(text: str, spans: list) -> str:
@@ -1029,7 +1043,32 @@ def secret_safe_clip(text, limit: int) -> str:
         folded = " ".join(head.split())
         if len(folded) > limit:
             return folded[: limit - 1].rstrip() + "…"
-    return shorten.clip(redacted(text), limit)
+    if len(text) <= REDACTED_KEPT_CHARS or limit <= 0:
+        return shorten.clip(redacted(text), limit)   # a short text's redaction is remembered
+    return shorten.clip(_redacted_as_far_as_kept(text, limit), limit)
+
+
+def _redacted_as_far_as_kept(text: str, limit: int) -> str:
+    """A text that shorten.clip(_, limit) cuts as it cuts redact(text): redacted from its start up
+    to the first secret that begins after more than limit characters (whitespace folded, as clip
+    counts them) of the redacted text; the rest is left as it is, since clip drops it. (The folded
+    redacted text is then longer than limit whatever follows, and its first limit characters are
+    already made: a secret found later changes neither.)"""
+    branches = _possible(text)
+    if not branches:
+        return text
+    out, pos, length = [], 0, 0
+    for start, end, replacement in _each_span(text, frozenset(branches)):
+        out.append(text[pos:start])
+        length += start - pos
+        pos = start
+        if length > limit and len(" ".join("".join(out).split())) > limit:   # folding only shortens
+            break
+        out.append(replacement)
+        length += len(replacement)
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def secret_safe_clip_block(text: str, limit: int) -> str:
@@ -1098,22 +1137,21 @@ def clean_episode(ep: dict, text=None) -> dict:
 
 def _facts_json(facts, text) -> str:
     """The facts redacted by text, as JSON. Where only anchored branches could redact
-    (_words_only) and none of their needles is in the JSON, none is in any string of the facts
-    (JSON keeps letters, spaces and these needles as they are), so no string would change: the
-    JSON is the answer."""
+    (_WordsOnly) and none of the needles of theirs the gate found in the transcript is in the
+    JSON, none is in any string of the facts (JSON keeps letters, spaces and these needles as
+    they are), so no string would change: the JSON is the answer."""
     if text is _unchanged:
         return _FACTS_JSON.encode(facts)
-    if text is _words_only:
+    if isinstance(text, _WordsOnly):
         encoded = _FACTS_JSON.encode(facts)
-        if _ANCHOR_NEEDLES.search(_folded(encoded)) is None:
+        low = _folded(encoded)
+        if not any(needle in low for needle in text.needles):
             return encoded
     return _FACTS_JSON.encode(redact_obj(facts, text))
 
 
 # json.dumps(facts, ensure_ascii=False, sort_keys=True), without a new encoder each time
 _FACTS_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
-# The needles of the anchored branches as plain substrings (none holds a character JSON escapes).
-_ANCHOR_NEEDLES = _needle_pattern(n for n, _, b in _NEEDLES if set(b) & _ANCHORED)
 
 
 def _unchanged(text: str) -> str:
@@ -1128,11 +1166,28 @@ def redactor_for(texts: list):
     The branches that may match in one text are among those that may match in all of them
     joined (a needle in one is in the whole), so: none, and nothing is redacted; only anchored
     ones (secret words, names, commands), and each text goes straight to the search near its
-    anchors; any other, and each text is redact()ed."""
-    branches = _possible("\n".join(set(texts)))
+    anchors (_WordsOnly, which knows the anchors' needles the texts hold); any other, and each
+    text is redact()ed."""
+    branches, needles = _gate("\n".join(set(texts)))
     if not branches:
         return _unchanged
-    return _words_only if branches <= _ANCHORED else redacted
+    return _WordsOnly(needles) if branches <= _ANCHORED else redacted
+
+
+class _WordsOnly:
+    """redact() for texts in which no branch but anchored ones can match; needles: the needles
+    of anchored branches found in them (folded), so a string holding none of them is kept."""
+    __name__ = "_words_only"
+
+    def __init__(self, needles):
+        self.needles = needles
+
+    def __call__(self, text):
+        if isinstance(text, str) and len(text) > REDACTED_KEPT_CHARS:   # a short one is remembered
+            low = _folded(text)
+            if not any(needle in low for needle in self.needles):
+                return text
+        return _words_only(text)
 
 
 def _words_only(text: str) -> str:

@@ -475,22 +475,39 @@ class TheGate(unittest.TestCase):
     def test_the_anchors_are_found_wherever_the_gate_finds_a_needle_of_an_anchored_branch(self):
         # the anchors' pattern is written apart from the gate's needles (grouped by first letter, for
         # speed): wherever a needle of a secret word, name, command or foreign word (or the pattern the
-        # gate reads for it) starts, an anchor starts too (`\s-u`: at its "-"), so no window is missed
+        # gate reads for it) starts, an anchor starts too, so no window is missed
         import re
-        gate = [(p or re.compile(re.escape(n)), 1 if n == "-u" else 0)
-                for n, p, b in redact_module._NEEDLES if set(b) & redact_module._ANCHORED]
+        gate = [p or re.compile(re.escape(n)) for n, p, b in redact_module._NEEDLES if set(b) & redact_module._ANCHORED]
         texts = [v for t, _ in SECRETS + LOOKALIKES for v in TheGate.variants(t)] + [
             "keystore -storepass x", "tool --user bob:pw -u alice:pw", "mots de passe: x", "palavra-passe é x",
             "API-Key: x", "licence key is x", "the auth key = x", "creds: x", "webhook p", "dsn=x", "pw  :x"]
         found = 0
         for text in texts:
             low = redact_module._folded(text)
-            for pattern, shift in gate:
+            for pattern in gate:
                 for m in pattern.finditer(low):
                     found += 1
                     with self.subTest(text=text[:60], needle=pattern.pattern[:30]):
-                        self.assertIsNotNone(redact_module._ANCHOR_RE.match(low, m.start() + shift))
+                        self.assertIsNotNone(redact_module._ANCHOR_RE.match(low, m.start()))
         self.assertGreater(found, 300)
+
+    def test_a_cut_is_what_cutting_the_whole_text_redacted_makes(self):
+        # secret_safe_clip redacts a long text only up to the first secret past what the cut keeps:
+        # whatever it leaves, the cut is the one of the whole text redacted, secrets across it included
+        import random
+        from openmemory import shorten
+        rng = random.Random(7)
+        pieces = [t for t, _ in SECRETS + LOOKALIKES] + ["the token page", "my password is hunter22", "ok",
+                                                         " " * 40, "\n\n", "word " * 30, "café"]
+        lazy = 0
+        for _ in range(1500):
+            text = " ".join(rng.choice(pieces) for _ in range(rng.randint(1, 12)))
+            limit = rng.choice((1, 20, 60, 140, 160, 300, 600))
+            lazy += len(text) > max(limit, redact_module.REDACTED_KEPT_CHARS)
+            with self.subTest(text=text[:80], limit=limit):
+                whole = redact(text) if len(text) > limit else text   # a text not cut is redacted by the store
+                self.assertEqual(redact_module.secret_safe_clip(text, limit), shorten.clip(whole, limit))
+        self.assertGreater(lazy, 500)
 
     def test_a_secret_word_found_from_as_far_before_it_as_a_match_reaches(self):
         # the longest way in: a 30-character identifier, "_", then "SHARED_ACCESS_" before "KEY"
