@@ -78,6 +78,16 @@ class Causes(unittest.TestCase):
                          "make: session <id> of <user> not found")
         self.assertEqual(self.key(r"C:\Users\Alex\shop\.golangci.yml: not found"), "make: .golangci.yml: not found")
 
+    def test_each_part_is_taken_out_alone_too(self):
+        # cause_key skips a pattern when the line lacks what it needs ("://", "@", a slash, "-", a
+        # digit): a line holding only that part is keyed as with every pattern run
+        self.assertEqual(self.key("fetch https://registry.example/pkg refused"), "make: fetch <url> refused")
+        self.assertEqual(self.key("ssh: bob@build-host refused"), "make: ssh: <user> refused")
+        self.assertEqual(self.key(r"C:\build\out.txt missing"), "make: out.txt missing")
+        self.assertEqual(self.key("no job 7a3cf82d-9284-4b61-9e6b-d409226efa84"), "make: no job <id>")
+        self.assertEqual(self.key("٣ tests failed"), "make: <n> tests failed")   # a digit of another script
+        self.assertEqual(self.key("Build failed: ENOSPC"), "make: build failed: enospc")
+
     def test_what_failed_is_part_of_it(self):
         self.assertNotEqual(self.key("Permission denied", "ssh deploy@host"), self.key("Permission denied", "sudo make"))
         self.assertEqual(failures.program_of({"tool": "Bash", "command": "cd /x && FOO=1 sudo -n npm test"}), "npm")
