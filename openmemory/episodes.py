@@ -373,16 +373,17 @@ def episodes_of(session: Session, session_id: str | None = None) -> list:
     cwd = session.cwd or None
     files, commands = _files_touched(session, cwd), _commands(session)   # for the gist and the facts
     at = iso_or_none(session.started) or iso_or_none(next((t.at for t in session.turns if t.at), "")) or iso()
+    ended = outcome(session)    # in the gist and the facts: worked out (and, cut, redacted) once
     out = [{
         "key": f"session:{sid}",
         "kind": "session",
         "title": clip(session.title or _first_line(first) or "Session without a request", 120),
-        "gist": clip(_session_gist(session, first, errors, corrections, files), GIST_LIMIT),
+        "gist": clip(_session_gist(session, first, errors, corrections, files, ended), GIST_LIMIT),
         "detail": clip_block("\n".join(f"- {clip(t.text, 300)}" for t in prompts), DETAIL_LIMIT),
         "facts": {"prompts": len(prompts), "tool_calls": len(session.tool_calls),
                   "errors": sum(e.count for e in errors), "corrections": len(corrections),
                   "subagents": len(session.subagents),
-                  "files": files, "commands": commands, "ended": outcome(session),
+                  "files": files, "commands": commands, "ended": ended,
                   "version": session.version, "branch": session.git_branch},
         "at": at,
         "cwd": cwd,
@@ -564,12 +565,12 @@ DECIDED_SHOWN = 3           # questions answered, in a session's gist
 ERRORS_SHOWN = 2            # failures with how they ended, in a session's gist
 
 
-def _session_gist(session, first: str, errors: list, corrections: list, files: list) -> str:
+def _session_gist(session, first: str, errors: list, corrections: list, files: list, ended: str) -> str:
     """What happened in a session: what was asked, how it ended (the agent's closing summary,
     usually the best account), what was decided (questions answered, a plan approved), the
-    failures and how they were got past, then the files changed."""
+    failures and how they were got past, then the files changed. ended: outcome(session)."""
     parts = [f"Asked: {clip(first, 200)}" if first else "No request typed"]
-    parts.append("Outcome: " + outcome(session))
+    parts.append("Outcome: " + ended)
     decided = _decided(session)
     if decided:
         parts.append("Decided: " + "; ".join(decided[:DECIDED_SHOWN]))
