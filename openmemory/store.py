@@ -4,7 +4,7 @@ named methods of `Store`.
 Only this module and migrations.py (the schema's numbered steps, applied when `connect`
 opens the file) speak SQL: the others ask a `Store` method that says what it is for.
 Everything written passes through `redact` first, and every episode and lesson carries its
-hashed vector (embed.encode, 256 bytes). Besides the store itself: its write transactions
+hashed vector (embed.encode: its dimensions that are not zero, about 90 bytes). Besides the store itself: its write transactions
 (`Transaction`), a bulk ingest's connection (`bulk_writes`, unsynced into a new memory), the
 file's own checks and consistent copies, and episodes made ready to store (`prepare`, pure:
 an ingest's worker processes run it too).

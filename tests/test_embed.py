@@ -11,7 +11,7 @@ from tests.helpers import ROOT, TempHome
 class Embed(TempHome):
     def test_vectors_are_stable_across_processes(self):
         code = ("import json; from openmemory import embed; "
-                "print(json.dumps(list(embed.encode(embed.vector('run the tests with pytest -q')))))")
+                "print(json.dumps(list(embed.decode(embed.encode(embed.vector('run the tests with pytest -q'))))))")
         outs = set()
         for seed in ("1", "2", "random"):
             env = dict(os.environ, PYTHONHASHSEED=seed, PYTHONPATH=str(ROOT))
@@ -32,8 +32,32 @@ class Embed(TempHome):
         a = embed.vector("the migration failed: column users.email already exists")
         b = embed.vector("migration error: duplicate column email on users")
         blob_a, blob_b = embed.encode(a), embed.encode(b)
-        self.assertEqual(len(blob_a), 256)
+        self.assertEqual(len(blob_a), 2 * sum(1 for v in embed.decode(blob_a) if v))  # (dimension, value) pairs
+        self.assertLess(len(blob_a), 40)
         self.assertAlmostEqual(embed.cosine(blob_a, blob_b), embed.cosine(a, b), delta=0.02)
+
+    def test_a_vector_stored_whole_reads_as_its_pairs(self):
+        # Vectors stored before the pairs are 256 signed bytes; a text touching more than
+        # SPARSE_MOST dimensions is still stored so. Both read as the same vector and cosine.
+        import random
+        rng = random.Random(11)
+        texts = ["run the tests with pytest -q", "", "the migration failed: column users.email already exists"]
+        texts += [" ".join(f"w{rng.randrange(3000)}" for _ in range(rng.randrange(1, 300))) for _ in range(200)]
+        queries = [embed.unit_of(t) for t in ("run the tests", "w17 w2048 w3", "migration email column")]
+        whole = 0
+        for text in texts:
+            blob = embed.encoded(text)
+            dense = embed.decode(blob)
+            old = dense.tobytes() if any(dense) else bytes(embed.DIMENSIONS)   # as stored before the pairs
+            self.assertEqual(len(dense), embed.DIMENSIONS)
+            self.assertEqual(embed.decode(old), dense)
+            self.assertEqual(embed.unit(old), embed.unit(blob))
+            for q in queries:
+                self.assertEqual(embed.stored_cosine(q, old), embed.stored_cosine(q, blob))
+            nonzero = sum(1 for v in dense if v)
+            self.assertEqual(len(blob), embed.DIMENSIONS if nonzero > embed.SPARSE_MOST else 2 * nonzero, text)
+            whole += len(blob) == embed.DIMENSIONS
+        self.assertGreater(whole, 10)   # both forms were tried
 
     def test_stored_bytes_are_the_contract(self):
         # A stored vector is read by every later version: these bytes must not change silently.
