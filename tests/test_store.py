@@ -21,6 +21,24 @@ class Store(TempHome):
             tables = {r[0] for r in raw_db(db).execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         self.assertTrue({"episodes", "sessions", "lessons", "predictions"} <= tables)
 
+    def test_a_new_database_has_8_kb_pages_and_an_older_one_keeps_its_own(self):
+        with store.connect() as db:
+            self.assertEqual(raw_db(db).execute("PRAGMA page_size").fetchone()[0], store.PAGE_SIZE)
+            self.assertEqual(store.PAGE_SIZE, 8192)
+        older = self.tmp / "older" / "memory.db"        # made by a version before PAGE_SIZE
+        older.parent.mkdir()
+        raw = sqlite3.connect(older)
+        raw.execute("PRAGMA page_size = 4096")
+        raw.execute("PRAGMA journal_mode = WAL")
+        raw.execute("CREATE TABLE kept (x)")
+        raw.execute("INSERT INTO kept VALUES (1)")
+        raw.commit()
+        raw.close()
+        with store.connect(older) as db:
+            self.assertEqual(raw_db(db).execute("PRAGMA page_size").fetchone()[0], 4096)
+            self.assertEqual([tuple(r) for r in raw_db(db).execute("SELECT x FROM kept")], [(1,)])
+            self.assertEqual(raw_db(db).execute("PRAGMA user_version").fetchone()[0], len(migrations.MIGRATIONS))
+
     def test_a_newer_database_is_refused_clearly(self):
         store.connect().close()
         db = sqlite3.connect(self.home / "memory.db")
