@@ -172,17 +172,17 @@ def cmd_backup(args) -> int:
 
 def cmd_forget(args) -> int:
     """Forget episodes or lessons for good: database, text index, Claude Code's memory files, reports."""
-    from . import forget, recall, render, review, sleep
+    from . import forget, render, review, sleep
     episode_ids, lesson_ids, passage_ids = forget.parse_ids(args.ids)
     project = os.path.realpath(os.path.expanduser(args.project)) if args.project else None
     if not (episode_ids or lesson_ids or passage_ids or args.query or project):
         raise OpenMemoryError("say what to forget: ids as recall shows them (e12, p45, l3), --query Q or --project PATH")
     with store.connect() as db:
         if args.query:
-            hits = recall.recall(db, args.query, k=args.k, include_archived=True, touch=False)
-            episode_ids += [h["id"] for h in hits if h["source"] == "episode"]
-            lesson_ids += [h["id"] for h in hits if h["source"] == "lesson"]
-            passage_ids += [h["id"] for h in hits if h["source"] == "passage"]
+            found_e, found_l, found_p = forget.matching(db, args.query)
+            episode_ids += found_e
+            lesson_ids += found_l
+            passage_ids += found_p
         plan = forget.plan(db, episode_ids, lesson_ids, project, passage_ids)
         if not (plan.episodes or plan.lessons or plan.sessions or plan.passages):
             print("nothing in memory to forget", file=sys.stderr)
@@ -622,8 +622,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = verb("forget", cmd_forget)
     p.add_argument("ids", nargs="*", metavar="ID", help="ids as recall shows them (e12, p45, l3; 12 is e12)")
-    p.add_argument("--query", "-q", metavar="Q", help="forget what recall finds for Q (lists it and asks first)")
-    p.add_argument("-k", type=_positive, default=10, metavar="N", help="with --query: how many hits at most (10)")
+    p.add_argument("--query", "-q", metavar="Q", help="forget every memory that holds each word of Q, as the "
+                   "text index reads words (lists them and asks first)")
     p.add_argument("--project", metavar="PATH", help="forget everything stored for PATH and below (asks first)")
     p.add_argument("--yes", "-y", action="store_true", help="do not ask (for scripts)")
 

@@ -81,6 +81,27 @@ def parse_ids(words: list) -> tuple:
     return episodes, lessons, passages
 
 
+# Where an item's own words are in the text index (a memory's context is its neighbours' words).
+OWN_FIELDS = "{title body detail}"
+
+
+def query_match(query: str) -> str:
+    """The text index's query for the items that hold every word of query, as the index reads
+    words (each quoted: nothing in it is FTS5 syntax; a word of several tokens is a phrase)."""
+    words = [w for w in (query or "").split() if re.search(r"[^\W_]", w)]  # a word the index reads
+    if not words:
+        raise OpenMemoryError(f"{query!r} holds no word to look for; give words, or ids to forget by id")
+    return OWN_FIELDS + " : (" + " AND ".join('"%s"' % w.replace('"', '""') for w in words) + ")"
+
+
+def matching(store, query: str) -> tuple:
+    """(episode ids, lesson ids, passage ids) of every memory holding each word of query, never by relevance."""
+    if not store.has_recall_index():
+        raise OpenMemoryError("forget --query needs the text index, which this database lacks (its SQLite "
+                              "has no FTS5); forget by id instead: `openmemory recall --json` shows them")
+    return store.holding(query_match(query))
+
+
 def quotes_of(ep: dict) -> list:
     """The words of an episode (or passage) that other memories copy: what was said, the error
     lines, a note, each part of a passage."""
@@ -108,7 +129,7 @@ def scrub(text, quotes: list):
     """text with every copy of the quotes (also one clipped with "…") replaced by [forgotten]."""
     if not isinstance(text, str) or not text or not quotes:
         return text
-    for q in quotes:
+    for q in sorted(quotes, key=len, reverse=True):  # a quote inside a longer one must not break its match
         words = q.split()
         exact = r"\s+".join(map(re.escape, words))
         text = re.sub(exact, FORGOTTEN, text)

@@ -316,6 +316,12 @@ class Store:
         return [r for r, in self._db.execute("SELECT rowid FROM recall_index WHERE recall_index MATCH ? "
                                              "ORDER BY rowid DESC LIMIT ?", (match, limit))]
 
+    def holding(self, match: str) -> tuple:
+        """(episode ids, lesson ids, passage ids) of every index row an FTS5 match expression finds."""
+        rows = [r[0] for r in self._db.execute("SELECT rowid FROM recall_index WHERE recall_index MATCH ?", (match,))]
+        return (sorted(r for r in rows if 0 < r < migrations.PASSAGE_ROWIDS), sorted(-r for r in rows if r < 0),
+                sorted(r - migrations.PASSAGE_ROWIDS for r in rows if r > migrations.PASSAGE_ROWIDS))
+
     def recall_rows(self, episode_ids: list, lesson_ids: list, include_archived: bool, passage_ids=()) -> list:
         """Candidate rows (episodes, passages, and lessons as kind 'lesson') by id; vetoed lessons never.
         Each row has `source` ('episode', 'passage' or 'lesson') and, for a lesson, `state` when

@@ -133,6 +133,34 @@ class Forget(TempHome):
         self.ok("forget", "--query", "Okonkwo", "--yes")
         self.assert_gone("Okonkwo", "Zephyrine")
 
+    def memories(self) -> dict:
+        """{("episode"|"lesson", id): its own text, as the text index holds it} of everything stored."""
+        with store.connect() as db:
+            out = {("episode", e["id"]): " ".join((e["title"], e["gist"], e["detail"])) for e in db.episodes()}
+            out.update({("lesson", ls["id"]): ls["text"] for ls in db.all_lessons()})
+        return out
+
+    def test_query_forgets_only_what_holds_every_word(self):
+        before = self.memories()
+        # recall finds the Okonkwo correction and the blog's memories for these words; none holds both
+        p = self.ok("forget", "--query", "Okonkwo blog", "--yes")
+        self.assertIn("nothing in memory to forget", p.stderr)
+        self.assertEqual(self.memories(), before)
+        p = self.ok("forget", "--query", "okonkwo PYTEST", "--yes")  # as the index reads words: any case
+        after = self.memories()
+        gone = set(before) - set(after)
+        self.assertTrue(gone)
+        holds_both = {k for k, text in before.items() if "okonkwo" in text.lower() and "pytest" in text.lower()}
+        self.assertEqual({k for k in gone if k[0] == "episode"}, {k for k in holds_both if k[0] == "episode"})
+        self.assertLessEqual({k for k in gone if k[0] == "lesson"}, holds_both)
+        self.assertIn(b"Marguerite", self.everything())  # the other correction is kept
+        self.assert_gone("Okonkwo", "Zephyrine")
+
+    def test_a_query_of_no_words_is_refused(self):
+        p = self.cli("forget", "--query", "-- ''", "--yes")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("holds no word", p.stderr)
+
     def test_forget_a_project(self):
         p = self.cli("forget", "--project", str(self.blog), "--yes")
         self.assertEqual(p.returncode, 0, p.stderr)
