@@ -384,7 +384,9 @@ def episodes_of(session: Session, session_id: str | None = None) -> list:
                   "errors": sum(e.count for e in errors), "corrections": len(corrections),
                   "subagents": len(session.subagents),
                   "files": files, "commands": commands, "ended": ended,
-                  "version": session.version, "branch": session.git_branch},
+                  "version": session.version, "branch": session.git_branch,
+                  # its first record: a resumed or copied transcript keeps it under a new session id
+                  "origin": next((t.uuid for t in session.turns if t.uuid), "")},
         "at": at,
         "cwd": cwd,
     }]

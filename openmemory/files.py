@@ -3,9 +3,10 @@
 Three writers, and nothing else in openmemory creates, replaces or removes a file (the store
 makes its database, the CLI its log folder):
 
-- its own files, only under OPENMEMORY_HOME, private (`write_own`, `Lock`): lessons.jsonl,
-  written.json, vetoed.json, morning.md, the lock files, setup's record and backups, the
-  marker of a first ingest written unsynced (store.py);
+- its own files, only under OPENMEMORY_HOME, private (`write_own`, `append_own`, `Lock`):
+  lessons.jsonl, written.json, vetoed.json, morning.md, the tombstones (`forgotten`,
+  appended), the lock files, setup's record and backups, the marker of a first ingest
+  written unsynced (store.py);
 - Claude Code's memory folders, only inside `<config dir>/projects/*/memory/` (also once
   symlinks resolve), never over content that changed since it was read: a file the person
   (or Claude Code) changed meanwhile is left as it is (`replace_memory_file_if_unchanged`);
@@ -130,6 +131,24 @@ def write_own(path: Path, data: bytes) -> None:
     own_guard(path)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     _replace(path, data, 0o600)
+
+
+def append_own(path: Path, data: bytes) -> None:
+    """Add data at the end of one of openmemory's own files (0600, never through a symlink),
+    synced before it returns; a line a killed writer left unfinished is ended first."""
+    own_guard(path)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data
+        while data:
+            data = data[os.write(fd, data):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def remove_own(path: Path) -> None:

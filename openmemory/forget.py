@@ -7,7 +7,8 @@ text index rebuilt where it held them, secure_delete, the WAL checkpointed); the
 renders, which rewrites the lesson files, MEMORY.md sections and lessons.jsonl. A tombstone
 is the sha256 of an episode's `key` (the identity of the event, never its words):
 re-ingesting its transcript never brings it back, nor its words into the session's own
-episode.
+episode. Tombstones are written first to a file beside the database, which every ingest
+reads (`adopt`): a database moved aside and begun again keeps them.
 
 Keeping out (`OptOut`): a session whose working folder is at or below a folder holding
 `.openmemory-ignore`, or at or below a folder listed in ~/.openmemory/ignore (one per line,
@@ -21,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import paths, transcripts
+from . import files, paths, transcripts
 from .errors import OpenMemoryError
 
 FORGOTTEN = "[forgotten]"
@@ -47,17 +48,78 @@ def tombstone(key: str) -> str:
 
 def tombstones(ep: dict, session_id=None) -> list:
     """An episode's tombstones: of its `key`, and of what happened when in which session, so a
-    later change of how keys are made (a new identity scheme) does not bring it back."""
+    later change of how keys are made (a new identity scheme) does not bring it back; a
+    session's also of its first record (a resumed or copied transcript keeps the records'
+    uuids under a new session id; its surprises' keys are their records' uuids already)."""
     out = [tombstone(ep["key"])] if ep.get("key") else []
     sid = session_id or ep.get("session_id")
     if sid and ep.get("at") and ep.get("kind") not in NO_ALIAS:
         out.append(tombstone(f"event:{ep['kind']}:{sid}:{ep['at']}"))
+    origin = (ep.get("facts") or {}).get("origin") if ep.get("kind") == "session" else None
+    if origin and isinstance(origin, str):
+        out.append(tombstone(f"record:{origin}"))
     return out
 
 
 # A note is its own event; a passage is one of several with its exchange's kind, session and
 # time, so only its key names it (passages.py keys them by the record and their place in it).
 NO_ALIAS = ("note", "exchange", "summary", "plan", "question")
+
+
+# The tombstones are also kept in a file beside the database (paths.tombstones_path), one a
+# line: "<sha256> <0|1 alias> <when>". A database moved aside (damaged, or a first ingest cut
+# by a power loss) takes its own with it; a new one reads them back at its first ingest.
+TOMBSTONES_READ = "tombstones_read"     # state: how many bytes of the file this database has read
+
+
+def keep_tombstones(rows, now: str) -> None:
+    """Add tombstones [(hash, alias)] to the file beside the database, before the database."""
+    rows = [(h, a) for h, a in rows if re.fullmatch(r"[0-9a-f]{64}", h or "")]
+    if rows:
+        files.append_own(paths.tombstones_path(), "".join(f"{h} {int(bool(a))} {now}\n" for h, a in rows).encode())
+
+
+def kept_tombstones(offset: int = 0) -> tuple:
+    """([(hash, alias)] in the file beside the database from offset on, the file's size);
+    a line a killed writer left unfinished, or anything else, is skipped."""
+    try:
+        with open(paths.tombstones_path(), "rb") as f:
+            f.seek(offset)
+            data = f.read()
+    except FileNotFoundError:
+        return [], 0
+    rows = []
+    for line in data.decode("ascii", "replace").splitlines():
+        m = re.fullmatch(r"([0-9a-f]{64}) ([01])(?: \S*)?", line.strip())
+        if m:
+            rows.append((m.group(1), m.group(2) == "1"))
+    return rows, offset + len(data)
+
+
+def adopt(store, now: str) -> int:
+    """Bring the database and the file beside it to the same tombstones (an ingest's first step,
+    cheap when nothing changed: one stat); returns how many the database had not.
+
+    A database that never read the file gives it its own first (forgotten before the file was
+    kept), then reads it whole; afterwards only what was added since is read."""
+    try:
+        size = os.stat(paths.tombstones_path()).st_size
+    except FileNotFoundError:
+        size = 0
+    except OSError:
+        return 0     # an unreadable file: the database's own tombstones still hold
+    read = store.get_state(TOMBSTONES_READ)
+    if read is not None and read.isdigit() and int(read) == size:
+        return 0
+    offset = int(read) if read is not None and read.isdigit() and int(read) < size else 0
+    if read is None:
+        in_file = {h for h, _ in kept_tombstones()[0]}
+        keep_tombstones([r for r in store.all_tombstones() if r[0] not in in_file], now)
+    rows, size = kept_tombstones(offset)
+    with store.transaction():
+        added = store.add_tombstones(rows, now)
+        store.set_state(TOMBSTONES_READ, str(size))
+    return added
 
 
 def is_forgotten(ep: dict, forgotten: set, session_id=None) -> bool:
@@ -303,7 +365,9 @@ def apply(store, p: Plan, now: str) -> dict:
     gone_sessions = {ep["session_id"] for ep in p.episodes if ep["kind"] == "session"}
     titles = [(sid, "" if sid in gone_sessions else scrub(t, p.quotes)) for sid, t in titles.items()]
     report = _scrubbed_morning(store, p)
-    done = store.forget(tombstones=[(h, n > 0) for ep in p.episodes + p.passages for n, h in enumerate(tombstones(ep))],
+    gone_for_good = [(h, n > 0) for ep in p.episodes + p.passages for n, h in enumerate(tombstones(ep))]
+    keep_tombstones(gone_for_good, now)  # first where a recovery keeps them: a kill here forgets on the re-run
+    done = store.forget(tombstones=gone_for_good,
                         episode_ids=sorted(gone), scrubbed=scrubbed, lesson_ids=[ls["id"] for ls in p.lessons],
                         passage_ids=sorted(gone_passages), scrubbed_passages=scrubbed_passages,
                         reworded=reworded, session_ids=p.sessions,

@@ -397,6 +397,7 @@ class Batch:
 
     def __init__(self, store: Store):
         self.store = store
+        forget.adopt(store, iso())  # tombstones kept beside the database: also a new one's
         self.held = []              # open transcripts whose locks we hold until the commit
         self._open = None           # the ExitStack holding the batch's transaction, while one is open
         self._began = 0.0

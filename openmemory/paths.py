@@ -51,6 +51,11 @@ def vetoed_path() -> Path:
     return home() / "vetoed.json"
 
 
+def tombstones_path() -> Path:
+    """The tombstones of what the person forgot, beside the database so a new one keeps them."""
+    return home() / "forgotten"
+
+
 def ignore_list_path() -> Path:
     """Folders kept out of memory, one per line, for places a marker file cannot be put."""
     return home() / "ignore"
@@ -245,6 +250,7 @@ def all_paths() -> dict:
         "vetoed": str(vetoed_path()),
         "log": str(log_path()),
         "ignore": str(ignore_list_path()),
+        "forgotten": str(tombstones_path()),
         "claude_dir": str(claude_dir()),
         "projects": str(projects_dir()),
         "settings": str(settings_path()),

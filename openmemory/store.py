@@ -570,6 +570,16 @@ class Store:
         """The tombstones among these hashes (episodes forgotten: never stored again)."""
         return {r[0] for r in self._in("SELECT hash FROM forgotten WHERE hash IN (%s)", hashes)}
 
+    def all_tombstones(self) -> list:
+        """[(hash, alias)] of every tombstone (forget.adopt copies them into the file beside)."""
+        return [(h, bool(a)) for h, a in self._db.execute("SELECT hash, alias FROM forgotten")]
+
+    def add_tombstones(self, rows, now: str) -> int:
+        """Keep tombstones [(hash, alias)] read from the file beside; returns how many were new."""
+        before = self._db.total_changes
+        self._db.executemany("INSERT OR IGNORE INTO forgotten VALUES (?, ?, ?)", [(h, now, int(a)) for h, a in rows])
+        return self._db.total_changes - before
+
     def memories_under(self, folder: str) -> tuple:
         """(episode ids, lesson ids, session ids, passage ids) of everything stored for a folder and below it."""
         where, folder = "WHERE cwd = ? OR cwd LIKE ? ESCAPE '\\'", folder.rstrip("/")

@@ -33,6 +33,26 @@ class Tombstones(unittest.TestCase):
             self.assertEqual(forget.tombstone(key), hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest())
 
 
+class TombstoneFile(TempHome):
+    def test_appended_private_synced_never_through_a_symlink_and_an_unfinished_line_ended(self):
+        old = os.umask(0)
+        self.addCleanup(os.umask, old)
+        forget.keep_tombstones([("a" * 64, False)], "2026-12-03T00:00:00Z")
+        path = self.home / "forgotten"
+        self.assertEqual(path.stat().st_mode & 0o777, 0o600)
+        with open(path, "ab") as f:
+            f.write(b"bbbbbbbb")  # a writer killed mid-line
+        forget.keep_tombstones([("c" * 64, True), ("not a hash", False)], "2026-12-03T00:00:01Z")
+        self.assertEqual(forget.kept_tombstones()[0], [("a" * 64, False), ("c" * 64, True)])
+        path.unlink()
+        target = self.tmp / "elsewhere"
+        target.write_text("")
+        path.symlink_to(target)
+        with self.assertRaises(OSError):
+            forget.keep_tombstones([("d" * 64, False)], "2026-12-03T00:00:02Z")
+        self.assertEqual(target.read_text(), "")
+
+
 class Forget(TempHome):
     def setUp(self):
         super().setUp()
@@ -160,6 +180,59 @@ class Forget(TempHome):
         p = self.cli("forget", "--query", "-- ''", "--yes")
         self.assertEqual(p.returncode, 1)
         self.assertIn("holds no word", p.stderr)
+
+    def memory_bytes(self) -> bytes:
+        """The database openmemory uses now, with its WAL (not a file moved aside)."""
+        return b"".join(p.read_bytes() for p in (self.home / "memory.db", self.home / "memory.db-wal") if p.exists())
+
+    def move_the_database_aside(self):
+        """OPERATIONS.md's recovery: move memory.db (and its -wal, -shm) aside, then ingest again."""
+        for name in ("memory.db", "memory.db-wal", "memory.db-shm"):
+            if (self.home / name).exists():
+                (self.home / name).rename(self.tmp / f"{name}.damaged")
+
+    def test_the_recovery_procedure_keeps_what_was_forgotten(self):
+        self.ok("forget", self.correction("Okonkwo"))
+        kept = self.home / "forgotten"
+        self.assertEqual(kept.stat().st_mode & 0o777, 0o600)
+        self.assertNotIn(b"Okonkwo", kept.read_bytes())  # hashes, never words
+        self.move_the_database_aside()
+        self.ok("ingest")
+        self.ok("sleep", "--now", "2026-11-06T03:00:00Z")
+        self.assertNotIn(b"Okonkwo", self.memory_bytes())
+        self.assertIn(b"Marguerite", self.memory_bytes())
+        self.assertEqual(json.loads(self.ok("recall", "Zephyrine", "Okonkwo", "--json").stdout), [])
+        self.assertEqual(json.loads(self.ok("status", "--json").stdout)["forgotten"], 1)
+        self.assert_gone("Okonkwo", "Zephyrine")
+
+    def test_a_copy_of_a_forgotten_transcript_under_a_new_session_id_stays_forgotten(self):
+        with store.connect() as db:
+            sid = next(e["session_id"] for e in db.episodes("correction") if "Okonkwo" in e["facts"]["said"])
+            ids = [e["id"] for e in db.episodes() if e["session_id"] == sid]
+        self.ok("forget", *ids)
+        original = next(p for p in self.paths if sid in p.read_text())
+        copy = original.parent / "0d5e0a57-resumed-copy.jsonl"  # as a resumed session copies the records
+        copy.write_text(original.read_text().replace(sid, "0d5e0a57-resumed-copy"))
+        self.ok("ingest")
+        self.ok("sleep", "--now", "2026-11-06T03:00:00Z")
+        self.assert_gone("Okonkwo", "Zephyrine")
+        self.move_the_database_aside()  # and from the file beside, into a new database
+        self.ok("ingest")
+        self.assert_gone("Okonkwo", "Zephyrine")
+
+    def test_tombstones_kept_only_in_the_database_go_into_the_file_beside(self):
+        from tests.helpers import raw_db
+        self.ok("forget", self.correction("Okonkwo"))
+        (self.home / "forgotten").unlink()  # as a database forgot before the file was kept
+        with store.connect() as db:
+            with db.transaction():
+                raw_db(db).execute("DELETE FROM state WHERE key = ?", (forget.TOMBSTONES_READ,))
+            hashes = {h for h, _ in db.all_tombstones()}
+        self.ok("ingest")
+        self.assertEqual({h for h, _ in forget.kept_tombstones()[0]}, hashes)
+        self.move_the_database_aside()
+        self.ok("ingest")
+        self.assert_gone("Okonkwo", "Zephyrine")
 
     def test_forget_a_project(self):
         p = self.cli("forget", "--project", str(self.blog), "--yes")
