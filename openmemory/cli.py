@@ -183,44 +183,58 @@ def cmd_forget(args) -> int:
             episode_ids += found_e
             lesson_ids += found_l
             passage_ids += found_p
-        plan = forget.plan(db, episode_ids, lesson_ids, project, passage_ids)
+        plan = forget.plan(db, episode_ids, lesson_ids, project, passage_ids, forget.query_words(args.query or ""))
+        stopped = forget.unfinished(db)  # the last forget was stopped before its files were rewritten
         if not (plan.episodes or plan.lessons or plan.sessions or plan.passages):
-            print("nothing in memory to forget", file=sys.stderr)
-            return 0
-        for ep in plan.episodes:
-            print(f"episode e{ep['id']} · {ep['kind']} · {ep['at'][:10]} · {clip(ep['title'], 90)}")
-        for ps in plan.passages[:PASSAGES_LISTED]:
-            print(f"passage p{ps['id']} · {ps['kind']} · {ps['at'][:10]} · {clip(ps['text'], 90)}")
-        if len(plan.passages) > PASSAGES_LISTED:
-            print(f"and {len(plan.passages) - PASSAGES_LISTED} more passages")
-        for ls in plan.lessons:
-            print(f"lesson l{ls['id']} · {clip(ls['text'], 100)}")
-        for ls, text, _ in plan.reworded:
-            again = "your text, kept" if (ls.get("backing") or {}).get("edited") else "worded again"
-            print(f"lesson l{ls['id']} · {again}: {clip(text, 100)}")
-        sys.stdout.flush()
-        if (args.query or project) and not args.yes:
-            if not sys.stdin.isatty():
-                raise OpenMemoryError("forget --query and --project ask first; add --yes to forget without asking")
-            print("forget these for good? [y/N] ", end="", file=sys.stderr, flush=True)
-            if sys.stdin.readline().strip().lower() not in ("y", "yes"):
-                print("nothing forgotten", file=sys.stderr)
-                return 1
-        # Vetoes first, files after the database: stopped anywhere, the next render or sleep
-        # finishes the files from what the database says.
-        render.veto_forgotten([ls["text"] for ls in plan.lessons if ls["text"]], plan.quotes, clock.iso())
-        done = forget.apply(db, plan, clock.iso())
-        review.settle(db, [ls["id"] for ls, _, _ in plan.reworded])   # what backed them may be gone
+            if not stopped:
+                already = ([f"e{i}" for i in plan.finished[0]] + [f"l{i}" for i in plan.finished[1]]
+                           + [f"p{i}" for i in plan.finished[2]])
+                print(f"already forgotten: {', '.join(already)}" if already else "nothing in memory to forget",
+                      file=sys.stderr)
+                return 0
+            done = None
+        else:
+            for ep in plan.episodes:
+                print(f"episode e{ep['id']} · {ep['kind']} · {ep['at'][:10]} · {clip(ep['title'], 90)}")
+            for ps in plan.passages[:PASSAGES_LISTED]:
+                print(f"passage p{ps['id']} · {ps['kind']} · {ps['at'][:10]} · {clip(ps['text'], 90)}")
+            if len(plan.passages) > PASSAGES_LISTED:
+                print(f"and {len(plan.passages) - PASSAGES_LISTED} more passages")
+            for ls in plan.lessons:
+                print(f"lesson l{ls['id']} · {clip(ls['text'], 100)}")
+            for ls, text, _ in plan.reworded:
+                again = "your text, kept" if (ls.get("backing") or {}).get("edited") else "worded again"
+                print(f"lesson l{ls['id']} · {again}: {clip(text, 100)}")
+            sys.stdout.flush()
+            if (args.query or project) and not args.yes:
+                if not sys.stdin.isatty():
+                    raise OpenMemoryError("forget --query and --project ask first; add --yes to forget without asking")
+                print("forget these for good? [y/N] ", end="", file=sys.stderr, flush=True)
+                if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+                    print("nothing forgotten", file=sys.stderr)
+                    return 1
+            # Vetoes first, tombstones and the database next, files last: stopped anywhere, the
+            # same forget run again finishes what is left (forget.unfinished), files included.
+            render.veto_forgotten([ls["text"] for ls in plan.lessons if ls["text"]], plan.quotes, clock.iso())
+            done = forget.apply(db, plan, clock.iso())
+            review.settle(db, [ls["id"] for ls, _, _ in plan.reworded])   # what backed them may be gone
         rendered = render.render(db)
         report = db.get_state("morning")
-        if report and done["morning"]:
+        if report and (done is None or done["morning"]):
             sleep.write_morning(sleep.morning_text(json.loads(report), sleep.PREDICTION_DAYS,
                                                    sleep.ARCHIVE_AFTER_DAYS))
-    print(f"forgot {done['episodes']} episode(s), {done['passages']} passage(s) and {done['lessons']} lesson(s); "
-          f"{done['reworded']} lesson(s) "
-          f"worded again, {done['scrubbed']} memory(ies) cleaned of their words; "
-          f"{len(rendered['written']) + len(rendered['removed'])} file(s) rewritten", file=sys.stderr)
-    if not done["wal_emptied"]:
+        emptied = forget.finished(db)
+    files_done = len(rendered["written"]) + len(rendered["removed"])
+    if done is None:
+        print(f"finished a forget that was stopped before its files were rewritten; {files_done} file(s) "
+              f"rewritten", file=sys.stderr)
+    else:
+        if stopped:
+            print("also finished a forget that was stopped before its files were rewritten", file=sys.stderr)
+        print(f"forgot {done['episodes']} episode(s), {done['passages']} passage(s) and {done['lessons']} lesson(s); "
+              f"{done['reworded']} lesson(s) worded again, {done['scrubbed']} memory(ies) cleaned of their words; "
+              f"{files_done} file(s) rewritten", file=sys.stderr)
+    if not emptied:
         print("openmemory: warning: another process is reading the database, so its log (memory.db-wal) may "
               "still hold the forgotten bytes until it ends; run `openmemory status` later", file=sys.stderr)
     return 0

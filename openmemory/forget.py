@@ -39,6 +39,8 @@ class Plan:
     reworded: list = field(default_factory=list)         # (lesson, new text, remaining source ids)
     quotes: list = field(default_factory=list)           # words to take out of every copy
     sessions: list = field(default_factory=list)         # session rows to drop (forget --project)
+    words: list = field(default_factory=list)            # a query's words (the model's answers holding them go)
+    finished: tuple = ((), (), ())                       # (episode, lesson, passage) ids the last forget took already
 
 
 def tombstone(key: str) -> str:
@@ -147,10 +149,15 @@ def parse_ids(words: list) -> tuple:
 OWN_FIELDS = "{title body detail}"
 
 
+def query_words(query: str) -> list:
+    """The words of a query the text index reads (one with a letter or a digit)."""
+    return [w for w in (query or "").split() if re.search(r"[^\W_]", w)]
+
+
 def query_match(query: str) -> str:
     """The text index's query for the items that hold every word of query, as the index reads
     words (each quoted: nothing in it is FTS5 syntax; a word of several tokens is a phrase)."""
-    words = [w for w in (query or "").split() if re.search(r"[^\W_]", w)]  # a word the index reads
+    words = query_words(query)
     if not words:
         raise OpenMemoryError(f"{query!r} holds no word to look for; give words, or ids to forget by id")
     return OWN_FIELDS + " : (" + " AND ".join('"%s"' % w.replace('"', '""') for w in words) + ")"
@@ -253,29 +260,62 @@ def without_forgotten(episodes: list, forgotten: set, session_id=None, passages=
     return kept, said, quotes
 
 
-def plan(store, episode_ids=(), lesson_ids=(), project=None, passage_ids=()) -> Plan:
-    """What forgetting these episodes, passages and lessons (or everything of a project) takes."""
-    p = Plan()
+LAST = "forget_last"  # state: the ids the last forget took out of the database, and whether its files are done
+
+
+def last_forget(store) -> tuple:
+    """(episode ids, lesson ids, passage ids, finished) of the last forget: what it took out of
+    the database, and whether its files were rewritten (False: it was stopped, killed or by a
+    power cut, and its re-run finishes them)."""
+    try:
+        found = json.loads(store.get_state(LAST) or "{}")
+        return (tuple(found.get("episodes") or ()), tuple(found.get("lessons") or ()),
+                tuple(found.get("passages") or ()), bool(found.get("finished", True)))
+    except (ValueError, AttributeError):
+        return (), (), (), True
+
+
+def unfinished(store) -> bool:
+    """Whether the last forget was stopped before its files were rewritten."""
+    return not last_forget(store)[3]
+
+
+def finished(store) -> bool:
+    """Mark the last forget's files rewritten; returns whether the WAL was emptied too."""
+    eps, lessons, passages, _ = last_forget(store)
+    return store.forget_finished(json.dumps({"episodes": list(eps), "lessons": list(lessons),
+                                             "passages": list(passages), "finished": True}))
+
+
+def plan(store, episode_ids=(), lesson_ids=(), project=None, passage_ids=(), words=()) -> Plan:
+    """What forgetting these episodes, passages and lessons (or everything of a project) takes;
+    ids the last forget took out already are done (the same forget run again finishes its files)."""
+    p = Plan(words=[w.lower() for w in words])
     episode_ids, lesson_ids, passage_ids = set(episode_ids), set(lesson_ids), set(passage_ids)
     if project:
         found_e, found_l, p.sessions, found_p = store.memories_under(project)
         episode_ids |= set(found_e)
         lesson_ids |= set(found_l)
         passage_ids |= set(found_p)
+    done_e, done_l, done_p, _ = last_forget(store)
     found_p = store.passages_by_id(passage_ids)
-    missing = sorted(passage_ids - set(found_p))
+    gone_p = (passage_ids - set(found_p)) & set(done_p)     # the same forget run again: done already
+    missing = sorted(passage_ids - set(found_p) - gone_p)
     if missing:
         raise OpenMemoryError(f"no passage {', '.join(f'p{i}' for i in missing)} in memory; "
                               f"`openmemory recall --json` shows the ids")
     p.passages = [found_p[i] for i in sorted(found_p)]
     episodes = store.episodes_by_id(episode_ids)
-    missing = sorted(episode_ids - set(episodes))
+    gone_e = (episode_ids - set(episodes)) & set(done_e)    # the same forget run again: done already
+    missing = sorted(episode_ids - set(episodes) - gone_e)
     if missing:
         raise OpenMemoryError(f"no episode {', '.join(map(str, missing))} in memory; "
                               f"`openmemory recall --json` shows the ids")
     p.episodes = [episodes[i] for i in sorted(episodes)]
     all_lessons = {ls["id"]: ls for ls in store.all_lessons()}
-    missing = sorted(lesson_ids - set(all_lessons))
+    gone_l = (lesson_ids - set(all_lessons)) & set(done_l)
+    p.finished = (sorted(gone_e), sorted(gone_l), sorted(gone_p))
+    missing = sorted(lesson_ids - set(all_lessons) - gone_l)
     if missing:
         raise OpenMemoryError(f"no lesson {', '.join(map(str, missing))} in memory")
     gone = set(episodes)
@@ -365,6 +405,9 @@ def apply(store, p: Plan, now: str) -> dict:
     gone_sessions = {ep["session_id"] for ep in p.episodes if ep["kind"] == "session"}
     titles = [(sid, "" if sid in gone_sessions else scrub(t, p.quotes)) for sid, t in titles.items()]
     report = _scrubbed_morning(store, p)
+    # The model's cached answers are a cache: one that may hold forgotten words goes (asked again if need be).
+    answers = [key for key, answer in store.model_answers()
+               if scrub(answer, p.quotes) != answer or (p.words and all(w in answer.lower() for w in p.words))]
     gone_for_good = [(h, n > 0) for ep in p.episodes + p.passages for n, h in enumerate(tombstones(ep))]
     keep_tombstones(gone_for_good, now)  # first where a recovery keeps them: a kill here forgets on the re-run
     done = store.forget(tombstones=gone_for_good,
@@ -372,8 +415,12 @@ def apply(store, p: Plan, now: str) -> dict:
                         passage_ids=sorted(gone_passages), scrubbed_passages=scrubbed_passages,
                         reworded=reworded, session_ids=p.sessions,
                         titles=[(sid, t) for sid, t in titles if sid not in p.sessions], now=now,
+                        answers=answers,
+                        last=json.dumps({"episodes": sorted(gone), "lessons": [ls["id"] for ls in p.lessons],
+                                         "passages": sorted(gone_passages), "finished": False}),
                         morning=None if report is None else json.dumps(report, ensure_ascii=False, sort_keys=True))
     done["morning"] = report is not None
+    done["answers"] = len(answers)
     return done
 
 

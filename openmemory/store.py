@@ -606,7 +606,7 @@ class Store:
                 {r[0]: r[1] or "" for r in self._in("SELECT id, title FROM sessions WHERE id IN (%s)", ids)})
 
     def forget(self, tombstones, episode_ids, scrubbed, lesson_ids, reworded, session_ids, titles, now: str,
-               morning: str | None = None, passage_ids=(), scrubbed_passages=()) -> dict:
+               morning: str | None = None, passage_ids=(), scrubbed_passages=(), answers=(), last: str = "") -> dict:
         """Forget in one transaction (forget.apply says what); freed bytes zeroed, index merged, WAL emptied."""
         db = self._db
         db.execute("PRAGMA secure_delete = ON")  # freed pages and cells are overwritten with zeros
@@ -627,6 +627,8 @@ class Store:
                            [(text, context, embed.encoded(_unlabelled(text)), i) for i, text, context in scrubbed_passages])
             db.executemany("DELETE FROM sessions WHERE id = ?", [(s,) for s in session_ids])
             db.executemany("UPDATE sessions SET title = ? WHERE id = ?", [(t, s) for s, t in titles])
+            db.executemany("DELETE FROM model_answers WHERE key = ?", [(k,) for k in answers])
+            self.set_state("forget_last", last)  # its ids, its files still to rewrite (forget.last_forget)
             if morning is not None:  # the report's facts without them; a stopped sleep's facts dropped
                 self.set_state("morning", morning)
                 self.set_state("night_facts", "{}")
@@ -637,7 +639,17 @@ class Store:
                     scrubbed=len(scrubbed) + len(scrubbed_passages), sessions=len(session_ids),
                     passages=len(passage_ids), wal_emptied=not busy)
 
+    def forget_finished(self, last: str) -> bool:
+        """A forget's files are rewritten (last: forget.finished's record); the WAL emptied (whether it was)."""
+        with self.transaction():
+            self.set_state("forget_last", last)
+        return not self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+
     # -- the optional model (llm.py asks; these keep what it said) -----
+
+    def model_answers(self) -> list:
+        """[(key, answer)] of every cached answer of the model (a day's budget: a few hundred at most)."""
+        return self._db.execute("SELECT key, answer FROM model_answers").fetchall()
 
     def model_answer(self, key: str) -> str | None:
         """The model's answer to the question with this key, when it was asked before."""

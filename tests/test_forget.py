@@ -53,7 +53,9 @@ class TombstoneFile(TempHome):
         self.assertEqual(target.read_text(), "")
 
 
-class Forget(TempHome):
+class ForgetWorld(TempHome):
+    """Two projects' corrections ingested and slept on: lessons rendered, a morning report."""
+
     def setUp(self):
         super().setUp()
         self.repo = Path(os.path.realpath(self.tmp)) / "shop"
@@ -94,6 +96,9 @@ class Forget(TempHome):
                 if len(token) >= 6:
                     self.assertFalse(token[:6].encode() in raw.lower(), f"{token!r} is still in memory")
 
+
+
+class Forget(ForgetWorld):
     def test_forget_a_correction_rewords_its_lesson_and_its_words_are_gone_for_good(self):
         lesson = next(ls for ls in self.lessons() if "Marguerite" in ls["text"])
         self.assertIn(b"Marguerite", self.everything())
@@ -234,6 +239,15 @@ class Forget(TempHome):
         self.ok("ingest")
         self.assert_gone("Okonkwo", "Zephyrine")
 
+    def test_the_models_cached_answers_holding_forgotten_words_go(self):
+        with store.connect() as db, db.transaction():
+            db.save_model_answer("k1", "m", "Run the tests with pytest -q as Zephyrine Okonkwo asked.", "2026-11-04T00:00:00Z")
+            db.save_model_answer("k2", "m", "A session about the blog: okonkwo reviewed the pytest setup.", "2026-11-04T00:00:00Z")
+            db.save_model_answer("k3", "m", "Run the blog's tests with make check.", "2026-11-04T00:00:00Z")
+        self.ok("forget", "--query", "Okonkwo pytest", "--yes")
+        with store.connect() as db:
+            self.assertEqual([db.model_answer(k) is None for k in ("k1", "k2", "k3")], [True, True, False])
+
     def test_forget_a_project(self):
         p = self.cli("forget", "--project", str(self.blog), "--yes")
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -271,6 +285,103 @@ class Forget(TempHome):
             ingest.ingest(db, force=True)
             back = [e for e in db.episodes("error") if "discover" in e["facts"].get("command", "")]
         self.assertEqual(back, [])
+
+
+# A real `openmemory forget` process that SIGKILLs itself at one point of its work (the call
+# named is replaced by the kill; `mid-render` lets one memory file be written first).
+KILLED_AT = """
+import os, signal, sys
+from openmemory import cli, files, forget, render, sleep, store
+point, args = sys.argv[1], sys.argv[2:]
+def die(*a, **k):
+    os.kill(os.getpid(), signal.SIGKILL)
+calls = []
+def after_one(real):
+    def once_then_die(*a, **k):
+        if calls:
+            die()
+        calls.append(1)
+        return real(*a, **k)
+    return once_then_die
+where = {"before-vetoes": (render, "veto_forgotten"), "before-tombstones": (forget, "keep_tombstones"),
+         "before-commit": (store.Store, "forget"), "before-render": (render, "render"),
+         "before-morning": (sleep, "write_morning"), "before-finish": (store.Store, "forget_finished")}
+if point == "mid-render":  # after the first file render writes or removes
+    for name in ("replace_memory_file_if_unchanged", "remove_memory_file_if_unchanged", "write_own"):
+        setattr(files, name, after_one(getattr(files, name)))
+else:
+    setattr(*where[point], die)
+raise SystemExit(cli.main(args))
+"""
+KILL_POINTS = ("before-vetoes", "before-tombstones", "before-commit", "before-render", "mid-render",
+               "before-morning", "before-finish")
+
+
+class KilledMidForget(ForgetWorld):
+    """A forget SIGKILLed anywhere finishes on its re-run (the same command), files included."""
+
+    def test_the_same_forget_run_again_after_a_kill_at_each_point_finishes(self):
+        import shutil
+        import signal
+        import subprocess
+        import sys
+        saved = self.tmp / "saved"
+        for name in ("om-home", "claude"):
+            shutil.copytree(self.tmp / name, saved / name, symlinks=True)
+        lesson = next(ls for ls in self.lessons() if "Marguerite" in ls["text"])
+        args = ["forget", str(self.correction("Marguerite")), str(self.correction("Okonkwo"))]
+        self.ok(*args)
+        expected = self.rendered()
+        survived = 0
+        for point in KILL_POINTS:
+            for name in ("om-home", "claude"):
+                shutil.rmtree(self.tmp / name)
+                shutil.copytree(saved / name, self.tmp / name, symlinks=True)
+            killed = subprocess.run([sys.executable, "-c", KILLED_AT, point, *args], env=self.env(),
+                                    capture_output=True, text=True, cwd=str(self.tmp), timeout=60)
+            self.assertEqual(killed.returncode, -signal.SIGKILL, f"{point}: {killed.stderr}")
+            again = self.cli(*args)
+            self.assertEqual(again.returncode, 0, f"{point}: the re-run failed: {again.stderr}")
+            self.assertEqual(self.rendered(), expected, f"{point}: the files differ from a forget never killed")
+            self.assertFalse((self.memory / f"om-{lesson['id']}.md").exists(), point)
+            self.assert_gone("Marguerite", "Okonkwo", "Zephyrine")
+            with store.connect() as db:
+                self.assertFalse(forget.unfinished(db), point)
+            p = self.cli(*args)  # and once more, the forget whole: nothing left to do, and no error
+            self.assertEqual((p.returncode, p.stdout), (0, ""), p.stderr)
+            self.assertIn("already forgotten: e", p.stderr)
+            survived += 1
+        self.assertEqual(survived, len(KILL_POINTS))
+        figures(f"\nforget killed at {len(KILL_POINTS)} points: {survived} finished on the re-run")
+
+    def test_a_query_forget_killed_after_its_commit_finishes_on_its_re_run(self):
+        import signal
+        import subprocess
+        import sys
+        args = ["forget", "--query", "Okonkwo", "--yes"]
+        killed = subprocess.run([sys.executable, "-c", KILLED_AT, "before-render", *args], env=self.env(),
+                                capture_output=True, text=True, cwd=str(self.tmp), timeout=60)
+        self.assertEqual(killed.returncode, -signal.SIGKILL, killed.stderr)
+        self.assertIn(b"Okonkwo", (self.home / "lessons.jsonl").read_bytes())  # the files still to do
+        again = self.ok(*args)
+        self.assertIn("finished a forget that was stopped", again.stderr)
+        self.assert_gone("Okonkwo", "Zephyrine")
+
+    def rendered(self) -> dict:
+        """Every file forget writes or removes, by name (the vetoes' and tombstones' times aside)."""
+        out = {}
+        for root in (self.home, self.claude / "projects"):
+            for p in sorted(root.rglob("*")):
+                if p.is_file() and (p.suffix in (".md", ".json") or p.name in ("lessons.jsonl", "forgotten")):
+                    data = p.read_text()
+                    if p.name == "vetoed.json":
+                        data = [{k: v for k, v in e.items() if k != "forgotten"} for e in json.loads(data)["lessons"]]
+                    elif p.name == "written.json":
+                        data = sorted(json.loads(data).get("files", {}))
+                    elif p.name == "forgotten":
+                        data = sorted({line.split()[0] for line in data.splitlines()})
+                    out[str(p.relative_to(self.tmp))] = data
+        return out
 
 
 class ForgetOnTheRealCorpus(TempHome):
