@@ -531,6 +531,8 @@ def cmd_remember(args) -> int:
     """Store a note in memory at once, from the terminal or a script (as the agent's `remember` tool does)."""
     text = " ".join(args.text) if args.text else sys.stdin.read()
     cwd = os.path.realpath(args.cwd) if args.cwd else None if args.everywhere else os.getcwd()
+    from . import forget
+    forget.refuse_kept_out(cwd)
     with store.connect() as db:
         note_id = db.add_note(text, title=args.title or "", cwd=cwd)
     if args.json:

@@ -13,7 +13,8 @@ reads (`adopt`): a database moved aside and begun again keeps them.
 Keeping out (`OptOut`): a session whose working folder is at or below a folder holding
 `.openmemory-ignore`, or at or below a folder listed in ~/.openmemory/ignore (one per line,
 `#` comments, `~` expanded: for places the person cannot write a file into), is not
-ingested, and no lesson is rendered into that project's memory folder.
+ingested, a session that moves into one is stored up to its first record there, no note is
+remembered for one, and no lesson is rendered into that project's memory folder.
 """
 import hashlib
 import json
@@ -535,3 +536,11 @@ class OptOut:
 def kept_out(cwd) -> str | None:
     """Why a session in cwd is kept out of memory, or None (one-off; use OptOut for many)."""
     return OptOut().reason(cwd)
+
+
+def refuse_kept_out(cwd) -> None:
+    """Refuse a note for a project kept out of memory, in one line (`remember`, CLI and MCP)."""
+    why = kept_out(cwd) if cwd else None
+    if why:
+        raise OpenMemoryError(f"{cwd} is kept out of memory ({why}), so nothing is remembered for it; "
+                              f"remove that to let notes in")

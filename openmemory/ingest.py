@@ -219,7 +219,7 @@ def ingest_file(store: Store, path, report: Report | None = None, force: bool = 
             if st.st_size > BATCH_ALONE_BYTES:
                 batch.commit()  # never hold the database while reading a large transcript
             f.seek(0)
-            session = transcripts.read_subagents(transcripts.parse_lines(f, str(path)))
+            session = transcripts.read_subagents(transcripts.parse_lines(f, str(path), kept_out=optout.reason))
     except OSError as e:
         f.close()
         report.failed.append((str(path), e.strerror or str(e)))

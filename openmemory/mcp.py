@@ -409,6 +409,8 @@ def remember_tool(arguments: dict, project_dir: str | None) -> str:
                          f"(one fact per note)")
     title = _text(arguments, "title") or ""
     cwd = _text(arguments, "cwd") or project_dir
+    from . import forget  # here: serve's start never loads what only a note needs
+    forget.refuse_kept_out(cwd)
     with store.connect() as db:
         note_id = db.add_note(text, title=title, cwd=cwd, conversation=CONVERSATION)
     where = f"project {cwd}" if cwd else "no project"

@@ -130,6 +130,7 @@ class Session:
     kept_out: str = ""          # why its working folder is kept out (parse_lines' kept_out): read no further
     agent_id: str = ""          # a subagent's transcript: its agent's id
     subagents: list = field(default_factory=list)   # the Sessions of the subagents it started (read_subagents)
+    moved_out: bool = False     # it moved into a folder kept out: read up to that record only
 
     @property
     def prompts(self) -> list:
@@ -197,7 +198,10 @@ def file_stat(path, st=None) -> FileStat:
 
 def read_subagents(session: Session) -> Session:
     """The session with its subagents' transcripts read (Session.subagents); one that cannot
-    be read is left out, as a line that cannot be is."""
+    be read is left out, as a line that cannot be is; none of a session that moved into a
+    project kept out (which of them worked there is not known from the session)."""
+    if session.moved_out:
+        return session
     for sub in subagent_paths(session.path):
         try:
             session.subagents.append(parse(sub, sidechain=True))
@@ -252,7 +256,9 @@ def parse_lines(lines, path: str = "", kept_out=None, sidechain: bool = False) -
 
     kept_out: the question asked of the working folder (forget.OptOut.reason), as working_folder finds
     it in the first lines: when kept out, reading stops at that line, and the Session read so far
-    comes back with `kept_out` set (one reading of the first lines instead of two)."""
+    comes back with `kept_out` set (one reading of the first lines instead of two). Asked again
+    of each folder a later record names: at the first record in a folder kept out, reading
+    stops (what came before is the session; nothing from that record on)."""
     s = Session(path=path)
     lines = iter(lines)
     watched = 0 if kept_out else None   # lines read while the working folder is looked for
@@ -268,6 +274,8 @@ def parse_lines(lines, path: str = "", kept_out=None, sidechain: bool = False) -
     # The envelope every record carries (folder, version, branch, times), kept in locals while reading.
     cwd = version = branch = started = ended = ""
     records = 0
+    folder = None               # the last working folder a record named, once asked of kept_out
+    placed, before = False, 0   # whether the last record named a folder; the turns before the ones since
 
     for raw in lines:
         line = raw if watched is not None else None     # as given, while the folder is looked for
@@ -303,6 +311,17 @@ def parse_lines(lines, path: str = "", kept_out=None, sidechain: bool = False) -
             s.skipped += 1
             continue
         get = rec.get
+        if kept_out is not None:
+            if placed:
+                before = len(s.turns)   # what the last record with a folder left
+            value = get("cwd")
+            placed = bool(value) and isinstance(value, str)
+            if placed and value != folder:  # the session moved: into a project kept out?
+                folder = value
+                if kept_out(value):
+                    del s.turns[before:]  # records with no folder just before it (a queued message) went with it
+                    s.moved_out = True
+                    break
         kind = get("type")
         if sniffed is not None and isinstance(kind, str) and kind in KNOWN_TYPES:
             sniffed = None

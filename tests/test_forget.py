@@ -2,6 +2,8 @@
 per-project opt-out: `.openmemory-ignore` in the working folder or above, or a listed folder."""
 import json
 import os
+import subprocess
+import sys
 import unittest
 from datetime import datetime, timezone
 from pathlib import Path
@@ -495,6 +497,51 @@ class OptOutIngest(TempHome):
         report = json.loads(self.ok("ingest", "--json").stdout)
         self.assertEqual((report["read"], report["opted_out"]), (1, 0))
         self.assertEqual(json.loads(self.ok("status", "--json").stdout)["opted_out"], 0)
+
+    def test_a_session_that_moves_into_a_kept_out_project_stores_nothing_from_there_on(self):
+        (self.client / forget.IGNORE_MARKER).write_text("")
+        work = self.tmp / "work"
+        t = test_session(cwd=str(work), start=datetime(2026, 11, 2, 9, tzinfo=timezone.utc))
+        t.user("No, don't list the folders with ls -R, use tree -L 2 like the wiki says")
+        t.cwd = str(self.client / "src")  # the agent went on in the project kept out
+        t.user("No, don't describe the secret client roadmap in the README")
+        t.assistant("Reading.", tools=[("Bash", {"command": "cat ROADMAP.md"}, "Exit code 1\nNDA-project-codename missing", True)])
+        t.cwd = str(work)  # and came back: still nothing from the first record there on
+        t.user("No, never mention the merger with Acme")
+        path = t.write(project_folder(self.claude, str(work)))
+        for run in (lambda: self.ok("ingest"),  # a bulk ingest's workers read it the same way
+                    lambda: self.ok("ingest", "--force", env=self.env(OPENMEMORY_JOBS="2")),
+                    lambda: self.cli("hook", input=json.dumps({"hook_event_name": "SessionEnd",
+                                                               "transcript_path": str(path)}))):
+            run()
+            raw = self.raw_db()
+            self.assertIn(b"tree -L 2", raw)  # what came before the move is the session
+            for words in (b"client roadmap", b"client-nda", b"NDA-project", b"merger with Acme"):
+                self.assertFalse(words in raw, f"{words} is in memory")
+
+    def test_remember_refuses_a_note_for_a_project_kept_out_in_one_line(self):
+        (self.client / forget.IGNORE_MARKER).write_text("")
+        self.home.mkdir(parents=True, exist_ok=True)
+        (self.home / "ignore").write_text(f"{self.tmp / 'work' / 'listed'}\n")
+        (self.tmp / "work" / "listed").mkdir()
+        for args, folder in ((["remember", "--cwd", str(self.client / "src")], self.tmp),
+                             (["remember"], self.client / "src"),  # the folder it runs in
+                             (["remember", "--cwd", str(self.tmp / "work" / "listed")], self.tmp)):
+            p = subprocess.run([sys.executable, "-m", "openmemory", *args, "the client's launch date is May 3"],
+                               capture_output=True, text=True, env=self.env(), cwd=str(folder), timeout=60)
+            self.assertEqual(p.returncode, 1, args)
+            self.assertEqual(p.stdout, "")
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+            self.assertIn("is kept out of memory", p.stderr)
+        for arguments, project in (({"text": "the client's launch date is May 3", "cwd": str(self.client)}, None),
+                                   ({"text": "the client's launch date is May 3"}, str(self.client / "src"))):
+            reply = mcp.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                "params": {"name": "remember", "arguments": arguments}}, project)
+            self.assertTrue(reply["result"]["isError"])
+            self.assertIn("is kept out of memory", reply["result"]["content"][0]["text"])
+        self.assertNotIn(b"launch date", self.raw_db())
+        self.ok("remember", "--cwd", str(self.open_project), "the blog launches in June")  # elsewhere, as before
+        self.assertIn(b"blog launches in June", self.raw_db())
 
     def test_the_hook_keeps_it_out_too(self):
         (self.client / forget.IGNORE_MARKER).write_text("")

@@ -424,9 +424,17 @@ class KeptOutWhileReading(unittest.TestCase):
         self.assertEqual((got, expected), ("marker", "marker"))
 
     def test_a_folder_not_kept_out_reads_the_whole_session(self):
-        lines = [self.record("/home/dev/shop")] + [self.record(self.SECRET) for _ in range(3)]
+        lines = [self.record("/home/dev/shop")] + [self.record("/home/dev/shop/src") for _ in range(3)]
         s = transcripts.parse_lines(lines, "/x/s.jsonl", kept_out=self.reason)
-        self.assertEqual((s.kept_out, s.cwd, len(s.prompts)), ("", "/home/dev/shop", 4))
+        self.assertEqual((s.kept_out, s.cwd, len(s.prompts), s.moved_out), ("", "/home/dev/shop", 4, False))
+
+    def test_a_session_that_moves_into_a_kept_out_folder_is_read_up_to_there(self):
+        lines = ([self.record("/home/dev/shop"), self.record(text="no folder: read")] +
+                 [self.record(self.SECRET) for _ in range(3)] + [self.record("/home/dev/shop")])
+        rest = iter(lines)
+        s = transcripts.parse_lines(rest, "/x/s.jsonl", kept_out=self.reason)
+        self.assertEqual((s.kept_out, s.cwd, len(s.prompts), s.moved_out), ("", "/home/dev/shop", 1, True))
+        self.assertEqual(len(list(rest)), 3)  # nothing after the first record there is read
 
 
 if __name__ == "__main__":
