@@ -593,3 +593,17 @@ class OptOutRender(TempHome):
         render.render(self.db)
         self.assertEqual(list(self.nda_memory.glob("om-*.md")), [])
         self.assertEqual(len(list(self.blog_memory.glob("om-*.md"))), 1)
+
+
+class Campaign(TempHome):
+    """The forget/opt-out/kill campaign (tests/forgets.py), short; `python3 -m tests.forgets --full` is long."""
+
+    def test_nothing_forgotten_comes_back_nothing_unasked_goes_and_every_killed_forget_finishes(self):
+        from tests import forgets
+        result = forgets.campaign(forgets.SHORT, seed=5)
+        self.assertEqual(result["failures"], [])
+        self.assertEqual((result["came_back"], result["remember_refused"]), (0, 2))
+        self.assertEqual(result["kills"], result["survived"])
+        self.assertGreater(result["forgets"], 0)
+        figures(f"\nforget campaign: {result['forgets']} forgets, {result['came_back']} came back; "
+                f"{result['survived']} of {result['kills']} kills mid-forget finished on the re-run")
