@@ -56,7 +56,8 @@ def made_up(rng: random.Random, used: set) -> str:
 def session(rng, used, cwd, day, n, moves_into=None) -> tuple:
     """A transcript with an error and a correction in words of its own; (transcript, its words)."""
     words = [made_up(rng, used) for _ in range(4)]
-    t = Transcript(cwd=str(cwd), start=datetime(2026, 11, 2, 9, tzinfo=timezone.utc) + timedelta(days=day, minutes=n))
+    t = Transcript(cwd=str(cwd), start=datetime(2026, 11, 2, 9, tzinfo=timezone.utc) + timedelta(days=day, minutes=n),
+                   rng=rng)  # its uuids too: a seed replays the campaign
     t.user(f"work on the {words[0]} module")
     t.assistant("Running the tests.", tools=[
         ("Bash", {"command": f"make {words[1]}"}, f"Exit code 2\nmake: *** No rule to make target '{words[1]}'. Stop.",
@@ -221,7 +222,12 @@ def campaign(size: dict, seed: int = 1) -> dict:
             if back:
                 came_back += len(back)
                 failures.append(f"seed {seed} round {r} {args}: forgotten words back in memory: {back[:5]}")
-        # kills in the middle of a forget, then the same command again
+        # kills in the middle of a forget, then the same command again, over new sessions
+        for n in range(size["kills"]):
+            t, _, _ = session(rng, w.used, w.root / "project0", 20 + n, n)
+            w.files.append(t.write(project_folder(w.root / "claude", str(w.root / "project0"))))
+        must(w.run("ingest"), "ingest before the kills")
+        must(w.run("sleep", "--now", "2026-12-20T03:00:00Z"), "sleep before the kills")
         for k in range(size["kills"]):
             episodes = [key[1] for key in w.memories() if key[0] == "episode"]
             if not episodes:
