@@ -509,6 +509,12 @@ class OptOutIngest(TempHome):
         t.cwd = str(work)  # and came back: still nothing from the first record there on
         t.user("No, never mention the merger with Acme")
         path = t.write(project_folder(self.claude, str(work)))
+        sub = Transcript(cwd=str(self.client / "src"), session_id=t.session_id)  # a subagent it started there
+        sub.user("Build the client's release")
+        sub.assistant("Building.", tools=[("Bash", {"command": "make nda-release"},
+                                           "Exit code 2\nNDA-subagent-failure: no rule", True)])
+        (path.parent / path.stem / "subagents").mkdir(parents=True)
+        (path.parent / path.stem / "subagents" / "agent-a1b2c3.jsonl").write_text(sub.text())
         for run in (lambda: self.ok("ingest"),  # a bulk ingest's workers read it the same way
                     lambda: self.ok("ingest", "--force", env=self.env(OPENMEMORY_JOBS="2")),
                     lambda: self.cli("hook", input=json.dumps({"hook_event_name": "SessionEnd",
@@ -516,7 +522,8 @@ class OptOutIngest(TempHome):
             run()
             raw = self.raw_db()
             self.assertIn(b"tree -L 2", raw)  # what came before the move is the session
-            for words in (b"client roadmap", b"client-nda", b"NDA-project", b"merger with Acme"):
+            for words in (b"client roadmap", b"client-nda", b"NDA-project", b"merger with Acme", b"NDA-subagent",
+                          b"nda-release"):
                 self.assertFalse(words in raw, f"{words} is in memory")
 
     def test_remember_refuses_a_note_for_a_project_kept_out_in_one_line(self):
