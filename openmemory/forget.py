@@ -229,6 +229,47 @@ def scrub_passage(text: str, quotes: list) -> str:
     return "\n".join(parts)
 
 
+CONTEXT_FIELD = "{context}"
+
+
+def _word(w: str):
+    """A word as the text index finds it: from a word's start, any case, with its endings."""
+    return re.compile(r"(?i)(?<![^\W_])" + re.escape(w) + r"\w*")
+
+
+def without_words(text, words: list):
+    """text with each of words replaced by [forgotten], when it holds every one of them."""
+    if not isinstance(text, str) or not text or not words:
+        return text
+    found = [_word(w) for w in words]
+    if not all(f.search(text) for f in found):
+        return text
+    for f in found:
+        text = f.sub(FORGOTTEN, text)
+    return text
+
+
+def without_words_obj(value, words: list):
+    """A JSON value's strings without the words, when the value holds every one of them."""
+    if not words:
+        return value
+    found = [_word(w) for w in words]
+    if not all(f.search(json.dumps(value, ensure_ascii=False)) for f in found):
+        return value
+
+    def strip(v):
+        if isinstance(v, str):
+            for f in found:
+                v = f.sub(FORGOTTEN, v)
+            return v
+        if isinstance(v, dict):
+            return {k: strip(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [strip(x) for x in v]
+        return v
+    return strip(value)
+
+
 def scrub_obj(value, quotes: list):
     if isinstance(value, str):
         return scrub(value, quotes)
@@ -387,6 +428,10 @@ def apply(store, p: Plan, now: str) -> dict:
     if any(ep["kind"] == "note" for ep in p.episodes):  # a note's words are in its neighbours' context
         affected += store.episodes("note")
     gone = {ep["id"] for ep in p.episodes}
+    if p.words and store.has_recall_index():  # the words asked for, in the context others keep of them
+        known = {ep["id"] for ep in affected}
+        found = store.holding(CONTEXT_FIELD + " : (" + " AND ".join('"%s"' % w.replace('"', '""') for w in p.words) + ")")[0]
+        affected += list(store.episodes_by_id([i for i in found if i not in known and i not in gone]).values())
     scrubbed = []
     for ep in affected:
         if ep["id"] in gone:
@@ -394,6 +439,9 @@ def apply(store, p: Plan, now: str) -> dict:
         new = {"title": scrub(ep["title"], p.quotes), "gist": scrub(ep["gist"], p.quotes),
                "detail": scrub(ep["detail"], p.quotes), "facts": scrub_obj(ep["facts"], p.quotes),
                "context": scrub(ep.get("context") or "", p.quotes)}
+        # a neighbour's words a memory keeps as its context, or facts that hold every word asked for
+        new["context"] = without_words(new["context"], p.words)
+        new["facts"] = without_words_obj(new["facts"], p.words)
         if any(new[k] != ep[k] for k in new):
             scrubbed.append((ep["id"], new))
     gone_passages = {ps["id"] for ps in p.passages}

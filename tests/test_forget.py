@@ -183,6 +183,25 @@ class Forget(ForgetWorld):
         self.assertIn(b"Marguerite", self.everything())  # the other correction is kept
         self.assert_gone("Okonkwo", "Zephyrine")
 
+    def test_a_query_takes_its_words_out_of_what_the_memories_kept_keep_of_them(self):
+        t = Transcript(cwd=str(self.blog), start=datetime(2026, 11, 4, 9, tzinfo=timezone.utc))
+        t.user("polish the header")
+        t.assistant("Building.", tools=[
+            ("Bash", {"command": "make zebracorn"}, "Exit code 2\nmake: *** No rule to make target 'zebracorn'. Stop.", True),
+            ("Bash", {"command": "npm run lint"}, "Exit code 1\nerror: 'unused' is assigned a value but never used", True)])
+        t.assistant("Done.")
+        t.write(project_folder(self.claude, self.blog))
+        self.ok("ingest")
+        with store.connect() as db:
+            lint = next(e for e in db.episodes("error") if e["facts"]["command"] == "npm run lint")
+        self.assertIn("zebracorn", lint["context"])  # its neighbour, as recall reads it beside it
+        self.ok("forget", "--query", "zebracorn", "--yes")
+        self.assert_gone("zebracorn")
+        with store.connect() as db:
+            self.assertIn("npm run lint", db.episodes_by_id([lint["id"]])[lint["id"]]["title"])  # kept
+        self.ok("ingest", "--force")
+        self.assert_gone("zebracorn")
+
     def test_a_query_of_no_words_is_refused(self):
         p = self.cli("forget", "--query", "-- ''", "--yes")
         self.assertEqual(p.returncode, 1)
