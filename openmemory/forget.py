@@ -207,7 +207,23 @@ def scrub(text, quotes: list):
         if len(head) < len(q) or head in text:
             # a copy clipped somewhere after its start: from the start to the end of the line
             text = re.sub(r"\s+".join(map(re.escape, head.split())) + r"[^\n]*", FORGOTTEN, text)
-    return text
+    return _without_short_clips(text, quotes) if "…" in text else text
+
+
+def _without_short_clips(text: str, quotes: list) -> str:
+    """text without a copy of a quote's start clipped with "…" before PREFIX characters (as
+    shorten.clip cuts a title into a neighbour's context): at least QUOTE_MIN of them."""
+    out, end = [], len(text)
+    for pos in sorted((m.start() for m in re.finditer("…", text)), reverse=True):
+        if pos >= end:
+            continue
+        before = text[:pos]
+        start = max((pos - n for q in quotes for n in range(min(len(q), PREFIX), QUOTE_MIN - 1, -1)
+                     if before.endswith(q[:n].rstrip()) and len(q[:n].rstrip()) == n), default=None)
+        if start is not None:
+            out.append(FORGOTTEN + text[pos + 1:end])
+            end = start
+    return text[:end] + "".join(reversed(out)) if out else text
 
 
 _LABEL = re.compile(r"^(?:person|agent): ")
@@ -428,10 +444,14 @@ def apply(store, p: Plan, now: str) -> dict:
     if any(ep["kind"] == "note" for ep in p.episodes):  # a note's words are in its neighbours' context
         affected += store.episodes("note")
     gone = {ep["id"] for ep in p.episodes}
+    gone_passages = {ps["id"] for ps in p.passages}
     if p.words and store.has_recall_index():  # the words asked for, in the context others keep of them
-        known = {ep["id"] for ep in affected}
-        found = store.holding(CONTEXT_FIELD + " : (" + " AND ".join('"%s"' % w.replace('"', '""') for w in p.words) + ")")[0]
+        known, known_p = {ep["id"] for ep in affected}, {ps["id"] for ps in said}
+        found, _, found_p = store.holding(
+            CONTEXT_FIELD + " : (" + " AND ".join('"%s"' % w.replace('"', '""') for w in p.words) + ")")
         affected += list(store.episodes_by_id([i for i in found if i not in known and i not in gone]).values())
+        said += [ps for i, ps in sorted(store.passages_by_id(
+            [i for i in found_p if i not in known_p and i not in gone_passages]).items())]
     scrubbed = []
     for ep in affected:
         if ep["id"] in gone:
@@ -444,11 +464,11 @@ def apply(store, p: Plan, now: str) -> dict:
         new["facts"] = without_words_obj(new["facts"], p.words)
         if any(new[k] != ep[k] for k in new):
             scrubbed.append((ep["id"], new))
-    gone_passages = {ps["id"] for ps in p.passages}
     scrubbed_passages = []
     for ps in said:
         if ps["id"] not in gone_passages:
             text, context = scrub_passage(ps["text"], p.quotes), scrub(ps["context"], p.quotes)
+            context = without_words(context, p.words)   # a neighbour's words it keeps as its context
             if (text, context) != (ps["text"], ps["context"]):
                 scrubbed_passages.append((ps["id"], text, context))
     gone_sessions = {ep["session_id"] for ep in p.episodes if ep["kind"] == "session"}

@@ -8,7 +8,7 @@ A world of projects whose sessions each carry words of their own (made up, so a 
 what holds it), a project kept out by `.openmemory-ignore`, and sessions that start outside
 it and move in. Each round forgets at random, by ids, by a query of one word, or by a query
 of two words no memory holds together, and checks:
-- a query forgets exactly the episodes whose own text holds every word, and lessons only
+- a query forgets exactly the episodes and passages whose own text holds every word, and lessons only
   where they hold the words or were fed by nothing else (0 taken that were not asked);
 - what was forgotten does not come back (counted: must be 0): after `ingest --force`,
   after a copy of its transcript under a new session id, and after the recovery procedure
@@ -16,8 +16,8 @@ of two words no memory holds together, and checks:
   the files openmemory writes;
 - kept out: no word said after a session moved into the project reaches memory, and
   `remember` for it is refused;
-- a forget SIGKILLed after a random delay, run again as the same command, exits 0 and ends
-  finished (its files rewritten: no forgotten word in them).
+- a forget of two episodes and a passage SIGKILLed after a random delay, run again as the
+  same command, exits 0 and ends finished (its files rewritten: no forgotten word in them).
 """
 import argparse
 import json
@@ -108,15 +108,26 @@ class World:
         return sqlite3.connect(str(self.root / "om" / "memory.db"))
 
     def memories(self) -> dict:
-        """{("episode"|"lesson", id): own text} as the text index holds it."""
+        """{("episode"|"passage"|"lesson", id): own text} as the text index holds it."""
         con = self.db()
         try:
             out = {("episode", i): " ".join((t, g, d)) for i, t, g, d in
                    con.execute("SELECT id, title, gist, detail FROM episodes")}
+            out.update({("passage", i): t for i, t in con.execute("SELECT id, text FROM passages")})
             out.update({("lesson", i): t for i, t in con.execute("SELECT id, text FROM lessons")})
             return out
         finally:
             con.close()
+
+    def kept_text(self) -> str:
+        """What the memories kept hold as their own (their text, and an episode's facts: the
+        commands a session ran are its own, not a copy of a forgotten correction's words)."""
+        con = self.db()
+        try:
+            facts = " ".join(f or "" for (f,) in con.execute("SELECT facts FROM episodes"))
+        finally:
+            con.close()
+        return (" ".join(self.memories().values()) + " " + facts).lower()
 
     def everything(self) -> bytes:
         """The bytes of the database in use and of every file openmemory writes (no transcript)."""
@@ -171,11 +182,11 @@ def campaign(size: dict, seed: int = 1) -> dict:
             before, fed_by = w.memories(), sources(w)
             how = rng.choice(("query", "query", "two", "ids"))
             if how == "ids" or not live:
-                episodes = [k[1] for k in before if k[0] == "episode"]
-                if not episodes:
+                said = [f"{k[0][0]}{k[1]}" for k in before if k[0] in ("episode", "passage")]
+                if not said:
                     break
-                ids = rng.sample(episodes, min(len(episodes), rng.randint(1, 3)))
-                args = ["forget", *map(str, ids)]
+                ids = rng.sample(said, min(len(said), rng.randint(1, 3)))  # episodes and passages: e12, p45
+                args = ["forget", *ids]
                 asked = None
             elif how == "two":  # two sessions' words: no memory holds both
                 a, b = rng.sample(w.words, 2)
@@ -190,17 +201,17 @@ def campaign(size: dict, seed: int = 1) -> dict:
             after = w.memories()
             gone = set(before) - set(after)
             if asked is not None:
-                should = {k for k, text in before.items() if k[0] == "episode" and holds(text, asked)}
-                taken = {k for k in gone if k[0] == "episode"}
+                should = {k for k, text in before.items() if k[0] in ("episode", "passage") and holds(text, asked)}
+                taken = {k for k in gone if k[0] in ("episode", "passage")}
                 if taken != should:
-                    failures.append(f"seed {seed} round {r} {args}: forgot episodes {sorted(taken - should)} that do "
+                    failures.append(f"seed {seed} round {r} {args}: forgot {sorted(taken - should)} that do "
                                     f"not hold the words, kept {sorted(should - taken)} that do")
                 odd = [k for k in gone if k[0] == "lesson" and not holds(before[k], asked)
-                       and not fed_by.get(k[1], set()) <= {i for _, i in taken}]  # fed by nothing else
+                       and not fed_by.get(k[1], set()) <= {i for kind, i in taken if kind == "episode"}]
                 if odd:
                     failures.append(f"seed {seed} round {r} {args}: forgot lessons {odd} not holding the words")
             # the words only the forgotten episodes held: they must never come back
-            kept_text = " ".join(text for k, text in after.items()).lower()
+            kept_text = w.kept_text()
             for k in gone:
                 for word in before[k].lower().split():
                     word = word.strip(".,:;'\"`()[]")
@@ -229,12 +240,18 @@ def campaign(size: dict, seed: int = 1) -> dict:
         must(w.run("ingest"), "ingest before the kills")
         must(w.run("sleep", "--now", "2026-12-20T03:00:00Z"), "sleep before the kills")
         for k in range(size["kills"]):
-            episodes = [key[1] for key in w.memories() if key[0] == "episode"]
+            held = w.memories()
+            episodes = [key[1] for key in held if key[0] == "episode"]
+            said = [key[1] for key in held if key[0] == "passage"]
             if not episodes:
                 break
-            ids = sorted(rng.sample(episodes, min(len(episodes), 2)))
-            doomed = [x for i in ids for x in _words_of(w, i) if x in w.used]
-            args = [sys.executable, "-m", "openmemory", "forget", *map(str, ids)]
+            # two episodes and a passage: a forget that takes what was said as well
+            picked = ([("episode", i) for i in rng.sample(episodes, min(len(episodes), 2))]
+                      + [("passage", i) for i in rng.sample(said, min(len(said), 1))])
+            ids = [f"{kind[0]}{i}" for kind, i in picked]
+            doomed = [x.strip(".,:;'\"`()[]") for key in picked for x in held[key].lower().split()]
+            doomed = [x for x in doomed if x in w.used]
+            args = [sys.executable, "-m", "openmemory", "forget", *ids]
             started = time.monotonic()
             proc = subprocess.Popen(args, env=w.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             time.sleep(rng.uniform(0.2, 1.5))
@@ -253,7 +270,7 @@ def campaign(size: dict, seed: int = 1) -> dict:
                 con.close()
             if last.get("finished") is False:
                 problems.append("left unfinished")
-            kept_text = " ".join(w.memories().values()).lower()
+            kept_text = w.kept_text()
             only_theirs = [x for x in doomed if x not in kept_text]
             if w.back(only_theirs):
                 problems.append(f"forgotten words left in memory: {w.back(only_theirs)[:3]}")
@@ -272,15 +289,6 @@ def sources(w: World) -> dict:
         return {i: set(json.loads(src or "[]")) for i, src in con.execute("SELECT id, sources FROM lessons")}
     finally:
         con.close()
-
-
-def _words_of(w: World, episode_id: int) -> list:
-    con = w.db()
-    try:
-        row = con.execute("SELECT title, gist, detail FROM episodes WHERE id = ?", (episode_id,)).fetchone()
-    finally:
-        con.close()
-    return [x.strip(".,:;'\"`()[]") for x in " ".join(row or ()).lower().split()]
 
 
 def main(argv=None) -> int:

@@ -81,6 +81,23 @@ class ForgetWorld(TempHome):
         with store.connect() as db:
             return db.all_lessons()
 
+    def passages(self, words) -> list:
+        """The ids of the passages whose text holds words."""
+        from tests.helpers import raw_db
+        with store.connect() as db:
+            return [r[0] for r in raw_db(db).execute("SELECT id FROM passages WHERE instr(text, ?) ORDER BY id",
+                                                       (words,))]
+
+    def said_in_blog(self, day=4):
+        """A conversation in the blog, no surprise in it: what it says is kept as passages only."""
+        t = Transcript(cwd=str(self.blog), start=datetime(2026, 11, day, 9, tzinfo=timezone.utc))
+        t.user("Where does the Quillfeather deploy key live? It rotates on Thursdays.")
+        t.assistant("The Quillfeather deploy key lives in the ops vault, under blog/deploy; "
+                    "the rotation job runs each Thursday at noon.")
+        t.user("Good. Now polish the header of the archive page.")
+        t.assistant("Polished: the archive header now uses the site's serif font.")
+        return t.write(project_folder(self.claude, self.blog))
+
     def everything(self) -> bytes:
         """Every byte openmemory keeps: the database with its WAL, its folder, Claude Code's memory folders."""
         out = b""
@@ -161,9 +178,11 @@ class Forget(ForgetWorld):
         self.assert_gone("Okonkwo", "Zephyrine")
 
     def memories(self) -> dict:
-        """{("episode"|"lesson", id): its own text, as the text index holds it} of everything stored."""
+        """{("episode"|"passage"|"lesson", id): its own text, as the text index holds it} of everything stored."""
+        from tests.helpers import raw_db
         with store.connect() as db:
             out = {("episode", e["id"]): " ".join((e["title"], e["gist"], e["detail"])) for e in db.episodes()}
+            out.update({("passage", i): t for i, t in raw_db(db).execute("SELECT id, text FROM passages")})
             out.update({("lesson", ls["id"]): ls["text"] for ls in db.all_lessons()})
         return out
 
@@ -178,7 +197,8 @@ class Forget(ForgetWorld):
         gone = set(before) - set(after)
         self.assertTrue(gone)
         holds_both = {k for k, text in before.items() if "okonkwo" in text.lower() and "pytest" in text.lower()}
-        self.assertEqual({k for k in gone if k[0] == "episode"}, {k for k in holds_both if k[0] == "episode"})
+        self.assertEqual({k for k in gone if k[0] != "lesson"}, {k for k in holds_both if k[0] != "lesson"})
+        self.assertTrue({k for k in gone if k[0] == "passage"})  # what was said holds them too
         self.assertLessEqual({k for k in gone if k[0] == "lesson"}, holds_both)
         self.assertIn(b"Marguerite", self.everything())  # the other correction is kept
         self.assert_gone("Okonkwo", "Zephyrine")
@@ -336,6 +356,54 @@ raise SystemExit(cli.main(args))
 """
 KILL_POINTS = ("before-vetoes", "before-tombstones", "before-commit", "before-render", "mid-render",
                "before-morning", "before-finish")
+
+
+class ForgetPassages(ForgetWorld):
+    """What was said (passages) is forgotten exactly as episodes are: by id, by a query, for good."""
+
+    def test_forget_a_passage_by_its_id_takes_its_words_everywhere_for_good(self):
+        path = self.said_in_blog()
+        self.ok("ingest")
+        [first, *_] = self.passages("Quillfeather")
+        kept = self.passages("archive header")
+        self.assertTrue(kept)
+        with store.connect() as db:
+            self.assertTrue(any("Quillfeather" in (ps["context"] or "") for ps in db.passages_by_id(kept).values()))
+        p = self.ok("forget", f"p{first}")
+        self.assertIn(f"passage p{first} · exchange · 2026-11-04 · person: Where does the Quillfeather", p.stdout)
+        self.assertIn("forgot 0 episode(s), 1 passage(s)", p.stderr)
+        self.assertEqual(self.passages("archive header"), kept)  # its neighbour stays, without its words
+        self.assert_gone("Quillfeather", "rotates on Thursdays", "ops vault")
+        self.assertEqual(json.loads(self.ok("recall", "Quillfeather deploy key", "--json").stdout), [])
+        # back? the same transcript read again, a resumed copy under a new session id, the recovery
+        self.ok("ingest", "--force")
+        self.assert_gone("Quillfeather", "rotates on Thursdays", "ops vault")
+        sid = path.stem
+        path.with_name("7c1f0e22-resumed-copy.jsonl").write_text(path.read_text().replace(sid, "7c1f0e22-resumed-copy"))
+        self.ok("ingest")
+        self.assert_gone("Quillfeather", "rotates on Thursdays", "ops vault")
+        for name in ("memory.db", "memory.db-wal", "memory.db-shm"):
+            if (self.home / name).exists():
+                (self.home / name).rename(self.tmp / f"{name}.damaged")
+        self.ok("ingest")
+        self.ok("sleep", "--now", "2026-11-06T03:00:00Z")
+        self.assert_gone("Quillfeather", "rotates on Thursdays", "ops vault")
+        self.assertTrue(self.passages("archive header"))
+
+    def test_a_query_lists_the_passages_holding_every_word_with_their_ids_and_forgets_those_only(self):
+        self.said_in_blog()
+        self.ok("ingest")
+        both, one = self.passages("Quillfeather deploy key lives"), self.passages("Polished")
+        p = self.cli("forget", "--query", "quillfeather thursday", input="")
+        self.assertEqual(p.returncode, 1)
+        listed = [line.split(" · ")[0] for line in p.stdout.splitlines()]
+        self.assertEqual([x for x in listed if x.startswith("passage")], [f"passage p{i}" for i in both])
+        self.assertNotIn(f"passage p{one[0]}", listed)
+        self.ok("forget", "--query", "quillfeather thursday", "--yes")
+        self.assertEqual((self.passages("Quillfeather"), self.passages("Polished")), ([], one))
+        self.assert_gone("Quillfeather", "ops vault")
+        self.ok("ingest", "--force")
+        self.assert_gone("Quillfeather", "ops vault")
 
 
 class KilledMidForget(ForgetWorld):
