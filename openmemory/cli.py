@@ -215,9 +215,12 @@ def cmd_forget(args) -> int:
                     return 1
             # Vetoes first, tombstones and the database next, files last: stopped anywhere, the
             # same forget run again finishes what is left (forget.unfinished), files included.
-            render.veto_forgotten([ls["text"] for ls in plan.lessons if ls["text"]], plan.quotes, clock.iso())
+            render.veto_forgotten([ls["text"] for ls in plan.lessons if ls["text"]], plan.quotes, clock.iso(),
+                                  [(ls, text) for ls, text, _ in plan.reworded])
             done = forget.apply(db, plan, clock.iso())
-            review.settle(db, [ls["id"] for ls, _, _ in plan.reworded])   # what backed them may be gone
+        # What backed the lessons worded again may be gone: settled here, and on the re-run of
+        # a forget stopped before it, every lesson (which it worded again is not recorded).
+        review.settle(db, None if stopped else [ls["id"] for ls, _, _ in plan.reworded])
         rendered = render.render(db)
         report = db.get_state("morning")
         if report and (done is None or done["morning"]):

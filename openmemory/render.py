@@ -121,14 +121,27 @@ def forgotten_key(text: str) -> str:
     return _sha(veto_key(text).encode("utf-8"))
 
 
-def veto_forgotten(texts: list, quotes: list, now: str) -> None:
-    """Veto forgotten lessons by hash, and take their words out of the vetoes already kept."""
+def veto_forgotten(texts: list, quotes: list, now: str, reworded=()) -> None:
+    """Veto forgotten lessons by hash, and take their words out of the vetoes already kept.
+
+    reworded: [(lesson, new text)] of lessons a forget words again; a vetoed one is vetoed by
+    its new wording too, so that a database rebuilt from the sources it has left (the recovery
+    procedure) learns it vetoed, as it learnt the old wording vetoed before; the old wording's
+    veto is kept by its hash alone."""
     with files.Lock("render.lock", LOCK_WAIT_SECONDS, "forget"):
-        vetoes = _load_state(paths.vetoed_path(), "lessons", list)
+        before = _load_state(paths.vetoed_path(), "lessons", list)
+        vetoes = list(before)
+        keys = {v.get("key") or veto_key(v.get("text", "")) for v in vetoes if not v.get("sha256")}
+        for lesson, text in reworded:
+            if lesson["vetoed"] and text and veto_key(text) not in keys:
+                keys.add(veto_key(text))
+                vetoes.append({"id": lesson["id"], "text": text, "key": veto_key(text), "cwd": lesson["cwd"],
+                               "file": None, "vetoed": now})
+        old = {lesson["text"] for lesson, _ in reworded if lesson["text"]}   # it may name what is forgotten
         kept = []
         for v in vetoes:
             text = v.get("text") or ""
-            if text and (forget.scrub(text, quotes) != text or text in texts):
+            if text and (forget.scrub(text, quotes) != text or text in texts or text in old):
                 kept.append({"sha256": forgotten_key(text), "id": v.get("id"), "vetoed": v.get("vetoed")})
             else:
                 kept.append(v)
@@ -136,7 +149,7 @@ def veto_forgotten(texts: list, quotes: list, now: str) -> None:
         for text in texts:
             if text and forgotten_key(text) not in have:
                 kept.append({"sha256": forgotten_key(text), "forgotten": now})
-        if kept != vetoes:
+        if kept != before:
             files.write_own(paths.vetoed_path(), _dump({"version": STATE_VERSION, "lessons": kept}))
         written = _load_state(paths.written_path(), "files", dict)
         sections = _load_state(paths.written_path(), "sections", dict)

@@ -332,7 +332,7 @@ class Forget(ForgetWorld):
 # named is replaced by the kill; `mid-render` lets one memory file be written first).
 KILLED_AT = """
 import os, signal, sys
-from openmemory import cli, files, forget, render, sleep, store
+from openmemory import cli, files, forget, render, review, sleep, store
 point, args = sys.argv[1], sys.argv[2:]
 def die(*a, **k):
     os.kill(os.getpid(), signal.SIGKILL)
@@ -346,7 +346,8 @@ def after_one(real):
     return once_then_die
 where = {"before-vetoes": (render, "veto_forgotten"), "before-tombstones": (forget, "keep_tombstones"),
          "before-commit": (store.Store, "forget"), "before-render": (render, "render"),
-         "before-morning": (sleep, "write_morning"), "before-finish": (store.Store, "forget_finished")}
+         "before-morning": (sleep, "write_morning"), "before-finish": (store.Store, "forget_finished"),
+         "before-settle": (review, "settle")}
 if point == "mid-render":  # after the first file render writes or removes
     for name in ("replace_memory_file_if_unchanged", "remove_memory_file_if_unchanged", "write_own"):
         setattr(files, name, after_one(getattr(files, name)))
@@ -354,8 +355,8 @@ else:
     setattr(*where[point], die)
 raise SystemExit(cli.main(args))
 """
-KILL_POINTS = ("before-vetoes", "before-tombstones", "before-commit", "before-render", "mid-render",
-               "before-morning", "before-finish")
+KILL_POINTS = ("before-vetoes", "before-tombstones", "before-commit", "before-settle", "before-render",
+               "mid-render", "before-morning", "before-finish")
 
 
 class ForgetPassages(ForgetWorld):
@@ -404,6 +405,75 @@ class ForgetPassages(ForgetWorld):
         self.assert_gone("Quillfeather", "ops vault")
         self.ok("ingest", "--force")
         self.assert_gone("Quillfeather", "ops vault")
+
+
+class ForgetAndLessonStates(ForgetWorld):
+    """Forgetting, `lessons reject` and the tombstones agree, also after the recovery procedure."""
+
+    def listed(self) -> list:
+        return json.loads(self.ok("lessons", "--json").stdout)
+
+    def recover(self, now="2026-11-06T03:00:00Z"):
+        """OPERATIONS.md's recovery: the database moved aside, ingest and sleep again."""
+        for name in ("memory.db", "memory.db-wal", "memory.db-shm"):
+            if (self.home / name).exists():
+                (self.home / name).rename(self.tmp / f"{name}.damaged")
+        self.ok("ingest")
+        self.ok("sleep", "--now", now)
+
+    def test_a_rejected_lesson_worded_again_by_a_forget_stays_rejected_after_recovery(self):
+        lesson = next(ls for ls in self.lessons() if "Marguerite" in ls["text"])
+        self.ok("lessons", "reject", f"lesson:{lesson['id']}")
+        p = self.ok("forget", self.correction("Marguerite"))
+        self.assertIn(f"lesson l{lesson['id']} · worded again", p.stdout)
+        [now] = [e for e in self.listed() if e["id"] == lesson["id"]]
+        self.assertEqual(now["state"], "vetoed")
+        self.recover()
+        again = [e for e in self.listed() if "pytest" in e["text"] and "make check" not in e["text"]]
+        self.assertTrue(again)
+        self.assertEqual({e["state"] for e in again}, {"vetoed"}, again)
+        self.assertNotIn("pytest", (self.memory / "MEMORY.md").read_text() if (self.memory / "MEMORY.md").exists() else "")
+        self.assert_gone("Marguerite")
+
+    def test_a_rejected_lesson_whose_every_source_is_forgotten_leaves_no_words_and_stays_vetoed(self):
+        lesson = next(ls for ls in self.lessons() if "Marguerite" in ls["text"])
+        self.ok("lessons", "reject", f"lesson:{lesson['id']}")
+        self.assertIn("Marguerite", (self.home / "vetoed.json").read_text())
+        self.ok("forget", self.correction("Marguerite"), self.correction("Okonkwo"))
+        self.assertNotIn(lesson["id"], [e["id"] for e in self.listed()])
+        self.assertNotIn("Marguerite", (self.home / "vetoed.json").read_text())  # its veto kept as a hash
+        self.recover()
+        self.assert_gone("Marguerite", "Okonkwo")
+        # the same correction said again in a new session: learnt again, and still vetoed
+        corrected(self.repo, 8, "python -m unittest", A_SAID).write(project_folder(self.claude, self.repo))
+        self.ok("ingest")
+        self.ok("sleep", "--now", "2026-11-09T03:00:00Z")
+        again = [e for e in self.listed() if "Marguerite" in e["text"]]
+        self.assertEqual([e["state"] for e in again], ["vetoed"])
+
+    def test_a_lesson_worded_again_is_settled_also_when_the_forget_was_killed_before_it(self):
+        import signal
+        import subprocess
+        import sys
+        import shutil
+        saved = self.tmp / "saved"
+        for name in ("om-home", "claude"):
+            shutil.copytree(self.tmp / name, saved / name, symlinks=True)
+        with store.connect() as db:  # a whole session: the lesson has one session left, and is a candidate
+            sid = next(e["session_id"] for e in db.episodes("correction") if "Marguerite" in e["facts"]["said"])
+            args = ["forget", *(f"e{e['id']}" for e in db.episodes() if e["session_id"] == sid)]
+        before = {e["id"]: e["state"] for e in self.listed()}
+        self.ok(*args)
+        expected = {e["id"]: (e["state"], e["text"]) for e in self.listed()}
+        self.assertNotEqual({i: state for i, (state, _) in expected.items()}, before)  # a state it settles
+        for name in ("om-home", "claude"):  # the same world again, the same forget killed before it settles
+            shutil.rmtree(self.tmp / name)
+            shutil.copytree(saved / name, self.tmp / name, symlinks=True)
+        killed = subprocess.run([sys.executable, "-c", KILLED_AT, "before-settle", *args], env=self.env(),
+                                capture_output=True, text=True, cwd=str(self.tmp), timeout=60)
+        self.assertEqual(killed.returncode, -signal.SIGKILL, killed.stderr)
+        self.ok(*args)
+        self.assertEqual({e["id"]: (e["state"], e["text"]) for e in self.listed()}, expected)
 
 
 class KilledMidForget(ForgetWorld):
