@@ -226,7 +226,7 @@ def cmd_forget(args) -> int:
         if report and (done is None or done["morning"]):
             sleep.write_morning(sleep.morning_text(json.loads(report), sleep.PREDICTION_DAYS,
                                                    sleep.ARCHIVE_AFTER_DAYS))
-        emptied = forget.finished(db)
+        emptied, compacted = forget.finished(db)
     files_done = len(rendered["written"]) + len(rendered["removed"])
     if done is None:
         print(f"finished a forget that was stopped before its files were rewritten; {files_done} file(s) "
@@ -237,6 +237,10 @@ def cmd_forget(args) -> int:
         print(f"forgot {done['episodes']} episode(s), {done['passages']} passage(s) and {done['lessons']} lesson(s); "
               f"{done['reworded']} lesson(s) worded again, {done['scrubbed']} memory(ies) cleaned of their words; "
               f"{files_done} file(s) rewritten", file=sys.stderr)
+    if not compacted:
+        print(f"openmemory: warning: {paths.db_path()} could not be compacted (see the log: no room on the disk "
+              f"for a copy, or another writer), so its free space may still hold forgotten bytes; run the same "
+              f"forget again later", file=sys.stderr)
     if not emptied:
         print("openmemory: warning: another process is reading the database, so its log (memory.db-wal) may "
               "still hold the forgotten bytes until it ends; run `openmemory status` later", file=sys.stderr)

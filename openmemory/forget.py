@@ -338,8 +338,9 @@ def unfinished(store) -> bool:
     return not last_forget(store)[3]
 
 
-def finished(store) -> bool:
-    """Mark the last forget's files rewritten; returns whether the WAL was emptied too."""
+def finished(store) -> tuple:
+    """Mark the last forget's files rewritten and compact the database; returns (whether the
+    WAL was emptied, whether the database was compacted)."""
     eps, lessons, passages, _ = last_forget(store)
     return store.forget_finished(json.dumps({"episodes": list(eps), "lessons": list(lessons),
                                              "passages": list(passages), "finished": True}))
@@ -504,14 +505,17 @@ def _scrubbed_morning(store, p: Plan):
     gone_lessons = {ls["id"] for ls in p.lessons}
     new_text = {ls["id"]: text for ls, text, _ in p.reworded}
     gone_eps = {ep["id"] for ep in p.episodes}
-    for key in ("lessons_new", "lessons_strengthened"):
+    for key in ("lessons_new", "candidates_new", "lessons_strengthened", "lessons_to_candidates"):
+        if key not in report:
+            continue
         items = []
         for item in report.get(key) or []:
             if not isinstance(item, dict) or item.get("id") in gone_lessons:
                 continue
             if item.get("id") in new_text:
                 item["text"] = new_text[item["id"]]
-            item["sources"] = [s for s in item.get("sources") or [] if not (isinstance(s, dict) and s.get("id") in gone_eps)]
+            if "sources" in item:
+                item["sources"] = [s for s in item["sources"] or [] if not (isinstance(s, dict) and s.get("id") in gone_eps)]
             items.append(item)
         report[key] = items
     report["vetoed"] = [v for v in report.get("vetoed") or [] if not (isinstance(v, dict) and v.get("id") in gone_lessons)]

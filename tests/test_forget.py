@@ -152,6 +152,18 @@ class Forget(ForgetWorld):
         self.ok("sleep", "--now", "2026-11-06T03:00:00Z")
         self.assert_gone("Marguerite", "Okonkwo", "Zephyrine")
 
+    def test_the_morning_reports_candidates_lose_a_forgotten_source_and_its_words(self):
+        with store.connect() as db:
+            report = json.loads(db.get_state("morning"))
+        self.assertIn("blog's tests", json.dumps(report["candidates_new"]))  # the blog's one correction: a candidate
+        self.assertIn("blog's tests", (self.home / "morning.md").read_text())
+        self.ok("forget", self.correction("blog's tests"))
+        with store.connect() as db:
+            report = json.loads(db.get_state("morning"))
+        self.assertEqual(report["candidates_new"], [])
+        self.assertNotIn("blog's tests", (self.home / "morning.md").read_text())
+        self.assert_gone("blog's tests")
+
     def test_a_forgotten_lesson_is_vetoed_when_learnt_again(self):
         lesson = next(ls for ls in self.lessons() if "Marguerite" in ls["text"])
         self.ok("forget", f"lesson:{lesson['id']}")
