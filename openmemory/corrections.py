@@ -277,6 +277,24 @@ def correction_verdict(text: str, agent_said: str = "", refused: bool = False, i
     return None, ""
 
 
+# What may say the agent was wrong, where no rule above decided: a negation, a contrast, a
+# question, a rule word, "we", or a statement of how things are ("it's a test value"). A message
+# with none of these is settled by the rules as a new request or a plain answer.
+_UNSETTLED = re.compile(r"""(?xi)\?|n't\b|\b(?:not|no|nope|but|instead|rather|still|why|wrong|again|should|always|never|
+    actually|already|correct|incorrect|however|though|prefer|keep|we|our|only|anymore|every|whenever|mean|meant)\b
+    | ^(?:\w+[,.]?\s+)?(?:it|that|this|there)(?:'s|\s+(?:is|was|are|were))\b""")
+UNSETTLED_WORDS = 4             # "yes", "go ahead", "commit and push": settled as what they are
+
+
+def unsettled(text: str) -> bool:
+    """Whether the rules leave a message that is not a correction by them to a judge: the person's
+    own lines (pasted output left out) hold UNSETTLED_WORDS words or more and something that may
+    say the agent was wrong (_UNSETTLED). Only a judge reads such a message; the rules alone make
+    nothing of it."""
+    mine = " ".join(own_lines((text or "").replace("\u2019", "'")))
+    return len(mine.split()) >= UNSETTLED_WORDS and bool(_UNSETTLED.search(mine))
+
+
 # --------------------------------------------------------------------------------------
 # What lasts: the sentence of the person's words worth keeping beyond this moment
 

@@ -8,12 +8,12 @@ corrections.py's and failures.py's; the store readies the episodes (store.prepar
 them; ingest decides which transcripts are read.
 """
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from . import neighbours
 from .clock import iso, iso_or_none
-from .corrections import correction_verdict, own_lines, what_lasts
+from .corrections import correction_verdict, own_lines, unsettled, what_lasts
 from .failures import cause_key, error_lines, is_guard, telling_lines
 # a cut redacts first where it cuts (issue 27): it never keeps part of a secret
 from .redact import secret_safe_clip as clip, secret_safe_clip_block as clip_block
@@ -113,14 +113,18 @@ def surprises_of(s: Session) -> list:
         if turn.source == "plan" and bare and bare[-1].name == _PLAN_TOOL:
             bare.pop()                  # the plan approved: Claude Code's way of saying yes
         first = last_assistant is None
-        if turn.source not in ("prompt", "queued") and not (first and turn.source == "command"):
+        if turn.source not in ("prompt", "queued", "command"):
             continue
+        if turn.source == "command":    # what the person typed after a slash command's name is theirs
+            turn = replace(turn, text=turn.text.partition(" ")[2].strip())
         refused = bare.pop() if bare else None
         _refusals_alone(found, bare, s.id)
         context = [c for c in calls if not (c.rejected and c.words)] or calls    # a refusal's words spoke for it
         ran = "\n".join(c.input["command"] for c in context if c.name == "Bash" and isinstance(c.input, dict)
                         and isinstance(c.input.get("command"), str)) if len(turn.text) <= 100 else ""   # a short reaction's
         verdict, form = correction_verdict(turn.text, agent_said, False, interrupted, first, ran)
+        if not verdict and refused is None and not first and unsettled(turn.text):
+            verdict, form = "doubtful", UNSETTLED     # not a correction by the rules, not settled by them: a judge's
         if verdict:
             found.append(_correction(turn, last_assistant, context, verdict, form, agent_said, refused))
         elif refused is not None:
@@ -131,6 +135,7 @@ def surprises_of(s: Session) -> list:
 
 
 _PLAN_TOOL = "ExitPlanMode"
+UNSETTLED = "unsettled"     # the form of a message the rules neither call a correction nor settle (a judge's to read)
 
 
 def _refusal(call: ToolCall, session_id: str, words: str = "") -> "Surprise":
@@ -237,7 +242,7 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list) -> None:
                 if edits:
                     surprise.work = True
                     surprise.edited = edits[-FILES_SHOWN:]
-                elif steps:
+                elif steps and not _set_its_state(steps[-1], failed, surprise.text):
                     surprise.fixed_by = steps[-1]
                 elif command != failed:
                     surprise.fixed_by = later.summary()     # the same command, run another way
@@ -257,6 +262,18 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list) -> None:
 
 _FOUND_WITHIN = 6           # calls after a path not found in which the one meant is looked for
 _NOT_FOUND = re.compile(r"(?i)does not exist|not found|no such file")
+
+
+_PATH_WORD = re.compile(r"[\w.-]*(?:/[\w.-]+)+|[\w-]+\.[A-Za-z]\w{0,5}")
+
+
+def _set_its_state(step: str, failed: str, error: str) -> bool:
+    """Whether the command run before the failed one worked only put in place what the error
+    named: it acts on a path of the failed command that the error names (`git add f.go` after
+    `git diff --cached f.go` failed with "ambiguous argument 'f.go'"). The work's state changed;
+    that is no fix for another session (a migration run before a seed is one: no shared path)."""
+    named = {w for w in _PATH_WORD.findall(failed) if w in error}
+    return bool(named & set(_PATH_WORD.findall(step)))
 
 
 def _found_instead(call: ToolCall, later: list) -> str:
@@ -529,7 +546,8 @@ def _correction_episode(s: Surprise, cwd, at: str) -> dict:
         "key": f"correction:{s.anchor}",
         "legacy_key": f"correction:{s.legacy}" if s.legacy else None,
         "kind": "correction",
-        "title": clip(f"Correction: {_first_line(said)}" if said else f"Refused: {action}", 140),
+        "title": clip(f"{'Said' if s.form == UNSETTLED else 'Correction'}: {_first_line(said)}" if said
+                      else f"Refused: {action}", 140),
         "gist": clip(gist, GIST_LIMIT),
         "detail": clip_block(said, DETAIL_LIMIT),
         "facts": facts,

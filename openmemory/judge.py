@@ -1,6 +1,7 @@
 """The judge: a model that reads the context the rules cannot, and says what it means.
 
-For a message the person typed (every correction episode, doubtful ones included) it is
+For a message the person typed (every correction episode, doubtful ones included, and every
+message the rules did not settle: `episodes.UNSETTLED`) it is
 shown what the agent had just done or claimed, the person's words, and what the agent did
 next, and answers whether it is a correction, whether anything in it is worth telling the
 agent in every future session, that lesson in one imperative line (at most 150 characters)
@@ -20,8 +21,8 @@ result stands.
 Where it runs: `sleep` and `ingest --model` only (never a hook, recall or the MCP server),
 through tonight's model (llm.Model: a local endpoint or Claude Code headless, its cache and
 its cap). What is judged first when the cap is reached: the corrections the rules made or
-would make a lesson of, then doubtful messages, then the other corrections (newest first,
-within two thirds of the night's calls); then the repeated failures' candidates; the rest
+would make a lesson of, then doubtful messages, then the other corrections, then the messages
+the rules did not settle (newest first, within two thirds of the night's calls); then the repeated failures' candidates; the rest
 waits for the next night.
 """
 import json
@@ -436,12 +437,15 @@ def _room(cwd) -> int:
 
 
 def messages(store: Store, now: str) -> list:
-    """The correction episodes no judge has read, in the order they are judged: the ones that made
-    or would make a lesson, then doubtful ones, then the rest; newest first within each."""
+    """The messages no judge has read, in the order they are judged: the corrections that made or
+    would make a lesson, then the doubtful ones, then the other corrections, then the messages the
+    rules did not settle (form `unsettled`); newest first within each."""
     found = store.unjudged_corrections(now)
 
     def rank(ep):
         facts = ep.get("facts") or {}
+        if facts.get("form") == "unsettled":
+            return 3
         if (ep.get("consolidated") or 0) > 0 or (not facts.get("doubtful") and correction_lesson(facts)):
             return 0
         return 1 if facts.get("doubtful") else 2

@@ -135,8 +135,8 @@ def cost(choice: Judge) -> list:
     return [f"It may use at most {choice.calls} calls and {choice.tokens:,} tokens a night (about "
             f"{CALL_TOKENS:,} tokens a call; `--judge-calls`, `--judge-tokens` set the cap).",
             "Past the cap, what waits for the next night: first judged are the corrections the rules would "
-            "make a lesson of, then messages left in doubt, then the other corrections (newest first), then "
-            "repeated failures."]
+            "make a lesson of, then messages left in doubt, then the other corrections, then the other messages "
+            "the rules did not settle (newest first), then repeated failures."]
 
 
 def save_judge(choice: Judge) -> None:

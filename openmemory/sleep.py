@@ -285,8 +285,14 @@ def consolidate(store: Store, now: str) -> dict:
                     continue            # nothing that lasts alone, or a secret is its instruction: it stays an episode
                 lesson = tonight.found("feedback", [ep], body, everywhere=judged.get("scope") == "everywhere")
                 lesson.by_model = lesson.by_model or bool(said)
-            # The failed call the person was answering is part of the same surprise.
-            command = ep["facts"].get("command")
+            # The failed call the person was answering is part of the same surprise: the one they
+            # refused, the one their words name (`trigger`), or the one the lesson names ("use
+            # `pytest -q`, not `python -m unittest`"); not merely the last call before their words.
+            facts = ep["facts"]
+            command = facts.get("command")
+            if command and not (facts.get("rejected") or facts.get("trigger") == command
+                                or f"`{core_command(command)}`" in lesson.text):
+                command = None
             for err in errors_by_session.get(ep["session_id"], []):
                 if command and err["id"] not in fed and err["facts"].get("command") == command \
                         and is_lesson_error(err["facts"]):

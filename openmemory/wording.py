@@ -133,7 +133,7 @@ def error_lesson(members: list, cwd=None) -> str:
     "There is no `.golangci.yml`: the file is `.golangci.yaml`." Never "don't run X": running
     it is usually the work. cwd: the folder they ran in, whose paths are written from it (and a
     home folder as ~)."""
-    commands = [core_command(f.get("command") or f.get("tool") or "") for f in members]
+    commands = [_no_ids(core_command(f.get("command") or f.get("tool") or "")) for f in members]
     command = _local(_common_command(commands) or max(commands, key=commands.count), cwd)
     tool = members[0].get("tool") or "Bash"
     found = next((f.get("found") for f in reversed(members) if f.get("found")), "")
@@ -144,7 +144,7 @@ def error_lesson(members: list, cwd=None) -> str:
     what = f"`{_short(command, 50)}`" if tool == "Bash" else clip(command, 50)
     fix = next((f.get("fixed_by") for f in reversed(members) if f.get("fixed_by")), "")
     if fix:
-        fix = _local(core_command(fix), cwd)
+        fix = _local(_no_ids(core_command(fix)), cwd)
         if fix != command and (_bare_words(fix).endswith(_bare_words(command)) or other_flags(fix, command)):
             after = f"; run it as `{clip(fix, 60)}`"
         else:
@@ -155,6 +155,16 @@ def error_lesson(members: list, cwd=None) -> str:
     cause = _tail(cause, max(room, 40))
     quoted = f"`{cause}`" if "`" not in cause else f'"{cause}"'
     return _finish(f"{what} fails with {quoted}{after}")
+
+
+# A number or a commit id given to a command (`gh pr diff 104`, `git show 3f2a9c1`): that one
+# time's, not the lesson's; another session runs it on another.
+_ID_ARGUMENT = re.compile(r"(?<=\s)#?(?:\d{2,}|(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40})(?=\s|$)")
+
+
+def _no_ids(command: str) -> str:
+    """The command with the numbers and commit ids it was given written as N and SHA."""
+    return _ID_ARGUMENT.sub(lambda m: "SHA" if re.search("[a-f]", m.group()) else "N", command)
 
 
 def _short(command: str, limit: int) -> str:
@@ -219,9 +229,35 @@ def scoped(body: str, cwd, in_repository: bool | None = None) -> str:
     where = "In this repository" if in_repository else "In this project"
     if body.startswith(("After ", "The user said")):   # a quote: it goes to this project's memory as it is
         return _fit(body)
-    if body[1:2].islower():             # "Run ..." -> "run ...", but "PR ..." and "`make` ..." stay
+    body = _HERE_ALREADY.sub(lambda m: "" if m.group().lower().startswith("in") else "the ", body, count=1)
+    # ("This repo's config is ..." -> "the config is ...": the prefix says where)
+    if _common_first_word(body):         # "Run ..." -> "run ...", but "PR ...", "`make` ..." and "Claude Code's ..." stay
         body = body[:1].lower() + body[1:]
     return _fit(f"{where} {body}")
+
+
+_HERE_ALREADY = re.compile(r"(?i)^(?:in\s+(?:this|the)\s+(?:repo|repository|project|codebase),?\s+|"
+                           r"(?:this|the)\s+(?:repo|repository|project|codebase)'s\s+(?=\S))")
+_FUNCTION_WORDS = frozenset("""a an the there this these those that it its each every all any both either neither no
+    some most many few when whenever if unless before after while once until in on at for from with without by to
+    as so then also first only always never do don't does doesn't is are was were be keep prefer""".split())
+
+
+def _common_first_word(body: str) -> bool:
+    """Whether a lesson's first word is an everyday word that goes lower case after "In this
+    project": a verb of an instruction or a function word, or one that reads as no name (a name
+    has a capital inside or an 's: "GitHub", "Claude's", "Claude Code's" stay as written)."""
+    words = body.split(maxsplit=2)
+    first = words[0] if words else ""
+    if not first[:1].isupper() or not first[1:2].islower():
+        return False                    # "PR ...", "`make` ...", "x"
+    bare = first.rstrip(".,:;!")
+    if bare.lower() in _FUNCTION_WORDS or IMPERATIVE.match(bare):
+        return True
+    if any(c.isupper() for c in bare[1:]) or bare.endswith(("'s", "\u2019s")):
+        return False                    # "GitHub", "Claude's": a name
+    after = words[1].rstrip(".,:;!") if len(words) > 1 else ""
+    return not (after[:1].isupper() and after.endswith(("'s", "\u2019s")))     # "Claude Code's": a name of two words
 
 
 def unscoped(text: str) -> str:

@@ -217,9 +217,17 @@ class ReadWithoutAModel(unittest.TestCase):
         self.assertEqual((f["form"], f["lasting"]), ("question", False))     # it objects; it states no rule
         self.assertNotIn("rule", f)
 
+    def left_to_a_judge(self, facts):
+        """The forms of what the rules made of a message, each one left to a judge (no correction by them)."""
+        self.assertTrue(all(f["doubtful"] and f["verdict"] == "doubtful" and not f["lasting"] for f in facts), facts)
+        return [f["form"] for f in facts]
+
     def test_the_same_question_after_a_harmless_command_is_none(self):
-        self.assertEqual(self.corrections_after("git status", "what are you doing...??"), [])
-        self.assertEqual(self.corrections_after("git reset --hard origin/main", "what is origin/main at now?"), [])
+        # no correction by the rules; a message they do not settle is a judge's to read (episodes.UNSETTLED)
+        self.assertEqual(self.left_to_a_judge(self.corrections_after("git status", "what are you doing...??")),
+                         ["unsettled"])
+        self.assertEqual(self.left_to_a_judge(self.corrections_after("git reset --hard origin/main",
+                                                                     "what is origin/main at now?")), ["unsettled"])
 
     def test_a_dislike_of_a_kind_of_thing_is_a_candidate_rule_not_a_standing_one(self):
         [f] = self.corrections_after("touch tests/run_loader.sh",
@@ -228,7 +236,9 @@ class ReadWithoutAModel(unittest.TestCase):
                          ("correction", False, True, "Avoid .sh tests."))
 
     def test_a_dislike_of_this_one_thing_is_no_rule(self):
-        self.assertEqual(self.corrections_after("touch a.txt", "i don't like it but fine"), [])
+        self.assertEqual(self.left_to_a_judge(self.corrections_after("touch a.txt", "i don't like it but fine")),
+                         ["unsettled"])
+        self.assertNotIn("rule", self.corrections_after("touch a.txt", "i don't like it but fine")[0])
         self.assertEqual(corrections.dislike("2024-01-01 12:00:00 ERROR i hate mondays"), None)   # a log line
 
 if __name__ == "__main__":

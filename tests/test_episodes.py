@@ -207,3 +207,66 @@ class FailuresKeepTheirResolution(unittest.TestCase):
                                           r"failed \(fatal: The current branch feature/login has no upstream "
                                           r"branch\.\), worked after `git push --set-upstream origin feature/login`")
 
+class WhatTheRulesLeaveToAJudge(unittest.TestCase):
+    """Issue 24: every message the person typed that the rules do not settle is a judge's to read."""
+
+    def surprises(self, t):
+        return [s for s in episodes.surprises_of(transcripts.parse_lines(t.lines(), "/x/s.jsonl"))
+                if s.kind == "correction"]
+
+    def test_a_message_that_may_say_the_agent_was_wrong_is_left_to_a_judge(self):
+        t = Transcript()
+        t.user("how are sessions kept apart?")
+        t.assistant("Each session writes its own branch, so only one is tracked at a time.")
+        t.user("but we do track multiple sessions, how is that working?")
+        t.assistant("Let me check.")
+        t.user("it's a test value for the secret scanner")
+        t.assistant("Understood.")
+        self.assertEqual([(s.verdict, s.form) for s in self.surprises(t)], [("doubtful", "unsettled")] * 2)
+        eps = [e for e in episodes.episodes_of(transcripts.parse_lines(t.lines(), "/x/s.jsonl"))
+               if e["kind"] == "correction"]
+        for ep in eps:
+            self.assertTrue(ep["facts"]["doubtful"])
+            self.assertNotIn("rule", ep["facts"])              # the rules alone make nothing of it
+            self.assertTrue(ep["title"].startswith("Said: "))  # not called a correction where recall shows it
+
+    def test_a_request_an_answer_and_a_first_message_are_settled(self):
+        t = Transcript()
+        t.user("why does the build fail? it is not obvious to me")     # the task: a first message
+        t.assistant("Should I also update the changelog?")
+        t.user("yes please")
+        t.assistant("Done.")
+        t.user("add a section on the release steps to the readme")
+        t.assistant("Added.")
+        self.assertEqual(self.surprises(t), [])
+
+    def test_words_typed_after_a_slash_command_are_the_persons(self):
+        t = Transcript()
+        t.user("build the release")
+        t.assistant("Building.", tools=[("Bash", {"command": "npm install"}, "added 3 packages", False)])
+        t.command("superpowers:execute-plan", "no, don't use npm here, we use pnpm")
+        t.assistant("Switching to pnpm.")
+        [s] = self.surprises(t)
+        self.assertEqual((s.verdict, s.text), ("correction", "no, don't use npm here, we use pnpm"))
+
+    def test_a_command_that_only_put_in_place_what_the_error_named_is_no_fix(self):
+        t = Transcript()
+        t.user("review the staged test changes")
+        t.assistant(None, tools=[("Bash", {"command": "git diff --cached cmd/hooks_test.go"},
+                                  "Exit code 128\nfatal: ambiguous argument 'cmd/hooks_test.go': unknown revision "
+                                  "or path not in the working tree.", True)])
+        t.assistant(None, tools=[("Bash", {"command": "git add cmd/hooks_test.go"}, "", False)])
+        t.assistant(None, tools=[("Bash", {"command": "git diff --cached cmd/hooks_test.go"}, "diff --git ...", False)])
+        [error] = [e for e in episodes.episodes_of(parse(t)) if e["kind"] == "error"]
+        self.assertNotIn("fix", error["facts"])            # the state changed; nothing to tell another session
+        self.assertEqual(error["facts"]["ran"], "git add cmd/hooks_test.go")
+        # a step on other things is still the fix (a migration before a seed)
+        t = Transcript()
+        t.user("seed the database")
+        t.assistant(None, tools=[("Bash", {"command": "npm run seed"},
+                                  'Exit code 1\nerror: relation "users" does not exist', True)])
+        t.assistant(None, tools=[("Bash", {"command": "npm run db:migrate"}, "migrated", False)])
+        t.assistant(None, tools=[("Bash", {"command": "npm run seed"}, "seeded", False)])
+        [error] = [e for e in episodes.episodes_of(parse(t)) if e["kind"] == "error"]
+        self.assertEqual(error["facts"]["fix"], "npm run db:migrate")
+

@@ -193,8 +193,8 @@ class KnownIssues(TempHome):
         t.assistant(tools=[("Glob", {"pattern": "**/.golangci*"}, f"{self.tmp}/cli/.golangci.yaml", False),
                            ("Read", {"file_path": f"{self.tmp}/cli/.golangci.yaml"}, "1→version: 2", False)])
         self.assertEqual(sorted(self.night(t)), [
-            "In this project `gh pr diff 104 --stat` fails with `unknown flag: --stat`; run it as "
-            "`gh pr diff 104 --name-only`.",
+            "In this project `gh pr diff N --stat` fails with `unknown flag: --stat`; run it as "
+            "`gh pr diff N --name-only`.",          # that one time's PR number is no part of the lesson
             "In this project there is no `.golangci.yml`: the file is `.golangci.yaml`."])
         with store.connect() as db:
             [lesson] = [ls for ls in db.all_lessons() if "gh pr" in ls["text"]]

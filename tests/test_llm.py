@@ -595,6 +595,53 @@ class ADoubtfulTurnFromTheRules(TempHome):
         self.assertEqual((turn["facts"]["judge"]["correction"], turn["facts"]["doubtful"]), (False, True))
 
 
+class AMessageTheRulesDidNotSettle(TempHome):
+    """Issue 24: the judge reads every message the rules neither call a correction nor settle,
+    after the rest, and a lasting verdict on one is a live lesson in its words."""
+
+    def session(self):
+        t = Transcript(cwd=CWD, start=datetime(2026, 11, 2, 9, tzinfo=timezone.utc))
+        t.user("make the release script print the version")
+        t.assistant("Done: it now prints the binary's version.",
+                    tools=[("Bash", {"command": "./release.sh"}, "v1.2.0", False)])
+        t.user("but the release notes are built from the tag, how does that fit?")
+        t.assistant("You're right, the notes come from the tag.")
+        t.user("no, don't use unittest here, run the tests with pytest -q")
+        t.assistant("Switching to pytest.")
+        t.write(project_folder(self.claude, CWD))
+
+    def test_it_is_judged_last_and_its_lasting_verdict_is_a_lesson(self):
+        self.session()
+        lesson = "Build the release notes from the git tag, not from the binary's version."
+
+        def answers(body):
+            user = body["messages"][-1]["content"]
+            if "release notes" in user:
+                return verdict(True, lesson)
+            return scripted(body)
+        with ModelServer("ok") as server:
+            server.answer = answers
+            env = self.env(OPENMEMORY_LLM_URL=server.url, OPENMEMORY_LLM_MODEL="test-model")
+            self.ok("ingest", env=env)
+            with store.connect() as db:
+                order = [ep["facts"]["form"] for ep in judge.messages(db, NIGHT)]
+            self.ok("sleep", "--now", NIGHT, env=env)
+            asked = [b for b in server.bodies() if is_judge(b, "message")]
+        self.assertEqual(order, ["words", "unsettled"])         # a rule's correction first, then the rest
+        self.assertEqual(len(asked), 2)
+        with store.connect() as db:
+            live = sorted(ls["text"] for ls in db.all_lessons() if ls["state"] == "live")
+        self.assertIn("In this project build the release notes from the git tag, not from the binary's version.", live)
+
+    def test_without_a_judge_it_makes_nothing(self):
+        self.session()
+        self.ok("ingest", env=self.env())
+        self.ok("sleep", "--now", NIGHT, env=self.env())
+        with store.connect() as db:
+            texts = [ls["text"] for ls in db.all_lessons()]
+        self.assertFalse(any("release" in t for t in texts), texts)
+
+
 class AMisbehavingModel(WithSessions):
     def test_every_misbehaviour_leaves_exactly_the_rules_result_within_the_budget(self):
         self.night(self.env(), model=False)

@@ -168,6 +168,25 @@ class Wording(unittest.TestCase):
                              "In this project PR titles start with the ticket.")
             self.assertEqual(wording.scoped(body, None), body)
             self.assertEqual(wording.unscoped(wording.scoped(body, str(repo))), body)
+            # a name keeps its capital; an everyday first word does not
+            for name in ("Claude Code's Stop hook fires at the end of every turn.", "GitHub Actions cache the Go modules.",
+                         "Claude's hooks run `go run` here."):
+                self.assertEqual(wording.scoped(name, str(plain)), "In this project " + name)
+            self.assertEqual(wording.scoped("Both strategies add the trailer.", str(plain)),
+                             "In this project both strategies add the trailer.")
+            self.assertEqual(wording.scoped("Link every entry to its PR.", str(plain)),
+                             "In this project link every entry to its PR.")
+
+    def test_a_known_issue_leaves_out_the_numbers_and_ids_it_was_run_with(self):
+        diff = {"tool": "Bash", "command": "gh pr diff 104 --stat", "error": ["Exit code 1", "unknown flag: --stat"],
+                "fixed_by": "gh pr diff 104 --name-only"}
+        self.assertEqual(wording.error_lesson([diff]),
+                         "`gh pr diff N --stat` fails with `unknown flag: --stat`; run it as `gh pr diff N --name-only`.")
+        show = {"tool": "Bash", "command": "git show 3f2a9c1e --stat", "error": ["fatal: bad object 3f2a9c1e"]}
+        self.assertEqual(wording.error_lesson([show, show]),
+                         "`git show SHA --stat` fails with `fatal: bad object 3f2a9c1e`.")
+        tail = {"tool": "Bash", "command": "tail -n 5 build.log", "error": ["tail: build.log: No such file"]}
+        self.assertIn("`tail -n 5 build.log`", wording.error_lesson([tail, tail]))    # one digit: not an id
 
 
 class TempFolder:
