@@ -5,6 +5,8 @@ reject (a veto, as deleting the lesson's file is), edit (the text is theirs from
 Only the person approves: the CLI's `openmemory lessons approve` is the one way in; the MCP
 server and the model never call approve or edit (test_mcp pins it).
 """
+import re
+
 from . import backing, counts, paths, render
 from .clock import iso, parse_time
 from .errors import OpenMemoryError
@@ -159,13 +161,16 @@ def told(entry: dict) -> list:
 # --------------------------------------------------------------------------------------
 # The person's acts
 
+_LESSON_ID = re.compile(r"(?i)(?:lesson[:#]?|l)?(\d+)")
+
+
 def parse_id(word: str) -> int:
-    """A lesson id as `forget` takes it (`lesson:3`), or its number alone."""
-    text = str(word).strip()
-    number = text.split(":", 1)[1] if text.lower().startswith("lesson:") else text
-    if not number.isdigit() or int(number) < 1:
-        raise OpenMemoryError(f"{word!r} is not a lesson id; `openmemory lessons` lists them as lesson:N")
-    return int(number)
+    """A lesson id as `forget` takes it (`lesson:3`), as recall shows it (`l3`), or its number alone."""
+    m = _LESSON_ID.fullmatch(str(word).strip())
+    if not m or int(m.group(1)) < 1:
+        raise OpenMemoryError(f"{word!r} is not a lesson id; `openmemory lessons` lists them as lesson:N "
+                              f"(recall shows them as lN)")
+    return int(m.group(1))
 
 
 def _lesson(store: Store, lesson_id: int) -> dict:

@@ -154,6 +154,18 @@ class ThepersonDecides(ReviewCase):
         self.assertEqual(self.listed()[0]["state"], "candidate")
 
 
+class LessonIds(ReviewCase):
+    def test_a_lesson_is_taken_by_the_id_recall_shows_as_by_lesson_n(self):
+        self.night(corrected(self.repo, 2))
+        p = self.ok("lessons", "approve", "l1")            # recall shows a lesson as l1
+        self.assertEqual(p.stdout, f"lesson:1 · live · {LESSON}\n")
+        for word in ("e1", "p1", "lesson:0", "one"):      # an episode's or a passage's id is no lesson's
+            r = self.cli("lessons", "reject", word)
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("is not a lesson id", r.stderr)
+        self.assertEqual([e["state"] for e in self.listed()], ["live"])
+
+
 class OnlyThePersonApproves(ReviewCase):
     def test_the_mcp_server_offers_no_way_to_approve_and_its_tools_change_no_state(self):
         self.night(corrected(self.repo, 2))
