@@ -622,8 +622,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", nargs="?", default="list", choices=("list", "approve", "reject", "edit"),
                    help="list (default); approve: it goes into the agent's memory; reject: never again, as deleting "
                         "its file; edit: your own text for it (and approve it)")
-    p.add_argument("args", nargs="*", metavar="ID [TEXT]", help="lesson ids as `forget` takes them (lesson:3, or l3 as recall shows it); "
-                                                                   "for edit, one id and the new text")
+    p.add_argument("args", nargs="*", metavar="ID [TEXT]",
+                   help="lesson ids as `forget` takes them (lesson:3, or l3 as recall shows it); "
+                        "for edit, one id and the new text")
     p.add_argument("--json", action="store_true", help="print JSON (the list: with the episode ids of each source)")
 
     p = verb("render", cmd_render)
