@@ -37,6 +37,14 @@ def is_damage(error: BaseException) -> bool:
     return type(error) is sqlite3.DatabaseError
 
 
+def is_busy(error: BaseException) -> bool:
+    """Whether a SQLite error says another connection holds the lock (it passes; try again)."""
+    if not isinstance(error, sqlite3.OperationalError):
+        return False
+    name = getattr(error, "sqlite_errorname", "") or ""
+    return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "database is locked" in str(error)
+
+
 def explain(error: sqlite3.Error, path) -> StoreError:
     """A SQLite error met after opening the database at path, as one line the person can act on."""
     if is_damage(error):

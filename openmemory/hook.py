@@ -3,16 +3,19 @@
 Claude Code passes one JSON object on stdin and can leave stdin open; it cancels SessionEnd
 hooks after about 1.5 s; a hook's exit code 2 means "block"; a SessionStart hook's stdout
 goes into the model's context. So the hook reads with a deadline, prints nothing, always
-exits 0, logs instead, and hands a transcript too big to read in time to a detached process.
+exits 0, logs instead, and hands a transcript too big to read in time, or one it cannot
+store at once because another process holds the database (a sleep, a bulk ingest), to a
+detached process.
 """
 import json
 import logging
 import os
 import select
+import sqlite3
 import time
 from pathlib import Path
 
-from . import paths, schedule, store
+from . import errors, paths, schedule, store
 from .clock import iso
 
 log = logging.getLogger(__name__)
@@ -26,6 +29,12 @@ MAX_EVENT_BYTES = 1024 * 1024   # SessionEnd/PreCompact payloads are a few hundr
 # included: 5.3 MB in 2.1.328's shape 0.22-0.29 s inline; 5.2 MB of small records only (the
 # worst case per byte) 0.53-0.63 s, up to 1.0 s under load; 2.1 MB of those 0.40 s (max 0.47).
 INLINE_MAX_BYTES = 2 * 1024 * 1024
+# An inline ingest waits this long for another process's write (a note, a touch: milliseconds)
+# before it hands the transcript to a detached process: the hook returns within its 1 s whatever
+# holds the database. The detached one waits up to DETACHED_PATIENCE_S, then leaves the
+# transcript to the next ingest (the nightly job's, the next hook's), which finds it changed.
+INLINE_WAIT_MS = 200
+DETACHED_PATIENCE_S = 600
 
 
 def read_event(stream, deadline: float = STDIN_DEADLINE_S) -> dict | None:
@@ -93,9 +102,18 @@ def run(event: dict | None, detach: str = "auto") -> str:
         return _said(logging.WARNING, f"{name}: no readable transcript at {value!r}; nothing done")
     size = path.stat().st_size
     if detach == "always" or (detach == "auto" and size > INLINE_MAX_BYTES):
-        run_detached(lambda: ingest_transcript(path, name))
+        run_detached(lambda: ingest_patiently(path, name))
         return _said(logging.INFO, f"{name}: ingesting {path} ({size} bytes) in a detached process")
-    return ingest_transcript(path, name)
+    if detach == "never":
+        return ingest_transcript(path, name)
+    try:
+        return ingest_transcript(path, name, busy_ms=INLINE_WAIT_MS)
+    except sqlite3.OperationalError as e:
+        if not errors.is_busy(e):
+            raise
+    run_detached(lambda: ingest_patiently(path, name))
+    return _said(logging.INFO, f"{name}: another openmemory holds the memory database; ingesting {path} "
+                               f"in a detached process")
 
 
 def _setup_runs_the_hooks() -> bool:
@@ -117,10 +135,13 @@ def _said(level: int, line: str) -> str:
     return line
 
 
-def ingest_transcript(path: Path, name: str = "hook") -> str:
-    """Ingest one transcript unless it is unchanged since the last ingest."""
-    from . import ingest  # not at import: a SessionStart hook must return in well under 100 ms
-    with store.connect() as db:
+def ingest_transcript(path: Path, name: str = "hook", busy_ms: int | None = None) -> str:
+    """Ingest one transcript unless it is unchanged since the last ingest. busy_ms: wait at most
+    this long for another process's write (sqlite3.OperationalError, busy, past it)."""
+    with store.connect(busy_ms=busy_ms) as db:
+        if busy_ms is not None and not db.writable_now():
+            raise sqlite3.OperationalError("database is locked")  # before reading it: hand it over at once
+        from . import ingest  # not at import: a SessionStart hook must return in well under 100 ms
         report = ingest.ingest_file(db, path)  # holds the transcript's lock: one ingest of it at a time
         with db.transaction():
             now = iso()
@@ -130,6 +151,22 @@ def ingest_transcript(path: Path, name: str = "hook") -> str:
     if report.unchanged:
         return _said(logging.DEBUG, f"{name}: {path} unchanged")
     return _said(logging.WARNING if report.failed else logging.INFO, f"{name}: {path}: {report.line()}")
+
+
+def ingest_patiently(path: Path, name: str = "hook") -> str:
+    """Ingest one transcript, trying again while another process holds the database, up to
+    DETACHED_PATIENCE_S; then it is left for the next ingest."""
+    deadline = time.monotonic() + DETACHED_PATIENCE_S
+    while True:
+        try:
+            return ingest_transcript(path, name)
+        except sqlite3.OperationalError as e:
+            if not errors.is_busy(e):
+                raise
+            if time.monotonic() >= deadline:
+                return _said(logging.WARNING, f"{name}: the memory database stayed locked for "
+                                              f"{DETACHED_PATIENCE_S} s; {path} is left for the next ingest")
+        time.sleep(1)
 
 
 def transcript_path(value) -> Path | None:

@@ -12,6 +12,7 @@ import sqlite3
 import time
 
 from . import __version__, errors, paths, recall as recall_lib, store
+from .clock import iso
 from .errors import OpenMemoryError
 from .redact import redact
 from .shorten import clip_block
@@ -40,6 +41,10 @@ K_DEFAULT, K_MAX = 5, 50             # the tool's contract (issue 4)
 NOTE_MAX_CHARS = 4000                # a note is recalled whole into a model's context: ~1,000 tokens
 OUTPUT_MAX_CHARS = 40_000            # ~10k tokens: Claude Code warns above 10,000 tokens of tool output
 LIST_TTL_MS = 3_600_000              # tools change only with an upgrade, which restarts the server
+WRITE_PATIENCE_S = 30                # `remember` tries again while another process holds the write lock
+                                     # (a sleep's pass, an ingest: about a second each) up to this long;
+                                     # some clients cut a tool call at 30-60 s (anthropics/claude-code#47076)
+UNTOUCHED_MAX = 1000                 # recalls whose touching waits for the lock, kept at most
 
 # One server process serves one Claude Code session: the notes it stores are one
 # conversation, and each is indexed with the notes stored next to it (neighbours.py).
@@ -164,6 +169,7 @@ def serve(stdin, stdout, project_dir: str | None = None) -> None:
         line = stdin.readline(MAX_MESSAGE_BYTES + 1)
         if not line:
             log.info("stdin closed; exiting")
+            _touch_later()
             return
         if len(line) > MAX_MESSAGE_BYTES and not line.endswith(b"\n"):
             _skip_rest_of_line(stdin)
@@ -353,9 +359,12 @@ def recall_tool(arguments: dict, project_dir: str | None) -> str:
         raise _ToolError("include_archived must be true or false")
     mine = calling_sessions(project_dir)
     with store.connect() as db:
-        hits = recall_lib.recall(db, query, k=k, cwd=cwd, include_archived=include_archived, exclude_sessions=mine)
+        hits = recall_lib.recall(db, query, k=k, cwd=cwd, include_archived=include_archived, touch=False,
+                                 exclude_sessions=mine)
         archived = (0 if hits or include_archived
                     else recall_lib.archived_matches(db, query, cwd, exclude_sessions=mine))
+        _touch_later(db, [h["id"] for h in hits if h["source"] == "episode"],
+                     [h["id"] for h in hits if h["source"] == "passage"])
     text = recall_lib.hits_text(query, hits, cwd, OUTPUT_MAX_CHARS)
     if archived:
         text += (f" {archived} archived {'memory matches' if archived == 1 else 'memories match'}: "
@@ -411,8 +420,21 @@ def remember_tool(arguments: dict, project_dir: str | None) -> str:
     cwd = _text(arguments, "cwd") or project_dir
     from . import forget  # here: serve's start never loads what only a note needs
     forget.refuse_kept_out(cwd)
-    with store.connect() as db:
-        note_id = db.add_note(text, title=title, cwd=cwd, conversation=CONVERSATION)
+    deadline = time.monotonic() + WRITE_PATIENCE_S
+    while True:
+        try:
+            with store.connect() as db:
+                note_id = db.add_note(text, title=title, cwd=cwd, conversation=CONVERSATION)
+            break
+        except sqlite3.OperationalError as e:
+            if not errors.is_busy(e):
+                raise
+            if time.monotonic() >= deadline:
+                raise _ToolError(f"the note was not stored: the memory database stayed locked for "
+                                 f"{WRITE_PATIENCE_S} s (another openmemory is writing: a sleep or an "
+                                 f"ingest); call remember again in a minute") from e
+            log.info("remember: the database is locked (%s); trying again", e)
+            time.sleep(0.05)
     where = f"project {cwd}" if cwd else "no project"
     said = f"Remembered as note [e{note_id}] ({where}); recall finds it from now on."
     if redact(text) != text or redact(title) != title:
@@ -421,6 +443,26 @@ def remember_tool(arguments: dict, project_dir: str | None) -> str:
 
 
 TOOL_FUNCTIONS = {"recall": recall_tool, "show": show_tool, "remember": remember_tool}
+
+_untouched: list = []   # [(episode ids, when recalled, passage ids)] not yet strengthened: the write lock was held
+
+
+def _touch_later(db=None, ids=(), passage_ids=(), now=None) -> None:
+    """Strengthen what recall returned without waiting for the write lock: what cannot be
+    touched now (a sleep's pass, an ingest holds it) is touched at a later call, or at exit."""
+    if ids or passage_ids:
+        _untouched.append((list(ids), now or iso(), list(passage_ids)))
+        del _untouched[:-UNTOUCHED_MAX]
+    if not _untouched:
+        return
+    try:
+        if db is None:
+            with store.connect() as own:
+                return _touch_later(own)
+        while _untouched and recall_lib.touch_episodes(db, *_untouched[0]):
+            _untouched.pop(0)
+    except (OpenMemoryError, sqlite3.Error) as e:  # touching is best effort; the answer stands
+        log.warning("recall: could not strengthen what it returned: %s", e)
 
 
 def _only(arguments: dict, names: tuple) -> None:

@@ -110,7 +110,8 @@ _WORD = re.compile(r"[^\W_]+")  # letters and digits of any script; '_' splits s
 
 def recall(store: Store, query: str, k: int = 5, cwd: str | None = None, include_archived: bool = False,
            now: str | None = None, touch: bool = True, exclude_sessions=()) -> list:
-    """The k best hits for query, best first, touching the episodes and passages among them.
+    """The k best hits for query, best first, touching the episodes and passages among them (unless
+    another process holds the write lock: recall never waits for it, see touch_episodes).
 
     Each hit is a dict: id (of its table), ref (`e12`, `p45`, `l3`: unique across kinds),
     source ('episode', 'passage' or 'lesson'), kind ('session', 'error', 'correction', 'note',
@@ -434,10 +435,12 @@ def score(relevance: float, at: str, strength: float, now, in_project=None) -> f
             + PROJECT_TIE * bool(in_project))
 
 
-def touch_episodes(store: Store, ids: list, now: str, passage_ids=()) -> None:
-    """Strengthen what was recalled; a recalled archived episode or passage is revived."""
-    if ids or passage_ids:
-        store.touch_episodes(ids, TOUCH_STRENGTH, now, passage_ids)
+def touch_episodes(store: Store, ids: list, now: str, passage_ids=(), wait: bool = False) -> bool:
+    """Strengthen what was recalled; a recalled archived episode or passage is revived. Without wait,
+    a write lock held elsewhere (a sleep's pass, an ingest) leaves them untouched: False."""
+    if not ids and not passage_ids:
+        return True
+    return store.touch_episodes(ids, TOUCH_STRENGTH, now, passage_ids, wait=wait)
 
 
 # --------------------------------------------------------------------------------------

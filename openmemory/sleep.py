@@ -5,7 +5,6 @@ in its own transaction and each safe to re-run at the same `now` (a second run c
 nothing), then render (when given one), and writes the morning report (at the end of this module).
 What a lesson says is wording.py's; what counts as an error worth one is failures.py's.
 """
-import contextlib
 import json
 import math
 from datetime import timedelta
@@ -60,27 +59,26 @@ def night(store: Store, now: str | None = None, render=None, model=None) -> dict
     session gists, each outside any transaction; where it fails, the rules' result stands.
     """
     now = iso(now)
-    # Without a model the four passes are one transaction, and what they did is kept with them
-    # until the report is written: a sleep stopped anywhere (killed, power cut) and run again
-    # for the same night ends exactly as one never stopped. A model's calls take seconds, so
-    # with one they run between the passes, outside any transaction.
+    # Each pass commits in its own short transaction together with what it did (kept in
+    # `night_facts` until the report is written): a sleep stopped anywhere (killed, power cut)
+    # and run again for the same night skips the passes done and ends exactly as one never
+    # stopped, and a note, a recall or a hook's ingest waits at most one pass meanwhile
+    # (consolidation computes before it takes the write lock). A model's calls take seconds,
+    # so the judge's passes hold no lock while it thinks: each verdict commits alone, and what
+    # the pass did is kept after it (a judge stopped midway asks the rest when run again).
     facts = _load_json(store.get_state("night_facts"))
-    judged = []
     if not facts or facts.get("night") != now:
-        with store.transaction() if model is None else contextlib.nullcontext():
+        with store.transaction():
             facts = {"night": now, "through": store.last_episode_id(),   # what is new after it waits for the next
                      "to_candidates": _upgraded(store)}
-            facts["decay"] = decay(store, now)
-            judged.append(("message", judge.judge_messages(store, model, now)))
-            facts["consolidation"] = consolidate(store, now)
-            judged.append(("failure", judge.judge_failures(store, model, now)))
-            moved = review.settle(store, judge.touched(judged), now)    # what the verdicts back now
-            facts["states"] = {"live": facts["consolidation"]["went_live"] + moved["live"],
-                               "candidate": facts["consolidation"]["went_candidate"] + moved["candidate"]}
-            facts["verification"] = verify(store, now)
-            facts["prediction"] = predict(store, now)
-            store.set_state("night_facts", json.dumps(facts, ensure_ascii=False, sort_keys=True))
-        facts = json.loads(store.get_state("night_facts"))  # the same shape whichever way it came
+            _keep(store, facts)
+    for name, run in (("decay", decay), ("judged_messages", _judging(judge.judge_messages, model)),
+                      ("consolidation", consolidate), ("judged_failures", _judging(judge.judge_failures, model)),
+                      ("states", _settle_judged), ("verification", verify), ("prediction", predict)):
+        if name not in facts:
+            facts[name] = run(store, now, keep=lambda done, name=name: _keep(store, dict(facts, **{name: done})))
+    facts = json.loads(store.get_state("night_facts"))  # the same shape whichever way it came
+    judged = [("message", facts.pop("judged_messages")), ("failure", facts.pop("judged_failures"))]
     gists = llm.write_gists(store, model)
     facts.update(_rendered(store, now, render))
     report = morning_facts(store, facts)
@@ -105,6 +103,33 @@ def night(store: Store, now: str | None = None, render=None, model=None) -> dict
     write_morning(morning_text(json.loads(store.get_state("morning")), PREDICTION_DAYS,
                                                ARCHIVE_AFTER_DAYS))
     return report
+
+
+def _keep(store: Store, facts: dict) -> None:
+    """Keep what the night has done so far (call it in the transaction that did it)."""
+    with store.transaction():
+        store.set_state("night_facts", json.dumps(facts, ensure_ascii=False, sort_keys=True))
+
+
+def _judging(ask, model):
+    """A judge's pass: no transaction while the model thinks (each verdict commits alone), what it did kept after it."""
+    def run(store: Store, now: str, keep) -> dict:
+        done = ask(store, model, now)
+        keep(done)
+        return done
+    return run
+
+
+def _settle_judged(store: Store, now: str, keep) -> dict:
+    """The states tonight's lessons are in: consolidation's, and what the judge's verdicts back now."""
+    facts = _load_json(store.get_state("night_facts"))
+    judged = [("message", facts["judged_messages"]), ("failure", facts["judged_failures"])]
+    with store.transaction():
+        moved = review.settle(store, judge.touched(judged), now)
+        states = {"live": facts["consolidation"]["went_live"] + moved["live"],
+                  "candidate": facts["consolidation"]["went_candidate"] + moved["candidate"]}
+        keep(states)
+    return states
 
 
 def _upgraded(store: Store) -> list:
@@ -144,7 +169,7 @@ def _rendered(store: Store, now: str, render) -> dict:
 # --------------------------------------------------------------------------------------
 # Pass 1: decay
 
-def decay(store: Store, now: str) -> dict:
+def decay(store: Store, now: str, keep=None) -> dict:
     """Fade every memory (episodes, passages, lessons) by 2^(−days/45) since it was last touched
     or decayed; archive below 0.15; archive, quietly, the candidates nothing backed within
     backing.LAPSE_DAYS.
@@ -183,8 +208,11 @@ def decay(store: Store, now: str) -> dict:
                 lessons.append({"id": row["id"], "text": row["text"], "cwd": row["cwd"]})
         store.decay_lessons(updates)
         lapsed = review.lapse(store, now)
-    return {"archived": archived, "lessons_archived": lessons, "passages_archived": passages,
-            "lapsed": len(lapsed)}
+        done = {"archived": archived, "lessons_archived": lessons, "passages_archived": passages,
+                "lapsed": len(lapsed)}
+        if keep:
+            keep(done)  # in the same transaction (night)
+    return done
 
 
 def _decayed(strength: float, since: str, t_now) -> float | None:
@@ -244,7 +272,7 @@ class _Lesson:
         return [self.sum.get(i, 0.0) for i in range(embed.DIMENSIONS)]
 
 
-def consolidate(store: Store, now: str) -> dict:
+def consolidate(store: Store, now: str, keep=None, hold: bool = False) -> dict:
     """Join new surprises to the nearest lesson (cosine ≥ 0.55) or make new lessons of them.
 
     A correction with an instruction in it makes a lesson alone; an error makes one only
@@ -255,10 +283,16 @@ def consolidate(store: Store, now: str) -> dict:
     A doubtful correction is left for a model to decide. Where a judge read a correction
     (judge.py), its verdict decides: nothing lasting, and it makes no lesson and joins none;
     lasting, and the lesson it made is in the judge's words and scope.
+
+    The night is worked out in a read snapshot, without the write lock (a first night over a
+    year takes seconds), and written in a short transaction if what it read is unchanged;
+    else worked out again holding the lock (hold). keep(report) is called in the writing
+    transaction (night).
     """
-    with store.transaction():
+    with store.transaction() if hold else store.snapshot():
+        version, rows = store.data_version(), store.lessons_to_consolidate()
         places = _Places()
-        lessons = _load_lessons(store, places=places)
+        lessons = _load_lessons(store, places=places, rows=rows)
         pending = store.pending_surprises(now)
         tonight = _Consolidation(lessons, _Vectors(pending), places)
         vectors, fed = tonight.vectors, tonight.fed
@@ -328,8 +362,21 @@ def consolidate(store: Store, now: str) -> dict:
             if len({m["session_id"] for m in members}) >= ERROR_SESSIONS or _shows_its_fix(members):
                 tonight.found("project", members, error_lesson([m["facts"] for m in members], _cwd_of(members)))
 
-        report = _write_lessons(store, lessons, fed, examined, now)
-    return report
+        if hold:
+            return _write_lessons(store, lessons, fed, examined, now, keep)
+    with store.transaction():
+        if _unchanged(store, now, version, rows, pending):
+            return _write_lessons(store, lessons, fed, examined, now, keep)
+    return consolidate(store, now, keep, hold=True)  # something it read changed meanwhile (a forget, an ingest)
+
+
+def _unchanged(store: Store, now: str, version: int, rows: list, pending: list) -> bool:
+    """Whether what consolidation read is still what is stored: every lesson as it was and the
+    surprises it examined unchanged (surprises stored since wait for the next night)."""
+    if store.data_version() == version:
+        return True  # no other connection has committed since
+    stored = {ep["id"]: ep for ep in store.pending_surprises(now)}
+    return store.lessons_to_consolidate() == rows and all(stored.get(ep["id"]) == ep for ep in pending)
 
 
 def lasts(facts: dict) -> bool:
@@ -441,7 +488,7 @@ def _judged_not_lasting(ep: dict) -> bool:
     return judged is not None and not judged.get("lasting")
 
 
-def _write_lessons(store: Store, lessons: list, fed: dict, examined: list, now: str) -> dict:
+def _write_lessons(store: Store, lessons: list, fed: dict, examined: list, now: str, keep=None) -> dict:
     new, strengthened = [], []
     for lesson in lessons:
         if lesson.new:
@@ -467,9 +514,12 @@ def _write_lessons(store: Store, lessons: list, fed: dict, examined: list, now: 
     states = {ls["id"]: ls["state"] for ls in store.all_lessons() if ls["id"] in {n["id"] for n in new}}
     for item in new:
         item["state"] = states.get(item["id"], backing.LIVE)
-    return {"new": new, "strengthened": strengthened, "examined": len(examined), "joined": len(fed),
-            "went_live": [i for i in moved["live"] if i not in states],
-            "went_candidate": [i for i in moved["candidate"] if i not in states]}
+    report = {"new": new, "strengthened": strengthened, "examined": len(examined), "joined": len(fed),
+              "went_live": [i for i in moved["live"] if i not in states],
+              "went_candidate": [i for i in moved["candidate"] if i not in states]}
+    if keep:
+        keep(report)  # in the same transaction (night)
+    return report
 
 
 RULE_SIMILARITY = 0.3        # two corrections naming the same tools the same way join at this cosine:
@@ -509,11 +559,12 @@ class _Vectors(dict):
         return self[eid]
 
 
-def _load_lessons(store: Store, only: set | None = None, places: "_Places | None" = None) -> list:
+def _load_lessons(store: Store, only: set | None = None, places: "_Places | None" = None, rows=None) -> list:
     """Every lesson (vetoed and archived too: what is near them joins them), with signatures
-    and the causes of their failures."""
+    and the causes of their failures. rows: the lessons as already read (consolidation)."""
     places = places or _Places()
-    lessons = [_Lesson(r) for r in store.lessons_to_consolidate() if only is None or r["id"] in only]
+    rows = store.lessons_to_consolidate() if rows is None else rows
+    lessons = [_Lesson(r) for r in rows if only is None or r["id"] in only]
     ids = sorted({i for ls in lessons for i in ls.sources[-SIGNATURE_SOURCES:]})
     episodes = store.episodes_by_id(ids)
     for lesson in lessons:
@@ -599,7 +650,7 @@ def _about(facts: dict) -> str:
 # --------------------------------------------------------------------------------------
 # Pass 3: verification
 
-def verify(store: Store, now: str) -> dict:
+def verify(store: Store, now: str, keep=None) -> dict:
     """Resolve open predictions: confirmed by a matching episode in their 14 days, else failed.
 
     A match is an error, correction or note that happened (its `at`) after the prediction
@@ -616,6 +667,8 @@ def verify(store: Store, now: str) -> dict:
         store.close_predictions_not_live(now)  # vetoed before this code closed them at the veto
         open_ = store.open_predictions()
         if not open_:
+            if keep:
+                keep({"confirmed": [], "failed": []})
             return {"confirmed": [], "failed": []}
         since = min(r["made"] for r in open_)
         evidence = store.episodes_between(EVIDENCE_KINDS, since, now)
@@ -669,13 +722,15 @@ def verify(store: Store, now: str) -> dict:
                 continue
             strengths[p["lesson_id"]] = after
             store.set_lesson_strength(p["lesson_id"], after, now)
+        if keep:
+            keep({"confirmed": confirmed, "failed": failed})
     return {"confirmed": confirmed, "failed": failed}
 
 
 # --------------------------------------------------------------------------------------
 # Pass 4: prediction
 
-def predict(store: Store, now: str) -> dict:
+def predict(store: Store, now: str, keep=None) -> dict:
     """One new prediction for each live lesson with strength ≥ 1 and none open: that what it is
     about comes up again within 14 days (an error, correction or note like its sources)."""
     made = []
@@ -689,6 +744,8 @@ def predict(store: Store, now: str) -> dict:
                         f"the ones this lesson was learnt from.")
                 pid = store.add_prediction(lesson.id, text, now, lesson.vector())
                 made.append({"id": pid, "lesson_id": lesson.id, "text": text})
+        if keep:
+            keep({"made": made})
     return {"made": made}
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from . import embed, files, migrations, neighbours, paths
 from .clock import iso
-from .errors import OpenMemoryError, RenderError, StoreError, explain
+from .errors import OpenMemoryError, RenderError, StoreError, explain, is_busy
 from .redact import clean_episode, redact, redact_obj, redacted, redactor_for, strings_in
 from .redact import secret_safe_clip as clip   # a cut never keeps part of a secret (issue 27)
 
@@ -41,9 +41,10 @@ EPISODE_KINDS = ("session", "error", "correction", "note")
 class Store:
     """An open memory database. Use as a context manager, or call close()."""
 
-    def __init__(self, db: sqlite3.Connection, path: Path):
+    def __init__(self, db: sqlite3.Connection, path: Path, busy_ms: int | None = None):
         self._db = db   # private: every query is a method below (tests reach it via tests/helpers.raw_db)
         self.path = path
+        self._busy_ms = busy_timeout_ms() if busy_ms is None else busy_ms
 
     def __enter__(self):
         return self
@@ -57,6 +58,20 @@ class Store:
     def transaction(self):
         """A write transaction: `with store.transaction(): ...` commits, or rolls back on error."""
         return Transaction(self._db)
+
+    @contextmanager
+    def snapshot(self):
+        """`with store.snapshot():` reads that see one state of the file, holding no write lock
+        (a WAL read transaction: others write meanwhile). Inside a transaction, that one."""
+        if self._db.in_transaction:
+            yield
+            return
+        self._db.execute("BEGIN")
+        try:
+            yield
+        finally:
+            if self._db.in_transaction:
+                self._db.execute("COMMIT")  # nothing written: it only ends the read
 
     def bulk_writes(self):
         """`with store.bulk_writes():` a bulk ingest's settings for this connection (_bulk_writes)."""
@@ -77,6 +92,24 @@ class Store:
     def backup(self, dest: Path) -> None:
         """A consistent copy while others read and write (VACUUM INTO, one read transaction), 0600."""
         _copy(self._db, Path(dest))
+
+    def writable_now(self) -> bool:
+        """Whether this connection could write at once (no other process holds the write lock)."""
+        try:
+            self._db.execute("PRAGMA busy_timeout = 0")
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute("ROLLBACK")
+            return True
+        except sqlite3.OperationalError as e:
+            if not is_busy(e):
+                raise
+            return False
+        finally:
+            self._db.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
+
+    def data_version(self) -> int:
+        """A number that changes when another connection commits (PRAGMA data_version)."""
+        return self._db.execute("PRAGMA data_version").fetchone()[0]
 
     def get_state(self, key: str, default=None):
         row = self._db.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
@@ -361,13 +394,25 @@ class Store:
                                                              passage_ids)})
         return out
 
-    def touch_episodes(self, ids: list, strength: float, now: str, passage_ids=()) -> None:
-        """Strengthen recalled episodes (and passages) by strength, count the recall, revive the archived."""
-        with self.transaction():
-            for table, which in (("episodes", ids), ("passages", passage_ids)):
-                self._db.executemany(
-                    f"UPDATE {table} SET strength = strength + ?, recalls = recalls + 1, last_touched = ?, "
-                    f"archived = 0 WHERE id = ?", [(strength, now, i) for i in which])
+    def touch_episodes(self, ids: list, strength: float, now: str, passage_ids=(), wait: bool = True) -> bool:
+        """Strengthen recalled episodes (and passages) by strength, count the recall, revive the archived.
+        wait False: give up at once (False) when another process holds the write lock."""
+        if not wait:
+            self._db.execute("PRAGMA busy_timeout = 0")
+        try:
+            with self.transaction():
+                for table, which in (("episodes", ids), ("passages", passage_ids)):
+                    self._db.executemany(
+                        f"UPDATE {table} SET strength = strength + ?, recalls = recalls + 1, last_touched = ?, "
+                        f"archived = 0 WHERE id = ?", [(strength, now, i) for i in which])
+        except sqlite3.OperationalError as e:
+            if wait or not is_busy(e):
+                raise
+            return False
+        finally:
+            if not wait:
+                self._db.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
+        return True
 
     # -- a memory in full, and what is next to it (`openmemory show`, the MCP tool) --------
 
@@ -821,8 +866,9 @@ def _row(row: sqlite3.Row) -> dict:
 # --------------------------------------------------------------------------------------
 # The connection: opened, set up, migrated
 
-def connect(path=None) -> Store:
-    """Open (creating if needed) the memory database: folder 0700, file 0600, WAL, migrated."""
+def connect(path=None, busy_ms: int | None = None) -> Store:
+    """Open (creating if needed) the memory database: folder 0700, file 0600, WAL, migrated.
+    busy_ms: how long its writes wait for another process's (default busy_timeout_ms())."""
     path = Path(path) if path else paths.db_path()
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -832,13 +878,13 @@ def connect(path=None) -> Store:
         if not path.exists():
             os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
         os.chmod(path, 0o600)
-        timeout_ms = busy_timeout_ms()
+        timeout_ms = busy_timeout_ms() if busy_ms is None else busy_ms
         db = sqlite3.connect(str(path), timeout=timeout_ms / 1000, isolation_level=None,
                              check_same_thread=False)
     except (OSError, sqlite3.Error) as e:
         raise StoreError(f"cannot open the memory database at {path}: {e}; check the folder's "
                          f"permissions or set OPENMEMORY_HOME") from e
-    return Store(_ready(db, path, timeout_ms), path)
+    return Store(_ready(db, path, timeout_ms), path, timeout_ms)
 
 
 # The page size of a new database. An episode's row (its texts, facts and vector) is about

@@ -12,7 +12,7 @@ from unittest import mock
 from openmemory import hook, paths, store
 from tests.bench_hook import heavy_transcript
 from tests.fixtures import Transcript, project_folder, test_session
-from tests.helpers import SetupCase, TempHome, raw_db
+from tests.helpers import SetupCase, TempHome, figures, raw_db
 
 PROJECT = "/home/dev/shop"
 
@@ -246,6 +246,42 @@ class Detached(HookCase):
         episodes = self.wait_for_episodes(1)
         self.assertEqual(episodes[0]["kind"], "session")
 
+    def test_a_hook_returns_while_another_process_holds_the_database_and_its_work_is_done_after(self):
+        path = self.transcript()
+        store.connect().close()  # the memory exists (WAL), as after the first ingest
+        holder = subprocess.Popen([sys.executable, "-c", HOLD_THE_DATABASE, str(self.home / "memory.db")],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.addCleanup(holder.wait, 60)
+        self.assertEqual(holder.stdout.readline(), b"held\n")
+        try:
+            # However long the person lets a writer wait (here 2 minutes: past this test's own
+            # 60 s limit on the hook), the hook does not wait for the lock.
+            with mock.patch.dict(os.environ, OPENMEMORY_BUSY_TIMEOUT_MS="120000"):
+                started = time.monotonic()
+                result = self.hook(event("SessionEnd", path))
+                took = time.monotonic() - started
+            self.assert_silent_success(result)
+            self.assertIsNone(holder.poll(), "the other process let go before the hook returned")
+            self.assertEqual(self.episodes(), [])
+        finally:
+            holder.stdin.write(b"let go\n")
+            holder.stdin.close()
+            holder.stdout.close()
+        self.assertEqual(sorted(e["kind"] for e in self.wait_for_episodes(3)), ["correction", "error", "session"])
+        self.assertIn("another openmemory holds the memory database", self.log())
+        figures(f"hook against a database another process holds: returned in {took:.2f} s")
+
+
+# Holds the write lock of the database at argv[1] until a line comes on stdin.
+HOLD_THE_DATABASE = """
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("BEGIN IMMEDIATE")
+db.execute("UPDATE state SET value = value WHERE key = 'held'")
+print("held", flush=True)
+sys.stdin.readline()
+db.execute("ROLLBACK")
+"""
 
 class OneIngestAtATime(HookCase):
     def test_an_ingest_waits_for_the_one_already_reading_that_transcript(self):

@@ -531,6 +531,33 @@ class AWellBehavedModel(WithSessions):
             with store.connect() as db:
                 self.assertTrue(all(s["gist"].startswith(GIST + " ") for s in db.episodes(kind="session")))
 
+    def test_while_the_judge_thinks_the_night_holds_no_write_lock(self):
+        # Each time the model is asked, another process stores a note without waiting at all
+        # (busy timeout 0): it fails if the sleep holds the write lock while the model thinks.
+        asked, written, failed = [], [], []
+
+        def answer(body):
+            kind = "failure" if is_judge(json.dumps(body), "failure") else "message" \
+                if is_judge(json.dumps(body), "message") else "gist"
+            asked.append(kind)
+            try:
+                with store.connect(busy_ms=0) as other:
+                    written.append(other.add_note(f"noted while the judge read a {kind} ({len(asked)})"))
+            except Exception as e:
+                failed.append(f"{kind}: {e}")
+            return scripted(body)
+        with ModelServer("ok") as server:
+            server.answer = answer
+            env = self.model_env(server)
+            self.ok("ingest", env=env)                    # no model: the night's judge reads the messages
+            self.ok("sleep", "--now", NIGHT, env=env)
+        self.assertEqual(failed, [])
+        self.assertIn("message", asked)
+        self.assertIn("failure", asked)
+        self.assertEqual(len(written), len(asked))
+        morning = self.ok("morning").stdout
+        self.assertIn("Judged 2 messages (2 corrections, 2 lasting) and 1 repeated failure (1 lasting)", morning)
+
     def test_requests_carry_no_secret_no_file_no_page_no_tool_output(self):
         with ModelServer("ok") as server:
             server.answer = scripted

@@ -518,6 +518,53 @@ class RecallCommand(TempHome):
         self.assertTrue(hits and all(h["in_project"] for h in hits))
 
 
+class WhileAnotherProcessWrites(TempHome):
+    """Recall reads; strengthening what it returns never waits for another process's write
+    lock (a sleep's pass, an ingest): the CLI leaves it, the server touches it at a later call."""
+
+    def setUp(self):
+        super().setUp()
+        with store.connect() as db:
+            self.note = db.add_note("deploy with the blue pipeline", cwd="/home/dev/shop")
+        from tests.test_hook import HOLD_THE_DATABASE
+        self.holder = subprocess.Popen([sys.executable, "-c", HOLD_THE_DATABASE, str(self.home / "memory.db")],
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.addCleanup(self.let_go)
+        self.assertEqual(self.holder.stdout.readline(), b"held\n")
+
+    def let_go(self):
+        if not self.holder.stdin.closed:
+            self.holder.stdin.write(b"let go\n")
+            self.holder.stdin.close()
+            self.holder.stdout.close()
+        self.holder.wait(60)
+
+    def recalls(self):
+        with store.connect() as db:
+            return db.episode(self.note)["recalls"]
+
+    def test_the_command_answers_while_the_database_is_held(self):
+        # A writer here would wait 2 minutes; the command is given 60 s.
+        p = self.cli("recall", "blue pipeline", env=self.env(OPENMEMORY_BUSY_TIMEOUT_MS=120000))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("deploy with the blue pipeline", p.stdout)
+        self.assertIsNone(self.holder.poll())
+        self.let_go()
+        self.assertEqual(self.recalls(), 0)  # best effort: left untouched, not waited for
+
+    def test_the_server_touches_later_what_it_returned_while_the_database_was_held(self):
+        mcp._untouched.clear()
+        self.addCleanup(mcp._untouched.clear)
+        reply = mcp.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                            "params": {"name": "recall", "arguments": {"query": "blue pipeline"}}})
+        self.assertIn("deploy with the blue pipeline", reply["result"]["content"][0]["text"])
+        self.assertEqual(self.recalls(), 0)
+        self.let_go()
+        mcp.handle({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                    "params": {"name": "recall", "arguments": {"query": "nothing like it"}}})
+        self.assertEqual(self.recalls(), 1)
+
+
 class RecallHere(TempHome):
     def test_this_projects_hits_come_first_and_each_says_its_project(self):
         shop = self.tmp / "shop"
