@@ -311,7 +311,9 @@ def cmd_render(args) -> int:
             print(f"vetoed lesson {vetoed['id']} (you deleted its file): {vetoed['text']}")
         for warning in result["warnings"]:
             print(f"openmemory: warning: {warning}", file=sys.stderr)
-    return 0
+    for error in result["errors"]:
+        print(f"openmemory: error: {error}", file=sys.stderr)
+    return 1 if result["errors"] else 0
 
 
 def cmd_serve(args) -> int:
@@ -340,8 +342,9 @@ def cmd_hook(args) -> int:
     try:
         _log_to_file()
         hook.run(hook.read_event(sys.stdin), detach=args.detach)
-    except (OpenMemoryError, sqlite3.DatabaseError) as e:  # said in one line, as the CLI would
-        said = errors.explain(e, paths.db_path()) if isinstance(e, sqlite3.Error) else e
+    except (OpenMemoryError, sqlite3.DatabaseError, OSError) as e:  # said in one line, as the CLI would
+        said = store.explained(e, paths.db_path()) if isinstance(e, sqlite3.Error) else \
+            errors.os_fault(e) if isinstance(e, OSError) else e
         logging.getLogger("openmemory.hook").error("hook failed: %s", said)
     except BaseException:  # exit 2 would mean "block" to Claude Code: never fail
         logging.getLogger("openmemory.hook").exception("hook failed")
@@ -707,13 +710,17 @@ def main(argv=None) -> int:
         return 1
     except sqlite3.DatabaseError as e:  # damaged; or locked past the busy timeout, disk full, read-only
         _debug_traceback()
-        print(f"openmemory: error: {errors.explain(e, paths.db_path())}", file=sys.stderr)
+        print(f"openmemory: error: {store.explained(e, paths.db_path())}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("openmemory: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0  # `openmemory recall ... | head`
+    except OSError as e:  # a disk full, a read-only folder, no permission: what it is and what to do
+        _debug_traceback()
+        print(f"openmemory: error: {errors.os_fault(e)}", file=sys.stderr)
+        return 1
     except Exception as e:  # a bug: still one line, with the way to see more
         _debug_traceback()
         print(f"openmemory: error: {type(e).__name__}: {e} (set OPENMEMORY_DEBUG=1 for the traceback)",

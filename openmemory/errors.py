@@ -33,6 +33,8 @@ def is_damage(error: BaseException) -> bool:
     name = getattr(error, "sqlite_errorname", "") or ""
     if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
         return True
+    if "vtable constructor failed" in str(error):
+        return True  # the text index's own tables are missing (FTS5 cannot open it)
     # Python reports SQLITE_CORRUPT and SQLITE_NOTADB as the bare DatabaseError class
     return type(error) is sqlite3.DatabaseError
 
@@ -49,8 +51,59 @@ def explain(error: sqlite3.Error, path) -> StoreError:
     """A SQLite error met after opening the database at path, as one line the person can act on."""
     if is_damage(error):
         return damaged(path, error)
+    name = getattr(error, "sqlite_errorname", "") or ""
+    if name.startswith("SQLITE_FULL") or "disk is full" in str(error):
+        return StoreError(f"the memory database at {path} could not be written: the disk holding it is full "
+                          f"({error}); {DISK_FULL_FIX}")
+    if name.startswith("SQLITE_READONLY") or "readonly database" in str(error):
+        return StoreError(f"the memory database at {path} could not be written: it or its folder is read-only "
+                          f"({error}); {read_only_fix(path)}")
+    if is_busy(error):
+        return StoreError(f"the memory database at {path} stayed locked ({error}): another openmemory is "
+                          f"writing (a sleep or an ingest); try again when it ends")
+    if name.startswith("SQLITE_IOERR") or "disk I/O error" in str(error):
+        return StoreError(f"the memory database at {path} could not be read or written: the disk failed "
+                          f"({error}); check the disk (is it full, removed, or failing?) and run the command again")
     return StoreError(f"the memory database at {path} could not be used: {error}; "
                       f"if another openmemory is running, try again when it ends")
+
+
+DISK_FULL_FIX = "free some space on that disk and run the command again; what was stored before is kept"
+
+
+def read_only_fix(path, how: str = "") -> str:
+    """What to do about a folder openmemory may not write: how is "fs" (a read-only disk),
+    "permission", or "" (either)."""
+    folder = _folder(path)
+    remount = "remount its disk read-write"
+    chmod = f"make it yours to write (chmod u+rwx {folder})"
+    do = remount if how == "fs" else chmod if how == "permission" else f"{chmod}, or {remount}"
+    return f"{do}, or set OPENMEMORY_HOME to a writable folder"
+
+
+def _folder(path) -> str:
+    import os.path
+    path = str(path)
+    return path if os.path.isdir(path) else os.path.dirname(path) or "."
+
+
+def os_fault(error: OSError, doing: str = "") -> OpenMemoryError:
+    """An OSError met on a file (a disk full, a read-only folder, no permission) as one line
+    saying what it is and what to do, never a raw `OSError ...`."""
+    import errno
+    where = error.filename if error.filename is not None else "a file"
+    what = f"could not {doing} {where}" if doing else f"could not use {where}"
+    reason = error.strerror or str(error)
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return OpenMemoryError(f"{what}: the disk is full ({reason}); {DISK_FULL_FIX}")
+    if error.errno == errno.EROFS:
+        return OpenMemoryError(f"{what}: it is on a read-only disk; {read_only_fix(where, 'fs')}")
+    if error.errno in (errno.EACCES, errno.EPERM):
+        return OpenMemoryError(f"{what}: permission denied; {read_only_fix(where, 'permission')}")
+    if error.errno == errno.EFBIG:
+        return OpenMemoryError(f"{what}: the file is larger than this process may write ({reason}; "
+                               f"`ulimit -f`); raise the limit and run the command again")
+    return OpenMemoryError(f"{what}: {reason}")
 
 
 # --------------------------------------------------------------------------------------

@@ -311,14 +311,14 @@ def _tools_call(params, project_dir) -> dict:
     except OpenMemoryError as e:
         log.warning("%s failed: %s", name, e)
         return _tool_result(f"openmemory could not {name}: {e}", error=True)
-    except sqlite3.Error as e:  # damaged; or locked past the busy timeout, disk full
-        if errors.is_damage(e):
-            said = errors.explain(e, paths.db_path())
-            log.error("%s failed: %s", name, said)
-            return _tool_result(f"openmemory could not {name}: {said}", error=True)
-        log.warning("%s failed on the database: %s", name, e)
-        return _tool_result(f"openmemory could not {name}: the memory database failed ({e}). "
-                            f"Try again later; memory is otherwise unaffected.", error=True)
+    except sqlite3.Error as e:  # damaged; or locked past the busy timeout, disk full, read-only
+        said = store.explained(e, paths.db_path())
+        log.log(logging.ERROR if errors.is_damage(e) else logging.WARNING, "%s failed: %s", name, said)
+        return _tool_result(f"openmemory could not {name}: {said}", error=True)
+    except OSError as e:  # a file: a disk full, a read-only folder
+        said = errors.os_fault(e)
+        log.warning("%s failed: %s", name, said)
+        return _tool_result(f"openmemory could not {name}: {said}", error=True)
     except Exception as e:
         log.exception("%s failed", name)
         return _tool_result(f"openmemory could not {name}: internal error ({type(e).__name__}); "

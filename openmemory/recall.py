@@ -509,7 +509,9 @@ def _lexical_scores(store: Store, terms: list, field_weights=FIELD_WEIGHTS):
             if rowids:
                 return {rowid: 1.0 for rowid in rowids}, counted
         return {}, counted
-    except sqlite3.OperationalError:
+    except sqlite3.OperationalError as e:
+        if "no such module" not in str(e):
+            raise  # the index is damaged (its own tables missing): said as damage, never answered degraded
         return None  # an index made by an SQLite with FTS5, read by one without: vectors alone
 
 

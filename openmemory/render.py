@@ -17,7 +17,7 @@ from pathlib import Path
 
 from . import counts, embed, files, forget, paths
 from .clock import iso
-from .errors import RenderError
+from .errors import RenderError, os_fault
 from .redact import redact
 from .shorten import clip
 from .store import Store
@@ -221,14 +221,15 @@ def vetoed_wording(text: str) -> bool:
 def render(store: Store, now: str | None = None, max_lines=None, before_replace=None) -> dict:
     """Write every live lesson into Claude Code's memory folders and lessons.jsonl.
 
-    Returns {"written", "removed", "left", "vetoed", "warnings", "folders", "lessons",
+    Returns {"written", "removed", "left", "vetoed", "warnings", "errors", "folders", "lessons",
     "lessons_jsonl"}: files written and removed this time, edited files left as they are,
-    lessons the person vetoed since the last render ({"id", "text"}), and plain-English
-    warnings (a MEMORY.md whose section Claude Code does not load, damaged markers, ...).
+    lessons the person vetoed since the last render ({"id", "text"}), plain-English
+    warnings (a MEMORY.md whose section Claude Code does not load, damaged markers, ...) and
+    errors (a folder that could not be written: a disk full, a read-only folder).
     """
     now = iso(now)
     limit = index_lines_limit(max_lines)
-    result = {"written": [], "removed": [], "left": [], "vetoed": [], "warnings": [], "folders": [],
+    result = {"written": [], "removed": [], "left": [], "vetoed": [], "warnings": [], "errors": [], "folders": [],
               "lessons": 0, "candidates": 0, "lessons_jsonl": str(paths.lessons_path())}
     with files.Lock("render.lock", LOCK_WAIT_SECONDS, "render"):
         written = _load_state(paths.written_path(), "files", dict)
@@ -271,8 +272,9 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
             try:
                 _render_folder(folder, placed.get(folder, []), sources, written, sections, now, before_replace,
                                result)
-            except OSError as e:  # one unwritable folder does not stop the others
-                result["warnings"].append(f"could not write in {folder}: {e.strerror or e}; check its permissions")
+            except OSError as e:  # one unwritable folder does not stop the others; the run fails
+                result["errors"].append(str(os_fault(e if e.filename else OSError(e.errno, e.strerror, str(folder)),
+                                                     "write")))
         result["folders"] = [str(f) for f in sorted(placed)]
         result["lessons"] = len(rendered)
         result["candidates"] = len(listed) - len(rendered)

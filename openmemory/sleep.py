@@ -163,7 +163,8 @@ def _rendered(store: Store, now: str, render) -> dict:
     folders = out.get("folders") or []
     return {"render": {"lessons": int(out.get("lessons") or 0),
                        "folders": len(folders) if isinstance(folders, (list, tuple, set, dict)) else int(folders)},
-            "vetoed": vetoed, "warnings": [str(w) for w in out.get("warnings") or []]}
+            "vetoed": vetoed, "warnings": [str(w) for w in (out.get("warnings") or []) + (out.get("errors") or [])],
+            **({"errors": [str(e) for e in out["errors"]]} if out.get("errors") else {})}
 
 
 # --------------------------------------------------------------------------------------

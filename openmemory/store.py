@@ -20,7 +20,7 @@ from pathlib import Path
 
 from . import embed, files, migrations, neighbours, paths
 from .clock import iso
-from .errors import OpenMemoryError, RenderError, StoreError, explain, is_busy
+from .errors import OpenMemoryError, RenderError, StoreError, damaged, explain, is_busy, os_fault
 from .redact import clean_episode, redact, redact_obj, redacted, redactor_for, strings_in
 from .redact import secret_safe_clip as clip   # a cut never keeps part of a secret (issue 27)
 
@@ -258,7 +258,25 @@ class Store:
                  ep["facts"], now, now, now, embed.encoded(ep["title"] + "\n" + ep["gist"]), mine))
             _stored(self._db, cur.lastrowid)
             self._db.executemany("UPDATE episodes SET context = ? WHERE id = ?", changed)
+            _index_stored(self._db)
+            self._index_holds(cur.lastrowid, ep["title"] + " " + ep["gist"])
         return cur.lastrowid
+
+    def _index_holds(self, episode_id: int, text: str) -> None:
+        """Raise DamagedDatabase unless the text index finds the episode just indexed by its words:
+        a note kept in a damaged index would be dropped by the documented recovery (OPERATIONS.md)."""
+        if not self.has_recall_index():
+            return
+        words = list(dict.fromkeys(re.findall(r"[^\W_]+", text)))[:16]
+        if not words:
+            return
+        try:
+            found = self._db.execute("SELECT count(*) FROM recall_index WHERE recall_index MATCH ? AND rowid = ?",
+                                     (" ".join(f'"{w}"' for w in words), episode_id)).fetchone()[0]
+        except sqlite3.DatabaseError as e:
+            raise damaged(self.path, f"the text index: {e}") from e
+        if not found:
+            raise damaged(self.path, "the text index does not find what was just stored in it")
 
     # -- reading ---------------------------------------------------------------------
 
@@ -881,7 +899,9 @@ def connect(path=None, busy_ms: int | None = None) -> Store:
         timeout_ms = busy_timeout_ms() if busy_ms is None else busy_ms
         db = sqlite3.connect(str(path), timeout=timeout_ms / 1000, isolation_level=None,
                              check_same_thread=False)
-    except (OSError, sqlite3.Error) as e:
+    except OSError as e:
+        raise StoreError(str(os_fault(e, "open the memory database in"))) from e
+    except sqlite3.Error as e:
         raise StoreError(f"cannot open the memory database at {path}: {e}; check the folder's "
                          f"permissions or set OPENMEMORY_HOME") from e
     return Store(_ready(db, path, timeout_ms), path, timeout_ms)
@@ -943,7 +963,8 @@ class Transaction:
                 raise
             finally:
                 _forget_unindexed(self._db)
-                self._db.execute("COMMIT" if ok else "ROLLBACK")
+                if ok or self._db.in_transaction:  # SQLite rolls back itself on a full disk (SQLITE_FULL)
+                    self._db.execute("COMMIT" if ok else "ROLLBACK")
 
 
 # The text index's fields of an episode (m007): a title that begins its gist is not indexed twice.
@@ -1109,6 +1130,25 @@ def _sync(path: Path) -> None:
 
 # --------------------------------------------------------------------------------------
 # The file's own checks, and consistent copies of it
+
+def explained(error: sqlite3.Error, path=None) -> StoreError:
+    """A SQLite error as one line the person can act on (errors.explain); an error that says
+    nothing of its cause ("SQL logic error") is damage when the file fails its checks."""
+    path = Path(path) if path else paths.db_path()
+    said = explain(error, path)
+    if type(said) is StoreError and not is_busy(error) and getattr(error, "sqlite_errorname", "") in ("", "SQLITE_ERROR"):
+        try:
+            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+            try:
+                detail = _check(db, 0)
+            finally:
+                db.close()
+        except sqlite3.Error as e:
+            detail = str(e)
+        if detail:
+            return damaged(path, detail)
+    return said
+
 
 def _check(db: sqlite3.Connection, busy_ms: int) -> str | None:
     """SQLite's quick check, then FTS5's integrity-check of the text index (it reads every

@@ -90,6 +90,24 @@ class DamagedDatabase(TempHome):
         self.assert_advice(self.cli("status"), "status")
         self.assert_advice(self.cli("recall", "pytest"), "recall")
 
+    def test_each_text_index_table_dropped_is_damage_recall_never_answers_degraded(self):
+        original = self.db.read_bytes()
+        for table in ("recall_index_idx", "recall_index_docsize", "recall_index_config", "recall_index_data"):
+            with self.subTest(table=table):
+                self.db.write_bytes(original)
+                self.drop_shadow_table(table)
+                for verb in (("recall", "pytest"), ("remember", "a note the recovery would drop")):
+                    self.assert_advice(self.cli(*verb), verb)
+
+    def test_remember_refuses_a_note_the_recovery_would_drop(self):
+        # Blocks scrambled: FTS5 still appends a new note's segment, so it was stored (exit 0)
+        # in a file the documented recovery (move it aside, ingest) then leaves behind.
+        self.scramble_index_blocks()
+        self.assert_advice(self.cli("remember", "the staging database lives on port 5433"), "remember")
+        con = sqlite3.connect(str(self.db))
+        self.assertEqual(con.execute("SELECT count(*) FROM episodes WHERE gist LIKE '%port 5433%'").fetchone()[0], 0)
+        con.close()
+
     def test_status_says_the_check_passed_on_a_sound_file(self):
         out = self.ok("status").stdout
         self.assertIn("passes quick_check", out)

@@ -524,7 +524,7 @@ class SlugsAndSafety(RenderCase):
         add_lesson(self.db, "Blog lesson", cwd=str(blog))
         lid = add_lesson(self.db, "Shop lesson", cwd=str(self.repo))
         result = self.render()
-        self.assertIn(f"could not write in {blocked}", result["warnings"][0])
+        self.assertIn(f"could not write {blocked}", result["errors"][0])  # an error: the command exits 1
         self.assertEqual(blocked.read_text(), "a file where the memory folder would be\n")
         self.assertTrue((self.memory / f"om-{lid}.md").is_file())
         self.assertIn(str(self.memory / f"om-{lid}.md"), self.state("written.json")["files"])

@@ -1,0 +1,140 @@
+"""Faults an unlucky person meets: each says what it is and what to do, in one line, with exit
+code 1, and loses nothing (a disk full, a read-only folder, ...)."""
+import contextlib
+import io
+import os
+import shutil
+import subprocess
+import sys
+import unittest
+from unittest import mock
+
+from openmemory import cli, mcp, store
+from tests.fixtures import project_folder, test_session
+from tests.helpers import TempHome, raw_db
+
+PROJECT = "/home/dev/shop"
+
+
+def run(*argv):
+    """The CLI in-process: (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main([str(a) for a in argv])
+    return code, out.getvalue(), err.getvalue()
+
+
+@contextlib.contextmanager
+def full_disk():
+    """The disk holding the database is full: every connection may use only the pages the file
+    has now (SQLite's max_page_count), so a write that needs one more page fails as on a full
+    disk, with SQLITE_FULL. (A small tmpfs needs root; RLIMIT_FSIZE gives EFBIG, not ENOSPC.)"""
+    real = store.connect
+
+    def connect(*args, **kw):
+        opened = real(*args, **kw)
+        db = raw_db(opened)
+        db.execute(f"PRAGMA max_page_count = {db.execute('PRAGMA page_count').fetchone()[0]}")
+        return opened
+    with mock.patch.object(store, "connect", connect):
+        yield
+
+
+class DiskFull(TempHome):
+    def setUp(self):
+        super().setUp()
+        with store.connect() as db:
+            self.kept = db.add_note("deploy with the blue pipeline", cwd=PROJECT)
+
+    def big_note(self, n=0):
+        return f"note {n}: " + " ".join(f"word{i}x{n}" for i in range(600))
+
+    def test_a_full_disk_says_so_and_what_to_do_not_that_another_openmemory_runs(self):
+        with full_disk():
+            code, out, err = run("remember", "--cwd", PROJECT, self.big_note())
+        self.assertEqual((code, out), (1, ""))
+        self.assertEqual(len(err.splitlines()), 1, err)
+        self.assertIn("the disk holding it is full", err)
+        self.assertIn("free some space", err)
+        self.assertNotIn("another openmemory", err)
+        with store.connect() as db:  # nothing lost, nothing half-written
+            self.assertEqual([n["gist"] for n in db.episodes(kind="note")], ["deploy with the blue pipeline"])
+            self.assertIsNone(db.quick_check())
+
+    def test_the_server_says_the_disk_is_full_and_the_note_was_not_stored(self):
+        with full_disk():
+            reply = mcp.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+                "name": "remember", "arguments": {"text": self.big_note()[:3900]}}}, PROJECT)
+        result = reply["result"]
+        self.assertIs(result["isError"], True)
+        self.assertIn("the disk holding it is full", result["content"][0]["text"])
+        self.assertNotIn("another openmemory", result["content"][0]["text"])
+
+
+def read_only(folder):
+    """A command prefix under which folder is read-only for the command: a read-only bind mount
+    in a private mount namespace (as root, where permissions do not hold), else chmod 0500."""
+    if os.geteuid() != 0:
+        os.chmod(folder, 0o500)
+        return []
+    unshare = shutil.which("unshare")
+    probe = unshare and subprocess.run([unshare, "-m", "true"], capture_output=True).returncode == 0
+    if not probe:
+        raise unittest.SkipTest("running as root without `unshare -m`: no way to make a folder read-only")
+    return [unshare, "-m", "sh", "-c", f'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"',
+            str(folder)]
+
+
+class ReadOnlyFolder(TempHome):
+    def setUp(self):
+        super().setUp()
+        with store.connect() as db:
+            db.add_note("deploy with the blue pipeline", cwd=PROJECT)
+        test_session(cwd=PROJECT).write(project_folder(self.claude, PROJECT))  # something to ingest
+        self.prefix = read_only(self.home)
+
+    def tearDown(self):
+        os.chmod(self.home, 0o700)
+        super().tearDown()
+
+    def om(self, *args):
+        return subprocess.run([*self.prefix, sys.executable, "-m", "openmemory", *args], capture_output=True,
+                              text=True, env=self.env(), cwd=str(self.tmp), timeout=120)
+
+    def test_each_verb_says_the_folder_is_read_only_and_what_to_do(self):
+        for args in (("sleep",), ("remember", "a new note"), ("ingest",), ("render",)):
+            p = self.om(*args)
+            self.assertEqual((p.returncode, p.stdout), (1, ""), args)
+            self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+            self.assertRegex(p.stderr, r"read-only|permission denied", args)
+            self.assertIn("OPENMEMORY_HOME", p.stderr, args)
+            self.assertNotIn("OSError", p.stderr, args)
+            self.assertNotIn("Errno", p.stderr, args)
+
+
+def on_a_full_disk(folder):
+    """A command prefix under which folder is a tiny file system filled to the last byte (a
+    16 KB tmpfs in a private mount namespace): writes there fail with ENOSPC. Needs root."""
+    unshare = shutil.which("unshare")
+    if os.geteuid() != 0 or not unshare or subprocess.run([unshare, "-m", "true"], capture_output=True).returncode:
+        raise unittest.SkipTest("a full disk needs root and `unshare -m` (a tmpfs mount)")
+    return [unshare, "-m", "sh", "-c", 'mount -t tmpfs -o size=16k tmpfs "$0" && '
+            '(cat /dev/zero > "$0/filler" 2>/dev/null; true) && exec "$@"', str(folder)]
+
+
+class FullMemoryFolder(TempHome):
+    def test_render_into_a_full_memory_folder_is_an_error_saying_the_disk_is_full(self):
+        from openmemory import paths
+        folder = paths.memory_dir_for(PROJECT)
+        folder.mkdir(parents=True)
+        with store.connect() as db:
+            db.add_lesson("Run the tests with `pytest -q` in this repository.", "feedback", PROJECT, 1.0, 1, [],
+                          "2026-11-02T09:00:00.000000Z")
+        p = subprocess.run([*on_a_full_disk(folder), sys.executable, "-m", "openmemory", "render"],
+                           capture_output=True, text=True, env=self.env(), cwd=str(self.tmp), timeout=120)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        [line] = [l for l in p.stderr.splitlines() if "error" in l]
+        self.assertIn(f"could not write {folder}", line)
+        self.assertIn("the disk is full", line)
+        self.assertIn("free some space", line)
+        self.assertNotIn("permissions", line)
