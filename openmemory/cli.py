@@ -5,6 +5,7 @@ import gc
 import json
 import logging
 import os
+import re
 import signal
 import sqlite3
 import sys
@@ -42,13 +43,14 @@ def cmd_ingest(args) -> int:
     show = not args.quiet and sys.stderr.isatty()
 
     def progress(n, total, path):
-        print(f"\r\033[Kingesting {n}/{total} {os.path.basename(path)[:50]}", end="", file=sys.stderr, flush=True)
+        print(f"\r\033[Kingesting {n}/{total} {shown(os.path.basename(path)[:50])}", end="",
+              file=_unescaped(sys.stderr), flush=True)
 
     with store.connect() as db:
         report = ingest.ingest(db, roots, progress=progress if show else None, force=args.force,
                                now=_time_arg(args.now, "--now"))
         if show:
-            print("\r\033[K", end="", file=sys.stderr, flush=True)
+            print("\r\033[K", end="", file=_unescaped(sys.stderr), flush=True)
         asked = _model_after_ingest(db, args.quiet) if args.model else None
     if args.quiet:
         return 0
@@ -511,7 +513,10 @@ def _time_arg(value, option: str):
 def cmd_recall(args) -> int:
     """Find what past sessions said and did that answers a query: passages, episodes, lessons, most relevant first."""
     from . import recall
-    query = " ".join(args.query)
+    query = recall.usable_query(" ".join(args.query))
+    if len(query) < len(" ".join(args.query)):
+        print(f"openmemory: note: the query is {len(' '.join(args.query)):,} characters; recall used its first "
+              f"{len(query):,}", file=sys.stderr)
     cwd = os.getcwd() if args.here else args.cwd
     with store.connect() as db:
         hits = recall.recall(db, query, k=args.k, cwd=cwd, include_archived=args.archived)
@@ -697,6 +702,15 @@ def main(argv=None) -> int:
         # object the command loaded, 10 ms of a short command. Frozen first, they are left to the
         # system as the process ends; files and the database are closed by then (`with`, store.close).
         atexit.register(gc.freeze)
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Shown(sys.stdout), _Shown(sys.stderr)
+    try:
+        return _run(argv)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _run(argv) -> int:
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # said with the verb's own usage, not the top-level one
@@ -726,6 +740,35 @@ def main(argv=None) -> int:
         print(f"openmemory: error: {type(e).__name__}: {e} (set OPENMEMORY_DEBUG=1 for the traceback)",
               file=sys.stderr)
         return 1
+
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def shown(text: str) -> str:
+    """text safe to print: every control character but newline and tab (a terminal's escape
+    sequences, a carriage return) written as \\u001b; in JSON that is the same character."""
+    return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+class _Shown:
+    """A standard stream that writes control characters as shown() does: a working folder, a
+    title or a path read from a transcript may hold a terminal's escape sequences; they are
+    shown, never run. Everything else is the stream's (buffer, isatty, flush, fileno)."""
+
+    def __init__(self, stream):
+        self.unescaped = stream
+
+    def write(self, text):
+        return self.unescaped.write(shown(text))
+
+    def __getattr__(self, name):
+        return getattr(self.unescaped, name)
+
+
+def _unescaped(stream):
+    """The stream itself, for openmemory's own escape sequences (the progress line)."""
+    return getattr(stream, "unescaped", stream)
 
 
 LOG_MAX_BYTES = 1024 * 1024  # one rotation kept: the log stays under 2 MB

@@ -365,7 +365,11 @@ def recall_tool(arguments: dict, project_dir: str | None) -> str:
                     else recall_lib.archived_matches(db, query, cwd, exclude_sessions=mine))
         _touch_later(db, [h["id"] for h in hits if h["source"] == "episode"],
                      [h["id"] for h in hits if h["source"] == "passage"])
-    text = recall_lib.hits_text(query, hits, cwd, OUTPUT_MAX_CHARS)
+    used = recall_lib.usable_query(query)
+    text = recall_lib.hits_text(used, hits, cwd, OUTPUT_MAX_CHARS)
+    if len(used) < len(query):
+        text += (f"\n\n(The query was {len(query):,} characters; recall used its first "
+                 f"{len(used):,}: ask with the words that matter.)")
     if archived:
         text += (f" {archived} archived {'memory matches' if archived == 1 else 'memories match'}: "
                  f"call recall again with include_archived true to see {'it' if archived == 1 else 'them'}.")

@@ -103,6 +103,9 @@ CONFIDENCE_FROM = 3             # the best candidates whose coverage of the quer
 POSTINGS_BUDGET = 4000
 CANDIDATES = 200                # lexical candidates scored by both channels
 MAX_QUERY_TERMS = 24            # a pasted paragraph is cut to its first 24 distinct words
+QUERY_MAX_CHARS = 2000          # and to this many characters (its vector too): a command, an error
+                                # line or a question fits; a pasted log past it changes little
+QUERY_SHOWN_CHARS = 200         # a query said back in a result's first line, never whole: it may be a pasted log
 FALLBACK_SCAN = 5000            # without FTS5: newest rows holding a query stem
 
 _WORD = re.compile(r"[^\W_]+")  # letters and digits of any script; '_' splits snake_case
@@ -184,6 +187,7 @@ def search(store: Store, query: str, k: int = 5, cwd: str | None = None, include
         coverage_share = COVERAGE_SHARE if lexical_share > 0 else 0.0
     now = now or iso()
     k = int(k)
+    query = usable_query(query)
     terms = query_terms(query)
     if not terms or k <= 0:
         return []
@@ -228,6 +232,14 @@ def distinct(hits: list, k: int | None = None) -> list:
         if k is not None and len(out) >= k:
             break
     return out
+
+
+def usable_query(query: str) -> str:
+    """The part of a query recall uses: its first QUERY_MAX_CHARS characters, cut between words."""
+    if len(query) <= QUERY_MAX_CHARS:
+        return query
+    cut = query[:QUERY_MAX_CHARS]
+    return cut[:cut.rindex(" ")] if " " in cut[QUERY_MAX_CHARS // 2:] else cut
 
 
 def query_terms(query: str) -> list:
@@ -610,7 +622,7 @@ def hits_text(query: str, hits: list, cwd: str | None = None, max_chars: int | N
     """Recall's hits for a reader, most relevant first; plainly "nothing relevant" (and the
     closest hit alone) when the best is below NOTHING_RELEVANT. max_chars: hits that
     would take the text past it are left out, and counted in a last line."""
-    asked = json.dumps(query, ensure_ascii=False)
+    asked = json.dumps(clip(query, QUERY_SHOWN_CHARS), ensure_ascii=False)
     scope = f" in project {_project(cwd)}" if cwd else ""
     if not hits:
         return f"Nothing in memory matches {asked}{scope}."

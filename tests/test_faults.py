@@ -2,6 +2,7 @@
 code 1, and loses nothing (a disk full, a read-only folder, ...)."""
 import contextlib
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -138,3 +139,54 @@ class FullMemoryFolder(TempHome):
         self.assertIn("the disk is full", line)
         self.assertIn("free some space", line)
         self.assertNotIn("permissions", line)
+
+
+class OversizedQuery(TempHome):
+    QUERY = "pytest" + " lorem ipsum dolor sit amet" * 26_000   # 702,006 characters, as pasted from a log
+
+    def setUp(self):
+        super().setUp()
+        with store.connect() as db:
+            db.add_note("run the tests with pytest -q", cwd=PROJECT)
+
+    def test_the_command_uses_the_start_of_a_huge_query_says_so_and_never_echoes_it(self):
+        code, out, err = run("recall", self.QUERY)
+        self.assertEqual(code, 0, err)
+        self.assertIn(f"the query is {len(self.QUERY):,} characters; recall used its first", err)
+        self.assertIn("run the tests with pytest -q", out)
+        self.assertLess(len(out) + len(err), 2000)
+        code, out, err = run("recall", "zebracorn " * 70_000)
+        self.assertEqual(code, 0, err)
+        self.assertLess(len(out), 300)  # 'Nothing in memory matches "…"' says back only its start
+        self.assertIn('Nothing in memory matches "zebracorn zebracorn', out)
+
+    def test_the_server_does_the_same(self):
+        reply = mcp.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "recall", "arguments": {"query": self.QUERY}}}, PROJECT)
+        text = reply["result"]["content"][0]["text"]
+        self.assertIs(reply["result"]["isError"], False)
+        self.assertIn("run the tests with pytest -q", text)
+        self.assertIn(f"The query was {len(self.QUERY):,} characters; recall used its first", text)
+        self.assertLess(len(text), 2000)
+
+
+class ControlCharacters(TempHome):
+    """A terminal's escape sequences in a working folder, a title or a path are printed as
+    \\u001b, never sent raw to the terminal (which would run them: retitle it, clear it, ...)."""
+
+    CWD = "/home/dev/\x1b]0;pwned\x07shop\x1b[2J"
+
+    def test_every_printed_path_and_text_shows_control_characters(self):
+        t = test_session(cwd=self.CWD)
+        t.write(project_folder(self.claude, self.CWD))
+        self.ok("ingest")
+        outputs = [self.ok("recall", "unittest", "-k", "10"), self.ok("status"),
+                   self.ok("recall", "unittest", "--json"), self.cli("backup", self.tmp / "x\x1b[2Jy")]
+        (self.tmp / "x\x1b[2Jy").unlink()
+        outputs.append(self.cli("backup", self.home / "memory.db"))  # an error naming a path
+        for p in outputs:
+            for stream in (p.stdout, p.stderr):
+                self.assertFalse(any(c in stream for c in "\x1b\x07\x9b\r"), stream)
+        self.assertIn("\\u001b]0;pwned\\u0007shop\\u001b[2J", outputs[0].stdout)
+        json_hits = json.loads(outputs[2].stdout)  # still valid JSON, holding the same text
+        self.assertIn(self.CWD, {h["cwd"] for h in json_hits})
