@@ -396,10 +396,23 @@ def _render_folder(folder: Path, lessons: list, sources: dict, written: dict, se
     _write_index(folder / "MEMORY.md", index, sections, now, before_replace, result)
 
 
+def _linked(path: Path, result: dict) -> bool:
+    """Whether path is a symbolic link, said as a warning: openmemory never writes through a
+    link, nor replaces one with a copy of its target (the person linked it on purpose)."""
+    if not path.is_symlink():
+        return False
+    result["warnings"].append(f"left {path} as it is: it is a symbolic link (to {os.readlink(path)}), and "
+                              f"openmemory neither writes through a link nor replaces it; to have the lessons "
+                              f"there, make it a plain file")
+    return True
+
+
 def _write_lesson(path: Path, lesson: dict, data: bytes, written: dict, now: str, before_replace,
                   result: dict) -> bool:
     """Write or refresh one lesson file unless the person edited it; False if it is not ours."""
     name = str(path)
+    if _linked(path, result):
+        return False
     rec = written.get(name)
     current = files.read(path)
     if current is not None and rec is None:
@@ -431,6 +444,8 @@ def _write_lesson(path: Path, lesson: dict, data: bytes, written: dict, now: str
 def _write_index(md: Path, index: list, sections: dict, now: str, before_replace, result: dict) -> None:
     """Rewrite the section of MEMORY.md, retrying when someone writes the file meanwhile."""
     lines = [line for _, line in index]
+    if _linked(md, result):
+        return
     for _ in range(WRITE_ATTEMPTS):
         current = files.read(md)
         text = None if current is None else current.decode("utf-8", "surrogateescape")

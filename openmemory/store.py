@@ -133,8 +133,10 @@ class Store:
     def session_id_for(self, session_id: str, path: str) -> str:
         """The id to store a transcript under: its own, unless another file already holds it."""
         row = self._db.execute("SELECT path FROM sessions WHERE id = ?", (session_id,)).fetchone()
-        if row is None or row[0] == path or paths.same_file(row[0], path):
-            return session_id  # one file reached by two paths (a symlink, another spelling) is one session
+        if row is None or row[0] == path or paths.same_file(row[0], path) or not os.path.lexists(row[0]):
+            # one file reached by two paths (a symlink, another spelling) is one session; so is a
+            # file whose old path is gone (the config folder moved): known by its own id
+            return session_id
         mine = self._db.execute("SELECT id FROM sessions WHERE path = ?", (path,)).fetchone()  # else a stable id:
         return mine[0] if mine else f"{session_id}@{zlib.crc32(path.encode('utf-8')):08x}"  # never Python's salted hash()
 

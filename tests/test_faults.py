@@ -190,3 +190,43 @@ class ControlCharacters(TempHome):
         self.assertIn("\\u001b]0;pwned\\u0007shop\\u001b[2J", outputs[0].stdout)
         json_hits = json.loads(outputs[2].stdout)  # still valid JSON, holding the same text
         self.assertIn(self.CWD, {h["cwd"] for h in json_hits})
+
+
+class SymlinkedMemory(TempHome):
+    def test_a_symlinked_memory_md_stays_a_link_its_target_untouched_and_render_says_so(self):
+        from openmemory import paths
+        folder = paths.memory_dir_for(PROJECT)
+        folder.mkdir(parents=True)
+        target = folder / "shared-notes.md"  # inside the memory folder: the guard alone lets it through
+        target.write_text("# My notes\n- keep this\n")
+        (folder / "MEMORY.md").symlink_to(target.name)
+        with store.connect() as db:
+            db.add_lesson("Run the tests with `pytest -q` in this repository.", "feedback", PROJECT, 1.0, 1, [],
+                          "2026-11-02T09:00:00.000000Z")
+        p = self.cli("render")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue((folder / "MEMORY.md").is_symlink())
+        self.assertEqual(os.readlink(folder / "MEMORY.md"), "shared-notes.md")
+        self.assertEqual(target.read_text(), "# My notes\n- keep this\n")
+        [line] = [l for l in p.stderr.splitlines() if "MEMORY.md" in l]
+        self.assertIn("it is a symbolic link (to shared-notes.md)", line)
+        self.assertIn("make it a plain file", line)
+
+
+class MovedConfigFolder(TempHome):
+    def test_sessions_are_known_by_their_own_ids_after_the_folder_moves(self):
+        for n in range(3):
+            test_session(cwd=f"{PROJECT}{n}").write(project_folder(self.claude, f"{PROJECT}{n}"))
+        self.ok("ingest")
+        with store.connect() as db:
+            before = sorted((e["session_id"], e["kind"], e["title"]) for e in db.episodes())
+        moved = self.tmp / "moved-claude"
+        os.rename(self.claude, moved)  # ~/.claude moved (a new machine, a new home folder)
+        p = self.ok("ingest", env=self.env(CLAUDE_CONFIG_DIR=moved))
+        with store.connect() as db:
+            after = sorted((e["session_id"], e["kind"], e["title"]) for e in db.episodes())
+            stored = {r["id"]: r["path"] for r in raw_db(db).execute("SELECT id, path FROM sessions")}
+        self.assertEqual(after, before)  # no session doubled under an `@hash` id
+        self.assertEqual(len(stored), 3)
+        self.assertTrue(all(path.startswith(str(moved)) for path in stored.values()), stored)
+        self.assertNotIn("@", " ".join(stored))
