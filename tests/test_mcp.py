@@ -7,13 +7,12 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import threading
 import unittest
 from unittest import mock
 
 from openmemory import ingest, mcp, recall, store
 from tests.fixtures import project_folder, test_session
-from tests.helpers import TempHome
+from tests.helpers import TempHome, figures
 
 MODERN = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
           "io.modelcontextprotocol/clientCapabilities": {}}
@@ -530,87 +529,20 @@ if __name__ == "__main__":
 
 
 class DuringASleep(TempHome):
-    """MCP calls while a first night runs over a big store: none fails, no acknowledged note is lost.
+    """MCP calls while a first night runs over a big store: none fails, no acknowledged note is
+    lost (tests/locks.py; `python3 -m tests.locks --full` without the scale model).
 
     Scale: the servers' busy timeout is cut to a quarter second (OPENMEMORY_BUSY_TIMEOUT_MS),
     so a night over 1,500 sessions holds the write lock, relative to it, as long as a first
     night over a year of sessions (30,000: 12-16 s) does against the 5 s default. The sleep
     keeps the default, as the nightly job has it."""
 
-    SESSIONS = 1500
-    SERVERS = 4
-
     def test_remember_and_recall_never_fail_while_a_sleep_runs(self):
-        from tests import synthetic
-        synthetic.write_dense(self.claude, self.SESSIONS)
-        self.ok("ingest", "--quiet", timeout=600)
-        servers = [subprocess.Popen([sys.executable, "-m", "openmemory", "serve"], stdin=subprocess.PIPE,
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(self.tmp),
-                                    env=self.env(CLAUDE_PROJECT_DIR=PROJECT, OPENMEMORY_BUSY_TIMEOUT_MS=250))
-                   for _ in range(self.SERVERS)]
-        for proc in servers:
-            self.addCleanup(_stop, proc)
-        night = subprocess.Popen([sys.executable, "-m", "openmemory", "sleep", "--now", synthetic.NIGHT],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.env(), cwd=str(self.tmp))
-        self.addCleanup(_stop, night)
-        tally = {"calls": 0, "failed": [], "acknowledged": {}, "during": 0}
-        lock = threading.Lock()
-
-        def client(n, proc):
-            i = 0
-            while True:
-                running = night.poll() is None
-                if not running and i >= 20:
-                    return
-                i += 1
-                if i % 2:
-                    text = f"client {n} note {i}: deploy with the blue pipeline zebra{n}x{i}"
-                    reply = _exchange(proc, call("remember", {"text": text}, rid=i))
-                else:
-                    text, reply = None, _exchange(proc, call("recall", {"query": "checkout invoice webhook"}, rid=i))
-                result = reply.get("result") or {}
-                with lock:
-                    tally["calls"] += 1
-                    tally["during"] += running and night.poll() is None
-                    if "error" in reply or result.get("isError") is not False:
-                        tally["failed"].append(reply)
-                    elif text is not None:
-                        tally["acknowledged"][text] = result["content"][0]["text"]
-
-        threads = [threading.Thread(target=client, args=(n, proc)) for n, proc in enumerate(servers)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(600)
-        out, err = night.communicate(timeout=600)
-        self.assertEqual(night.returncode, 0, err)
-        with store.connect() as db:
-            stored = {n["gist"] for n in db.episodes(kind="note")}
-            lessons = len(db.all_lessons())
-        lost = [text for text in tally["acknowledged"] if text not in stored]
-        from tests.helpers import figures
-        figures(f"during a first sleep over {self.SESSIONS} sessions ({lessons} lessons): {tally['calls']} MCP "
-                f"calls from {self.SERVERS} servers ({tally['during']} while it ran), "
-                f"{len(tally['failed'])} failed, {len(lost)} of {len(tally['acknowledged'])} notes lost")
-        self.assertGreater(lessons, 0, "the night learnt nothing: it was not the big first night")
-        self.assertGreater(tally["during"], 0, "no call overlapped the sleep")
-        self.assertEqual(tally["failed"], [])
-        self.assertEqual(lost, [])
-
-
-def _exchange(proc, message):
-    proc.stdin.write(json.dumps(message).encode() + b"\n")
-    proc.stdin.flush()
-    ready, _, _ = select.select([proc.stdout], [], [], 120)
-    if not ready:
-        return {"error": "no reply within 120 s"}
-    return json.loads(proc.stdout.readline())
-
-
-def _stop(proc):
-    if proc.poll() is None:
-        proc.kill()
-        proc.wait()
-    for stream in (proc.stdin, proc.stdout, proc.stderr):
-        if stream:
-            stream.close()
+        from tests import locks
+        r = locks.during_a_sleep(self.tmp, **locks.SHORT)
+        figures(locks.line(r))
+        self.assertEqual(r["sleep_rc"], 0, r["sleep_stderr"])
+        self.assertGreater(r["lessons"], 0, "the night learnt nothing: it was not the big first night")
+        self.assertGreater(r["during"], 0, "no call overlapped the sleep")
+        self.assertEqual(r["failed"], [])
+        self.assertEqual(r["lost"], [])

@@ -1,0 +1,141 @@
+"""MCP calls through real pipes while a first sleep runs over a big store: how many calls,
+how many failed, how many acknowledged notes are not in the database afterwards.
+
+    python3 -m tests.locks            # what the unit test runs: 1,500 sessions, 4 servers,
+                                      # the servers' busy timeout cut to 0.25 s (a scale model)
+    python3 -m tests.locks --full     # 5,000 sessions, 8 servers, the default 5 s busy timeout
+
+Each server alternates `remember` (a unique note) and `recall` until the sleep ends (and at
+least 20 calls). Figures: calls, calls while the sleep ran, failed (a JSON-RPC error or a
+tool result with isError), notes acknowledged, notes lost (acknowledged, not stored).
+"""
+import argparse
+import json
+import os
+import select
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tests import synthetic  # noqa: E402
+
+PROJECT = "/home/dev/shop"
+SHORT = {"sessions": 1500, "servers": 4, "busy_ms": 250}
+FULL = {"sessions": 5000, "servers": 8, "busy_ms": None}
+
+
+def environment(tmp: Path, **extra) -> dict:
+    env = dict(os.environ, OPENMEMORY_HOME=str(tmp / "om-home"), CLAUDE_CONFIG_DIR=str(tmp / "claude"),
+               HOME=str(tmp / "user-home"), PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("OPENMEMORY_DEBUG", None)
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def during_a_sleep(tmp: Path, sessions: int, servers: int, busy_ms: int | None) -> dict:
+    """Ingest `sessions` dense sessions into a memory under tmp, then run a first sleep while
+    `servers` MCP servers are called; the figures, and the failed replies."""
+    from openmemory import store
+    synthetic.write_dense(tmp / "claude", sessions)
+    env = environment(tmp)
+    subprocess.run([sys.executable, "-m", "openmemory", "ingest", "--quiet"], env=env, cwd=str(tmp), check=True,
+                   timeout=1800)
+    server_env = environment(tmp, CLAUDE_PROJECT_DIR=PROJECT,
+                             **({"OPENMEMORY_BUSY_TIMEOUT_MS": busy_ms} if busy_ms is not None else {}))
+    procs = [subprocess.Popen([sys.executable, "-m", "openmemory", "serve"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=str(tmp), env=server_env)
+             for _ in range(servers)]
+    night = subprocess.Popen([sys.executable, "-m", "openmemory", "sleep", "--now", synthetic.NIGHT],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=str(tmp))
+    tally = {"calls": 0, "during": 0, "failed": [], "acknowledged": []}
+    lock = threading.Lock()
+
+    def client(n, proc):
+        i = 0
+        while True:
+            running = night.poll() is None
+            if not running and i >= 20:
+                return
+            i += 1
+            if i % 2:
+                text = f"client {n} note {i}: deploy with the blue pipeline zebra{n}x{i}"
+                reply = _exchange(proc, _call("remember", {"text": text}, i))
+            else:
+                text, reply = None, _exchange(proc, _call("recall", {"query": "checkout invoice webhook"}, i))
+            result = reply.get("result") or {}
+            with lock:
+                tally["calls"] += 1
+                tally["during"] += running and night.poll() is None
+                if "error" in reply or result.get("isError") is not False:
+                    tally["failed"].append(reply)
+                elif text is not None:
+                    tally["acknowledged"].append(text)
+
+    started = time.monotonic()
+    threads = [threading.Thread(target=client, args=(n, p)) for n, p in enumerate(procs)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(1800)
+        out, err = night.communicate(timeout=1800)
+    finally:
+        for proc in procs + [night]:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            for stream in (proc.stdin, proc.stdout, proc.stderr):
+                if stream:
+                    stream.close()
+    with store.connect(tmp / "om-home" / "memory.db") as db:
+        stored = {n["gist"] for n in db.episodes(kind="note")}
+        lessons = len(db.all_lessons())
+    return {"sessions": sessions, "servers": servers, "busy_ms": busy_ms, "sleep_rc": night.returncode,
+            "sleep_stderr": err.decode(errors="replace")[-2000:], "lessons": lessons,
+            "seconds": round(time.monotonic() - started, 1), "calls": tally["calls"], "during": tally["during"],
+            "failed": tally["failed"], "acknowledged": len(tally["acknowledged"]),
+            "lost": [t for t in tally["acknowledged"] if t not in stored]}
+
+
+def line(r: dict) -> str:
+    return (f"during a first sleep over {r['sessions']:,} sessions ({r['lessons']} lessons, {r['seconds']} s): "
+            f"{r['calls']:,} MCP calls from {r['servers']} servers ({r['during']:,} while it ran; busy timeout "
+            f"{'default' if r['busy_ms'] is None else str(r['busy_ms']) + ' ms'}), {len(r['failed'])} failed, "
+            f"{len(r['lost'])} of {r['acknowledged']:,} notes lost")
+
+
+def _call(name, arguments, rid):
+    return {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+
+
+def _exchange(proc, message):
+    proc.stdin.write(json.dumps(message).encode() + b"\n")
+    proc.stdin.flush()
+    ready, _, _ = select.select([proc.stdout], [], [], 120)
+    if not ready:
+        return {"error": "no reply within 120 s"}
+    return json.loads(proc.stdout.readline())
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python3 -m tests.locks", description=__doc__.splitlines()[0])
+    ap.add_argument("--full", action="store_true", help="5,000 sessions, 8 servers, the default busy timeout")
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="om-locks-") as tmp:
+        r = during_a_sleep(Path(tmp), **(FULL if args.full else SHORT))
+    print(line(r))
+    for reply in r["failed"][:5]:
+        print("FAILED", json.dumps(reply)[:300])
+    ok = not r["failed"] and not r["lost"] and r["sleep_rc"] == 0
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
