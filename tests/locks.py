@@ -4,14 +4,19 @@ how many failed, how many acknowledged notes are not in the database afterwards.
     python3 -m tests.locks            # what the unit test runs: 1,500 sessions, 4 servers,
                                       # the servers' busy timeout cut to 0.25 s (a scale model)
     python3 -m tests.locks --full     # 5,000 sessions, 8 servers, the default 5 s busy timeout
+    python3 -m tests.locks --judge    # either, with the judge on: a local OpenAI-compatible endpoint
+                                      # (tests/llm_server.py) that thinks JUDGE_DELAY_S a question
 
-Each server alternates `remember` (a unique note) and `recall` until the sleep ends (and at
-least 20 calls). Figures: calls, calls while the sleep ran, failed (a JSON-RPC error or a
-tool result with isError), notes acknowledged, notes lost (acknowledged, not stored).
+Each server calls `remember` (a unique note), `recall` and `show` (the first memory recall
+returned, else the note just stored) in turn until the sleep ends (and at least 30 calls).
+Figures: calls, calls while the sleep ran, failed (a JSON-RPC error or a tool result with
+isError), notes acknowledged, notes lost (acknowledged, not stored); the store's passages
+and, with the judge, the questions it was asked.
 """
 import argparse
 import json
 import os
+import re
 import select
 import subprocess
 import sys
@@ -29,6 +34,9 @@ from tests import synthetic  # noqa: E402
 PROJECT = "/home/dev/shop"
 SHORT = {"sessions": 1500, "servers": 4, "busy_ms": 250}
 FULL = {"sessions": 5000, "servers": 8, "busy_ms": None}
+JUDGE_DELAY_S = 0.2         # a local model's answer takes about this long (a small one on a GPU)
+JUDGE_CALLS = 200           # the night's cap of calls, over the default 60: the judge busy most of the night
+REF = re.compile(r"\[([epl]\d+)\]")   # the first id a reply names: recall's best hit, a note's
 
 
 def environment(tmp: Path, **extra) -> dict:
@@ -39,9 +47,33 @@ def environment(tmp: Path, **extra) -> dict:
     return env
 
 
-def during_a_sleep(tmp: Path, sessions: int, servers: int, busy_ms: int | None) -> dict:
-    """Ingest `sessions` dense sessions into a memory under tmp, then run a first sleep while
-    `servers` MCP servers are called; the figures, and the failed replies."""
+def during_a_sleep(tmp: Path, sessions: int, servers: int, busy_ms: int | None, judge: bool = False) -> dict:
+    """Ingest `sessions` dense sessions into a memory under tmp, then run a first sleep (with
+    the judge through a local endpoint, if judge) while `servers` MCP servers are called; the
+    figures, and the failed replies."""
+    from tests.llm_server import ModelServer
+    if not judge:
+        return _during_a_sleep(tmp, sessions, servers, busy_ms, {})
+    with ModelServer("ok") as model:
+        model.answer = _judge_answer
+        r = _during_a_sleep(tmp, sessions, servers, busy_ms, {
+            "OPENMEMORY_LLM_URL": model.url, "OPENMEMORY_LLM_MODEL": "locks-judge",
+            "OPENMEMORY_LLM_CALLS": JUDGE_CALLS})
+        r["judge_asked"] = len(model.requests)
+    return r
+
+
+def _judge_answer(body: dict) -> str:
+    """A judge that thinks a while and finds nothing lasting; a gist for a session."""
+    time.sleep(JUDGE_DELAY_S)
+    system = body["messages"][0]["content"]
+    if "You judge" in system:
+        return json.dumps({"correction": True, "lasting": False, "lesson": "", "scope": "project",
+                           "why": "a one-off"})
+    return "The session ran the tests and fixed the checkout."
+
+
+def _during_a_sleep(tmp: Path, sessions: int, servers: int, busy_ms: int | None, model_env: dict) -> dict:
     from openmemory import store
     synthetic.write_dense(tmp / "claude", sessions)
     env = environment(tmp)
@@ -53,23 +85,30 @@ def during_a_sleep(tmp: Path, sessions: int, servers: int, busy_ms: int | None) 
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=str(tmp), env=server_env)
              for _ in range(servers)]
     night = subprocess.Popen([sys.executable, "-m", "openmemory", "sleep", "--now", synthetic.NIGHT],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=str(tmp))
-    tally = {"calls": 0, "during": 0, "failed": [], "acknowledged": []}
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment(tmp, **model_env),
+                             cwd=str(tmp))
+    tally = {"calls": 0, "during": 0, "failed": [], "acknowledged": [], "shown": 0}
     lock = threading.Lock()
 
     def client(n, proc):
-        i = 0
+        i, ref = 0, None
         while True:
             running = night.poll() is None
-            if not running and i >= 20:
+            if not running and i >= 30:
                 return
             i += 1
-            if i % 2:
+            text = None
+            if i % 3 == 1:
                 text = f"client {n} note {i}: deploy with the blue pipeline zebra{n}x{i}"
                 reply = _exchange(proc, _call("remember", {"text": text}, i))
+            elif i % 3 == 2:
+                reply = _exchange(proc, _call("recall", {"query": "checkout invoice webhook"}, i))
             else:
-                text, reply = None, _exchange(proc, _call("recall", {"query": "checkout invoice webhook"}, i))
+                reply = _exchange(proc, _call("show", {"id": ref}, i))
             result = reply.get("result") or {}
+            said = "".join(c.get("text", "") for c in result.get("content") or [])
+            found = REF.search(said) if i % 3 != 0 else None
+            ref = found.group(1) if found else ref
             with lock:
                 tally["calls"] += 1
                 tally["during"] += running and night.poll() is None
@@ -77,6 +116,8 @@ def during_a_sleep(tmp: Path, sessions: int, servers: int, busy_ms: int | None) 
                     tally["failed"].append(reply)
                 elif text is not None:
                     tally["acknowledged"].append(text)
+                elif i % 3 == 0:
+                    tally["shown"] += 1
 
     started = time.monotonic()
     threads = [threading.Thread(target=client, args=(n, p)) for n, p in enumerate(procs)]
@@ -97,7 +138,9 @@ def during_a_sleep(tmp: Path, sessions: int, servers: int, busy_ms: int | None) 
     with store.connect(tmp / "om-home" / "memory.db") as db:
         stored = {n["gist"] for n in db.episodes(kind="note")}
         lessons = len(db.all_lessons())
+        passages = db.counts()["passages"]["total"]
     return {"sessions": sessions, "servers": servers, "busy_ms": busy_ms, "sleep_rc": night.returncode,
+            "passages": passages, "shown": tally["shown"],
             "sleep_stderr": err.decode(errors="replace")[-2000:], "lessons": lessons,
             "seconds": round(time.monotonic() - started, 1), "calls": tally["calls"], "during": tally["during"],
             "failed": tally["failed"], "acknowledged": len(tally["acknowledged"]),
@@ -105,8 +148,10 @@ def during_a_sleep(tmp: Path, sessions: int, servers: int, busy_ms: int | None) 
 
 
 def line(r: dict) -> str:
-    return (f"during a first sleep over {r['sessions']:,} sessions ({r['lessons']} lessons, {r['seconds']} s): "
-            f"{r['calls']:,} MCP calls from {r['servers']} servers ({r['during']:,} while it ran; busy timeout "
+    judge = f", the judge asked {r['judge_asked']} questions" if "judge_asked" in r else ""
+    return (f"during a first sleep over {r['sessions']:,} sessions ({r['passages']:,} passages, {r['lessons']} "
+            f"lessons{judge}, {r['seconds']} s): {r['calls']:,} MCP calls from {r['servers']} servers "
+            f"({r['during']:,} while it ran, {r['shown']:,} shows; busy timeout "
             f"{'default' if r['busy_ms'] is None else str(r['busy_ms']) + ' ms'}), {len(r['failed'])} failed, "
             f"{len(r['lost'])} of {r['acknowledged']:,} notes lost")
 
@@ -127,9 +172,10 @@ def _exchange(proc, message):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m tests.locks", description=__doc__.splitlines()[0])
     ap.add_argument("--full", action="store_true", help="5,000 sessions, 8 servers, the default busy timeout")
+    ap.add_argument("--judge", action="store_true", help="the judge on, through a local fake endpoint")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="om-locks-") as tmp:
-        r = during_a_sleep(Path(tmp), **(FULL if args.full else SHORT))
+        r = during_a_sleep(Path(tmp), **(FULL if args.full else SHORT), judge=args.judge)
     print(line(r))
     for reply in r["failed"][:5]:
         print("FAILED", json.dumps(reply)[:300])

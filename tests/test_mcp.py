@@ -544,5 +544,7 @@ class DuringASleep(TempHome):
         self.assertEqual(r["sleep_rc"], 0, r["sleep_stderr"])
         self.assertGreater(r["lessons"], 0, "the night learnt nothing: it was not the big first night")
         self.assertGreater(r["during"], 0, "no call overlapped the sleep")
+        self.assertGreater(r["passages"], 0, "the store held no passages for recall to touch")
+        self.assertGreater(r["shown"], 0, "no show call answered")
         self.assertEqual(r["failed"], [])
         self.assertEqual(r["lost"], [])
