@@ -10,7 +10,7 @@ from unittest import mock
 from pathlib import Path
 
 from openmemory import clock, embed, mcp, migrations, recall, store
-from tests.fixtures import project_folder, test_session
+from tests.fixtures import Transcript, project_folder, test_session
 from tests.helpers import TempHome, corpus_files, raw_db
 
 NOW = "2026-11-01T12:00:00.000000Z"
@@ -526,6 +526,14 @@ class WhileAnotherProcessWrites(TempHome):
         super().setUp()
         with store.connect() as db:
             self.note = db.add_note("deploy with the blue pipeline", cwd="/home/dev/shop")
+        t = Transcript(cwd="/home/dev/shop")
+        t.user("how do the release trains leave the station here?")
+        t.assistant("Release trains leave from the green platform: run make board-green, then wave the flag.")
+        t.write(project_folder(self.claude, "/home/dev/shop"))
+        self.ok("ingest")
+        with store.connect() as db:
+            [self.passage] = [h["id"] for h in recall.search(db, "release trains green platform", k=3)
+                              if h["source"] == "passage"][:1]
         from tests.test_hook import HOLD_THE_DATABASE
         self.holder = subprocess.Popen([sys.executable, "-c", HOLD_THE_DATABASE, str(self.home / "memory.db")],
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
@@ -543,6 +551,10 @@ class WhileAnotherProcessWrites(TempHome):
         with store.connect() as db:
             return db.episode(self.note)["recalls"]
 
+    def passage_recalls(self):
+        with store.connect() as db:
+            return db.passage(self.passage)["recalls"]
+
     def test_the_command_answers_while_the_database_is_held(self):
         # A writer here would wait 2 minutes; the command is given 60 s.
         p = self.cli("recall", "blue pipeline", env=self.env(OPENMEMORY_BUSY_TIMEOUT_MS=120000))
@@ -559,10 +571,18 @@ class WhileAnotherProcessWrites(TempHome):
                             "params": {"name": "recall", "arguments": {"query": "blue pipeline"}}})
         self.assertIn("deploy with the blue pipeline", reply["result"]["content"][0]["text"])
         self.assertEqual(self.recalls(), 0)
+        reply = mcp.handle({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                            "params": {"name": "recall", "arguments": {"query": "release trains green platform"}}})
+        self.assertIn(f"[p{self.passage}]", reply["result"]["content"][0]["text"])
+        shown = mcp.handle({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                            "params": {"name": "show", "arguments": {"id": f"p{self.passage}"}}})
+        self.assertIs(shown["result"]["isError"], False)      # show reads; it never waits for the lock
+        self.assertIn("make board-green", shown["result"]["content"][0]["text"])
+        self.assertEqual(self.passage_recalls(), 0)
         self.let_go()
-        mcp.handle({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        mcp.handle({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
                     "params": {"name": "recall", "arguments": {"query": "nothing like it"}}})
-        self.assertEqual(self.recalls(), 1)
+        self.assertEqual((self.recalls(), self.passage_recalls()), (1, 1))
 
 
 class RecallHere(TempHome):
