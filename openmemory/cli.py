@@ -361,7 +361,7 @@ def cmd_sleep(args) -> int:
     with schedule.sleep_lock(wait=not args.catch_up) as held:
         if not held:
             return 0  # --catch-up: another sleep is running
-        with store.connect() as db:
+        with store.connect(busy_ms=max(store.busy_timeout_ms(), sleep.WRITE_PATIENCE_MS)) as db:
             if args.catch_up:
                 if not schedule.sleep_due(db.get_state("last_sleep")):
                     return 0

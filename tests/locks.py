@@ -179,6 +179,8 @@ def main(argv=None) -> int:
     print(line(r))
     for reply in r["failed"][:5]:
         print("FAILED", json.dumps(reply)[:300])
+    if r["sleep_rc"] != 0:
+        print(f"the sleep exited {r['sleep_rc']}:", r["sleep_stderr"])
     ok = not r["failed"] and not r["lost"] and r["sleep_rc"] == 0
     return 0 if ok else 1
 

@@ -5,6 +5,8 @@ import io
 import json
 import math
 import os
+import subprocess
+import sys
 import unittest
 from unittest import mock
 from datetime import datetime, timedelta, timezone
@@ -583,6 +585,30 @@ class ShortTransactions(SleepCase):
             self.sleep(night(11, 3))
         self.assertEqual(failed, [])
         self.assertEqual(len(written), 5)
+        [lesson] = self.lessons()
+        self.assertIn("pytest -q", lesson["text"])
+
+    def test_a_night_waits_for_a_write_lock_held_past_the_busy_timeout(self):
+        # Servers and hooks writing without a pause can keep the lock from a night for longer
+        # than the busy timeout; nothing waits on a night, so it waits (sleep.WRITE_PATIENCE_MS).
+        self.corrected()
+        from tests.test_hook import HOLD_THE_DATABASE
+        holder = subprocess.Popen([sys.executable, "-c", HOLD_THE_DATABASE, str(self.home / "memory.db")],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.assertEqual(holder.stdout.readline(), b"held\n")
+        night_ = subprocess.Popen([sys.executable, "-m", "openmemory", "sleep", "--now", night(11, 3)],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(self.tmp),
+                                  env=self.env(OPENMEMORY_BUSY_TIMEOUT_MS=100))
+        try:
+            with self.assertRaises(subprocess.TimeoutExpired):   # waiting, twenty times its busy timeout
+                night_.wait(2)
+        finally:
+            holder.stdin.write(b"let go\n")
+            holder.stdin.close()
+            holder.stdout.close()
+            holder.wait(60)
+        out, err = night_.communicate(timeout=300)
+        self.assertEqual(night_.returncode, 0, err)
         [lesson] = self.lessons()
         self.assertIn("pytest -q", lesson["text"])
 
