@@ -6,6 +6,8 @@ how many failed, how many acknowledged notes are not in the database afterwards.
     python3 -m tests.locks --full     # 5,000 sessions, 8 servers, the default 5 s busy timeout
     python3 -m tests.locks --judge    # either, with the judge on: a local OpenAI-compatible endpoint
                                       # (tests/llm_server.py) that thinks JUDGE_DELAY_S a question
+    python3 -m tests.locks --held     # no servers: how long each of a first night's write
+                                      # transactions holds the lock (over --full's 5,000 sessions)
 
 Each server calls `remember` (a unique note), `recall` and `show` (the first memory recall
 returned, else the note just stored) in turn until the sleep ends (and at least 30 calls).
@@ -147,6 +149,41 @@ def _during_a_sleep(tmp: Path, sessions: int, servers: int, busy_ms: int | None,
             "lost": [t for t in tally["acknowledged"] if t not in stored]}
 
 
+def held(tmp: Path, sessions: int) -> dict:
+    """A first night over `sessions` dense sessions, in this process: its CPU and wall time, and
+    per write transaction (store.Transaction, the outermost) how long it held the lock."""
+    os.environ.update(OPENMEMORY_HOME=str(tmp / "om-home"), CLAUDE_CONFIG_DIR=str(tmp / "claude"),
+                      HOME=str(tmp / "user-home"))
+    from openmemory import sleep, store
+    synthetic.write_dense(tmp / "claude", sessions)
+    subprocess.run([sys.executable, "-m", "openmemory", "ingest", "--quiet"], env=environment(tmp), check=True,
+                   timeout=1800)
+    times, real_enter, real_exit = [], store.Transaction.__enter__, store.Transaction.__exit__
+
+    def enter(self):
+        real_enter(self)
+        self.began = (time.perf_counter(), time.process_time()) if self._outer else None
+
+    def leave(self, *exc):
+        try:
+            return real_exit(self, *exc)
+        finally:
+            if self.began:
+                times.append((time.perf_counter() - self.began[0], time.process_time() - self.began[1]))
+    store.Transaction.__enter__, store.Transaction.__exit__ = enter, leave
+    try:
+        with store.connect() as db:
+            wall, cpu = time.perf_counter(), time.process_time()
+            sleep.night(db, synthetic.NIGHT)
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            counted = db.counts()
+    finally:
+        store.Transaction.__enter__, store.Transaction.__exit__ = real_enter, real_exit
+    return {"sessions": sessions, "passages": counted["passages"]["total"], "lessons": counted["lessons"],
+            "night_wall": wall, "night_cpu": cpu, "transactions": len(times),
+            "max_wall": max(w for w, _ in times), "max_cpu": max(c for _, c in times)}
+
+
 def line(r: dict) -> str:
     judge = f", the judge asked {r['judge_asked']} questions" if "judge_asked" in r else ""
     return (f"during a first sleep over {r['sessions']:,} sessions ({r['passages']:,} passages, {r['lessons']} "
@@ -173,7 +210,15 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m tests.locks", description=__doc__.splitlines()[0])
     ap.add_argument("--full", action="store_true", help="5,000 sessions, 8 servers, the default busy timeout")
     ap.add_argument("--judge", action="store_true", help="the judge on, through a local fake endpoint")
+    ap.add_argument("--held", action="store_true", help="how long a first night's write transactions hold the lock")
     args = ap.parse_args(argv)
+    if args.held:
+        with tempfile.TemporaryDirectory(prefix="om-locks-") as tmp:
+            h = held(Path(tmp), FULL["sessions"])
+        print(f"a first night over {h['sessions']:,} sessions ({h['passages']:,} passages, {h['lessons']} lessons): "
+              f"{h['night_cpu']:.2f} s of CPU, {h['night_wall']:.2f} s of wall clock; {h['transactions']} write "
+              f"transactions, the longest {h['max_cpu']:.3f} s of CPU, {h['max_wall']:.3f} s of wall clock")
+        return 0
     with tempfile.TemporaryDirectory(prefix="om-locks-") as tmp:
         r = during_a_sleep(Path(tmp), **(FULL if args.full else SHORT), judge=args.judge)
     print(line(r))
