@@ -47,8 +47,10 @@ class DiskFull(TempHome):
         with store.connect() as db:
             self.kept = db.add_note("deploy with the blue pipeline", cwd=PROJECT)
 
-    def big_note(self, n=0):
-        return f"note {n}: " + " ".join(f"word{i}x{n}" for i in range(600))
+    def big_note(self, n=0, words=3000):
+        # 3,000 words: about 27 KB, more than three 8 KB pages (store.PAGE_SIZE) whatever room the
+        # last ones have left, so the note needs pages the full disk does not have
+        return f"note {n}: " + " ".join(f"word{i}x{n}" for i in range(words))
 
     def test_a_full_disk_says_so_and_what_to_do_not_that_another_openmemory_runs(self):
         with full_disk():
@@ -63,13 +65,24 @@ class DiskFull(TempHome):
             self.assertIsNone(db.quick_check())
 
     def test_the_server_says_the_disk_is_full_and_the_note_was_not_stored(self):
+        # A note is at most 3,900 characters here (mcp.NOTE_MAX_CHARS): the pages' room left
+        # takes a few; the first the disk cannot hold is refused, saying why.
+        acknowledged = []
         with full_disk():
-            reply = mcp.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-                "name": "remember", "arguments": {"text": self.big_note()[:3900]}}}, PROJECT)
-        result = reply["result"]
-        self.assertIs(result["isError"], True)
+            for n in range(1, 12):
+                text = self.big_note(n)[:3900]
+                reply = mcp.handle({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {
+                    "name": "remember", "arguments": {"text": text}}}, PROJECT)
+                result = reply["result"]
+                if result["isError"]:
+                    break
+                acknowledged.append(text)
+        self.assertIs(result["isError"], True, "eleven notes of 3,900 characters fitted the full disk")
         self.assertIn("the disk holding it is full", result["content"][0]["text"])
         self.assertNotIn("another openmemory", result["content"][0]["text"])
+        with store.connect() as db:  # every acknowledged note kept, the refused one not stored
+            self.assertEqual([n["gist"] for n in db.episodes(kind="note") if n["id"] != self.kept],
+                             acknowledged)
 
 
 def read_only(folder):
