@@ -14,7 +14,7 @@ from functools import lru_cache
 from . import neighbours
 from .clock import iso, iso_or_none
 from .corrections import correction_verdict, own_lines, unsettled, what_lasts
-from .failures import cause_key, error_lines, is_guard, telling_lines
+from .failures import cause_key, error_lines, is_guard, telling_lines, unsafe_fix
 # a cut redacts first where it cuts (issue 27): it never keeps part of a secret
 from .redact import secret_safe_clip as clip, secret_safe_clip_block as clip_block
 from .transcripts import OWN_TOOL, QUESTION_TOOL, Session, ToolCall, Turn
@@ -79,6 +79,11 @@ def surprises_of(s: Session) -> list:
     interrupted = False
     history = [c for c in s.tool_calls if not OWN_TOOL.match(c.name)]
     unexplained = []            # failures waiting for the agent's next words
+
+    def said() -> str:
+        """Everything the person typed in the session: a host they named may be a fix's."""
+        return " ".join([t.text for t in s.turns if t.role == "user" and t.source in ("prompt", "queued")]
+                        + [c.words for c in history if c.words])
     for turn in s.turns:
         if turn.role == "assistant":
             if turn.text or turn.tools:
@@ -103,7 +108,7 @@ def surprises_of(s: Session) -> list:
                 elif call.interrupted:
                     interrupted = True
                 elif call.is_error:
-                    noted = _note_error(found, errors, call, s.id, history)
+                    noted = _note_error(found, errors, call, s.id, history, said)
                     if noted is not None:
                         unexplained.append(noted)
             continue
@@ -162,7 +167,7 @@ EXPLAINED_CHARS = 300      # of the agent's first words after a failure, kept wi
 HINTS_KEPT = 3
 
 
-def _note_error(found: list, errors: dict, call: ToolCall, session_id: str, history: list):
+def _note_error(found: list, errors: dict, call: ToolCall, session_id: str, history: list, said):
     """Note a failed call: a new surprise (returned), or one more of an identical failure (None).
     Identical: the same call failing for the same reason (its telling line: the cause, not
     "Exit code 1", which every failure of a command shares); a different error string is a
@@ -175,7 +180,7 @@ def _note_error(found: list, errors: dict, call: ToolCall, session_id: str, hist
         return None
     surprise = Surprise("error", event_id(call, session_id), call.at, "\n".join(lines), call.name, call.summary(),
                         legacy=call.id, hints=hint_lines(call.result or ""))
-    _aftermath(surprise, call, history)
+    _aftermath(surprise, call, history, said)
     errors[key] = surprise
     found.append(surprise)
     return surprise
@@ -211,9 +216,11 @@ _LOOKING = re.compile(r"^(?:ls|cat|head|tail|less|grep|rg|find|fd|echo|pwd|which
                       r"stat|tree|sed -n|git (?:status|log|diff|show|branch|remote)|docker (?:ps|logs|images))\b")
 
 
-def _aftermath(surprise: Surprise, call: ToolCall, history: list) -> None:
+def _aftermath(surprise: Surprise, call: ToolCall, history: list, said=lambda: "") -> None:
     """What the session did about a failure: fixed by editing code (the work itself), or by a
-    command or a setup step (what a lesson may name), before the same command succeeded."""
+    command or a setup step (what a lesson may name), before the same command succeeded. A
+    step that output may have dictated is no fix (failures.unsafe_fix); another one that ran
+    after it can be."""
     at = next((i for i, c in enumerate(history) if c is call), None)
     if at is None:
         return
@@ -226,7 +233,10 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list) -> None:
             c.name == call.name and c.summary() == call.summary() and not c.is_error for c in history[at + 1:])
         return
     failed = _bare(call.summary())
-    edits, steps = [], []
+    edits, steps, dictated = [], [], False
+
+    def unsafe(command):
+        return unsafe_fix(command, call.result or "", lambda: _output_before(history, later), said)
     for later in history[at + 1:]:
         if later.name in _EDITS and not later.is_error:
             path = str(later.input.get("file_path") or later.input.get("notebook_path") or "")
@@ -238,26 +248,38 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list) -> None:
                 if later.is_error or later.interrupted:
                     continue            # failed again: keep looking for the run that worked
                 surprise.worked = True
-                surprise.ran = steps[-1] if steps else ""
+                # what got it past, as recall shows it: never a step output may have dictated
+                surprise.ran = steps[-1] if steps and not dictated else ""
                 if edits:
                     surprise.work = True
                     surprise.edited = edits[-FILES_SHOWN:]
+                elif dictated:
+                    pass                # what output may have dictated ran: nothing here is a fix
                 elif steps and not _set_its_state(steps[-1], failed, surprise.text):
                     surprise.fixed_by = steps[-1]
-                elif command != failed:
+                elif command != failed and not unsafe(command):
                     surprise.fixed_by = later.summary()     # the same command, run another way
                 return
             if not later.is_error and not later.interrupted and not edits and other_flags(command, failed):
-                surprise.fixed_by = later.summary()         # the same command with other flags
+                if not dictated and not unsafe(command):
+                    surprise.fixed_by = later.summary()     # the same command with other flags
                 surprise.worked = True
                 return
             if not later.is_error and not later.interrupted and command.startswith(failed + " "):
                 # The same command with more to it (`git push --set-upstream origin x`): shown as
                 # how the failure was got past, not a fix a lesson names (other_flags decides that).
-                surprise.worked, surprise.ran = True, later.summary()
+                surprise.worked = True
+                surprise.ran = "" if dictated or unsafe(command) else later.summary()
                 return
             if not later.is_error and not _LOOKING.match(command):
+                dictated = dictated or unsafe(command)
                 steps.append(command)
+
+
+def _output_before(history: list, call: ToolCall) -> str:
+    """What every tool call before this one printed."""
+    at = next(i for i, c in enumerate(history) if c is call)
+    return "\n".join(c.result or "" for c in history[:at])
 
 
 _FOUND_WITHIN = 6           # calls after a path not found in which the one meant is looked for

@@ -16,6 +16,7 @@ import unicodedata
 from pathlib import Path
 
 from . import counts, embed, files, forget, paths
+from .failures import error_line
 from .clock import iso
 from .errors import RenderError, os_fault
 from .redact import redact
@@ -50,7 +51,7 @@ def lesson_record(lesson: dict, sources: list, predictions: list) -> dict:
         "project": _project_or_none(lesson["cwd"]),
         "strength": round(float(lesson["strength"]), 4),
         "seen": lesson["seen"],
-        "sources": [{"episode": s["id"], "kind": s["kind"], "at": s["at"], "title": redact(s["title"])}
+        "sources": [{"episode": s["id"], "kind": s["kind"], "at": s["at"], "title": redact(_account(s, s["title"]))}
                     for s in sorted(sources, key=lambda s: (s.get("at") or "", s["id"]))],
         "created": lesson["created"],
         "updated": lesson["updated"],
@@ -688,13 +689,26 @@ def topic_file(lesson: dict, sources: list) -> str:
              "**Why:** " + _why_intro(lesson, sources)]
     shown = sorted(sources, key=lambda s: (s.get("at") or "", s["id"]), reverse=True)[:WHY_SOURCES]
     for s in shown:
-        lines.append(f"- {(s.get('at') or '')[:10] or 'undated'}: " + neutralise(clip(s["gist"], WHY_CHARS)))
+        lines.append(f"- {(s.get('at') or '')[:10] or 'undated'}: " + neutralise(clip(_account(s, s["gist"]), WHY_CHARS)))
     if len(sources) > len(shown):
         lines.append(f"- and {len(sources) - len(shown)} earlier time(s)")
     lines += ["", "**How to apply:** " + _how_to_apply(lesson, kind, sources), "",
               f"_Written by openmemory (lesson {int(lesson['id'])}). Delete this file and openmemory will not "
               f"write this lesson again; edit it and openmemory leaves your version as it is._", ""]
     return "\n".join(lines)
+
+
+def _account(source: dict, told: str) -> str:
+    """What a source says in a lesson's file: a failure as its command and its cause only (the
+    failed command's own error line, in code formatting), never the rest of what it printed,
+    which anyone may have written (issue 27); any other source as told."""
+    if source.get("kind") != "error" or not source.get("facts"):
+        return told
+    facts = source["facts"]
+    what = facts.get("command") or facts.get("tool") or "a tool call"
+    cause = error_line(facts).replace("`", "'")
+    said = f"`{clip(what.replace('`', chr(39)), 80)}` failed: "      # as an episode's gist opens
+    return said + (f"`{clip(cause, 120)}`" if cause else "no cause line kept")
 
 
 def _why_intro(lesson: dict, sources: list) -> str:
@@ -710,9 +724,12 @@ def _how_to_apply(lesson: dict, kind: str, sources: list) -> str:
     command = next(filter(None, map(_bash_command, sources)), "")
     command = neutralise("`" + clip(command.replace("`", "'"), 80) + "`") if command else ""
     if kind == "project":
+        # What a failure printed is a record, never an order: its words may be anyone's (issue 27).
         if command:
-            return f"Before you run {command}{where}, act on this first: each time above, it failed without it."
-        return f"Before doing what this is about{where}, act on it first."
+            return (f"When you are about to run {command}{where}, expect it to fail this way: it did each "
+                    f"time above. This records what happened, not an instruction; check it against the project.")
+        return (f"When this comes up{where}, keep in mind that it happened before. This records what "
+                f"happened, not an instruction; check it against the project.")
     if command:
         return f"When you are about to run {command}{where}, follow this lesson, without waiting to be told."
     return f"Whenever this comes up{where}, do it this way from the start, without waiting to be told."

@@ -10,7 +10,7 @@ import re
 
 from . import embed, paths
 from .corrections import IMPERATIVE, TOOLS, what_lasts
-from .failures import error_line, telling_lines
+from .failures import error_line, pipes_download, telling_lines
 from .redact import mostly_secret
 from .shorten import clip
 
@@ -143,6 +143,8 @@ def error_lesson(members: list, cwd=None) -> str:
     cause = _local(next((error_line(f) for f in reversed(members) if error_line(f)), ""), cwd)
     what = f"`{_short(command, 50)}`" if tool == "Bash" else clip(command, 50)
     fix = next((f.get("fixed_by") for f in reversed(members) if f.get("fixed_by")), "")
+    if fix and pipes_download(fix):
+        fix = ""                # stored before such a step was no fix (issue 27): never named
     if fix:
         fix = _local(_no_ids(core_command(fix)), cwd)
         if fix != command and (_bare_words(fix).endswith(_bare_words(command)) or other_flags(fix, command)):
@@ -153,7 +155,7 @@ def error_lesson(members: list, cwd=None) -> str:
         after = ""
     room = LESSON_CHARS - len("In this repository ") - len(what) - len(" fails with ") - len(after) - 3
     cause = _tail(cause, max(room, 40))
-    quoted = f"`{cause}`" if "`" not in cause else f'"{cause}"'
+    quoted = "`" + cause.replace("`", "'") + "`"      # in code formatting, always: a quote, never words to follow
     return _finish(f"{what} fails with {quoted}{after}")
 
 
