@@ -282,11 +282,12 @@ class Tools(TempHome):
         self.assertGreaterEqual(relevances[0], recall.NOTHING_RELEVANT)
         self.assertEqual(relevances, sorted(relevances, reverse=True))
         self.assertRegex(strong, r'^\d memories for "unittest ImportError" in project /home/dev/shop, most relevant '
-                                 r'first:\n\n\[e\d+\] error · ')
+                                 r'first:\n' + re.escape(recall.FRAMING) + r'\n\n\[e\d+\] error · ')
         weak = self.text(mcp.handle(call("recall", {"query": "kubernetes ingress helm rollout tests"}), PROJECT))
         self.assertRegex(weak.splitlines()[0], r'^Nothing relevant in memory for "kubernetes ingress helm rollout '
                                                r'tests" in project /home/dev/shop: the closest match has relevance '
                                                r'0\.[01]\d and is likely not it\.$')
+        self.assertEqual(weak.splitlines()[1], recall.FRAMING)          # framed, weak or strong
         self.assertEqual(len(re.findall(r"^\[[epl]\d+\] ", weak, re.M)), 1)   # at most one hit
 
     def test_recall_calls_the_library_as_the_cli_does(self):
@@ -320,9 +321,10 @@ class Tools(TempHome):
         text = self.text(mcp.handle(call("recall", {"query": "how do we release", "k": 1}), PROJECT))
         self.assertIn(f"[e{stored['id']}] note · ", text)
         self.assertIn("How to release\nReleases: always run `make release VERSION=x.y.z` from a clean main", text)
-        self.assertLess(len(text), 900)                             # a hit stays short ...
+        self.assertLess(len(text), 900 + len(recall.FRAMING))     # a hit stays short ...
         whole = self.text(mcp.handle(call("show", {"id": f"e{stored['id']}"}), PROJECT))
         self.assertIn(note, whole)                                  # ... and show opens it whole
+        self.assertEqual(whole.splitlines()[1], recall.FRAMING)     # under the framing
         self.assertEqual(whole, self.text(mcp.handle(call("show", {"id": str(stored["id"])}), PROJECT)))
 
     def test_remember_takes_an_explicit_cwd_and_works_without_a_project(self):

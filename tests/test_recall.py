@@ -464,7 +464,7 @@ class RecallCommand(TempHome):
         p = self.ok("recall", "unittest", "import", "error", "-k", "2")
         self.assertEqual(p.stderr, "")
         head, *blocks = p.stdout.strip().split("\n\n")
-        self.assertEqual(head, '2 memories for "unittest import error", most relevant first:')
+        self.assertEqual(head, '2 memories for "unittest import error", most relevant first:\n' + recall.FRAMING)
         self.assertEqual(len(blocks), 2)
         for block in blocks:
             self.assertRegex(block.splitlines()[0], r"^\[[ep]\d+\] (error|correction|session|exchange) · "
@@ -596,7 +596,8 @@ class RecallHere(TempHome):
         p = self.cli("recall", "pytest", "unittest", "-k", "10", "--cwd", str(shop))
         self.assertEqual(p.returncode, 0, p.stderr)
         head, *blocks = p.stdout.split("\n\n")
-        self.assertEqual(head, f'{len(blocks)} memories for "pytest unittest" in project {shop}, most relevant first:')
+        self.assertEqual(head, f'{len(blocks)} memories for "pytest unittest" in project {shop}, most relevant first:\n'
+                               + recall.FRAMING)
         shown = [(str(shop) if f" · {shop} · " in b.splitlines()[0] else str(other), b.split("\n", 1)[1])
                  for b in blocks]
         self.assertIn(str(other), [w for w, _ in shown])
