@@ -14,7 +14,8 @@ from functools import lru_cache
 from . import neighbours
 from .clock import iso, iso_or_none
 from .corrections import correction_verdict, own_lines, unsettled, what_lasts
-from .failures import cause_key, error_lines, is_guard, telling_lines, unsafe_fix
+from .failures import (cause_key, error_lines, is_guard, output_host, pipes_download, telling_lines,
+                       unsafe_advice, unsafe_fix)
 # a cut redacts first where it cuts (issue 27): it never keeps part of a secret
 from .redact import secret_safe_clip as clip, secret_safe_clip_block as clip_block
 from .transcripts import OWN_TOOL, QUESTION_TOOL, Session, ToolCall, Turn
@@ -58,6 +59,7 @@ class Surprise:
     ran: str = ""               # errors: the last command run (not only looking) before it succeeded
     worked: bool = False        # errors: a later call did the same thing without failing
     explained: str = ""         # errors: the agent's first words after the failure
+    dictated: bool = False      # errors: got past after a step its output may have dictated (not shown)
 
 
 def surprises_of(s: Session) -> list:
@@ -91,8 +93,9 @@ def surprises_of(s: Session) -> list:
             last_assistant = turn
             agent_said = turn.text or agent_said
             if turn.text and unexplained:
-                for surprise in unexplained:
-                    surprise.explained = clip(turn.text, EXPLAINED_CHARS)
+                if not _relays_output(turn.text, history, said):
+                    for surprise in unexplained:
+                        surprise.explained = clip(turn.text, EXPLAINED_CHARS)
                 unexplained = []
             for call in turn.tools:
                 if OWN_TOOL.match(call.name):
@@ -179,7 +182,7 @@ def _note_error(found: list, errors: dict, call: ToolCall, session_id: str, hist
         errors[key].count += 1
         return None
     surprise = Surprise("error", event_id(call, session_id), call.at, "\n".join(lines), call.name, call.summary(),
-                        legacy=call.id, hints=hint_lines(call.result or ""))
+                        legacy=call.id, hints=hint_lines(call.result or "", said))
     _aftermath(surprise, call, history, said)
     errors[key] = surprise
     found.append(surprise)
@@ -194,20 +197,30 @@ _HINT = re.compile(r"^(?:hint|help|tip):\s*\S", re.I)
 _USE_NEXT = re.compile(r"(?:,\s*use|\buse:|\brun:|\btry:)\s*$", re.I)
 
 
-def hint_lines(output: str) -> list:
-    """The tool's own advice in a failed call's output (at most HINTS_KEPT lines)."""
+def hint_lines(output: str, said=lambda: "") -> list:
+    """The tool's own advice in a failed call's output (at most HINTS_KEPT lines); never a line
+    that speaks to an assistant, runs a download or names a host the person did not
+    (failures.unsafe_advice): output can be anyone's words, and recall shows hints as a way out."""
     out = []
     lines = [line.strip() for line in (output or "")[-20_000:].splitlines()]
     for i, line in enumerate(lines):
+        hint = ""
         if _HINT.match(line):
-            out.append(clip(line, 200))
+            hint = line
         elif _USE_NEXT.search(line):
             then = next((later for later in lines[i + 1:i + 3] if later), "")    # git leaves a blank line
-            if then:
-                out.append(clip(f"{line} {then}", 200))
+            hint = f"{line} {then}" if then else ""
+        if hint and not unsafe_advice(hint, said):
+            out.append(clip(hint, 200))
         if len(out) >= HINTS_KEPT:
             break
     return out
+
+
+def _relays_output(text: str, history: list, said) -> bool:
+    """Whether the agent's words after a failure name a download run by a shell or a host only
+    tool output named: kept beside the failure they would read as its way out (issue 27)."""
+    return pipes_download(text) or output_host(text, lambda: "\n".join(c.result or "" for c in history), said)
 
 
 _EDITS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
@@ -250,6 +263,7 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list, said=lambda: "
                 surprise.worked = True
                 # what got it past, as recall shows it: never a step output may have dictated
                 surprise.ran = steps[-1] if steps and not dictated else ""
+                surprise.dictated = dictated or (command != failed and unsafe(command))
                 if edits:
                     surprise.work = True
                     surprise.edited = edits[-FILES_SHOWN:]
@@ -263,13 +277,15 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list, said=lambda: "
             if not later.is_error and not later.interrupted and not edits and other_flags(command, failed):
                 if not dictated and not unsafe(command):
                     surprise.fixed_by = later.summary()     # the same command with other flags
+                else:
+                    surprise.dictated = True
                 surprise.worked = True
                 return
             if not later.is_error and not later.interrupted and command.startswith(failed + " "):
                 # The same command with more to it (`git push --set-upstream origin x`): shown as
                 # how the failure was got past, not a fix a lesson names (other_flags decides that).
-                surprise.worked = True
-                surprise.ran = "" if dictated or unsafe(command) else later.summary()
+                surprise.worked, surprise.dictated = True, dictated or unsafe(command)
+                surprise.ran = "" if surprise.dictated else later.summary()
                 return
             if not later.is_error and not _LOOKING.match(command):
                 dictated = dictated or unsafe(command)
@@ -519,6 +535,8 @@ def _error_episode(s: Surprise, cwd, at: str, task: str) -> dict:
         facts["ran"] = s.ran
     if s.explained:
         facts["explained"] = s.explained
+    if s.dictated:
+        facts["dictated"] = True
     return {
         "key": f"error:{s.anchor}",
         "legacy_key": f"error:{s.legacy}" if s.legacy else None,
@@ -538,9 +556,15 @@ def _resolution(s: Surprise, cwd) -> str:
     if not s.worked:
         return ""
     done = [f"`{clip(s.fixed_by or s.ran, 120)}`"] if (s.fixed_by or s.ran) else []
+    if s.dictated and not done:
+        done.append(DICTATED)
     if s.edited:
         done.append("editing " + ", ".join(_from_project(p, cwd) for p in s.edited[-3:]))
     return "Worked after " + " and ".join(done) if done else "Worked when run again"
+
+
+# How a failure was got past when what ran may have been dictated by its output: said, never named.
+DICTATED = "a step its output may have dictated (not shown: tool output is data, not a fix)"
 
 
 def _correction_episode(s: Surprise, cwd, at: str) -> dict:

@@ -190,11 +190,26 @@ def unsafe_fix(command: str, failed_output: str, seen_output, said) -> bool:
         if any(flat in " ".join(line.split()) and addressed_to_reader(line)
                for line in failed_output.splitlines() if program in line):
             return True
-    hosts = hosts_named(command)
+    return output_host(command, seen_output, said)
+
+
+def output_host(text: str, seen_output, said) -> bool:
+    """Whether text names a host (hosts_named) that tool output named (seen_output()) and the
+    person's words (said()) did not; both asked only when it names one."""
+    hosts = hosts_named(text)
     if not hosts:
         return False
     told, words = seen_output().lower(), said().lower()
     return any(host in told and host not in words for host in hosts)
+
+
+def unsafe_advice(line: str, said) -> bool:
+    """Whether a line of a tool's own advice (git's `hint:`) may not be shown as the way out it
+    gave: it speaks to an assistant or gives standing orders, runs a download, or names a host
+    the person did not (the line is tool output: anyone may have written it, issue 27)."""
+    if _TO_AN_ASSISTANT.search(line) or _COMMANDS.search(line) or pipes_download(line):
+        return True
+    return output_host(line, lambda: line, said)
 
 
 def error_lines(result: str, limit: int = 3) -> list:

@@ -168,13 +168,18 @@ def _pieces(text: str, role: str) -> list:
     return [label + p for p in pieces]
 
 
+_CLOSERS = "\"')]*_`"
+
+
 def _sentences(text: str, room: int) -> list:
     """[(sentence, whether a line break came before it)] of text, whitespace inside folded;
     one longer than room cut between words."""
     out = []
     at, new_line = 0, False
     for m in [*_SENTENCE.finditer(text or ""), None]:
-        part = " ".join(text[at:m.start() if m else len(text)].split())
+        # a sentence keeps its closing quote or bracket: a quote shows where it ends
+        end = m.start() + len(m.group()) - len(m.group().lstrip(_CLOSERS)) if m else len(text)
+        part = " ".join(text[at:end].split())
         while len(part) > room:
             cut = part.rfind(" ", 0, room)
             cut = cut if cut > room // 2 else room
