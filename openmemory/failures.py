@@ -6,6 +6,7 @@ report) ask the same questions of the same output; this module answers them once
 output in, the telling lines or a decision out. What a person's words mean is corrections.py's.
 """
 import re
+from functools import lru_cache
 
 from . import embed
 from .shorten import clip
@@ -161,7 +162,8 @@ _NETWORK_ARG = re.compile(r"(?i)\b(?:curl|wget|ssh|scp|sftp|rsync|nc|ping|telnet
 _BARE_HOST = re.compile(r"(?i)^(?:[^@\s]+@)?((?:[a-z0-9-]+\.)+[a-z]{2,})(?:[:/]\S*)?$")
 
 
-def hosts_named(command: str) -> set:
+@lru_cache(maxsize=4096)      # a command is asked about once per failure before it: they repeat
+def hosts_named(command: str) -> frozenset:
     """The hosts a command names (lower case)."""
     hosts = {h.lower().rstrip(".") for h in _URL_HOST.findall(command)}
     for args in _NETWORK_ARG.findall(command):
@@ -169,9 +171,10 @@ def hosts_named(command: str) -> set:
             m = _BARE_HOST.match(word.strip("'\""))
             if m and not word.startswith("-"):
                 hosts.add(m.group(1).lower())
-    return hosts
+    return frozenset(hosts)
 
 
+@lru_cache(maxsize=4096)
 def pipes_download(command: str) -> bool:
     """Whether a command runs what it downloads (_PIPED_DOWNLOAD): never a fix a lesson names."""
     return bool(_PIPED_DOWNLOAD.search(command))
