@@ -31,12 +31,13 @@ def cmd_paths(args) -> int:
 
 
 def cmd_ingest(args) -> int:
-    """Read new and changed Claude Code transcripts into episodes."""
+    """Read new and changed sessions of Claude Code, Codex CLI and Gemini CLI into episodes."""
     from . import ingest  # each verb imports its stage: `recall` must start fast
     roots = args.paths or None
-    if roots is None and not paths.projects_dir().is_dir():
+    if roots is None and not any(root.is_dir() for root in ingest.default_roots()):
         if not args.quiet:
-            print(f"no Claude Code transcripts at {paths.projects_dir()} (nothing to ingest)", file=sys.stderr)
+            print(f"no sessions at {paths.projects_dir()}, {paths.codex_sessions_dir()} or "
+                  f"{paths.gemini_chats_root()} (nothing to ingest)", file=sys.stderr)
             if args.json:
                 _print_json(ingest.Report().as_dict())  # --json always prints one object
         return 0
@@ -67,7 +68,7 @@ def cmd_ingest(args) -> int:
         for path, reason in report.failed:
             print(f"openmemory: warning: cannot read {path}: {reason}", file=sys.stderr)
         for path in report.not_transcripts:
-            print(f"openmemory: warning: skipped {path}: not a Claude Code transcript (no record of a known "
+            print(f"openmemory: warning: skipped {path}: not a {ingest.log_kind(path)} (no record of a known "
                   f"type in its first lines); it is not read again until it changes", file=sys.stderr)
     return 0
 
@@ -365,8 +366,8 @@ def cmd_sleep(args) -> int:
             if args.catch_up:
                 if not schedule.sleep_due(db.get_state("last_sleep")):
                     return 0
-                if paths.projects_dir().is_dir():
-                    ingest.ingest(db)  # as the nightly job does: sessions whose hook never ran
+                if any(root.is_dir() for root in ingest.default_roots()):
+                    ingest.ingest(db)  # as the nightly job does: sessions whose hook never ran, Codex's, Gemini's
                 if not db.new_since_last_night():
                     return 0  # a catch-up over nothing is no night: the last sleep stays as it was
             model = None if args.no_model else _open_model(db, iso())

@@ -454,6 +454,8 @@ def episodes_of(session: Session, session_id: str | None = None) -> list:
             ep["facts"]["then"] = agent_next(session.turns, s.at)   # for a judge: what the agent did next
         out.append(ep)
     out += _subagent_failures(session, cwd, at, task, asked[0] if asked else None)
+    for ep in out:
+        ep["agent"] = session.agent     # whose log it is (claude-code, codex, gemini)
     return out
 
 

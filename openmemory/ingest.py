@@ -1,4 +1,6 @@
-"""Ingest: Claude Code's transcripts into the store, each as its session's episodes (episodes.py).
+"""Ingest: the agents' logs into the store, each as its session's episodes (episodes.py):
+Claude Code's transcripts, Codex CLI's rollouts and Gemini CLI's chats, each read by its own
+module (transcripts, codex, gemini) into the same Session.
 
 Incremental: a file whose mtime and size are unchanged is only stat'ed; a changed file
 is read again and replaces what it produced before (episodes keep their identity). Many
@@ -24,7 +26,7 @@ from functools import partial
 from pathlib import Path
 from typing import NamedTuple
 
-from . import forget, paths, transcripts
+from . import codex, forget, gemini, paths, transcripts
 from .clock import iso, iso_or_none
 from .episodes import episodes_of
 from .errors import OpenMemoryError
@@ -82,6 +84,60 @@ class Report:
                 "failed": [{"path": p, "reason": r} for p, r in self.failed]}
 
 
+def reader_for(path):
+    """The module that reads a log: Codex's rollouts, Gemini's chats, else Claude Code's transcripts."""
+    if codex.is_rollout(path):
+        return codex
+    if gemini.is_chat(path):
+        return gemini
+    return transcripts
+
+
+def log_kind(path) -> str:
+    """What a log is, in a person's words: a Claude Code transcript, a Codex rollout, a Gemini chat."""
+    return {codex: "Codex rollout", gemini: "Gemini chat"}.get(reader_for(path), "Claude Code transcript")
+
+
+def _folder_of(reader, f, path: str) -> str:
+    """A log's working folder from its first records (a Gemini chat's from beside it)."""
+    return reader.working_folder(f, path) if reader is gemini else reader.working_folder(f)
+
+
+def _read(reader, f, path: str, kept_out=None):
+    """A log read into its Session; another agent's with its subagents' logs (their failures are its)."""
+    session = reader.parse_lines(f, path, kept_out=kept_out)
+    if not session.kept_out and not session.not_transcript:
+        reader.read_subagents(session)
+    return session
+
+
+def default_roots() -> list:
+    """Where each agent keeps its logs: Claude Code's projects, Codex's sessions, Gemini's tmp."""
+    return [paths.projects_dir(), paths.codex_sessions_dir(), paths.gemini_chats_root()]
+
+
+def codex_logs(root: str) -> list:
+    """Codex's rollouts under its sessions folder: YYYY/MM/DD/rollout-*.jsonl (sorted)."""
+    found = []
+    for year in _entries(root):
+        for month in _entries(year.path) if _is(year.is_dir) else ():
+            for day in _entries(month.path) if _is(month.is_dir) else ():
+                found += [e.path for e in _entries(day.path, ".jsonl")
+                          if codex.is_rollout(e.name) and _is(e.is_file)] if _is(day.is_dir) else []
+    return sorted(found)
+
+
+def gemini_logs(root: str) -> list:
+    """Gemini's chats under its tmp folder: <project>/chats/session-*.jsonl, and a legacy .json
+    only where no .jsonl of the same name replaced it (0.39 on copies it and goes on there)."""
+    found = []
+    for project in _entries(root):
+        chats = os.path.join(project.path, "chats")
+        names = {e.name for e in _entries(chats) if gemini.CHAT.match(e.name) and _is(e.is_file)}
+        found += [os.path.join(chats, n) for n in names if not (n.endswith(".json") and n + "l" in names)]
+    return sorted(found)
+
+
 def discover(roots=None) -> list:
     """Every top-level transcript's path: projects/<project>/*.jsonl (subagent folders are
     skipped), in the order of their paths' parts.
@@ -91,10 +147,17 @@ def discover(roots=None) -> list:
     and sort took a second of a first ingest before any transcript was read).
     """
     found = {}  # path -> its parts, to sort by (as pathlib orders paths)
-    for root in (roots or [paths.projects_dir()]):
+    others = []  # the other agents' logs, after Claude Code's
+    for root in (roots or default_roots()):
         root = Path(root).expanduser()
         if root.is_file():
             found[str(root)] = root.parts
+            continue
+        if root == paths.codex_sessions_dir() or (roots and root.name == "sessions"):
+            others += codex_logs(str(root))
+            continue
+        if root == paths.gemini_chats_root() or (roots and root.name == "tmp" and root.parent.name == ".gemini"):
+            others += gemini_logs(str(root))
             continue
         here = _entries(str(root), ".jsonl")
         if here:        # a project folder
@@ -104,14 +167,14 @@ def discover(roots=None) -> list:
                        for e in _entries(str(root)) if _is(e.is_dir)]
         elif roots:
             raise OpenMemoryError(f"no transcript or folder at {root}; pass a .jsonl file or a folder "
-                                  f"of Claude Code projects")
+                                  f"of Claude Code projects, Codex's sessions or Gemini's tmp")
         else:
             folders = []
         for prefix, parts, entries in folders:
             for e in entries:
                 if _is(e.is_file):
                     found[prefix + e.name] = parts + (e.name,)
-    return sorted(found, key=found.__getitem__)
+    return sorted(found, key=found.__getitem__) + [p for p in dict.fromkeys(others) if p not in found]
 
 
 def _entries(folder: str, suffix: str = "") -> list:
@@ -215,11 +278,12 @@ def ingest_file(store: Store, path, report: Report | None = None, force: bool = 
         # (should the folder show up only later in the file, nothing is stored either).
         optout = optout or forget.OptOut()
         session = None
-        if ready is None and not optout.reason(transcripts.working_folder(f)):
+        reader = reader_for(path)
+        if ready is None and not optout.reason(_folder_of(reader, f, path)):
             if st.st_size > BATCH_ALONE_BYTES:
                 batch.commit()  # never hold the database while reading a large transcript
             f.seek(0)
-            session = transcripts.read_subagents(transcripts.parse_lines(f, str(path), kept_out=optout.reason))
+            session = _read(reader, f, str(path), kept_out=optout.reason)
     except OSError as e:
         f.close()
         report.failed.append((str(path), e.strerror or str(e)))
@@ -263,12 +327,12 @@ def read_ready(path: str, optout: forget.OptOut) -> "Ready | None":
         with open(path, "rb") as f:
             st = transcripts.file_stat(path, os.fstat(f.fileno()))
             stat = (st.st_mtime_ns, st.st_size)
-            session = transcripts.parse_lines(f, path, kept_out=optout.reason)  # stops at a kept-out folder
+            session = _read(reader_for(path), f, path, kept_out=optout.reason)  # stops at a kept-out folder
         if session.kept_out or optout.reason(session.cwd):
             return Ready(stat, opted_out=True)
         if session.not_transcript:
             return Ready(stat, not_transcript=True)
-        episodes = episodes_of(transcripts.read_subagents(session), session.id)
+        episodes = episodes_of(session, session.id)
         passages = passages_of(session)
         return Ready(stat, session_id=session.id, row=_row_of(session), episodes=prepare(episodes),
                      passages=prepare_passages(passages),

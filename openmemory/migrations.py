@@ -353,9 +353,18 @@ def m010_passages(db: sqlite3.Connection) -> None:
     db.execute("UPDATE sessions SET mtime_ns = -1")
 
 
+def m011_episode_agent(db: sqlite3.Connection) -> None:
+    """Which agent's log an episode came from: claude-code, codex or gemini (transcripts.AGENTS).
+    Every episode stored before is Claude Code's (the only one read until now); a note is the
+    person's, told through whichever agent, and is marked as Claude Code's too."""
+    if "agent" not in {row[1] for row in db.execute("PRAGMA table_info(episodes)")}:   # run again: done
+        db.execute("ALTER TABLE episodes ADD COLUMN agent TEXT NOT NULL DEFAULT 'claude-code'")
+
+
 MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_event_identity,
               m005_model_answers, m006_forgotten_and_opted_out, m007_recall_context,
-              m008_episodes_indexed_at_commit, m009_lesson_state, m010_passages]
+              m008_episodes_indexed_at_commit, m009_lesson_state, m010_passages,
+              m011_episode_agent]
 
 
 def migrate(db: sqlite3.Connection, path="") -> None:

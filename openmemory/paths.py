@@ -122,6 +122,54 @@ def projects_dir() -> Path:
     return claude_dir() / "projects"
 
 
+def codex_home() -> Path:
+    """OpenAI Codex CLI's folder: $CODEX_HOME, else ~/.codex (codex-cli 0.171.0)."""
+    value = os.environ.get("CODEX_HOME")
+    return Path(value).expanduser() if value else Path.home() / ".codex"
+
+
+def codex_sessions_dir() -> Path:
+    """Where Codex keeps its rollouts: <codex home>/sessions/YYYY/MM/DD/rollout-*.jsonl."""
+    return codex_home() / "sessions"
+
+
+def codex_config_path() -> Path:
+    """Codex's configuration, where its MCP servers are: <codex home>/config.toml."""
+    return codex_home() / "config.toml"
+
+
+def codex_agents_md() -> Path:
+    """The instructions Codex loads into every session, before any repository's: <codex home>/AGENTS.md."""
+    return codex_home() / "AGENTS.md"
+
+
+def gemini_dir() -> Path:
+    """Google Gemini CLI's folder: $GEMINI_CLI_HOME/.gemini, else ~/.gemini (gemini-cli 0.61.0
+    reads GEMINI_CLI_HOME as its home)."""
+    value = os.environ.get("GEMINI_CLI_HOME")
+    return (Path(value).expanduser() if value else Path.home()) / ".gemini"
+
+
+def gemini_settings_path() -> Path:
+    """Gemini's user settings, where its MCP servers are: <gemini dir>/settings.json."""
+    return gemini_dir() / "settings.json"
+
+
+def gemini_policy_path() -> Path:
+    """openmemory's own policy file for Gemini, allowing its tools by name: <gemini dir>/policies/openmemory.toml."""
+    return gemini_dir() / "policies" / "openmemory.toml"
+
+
+def gemini_md() -> Path:
+    """The context Gemini loads into every session, before any project's: <gemini dir>/GEMINI.md."""
+    return gemini_dir() / "GEMINI.md"
+
+
+def gemini_chats_root() -> Path:
+    """Where Gemini keeps one folder per project: tmp/<project id>/chats/session-*.jsonl."""
+    return gemini_dir() / "tmp"
+
+
 SLUG_LIMIT = 200  # measured with Claude Code 2.1.328: longer names are cut here and hashed
 
 

@@ -328,7 +328,7 @@ def rank(rows: list, lexical: dict | None, qvec: list, now: str, scope=None,
         if relevance <= 0:
             continue
         hit = {key: row[key] for key in ("source", "id", "kind", "title", "gist", "cwd", "at", "strength", "recalls",
-                                         "session_id", "seq", "state")}
+                                         "session_id", "seq", "state", "agent")}
         hit["ref"] = ref(row["source"], row["id"])
         hit["archived"] = bool(row["archived"])
         hit["relevance"] = relevance
@@ -664,6 +664,8 @@ def header(hit: dict, session_chars: int = SESSION_SHOWN) -> str:
     kind = hit["kind"] + (", candidate" if hit.get("state") == "candidate" else "")
     parts = [f"[{hit['ref']}] {kind}", when(hit.get("at")), _project(hit.get("cwd")) if hit.get("cwd")
              else "all projects"]
+    if hit.get("agent") not in (None, "", "claude-code"):
+        parts.append(f"from {hit['agent']}")    # said in a session of Codex CLI or Gemini CLI
     if hit.get("session_id"):
         parts.append(f"session {hit['session_id'][:session_chars]}")
     if "relevance" in hit:
@@ -731,7 +733,7 @@ def as_json(hit: dict) -> dict:
            "title": hit["title"], "gist": hit["gist"], "at": hit["at"], "project": _project(hit["cwd"]) if hit.get("cwd") else None,
            "cwd": hit["cwd"], "session_id": hit.get("session_id"), "relevance": hit["relevance"],
            "score": hit["score"], "strength": hit["strength"], "recalls": hit["recalls"],
-           "archived": hit["archived"], "in_project": hit["in_project"]}
+           "archived": hit["archived"], "in_project": hit["in_project"], "agent": hit.get("agent")}
     for said in ("asked", "reply"):
         if hit.get(said):
             out[said] = hit[said]

@@ -183,9 +183,9 @@ class Store:
                 else:
                     _stored(self._db, self._db.execute(
                         "INSERT INTO episodes (key, session_id, cwd, kind, title, gist, detail, facts, at, "
-                        "created, last_touched, embedding, context) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        "created, last_touched, embedding, context, agent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (ep["key"], sid, ep["cwd"], ep["kind"], ep["title"], ep["gist"], ep["detail"],
-                         ep["facts"], ep["at"], now, now, vec, ctx)).lastrowid)  # indexed before the commit
+                         ep["facts"], ep["at"], now, now, vec, ctx, ep.get("agent") or "claude-code")).lastrowid)
                     counts["added"][ep["kind"]] = counts["added"].get(ep["kind"], 0) + 1
                 keep.add(ep["key"])
             stale = [row[0] for row in self._db.execute(
@@ -851,11 +851,11 @@ _SESSION_UPSERT = (f"INSERT INTO sessions ({', '.join(_SESSION)}) VALUES ({', '.
 NEW_SINCE_LAST_NIGHT = ("SELECT 1 FROM episodes WHERE id > ? AND +kind IN ('error', 'correction') "
                         "AND consolidated IS NULL AND NOT archived LIMIT 1")
 _RECALL_COLUMNS = ("'episode' AS source, id, kind, title, gist, cwd, at, strength, recalls, archived, embedding, "
-                   "session_id, NULL AS seq, NULL AS state")
+                   "session_id, NULL AS seq, agent, NULL AS state")
 _RECALL_PASSAGE_COLUMNS = ("'passage' AS source, id, kind, '' AS title, text AS gist, cwd, at, strength, recalls, "
-                           "archived, embedding, session_id, seq, NULL AS state")
+                           "archived, embedding, session_id, seq, NULL AS agent, NULL AS state")
 _RECALL_LESSON_COLUMNS = ("'lesson' AS source, id, 'lesson' AS kind, text AS title, text AS gist, cwd, updated AS at, "
-                          "strength, 0 AS recalls, archived, embedding, NULL AS session_id, NULL AS seq")
+                          "strength, 0 AS recalls, archived, embedding, NULL AS session_id, NULL AS seq, NULL AS agent")
 
 
 def _holds(text: str, stems: list) -> str:
@@ -1218,8 +1218,8 @@ def prepare(episodes: list) -> list:
         texts += (e["title"], e["gist"], e.get("detail") or "", e.get("around") or "")
         strings_in(e.get("facts") or {}, texts)
     text = redactor_for(texts)
-    cleaned = [dict(clean_episode(e, text), legacy_key=e.get("legacy_key"), around=text(e.get("around") or ""))
-               for e in episodes]
+    cleaned = [dict(clean_episode(e, text), legacy_key=e.get("legacy_key"), around=text(e.get("around") or ""),
+                    agent=e.get("agent") or "claude-code") for e in episodes]
     for ep, ctx in zip(cleaned, neighbours.session_contexts(cleaned)):
         ep["context"] = ctx
         ep["embedding"] = embed.encoded(ep["title"] + "\n" + ep["gist"])

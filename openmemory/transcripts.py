@@ -117,6 +117,8 @@ class Session:
     id: str = ""
     cwd: str = ""
     title: str = ""
+    agent: str = "claude-code"  # whose log it is: claude-code, codex or gemini (AGENTS)
+    automated: bool = False     # started by an agent, not the person (a subagent's own log): no episodes
     version: str = ""
     git_branch: str = ""
     started: str = ""
@@ -208,6 +210,10 @@ def read_subagents(session: Session) -> Session:
         except OSError:
             continue
     return session
+
+
+# The agents whose logs openmemory reads, each by its own module (transcripts, codex, gemini).
+AGENTS = ("claude-code", "codex", "gemini")
 
 
 # Record types Claude Code writes (1.0.x to 2.1.328); a transcript has one near its start.

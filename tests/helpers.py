@@ -30,7 +30,10 @@ class TempHome(unittest.TestCase):
         self.home = self.tmp / "om-home"
         self.claude = self.tmp / "claude"
         self.projects = self.claude / "projects"
-        self._saved = {k: os.environ.get(k) for k in ("OPENMEMORY_HOME", "CLAUDE_CONFIG_DIR", "HOME")}
+        self._saved = {k: os.environ.get(k) for k in ("OPENMEMORY_HOME", "CLAUDE_CONFIG_DIR", "HOME",
+                                                      "CODEX_HOME", "GEMINI_CLI_HOME")}
+        os.environ.pop("CODEX_HOME", None)      # the other agents' folders: under the temporary HOME
+        os.environ.pop("GEMINI_CLI_HOME", None)
         os.environ["OPENMEMORY_HOME"] = str(self.home)
         os.environ["CLAUDE_CONFIG_DIR"] = str(self.claude)
         os.environ["HOME"] = str(self.tmp / "user-home")  # anything that still reaches for ~ lands here

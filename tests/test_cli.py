@@ -75,7 +75,7 @@ class IngestCommand(TempHome):
         p = self.ok("ingest", "--json")
         report = json.loads(p.stdout)
         self.assertEqual((report["files"], report["read"], report["added"]), (0, 0, {}))
-        self.assertIn("no Claude Code transcripts at", p.stderr)
+        self.assertIn("no sessions at", p.stderr)
 
     def test_an_unknown_option_shows_the_verbs_own_usage(self):
         p = self.cli("ingest", "--bogus")

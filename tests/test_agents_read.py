@@ -1,0 +1,281 @@
+"""Codex CLI and Gemini CLI sessions read into the same episodes as Claude Code's (codex.py,
+gemini.py, ingest), on the recordings of the real, pinned binaries in tests/data/agents/.
+
+Each recording is put where its agent keeps it under a temporary HOME ($CODEX_HOME/sessions/
+YYYY/MM/DD/, ~/.gemini/tmp/<project>/chats/ with its .project_root), then `openmemory ingest`
+runs as the person would run it, and what it stored is read back.
+"""
+import json
+import shutil
+from pathlib import Path
+
+from openmemory import codex, gemini, store
+from tests.helpers import TempHome, raw_db
+
+DATA = Path(__file__).parent / "data" / "agents"
+CODEX_DAY = ("2026", "12", "03")
+
+
+class AgentHome(TempHome):
+    """A TempHome with Codex's and Gemini's folders where each agent keeps them."""
+
+    def setUp(self):
+        super().setUp()
+        self.user = self.tmp / "user-home"
+        self.codex_sessions = self.user / ".codex" / "sessions" / Path(*CODEX_DAY)
+        self.gemini_tmp = self.user / ".gemini" / "tmp"
+        self.work = self.tmp / "work"
+        self.work.mkdir()
+
+    def codex_rollout(self, name: str, day=CODEX_DAY) -> Path:
+        """A Codex recording as the rollout Codex would have written (named by its session id)."""
+        source = DATA / "codex" / name
+        sid = json.loads(source.read_text().splitlines()[0])["payload"]["id"]
+        folder = self.user / ".codex" / "sessions" / Path(*day)
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / f"rollout-2026-12-03T12-28-21-{sid}.jsonl"
+        shutil.copy(source, target)
+        return target
+
+    def gemini_chat(self, name: str, project: str = "work", as_name: str | None = None) -> Path:
+        """A Gemini recording as a chat in ~/.gemini/tmp/<project>/chats/, its project's root beside it."""
+        chats = self.gemini_tmp / project / "chats"
+        chats.mkdir(parents=True, exist_ok=True)
+        (self.gemini_tmp / project / ".project_root").write_text(str(self.work))
+        source = DATA / "gemini" / name
+        target = chats / (as_name or f"session-2026-12-03T12-28-{name.split('.')[0][:8]}{source.suffix}")
+        shutil.copy(source, target)
+        return target
+
+    def episodes(self) -> list:
+        with store.connect() as db:
+            return [dict(r) for r in raw_db(db).execute(
+                "SELECT id, session_id, kind, title, gist, detail, facts, agent, cwd FROM episodes ORDER BY id")]
+
+    def ingest(self, *args):
+        return self.ok("ingest", "--json", *args)
+
+
+class CodexSessions(AgentHome):
+    def test_a_failure_and_the_persons_correction_are_episodes_of_codex(self):
+        self.codex_rollout("correction.jsonl")
+        report = json.loads(self.ingest().stdout)
+        self.assertEqual(report["read"], 1)
+        eps = self.episodes()
+        self.assertEqual({e["agent"] for e in eps}, {"codex"})
+        kinds = {e["kind"]: e for e in eps}
+        self.assertEqual(set(kinds), {"session", "error", "correction"})
+        self.assertIn("run the tests", kinds["session"]["detail"])
+        error = kinds["error"]
+        self.assertIn("python3 -m pytest -q", error["title"])
+        self.assertIn("No module named pytest", error["title"])     # its cause, not its wrapper
+        self.assertIn("Exit code 1", error["detail"])
+        self.assertNotIn("Chunk ID", error["detail"])
+        self.assertIn("No, don't use pytest here, use unittest", kinds["correction"]["gist"])
+        self.assertEqual(kinds["session"]["cwd"], "/tmp/om-rec-codex-correction-lhqjcx7t/work")
+
+    def test_the_harness_and_agents_md_are_never_the_persons_words(self):
+        self.codex_rollout("memory_files.jsonl")
+        self.ingest()
+        (session,) = [e for e in self.episodes() if e["kind"] == "session"]
+        self.assertEqual(session["detail"], "- hello\n- and again")
+        text = json.dumps(self.episodes())
+        for harness in ("environment_context", "AGENTS.md", "CANARY", "INSTRUCTIONS"):
+            self.assertNotIn(harness, text)
+
+    def test_a_command_that_failed_then_worked_keeps_its_exit_code(self):
+        session = codex.parse(DATA / "codex" / "fail_then_work.jsonl")
+        first, second = session.tool_calls
+        self.assertEqual((first.name, first.input["command"], first.is_error), ("Bash", "python3 run_tests.py", True))
+        self.assertTrue(first.result.startswith("Exit code 2\n"))
+        self.assertIn("can't open file", first.result)
+        self.assertEqual((second.input["command"], second.is_error), ("python3 -m unittest -q", False))
+
+    def test_an_interrupted_command_is_not_a_failure(self):
+        session = codex.parse(DATA / "codex" / "interrupt.jsonl")
+        (call,) = session.tool_calls
+        self.assertTrue(call.interrupted)
+        self.assertEqual([t.source for t in session.turns if t.role == "user"], ["prompt", "interrupt"])
+        self.codex_rollout("interrupt.jsonl")
+        self.ingest()
+        self.assertEqual([e["kind"] for e in self.episodes()], ["session"])
+
+    def test_openmemorys_own_recall_is_no_failure_and_no_evidence(self):
+        self.codex_rollout("mcp_denied.jsonl")
+        self.ingest()
+        self.assertEqual([e["kind"] for e in self.episodes()], ["session"])
+
+    def test_a_subagents_rollout_is_no_session_of_the_person(self):
+        parent = self.codex_rollout("subagent.jsonl")
+        child = self.codex_rollout("subagent.subagent.jsonl")
+        self.assertNotEqual(parent, child)
+        self.ingest()
+        sessions = [e for e in self.episodes() if e["kind"] == "session"]
+        self.assertEqual(len(sessions), 1)
+        self.assertIn("delegate: check why missing.py does not run", sessions[0]["detail"])
+        self.assertNotIn("SUBTASK", json.dumps(self.episodes()))
+        read = codex.read_subagents(codex.parse(parent))
+        (sub,) = read.subagents
+        self.assertEqual([c.input.get("command") for c in sub.tool_calls], ["python3 missing.py"])
+        self.assertTrue(sub.tool_calls[0].is_error)
+        self.assertEqual([t for t in sub.turns if t.role == "user"], [])
+
+    def test_a_second_ingest_reads_nothing_and_a_forced_one_adds_nothing(self):
+        self.codex_rollout("correction.jsonl")
+        self.codex_rollout("fail_then_work.jsonl")
+        self.ingest()
+        before = self.episodes()
+        again = json.loads(self.ingest().stdout)
+        self.assertEqual((again["read"], again["unchanged"]), (0, 2))
+        forced = json.loads(self.ingest("--force").stdout)
+        self.assertEqual((forced["added"], forced["removed"]), ({}, 0))
+        self.assertEqual(self.episodes(), before)
+
+    def test_a_file_that_is_no_rollout_is_skipped_with_one_warning(self):
+        self.codex_sessions.mkdir(parents=True)
+        (self.codex_sessions / "rollout-2026-12-03T00-00-00-nothing.jsonl").write_text("not json\n" * 80)
+        p = self.ok("ingest")
+        self.assertEqual(p.stderr.count("warning"), 1)
+        self.assertIn("not a Codex rollout", p.stderr)
+        self.assertNotIn("warning", self.ok("ingest").stderr)      # once, until it changes
+
+    def test_a_recall_hit_says_it_came_from_codex(self):
+        self.codex_rollout("correction.jsonl")
+        self.ingest()
+        p = self.ok("recall", "pytest")
+        self.assertIn("from codex", p.stdout)
+        hits = json.loads(self.ok("recall", "pytest", "--json").stdout)
+        self.assertEqual({h["agent"] for h in hits}, {"codex"})
+
+    def test_codex_home_is_where_its_sessions_are_found(self):
+        other = self.tmp / "elsewhere"
+        folder = other / "sessions" / Path(*CODEX_DAY)
+        folder.mkdir(parents=True)
+        shutil.copy(DATA / "codex" / "fail_then_work.jsonl", folder / "rollout-2026-12-03T12-00-00-x.jsonl")
+        report = json.loads(self.ok("ingest", "--json", env=self.env(CODEX_HOME=other)).stdout)
+        self.assertEqual(report["read"], 1)
+
+
+class GeminiSessions(AgentHome):
+    def test_a_failure_and_the_persons_correction_are_episodes_of_gemini(self):
+        self.gemini_chat("correction.jsonl")
+        self.ingest()
+        eps = self.episodes()
+        self.assertEqual({e["agent"] for e in eps}, {"gemini"})
+        kinds = {e["kind"]: e for e in eps}
+        self.assertEqual(set(kinds), {"session", "error", "correction"})
+        self.assertEqual(kinds["session"]["detail"],
+                         "- run the tests\n- No, don't use nosuchrunner here, use unittest: python3 -m unittest")
+        self.assertIn("No module named nosuchrunner", kinds["error"]["title"])
+        self.assertIn("Exit code 1", kinds["error"]["detail"])
+        self.assertNotIn("untrusted_context", json.dumps(eps))
+        self.assertNotIn("session_context", json.dumps(eps))
+        self.assertEqual(kinds["session"]["cwd"], str(self.work))   # from .project_root beside the chat
+
+    def test_a_shell_failure_is_read_from_its_exit_code_though_its_status_says_success(self):
+        session = gemini.parse(DATA / "gemini" / "fail_then_work.jsonl")
+        first, second = session.tool_calls
+        self.assertEqual((first.name, first.is_error), ("Bash", True))
+        self.assertTrue(first.result.startswith("Exit code 2\n"))
+        self.assertNotIn("Process Group PGID", first.result)
+        self.assertFalse(second.is_error)
+
+    def test_an_exit_code_printed_by_the_command_itself_is_not_its_own(self):
+        lines = (DATA / "gemini" / "fail_then_work.jsonl").read_text().splitlines()
+        forged = [line.replace("Output: ----", "Output: Exit Code: 9\\nProcess Group PGID: 1\\nfine\\n----")
+                  for line in lines]
+        self.assertTrue(any("Exit Code: 9" in line for line in forged))
+        session = gemini.parse_lines(forged, "session-x.jsonl")
+        self.assertFalse(session.tool_calls[1].is_error)
+
+    def test_a_message_written_twice_is_one_and_a_resume_rebuilds_nothing_twice(self):
+        session = gemini.parse(DATA / "gemini" / "correction.jsonl")
+        self.assertEqual([t.text for t in session.turns if t.role == "user"],
+                         ["run the tests", "No, don't use nosuchrunner here, use unittest: python3 -m unittest"])
+        self.assertEqual(len(session.tool_calls), 2)
+        self.assertEqual(session.started, "2026-12-03T12:28:38.929Z")   # the first run's time, kept
+
+    def test_a_rewind_removes_what_it_rewinds_from_memory_too(self):
+        path = self.gemini_chat("correction.jsonl")
+        self.ingest()
+        self.assertIn("correction", [e["kind"] for e in self.episodes()])
+        with path.open("a") as f:   # /rewind to the correction: it and everything after it are gone
+            f.write(json.dumps({"$rewindTo": "2d8690f5-3936-415d-a75d-cb26a2decd16"}) + "\n")
+        self.ingest()
+        eps = self.episodes()
+        self.assertNotIn("correction", [e["kind"] for e in eps])
+        self.assertNotIn("nosuchrunner here", json.dumps(eps))
+
+    def test_a_legacy_json_chat_is_read_and_its_jsonl_copy_replaces_it(self):
+        self.gemini_chat("legacy_json.json", as_name="session-2026-12-03T12-29-7bd70205.json")
+        self.ingest()
+        (session,) = [e for e in self.episodes() if e["kind"] == "session"]
+        self.assertEqual(session["detail"], "- run the tests\n- No, use unittest: python3 -m unittest")
+        self.assertEqual({e["kind"] for e in self.episodes()}, {"session", "error", "correction"})
+        self.gemini_chat("legacy_json.resumed1.jsonl", as_name="session-2026-12-03T12-29-7bd70205.jsonl")
+        report = json.loads(self.ingest().stdout)
+        self.assertEqual(report["files"], 1)        # the .json is not read beside its .jsonl copy
+        errors = [e for e in self.episodes() if e["kind"] == "error"]
+        self.assertEqual(len(errors), 1)            # the copied failure is the same event
+
+    def test_a_subagents_chat_is_no_session_and_its_words_are_not_the_persons(self):
+        parent = self.gemini_chat("subagent.jsonl")
+        sid = json.loads(parent.read_text().splitlines()[0])["sessionId"]
+        folder = parent.parent / sid
+        folder.mkdir()
+        shutil.copy(DATA / "gemini" / "subagent.subagent.jsonl", folder / "ba2f7b90-198c-487a-8ec2-ea6040697196.jsonl")
+        report = json.loads(self.ingest().stdout)
+        self.assertEqual(report["files"], 1)
+        self.assertNotIn("SUBTASK", json.dumps(self.episodes()))
+        (sub,) = gemini.read_subagents(gemini.parse(parent)).subagents
+        self.assertEqual([(c.input["command"], c.is_error) for c in sub.tool_calls if c.name == "Bash"],
+                         [("python3 missing.py", True)])
+        self.assertTrue(gemini.parse(DATA / "gemini" / "subagent.subagent.jsonl").automated)
+
+    def test_a_tool_that_was_not_allowed_is_a_failure_not_a_refusal_by_the_person(self):
+        (call,) = gemini.parse(DATA / "gemini" / "denied.jsonl").tool_calls
+        self.assertEqual((call.is_error, call.rejected), (True, False))
+
+    def test_a_second_ingest_reads_nothing(self):
+        self.gemini_chat("fail_then_work.jsonl")
+        self.ingest()
+        again = json.loads(self.ingest().stdout)
+        self.assertEqual((again["read"], again["unchanged"]), (0, 1))
+
+    def test_a_file_that_is_no_chat_is_skipped_with_one_warning(self):
+        chats = self.gemini_tmp / "work" / "chats"
+        chats.mkdir(parents=True)
+        (chats / "session-2026-12-03T00-00-broken.jsonl").write_text('{"hello": 1}\n' * 80)
+        p = self.ok("ingest")
+        self.assertEqual(p.stderr.count("warning"), 1)
+        self.assertIn("not a Gemini chat", p.stderr)
+
+    def test_the_project_root_comes_from_projects_json_when_the_marker_is_missing(self):
+        path = self.gemini_chat("fail_then_work.jsonl", project="proj")
+        (self.gemini_tmp / "proj" / ".project_root").unlink()
+        (self.user / ".gemini" / "projects.json").write_text(json.dumps({"projects": {"/src/proj": "proj"}}))
+        self.assertEqual(gemini.parse(path).cwd, "/src/proj")
+
+    def test_a_kept_out_project_is_not_stored(self):
+        (self.work / ".openmemory-ignore").write_text("")
+        self.gemini_chat("correction.jsonl")
+        report = json.loads(self.ingest().stdout)
+        self.assertEqual(report["opted_out"], 1)
+        self.assertEqual(self.episodes(), [])
+
+
+class Migration(TempHome):
+    def test_episodes_stored_before_are_claude_codes(self):
+        import sqlite3
+        from openmemory import migrations
+        self.home.mkdir()
+        db = sqlite3.connect(self.home / "memory.db")
+        for step in migrations.MIGRATIONS[:8]:
+            step(db)
+        db.execute("PRAGMA user_version = 8")
+        db.execute("INSERT INTO episodes (key, kind, title, gist, at, created, last_touched, embedding) "
+                   "VALUES ('session:old', 'session', 't', 'g', '2026-01-01', '2026-01-01', '2026-01-01', x'00')")
+        db.commit()
+        db.close()
+        with store.connect() as s:
+            self.assertEqual(raw_db(s).execute("SELECT agent FROM episodes").fetchall()[0][0], "claude-code")
