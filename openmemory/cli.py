@@ -384,8 +384,8 @@ def cmd_sleep(args) -> int:
 
 
 def cmd_setup(args) -> int:
-    """Connect Claude Code in one step: the MCP server, the hooks and the nightly sleep (--undo removes
-    them); --judge turns the optional judge on or off."""
+    """Connect Claude Code in one step: the MCP server, the hooks and the nightly sleep; Codex's and Gemini's
+    server too (--undo removes them); --judge turns the optional judge on or off."""
     from . import setup
     if args.purge and not args.undo:
         raise OpenMemoryError("--purge goes with --undo: `openmemory setup --undo --purge`")
@@ -470,7 +470,7 @@ def _confirm(question: str) -> bool:
 
 
 def cmd_doctor(args) -> int:
-    """Check that memory is connected to Claude Code and working; exit 0 only when every check passes."""
+    """Check that memory is connected to Claude Code (and Codex, Gemini) and working; exit 0 only when every check passes."""
     from . import setup
     findings = setup.doctor()
     if args.json:

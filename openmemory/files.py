@@ -304,11 +304,13 @@ def config_guard(path: Path) -> Path:
     real = Path(os.path.realpath(path))  # through a symlinked file too: the write lands there
     places = [paths.settings_path(), paths.launch_agents_dir() / LAUNCHD_AGENT]
     places += [paths.systemd_user_dir() / name for name in SYSTEMD_UNITS]
+    places += [paths.codex_config_path(), paths.gemini_settings_path(), paths.gemini_policy_path()]
     allowed = {Path(os.path.realpath(p)) for p in places}
     if real in allowed:
         return real
     raise ConfigError(f"refusing to write {path}: setup writes only {paths.settings_path()}, the "
-                      f"openmemory-sleep units and the {LAUNCHD_AGENT} agent")
+                      f"openmemory-sleep units, the {LAUNCHD_AGENT} agent, Codex's config.toml and "
+                      f"Gemini's settings.json and policies/openmemory.toml")
 
 
 def replace_config_if_unchanged(path: Path, expected: bytes | None, data: bytes) -> Path | None:

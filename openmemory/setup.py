@@ -1,4 +1,5 @@
 """`openmemory setup`: connect Claude Code in one step (MCP server, hooks, nightly sleep), and
+Codex CLI and Gemini CLI where they are installed (the MCP server, its tools allowed by name);
 undo it; `openmemory doctor`: is it connected and working, one finding per check.
 
 Every command written runs this very openmemory by absolute path (the installed script, or
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import __version__, files, paths, render, schedule, store, transcripts
+from . import __version__, agents, files, paths, render, schedule, store, transcripts
 from .clock import iso, parse_time
 from .errors import OpenMemoryError
 
@@ -172,7 +173,7 @@ def plan(schedule_mode: str = "auto") -> list[Change]:
                                          f"the hooks: setup adds neither")]
     else:
         middle = [_mcp_change()]
-    return [allow, *middle, *hooks, _schedule_change(schedule_mode)]
+    return [allow, *middle, *hooks, _schedule_change(schedule_mode), *agent_changes()]
 
 
 def tool_rules(server: str = MCP_NAME) -> list[str]:
@@ -372,6 +373,162 @@ def _nightly_parts() -> tuple[str, str]:
     return run, full[: len(full) - len(run)]
 
 
+# -- the other agents: Codex CLI and Gemini CLI ----------------------------------------------------
+#
+# Each gets the same server as Claude Code, by absolute paths, and its tools allowed by name.
+# setup.json keeps each file's bytes before and after, so `--undo` puts back exactly what was
+# there when nothing changed it since, and else takes out only what setup added.
+
+def agent_changes() -> list[Change]:
+    """Codex's and Gemini's part of setup, for each one installed here."""
+    have = agents.found()
+    changes = []
+    if agents.CODEX in have:
+        changes.append(_codex_change())
+    if agents.GEMINI in have:
+        changes += _gemini_changes()
+    return changes
+
+
+def _codex_change() -> Change:
+    path, want = paths.codex_config_path(), mcp_server()
+    text = agents.read_text(path)
+    if path.exists() and text is None:
+        return Change("codex", "manual", f"{path} cannot be read as text; add openmemory's server yourself:\n"
+                                         f"{agents.codex_block(want)}")
+    have = agents.codex_server(text)
+    if have is not None:
+        if same_server(have, want) and all(have["approvals"].get(t) == "approve" for t in agents.TOOLS):
+            return Change("codex", "keep", f"Codex's MCP server `{MCP_NAME}` is in {path}: {_server_line(want)}")
+        earlier = record().get("codex") or {}
+        if not (earlier.get("added") and earlier["added"] in text):
+            return Change("codex", "keep", f"{path} already has an MCP server `{MCP_NAME}` ({_server_line(have)}) "
+                                           f"that setup did not add; left as it is")
+    why = agents.codex_cannot_take(text)
+    if why:
+        return Change("codex", "manual", f"{path}: {why}; add openmemory's server there yourself:\n"
+                                         f"{agents.codex_block(want)}")
+
+    def run(rec):
+        current = agents.read_text(path)
+        earlier = rec.get("codex") or {}
+        base = current
+        if current and earlier.get("added") and earlier["added"] in current:
+            base = current.replace(earlier["added"], "", 1)   # an earlier setup's server, for an install that moved
+        added = agents.codex_appended(base, want)
+        new = (base or "") + added
+        backup = files.replace_config_if_unchanged(path, current.encode("utf-8") if current is not None else None,
+                                                   new.encode("utf-8"))
+        rec["codex"] = {"config": str(path), "before": earlier.get("before", current) if earlier else current,
+                        "after": new, "added": added}
+        return f"backup of {path} as it was: {backup}" if backup else None
+    return Change("codex", "add", f"register the MCP server `{MCP_NAME}` with Codex in {path}, "
+                                  f"`recall` and `remember` allowed without a prompt: {_server_line(want)}", run)
+
+
+def _gemini_changes() -> list[Change]:
+    path, policy, want = paths.gemini_settings_path(), paths.gemini_policy_path(), agents.gemini_entry(mcp_server())
+    out = []
+    try:
+        settings, _ = read_settings(path)
+    except OpenMemoryError as e:
+        return [Change("gemini", "manual", f"{e}; Gemini CLI is left unconnected")]
+    have = agents.gemini_server(settings)
+    if have is not None and same_server(have, want):
+        out.append(Change("gemini", "keep", f"Gemini's MCP server `{MCP_NAME}` is in {path}: {_server_line(want)}"))
+    elif have is not None and not same_server(have, (record().get("gemini") or {}).get("server")):
+        out.append(Change("gemini", "keep", f"{path} already has an MCP server `{MCP_NAME}` ({_server_line(have)}) "
+                                            f"that setup did not add; left as it is"))
+    else:
+        def run(rec):
+            current, raw = read_settings(path)
+            new = dump_settings(agents.with_gemini_server(current, want), raw)
+            backup = files.replace_config_if_unchanged(path, raw, new)
+            earlier = rec.get("gemini") or {}
+            rec["gemini"] = dict(earlier, settings=str(path), server=want,
+                                 before=earlier.get("before", _text(raw)) if "before" in earlier else _text(raw),
+                                 after=new.decode("utf-8"))
+            return f"backup of {path} as it was: {backup}" if backup else None
+        out.append(Change("gemini", "replace" if have else "add",
+                          f"register the MCP server `{MCP_NAME}` with Gemini in {path}: {_server_line(want)}", run))
+    text = agents.gemini_policy()
+    current = agents.read_text(policy)
+    if current == text:
+        out.append(Change("gemini", "keep", f"Gemini's policy {policy} allows `recall` and `remember`"))
+    elif current is not None:
+        out.append(Change("gemini", "keep", f"{policy} is there and is not setup's; left as it is (it must allow "
+                                            f"`recall` for Gemini's model to call it without a prompt)"))
+    else:
+        def allow(rec):
+            files.replace_config_if_unchanged(policy, None, text.encode("utf-8"))
+            rec.setdefault("gemini", {})["policy"] = {"path": str(policy), "text": text}
+        out.append(Change("gemini", "add", f"allow `recall` and `remember` by name in Gemini's policy {policy}", allow))
+    return out
+
+
+def _text(raw: bytes | None) -> str | None:
+    return raw.decode("utf-8", "surrogateescape") if raw is not None else None
+
+
+def _undo_agents(rec: dict) -> list[Change]:
+    changes = []
+    codex = rec.get("codex")
+    if codex:
+        changes.append(_undo_file("codex", Path(codex["config"]), codex, "Codex's MCP server",
+                                  lambda text: text.replace(codex["added"], "", 1) if codex["added"] in text else None))
+    gemini = rec.get("gemini") or {}
+    if gemini.get("settings"):
+        def take_out(text):
+            try:
+                settings = json.loads(text)
+            except ValueError:
+                return None
+            if not same_server(agents.gemini_server(settings), gemini["server"]):
+                return None
+            return dump_settings(agents.without_gemini_server(settings), text.encode("utf-8")).decode("utf-8")
+        changes.append(_undo_file("gemini", Path(gemini["settings"]), gemini, "Gemini's MCP server", take_out))
+    policy = gemini.get("policy")
+    if policy:
+        path = Path(policy["path"])
+        if agents.read_text(path) != policy["text"]:
+            changes.append(Change("gemini", "keep", f"{path} changed since setup wrote it; left as it is"))
+        else:
+            def remove(r):
+                files.remove_config_if_unchanged(path, policy["text"].encode("utf-8"))
+                r.get("gemini", {}).pop("policy", None)
+            changes.append(Change("gemini", "remove", f"remove Gemini's policy {path}", remove))
+    return changes
+
+
+def _undo_file(part: str, path: Path, entry: dict, what: str, take_out) -> Change:
+    """Undo setup's change to another agent's file: its bytes as they were when nothing changed
+    them since, else only what setup added (take_out: the text without it, or None)."""
+    current = agents.read_text(path)
+    if current == entry["after"]:
+        new = entry.get("before")
+    elif current is not None and take_out(current) is not None:
+        new = take_out(current)
+    else:
+        return Change(part, "keep", f"{what} in {path} is not as setup left it; left as it is")
+
+    def run(rec):
+        raw = current.encode("utf-8")
+        if new is None:
+            files.remove_config_if_unchanged(path, raw)
+            note = None
+        else:
+            backup = files.replace_config_if_unchanged(path, raw, new.encode("utf-8"))
+            note = f"backup of {path} as it was: {backup}"
+        kept = {k: v for k, v in (rec.get(part) or {}).items() if k == "policy"}
+        if kept:
+            rec[part] = kept
+        else:
+            rec.pop(part, None)
+        return note
+    how = "put back as it was before setup" if current == entry["after"] else "take out what setup added to"
+    return Change(part, "remove", f"{how} {path} ({what})", run)
+
+
 # -- undo ------------------------------------------------------------------------------------------
 
 def undo_plan(purge: bool = False) -> list[Change]:
@@ -389,6 +546,7 @@ def undo_plan(purge: bool = False) -> list[Change]:
     sched = rec.get("schedule")
     if sched:
         changes.append(_undo_schedule(sched))
+    changes += _undo_agents(rec)
     if purge:
         changes.append(_purge_change())
     return changes
@@ -737,6 +895,7 @@ def doctor(now: float | None = None) -> list[Finding]:
     findings += check_recent(now)
     findings.append(check_nightly())
     findings.append(check_memory_folders())
+    findings += check_agents()
     return findings
 
 
@@ -986,6 +1145,49 @@ def check_memory_folders() -> Finding:
                        "give yourself write access (chmod u+w), or set CLAUDE_CONFIG_DIR")
     count = sum(1 for _ in projects.glob("*/memory"))
     return Finding("memory folders", OK, f"Claude Code's memory folders are writable ({count} under {projects})")
+
+
+def check_agents() -> list[Finding]:
+    """Codex's and Gemini's connection, for each one installed here: the server registered, its
+    command answering tools/list, `recall` allowed without a prompt."""
+    out = []
+    have = agents.found()
+    if agents.CODEX in have:
+        path = paths.codex_config_path()
+        server = agents.codex_server(agents.read_text(path))
+        out.append(_check_agent_server("codex", path, server,
+                                       [t for t in ("recall",) if (server or {}).get("approvals", {}).get(t) != "approve"],
+                                       f"[mcp_servers.{MCP_NAME}.tools.recall] approval_mode = \"approve\" in {path}"))
+    if agents.GEMINI in have:
+        path = paths.gemini_settings_path()
+        try:
+            server = agents.gemini_server(read_settings(path)[0])
+        except OpenMemoryError as e:
+            out.append(Finding("gemini", FAIL, str(e), "fix the file, then run `openmemory setup`"))
+        else:
+            policies = [agents.read_text(p) for p in sorted(paths.gemini_policy_path().parent.glob("*.toml"))]
+            allowed = set().union(*(agents.gemini_allowed(p) for p in policies)) if policies else set()
+            out.append(_check_agent_server("gemini", path, server, sorted({"recall"} - allowed),
+                                           f"a policy rule allowing it by name in {paths.gemini_policy_path()}"))
+    return out
+
+
+def _check_agent_server(agent: str, path: Path, server: dict | None, not_allowed: list, allow: str) -> Finding:
+    if not server or not server.get("command"):
+        return Finding(agent, FAIL, f"{agent} is installed, but no openmemory MCP server is in {path}",
+                       f"run `{_here()} setup`")
+    argv = [server["command"], *(server.get("args") or [])]
+    try:
+        tools = list_tools(argv, dict(server.get("env") or {}))
+    except OpenMemoryError as e:
+        return Finding(agent, FAIL, f"{agent}'s server `{shlex.join(argv)}` does not answer: {e}",
+                       f"run `{_here()} setup` again")
+    if not_allowed:
+        return Finding(agent, FAIL, f"{agent}'s server answers ({', '.join(tools)}), but its model may not "
+                                    f"call `recall` without a prompt (non-interactive runs refuse it)",
+                       f"add {allow} (`{_here()} setup` does)")
+    return Finding(agent, OK, f"{agent}'s MCP server in {path} answers tools/list ({', '.join(tools)}), "
+                              f"`recall` allowed: {shlex.join(argv)}")
 
 
 # -- probes ------------------------------------------------------------------------------------

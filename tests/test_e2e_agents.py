@@ -8,6 +8,8 @@ binaries once from npm into ~/.cache/openmemory-e2e/ and skip, saying why, when 
 import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import unittest
 from pathlib import Path
@@ -255,6 +257,72 @@ class RealGemini(unittest.TestCase):
         main = [e for e in e2e.read_jsonl(r["log"]) if e["step"] is not None]
         self.assertEqual([e["step"] for e in main], [0, 1, 2])
         self.assertTrue(all("OM-TEST-CANARY" in json.dumps(e["body"]) for e in main))
+
+
+def openmemory(home, *args, env=None):
+    """Run this checkout's openmemory as the person would, with HOME and its memory under `home`."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("CODEX_", "GEMINI_", "CLAUDE", "OPENMEMORY_"))}
+    base.update(HOME=home, OPENMEMORY_HOME=os.path.join(home, "om"), CLAUDE_CONFIG_DIR=os.path.join(home, "claude"),
+                PYTHONPATH=e2e.ROOT, PATH="/usr/bin:/bin")     # no `claude`: setup prints its command
+    base.update(env or {})
+    p = subprocess.run([sys.executable, "-m", "openmemory", *args], env=base, capture_output=True, text=True,
+                       timeout=120, cwd=home)
+    if p.returncode != 0:
+        raise AssertionError(f"openmemory {' '.join(args)} failed: {p.stderr}")
+    return p
+
+
+MEMORY = "In this project the tests run with python3 -m unittest, never with pytest"
+
+
+class RecallThroughSetup(unittest.TestCase):
+    """`openmemory setup` connects each installed agent; its model then calls openmemory's `recall`
+    through the server setup registered (absolute paths, the tool allowed by name) and gets an answer."""
+
+    def setUp(self):
+        self.home = os.path.realpath(tempfile.mkdtemp(prefix="om-test-recall-"))
+        self.addCleanup(shutil.rmtree, self.home, True)
+        openmemory(self.home, "remember", MEMORY)
+
+    def answers(self, log):
+        """The tool outputs the fake model was sent after its recall call."""
+        return json.dumps([e["body"] for e in e2e.read_jsonl(log) if e["step"] == 1])
+
+    def test_codex_calls_recall_and_gets_the_memory(self):
+        binary("codex")
+        os.makedirs(os.path.join(self.home, ".codex"))
+        out = openmemory(self.home, "setup", "--yes", "--schedule", "none").stdout
+        self.assertIn("with Codex", out)
+        scenario = {"steps": [
+            {"match": "how are tests run", "reply": [{"tool_call": {
+                "namespace": "mcp__openmemory", "name": "recall", "args": {"query": "how are the tests run"}}}]},
+            {"match": "tool_result", "reply": [{"text": "Memory answered."}]}]}
+        r = e2e.run_codex(scenario, ["how are tests run here?"], home=self.home)
+        self.assertEqual([t["rc"] for t in r["turns"]], [0], r["turns"])
+        self.assertIn("python3 -m unittest, never with pytest", self.answers(r["log"]))
+        self.assertEqual(self.doctor("codex")["status"], "ok")
+
+    def test_gemini_calls_recall_and_gets_the_memory(self):
+        binary("gemini")
+        os.makedirs(os.path.join(self.home, ".gemini"))
+        out = openmemory(self.home, "setup", "--yes", "--schedule", "none").stdout
+        self.assertIn("with Gemini", out)
+        scenario = {"steps": [
+            {"match": "how are tests run", "reply": [{"tool_call": {
+                "name": "mcp_openmemory_recall", "args": {"query": "how are the tests run"}}}]},
+            {"match": "tool_result", "reply": [{"text": "Memory answered."}]}]}
+        r = e2e.run_gemini(scenario, ["how are tests run here?"], home=self.home)
+        self.assertEqual([t["rc"] for t in r["turns"]], [0], r["turns"])
+        self.assertIn("python3 -m unittest, never with pytest", self.answers(r["log"]))
+        self.assertEqual(self.doctor("gemini")["status"], "ok")
+
+    def doctor(self, check):
+        """doctor's finding for one agent (the rest fails here: Claude Code is not connected)."""
+        base = dict(os.environ, HOME=self.home, OPENMEMORY_HOME=os.path.join(self.home, "om"),
+                    CLAUDE_CONFIG_DIR=os.path.join(self.home, "claude"), PYTHONPATH=e2e.ROOT, PATH="/usr/bin:/bin")
+        p = subprocess.run([sys.executable, "-m", "openmemory", "doctor", "--json"], env=base, capture_output=True,
+                           text=True, timeout=120)
+        return next(c for c in json.loads(p.stdout)["checks"] if c["check"] == check)
 
 
 if __name__ == "__main__":

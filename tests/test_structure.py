@@ -190,7 +190,7 @@ def find_cycle(graph: dict):
 # below, never one above it (on one floor, one way only: no cycle, as Shape pins).
 FLOORS = {
     0: ("__init__", "clock", "shorten", "errors", "paths", "embed", "redact"),
-    1: ("files", "transcripts", "codex", "gemini", "corrections", "failures", "neighbours"),
+    1: ("files", "transcripts", "codex", "gemini", "agents", "corrections", "failures", "neighbours"),
     2: ("episodes", "passages", "wording", "counts", "forget", "backing", "migrations", "settings"),
     3: ("store",),
     4: ("ingest", "recall", "render", "llm", "schedule", "review"),

@@ -1,0 +1,198 @@
+"""The other agents as setup, doctor and render meet them: OpenAI Codex CLI and Google Gemini CLI.
+
+Which are installed here; openmemory's MCP server in each one's configuration (Codex's
+`config.toml`, Gemini's `settings.json` and a policy file that allows its tools by name), as
+text or data, and read back. Measured with codex-cli 0.171.0 and gemini-cli 0.61.0
+(tests/data/agents/: `mcp_recall.config.toml`, `mcp_recall.settings.json`, `mcp_recall.policy.toml`;
+without the allowing entry neither lets its model call `recall` in a non-interactive run,
+`mcp_denied.*`). Pure but for `found` and the readers; files.py writes, setup decides.
+"""
+import json
+import re
+import shutil
+
+from . import paths
+
+CODEX, GEMINI = "codex", "gemini"
+NAME = "openmemory"
+TOOLS = ("recall", "remember")      # openmemory's MCP tools, allowed by name in each agent
+MARK = "# openmemory: its MCP server, its tools allowed by name (`openmemory setup --undo` removes this)"
+
+
+def found() -> list[str]:
+    """The other agents this person has: the program on PATH, or its folder in their home."""
+    out = []
+    if shutil.which("codex") or paths.codex_home().is_dir():
+        out.append(CODEX)
+    if shutil.which("gemini") or paths.gemini_dir().is_dir():
+        out.append(GEMINI)
+    return out
+
+
+def read_text(path) -> str | None:
+    """A configuration file's text, or None when there is none (or it is not text)."""
+    try:
+        return path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+# -- Codex: config.toml ------------------------------------------------------------------------
+
+# A table of openmemory's server, however spelled: [mcp_servers.openmemory], [mcp_servers."openmemory".env]
+_CODEX_TABLE = re.compile(r'^[ \t]*\[[ \t]*mcp_servers[ \t]*\.[ \t]*(?:openmemory|"openmemory")[ \t]*[\].]', re.M)
+# mcp_servers as a key of the root (an inline table, or dotted keys): a table header after it is no TOML
+_CODEX_INLINE = re.compile(r"^[ \t]*mcp_servers[ \t]*[.=]", re.M)
+
+
+def _toml(value: str) -> str:
+    """A TOML basic string (JSON's escapes are TOML's)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def codex_block(server: dict) -> str:
+    """openmemory's server for Codex as TOML tables, each tool allowed by name (approval_mode =
+    "approve": without it `codex exec` refuses the call, as its approval policy is never)."""
+    lines = ["", MARK, f"[mcp_servers.{NAME}]", f"command = {_toml(server['command'])}",
+             f"args = [{', '.join(_toml(a) for a in server['args'])}]"]
+    if server.get("env"):
+        lines += ["", f"[mcp_servers.{NAME}.env]"] + [f"{k} = {_toml(v)}" for k, v in server["env"].items()]
+    for tool in TOOLS:
+        lines += ["", f"[mcp_servers.{NAME}.tools.{tool}]", 'approval_mode = "approve"']
+    return "\n".join(lines) + "\n"
+
+
+def codex_appended(text: str | None, server: dict) -> str:
+    """What setup appends to config.toml's text: the block, after a line end if the file lacks one."""
+    block = codex_block(server)
+    return block if not text or text.endswith("\n") else "\n" + block
+
+
+def codex_has_server(text: str | None) -> bool:
+    """Whether config.toml already defines a server named openmemory (a second table would break it)."""
+    return bool(text) and (_CODEX_TABLE.search(text) is not None or re.search(
+        r'^[ \t]*mcp_servers[ \t]*\.[ \t]*"?openmemory"?[ \t]*[.=]', text, re.M) is not None)
+
+
+def codex_cannot_take(text: str | None) -> str:
+    """Why a block cannot be appended to this config.toml ("" when it can)."""
+    if text and _CODEX_INLINE.search(text):
+        return "it sets mcp_servers as a key of its root, where a table of it cannot follow"
+    return ""
+
+
+def codex_server(text: str | None) -> dict | None:
+    """openmemory's server as config.toml defines it ({command, args, env, approvals}), or None."""
+    data = _toml_load(text)
+    if data is not None:
+        server = data.get("mcp_servers", {}).get(NAME) if isinstance(data.get("mcp_servers"), dict) else None
+        if not isinstance(server, dict):
+            return None
+        tools = server.get("tools") if isinstance(server.get("tools"), dict) else {}
+        return {"command": server.get("command"), "args": list(server.get("args") or []),
+                "env": dict(server.get("env") or {}),
+                "approvals": {t: v.get("approval_mode") for t, v in tools.items() if isinstance(v, dict)}}
+    return _codex_server_by_lines(text) if codex_has_server(text) else None
+
+
+def _toml_load(text):
+    """config.toml parsed (tomllib, Python 3.11 on), or None where it cannot be."""
+    if text is None:
+        return None
+    try:
+        import tomllib
+    except ImportError:
+        return None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return None
+
+
+def _codex_server_by_lines(text: str) -> dict | None:
+    """Without tomllib: openmemory's tables read line by line, as setup writes them."""
+    out, table = {"command": None, "args": [], "env": {}, "approvals": {}}, None
+    for line in text.splitlines():
+        header = re.match(r'^\s*\[\s*([^\]]+?)\s*\]\s*$', line)
+        if header:
+            table = header.group(1).replace('"', "")
+            continue
+        pair = re.match(r'^\s*([A-Za-z0-9_-]+)\s*=\s*(.+?)\s*$', line)
+        if not pair or not table or not table.startswith(f"mcp_servers.{NAME}"):
+            continue
+        try:
+            value = json.loads(pair.group(2))
+        except ValueError:
+            continue
+        if table == f"mcp_servers.{NAME}" and pair.group(1) in ("command", "args"):
+            out[pair.group(1)] = value
+        elif table == f"mcp_servers.{NAME}.env":
+            out["env"][pair.group(1)] = value
+        elif table.startswith(f"mcp_servers.{NAME}.tools.") and pair.group(1) == "approval_mode":
+            out["approvals"][table.rsplit(".", 1)[1]] = value
+    return out if out["command"] else None
+
+
+# -- Gemini: settings.json and a policy file --------------------------------------------------
+
+# Variables Gemini drops from a server's `env` (0.61.0, BLOCKED_EXECUTION_ENVS: "Blocked dangerous
+# environment variable override for MCP server"): passed through env(1) on the command line instead.
+GEMINI_BLOCKED_ENV = ("PYTHONPATH",)
+
+
+def gemini_entry(server: dict) -> dict:
+    """openmemory's server as Gemini's settings.json names one (`gemini mcp add` writes command,
+    args). A checkout's PYTHONPATH, which Gemini would drop, goes through /usr/bin/env."""
+    env = dict(server.get("env") or {})
+    through = [f"{k}={env.pop(k)}" for k in GEMINI_BLOCKED_ENV if k in env]
+    entry = {"command": "/usr/bin/env", "args": [*through, server["command"], *server["args"]]} if through \
+        else {"command": server["command"], "args": list(server["args"])}
+    if env:
+        entry["env"] = env
+    return entry
+
+
+def gemini_server(settings: dict) -> dict | None:
+    servers = settings.get("mcpServers") if isinstance(settings, dict) else None
+    server = servers.get(NAME) if isinstance(servers, dict) else None
+    return server if isinstance(server, dict) else None
+
+
+def with_gemini_server(settings: dict, server: dict) -> dict:
+    """settings with mcpServers.openmemory set (every other key kept, in its order)."""
+    out = json.loads(json.dumps(settings))
+    servers = out.get("mcpServers")
+    if not isinstance(servers, dict):
+        servers = out["mcpServers"] = {}
+    servers[NAME] = gemini_entry(server)
+    return out
+
+
+def without_gemini_server(settings: dict) -> dict:
+    out = json.loads(json.dumps(settings))
+    servers = out.get("mcpServers")
+    if isinstance(servers, dict) and NAME in servers:
+        del servers[NAME]
+        if not servers:
+            del out["mcpServers"]
+    return out
+
+
+def gemini_policy() -> str:
+    """The policy file that lets Gemini's model call openmemory's tools without asking (in `-p`
+    mode a tool not allowed is not even offered)."""
+    rules = [MARK.replace("this)", "this file)")]
+    for tool in TOOLS:
+        rules += ["", "[[rule]]", f'mcpName = "{NAME}"', f'toolName = "{tool}"', 'decision = "allow"', "priority = 100"]
+    return "\n".join(rules) + "\n"
+
+
+def gemini_allowed(policy: str | None) -> set:
+    """The openmemory tools a policy file's rules allow by name."""
+    allowed = set()
+    for rule in re.split(r"^\s*\[\[rule\]\]\s*$", policy or "", flags=re.M)[1:]:
+        if re.search(rf'^\s*mcpName\s*=\s*"{NAME}"\s*$', rule, re.M) and \
+                re.search(r'^\s*decision\s*=\s*"allow"\s*$', rule, re.M):
+            tool = re.search(r'^\s*toolName\s*=\s*"([^"]+)"\s*$', rule, re.M)
+            allowed |= {tool.group(1)} if tool else set(TOOLS)
+    return allowed
