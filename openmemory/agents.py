@@ -196,3 +196,21 @@ def gemini_allowed(policy: str | None) -> set:
             tool = re.search(r'^\s*toolName\s*=\s*"([^"]+)"\s*$', rule, re.M)
             allowed |= {tool.group(1)} if tool else set(TOOLS)
     return allowed
+
+
+# -- where each agent loads instructions at start (render writes a section of each) ------------
+
+def gemini_projects() -> dict:
+    """{project root: Gemini's short id} from ~/.gemini/projects.json (0.61.0's registry)."""
+    try:
+        known = json.loads(paths.gemini_dir().joinpath("projects.json").read_text("utf-8")).get("projects", {})
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return {root: name for root, name in known.items() if isinstance(root, str) and isinstance(name, str)
+            and re.fullmatch(r"[A-Za-z0-9._-]+", name) and name not in (".", "..")}
+
+
+def gemini_private_memory(short_id: str):
+    """A project's private memory index Gemini loads at start (not in the repository):
+    <gemini dir>/tmp/<id>/memory/MEMORY.md."""
+    return paths.gemini_chats_root() / short_id / "memory" / "MEMORY.md"

@@ -208,14 +208,39 @@ class Lock:
 # Claude Code's folder
 
 def memory_guard(path: Path) -> Path:
-    """Refuse any write outside `<config dir>/projects/*/memory/`."""
+    """Refuse any write outside `<config dir>/projects/*/memory/` but the other agents' instruction
+    files render keeps a section of (agent_instruction_file)."""
     path = Path(path)
     real = _resolved(path)
     projects = Path(os.path.realpath(paths.projects_dir()))
     if real.parent.name == "memory" and real.parent.parent.parent == projects:
         return path
+    if agent_instruction_file(path):
+        return path
     raise RenderError(f"refusing to write {path}: openmemory writes in Claude Code's folder only inside "
-                      f"{paths.projects_dir()}/*/memory/")
+                      f"{paths.projects_dir()}/*/memory/, and of the other agents' files only their "
+                      f"instruction files")
+
+
+def agent_instruction_file(path: Path) -> bool:
+    """Whether path is an instruction file of another agent's that render may keep a section of:
+    Codex's $CODEX_HOME/AGENTS.md, Gemini's ~/.gemini/GEMINI.md and a project's private
+    ~/.gemini/tmp/<project>/memory/MEMORY.md; or a repository's AGENTS.md that already holds
+    openmemory's two marker lines (the person put them there: the only way into a repository)."""
+    real = Path(os.path.realpath(path))
+    if real in (Path(os.path.realpath(paths.codex_agents_md())), Path(os.path.realpath(paths.gemini_md()))):
+        return True
+    if real.name == "MEMORY.md" and real.parent.name == "memory" and \
+            real.parent.parent.parent == Path(os.path.realpath(paths.gemini_chats_root())):
+        return True
+    if real.name == "AGENTS.md":
+        held = read(real)
+        lines = [] if held is None else [l.strip() for l in held.decode("utf-8", "replace").splitlines()]
+        return MARKERS[0] in lines and MARKERS[1] in lines
+    return False
+
+
+MARKERS = ("<!-- openmemory:begin -->", "<!-- openmemory:end -->")   # render.BEGIN, render.END
 
 
 def make_memory_folder(folder: Path) -> None:

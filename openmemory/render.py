@@ -15,7 +15,7 @@ import re
 import unicodedata
 from pathlib import Path
 
-from . import counts, embed, files, forget, paths
+from . import agents, counts, embed, files, forget, paths
 from .failures import error_line
 from .clock import iso
 from .errors import RenderError, os_fault
@@ -251,6 +251,7 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
             store, [l for l in lessons.values() if live(l)], limit,
             {"warnings": []}, optout).items() for l in ls}
         _collect_vetoes(store, lessons, written, vetoes, now, result, meant)
+        _collect_line_vetoes(store, lessons, sections, vetoes, now, result)
         if len(vetoes) != vetoes_before:  # before written.json forgets the deleted files
             files.write_own(paths.vetoed_path(), _dump({"version": STATE_VERSION, "lessons": vetoes}))
         rendered = [l for l in lessons.values() if live(l)]
@@ -279,6 +280,7 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
         result["folders"] = [str(f) for f in sorted(placed)]
         result["lessons"] = len(rendered)
         result["candidates"] = len(listed) - len(rendered)
+        _render_agent_files(rendered, limit, sections, now, before_replace, result, optout)
 
         predictions = store.predictions_by_lesson()
         records = [lesson_record(l, [sources[i] for i in l["sources"] if i in sources],
@@ -442,8 +444,10 @@ def _write_lesson(path: Path, lesson: dict, data: bytes, written: dict, now: str
     return True
 
 
-def _write_index(md: Path, index: list, sections: dict, now: str, before_replace, result: dict) -> None:
-    """Rewrite the section of MEMORY.md, retrying when someone writes the file meanwhile."""
+def _write_index(md: Path, index: list, sections: dict, now: str, before_replace, result: dict,
+                 loads_whole: bool = False) -> None:
+    """Rewrite the section of MEMORY.md, retrying when someone writes the file meanwhile.
+    loads_whole: another agent's file, loaded whole (no Claude Code limit to warn about)."""
     lines = [line for _, line in index]
     if _linked(md, result):
         return
@@ -477,7 +481,7 @@ def _write_index(md: Path, index: list, sections: dict, now: str, before_replace
         result["written"].append(str(md))
     if data != current or {k: sections.get(str(md), {}).get(k) for k in record} != record:
         sections[str(md)] = dict(record, written=now)
-    ours, mine = unseen(new)
+    ours, mine = unseen(new) if not loads_whole else (0, 0)
     if ours:
         result["warnings"].append(
             f"{ours} line(s) of openmemory's section of {md} fall past what Claude Code loads (the first "
@@ -891,3 +895,113 @@ def unseen(text: str) -> tuple:
         else:
             mine += 1
     return ours, mine
+
+
+# --------------------------------------------------------------------------------------
+# The other agents' instruction files: a section between the same markers, one line per lesson
+# (Codex's $CODEX_HOME/AGENTS.md and Gemini's ~/.gemini/GEMINI.md: the lessons for everywhere;
+# Gemini's private per-project MEMORY.md: that project's; a repository's AGENTS.md only where
+# the person put the markers). Neither agent follows links, so each line is the lesson itself;
+# deleting a line is a veto, as deleting an om-<id>.md is for Claude Code.
+
+def agent_files(live: list, limit: int, optout: forget.OptOut) -> dict:
+    """{instruction file: its lessons, strongest first, at most limit}, for the agents installed."""
+    have = agents.found()
+    if not have:
+        return {}
+    everywhere = [l for l in live if not l["cwd"]]
+    by_project = {}
+    for lesson in live:
+        if lesson["cwd"] and _usable_cwd(lesson["cwd"]) and not optout.reason(lesson["cwd"]):
+            by_project.setdefault(paths.project_of(lesson["cwd"]), []).append(lesson)
+    out = {}
+    if agents.CODEX in have:
+        out[paths.codex_agents_md()] = list(everywhere)
+        for root, lessons in by_project.items():
+            repo_file = Path(root) / "AGENTS.md"
+            if files.agent_instruction_file(repo_file):   # the person asked: the markers are there
+                out[repo_file] = list(lessons)
+    if agents.GEMINI in have:
+        out[paths.gemini_md()] = list(everywhere)
+        for root, short in agents.gemini_projects().items():
+            private = agents.gemini_private_memory(short)
+            if not private.parent.parent.is_dir() or not _usable_cwd(root):
+                continue    # a project Gemini no longer keeps
+            lessons = by_project.get(paths.project_of(root), [])
+            if lessons or private.exists():
+                out.setdefault(private, []).extend(l for l in lessons if l not in out.get(private, []))
+    for lessons in out.values():
+        lessons.sort(key=lambda l: l["id"])
+        lessons.sort(key=lambda l: (l["strength"], l["seen"], l["updated"] or ""), reverse=True)
+        del lessons[limit:]
+    return out
+
+
+def agent_line(lesson: dict) -> str:
+    """One lesson as a line of another agent's instruction file: the lesson itself, and how often."""
+    line = "- " + neutralise(lesson["text"]) + f" (seen {int(lesson['seen'] or 1)}×)"
+    return line if len(line) <= 2 * LINE_CHARS else line[:2 * LINE_CHARS - 2] + " …"
+
+
+def _section_lines(text: str | None) -> list | None:
+    """The lines between the markers of a file's text; None without a (sound) section."""
+    if text is None:
+        return None
+    try:
+        found = find_section(text)
+    except RenderError:
+        return None
+    if found is None:
+        return None
+    return [content for content, _ in split_lines(text[found[0]:found[1]])][1:-1]
+
+
+def _collect_line_vetoes(store: Store, lessons: dict, sections: dict, vetoes: list, now: str, result: dict) -> None:
+    """A lesson line openmemory wrote into another agent's file that is gone from a section still
+    there is the person's veto (a section removed whole is a reset, not a veto)."""
+    keys = {v.get("key") or veto_key(v.get("text", "")) for v in vetoes if not v.get("sha256")}
+    vetoed_ids = set()
+    for name, rec in sorted(sections.items()):
+        if "lines" not in rec:
+            continue        # a MEMORY.md of Claude Code's: its lessons are files
+        current = files.read(Path(name))
+        present = _section_lines(None if current is None else current.decode("utf-8", "surrogateescape"))
+        if present is None:
+            continue
+        present = {_sha(line.strip().encode("utf-8", "surrogateescape")) for line in present}
+        for lesson_id, line_sha in rec["lines"].items():
+            lesson = lessons.get(int(lesson_id))
+            if line_sha in present or lesson is None or lesson["vetoed"]:
+                continue
+            key = veto_key(lesson["text"])
+            if key not in keys:
+                keys.add(key)
+                vetoes.append({"id": lesson["id"], "text": lesson["text"], "key": key, "file": name,
+                               "cwd": lesson["cwd"], "vetoed": now})
+            lesson["vetoed"] = 1
+            vetoed_ids.add(lesson["id"])
+            result["vetoed"].append({"id": lesson["id"], "text": lesson["text"]})
+    if vetoed_ids:
+        store.veto_lessons(sorted(vetoed_ids))
+
+
+def _render_agent_files(live: list, limit: int, sections: dict, now: str, before_replace, result: dict,
+                        optout: forget.OptOut) -> None:
+    placed = agent_files([l for l in live if not l["vetoed"]], limit, optout)
+    for name, rec in list(sections.items()):   # files written before that are no longer meant: emptied
+        if "lines" in rec and Path(name) not in placed:
+            placed[Path(name)] = []
+    for path, lessons in sorted(placed.items()):
+        lines = [agent_line(l) for l in lessons]
+        try:
+            if lessons and not path.parent.is_dir():
+                files.make_memory_folder(path.parent)
+            _write_index(path, [(l["id"], line) for l, line in zip(lessons, lines)], sections, now,
+                         before_replace, result, loads_whole=True)
+        except (OSError, RenderError) as e:
+            result["warnings"].append(f"could not write {path}: {getattr(e, 'strerror', None) or e}")
+            continue
+        if str(path) in sections:
+            # each line's hash, not its words: what forget takes out of the file leaves nothing here
+            sections[str(path)]["lines"] = {str(l["id"]): _sha(line.strip().encode("utf-8", "surrogateescape"))
+                                            for l, line in zip(lessons, lines)}

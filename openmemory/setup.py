@@ -385,8 +385,16 @@ def agent_changes() -> list[Change]:
     changes = []
     if agents.CODEX in have:
         changes.append(_codex_change())
+        changes.append(Change("note", "keep", f"Codex: lessons for every project go into {paths.codex_agents_md()} "
+                                              f"(render keeps a section of it); a project's own lessons only into its "
+                                              f"repository's AGENTS.md, which is committed and shared, so only where "
+                                              f"you put the two lines `<!-- openmemory:begin -->` and "
+                                              f"`<!-- openmemory:end -->` into it"))
     if agents.GEMINI in have:
         changes += _gemini_changes()
+        changes.append(Change("note", "keep", f"Gemini: lessons for every project go into {paths.gemini_md()}, a "
+                                              f"project's into its private {paths.gemini_chats_root()}/<project>/memory/"
+                                              f"MEMORY.md (never into the repository)"))
     return changes
 
 
@@ -1169,7 +1177,35 @@ def check_agents() -> list[Finding]:
             allowed = set().union(*(agents.gemini_allowed(p) for p in policies)) if policies else set()
             out.append(_check_agent_server("gemini", path, server, sorted({"recall"} - allowed),
                                            f"a policy rule allowing it by name in {paths.gemini_policy_path()}"))
+    for agent, path in ((agents.CODEX, paths.codex_agents_md()), (agents.GEMINI, paths.gemini_md())):
+        if agent in have:
+            out.append(_check_instructions(agent, path))
     return out
+
+
+def _check_instructions(agent: str, path: Path) -> Finding:
+    """The file the agent loads at start, where render keeps the lessons for everywhere."""
+    from .render import BEGIN, END, find_section    # the section's format is render's
+    check = f"{agent} lessons"
+    text = agents.read_text(path)
+    if text is None:
+        if path.exists():
+            return Finding(check, FAIL, f"{path} cannot be read as UTF-8 text", "fix or move the file")
+        return Finding(check, NOTE, f"{path} does not exist yet: render writes it once there is a lesson for "
+                                    f"every project")
+    try:
+        found = find_section(text)
+    except OpenMemoryError as e:
+        return Finding(check, FAIL, f"{path}: {e}", f"keep exactly one `{BEGIN}` line and one `{END}` line "
+                                                    f"after it, or remove both")
+    if found is None:
+        return Finding(check, NOTE, f"{path} has no openmemory section yet (no lesson for every project so far)")
+    lines = [l for l in text[found[0]:found[1]].splitlines() if l.startswith("- ")]
+    if not os.access(path, os.W_OK):
+        return Finding(check, FAIL, f"{path} is not writable: its lessons cannot be kept up to date",
+                       "give yourself write access (chmod u+w)")
+    return Finding(check, OK, f"{path} holds openmemory's section ({len(lines)} lesson line(s)), loaded at "
+                              f"every {agent} start")
 
 
 def _check_agent_server(agent: str, path: Path, server: dict | None, not_allowed: list, allow: str) -> Finding:

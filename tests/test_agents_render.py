@@ -1,0 +1,131 @@
+"""Lessons rendered where Codex CLI and Gemini CLI load instructions at start (render.py's
+section of each agent's file), with the person's bytes outside the markers kept, and a deleted
+line a veto. Which files each agent loads was measured with the real binaries
+(tests/data/agents/{codex,gemini}/memory_files.*); the real clients reading them are in
+test_e2e_agents.py.
+"""
+import json
+import os
+from pathlib import Path
+
+from openmemory import agents, render, store
+from tests.helpers import TempHome
+from tests.test_render import add_lesson
+
+EVERYWHERE = "Run the linter with `mise run lint`, not golangci-lint directly"
+PROJECT = "In this repository run the tests with python3 -m unittest, never pytest"
+THEIRS = "# My own instructions\n\nAlways answer in English.\n"
+
+
+class AgentHome(TempHome):
+    """Codex's and Gemini's folders under the temporary HOME, a repository, a memory."""
+
+    def setUp(self):
+        super().setUp()
+        self.user = self.tmp / "user-home"
+        self.codex = self.user / ".codex" / "AGENTS.md"
+        self.gemini = self.user / ".gemini" / "GEMINI.md"
+        self.codex.parent.mkdir(parents=True)
+        self.gemini.parent.mkdir(parents=True)
+        self.repo = Path(os.path.realpath(self.tmp)) / "shop"
+        (self.repo / ".git").mkdir(parents=True)
+        self.db = store.connect()
+        self.addCleanup(self.db.close)
+
+    def gemini_project(self, short="shop"):
+        (self.user / ".gemini" / "projects.json").write_text(json.dumps({"projects": {str(self.repo): short}}))
+        (self.user / ".gemini" / "tmp" / short).mkdir(parents=True)
+        return agents.gemini_private_memory(short)
+
+
+class AgentFiles(AgentHome):
+    def test_lessons_for_everywhere_reach_both_global_files_keeping_the_persons_bytes(self):
+        self.codex.write_text(THEIRS)
+        add_lesson(self.db, EVERYWHERE, seen=2)
+        result = render.render(self.db)
+        text = self.codex.read_text()
+        self.assertTrue(text.startswith(THEIRS))
+        self.assertIn("- Run the linter with `mise run lint`, not golangci-lint directly (seen 2×)", text)
+        self.assertIn(render.BEGIN, text)
+        self.assertIn(str(self.codex), result["written"])
+        self.assertIn(EVERYWHERE, self.gemini.read_text())          # created, holding only the section
+        self.assertTrue(self.gemini.read_text().startswith(render.BEGIN))
+        again = render.render(self.db)
+        self.assertNotIn(str(self.codex), again["written"])          # nothing changed, nothing written
+
+    def test_a_projects_lesson_goes_to_geminis_private_memory_never_into_the_repository(self):
+        private = self.gemini_project()
+        add_lesson(self.db, PROJECT, kind="project", cwd=str(self.repo))
+        render.render(self.db)
+        self.assertIn(PROJECT, private.read_text())
+        self.assertNotIn(PROJECT, self.gemini.read_text() if self.gemini.exists() else "")
+        self.assertFalse((self.repo / "AGENTS.md").exists())
+        self.assertFalse((self.repo / "GEMINI.md").exists())
+        self.assertNotIn(PROJECT, self.codex.read_text() if self.codex.exists() else "")
+
+    def test_a_repositorys_agents_md_gets_its_projects_lessons_only_where_the_person_put_the_markers(self):
+        add_lesson(self.db, PROJECT, kind="project", cwd=str(self.repo))
+        mine = "# Shop\n\nUse tabs.\n"
+        (self.repo / "AGENTS.md").write_text(mine)
+        render.render(self.db)
+        self.assertEqual((self.repo / "AGENTS.md").read_text(), mine)       # not asked: untouched
+        asked = mine + f"\n{render.BEGIN}\n{render.END}\n\nMore of mine.\n"
+        (self.repo / "AGENTS.md").write_text(asked)
+        render.render(self.db)
+        text = (self.repo / "AGENTS.md").read_text()
+        self.assertIn(PROJECT, text)
+        self.assertTrue(text.startswith(mine) and text.endswith("\nMore of mine.\n"))
+
+    def test_deleting_a_lessons_line_is_its_veto(self):
+        lesson = add_lesson(self.db, EVERYWHERE)
+        render.render(self.db)
+        text = self.codex.read_text()
+        line = next(l for l in text.splitlines() if EVERYWHERE in l)
+        self.codex.write_text(text.replace(line + "\n", ""))
+        result = render.render(self.db)
+        self.assertEqual([v["id"] for v in result["vetoed"]], [lesson])
+        self.assertNotIn(EVERYWHERE, self.gemini.read_text())         # vetoed everywhere
+        self.assertNotIn(EVERYWHERE, self.codex.read_text())
+        render.render(self.db)
+        self.assertNotIn(EVERYWHERE, self.codex.read_text())         # for good
+
+    def test_removing_the_whole_section_is_no_veto(self):
+        add_lesson(self.db, EVERYWHERE)
+        render.render(self.db)
+        self.codex.write_text(THEIRS)
+        result = render.render(self.db)
+        self.assertEqual(result["vetoed"], [])
+        self.assertIn(EVERYWHERE, self.codex.read_text())
+
+    def test_an_agent_that_is_not_installed_gets_nothing(self):
+        self.gemini.parent.rmdir()
+        add_lesson(self.db, EVERYWHERE)
+        render.render(self.db)
+        self.assertFalse(self.gemini.parent.exists())
+        self.assertIn(EVERYWHERE, self.codex.read_text())
+
+    def test_lesson_text_is_data_in_the_agents_file_too(self):
+        add_lesson(self.db, "Never run <!-- rm -rf / --> and ignore [this](http://evil.example)")
+        render.render(self.db)
+        section = self.codex.read_text()
+        self.assertEqual(section.count("<!--"), 2)                   # only the two markers
+        self.assertNotIn("](http", section)
+
+
+class DoctorOnTheFiles(AgentHome):
+    def test_doctor_reports_each_agents_section_and_damaged_markers(self):
+        import subprocess, sys
+        from tests.helpers import ROOT
+
+        def found():
+            p = subprocess.run([sys.executable, "-m", "openmemory", "doctor", "--json"], capture_output=True,
+                               text=True, env=self.env(), timeout=120)
+            return {c["check"]: c for c in json.loads(p.stdout)["checks"]}
+        self.assertEqual(found()["codex lessons"]["status"], "note")
+        add_lesson(self.db, EVERYWHERE)
+        render.render(self.db)
+        checks = found()
+        self.assertEqual((checks["codex lessons"]["status"], checks["gemini lessons"]["status"]), ("ok", "ok"))
+        self.assertIn("1 lesson line", checks["codex lessons"]["text"])
+        self.codex.write_text(self.codex.read_text() + render.END + "\n")
+        self.assertEqual(found()["codex lessons"]["status"], "fail")
