@@ -9,7 +9,10 @@ import json
 import shutil
 from pathlib import Path
 
+from datetime import datetime, timezone
+
 from openmemory import codex, gemini, store
+from tests.fixtures import Transcript, project_folder
 from tests.helpers import TempHome, raw_db
 
 DATA = Path(__file__).parent / "data" / "agents"
@@ -262,6 +265,48 @@ class GeminiSessions(AgentHome):
         report = json.loads(self.ingest().stdout)
         self.assertEqual(report["opted_out"], 1)
         self.assertEqual(self.episodes(), [])
+
+
+class OneLessonAcrossAgents(AgentHome):
+    """A correction typed to Codex and the same one typed to Claude Code are one lesson, seen twice."""
+
+    CWD = "/tmp/om-rec-codex-correction-lhqjcx7t/work"      # the folder of the Codex recording
+
+    def claude_session(self, said: str):
+        t = Transcript(cwd=self.CWD, start=datetime(2026, 12, 2, 9, tzinfo=timezone.utc))
+        t.user("run the tests")
+        t.assistant("Running them.", tools=[("Bash", {"command": "python3 -m pytest -q"},
+                                             "Exit code 1\n/usr/bin/python3: No module named pytest", True)])
+        t.assistant("I ran the tests with pytest.")
+        t.user(said)
+        t.write(project_folder(self.claude, self.CWD))
+
+    def lessons(self):
+        self.ok("sleep", "--no-model", "--now", "2026-12-03T20:00:00Z")
+        with store.connect() as db:
+            return [dict(l) for l in db.all_lessons() if not l["archived"]]
+
+    def test_the_same_correction_in_codex_and_in_claude_code_is_one_lesson_seen_twice(self):
+        self.codex_rollout("correction.jsonl")
+        self.claude_session("No, don't use pytest here, use unittest: python3 -m unittest")
+        report = json.loads(self.ingest().stdout)
+        self.assertEqual(report["read"], 2)
+        agents_of = {(e["agent"], e["kind"]) for e in self.episodes()}
+        self.assertIn(("codex", "correction"), agents_of)
+        self.assertIn(("claude-code", "correction"), agents_of)
+        (lesson,) = self.lessons()
+        self.assertEqual(lesson["seen"], 2)
+        with store.connect() as db:
+            sources = db.episodes_by_id(lesson["sources"], ("id", "kind", "agent"))
+        self.assertEqual({s["agent"] for s in sources.values() if s["kind"] == "correction"}, {"codex", "claude-code"})
+        memory = (self.claude / "projects").rglob("MEMORY.md")
+        self.assertIn("unittest", "".join(p.read_text() for p in memory))   # reaches Claude Code's memory
+
+    def test_a_different_correction_in_claude_code_is_another_lesson(self):
+        self.codex_rollout("correction.jsonl")
+        self.claude_session("No, never push to main directly, open a pull request from a branch")
+        self.ingest()
+        self.assertEqual(len(self.lessons()), 2)
 
 
 class Migration(TempHome):

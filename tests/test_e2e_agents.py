@@ -325,5 +325,47 @@ class RecallThroughSetup(unittest.TestCase):
         return next(c for c in json.loads(p.stdout)["checks"] if c["check"] == check)
 
 
+class LessonFromCodex(unittest.TestCase):
+    """The whole loop with the real Codex CLI: a correction typed in Codex becomes a lesson that
+    reaches Claude Code's MEMORY.md and the AGENTS.md Codex loads, and the next Codex session's
+    requests to the model carry it."""
+
+    def setUp(self):
+        binary("codex")
+        self.home = os.path.realpath(tempfile.mkdtemp(prefix="om-test-loop-"))
+        self.addCleanup(shutil.rmtree, self.home, True)
+
+    def test_a_correction_typed_in_codex_reaches_claude_code_and_the_next_codex_session(self):
+        os.makedirs(os.path.join(self.home, ".codex"))
+        openmemory(self.home, "setup", "--yes", "--schedule", "none")
+        cwd = os.path.join(self.home, "shop")
+        os.makedirs(cwd)
+        subprocess.run(["git", "init", "-q", cwd], check=True)
+        # The person asked for the project's lessons in its AGENTS.md: they put the markers there.
+        Path(cwd, "AGENTS.md").write_text("# Shop\n\n<!-- openmemory:begin -->\n<!-- openmemory:end -->\n")
+        said = "No, don't use nosuchrunner here, use unittest: python3 -m unittest"
+        for _ in range(2):      # the same correction in two sessions
+            scenario = {"steps": [
+                {"match": "run the tests", "reply": [{"tool_call": {"name": "exec_command",
+                                                                    "args": {"cmd": "python3 -m nosuchrunner -q"}}}]},
+                {"match": "tool_result", "reply": [{"text": "I ran the tests with nosuchrunner."}]},
+                {"match": "use unittest", "reply": [{"text": "Understood."}]}]}
+            r = e2e.run_codex(scenario, ["run the tests", said], home=self.home, cwd=cwd)
+            self.assertEqual([t["rc"] for t in r["turns"]], [0, 0], r["turns"])
+        openmemory(self.home, "ingest")
+        openmemory(self.home, "sleep", "--no-model")
+        lessons = [json.loads(line) for line in Path(self.home, "om", "lessons.jsonl").read_text().splitlines()]
+        (lesson,) = [l for l in lessons if "unittest" in l["text"]]
+        memory = "".join(p.read_text() for p in Path(self.home, "claude", "projects").rglob("MEMORY.md"))
+        words = lesson["text"].split(":")[0]
+        self.assertIn(words, memory)                                        # Claude Code's memory
+        self.assertIn(words, Path(cwd, "AGENTS.md").read_text())            # the file Codex loads
+        r = e2e.run_codex({"steps": [], "default": "Hello."}, ["hello"], home=self.home, cwd=cwd,
+                          log=os.path.join(self.home, "next-session.jsonl"))
+        self.assertEqual([t["rc"] for t in r["turns"]], [0], r["turns"])
+        sent = [json.dumps(e["body"]) for e in e2e.read_jsonl(r["log"])]
+        self.assertTrue(sent and all(words in body for body in sent), "the lesson is in every request")
+
+
 if __name__ == "__main__":
     unittest.main()
