@@ -366,6 +366,34 @@ class LessonFromCodex(unittest.TestCase):
         sent = [json.dumps(e["body"]) for e in e2e.read_jsonl(r["log"])]
         self.assertTrue(sent and all(words in body for body in sent), "the lesson is in every request")
 
+    def test_a_lesson_from_codex_reaches_geminis_private_project_memory(self):
+        binary("gemini")
+        os.makedirs(os.path.join(self.home, ".codex"))
+        os.makedirs(os.path.join(self.home, ".gemini"))
+        cwd = os.path.join(self.home, "shop")
+        os.makedirs(cwd)
+        subprocess.run(["git", "init", "-q", cwd], check=True)
+        said = "No, don't use nosuchrunner here, use unittest: python3 -m unittest"
+        for _ in range(2):
+            scenario = {"steps": [
+                {"match": "run the tests", "reply": [{"tool_call": {"name": "exec_command",
+                                                                    "args": {"cmd": "python3 -m nosuchrunner -q"}}}]},
+                {"match": "tool_result", "reply": [{"text": "I ran the tests with nosuchrunner."}]},
+                {"match": "use unittest", "reply": [{"text": "Understood."}]}]}
+            e2e.run_codex(scenario, ["run the tests", said], home=self.home, cwd=cwd)
+        first = e2e.run_gemini({"steps": [], "default": "Hello."}, ["hello"], home=self.home, cwd=cwd)
+        self.assertEqual([t["rc"] for t in first["turns"]], [0], first["turns"])   # Gemini registers the project
+        openmemory(self.home, "ingest")
+        openmemory(self.home, "sleep", "--no-model")                                # renders at its end
+        private = Path(self.home, ".gemini", "tmp", "shop", "memory", "MEMORY.md")
+        self.assertIn("unittest", private.read_text())
+        self.assertFalse(Path(cwd, "GEMINI.md").exists())                           # never the repository
+        r = e2e.run_gemini({"steps": [], "default": "Hello."}, ["hello"], home=self.home, cwd=cwd,
+                           log=os.path.join(self.home, "next-gemini.jsonl"))
+        main = [json.dumps(e["body"]) for e in e2e.read_jsonl(r["log"]) if e["step"] is not None or
+                "systemInstruction" in e["body"] and e["body"].get("tools")]
+        self.assertTrue(main and all("python3 -m unittest" in body for body in main), "the lesson reaches Gemini")
+
 
 if __name__ == "__main__":
     unittest.main()
