@@ -50,6 +50,16 @@ UNTOUCHED_MAX = 1000                 # recalls whose touching waits for the lock
 # conversation, and each is indexed with the notes stored next to it (neighbours.py).
 STARTED = time.time()
 CONVERSATION = f"mcp:{os.getpid()}@{int(STARTED)}"
+# The agent this server process serves, from its initialize (one client per process): a note it
+# stores is that agent's. clientInfo.name as measured: codex-mcp-client (0.171.0),
+# gemini-cli-mcp-client (0.61.0); anything else is Claude Code's.
+CLIENT = {"agent": "claude-code"}
+
+
+def agent_of_client(name) -> str:
+    """The agent a client's clientInfo.name says it is: codex, gemini, else claude-code."""
+    name = name.lower() if isinstance(name, str) else ""
+    return "codex" if name.startswith("codex") else "gemini" if name.startswith("gemini") else "claude-code"
 
 INSTRUCTIONS = """\
 openmemory is this person's long-term memory of their past Claude Code sessions on this \
@@ -280,6 +290,8 @@ def _initialize(params, project_dir) -> dict:
         raise _InvalidParams("initialize needs a string protocolVersion")
     answer = asked if asked in LEGACY_VERSIONS else LEGACY_VERSIONS[0]
     log.info("initialize from %s: asks %s, answered %s", _client_name(params.get("clientInfo")), asked, answer)
+    info = params.get("clientInfo")
+    CLIENT["agent"] = agent_of_client(info.get("name") if isinstance(info, dict) else None)
     return {"protocolVersion": answer,
             "capabilities": {"tools": {"listChanged": False}},
             "serverInfo": SERVER_INFO, "instructions": INSTRUCTIONS}
@@ -431,7 +443,7 @@ def remember_tool(arguments: dict, project_dir: str | None) -> str:
     while True:
         try:
             with store.connect() as db:
-                note_id = db.add_note(text, title=title, cwd=cwd, conversation=CONVERSATION)
+                note_id = db.add_note(text, title=title, cwd=cwd, conversation=CONVERSATION, agent=CLIENT["agent"])
             break
         except sqlite3.OperationalError as e:
             if not errors.is_busy(e):

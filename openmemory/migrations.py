@@ -356,7 +356,7 @@ def m010_passages(db: sqlite3.Connection) -> None:
 def m011_episode_agent(db: sqlite3.Connection) -> None:
     """Which agent's log an episode came from: claude-code, codex or gemini (transcripts.AGENTS).
     Every episode stored before is Claude Code's (the only one read until now); a note is the
-    person's, told through whichever agent, and is marked as Claude Code's too."""
+    agent's whose MCP client stored it (mcp.agent_of_client)."""
     if "agent" not in {row[1] for row in db.execute("PRAGMA table_info(episodes)")}:   # run again: done
         db.execute("ALTER TABLE episodes ADD COLUMN agent TEXT NOT NULL DEFAULT 'claude-code'")
 

@@ -238,7 +238,7 @@ class Store:
         return len(added)
 
     def add_note(self, text: str, title: str = "", cwd: str | None = None, now: str | None = None,
-                 conversation: str | None = None) -> int:
+                 conversation: str | None = None, agent: str = "claude-code") -> int:
         """Store a note at once (MCP `remember`); returns its id. With a conversation, neighbours are context."""
         now = now or iso()
         text = " ".join(text.split()) if "\n" not in text else text.strip()
@@ -255,9 +255,9 @@ class Store:
             mine, changed = neighbours.new_note_contexts(neighbours.thread_before(recent, conversation, ep["cwd"], now), ep)
             cur = self._db.execute(
                 "INSERT INTO episodes (key, session_id, cwd, kind, title, gist, detail, facts, at, created, "
-                "last_touched, embedding, context) VALUES (?, NULL, ?, 'note', ?, ?, '', ?, ?, ?, ?, ?, ?)",
+                "last_touched, embedding, context, agent) VALUES (?, NULL, ?, 'note', ?, ?, '', ?, ?, ?, ?, ?, ?, ?)",
                 (f"note:{now}:{zlib.crc32(ep['gist'].encode('utf-8')):08x}", ep["cwd"], ep["title"], ep["gist"],
-                 ep["facts"], now, now, now, embed.encoded(ep["title"] + "\n" + ep["gist"]), mine))
+                 ep["facts"], now, now, now, embed.encoded(ep["title"] + "\n" + ep["gist"]), mine, agent))
             _stored(self._db, cur.lastrowid)
             self._db.executemany("UPDATE episodes SET context = ? WHERE id = ?", changed)
             _index_stored(self._db)

@@ -309,6 +309,22 @@ class OneLessonAcrossAgents(AgentHome):
         self.assertEqual(len(self.lessons()), 2)
 
 
+class NotesThroughOtherAgents(TempHome):
+    def test_a_note_stored_through_codexs_or_geminis_mcp_client_is_that_agents(self):
+        from openmemory import mcp
+        self.addCleanup(mcp.CLIENT.update, {"agent": "claude-code"})
+        for client, agent in (("codex-mcp-client", "codex"), ("gemini-cli-mcp-client", "gemini"),
+                              ("claude-code", "claude-code")):
+            mcp.handle({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": client, "version": "1"}}})
+            reply = mcp.handle({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                "name": "remember", "arguments": {"text": f"a note through {client}"}}})
+            self.assertFalse(reply["result"].get("isError"), reply)
+            with store.connect() as db:
+                row = raw_db(db).execute("SELECT agent FROM episodes WHERE gist = ?", (f"a note through {client}",)).fetchone()
+            self.assertEqual(row[0], agent)
+
+
 class Migration(TempHome):
     def test_episodes_stored_before_are_claude_codes(self):
         import sqlite3
