@@ -29,9 +29,10 @@ _SHELL_END = re.compile(r"\nExit Code: (-?\d+)\n(?:(?:Signal|Background PIDs|Err
                         r"Process Group PGID: [^\n]*\n?(?:</untrusted_context>)?\s*$")
 _WRAPPER = re.compile(r"^\s*<untrusted_context>\n?|\n?</untrusted_context>\s*$")
 _TRAILER = re.compile(r"\n(?:Exit Code|Signal|Background PIDs|Process Group PGID): [^\n]*(?=\n|$)")
-# Set by Gemini when the person declines a tool's confirmation (a `cancelled` call); an Esc
-# while it runs is "User cancelled tool execution." [read: packages/core/src/core/coreToolScheduler.ts]
-_DECLINED = "User did not allow tool call"
+# Gemini's reason when the person declines a tool's confirmation (a `cancelled` call, its error
+# "[Operation Cancelled] Reason: User denied execution."); an Esc while it runs is "User cancelled
+# tool execution." [read: the 0.61.0 bundle's scheduler; older versions said "User did not allow tool call"]
+_DECLINED = ("User denied execution", "User did not allow tool call")
 _TOOLS = {"run_shell_command": "Bash", "replace": "Edit", "write_file": "Write", "read_file": "Read"}
 
 
@@ -249,7 +250,7 @@ def _call(c: dict, at: str, mid: str, n: int) -> ToolCall:
     output, error = _response(c.get("result"))
     status = c.get("status")
     if status == "cancelled":
-        if _DECLINED in (error or "") or _DECLINED in _str(c.get("resultDisplay")):
+        if any(d in (error or "") or d in _str(c.get("resultDisplay")) for d in _DECLINED):
             call.rejected, call.is_error = True, True
         else:
             call.interrupted = True

@@ -239,6 +239,23 @@ class GeminiSessions(AgentHome):
         (call,) = gemini.parse(DATA / "gemini" / "denied.jsonl").tool_calls
         self.assertEqual((call.is_error, call.rejected), (True, False))
 
+    def test_a_declined_call_is_the_persons_refusal_and_an_esc_an_interrupt(self):
+        lines = (DATA / "gemini" / "denied.jsonl").read_text().splitlines()
+
+        def cancelled(reason):
+            out = []
+            for line in lines:
+                rec = json.loads(line)
+                for call in rec.get("toolCalls") or []:     # as 0.61.0's scheduler records a cancelled call
+                    call["status"] = "cancelled"
+                    call["result"][0]["functionResponse"]["response"] = {
+                        "error": f"[Operation Cancelled] Reason: {reason}"}
+                out.append(json.dumps(rec))
+            (call,) = gemini.parse_lines(out, "session-x.jsonl").tool_calls
+            return call.rejected, call.interrupted
+        self.assertEqual(cancelled("User denied execution."), (True, False))
+        self.assertEqual(cancelled("User cancelled tool execution."), (False, True))
+
     def test_a_second_ingest_reads_nothing(self):
         self.gemini_chat("fail_then_work.jsonl")
         self.ingest()
