@@ -42,6 +42,12 @@ def is_chat(path) -> bool:
     return bool(CHAT.match(os.path.basename(path))) and os.path.basename(os.path.dirname(path)) == "chats"
 
 
+def replaces_legacy(path) -> bool:
+    """Whether a chat is the .jsonl copy Gemini 0.39+ made of a .json chat beside it (and went on in)."""
+    path = os.fspath(path)
+    return path.endswith(".jsonl") and is_chat(path) and os.path.isfile(path[:-1])
+
+
 def parse(path) -> Session:
     """Read one chat; never raises on its content (an unreadable file raises OSError)."""
     with open(path, "rb") as f:

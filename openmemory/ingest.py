@@ -293,6 +293,8 @@ def ingest_file(store: Store, path, report: Report | None = None, force: bool = 
         raise
     batch.hold(f)   # released at the commit; an error while storing rolls the whole batch back
     with batch.transaction():
+        if gemini.replaces_legacy(path):    # Gemini 0.39+ went on in a .jsonl copy of a .json chat
+            store.move_session(path[:-1], path)
         kept_out = ready.opted_out if ready is not None else session is None or bool(optout.reason(session.cwd))
         if kept_out:
             report.opted_out += 1

@@ -130,6 +130,14 @@ class Store:
         row = self._db.execute("SELECT mtime_ns, size FROM sessions WHERE path = ?", (path,)).fetchone()
         return (row[0], row[1]) if row else None
 
+    def move_session(self, old_path: str, new_path: str) -> bool:
+        """A session's file is now another (Gemini's .jsonl copy of a .json chat): its row follows,
+        so the session keeps its id and its episodes. False when there is nothing to move."""
+        with self.transaction():
+            if self._db.execute("SELECT 1 FROM sessions WHERE path = ?", (new_path,)).fetchone():
+                return False
+            return self._db.execute("UPDATE sessions SET path = ? WHERE path = ?", (new_path, old_path)).rowcount > 0
+
     def session_id_for(self, session_id: str, path: str) -> str:
         """The id to store a transcript under: its own, unless another file already holds it."""
         row = self._db.execute("SELECT path FROM sessions WHERE id = ?", (session_id,)).fetchone()

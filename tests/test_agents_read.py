@@ -220,6 +220,10 @@ class GeminiSessions(AgentHome):
         self.assertEqual(report["files"], 1)        # the .json is not read beside its .jsonl copy
         errors = [e for e in self.episodes() if e["kind"] == "error"]
         self.assertEqual(len(errors), 1)            # the copied failure is the same event
+        sessions = [e for e in self.episodes() if e["kind"] == "session"]
+        self.assertEqual(len(sessions), 1)          # one session, its row moved to the .jsonl
+        self.assertEqual(sessions[0]["session_id"], "7bd70205-89dc-49e5-be6a-d6b4bf3063d3")
+        self.assertIn("- thanks", sessions[0]["detail"])
 
     def test_a_subagents_chat_is_no_session_and_its_words_are_not_the_persons(self):
         parent = self.gemini_chat("subagent.jsonl")
