@@ -123,6 +123,15 @@ class CodexSessions(AgentHome):
         self.assertTrue(sub.tool_calls[0].is_error)
         self.assertEqual([t for t in sub.turns if t.role == "user"], [])
 
+    def test_codex_run_by_another_program_is_no_session_of_the_persons(self):
+        lines = (DATA / "codex" / "correction.jsonl").read_text().splitlines()
+        meta = json.loads(lines[0])
+        meta["payload"]["source"] = "mcp"       # Codex serving another program as its MCP server
+        session = codex.parse_lines([json.dumps(meta)] + lines[1:], "rollout-x.jsonl")
+        self.assertTrue(session.automated)
+        self.assertEqual(session.turns, [])
+        self.assertFalse(codex.parse(DATA / "codex" / "correction.jsonl").automated)   # `codex exec` is the person's
+
     def test_a_second_ingest_reads_nothing_and_a_forced_one_adds_nothing(self):
         self.codex_rollout("correction.jsonl")
         self.codex_rollout("fail_then_work.jsonl")
