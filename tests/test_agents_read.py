@@ -123,6 +123,37 @@ class CodexSessions(AgentHome):
         self.assertTrue(sub.tool_calls[0].is_error)
         self.assertEqual([t for t in sub.turns if t.role == "user"], [])
 
+    def test_an_older_rollout_is_read_from_its_older_events(self):
+        # The generation before item_completed (0.4x-0.13x): no ordinal, no provenance, the person's
+        # words in user_message, the exit code in exec_command_end (shapes as public readers of
+        # those rollouts parse them).
+        def line(t, kind, payload):
+            return json.dumps({"timestamp": f"2026-05-20T10:00:0{t}Z", "type": kind, "payload": payload})
+        lines = [
+            line(0, "session_meta", {"id": "old-1", "cwd": "/src/shop", "cli_version": "0.132.0", "source": "cli",
+                                     "git": {"branch": "main"}}),
+            line(1, "response_item", {"type": "message", "role": "user", "content": [
+                {"type": "input_text", "text": "<environment_context>\n  <cwd>/src/shop</cwd>\n</environment_context>"}]}),
+            line(1, "response_item", {"type": "message", "role": "user", "content": [
+                {"type": "input_text", "text": "list the build folder"}]}),
+            line(1, "event_msg", {"type": "user_message", "message": "list the build folder"}),
+            line(2, "response_item", {"type": "function_call", "name": "shell", "call_id": "call_ls",
+                                      "arguments": json.dumps({"command": ["bash", "-lc", "ls /nonexistent"]})}),
+            line(3, "event_msg", {"type": "exec_command_end", "call_id": "call_ls", "exit_code": 1,
+                                  "aggregated_output": "ls: /nonexistent: No such file or directory\n"}),
+            line(4, "response_item", {"type": "function_call_output", "call_id": "call_ls",
+                                      "output": "ls: /nonexistent: No such file or directory\n"}),
+            line(5, "response_item", {"type": "message", "role": "assistant",
+                                      "content": [{"type": "output_text", "text": "It is missing."}]}),
+        ]
+        session = codex.parse_lines(lines, "rollout-2026-05-20T10-00-00-old-1.jsonl")
+        self.assertEqual((session.id, session.cwd, session.version, session.git_branch),
+                         ("old-1", "/src/shop", "0.132.0", "main"))
+        self.assertEqual([t.text for t in session.prompts], ["list the build folder"])    # once, the event's
+        (call,) = session.tool_calls
+        self.assertEqual((call.name, call.input["command"], call.is_error), ("Bash", "ls /nonexistent", True))
+        self.assertEqual(call.result, "Exit code 1\nls: /nonexistent: No such file or directory\n")
+
     def test_codex_run_by_another_program_is_no_session_of_the_persons(self):
         lines = (DATA / "codex" / "correction.jsonl").read_text().splitlines()
         meta = json.loads(lines[0])
