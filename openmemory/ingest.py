@@ -153,7 +153,8 @@ def discover(roots=None) -> list:
         if root.is_file():
             found[str(root)] = root.parts
             continue
-        if root == paths.codex_sessions_dir() or (roots and root.name == "sessions"):
+        if root == paths.codex_sessions_dir() or (roots and root.name == "sessions" and any(
+                e.name.isdigit() and len(e.name) == 4 for e in _entries(str(root)))):   # sessions/YYYY/
             others += codex_logs(str(root))
             continue
         if root == paths.gemini_chats_root() or (roots and root.name == "tmp" and root.parent.name == ".gemini"):

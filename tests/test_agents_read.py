@@ -190,6 +190,14 @@ class CodexSessions(AgentHome):
         hits = json.loads(self.ok("recall", "pytest", "--json").stdout)
         self.assertEqual({h["agent"] for h in hits}, {"codex"})
 
+    def test_folders_named_on_the_command_line_are_read_as_their_agents(self):
+        rollout = self.codex_rollout("correction.jsonl")
+        chat = self.gemini_chat("fail_then_work.jsonl")
+        sessions, tmp = rollout.parents[3], chat.parents[2]
+        report = json.loads(self.ok("ingest", "--json", str(sessions), str(tmp)).stdout)
+        self.assertEqual((report["files"], report["read"]), (2, 2))
+        self.assertEqual({e["agent"] for e in self.episodes()}, {"codex", "gemini"})
+
     def test_codex_home_is_where_its_sessions_are_found(self):
         other = self.tmp / "elsewhere"
         folder = other / "sessions" / Path(*CODEX_DAY)
