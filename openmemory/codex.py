@@ -176,12 +176,11 @@ def _on_item(s: Session, p: dict, at: str, calls: dict, said: list, current):
             turn = Turn("assistant", text.strip(), at, _str(p.get("id")) or f"msg:{at}", "model")
             s.turns.append(turn)
             return turn
-        if role == "user":
-            if _said_by_person(p, text):
-                turn = Turn("user", text.strip(), at, _str(p.get("id")) or f"user:{at}", "prompt")
-                s.turns.append(turn)
-                said.append((turn, "item"))
-            return None if _said_by_person(p, text) else current
+        if role == "user" and _said_by_person(p, text):
+            turn = Turn("user", text.strip(), at, _str(p.get("id")) or f"user:{at}", "prompt")
+            s.turns.append(turn)
+            said.append((turn, "item"))
+            return None
         return current
     if kind in ("function_call", "custom_tool_call", "local_shell_call"):
         call = _call(p, at)

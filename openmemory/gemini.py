@@ -134,7 +134,8 @@ def parse_lines(lines, path: str = "", kept_out=None, subagent: bool = False) ->
     s.automated = meta.get("kind") == "subagent"
     if not s.cwd:
         dirs = meta.get("directories")
-        s.cwd = dirs[0] if isinstance(dirs, list) and dirs and isinstance(dirs[0], str) else _workspace(order, rich)
+        s.cwd = dirs[0] if isinstance(dirs, list) and dirs and isinstance(dirs[0], str) else \
+            _hashed_root(path, meta.get("projectHash")) or _workspace(order, rich)
     for mid in order:
         try:
             _turn(s, rich[mid])
@@ -303,6 +304,21 @@ def _stem(path: str) -> str:
 def project_hash(root: str) -> str:
     """Gemini's projectHash of a folder: SHA-256 of its path (packages/core/src/utils/paths.ts)."""
     return hashlib.sha256(root.encode("utf-8")).hexdigest()
+
+
+def _hashed_root(path: str, wanted) -> str:
+    """The folder projects.json names whose hash is the chat's projectHash (a chat in a folder
+    named by the hash, as before the short ids); "" when none is."""
+    if not path or not isinstance(wanted, str):
+        return ""
+    registry = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.fspath(path))))),
+                            "projects.json")
+    try:
+        with open(registry, encoding="utf-8") as f:
+            roots = json.load(f).get("projects", {})
+    except (OSError, ValueError, AttributeError):
+        return ""
+    return next((root for root in roots if isinstance(root, str) and project_hash(root) == wanted), "")
 
 
 def subagent_paths(session: Session) -> list:

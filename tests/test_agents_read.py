@@ -328,6 +328,16 @@ class GeminiSessions(AgentHome):
         (self.user / ".gemini" / "projects.json").write_text(json.dumps({"projects": {"/src/proj": "proj"}}))
         self.assertEqual(gemini.parse(path).cwd, "/src/proj")
 
+    def test_a_chat_in_a_folder_named_by_its_hash_finds_its_project_by_that_hash(self):
+        source = DATA / "gemini" / "fail_then_work.jsonl"
+        digest = json.loads(source.read_text().splitlines()[0])["projectHash"]
+        path = self.gemini_chat("fail_then_work.jsonl", project=digest)
+        (self.gemini_tmp / digest / ".project_root").unlink()
+        root = "/tmp/om-rec-gemini-fail_then_work-wo12n46m/work"      # the recording's project
+        self.assertEqual(gemini.project_hash(root), digest)
+        (self.user / ".gemini" / "projects.json").write_text(json.dumps({"projects": {root: "work"}}))
+        self.assertEqual(gemini.parse(path).cwd, root)
+
     def test_a_kept_out_project_is_not_stored(self):
         (self.work / ".openmemory-ignore").write_text("")
         self.gemini_chat("correction.jsonl")
