@@ -117,6 +117,11 @@ class CodexSessions(AgentHome):
         self.assertEqual(len(sessions), 1)
         self.assertIn("delegate: check why missing.py does not run", sessions[0]["detail"])
         self.assertNotIn("SUBTASK", json.dumps(self.episodes()))
+        (error,) = [e for e in self.episodes() if e["kind"] == "error"]     # its failure, the parent's
+        self.assertEqual(error["session_id"], sessions[0]["session_id"])
+        self.assertIn("failed in a subagent", error["title"])
+        self.assertIn("python3 missing.py", error["title"])
+        self.assertEqual(json.loads(error["facts"])["subagent"], "01a23be0-9cd1-7902-a026-ef1c81e767de")
         read = codex.read_subagents(codex.parse(parent))
         (sub,) = read.subagents
         self.assertEqual([c.input.get("command") for c in sub.tool_calls], ["python3 missing.py"])
@@ -282,6 +287,10 @@ class GeminiSessions(AgentHome):
         report = json.loads(self.ingest().stdout)
         self.assertEqual(report["files"], 1)
         self.assertNotIn("SUBTASK", json.dumps(self.episodes()))
+        (error,) = [e for e in self.episodes() if e["kind"] == "error"]     # its failure, the parent's
+        self.assertIn("failed in a subagent", error["title"])
+        self.assertEqual(error["session_id"], sid)
+        self.assertEqual(error["agent"], "gemini")
         (sub,) = gemini.read_subagents(gemini.parse(parent)).subagents
         self.assertEqual([(c.input["command"], c.is_error) for c in sub.tool_calls if c.name == "Bash"],
                          [("python3 missing.py", True)])
