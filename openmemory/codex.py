@@ -319,7 +319,9 @@ def _output(call: ToolCall, output, at: str) -> None:
         found = _HEADER_EXIT.search(header)
         code = int(found.group(1)) if found else None
         text = body
-    if call.name == "Bash" and text.strip() == _ABORTED or text.rstrip().endswith("\n" + _ABORTED):
+    if code is None and (text.strip() == _ABORTED or text.rstrip().endswith("\n" + _ABORTED)):
+        # Codex's own last line for a call the person's Ctrl-C stopped: it never exited, so no
+        # "Process exited" header (a command that prints these words has one)
         call.interrupted = True
     call.result = _ends(text)
     if code is not None:

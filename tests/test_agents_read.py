@@ -103,6 +103,14 @@ class CodexSessions(AgentHome):
         self.ingest()
         self.assertEqual([e["kind"] for e in self.episodes()], ["session"])
 
+    def test_a_command_that_prints_codexs_interrupt_words_still_fails(self):
+        lines = (DATA / "codex" / "fail_then_work.jsonl").read_text().splitlines()
+        forged = [line.replace("No such file or directory", "No such file or directory\\naborted by user")
+                  for line in lines]
+        first = codex.parse_lines(forged, "rollout-x.jsonl").tool_calls[0]
+        self.assertIn("aborted by user", first.result)
+        self.assertEqual((first.is_error, first.interrupted), (True, False))
+
     def test_openmemorys_own_recall_is_no_failure_and_no_evidence(self):
         self.codex_rollout("mcp_denied.jsonl")
         self.ingest()
