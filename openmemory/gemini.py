@@ -19,7 +19,6 @@ import re
 from .transcripts import Session, ToolCall, Turn, _ends, _str, jsonl_record
 
 AGENT = "gemini"
-CHAT = re.compile(r"^session-.*\.jsonl?$")
 SNIFF_LINES = 50
 # The harness's first user message of every run (date, OS, workspace, folder listing).
 _CONTEXT = "<session_context>"
@@ -34,18 +33,6 @@ _TRAILER = re.compile(r"\n(?:Exit Code|Signal|Background PIDs|Process Group PGID
 # tool execution." [read: the 0.61.0 bundle's scheduler; older versions said "User did not allow tool call"]
 _DECLINED = ("User denied execution", "User did not allow tool call")
 _TOOLS = {"run_shell_command": "Bash", "replace": "Edit", "write_file": "Write", "read_file": "Read"}
-
-
-def is_chat(path) -> bool:
-    """Whether a file is named and placed as a Gemini chat (tmp/<project>/chats/session-*)."""
-    path = os.fspath(path)
-    return bool(CHAT.match(os.path.basename(path))) and os.path.basename(os.path.dirname(path)) == "chats"
-
-
-def replaces_legacy(path) -> bool:
-    """Whether a chat is the .jsonl copy Gemini 0.39+ made of a .json chat beside it (and went on in)."""
-    path = os.fspath(path)
-    return path.endswith(".jsonl") and is_chat(path) and os.path.isfile(path[:-1])
 
 
 def parse(path) -> Session:

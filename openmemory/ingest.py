@@ -26,7 +26,7 @@ from functools import partial
 from pathlib import Path
 from typing import NamedTuple
 
-from . import codex, forget, gemini, paths, transcripts
+from . import forget, paths, transcripts
 from .clock import iso, iso_or_none
 from .episodes import episodes_of
 from .errors import OpenMemoryError
@@ -84,23 +84,41 @@ class Report:
                 "failed": [{"path": p, "reason": r} for p, r in self.failed]}
 
 
+def agent_of(path) -> str:
+    """Whose log a file is, by its name: codex (rollout-*.jsonl), gemini (chats/session-*.json[l]),
+    else claude-code. Told without importing the other readers: a hook's ingest of one Claude
+    Code transcript loads none of them."""
+    path = os.fspath(path)
+    name = os.path.basename(path)
+    if name.startswith("rollout-") and name.endswith(".jsonl"):
+        return "codex"
+    if name.startswith("session-") and name.endswith((".jsonl", ".json")) and \
+            os.path.basename(os.path.dirname(path)) == "chats":
+        return "gemini"
+    return "claude-code"
+
+
 def reader_for(path):
     """The module that reads a log: Codex's rollouts, Gemini's chats, else Claude Code's transcripts."""
-    if codex.is_rollout(path):
+    agent = agent_of(path)
+    if agent == "codex":
+        from . import codex
         return codex
-    if gemini.is_chat(path):
+    if agent == "gemini":
+        from . import gemini
         return gemini
     return transcripts
 
 
 def log_kind(path) -> str:
     """What a log is, in a person's words: a Claude Code transcript, a Codex rollout, a Gemini chat."""
-    return {codex: "Codex rollout", gemini: "Gemini chat"}.get(reader_for(path), "Claude Code transcript")
+    return {"codex": "Codex rollout", "gemini": "Gemini chat"}.get(agent_of(path), "Claude Code transcript")
 
 
 def _folder_of(reader, f, path: str) -> str:
     """A log's working folder from its first records (a Gemini chat's from beside it)."""
-    return reader.working_folder(f, path) if reader is gemini else reader.working_folder(f)
+    return reader.working_folder(f) if reader is transcripts or agent_of(path) != "gemini" else \
+        reader.working_folder(f, path)
 
 
 def _read(reader, f, path: str, kept_out=None):
@@ -123,7 +141,7 @@ def codex_logs(root: str) -> list:
         for month in _entries(year.path) if _is(year.is_dir) else ():
             for day in _entries(month.path) if _is(month.is_dir) else ():
                 found += [e.path for e in _entries(day.path, ".jsonl")
-                          if codex.is_rollout(e.name) and _is(e.is_file)] if _is(day.is_dir) else []
+                          if agent_of(e.name) == "codex" and _is(e.is_file)] if _is(day.is_dir) else []
     return sorted(found)
 
 
@@ -133,7 +151,8 @@ def gemini_logs(root: str) -> list:
     found = []
     for project in _entries(root):
         chats = os.path.join(project.path, "chats")
-        names = {e.name for e in _entries(chats) if gemini.CHAT.match(e.name) and _is(e.is_file)}
+        names = {e.name for e in _entries(chats) if agent_of(os.path.join(chats, e.name)) == "gemini"
+                 and _is(e.is_file)}
         found += [os.path.join(chats, n) for n in names if not (n.endswith(".json") and n + "l" in names)]
     return sorted(found)
 
@@ -294,8 +313,8 @@ def ingest_file(store: Store, path, report: Report | None = None, force: bool = 
         raise
     batch.hold(f)   # released at the commit; an error while storing rolls the whole batch back
     with batch.transaction():
-        if gemini.replaces_legacy(path):    # Gemini 0.39+ went on in a .jsonl copy of a .json chat
-            store.move_session(path[:-1], path)
+        if agent_of(path) == "gemini" and path.endswith(".jsonl") and os.path.isfile(path[:-1]):
+            store.move_session(path[:-1], path)     # Gemini 0.39+ went on in a .jsonl copy of a .json chat
         kept_out = ready.opted_out if ready is not None else session is None or bool(optout.reason(session.cwd))
         if kept_out:
             report.opted_out += 1
