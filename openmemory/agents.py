@@ -15,7 +15,7 @@ from . import paths
 
 CODEX, GEMINI = "codex", "gemini"
 NAME = "openmemory"
-TOOLS = ("recall", "remember")      # openmemory's MCP tools, allowed by name in each agent
+TOOLS = ("recall", "remember", "show")      # openmemory's MCP tools, allowed by name in each agent
 MARK = "# openmemory: its MCP server, its tools allowed by name (`openmemory setup --undo` removes this)"
 
 

@@ -431,7 +431,7 @@ def _codex_change() -> Change:
                         "after": new, "added": added}
         return f"backup of {path} as it was: {backup}" if backup else None
     return Change("codex", "add", f"register the MCP server `{MCP_NAME}` with Codex in {path}, "
-                                  f"`recall` and `remember` allowed without a prompt: {_server_line(want)}", run)
+                                  f"{_tools_named()} allowed without a prompt: {_server_line(want)}", run)
 
 
 def _gemini_changes() -> list[Change]:
@@ -462,7 +462,7 @@ def _gemini_changes() -> list[Change]:
     text = agents.gemini_policy()
     current = agents.read_text(policy)
     if current == text:
-        out.append(Change("gemini", "keep", f"Gemini's policy {policy} allows `recall` and `remember`"))
+        out.append(Change("gemini", "keep", f"Gemini's policy {policy} allows {_tools_named()}"))
     elif current is not None:
         out.append(Change("gemini", "keep", f"{policy} is there and is not setup's; left as it is (it must allow "
                                             f"`recall` for Gemini's model to call it without a prompt)"))
@@ -470,8 +470,14 @@ def _gemini_changes() -> list[Change]:
         def allow(rec):
             files.replace_config_if_unchanged(policy, None, text.encode("utf-8"))
             rec.setdefault("gemini", {})["policy"] = {"path": str(policy), "text": text}
-        out.append(Change("gemini", "add", f"allow `recall` and `remember` by name in Gemini's policy {policy}", allow))
+        out.append(Change("gemini", "add", f"allow {_tools_named()} by name in Gemini's policy {policy}", allow))
     return out
+
+
+def _tools_named() -> str:
+    """openmemory's tools as a step names them: `recall`, `remember` and `show`."""
+    named = [f"`{t}`" for t in agents.TOOLS]
+    return ", ".join(named[:-1]) + " and " + named[-1]
 
 
 def _text(raw: bytes | None) -> str | None:

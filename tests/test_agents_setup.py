@@ -36,13 +36,13 @@ class AgentSetup(SetupCase):
         server = agents.codex_server(text)
         self.assertEqual(server["args"][-1], "serve")
         self.assertTrue(server["command"].startswith("/"))           # absolute, as for Claude Code
-        self.assertEqual(server["approvals"], {"recall": "approve", "remember": "approve"})
+        self.assertEqual(server["approvals"], {"recall": "approve", "remember": "approve", "show": "approve"})
         self.assertEqual(server["env"]["OPENMEMORY_HOME"], str(self.home))
         settings = json.loads(self.gemini.read_text())
         self.assertEqual(settings["theme"], "Dracula")
         self.assertEqual(settings["mcpServers"]["github"], {"command": "gh-mcp"})
         self.assertEqual(settings["mcpServers"]["openmemory"]["args"][-1], "serve")
-        self.assertEqual(agents.gemini_allowed(self.policy.read_text()), {"recall", "remember"})
+        self.assertEqual(agents.gemini_allowed(self.policy.read_text()), {"recall", "remember", "show"})
 
         again = self.setup_cli("--yes", "--schedule", "none")
         self.assertIn("Codex's MCP server `openmemory` is in", again.stdout)
@@ -94,7 +94,7 @@ class AgentSetup(SetupCase):
         self.setup_cli("--yes", "--schedule", "none")
         found = {f["check"]: f for f in json.loads(self.cli("doctor", "--json").stdout)["checks"]}
         self.assertEqual((found["codex"]["status"], found["gemini"]["status"]), ("ok", "ok"), found)
-        self.assertIn("recall, remember", found["codex"]["text"])
+        self.assertIn("recall, show, remember", found["codex"]["text"])
         # without the approval Codex's model cannot call recall in `codex exec`
         self.codex.write_text(self.codex.read_text().replace('approval_mode = "approve"', 'approval_mode = "auto"'))
         self.policy.unlink()
