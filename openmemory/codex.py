@@ -121,6 +121,8 @@ def parse_lines(lines, path: str = "", kept_out=None, subagent: bool = False) ->
                 current = _on_item(s, payload, at, calls, said, current)
             elif kind == "event_msg":
                 current = _on_event(s, payload, at, exits, said, current)
+            elif kind == "compacted":
+                current = _on_compacted(s, payload, at)
         except (AttributeError, TypeError, KeyError, ValueError):
             s.skipped += 1
         if not asked and (s.cwd or s.records >= WORKING_FOLDER_LINES):
@@ -148,6 +150,32 @@ def parse_lines(lines, path: str = "", kept_out=None, subagent: bool = False) ->
     if not s.id:
         s.id = _stem(path)
     return s
+
+
+# What Codex puts before the summary its model wrote when it compacts (0.171.0's summary prefix,
+# tests/data/agents/codex/compaction.jsonl): its words to the next model, not the summary.
+_SUMMARY_LEAD = "use the information in this summary to assist with your own analysis:"
+
+
+def _on_compacted(s: Session, p: dict, at: str):
+    """A compaction: the summary the model wrote becomes a `summary` turn, as Claude Code's
+    compaction summary is. Codex also keeps that answer as an assistant message just before
+    (the compaction's own request): it is the summary, not a reply, so it is taken back."""
+    message = _str(p.get("message")).strip()
+    last = s.turns[-1] if s.turns else None
+    if last is not None and last.role == "assistant" and last.text and message.endswith(last.text.strip()):
+        summary = last.text.strip()
+        if last.tools:
+            last.text = ""
+        else:
+            s.turns.pop()
+    else:
+        lead = message.find(_SUMMARY_LEAD)
+        summary = message[lead + len(_SUMMARY_LEAD):].strip() if lead >= 0 else message
+    if summary:
+        s.turns.append(Turn("user", summary, at, f"compacted:{s.id}:{s.records}", "summary"))
+        s.compactions += 1
+    return None
 
 
 def _on_meta(s: Session, p: dict) -> None:

@@ -353,18 +353,19 @@ def m010_passages(db: sqlite3.Connection) -> None:
     db.execute("UPDATE sessions SET mtime_ns = -1")
 
 
-def m011_episode_agent(db: sqlite3.Connection) -> None:
-    """Which agent's log an episode came from: claude-code, codex or gemini (transcripts.AGENTS).
-    Every episode stored before is Claude Code's (the only one read until now); a note is the
-    agent's whose MCP client stored it (mcp.agent_of_client)."""
-    if "agent" not in {row[1] for row in db.execute("PRAGMA table_info(episodes)")}:   # run again: done
-        db.execute("ALTER TABLE episodes ADD COLUMN agent TEXT NOT NULL DEFAULT 'claude-code'")
+def m011_agent(db: sqlite3.Connection) -> None:
+    """Which agent's log an episode or passage came from: claude-code, codex or gemini
+    (transcripts.AGENTS). Every one stored before is Claude Code's (the only agent read until
+    now); a note is the agent's whose MCP client stored it (mcp.agent_of_client)."""
+    for table in ("episodes", "passages"):
+        if "agent" not in {row[1] for row in db.execute(f"PRAGMA table_info({table})")}:   # run again: done
+            db.execute(f"ALTER TABLE {table} ADD COLUMN agent TEXT NOT NULL DEFAULT 'claude-code'")
 
 
 MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_event_identity,
               m005_model_answers, m006_forgotten_and_opted_out, m007_recall_context,
               m008_episodes_indexed_at_commit, m009_lesson_state, m010_passages,
-              m011_episode_agent]
+              m011_agent]
 
 
 def migrate(db: sqlite3.Connection, path="") -> None:

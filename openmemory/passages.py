@@ -58,7 +58,8 @@ _SENTENCE = re.compile(r"(?<=[.!?])(?<!\d\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.
 
 
 def passages_of(session: Session) -> list:
-    """The passages of a session, in order: dicts with key, kind, text, context, at, seq, cwd."""
+    """The passages of a session, in order: dicts with key, kind, text, context, at, seq, cwd,
+    agent (whose log it is: each agent's reader makes the same Session, cut by this one code)."""
     parts = _said(session)
     if not parts:
         return []
@@ -74,7 +75,8 @@ def passages_of(session: Session) -> list:
         asked = request.get(anchor, "") if kind == "exchange" else ""
         for n, piece in enumerate(_pieces(body, role)):
             out.append({"key": f"passage:{anchor}:{part}.{n}", "kind": kind, "text": piece,
-                        "context": _context(title, asked, piece), "at": at, "cwd": session.cwd or None})
+                        "context": _context(title, asked, piece), "at": at, "cwd": session.cwd or None,
+                        "agent": session.agent})
     out = _quoted(_joined(out))
     before = ""
     for seq, p in enumerate(out):

@@ -785,6 +785,8 @@ def _fields(row: dict, source: str) -> dict:
            "project": _project(row["cwd"]) if row.get("cwd") else None,
            "session_id": row.get("session_id"), "strength": row.get("strength"),
            "archived": bool(row.get("archived"))}
+    if source != "lesson":
+        out["agent"] = row.get("agent") or "claude-code"    # whose session it was said or happened in
     if source == "passage":
         out.update(text=row["text"], seq=row["seq"])
     elif source == "lesson":

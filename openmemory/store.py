@@ -227,7 +227,7 @@ class Store:
             keep.add(p["key"])
             if found is None:
                 added.append((p["key"], sid, p["seq"], p["cwd"], p["kind"], p["text"], p["context"], p["at"], now,
-                              now, p["embedding"]))
+                              now, p["embedding"], p.get("agent") or "claude-code"))
             elif tuple(found[2:]) != (p["text"], p["context"], p["at"], p["seq"], p["cwd"]):
                 changed.append((p["text"], p["context"], p["at"], p["seq"], p["cwd"], p["embedding"], found[0]))
         stale = [(row[0],) for row in self._db.execute("SELECT id, key FROM passages WHERE session_id = ?", (sid,))
@@ -241,7 +241,7 @@ class Store:
             first = self._db.execute("SELECT ifnull(max(id), 0) + 1 FROM passages").fetchone()[0]
             self._db.executemany(
                 "INSERT INTO passages (key, session_id, seq, cwd, kind, text, context, at, created, last_touched, "
-                "embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", added)
+                "embedding, agent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", added)
             _stored(self._db, first, "passages")    # indexed at the commit, with the rest
         return len(added)
 
@@ -861,7 +861,7 @@ NEW_SINCE_LAST_NIGHT = ("SELECT 1 FROM episodes WHERE id > ? AND +kind IN ('erro
 _RECALL_COLUMNS = ("'episode' AS source, id, kind, title, gist, cwd, at, strength, recalls, archived, embedding, "
                    "session_id, NULL AS seq, agent, NULL AS state")
 _RECALL_PASSAGE_COLUMNS = ("'passage' AS source, id, kind, '' AS title, text AS gist, cwd, at, strength, recalls, "
-                           "archived, embedding, session_id, seq, NULL AS agent, NULL AS state")
+                           "archived, embedding, session_id, seq, agent, NULL AS state")
 _RECALL_LESSON_COLUMNS = ("'lesson' AS source, id, 'lesson' AS kind, text AS title, text AS gist, cwd, updated AS at, "
                           "strength, 0 AS recalls, archived, embedding, NULL AS session_id, NULL AS seq, NULL AS agent")
 

@@ -176,6 +176,7 @@ class Script:
             scenario = {"steps": scenario}
         self.steps = scenario.get("steps", [])
         self.default = scenario.get("default", DEFAULT_TEXT)
+        self.side = scenario.get("side")    # the answer to a request that offers no tools (Codex's compaction)
         self.used = set()
         self.lock = threading.Lock()
         self.counter = itertools.count(1)
@@ -268,7 +269,7 @@ class Handler(BaseHTTPRequestHandler):
     # -- Codex: the OpenAI Responses API, streamed
     def codex(self, body):
         script = self.server.script
-        step, blocks = None, [{"text": script.default}]
+        step, blocks = None, [{"text": script.side or script.default}]
         if body.get("tools"):
             step, blocks = script.pick(*codex_new_input(body))
         n = self.record("codex", step, body)

@@ -272,9 +272,23 @@ def codex_interrupt(home):
     return res, {"": res["rollout"], ".exit.txt": ("text", f"exit code after SIGINT: {p.returncode}\n--- stderr (tail)\n{stderr[-1500:]}")}
 
 
+def codex_compaction(home):
+    """A session Codex compacts (its auto-compaction at a low token limit): the summary the model
+    wrote is kept in the rollout as a `compacted` line."""
+    cwd = project(home)
+    scenario = {"steps": [
+        {"match": "run the tests", "reply": [{"text": "The suite runs with python3 -m unittest; 1 test, OK."}]},
+        {"match": "go on", "reply": [{"text": "Carrying on from the summary."}]}],
+        "side": "SUMMARY-CANARY: the person asked to run the tests; they run with python3 -m unittest, never pytest."}
+    res = e2e.run_codex(scenario, ["run the tests", "go on"], home=home, cwd=cwd,
+                        config=codex_config(home, "model_auto_compact_token_limit = 2000\n"))
+    check(res)
+    return res, {"": res["rollout"]}
+
+
 CODEX = {"fail_then_work": codex_fail_then_work, "correction": codex_correction, "mcp_recall": codex_mcp_recall,
          "mcp_denied": codex_mcp_denied, "memory_files": codex_memory_files, "subagent": codex_subagent,
-         "denied": codex_denied, "hooks": codex_hooks, "interrupt": codex_interrupt}
+         "denied": codex_denied, "hooks": codex_hooks, "interrupt": codex_interrupt, "compaction": codex_compaction}
 
 # ---------------------------------------------------------------- Gemini
 

@@ -58,6 +58,15 @@ class AgentHome(TempHome):
     def ingest(self, *args):
         return self.ok("ingest", "--json", *args)
 
+    def passages(self) -> list:
+        with store.connect() as db:
+            return [dict(r) for r in raw_db(db).execute(
+                "SELECT id, session_id, kind, text, agent, cwd FROM passages ORDER BY session_id, seq")]
+
+    def passage_hits(self, query: str) -> list:
+        """recall --json's hits that are passages, for a phrase said in a session."""
+        return [h for h in json.loads(self.ok("recall", query, "--json").stdout) if h["source"] == "passage"]
+
 
 class CodexSessions(AgentHome):
     def test_a_failure_and_the_persons_correction_are_episodes_of_codex(self):
@@ -211,6 +220,65 @@ class CodexSessions(AgentHome):
         self.assertEqual((report["files"], report["read"]), (2, 2))
         self.assertEqual({e["agent"] for e in self.episodes()}, {"codex", "gemini"})
 
+    def test_a_phrase_said_in_codex_is_recalled_as_a_passage_with_its_agent(self):
+        self.codex_rollout("correction.jsonl")
+        self.ingest()
+        said = self.passages()
+        self.assertEqual([p["text"] for p in said], [
+            "person: run the tests\nagent: I ran the tests with pytest.",
+            "agent: I ran the tests with pytest.\n"          # a short reply opens with what it answers
+            "person: No, don't use pytest here, use unittest: python3 -m unittest\n"
+            "agent: Understood: python3 -m unittest, 1 test OK."])
+        self.assertEqual({(p["agent"], p["kind"], p["cwd"]) for p in said},
+                         {("codex", "exchange", "/tmp/om-rec-codex-correction-lhqjcx7t/work")})
+        hit = self.passage_hits("don't use pytest here, use unittest")[0]
+        self.assertEqual((hit["agent"], hit["kind"]), ("codex", "exchange"))
+        self.assertIn("person: No, don't use pytest here", hit["text"])
+        text = self.ok("recall", "don't use pytest here, use unittest").stdout
+        self.assertRegex(text, rf"\[{hit['id']}\] exchange · [^\n]* · from codex · session ")
+        shown = self.ok("show", hit["id"]).stdout
+        self.assertIn("from codex", shown.splitlines()[0])
+
+    def test_a_compaction_summary_is_a_summary_passage_not_a_reply(self):
+        self.codex_rollout("compaction.jsonl")
+        self.ingest()
+        said = self.passages()
+        self.assertEqual([(p["kind"], p["text"]) for p in said], [
+            ("exchange", "person: run the tests\nagent: The suite runs with python3 -m unittest; 1 test, OK."),
+            ("summary", "SUMMARY-CANARY: the person asked to run the tests; they run with python3 -m unittest, "
+                        "never pytest."),
+            ("exchange", "person: go on\nagent: Carrying on from the summary.")])
+        self.assertNotIn("Another language model", json.dumps(said))     # Codex's words to its next model
+        hit = self.passage_hits("SUMMARY-CANARY unittest never pytest")[0]
+        self.assertEqual((hit["kind"], hit["agent"]), ("summary", "codex"))
+        self.assertNotIn("SUMMARY-CANARY", json.dumps(self.episodes()))   # nobody's words: no prompt, no reply
+
+    def test_a_compaction_with_no_answer_before_it_keeps_the_summary_after_codexs_lead(self):
+        lines = (DATA / "codex" / "compaction.jsonl").read_text().splitlines()
+        kept = [l for l in lines if "SUMMARY-CANARY" not in l or json.loads(l)["type"] == "compacted"]
+        session = codex.parse_lines(kept, "rollout-x.jsonl")
+        (summary,) = [t for t in session.turns if t.source == "summary"]
+        self.assertEqual(summary.text, "SUMMARY-CANARY: the person asked to run the tests; they run with "
+                                       "python3 -m unittest, never pytest.")
+        self.assertEqual(session.compactions, 1)
+
+    def test_the_harness_and_agents_md_are_no_passage_of_the_persons(self):
+        self.codex_rollout("memory_files.jsonl")
+        self.ingest()
+        said = json.dumps(self.passages())
+        self.assertNotIn("AGENTS.md instructions", said)
+        self.assertNotIn("environment_context", said)
+        self.assertNotIn("CANARY", said)
+
+    def test_a_subagents_task_and_replies_are_no_passage(self):
+        self.codex_rollout("subagent.jsonl")
+        self.codex_rollout("subagent.subagent.jsonl")
+        self.ingest()
+        said = self.passages()
+        self.assertTrue(said)
+        self.assertNotIn("SUBTASK", json.dumps(said))   # the task the parent gave it is no one's words here
+        self.assertEqual(len({p["session_id"] for p in said}), 1)
+
     def test_codex_home_is_where_its_sessions_are_found(self):
         other = self.tmp / "elsewhere"
         folder = other / "sessions" / Path(*CODEX_DAY)
@@ -269,6 +337,31 @@ class GeminiSessions(AgentHome):
         eps = self.episodes()
         self.assertNotIn("correction", [e["kind"] for e in eps])
         self.assertNotIn("nosuchrunner here", json.dumps(eps))
+
+    def test_a_phrase_said_in_gemini_is_recalled_as_a_passage_with_its_agent(self):
+        self.gemini_chat("correction.jsonl")
+        self.ingest()
+        said = self.passages()
+        self.assertEqual([p["text"] for p in said], [
+            "person: run the tests\nagent: I ran the tests with nosuchrunner.",
+            "agent: I ran the tests with nosuchrunner.\n"
+            "person: No, don't use nosuchrunner here, use unittest: python3 -m unittest\n"
+            "agent: Understood: python3 -m unittest, 1 test OK."])
+        self.assertEqual({p["agent"] for p in said}, {"gemini"})
+        hit = self.passage_hits("don't use nosuchrunner here")[0]
+        self.assertEqual(hit["agent"], "gemini")
+        self.assertIn("from gemini", self.ok("recall", "don't use nosuchrunner here").stdout)
+
+    def test_a_rewind_takes_what_was_said_after_it_out_of_the_passages(self):
+        path = self.gemini_chat("correction.jsonl")
+        self.ingest()
+        self.assertEqual(len(self.passages()), 2)
+        with path.open("a") as f:
+            f.write(json.dumps({"$rewindTo": "2d8690f5-3936-415d-a75d-cb26a2decd16"}) + "\n")
+        self.ingest()
+        self.assertEqual([p["text"] for p in self.passages()],
+                         ["person: run the tests\nagent: I ran the tests with nosuchrunner."])
+        self.assertNotIn("use nosuchrunner here", json.dumps(self.passage_hits("don't use nosuchrunner here")))
 
     def test_a_legacy_json_chat_is_read_and_its_jsonl_copy_replaces_it(self):
         self.gemini_chat("legacy_json.json", as_name="session-2026-12-03T12-29-7bd70205.json")
@@ -436,3 +529,19 @@ class Migration(TempHome):
         db.close()
         with store.connect() as s:
             self.assertEqual(raw_db(s).execute("SELECT agent FROM episodes").fetchall()[0][0], "claude-code")
+
+    def test_passages_stored_before_are_claude_codes(self):
+        import sqlite3
+        from openmemory import migrations
+        self.home.mkdir()
+        db = sqlite3.connect(self.home / "memory.db")
+        for step in migrations.MIGRATIONS[:10]:
+            step(db)
+        db.execute("PRAGMA user_version = 10")
+        db.execute("INSERT INTO passages (key, session_id, seq, kind, text, at, created, last_touched, embedding) "
+                   "VALUES ('passage:old:0.0', 's', 0, 'exchange', 'person: hi', '2026-01-01', '2026-01-01', "
+                   "'2026-01-01', x'00')")
+        db.commit()
+        db.close()
+        with store.connect() as s:
+            self.assertEqual([tuple(r) for r in raw_db(s).execute("SELECT agent FROM passages")], [("claude-code",)])
