@@ -520,6 +520,41 @@ def rendered() -> dict:
         current = files.read(folder / "MEMORY.md") if _folder_ok(folder) else None
         if current is not None and (BEGIN.encode() in current or END.encode() in current):
             out["sections"].append(str(folder / "MEMORY.md"))
+    out["agent_sections"] = [str(path) for path, _ in _agent_sections(sections)]
+    return out
+
+
+def agent_project_files() -> dict:
+    """{agent: [its instruction files of one project that hold openmemory's markers]}: Gemini's
+    private MEMORY.md of each project, a repository's AGENTS.md where the person put them (doctor)."""
+    out = {"codex": [], "gemini": []}
+    for path, in_repository in _agent_sections(_load_state(paths.written_path(), "sections", dict)):
+        if path not in (paths.codex_agents_md(), paths.gemini_md()):
+            out["codex" if in_repository else "gemini"].append(path)
+    return out
+
+
+def _agent_sections(sections: dict) -> list:
+    """[(path, in a repository)] of the other agents' instruction files that hold openmemory's
+    markers: those render recorded, and where it keeps them (Codex's AGENTS.md, Gemini's
+    GEMINI.md and each project's private MEMORY.md) whether recorded or not. A repository's
+    AGENTS.md counts only as recorded (render writes one only where the person put the markers)."""
+    home = {Path(os.path.realpath(paths.codex_agents_md())), Path(os.path.realpath(paths.gemini_md()))}
+    found = {Path(name) for name, rec in sections.items() if "lines" in rec}
+    found |= {paths.codex_agents_md(), paths.gemini_md()}
+    if paths.gemini_chats_root().is_dir():
+        found.update(paths.gemini_chats_root().glob("*/memory/MEMORY.md"))
+    out = []
+    for path in sorted(found):
+        current = files.read(path)
+        if current is None or not (BEGIN.encode() in current or END.encode() in current):
+            continue
+        if not files.agent_instruction_file(path):
+            continue
+        real = Path(os.path.realpath(path))
+        private = real.name == "MEMORY.md" and real.parent.parent.parent == \
+            Path(os.path.realpath(paths.gemini_chats_root()))
+        out.append((path, real not in home and not private))
     return out
 
 
@@ -562,9 +597,38 @@ def purge() -> dict:
             except RenderError as e:
                 result["warnings"].append(f"left {md} as it is: {e}; remove the `{BEGIN}` and `{END}` lines "
                                           f"and what is between them yourself")
+        _purge_agent_sections(sections, result)
         files.write_own(paths.written_path(), _dump({"version": STATE_VERSION, "files": written,
                                                         "sections": sections}))
     return result
+
+
+def _purge_agent_sections(sections: dict, result: dict) -> None:
+    """openmemory's section out of each other agent's instruction file, markers included (a file
+    that held only the section goes); in a repository's AGENTS.md, where the person put the
+    markers, the lessons between them go and their markers stay (`result["emptied"]`)."""
+    result.setdefault("emptied", [])
+    for path, in_repository in _agent_sections(sections):
+        current = files.read(path)
+        text = current.decode("utf-8", "surrogateescape")
+        try:
+            if in_repository:
+                found = find_section(text)
+                newline = own_newline(text, found)
+                data = (text[:found[0]] + BEGIN + newline + END + text[found[1]:]).encode("utf-8", "surrogateescape")
+                done = data == current or files.replace_memory_file_if_unchanged(path, current, data)
+                (result["emptied"] if done else result["warnings"]).append(
+                    str(path) if done else f"{path} changed while openmemory read it; run this again")
+            elif _remove_section(path, current, text):
+                result["sections"].append(str(path))
+            else:
+                result["warnings"].append(f"{path} changed while openmemory read it; run this again")
+                continue
+        except RenderError as e:
+            result["warnings"].append(f"left {path} as it is: {e}; remove the `{BEGIN}` and `{END}` lines "
+                                      f"and what is between them yourself")
+            continue
+        sections.pop(str(path), None)
 
 
 def summary(result: dict) -> str:

@@ -567,21 +567,26 @@ def undo_plan(purge: bool = False) -> list[Change]:
 
 
 def _purge_change() -> Change:
-    """Every lesson file render wrote, as it wrote it, and openmemory's section of each MEMORY.md."""
+    """Every lesson file render wrote, as it wrote it, and openmemory's section of each MEMORY.md
+    and of each other agent's instruction file (Codex's AGENTS.md, Gemini's GEMINI.md and MEMORY.md)."""
     found = render.rendered()
-    lessons, sections = len(found["files"]), len(found["sections"])
-    if not lessons and not sections:
-        return Change("memory", "keep", "no lesson of openmemory's in Claude Code's memory folders: nothing to purge")
+    lessons, sections, others = len(found["files"]), len(found["sections"]), found["agent_sections"]
+    if not lessons and not sections and not others:
+        return Change("memory", "keep", "no lesson of openmemory's in Claude Code's memory folders nor in Codex's "
+                                        "or Gemini's instruction files: nothing to purge")
     kept = f"; {len(found['left'])} you edited stay" if found["left"] else ""
+    also = f"; and openmemory's section of {', '.join(others)}" if others else ""
     return Change("memory", "remove", f"remove from Claude Code's memory folders {lessons} lesson file"
                                       f"{'' if lessons == 1 else 's'} (om-<id>.md) and openmemory's section of "
-                                      f"{sections} MEMORY.md, markers included{kept}", _purge)
+                                      f"{sections} MEMORY.md, markers included{kept}{also}", _purge)
 
 
 def _purge(rec) -> str:
     done = render.purge()
     lines = [f"removed {name}" for name in done["removed"]]
     lines += [f"took openmemory's section out of {name}" for name in done["sections"]]
+    lines += [f"took the lessons out of {name}; the markers you put there stay (remove them to stop "
+              f"lessons going there)" for name in done.get("emptied", [])]
     lines += [f"left {name}: you edited it, so it is yours (delete it yourself)" for name in done["left"]]
     return "\n".join(lines + done["warnings"]) or "nothing was left to remove"
 
@@ -1183,16 +1188,41 @@ def check_agents() -> list[Finding]:
             allowed = set().union(*(agents.gemini_allowed(p) for p in policies)) if policies else set()
             out.append(_check_agent_server("gemini", path, server, sorted({"recall"} - allowed),
                                            f"a policy rule allowing it by name in {paths.gemini_policy_path()}"))
+    try:
+        projects = render.agent_project_files()
+    except OpenMemoryError:
+        projects = {}       # render's own state unreadable: the render check says so
     for agent, path in ((agents.CODEX, paths.codex_agents_md()), (agents.GEMINI, paths.gemini_md())):
         if agent in have:
-            out.append(_check_instructions(agent, path))
+            out.append(_check_instructions(agent, path, projects.get(agent, [])))
     return out
 
 
-def _check_instructions(agent: str, path: Path) -> Finding:
-    """The file the agent loads at start, where render keeps the lessons for everywhere."""
+def _check_instructions(agent: str, path: Path, projects: list = ()) -> Finding:
+    """The file the agent loads at start, where render keeps the lessons for everywhere, and the
+    files of one project each it keeps a section of (Gemini's private MEMORY.md, a repository's
+    AGENTS.md where the person put the markers)."""
     from .render import BEGIN, END, find_section    # the section's format is render's
     check = f"{agent} lessons"
+    for project in projects:
+        try:
+            find_section(agents.read_text(project) or "")
+        except OpenMemoryError as e:
+            return Finding(check, FAIL, f"{project}: {e}", f"keep exactly one `{BEGIN}` line and one `{END}` "
+                                                           f"line after it, or remove both")
+        if not os.access(project, os.W_OK):
+            return Finding(check, FAIL, f"{project} is not writable: its lessons cannot be kept up to date",
+                           "give yourself write access (chmod u+w)")
+    also = f"; and the lessons of {len(projects)} project{'' if len(projects) == 1 else 's'} in " \
+           f"{', '.join(map(str, projects))}" if projects else ""
+    finding = _check_everywhere_file(agent, path, check)
+    if also and finding.status != FAIL:
+        return Finding(check, OK, finding.text + also)
+    return finding
+
+
+def _check_everywhere_file(agent: str, path: Path, check: str) -> Finding:
+    from .render import BEGIN, END, find_section
     text = agents.read_text(path)
     if text is None:
         if path.exists():

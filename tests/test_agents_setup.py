@@ -6,6 +6,7 @@ server (and, for Gemini, a policy file), `--undo` puts each file back byte for b
 calling `recall` through what setup wrote are in test_e2e_agents.py.
 """
 import json
+import os
 
 from openmemory import agents
 from tests.helpers import SetupCase
@@ -14,7 +15,9 @@ CODEX_CONFIG = 'model = "o3"\n\n[profiles.fast]\nmodel = "o4-mini"   # the perso
 GEMINI_SETTINGS = '{\n    "theme": "Dracula",\n    "mcpServers": {"github": {"command": "gh-mcp"}},\n    "ui": {"hideTips": true}\n}\n'
 
 
-class AgentSetup(SetupCase):
+class AgentHome(SetupCase):
+    """Codex's and Gemini's configurations under the temporary HOME, the person's content in each."""
+
     def setUp(self):
         super().setUp()
         self.user = self.tmp / "user-home"
@@ -26,6 +29,8 @@ class AgentSetup(SetupCase):
         self.codex.write_text(CODEX_CONFIG)
         self.gemini.write_text(GEMINI_SETTINGS)
 
+
+class AgentSetup(AgentHome):
     def test_setup_registers_both_allows_the_tools_and_undo_puts_every_byte_back(self):
         p = self.setup_cli("--yes", "--schedule", "none")
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -109,6 +114,79 @@ class AgentSetup(SetupCase):
         p = self.setup_cli("--yes", "--schedule", "none")
         self.assertIn("add openmemory's server there yourself", p.stdout)
         self.assertEqual(self.codex.read_text(), inline)
+
+
+class Purge(AgentHome):
+    """`setup --undo --purge` takes the lessons out of Codex's and Gemini's instruction files too."""
+
+    def render_into_every_agent_file(self):
+        from pathlib import Path
+        from openmemory import paths, store
+        from tests.test_render import add_lesson
+        repo = Path(os.path.realpath(self.tmp)) / "shop"
+        (repo / ".git").mkdir(parents=True)
+        (self.user / ".gemini" / "projects.json").write_text(json.dumps({"projects": {str(repo): "shop"}}))
+        (self.user / ".gemini" / "tmp" / "shop").mkdir(parents=True)
+        self.gemini_md = self.user / ".gemini" / "GEMINI.md"
+        self.gemini_md.write_bytes(GEMINI_MD)
+        self.repo_md = repo / "AGENTS.md"
+        self.repo_md.write_bytes(REPO_MD)
+        with store.connect() as db:
+            add_lesson(db, "Write commit messages in the imperative mood", cwd=None, strength=1.5)
+            add_lesson(db, "In this repository run the tests with python3 -m unittest", cwd=str(repo), strength=1.2)
+        self.assertEqual(self.ok("render").returncode, 0)
+        self.codex_md = paths.codex_agents_md()
+        self.private = paths.gemini_chats_root() / "shop" / "memory" / "MEMORY.md"
+        for path in (self.codex_md, self.gemini_md, self.private, self.repo_md):
+            self.assertIn("openmemory:begin", path.read_text(), path)
+
+    def test_undo_purge_takes_openmemorys_sections_out_markers_and_all_and_keeps_the_persons_bytes(self):
+        self.setup_cli("--yes", "--schedule", "none")
+        self.render_into_every_agent_file()
+        p = self.setup_cli("--undo", "--purge", "--dry-run")
+        for path in (self.codex_md, self.gemini_md, self.private, self.repo_md):
+            self.assertIn(str(path), p.stdout)
+            self.assertIn("openmemory:begin", path.read_text())             # a dry run touches nothing
+        p = self.setup_cli("--undo", "--purge", "--yes")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertFalse(self.codex_md.exists())                 # the section was all it held
+        self.assertFalse(self.private.exists())
+        self.assertEqual(self.gemini_md.read_bytes(), GEMINI_MD)  # the person's bytes, as they were
+        for path in (self.codex_md, self.gemini_md, self.private):
+            self.assertIn(f"took openmemory's section out of {path}", p.stderr)
+        # A repository's AGENTS.md: the markers are the person's (render wrote there only because
+        # they put them): the lessons go, the markers stay, and stderr says so.
+        self.assertEqual(self.repo_md.read_bytes(), REPO_MD)
+        self.assertIn(f"took the lessons out of {self.repo_md}; the markers you put there stay", p.stderr)
+        self.assertEqual(self.codex.read_bytes(), CODEX_CONFIG.encode())  # and the undo itself
+        self.assertIn("nothing to purge", self.setup_cli("--undo", "--purge", "--dry-run").stdout)
+        self.assertEqual(json.loads(self.ok("render", "--json").stdout)["vetoed"], [])    # no veto
+
+    def test_a_section_whose_markers_the_person_broke_is_left_and_said(self):
+        self.render_into_every_agent_file()
+        broken = self.gemini_md.read_text().replace("<!-- openmemory:end -->\n", "")
+        self.gemini_md.write_text(broken)
+        p = self.setup_cli("--undo", "--purge", "--yes")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.gemini_md.read_text(), broken)
+        self.assertIn(f"left {self.gemini_md} as it is: its openmemory markers are damaged", p.stderr)
+        self.assertFalse(self.codex_md.exists())
+
+    def test_doctor_checks_the_lessons_files_of_each_agent(self):
+        self.setup_cli("--yes", "--schedule", "none")
+        self.render_into_every_agent_file()
+        found = {f["check"]: f for f in json.loads(self.cli("doctor", "--json").stdout)["checks"]}
+        self.assertEqual(found["codex lessons"]["status"], "ok", found["codex lessons"])
+        self.assertEqual(found["gemini lessons"]["status"], "ok", found["gemini lessons"])
+        self.assertIn("1 project", found["gemini lessons"]["text"])
+        self.private.write_text(self.private.read_text().replace("<!-- openmemory:end -->", ""))
+        found = {f["check"]: f for f in json.loads(self.cli("doctor", "--json").stdout)["checks"]}
+        self.assertEqual(found["gemini lessons"]["status"], "fail")
+        self.assertIn(str(self.private), found["gemini lessons"]["text"])
+
+
+GEMINI_MD = b"# My Gemini notes\r\n\r\nAlways answer in British English.\r\n"
+REPO_MD = b"# Shop\n\nUse tabs.\n\n<!-- openmemory:begin -->\n<!-- openmemory:end -->\n\nMore of mine.\n"
 
 
 class TheBlock(SetupCase):

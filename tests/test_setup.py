@@ -305,7 +305,8 @@ class Purge(SetupCase):
         # Removed by openmemory, not deleted by the person: nothing is a veto.
         self.assertEqual(json.loads(self.ok("render", "--json").stdout)["vetoed"], [])
         self.assertEqual(self.setup_cli("--undo", "--purge", "--yes").returncode, 0)
-        self.assertIn("no lesson of openmemory's in Claude Code's memory folders: nothing to purge",
+        self.assertIn("no lesson of openmemory's in Claude Code's memory folders nor in Codex's or Gemini's "
+                      "instruction files: nothing to purge",
                       self.setup_cli("--undo", "--purge", "--dry-run").stdout)
         self.assertEqual(self.cli("setup", "--purge", "--yes").returncode, 1)  # --purge goes with --undo
 
