@@ -62,7 +62,8 @@ def agent_of_client(name) -> str:
     return "codex" if name.startswith("codex") else "gemini" if name.startswith("gemini") else "claude-code"
 
 INSTRUCTIONS = """\
-openmemory is this person's long-term memory of their past Claude Code sessions on this \
+openmemory is this person's long-term memory of their past coding-agent sessions (Claude Code, \
+Codex CLI, Gemini CLI) on this \
 machine: what was said and decided (each exchange, plans, answers to your questions), how \
 failures were fixed, the corrections the person typed, notes saved on purpose, and lessons \
 drawn from repeated surprises. It is a local file; nothing leaves the machine.
@@ -71,8 +72,9 @@ Call `recall` before you start a task in a project (how tests are run here, what
 last time), when a command or tool fails (was this error seen before, how was it fixed), when \
 the person refers to earlier work ("like last time", "as I said before"), and before an \
 approach they may have rejected before. Query with concrete words: the command, the error \
-text, the file or the topic. Each hit shows [id] kind, date and time, project, session and \
-relevance (0 to 1, comparable across queries), then a short text; when nothing is relevant \
+text, the file or the topic. Each hit shows [id] kind, date and time, project, the agent \
+when not Claude Code (from codex, from gemini), session and relevance (0 to 1, comparable \
+across queries), then a short text; when nothing is relevant \
 the result says so. Call `show` with a hit's id to read it in full with what was said just \
 before and after it.
 

@@ -542,18 +542,23 @@ def gemini_cli(home, *args, cwd=None, env=None, timeout=120):
     return _run(find_gemini() + list(args), cwd or home, gemini_env(home, extra=env), timeout)
 
 
+def read_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
 def gemini_settings(home, settings=None, trust=()):
     """Merge the harness's needs (API-key auth, no update check, no usage statistics) and `settings`
     into $HOME/.gemini/settings.json, keeping what is there; mark `trust` folders trusted."""
     gdir = os.path.join(home, ".gemini")
     os.makedirs(gdir, exist_ok=True)
     path = os.path.join(gdir, "settings.json")
-    current = json.load(open(path)) if os.path.exists(path) else {}
+    current = read_json(path) if os.path.exists(path) else {}
     with open(path, "w") as f:
         json.dump(_merge(_merge(GEMINI_BASE_SETTINGS, current), settings or {}), f, indent=2)
     if trust:
         tpath = os.path.join(gdir, "trustedFolders.json")
-        folders = json.load(open(tpath)) if os.path.exists(tpath) else {}
+        folders = read_json(tpath) if os.path.exists(tpath) else {}
         folders.update({t: "TRUST_FOLDER" for t in trust})
         with open(tpath, "w") as f:
             json.dump(folders, f, indent=2)

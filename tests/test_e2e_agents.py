@@ -316,6 +316,29 @@ class RecallThroughSetup(unittest.TestCase):
         self.assertIn("python3 -m unittest, never with pytest", self.answers(r["log"]))
         self.assertEqual(self.doctor("gemini")["status"], "ok")
 
+    def test_what_was_said_to_gemini_comes_back_to_codex_as_a_passage_from_gemini(self):
+        binary("gemini")
+        binary("codex")
+        os.makedirs(os.path.join(self.home, ".codex"))
+        os.makedirs(os.path.join(self.home, ".gemini"))
+        openmemory(self.home, "setup", "--yes", "--schedule", "none")
+        said = "the staging database listens on port 6543, not 5432"
+        r = e2e.run_gemini({"steps": [{"match": "staging database", "reply": [{"text": "Noted: port 6543."}]}]},
+                           [f"remember that {said}"], home=self.home)
+        self.assertEqual([t["rc"] for t in r["turns"]], [0], r["turns"])
+        openmemory(self.home, "ingest")         # as the nightly job does: no Gemini hook runs it
+        scenario = {"steps": [
+            {"match": "which port", "reply": [{"tool_call": {
+                "namespace": "mcp__openmemory", "name": "recall", "args": {"query": "staging database port"}}}]},
+            {"match": "tool_result", "reply": [{"text": "Memory answered."}]}]}
+        r = e2e.run_codex(scenario, ["which port does the staging database use?"], home=self.home)
+        self.assertEqual([t["rc"] for t in r["turns"]], [0], r["turns"])
+        outputs = [item.get("output") for e in e2e.read_jsonl(r["log"]) if e["step"] == 1
+                   for item in e["body"].get("input", []) if item.get("type") == "function_call_output"]
+        text = json.dumps(outputs, ensure_ascii=False)
+        self.assertIn("port 6543, not 5432", text)
+        self.assertRegex(text, r"\[p\d+\] exchange · [^\\]* · from gemini · session ", text)
+
     def doctor(self, check):
         """doctor's finding for one agent (the rest fails here: Claude Code is not connected)."""
         base = dict(os.environ, HOME=self.home, OPENMEMORY_HOME=os.path.join(self.home, "om"),
