@@ -388,6 +388,7 @@ class GeminiSessions(AgentHome):
         report = json.loads(self.ingest().stdout)
         self.assertEqual(report["files"], 1)
         self.assertNotIn("SUBTASK", json.dumps(self.episodes()))
+        self.assertNotIn("SUBTASK", json.dumps(self.passages()))          # nor what was said to it
         (error,) = [e for e in self.episodes() if e["kind"] == "error"]     # its failure, the parent's
         self.assertIn("failed in a subagent", error["title"])
         self.assertEqual(error["session_id"], sid)
