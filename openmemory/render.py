@@ -1002,9 +1002,11 @@ def agent_files(live: list, limit: int, optout: forget.OptOut) -> dict:
 
 
 def agent_line(lesson: dict) -> str:
-    """One lesson as a line of another agent's instruction file: the lesson itself, and how often."""
-    line = "- " + neutralise(lesson["text"]) + f" (seen {int(lesson['seen'] or 1)}×)"
-    return line if len(line) <= 2 * LINE_CHARS else line[:2 * LINE_CHARS - 2] + " …"
+    """One lesson as a line of another agent's instruction file: the lesson itself, and how often
+    (in counts' words, as MEMORY.md's line says it), the lesson cut when the line is too long."""
+    text, seen = neutralise(lesson["text"]), f" ({counts.seen_words(int(lesson['seen'] or 0))})"
+    room = 2 * LINE_CHARS - len(seen) - 2
+    return "- " + (text if len(text) <= room else text[:room - 2] + " …") + seen
 
 
 def _section_lines(text: str | None) -> list | None:

@@ -45,7 +45,7 @@ class AgentFiles(AgentHome):
         result = render.render(self.db)
         text = self.codex.read_text()
         self.assertTrue(text.startswith(THEIRS))
-        self.assertIn("- Run the linter with `mise run lint`, not golangci-lint directly (seen 2×)", text)
+        self.assertIn("- Run the linter with `mise run lint`, not golangci-lint directly (seen in 2 sessions)", text)
         self.assertIn(render.BEGIN, text)
         self.assertIn(str(self.codex), result["written"])
         self.assertIn(EVERYWHERE, self.gemini.read_text())          # created, holding only the section
@@ -110,6 +110,14 @@ class AgentFiles(AgentHome):
         section = self.codex.read_text()
         self.assertEqual(section.count("<!--"), 2)                   # only the two markers
         self.assertNotIn("](http", section)
+
+    def test_a_long_lesson_is_cut_and_still_says_how_often_it_was_seen(self):
+        long = "Run the integration suite with make it before pushing " + "and wait for every job " * 30
+        add_lesson(self.db, long.strip(), seen=3)
+        render.render(self.db)
+        (line,) = [l for l in self.codex.read_text().splitlines() if l.startswith("- Run the integration")]
+        self.assertLessEqual(len(line), 2 * render.LINE_CHARS)
+        self.assertTrue(line.endswith(" … (seen in 3 sessions)"), line)
 
 
 class DoctorOnTheFiles(AgentHome):
