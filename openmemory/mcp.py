@@ -322,7 +322,8 @@ def _tools_call(params, project_dir) -> dict:
     if not isinstance(arguments, dict):
         raise _InvalidParams("arguments must be an object")
     try:
-        text = tool(arguments, project_dir)
+        text = tool(arguments, project_dir, asking_session(params)) if tool is recall_tool else \
+            tool(arguments, project_dir)
     except _ToolError as e:
         return _tool_result(str(e), error=True)
     except OpenMemoryError as e:
@@ -361,7 +362,22 @@ METHODS = {
 # --------------------------------------------------------------------------------------
 # Tools: arguments -> text for a model
 
-def recall_tool(arguments: dict, project_dir: str | None) -> str:
+def asking_session(params: dict) -> str:
+    """The session a tools/call comes from, where the client says so in the call: Codex (0.171.0,
+    tests/data/agents/codex/mcp_recall.mcp.log) puts its thread's id, its rollout's session id,
+    in each call's `_meta` (`threadId`, `x-codex-turn-metadata.session_id`); Gemini (0.61.0)
+    and Claude Code say nothing there ("")."""
+    meta = params.get("_meta")
+    if not isinstance(meta, dict):
+        return ""
+    turn = meta.get("x-codex-turn-metadata")
+    for said in (meta.get("threadId"), turn.get("session_id") if isinstance(turn, dict) else None):
+        if isinstance(said, str) and said.strip():
+            return said.strip()
+    return ""
+
+
+def recall_tool(arguments: dict, project_dir: str | None, asking: str = "") -> str:
     """Run recall exactly as the CLI does, leaving out the session asking, and write the hits for a model."""
     _only(arguments, ("query", "k", "cwd", "include_archived"))
     query = _text(arguments, "query", required=True)
@@ -374,7 +390,7 @@ def recall_tool(arguments: dict, project_dir: str | None) -> str:
     include_archived = arguments.get("include_archived", False)
     if not isinstance(include_archived, bool):
         raise _ToolError("include_archived must be true or false")
-    mine = calling_sessions(project_dir)
+    mine = calling_sessions(project_dir) | ({asking} if asking else set())
     with store.connect() as db:
         hits = recall_lib.recall(db, query, k=k, cwd=cwd, include_archived=include_archived, touch=False,
                                  exclude_sessions=mine)

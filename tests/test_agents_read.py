@@ -515,6 +515,24 @@ class NotesThroughOtherAgents(TempHome):
             self.assertEqual(row[0], agent)
 
 
+class TheSessionAsking(AgentHome):
+    def test_codexs_own_session_is_left_out_of_what_its_recall_returns(self):
+        from unittest import mock
+        from openmemory import mcp
+        self.codex_rollout("correction.jsonl")
+        self.ingest()
+        # As Codex 0.171.0 calls a tool (mcp_recall.mcp.log): its thread's id in the call's _meta.
+        sid = "01a23be0-8e04-7db0-9c8b-2f154aeab406"
+        asked = {"name": "recall", "arguments": {"query": "don't use pytest here, use unittest"}}
+        with mock.patch.dict("os.environ", {"CLAUDE_CODE_SESSION_ID": ""}):
+            other = mcp.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": asked}, None)
+            own = mcp.handle({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": dict(asked, _meta={
+                "threadId": sid, "x-codex-turn-metadata": {"session_id": sid}, "progressToken": 0})}, None)
+        self.assertIn("from codex · session 01a23be0", other["result"]["content"][0]["text"])
+        self.assertTrue(own["result"]["content"][0]["text"].startswith("Nothing in memory matches"))
+        self.assertEqual(mcp.asking_session({"_meta": {"progressToken": "2c2e"}}), "")      # Gemini's call
+
+
 class Migration(TempHome):
     def test_episodes_stored_before_are_claude_codes(self):
         import sqlite3
