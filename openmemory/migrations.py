@@ -1,4 +1,4 @@
-"""The schema: an append-only list of named steps (m001 ... m010), applied in order when the
+"""The schema: an append-only list of named steps (m001 ... m011), applied in order when the
 store opens its file (store.connect).
 
 Each step runs in its own transaction with the new PRAGMA user_version; a database newer
