@@ -108,8 +108,8 @@ TOOLS = [
                 "k": {"type": "integer", "minimum": 1, "maximum": K_MAX, "default": K_DEFAULT,
                       "description": f"How many memories to return (1-{K_MAX}, default {K_DEFAULT})."},
                 "cwd": {"type": "string",
-                        "description": "The project folder to recall for; default: the folder Claude "
-                                       "Code was started in."},
+                        "description": "The project folder to recall for; default: the folder the agent "
+                                       "was started in."},
                 "include_archived": {"type": "boolean", "default": False,
                                      "description": "Also search memories archived after long disuse."},
             },
@@ -155,7 +155,7 @@ TOOLS = [
                 "title": {"type": "string", "description": "A short title; default: the note's first line."},
                 "cwd": {"type": "string",
                         "description": "The project folder the note belongs to; default: the folder "
-                                       "Claude Code was started in."},
+                                       "the agent was started in."},
             },
             "required": ["text"],
             "additionalProperties": False,
