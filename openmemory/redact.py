@@ -375,10 +375,16 @@ _NEEDLE_RE = _needle_pattern(n for n, _, _ in _NEEDLES)
 _INSIDE = {n: [(p, b) for m, p, b in _NEEDLES if m in n] for n, _, _ in _NEEDLES}
 
 
-def _possible(text: str) -> set:
+def _possible(text: str) -> frozenset:
     """The branches that may match somewhere in text (the others cannot: their needle is not
-    in it); none, and redact(text) is text unchanged."""
-    return _gate(text)[0]
+    in it); none, and redact(text) is text unchanged. Remembered per text (_Kept): the output
+    of a failed call is cut for its error episode, its aftermath and its passage, each cut
+    looking at the same text (a quarter of the gate's characters on the public corpus)."""
+    found = _GATES.get(text)
+    if found is None:
+        found = frozenset(_gate(text)[0])
+        _GATES.put(text, found)
+    return found
 
 
 def _gate(text: str):
@@ -1045,7 +1051,8 @@ def secret_safe_clip(text, limit: int) -> str:
             return folded[: limit - 1].rstrip() + "…"
     if len(text) <= REDACTED_KEPT_CHARS or limit <= 0:
         return shorten.clip(redacted(text), limit)   # a short text's redaction is remembered
-    return shorten.clip(_redacted_as_far_as_kept(text, limit), limit)
+    whole = _REDACTED_LONG.get(text)     # redacted whole already (redacted()): the same cut
+    return shorten.clip(whole if whole is not None else _redacted_as_far_as_kept(text, limit), limit)
 
 
 def _redacted_as_far_as_kept(text: str, limit: int) -> str:
@@ -1222,12 +1229,50 @@ REDACTED_KEPT_CHARS = 300   # longer texts are rarely repeated: redacted each ti
 
 def redacted(text: str) -> str:
     """redact(text), once per distinct short text: commands, tools, error lines and titles
-    repeat across the episodes of a session and across sessions."""
-    if not isinstance(text, str) or len(text) > REDACTED_KEPT_CHARS:
+    repeat across the episodes of a session and across sessions; a longer one is remembered
+    while it is among the last texts seen (_Kept: a tool's output cut for several episodes)."""
+    if not isinstance(text, str):
         return redact(text)
+    if len(text) > REDACTED_KEPT_CHARS:
+        found = _REDACTED_LONG.get(text)
+        if found is None:
+            found = redact(text)
+            _REDACTED_LONG.put(text, found)
+        return found
     return _redacted_short(text)
 
 
 @lru_cache(maxsize=REDACTED_KEPT)
 def _redacted_short(text: str) -> str:
     return redact(text)
+
+
+class _Kept:
+    """A memo of a pure function of a text, bounded by the characters of the texts it holds
+    (keys and values): emptied when they pass `chars`, and a text longer than `longest` is
+    not kept. What it gives back is what the function gives for that text: the same result,
+    without the work."""
+
+    def __init__(self, chars: int, longest: int):
+        self.chars, self.longest, self.held, self.kept = chars, longest, 0, {}
+
+    def get(self, text: str):
+        return self.kept.get(text)
+
+    def put(self, text: str, value) -> None:
+        size = len(text) + (len(value) if isinstance(value, str) and value is not text else 0)
+        if len(text) > self.longest:
+            return
+        if self.held + size > self.chars:
+            self.kept.clear()
+            self.held = 0
+        self.kept[text] = value
+        self.held += size
+
+
+# The gate's answer and long texts' redaction, per text: about 4 M characters held (the texts
+# are mostly alive anyway while their session is read), none of a text over 256 K.
+KEPT_CHARS = 4_000_000
+KEPT_LONGEST = 262_144
+_GATES = _Kept(KEPT_CHARS, KEPT_LONGEST)
+_REDACTED_LONG = _Kept(KEPT_CHARS, KEPT_LONGEST)

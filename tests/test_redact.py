@@ -509,6 +509,38 @@ class TheGate(unittest.TestCase):
                 self.assertEqual(redact_module.secret_safe_clip(text, limit), shorten.clip(whole, limit))
         self.assertGreater(lazy, 500)
 
+    def test_a_text_seen_before_is_redacted_and_cut_as_the_first_time(self):
+        # the gate's answer and a long text's redaction are remembered per text: a second look at
+        # the same text (a failed call's output cut for its episode, its aftermath, its passage)
+        # gives what the first gave, whichever came first
+        from openmemory import shorten
+        texts = [(" ".join(t for t, _ in SECRETS[i:i + 9]) + " and the staging password is hunter22 " * 3)
+                 for i in range(0, len(SECRETS), 9)]
+        self.assertTrue(all(len(t) > redact_module.REDACTED_KEPT_CHARS for t in texts))
+        for text in texts:
+            whole = redact_module._redact(text)       # the whole pattern everywhere, no gate, no memo
+            self.assertNotEqual(whole, text)
+            with self.subTest(text=text[:60]):
+                for limit in (40, 160, 600, 100_000):
+                    first = redact_module.secret_safe_clip(text, limit)
+                    self.assertEqual(first, shorten.clip(whole if len(text) > limit else text, limit))
+                    self.assertEqual(redact_module.redacted(text), whole)     # now remembered
+                    self.assertEqual(redact_module._REDACTED_LONG.get(text), whole)
+                    self.assertEqual(redact_module.secret_safe_clip(text, limit), first)
+                    self.assertEqual(redact_module.redacted(text), whole)
+                self.assertEqual(redact_module._possible(text), frozenset(redact_module._gate(text)[0]))
+
+    def test_what_is_remembered_is_bounded(self):
+        kept = redact_module._Kept(chars=100, longest=40)
+        kept.put("x" * 41, "y")
+        self.assertIsNone(kept.get("x" * 41))          # longer than longest: not kept
+        kept.put("a" * 30, "b" * 30)
+        self.assertEqual(kept.get("a" * 30), "b" * 30)
+        kept.put("c" * 30, "d" * 30)                   # 120 characters held: past the bound, emptied first
+        self.assertIsNone(kept.get("a" * 30))
+        self.assertEqual(kept.get("c" * 30), "d" * 30)
+        self.assertLessEqual(kept.held, 100)
+
     def test_a_secret_word_found_from_as_far_before_it_as_a_match_reaches(self):
         # the longest way in: a 30-character identifier, "_", then "SHARED_ACCESS_" before "KEY"
         for text in ("export ABCDEFGHIJKLMNOPQRSTUVWXYZabcd_SHARED_ACCESS_KEY=Zx9QmTr0ub4dor3xK2wq",
