@@ -162,6 +162,18 @@ class Purge(AgentHome):
         self.assertIn("nothing to purge", self.setup_cli("--undo", "--purge", "--dry-run").stdout)
         self.assertEqual(json.loads(self.ok("render", "--json").stdout)["vetoed"], [])    # no veto
 
+    def test_a_forgotten_lesson_leaves_every_agents_file(self):
+        self.render_into_every_agent_file()
+        self.assertIn("imperative mood", self.codex_md.read_text())
+        self.assertIn("python3 -m unittest", self.private.read_text())
+        p = self.ok("forget", "l1", "l2", "--yes")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for path in (self.codex_md, self.gemini_md, self.private, self.repo_md):
+            text = path.read_text() if path.exists() else ""
+            self.assertNotIn("imperative mood", text, path)
+            self.assertNotIn("python3 -m unittest", text, path)
+        self.assertEqual(self.gemini_md.read_bytes(), GEMINI_MD)    # the person's bytes stay
+
     def test_a_section_whose_markers_the_person_broke_is_left_and_said(self):
         self.render_into_every_agent_file()
         broken = self.gemini_md.read_text().replace("<!-- openmemory:end -->\n", "")
