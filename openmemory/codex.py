@@ -15,7 +15,7 @@ import re
 import shlex
 
 from .shorten import clip
-from .transcripts import Session, ToolCall, Turn, _ends, _str, jsonl_record
+from .transcripts import Session, ToolCall, Turn, _ends, _str, jsonl_record, with_subagents
 
 AGENT = "codex"
 ROLLOUT = re.compile(r"^rollout-.*\.jsonl$")
@@ -418,12 +418,9 @@ def subagent_paths(session: Session) -> list:
 def read_subagents(session: Session) -> Session:
     """The session with its subagents' rollouts read into `session.subagents`: their calls (a
     failure in one is the session's), none of their words (a subagent's task is its parent's)."""
-    subs = []
-    for path in subagent_paths(session):
-        try:
-            with open(path, "rb") as f:
-                subs.append(parse_lines(f, path, subagent=True))
-        except OSError:
-            continue
-    session.subagents = subs
-    return session
+    return with_subagents(session, subagent_paths(session), _read_subagent)
+
+
+def _read_subagent(path: str) -> Session:
+    with open(path, "rb") as f:
+        return parse_lines(f, path, subagent=True)

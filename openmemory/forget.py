@@ -346,6 +346,17 @@ def finished(store) -> tuple:
                                              "passages": list(passages), "finished": True}))
 
 
+def _gone(ids: set, found: dict, done: list, kind: str, shown) -> set:
+    """The ids not found that the same forget, run again, already forgot; any other id not
+    found is an error naming it as recall shows it."""
+    gone = (ids - set(found)) & set(done)
+    missing = sorted(ids - set(found) - gone)
+    if missing:
+        raise OpenMemoryError(f"no {kind} {', '.join(map(shown, missing))} in memory; "
+                              f"`openmemory recall --json` shows the ids")
+    return gone
+
+
 def plan(store, episode_ids=(), lesson_ids=(), project=None, passage_ids=(), words=()) -> Plan:
     """What forgetting these episodes, passages and lessons (or everything of a project) takes;
     ids the last forget took out already are done (the same forget run again finishes its files)."""
@@ -358,18 +369,10 @@ def plan(store, episode_ids=(), lesson_ids=(), project=None, passage_ids=(), wor
         passage_ids |= set(found_p)
     done_e, done_l, done_p, _ = last_forget(store)
     found_p = store.passages_by_id(passage_ids)
-    gone_p = (passage_ids - set(found_p)) & set(done_p)     # the same forget run again: done already
-    missing = sorted(passage_ids - set(found_p) - gone_p)
-    if missing:
-        raise OpenMemoryError(f"no passage {', '.join(f'p{i}' for i in missing)} in memory; "
-                              f"`openmemory recall --json` shows the ids")
+    gone_p = _gone(passage_ids, found_p, done_p, "passage", lambda i: f"p{i}")
     p.passages = [found_p[i] for i in sorted(found_p)]
     episodes = store.episodes_by_id(episode_ids)
-    gone_e = (episode_ids - set(episodes)) & set(done_e)    # the same forget run again: done already
-    missing = sorted(episode_ids - set(episodes) - gone_e)
-    if missing:
-        raise OpenMemoryError(f"no episode {', '.join(map(str, missing))} in memory; "
-                              f"`openmemory recall --json` shows the ids")
+    gone_e = _gone(episode_ids, episodes, done_e, "episode", str)
     p.episodes = [episodes[i] for i in sorted(episodes)]
     all_lessons = {ls["id"]: ls for ls in store.all_lessons()}
     gone_l = (lesson_ids - set(all_lessons)) & set(done_l)

@@ -16,7 +16,7 @@ import json
 import os
 import re
 
-from .transcripts import Session, ToolCall, Turn, _ends, _str, jsonl_record
+from .transcripts import Session, ToolCall, Turn, _ends, _str, jsonl_record, with_subagents
 
 AGENT = "gemini"
 SNIFF_LINES = 50
@@ -322,12 +322,9 @@ def subagent_paths(session: Session) -> list:
 def read_subagents(session: Session) -> Session:
     """The session with its subagents' chats read into `session.subagents`: their calls (a
     failure in one is the session's), none of their words (a subagent's task is its parent's)."""
-    subs = []
-    for path in subagent_paths(session):
-        try:
-            with open(path, "rb") as f:
-                subs.append(parse_lines(f, path, subagent=True))
-        except OSError:
-            continue
-    session.subagents = subs
-    return session
+    return with_subagents(session, subagent_paths(session), _read_subagent)
+
+
+def _read_subagent(path: str) -> Session:
+    with open(path, "rb") as f:
+        return parse_lines(f, path, subagent=True)

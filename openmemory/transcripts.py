@@ -204,9 +204,16 @@ def read_subagents(session: Session) -> Session:
     project kept out (which of them worked there is not known from the session)."""
     if session.moved_out:
         return session
-    for sub in subagent_paths(session.path):
+    return with_subagents(session, subagent_paths(session.path), lambda sub: parse(sub, sidechain=True))
+
+
+def with_subagents(session: Session, paths: list, read) -> Session:
+    """The session with the subagents' logs at paths read by read(path) -> Session into
+    Session.subagents (every agent's reader: transcripts, codex, gemini); a log that cannot be
+    read is left out, as a line that cannot be is."""
+    for path in paths:
         try:
-            session.subagents.append(parse(sub, sidechain=True))
+            session.subagents.append(read(path))
         except OSError:
             continue
     return session
