@@ -197,6 +197,59 @@ _DISLIKE = re.compile(r"(?i)^(?:\w+[,.!]?\s+)?i\s+(?:really\s+|just\s+)?(?:hate|
 
 _DISLIKE_ANYWHERE = re.compile(r"(?i)\bi\s+(?:really\s+|just\s+)?(?:hate|dislike|can'?t\s+stand|don'?t\s+like)\s")
 
+# A practice about a whole kind of work rather than one item, said in passing: a rule the person
+# keeps ("keep each commit with working code", "link every entry to its PR"), a sign-like ban
+# ("(no micro-committing broken state)"), work put off to the end ("let's not leave all the tests
+# to the very end"). Each/every needs a manner with it: "fix every test" is one task.
+_WORK = (r"(?:new\s+|unit\s+|single\s+)?(?:commits?|tests?|prs?|pull\s+requests?|changes?|steps?|entr(?:y|ies)|"
+         r"files?|functions?|releases?|migrations?|endpoints?)")
+_HABIT = re.compile(r"(?i)\b(?:each|every)\s+" + _WORK + r"\b(?=[^.?!]*\b(?:with|in|as|to|before|after|alongside|"
+                    r"working|green|passing|separately|small|its|their)\b)"
+                    r"|(?:^|[(,;]\s*)no\s+(?!\w+ing\s+(?:on|at|for)\b)[\w-]+ing\s+\w+"
+                    r"|\b(?:leave|save|defer|postpone)\b[^.?!]*\b(?:to|until|for)\s+(?:the\s+)?(?:very\s+)?(?:end|last|later)\b")
+_EMPHASIS = re.compile(r"(?<!\w)[_*]{1,2}(\w[\w\s]*?)[_*]{1,2}(?!\w)")      # "_all_", "**every**"
+
+
+def habit(text: str) -> bool:
+    """Whether the person's own lines set a practice for a whole kind of work (_HABIT) in an
+    instruction: a standing preference said in passing, worth a candidate though no standing
+    word comes with it."""
+    if not _HABIT_WORDS.search(text or ""):
+        return False                # most messages: one search
+    for line in own_lines(_EMPHASIS.sub(r"\1", text)):
+        for part in re.split(r"(?<=[.!?])\s+|\s*\(", line.strip()):
+            part = FILLER.sub("", part.strip())
+            part = re.sub(r"(?i)^let'?s\s+not\b", "don't", part)
+            if _HABIT.search(part) and not part.rstrip(").").endswith("?") and (
+                    IMPERATIVE.match(LEAD.sub("", part)) or re.match(r"(?i)no\s+[\w-]+ing\b", part)):
+                return True
+    return False
+
+
+_HABIT_WORDS = re.compile(r"(?i)\b(?:each|every|no|leave|save|defer|postpone)\b")
+# A fact the person states against what the agent just said or did, in a short reply that asks
+# for nothing: what a thing is ("it's a test value for ...", "it's in worktree 2 ...") or what it
+# only does ("the command string only contains the last command"). After the agent's question it
+# is an answer.
+_STATES = re.compile(r"""(?xi)^(?:\w+[,.]?\s+)?(?:it'?s|it\s+is|that'?s|that\s+is|this\s+is)\s+(?:a|an|in|for|from|on|
+        only|just|the)\s+\w+
+    | ^[\w\s"'`.-]{3,60}?\s+only\s+(?:contains?|has|have|sends?|returns?|works?|runs?|supports?|accepts?|takes?|
+        reads?|writes?)\b""")
+# Pushback that says the agent missed something it has or does: "but we do track multiple
+# sessions, how ...?", "you can use your LSP right?".
+_BUT_WE_DO = re.compile(r"(?i)\bbut\s+(?:we|you)\s+(?:do|does|did)\s+(?!not\b|n't)[a-z]\w+")
+_YOU_CAN = re.compile(r"(?i)^(?:but\s+|and\s+)?you\s+(?:can|could|should)\s+(?:just\s+|also\s+)?(use|run|call)\s+"
+                      r"([^?,]{2,60}?),?\s+(?:right|no|correct)\s*\?+$")
+
+
+def states_otherwise(text: str, agent_said: str = "") -> bool:
+    """A short plain statement of how things are (_STATES) after the agent said or did something
+    other than ask: the person setting a fact straight."""
+    t = (text or "").strip()
+    if len(t) > 200 or "?" in t or "\n" in t or _ASKS.search(t) or _APPROVAL.search(t):
+        return False
+    return bool(_STATES.search(t)) and not _last_sentence(agent_said).rstrip().endswith("?")
+
 
 def is_pushback_on_destructive(text: str, agent_ran: str) -> bool:
     """A short alarmed reaction ("what are you doing...??") right after the agent ran a command
@@ -250,6 +303,12 @@ def correction_verdict(text: str, agent_said: str = "", refused: bool = False, i
         return "correction", "redirect"
     if _WRONG_FACT.search(head):
         return "correction", "fact"
+    if states_otherwise(t, agent_said):
+        return "correction", "fact"
+    if _YOU_CAN.match(head) or _BUT_WE_DO.search(head):
+        return "correction", "question"
+    if habit(t):
+        return "correction", "words"        # "keep each commit with working code": a practice, said in passing
     if is_pushback_on_destructive(t, agent_ran):
         return "correction", "question"
     if dislike(t):
@@ -345,6 +404,8 @@ _DIAGNOSIS = re.compile(r"^(?:the\s+(?:issue|problem|bug|cause|error|reason|fix|
 # Y", "that endpoint was removed", "X is banned"): kept, quoted, as it was said.
 _STATEMENT = re.compile(r"""(?xi)
       \b(?:we|i)\s+(?:\w+\s+)?(?:don'?t|do\s+not|never)\s+(?:want|use|do)\b | \b(?:we|i)'?d\s+rather\b.*\bthan\b
+    | (?<!so\s)(?<!if\s)(?<!that\s)(?<!when\s)(?<!until\s)(?<!because\s)\bwe\s+(?:don'?t|do\s+not|never)\s+(?!need|have|know|see|get|care|mind|think|understand|really|even|yet|just|
+        actually|want|use|do|forget|lose|break)[a-z]\w+
     | \bwe\s+(?:always|only|never)\b | \bwe\s+do\s+(?!need|want|have|not|know|see|get)[\w-]+
     | \bwe'?re\s+(?:on|using)\s+\S+ | \bwe\s+(?:use|moved\s+to|switched\s+to|migrated\s+to)\s+\S+
     | \bour\s+\w+(?:\s+\w+)?\s+(?:runs?|lives?|uses?)\s+(?:on|in|at)?\s*\S+
@@ -431,7 +492,8 @@ def what_lasts(said: str, form: str = "") -> dict:
     standing = bool(_STANDING.search(raw) or _STANDING_LEAD.match(said.strip()))
     clauses = [c for c in re.split(r",\s+|;\s+|\s+but\s+", sentence) if c.strip()]
     ban = kind == "imperative" and all(_NEGATIVE_CLAUSE.match(c.strip()) for c in clauses)
-    lasting = not _ONE_OFF.search(sentence) and (standing or keep or not ban)
+    practice = bool(_HABIT.search(sentence)) or (kind == "imperative" and habit(said))
+    lasting = not _ONE_OFF.search(sentence) and (standing or keep or practice or not ban)
     return {"sentence": sentence, "kind": kind, "standing": standing, "lasting": lasting, "ban": ban}
 
 
@@ -466,13 +528,26 @@ def _lasting(said: str, strict: bool):
     return max(found)[2] if found else None
 
 
+# How the person wants it, against how the agent did it: "not as a comment, but as a document".
+_NOT_BUT = re.compile(r"(?i)^not\s+(?:as|in|with|on|via|through|by|using|into|under|from)\s+[^,.]{2,60},?\s*but\s+"
+                      r"(?:as|in|with|on|via|through|by|using|into|under|from)\s+\S")
+# A convention of the team said in a clause after another ("that is not correct, we don't ...").
+_CONVENTION_CLAUSE = re.compile(r"(?i)(?:,|;|\bbut)\s+(?=we\s+(?:don'?t|do\s+not|never|always|only)\s+[a-z])")
+
+
 def _judge(raw: str):
+    raw = _EMPHASIS.sub(r"\1", raw)
+    asked = _YOU_CAN.match(raw.strip())
+    if asked:
+        return f"{asked.group(1)} {asked.group(2)}", "imperative"    # "you can use your LSP right?"
+    if _NOT_BUT.match(raw):
+        return raw.rstrip(".!… "), "statement"
     if _ALREADY.match(raw):
         return raw.rstrip("?") + "?", "statement"     # "didn't we already drop 3.8?": a fact, asked
     remember = _REMEMBER.match(raw)
     if remember and len(raw[remember.end():].split()) >= 3:
         return raw[remember.end():].strip().rstrip(".!"), "statement"   # "remember: staging needs VPN"
-    opened = FILLER.sub("", raw).strip()
+    opened = re.sub(r"(?i)^let'?s\s+not\b", "don't", FILLER.sub("", raw).strip())
     s = LEAD.sub("", opened).strip()
     s = re.sub(r"[,;]?\s*(?:please|thanks|thank you|i think|i guess|ok\??)[.!]*$", "", s, flags=re.I).strip()
     s = _FEELING.sub("", s).rstrip(".!…, ")
@@ -480,7 +555,7 @@ def _judge(raw: str):
         return None
     if _CONDITIONED.match(s):
         marked = _LASTING.search(re.sub(r"\bto avoid\b", "", s))
-        strong = _STANDING.search(opened) or _FIRM.search(s)
+        strong = _STANDING.search(opened) or _FIRM.search(s) or _HABIT.search(s)
         if strong or (marked and _CONCRETE.search(s)):
             return s, "imperative"
         return None
@@ -488,6 +563,9 @@ def _judge(raw: str):
         return s, "fact"
     if re.search(r"(?i),\s+(?:please\s+)?(?:don'?t|do not|never|always)\s+(?!worry|bother|mind)\w+", s):
         return s, "fact"                # "the docs are generated, don't edit docs/api by hand"
+    clause = _CONVENTION_CLAUSE.search(s)
+    if clause and _STATEMENT.search(s[clause.end():]):
+        return s[clause.end():], "statement"     # "..., we don't gitignore the whole folder"
     if _STATEMENT.search(s) or (_NEEDS.search(s) and (_CONTRASTED.search(s) or _STANDING.search(opened))):
         return s, "statement"
     return None

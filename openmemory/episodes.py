@@ -60,6 +60,7 @@ class Surprise:
     worked: bool = False        # errors: a later call did the same thing without failing
     explained: str = ""         # errors: the agent's first words after the failure
     dictated: bool = False      # errors: got past after a step its output may have dictated (not shown)
+    moved: str = ""             # errors: the folder an earlier `cd` left the shell in, where a path was not found
 
 
 def surprises_of(s: Session) -> list:
@@ -184,6 +185,8 @@ def _note_error(found: list, errors: dict, call: ToolCall, session_id: str, hist
     surprise = Surprise("error", event_id(call, session_id), call.at, "\n".join(lines), call.name, call.summary(),
                         legacy=call.id, hints=hint_lines(call.result or "", said))
     _aftermath(surprise, call, history, said)
+    if call.name == "Bash":
+        _moved(surprise, call, history)
     errors[key] = surprise
     found.append(surprise)
     return surprise
@@ -290,6 +293,43 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list, said=lambda: "
             if not later.is_error and not _LOOKING.match(command):
                 dictated = dictated or unsafe(command)
                 steps.append(command)
+
+
+# The Bash tool keeps its working folder from call to call: a `cd` that opens a command (not in a
+# subshell) leaves the next commands there. A relative path then names nothing.
+_CD = re.compile(r"^\s*cd\s+(\"[^\"]+\"|'[^']+'|[^\s;&|()]+)\s*(?:&&|;|$)")
+_PATH_MISSING = re.compile(r"(?i)no such file or directory|not in the working tree|did not match any files|"
+                           r"could not open directory|does not exist|cannot find the path|not found")
+
+
+def _moved(surprise: Surprise, call: ToolCall, history: list) -> None:
+    """A Bash call that failed on a path not found while an earlier call's `cd` into a relative
+    folder still held the shell there: `moved` (that folder), and `fixed_by` the later call that
+    did the same from an absolute `cd` and worked (what made it work)."""
+    command = call.summary()
+    if _CD.match(command) or not _PATH_MISSING.search(surprise.text):
+        return
+    at = next((i for i, c in enumerate(history) if c is call), None)
+    if at is None:
+        return
+    for earlier in reversed(history[:at]):
+        went = _CD.match(earlier.summary()) if earlier.name == "Bash" and not earlier.is_error else None
+        if went:
+            folder = went.group(1).strip("'\"")
+            if folder.startswith(("/", "~", "$")) or re.match(r"^[A-Za-z]:", folder) or folder in (".", "-"):
+                return              # back to a folder named whole: where it meant to be
+            surprise.moved = folder
+            break
+    else:
+        return
+    program = _bare(command).split(" ", 1)[0]
+    for later in history[at + 1:]:
+        went = _CD.match(later.summary()) if later.name == "Bash" and not later.is_error else None
+        if went and went.group(1).strip("'\"").startswith(("/", "~")):
+            rest = _bare(later.summary()[went.end():].strip())
+            if rest.split(" ", 1)[0] == program:
+                surprise.fixed_by, surprise.worked = later.summary(), True
+                return
 
 
 def _output_before(history: list, call: ToolCall) -> str:
@@ -506,6 +546,9 @@ def agent_next(turns: list, at: str) -> dict:
     return {"said": said, "ran": ran}
 
 
+MOVED_CAUSE = "bash: a path not found in the folder an earlier cd left the shell in"
+
+
 def _error_episode(s: Surprise, cwd, at: str, task: str) -> dict:
     lines = s.text.splitlines()
     telling = next(iter(telling_lines({"error": lines})), lines[0] if lines else "failed")
@@ -522,6 +565,9 @@ def _error_episode(s: Surprise, cwd, at: str, task: str) -> dict:
     facts = {"tool": s.tool, "command": s.command, "error": lines, "count": s.count,
              "guard": is_guard(s.tool, lines), "before_edit": s.before_edit}
     facts["cause"] = cause_key(facts)
+    if s.moved:                 # the cause is where the shell was, whatever the command and its path
+        facts["moved"] = s.moved
+        facts["cause"] = MOVED_CAUSE
     if s.fixed_by:
         facts["fixed_by"] = s.fixed_by
         facts["fix"] = s.found or s.fixed_by     # what made it work: a command, or the file meant

@@ -46,6 +46,8 @@ def correction_lesson(facts: dict, found: dict | None = None) -> str | None:
         return _finish(codify(_unscope(sentence), programs))
     quote = sentence[:1].lower() + sentence[1:] if sentence[1:2].islower() else sentence
     context = _context(facts)
+    if context and re.match(r"(?i)we\s", sentence) and not set(embed.words(context)) & set(embed.words(sentence)):
+        context = ""        # a convention of the team ("we don't gitignore ..."), not about the call before it
     lead = f"{context}, the user said: " if context else "The user said: "
     quote = clip(quote.replace('"', "'"), LESSON_CHARS - len(lead) - 3)
     return f'{lead}"{quote}".'
@@ -134,6 +136,12 @@ def error_lesson(members: list, cwd=None) -> str:
     it is usually the work. cwd: the folder they ran in, whose paths are written from it (and a
     home folder as ~)."""
     commands = [_no_ids(core_command(f.get("command") or f.get("tool") or "")) for f in members]
+    if any(f.get("moved") for f in members):    # the cause is the folder, not the command: no output quoted
+        programs = sorted({c.split(" ", 1)[0] for c in commands if c})
+        shown = " and ".join(f"`{p}`" for p in programs[:2]) or "commands"
+        fixed = any(f.get("fixed_by") for f in members)
+        return _finish(f"The Bash tool stays where a `cd` left it: after `cd subdir && …`, {shown} found no "
+                       f"relative paths" + ("; cd back to the root first" if fixed else ""))
     command = _local(_common_command(commands) or max(commands, key=commands.count), cwd)
     tool = members[0].get("tool") or "Bash"
     found = next((f.get("found") for f in reversed(members) if f.get("found")), "")

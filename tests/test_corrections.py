@@ -241,5 +241,60 @@ class ReadWithoutAModel(unittest.TestCase):
         self.assertNotIn("rule", self.corrections_after("touch a.txt", "i don't like it but fine")[0])
         self.assertEqual(corrections.dislike("2024-01-01 12:00:00 ERROR i hate mondays"), None)   # a log line
 
+
+class SaidInPassing(unittest.TestCase):
+    """rules3 (issue 24, item 1): a practice for a whole kind of work said in passing, a fact set
+    against what the agent said, a tool it forgot it has, a convention in a clause: each read
+    by its shape, with a real message shape that must fire and one that must not."""
+
+    def read(self, said, agent="Done."):
+        verdict, form = corrections.correction_verdict(said, agent)
+        kept = corrections.what_lasts(said, form)
+        return verdict, kept["sentence"], kept["lasting"], kept["standing"]
+
+    def test_a_practice_for_each_commit_or_all_the_tests_is_a_candidate_not_a_standing_rule(self):
+        self.assertEqual(self.read("keep each commit with working code please (no micro-committing broken state)"),
+                         ("correction", "keep each commit with working code", True, False))
+        self.assertEqual(self.read("let's not leave _all_ the tests to the very end..."),
+                         ("correction", "don't leave all the tests to the very end", True, False))
+        self.assertEqual(self.read("write every test alongside its step"),
+                         ("correction", "write every test alongside its step", True, False))
+
+    def test_one_task_over_many_items_is_no_practice(self):
+        for said in ["fix every test in the suite", "run all the tests", "update each file", "commit all the changes"]:
+            self.assertEqual(self.read(said)[:3], (None, None, False), said)
+        self.assertFalse(corrections.habit("no testing on fridays?"))       # a question, not a sign-like ban
+
+    def test_a_fact_set_straight_after_the_agent_said_something_is_a_correction(self):
+        refusal = "I won't add that key to the README: credentials shouldn't be committed."
+        self.assertEqual(self.read("it's a test value for gitleaks detection", refusal)[0], "correction")
+        self.assertEqual(corrections.correction_verdict(
+            "the command string sent only contains the last command. it should send the whole command line",
+            "Run `./entire status` to test it.")[1], "fact")
+
+    def test_the_same_words_answering_a_question_or_asking_are_no_correction(self):
+        self.assertIsNone(self.read("it's a test value for gitleaks detection", "Is that a real key?")[0])
+        for said in ["it's a great start, now add the docs", "it's a small change, can you also add a test?",
+                     "that's a good plan, thanks"]:
+            self.assertIsNone(self.read(said)[0], said)
+
+    def test_a_tool_the_agent_forgot_it_has_is_an_instruction(self):
+        self.assertEqual(self.read("you can use your LSP right?", "I'll grep for the callers."),
+                         ("correction", "use your LSP", True, False))
+        self.assertIsNone(self.read("you can use your LSP to find the callers", "I'll grep.")[0])   # a request
+
+    def test_not_as_this_but_as_that_is_a_preference(self):
+        self.assertEqual(self.read("not as a comment, but as a document attached to the issue directly.",
+                                   "I've added it as a comment.")[1:3],
+                         ("not as a comment, but as a document attached to the issue directly", True))
+
+    def test_a_convention_in_a_clause_after_a_rejection_is_kept_from_we(self):
+        said = "which removes `git add .entire` but that is not correct, we don't gitignore the whole .entire folder"
+        self.assertEqual(self.read(said), ("correction", "we don't gitignore the whole .entire folder", True, True))
+        # a quoted code comment's "so we don't commit it" is not the team's convention; "we don't need" no rule
+        self.assertIsNone(self.read("# Note: .entire is in .gitignore so we don't commit it")[1])
+        self.assertEqual(self.read("yes, but we don't need to commit", "Should I commit?")[:3], (None, None, False))
+
+
 if __name__ == "__main__":
     unittest.main()

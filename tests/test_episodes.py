@@ -2,7 +2,7 @@
 their identity; what the person's words and a failure's lines say of them."""
 import unittest
 
-from openmemory import corrections, episodes, failures, transcripts
+from openmemory import corrections, episodes, failures, transcripts, wording
 from tests.fixtures import Transcript, test_session
 
 
@@ -215,12 +215,15 @@ class WhatTheRulesLeaveToAJudge(unittest.TestCase):
                 if s.kind == "correction"]
 
     def test_a_message_that_may_say_the_agent_was_wrong_is_left_to_a_judge(self):
+        # (rules3: "but we do track multiple sessions, how ...?" and "it's a test value for the
+        # secret scanner", this test's first messages, are corrections by the rules now: a fact
+        # set against what the agent said, WhatTheRulesLeaveToAJudge.test_a_fact_set_straight_...)
         t = Transcript()
-        t.user("how are sessions kept apart?")
-        t.assistant("Each session writes its own branch, so only one is tracked at a time.")
-        t.user("but we do track multiple sessions, how is that working?")
+        t.user("clean up what the strategy leaves behind")
+        t.assistant("Done! The cleanup command is comprehensive and strategy-agnostic.")
+        t.user("one last change: there is now logic outside of the strategy, can we refactor that too?")
         t.assistant("Let me check.")
-        t.user("it's a test value for the secret scanner")
+        t.user("I'm considering if we want that much detail in the readmes...")
         t.assistant("Understood.")
         self.assertEqual([(s.verdict, s.form) for s in self.surprises(t)], [("doubtful", "unsettled")] * 2)
         eps = [e for e in episodes.episodes_of(transcripts.parse_lines(t.lines(), "/x/s.jsonl"))
@@ -229,6 +232,25 @@ class WhatTheRulesLeaveToAJudge(unittest.TestCase):
             self.assertTrue(ep["facts"]["doubtful"])
             self.assertNotIn("rule", ep["facts"])              # the rules alone make nothing of it
             self.assertTrue(ep["title"].startswith("Said: "))  # not called a correction where recall shows it
+
+    def test_a_fact_set_straight_is_a_correction_by_the_rules(self):
+        t = Transcript()
+        t.user("how are sessions kept apart?")
+        t.assistant("Each session writes its own branch, so only one is tracked at a time.")
+        t.user("but we do track multiple sessions, how is that working?")
+        t.assistant("I won't add that key to the README: credentials shouldn't be committed.")
+        t.user("it's a test value for the secret scanner")
+        t.assistant("Understood.")
+        self.assertEqual([(s.verdict, s.form) for s in self.surprises(t)],
+                         [("correction", "question"), ("correction", "fact")])
+
+    def test_the_same_words_answering_the_agents_question_are_no_correction(self):
+        t = Transcript()
+        t.user("add the scanner's fixtures")
+        t.assistant("Is AKIA1234 in the fixture a real key?")
+        t.user("it's a test value for the secret scanner")
+        t.assistant("Understood.")
+        self.assertEqual([(s.verdict, s.form) for s in self.surprises(t)], [("doubtful", "unsettled")])   # a judge's
 
     def test_a_request_an_answer_and_a_first_message_are_settled(self):
         t = Transcript()
@@ -270,3 +292,38 @@ class WhatTheRulesLeaveToAJudge(unittest.TestCase):
         [error] = [e for e in episodes.episodes_of(parse(t)) if e["kind"] == "error"]
         self.assertEqual(error["facts"]["fix"], "npm run db:migrate")
 
+
+class AFolderACdLeftBehind(unittest.TestCase):
+    """rules3 (issue 24, item 2): the Bash tool keeps the folder a `cd` left it in; relative paths
+    that then name nothing fail for that one cause, whatever the command, and a later call that
+    did the same from the root shows the fix."""
+
+    def errors(self, first_cd):
+        t = Transcript()
+        t.user("stage the test environment fix")
+        t.assistant("Checking the docs.", tools=[("Bash", {"command": f"{first_cd} && go doc config 2>/dev/null"},
+                                                  "package config", False)])
+        t.assistant("Staging.", tools=[
+            ("Bash", {"command": "git add sub/pkg/env.go"},
+             "Exit code 128\nwarning: could not open directory 'sub/pkg/sub/pkg/': No such file or directory", True),
+            ("Bash", {"command": "git diff --cached sub/pkg/env.go"},
+             "Exit code 128\nfatal: ambiguous argument 'sub/pkg/env.go': unknown revision or path not in the "
+             "working tree.", True)])
+        t.assistant("From the root.", tools=[("Bash", {"command": "cd /home/p/repo && git add sub/pkg/env.go"}, "", False)])
+        t.user("thanks")
+        return [e for e in episodes.episodes_of(transcripts.parse_lines(t.lines(), "/x/s.jsonl")) if e["kind"] == "error"]
+
+    def test_the_failures_share_the_cause_and_the_fix_is_named_not_the_output(self):
+        errors = self.errors("cd sub/pkg")
+        self.assertEqual([e["facts"]["cause"] for e in errors], [episodes.MOVED_CAUSE] * 2)
+        self.assertEqual({e["facts"]["fix"] for e in errors}, {"cd /home/p/repo && git add sub/pkg/env.go"})
+        lesson = wording.error_lesson([e["facts"] for e in errors])
+        self.assertEqual(lesson, "The Bash tool stays where a `cd` left it: after `cd subdir && …`, `git` found no "
+                                 "relative paths; cd back to the root first.")
+        self.assertNotIn("ambiguous", lesson)       # no line of the tool's output is the rule
+
+    def test_after_a_cd_to_a_folder_named_whole_or_none_the_cause_is_the_error_itself(self):
+        for first_cd in ("cd /home/p/repo", "true"):
+            errors = self.errors(first_cd)
+            self.assertEqual([e["facts"]["cause"].startswith("git: ") for e in errors], [True, True], first_cd)
+            self.assertTrue(all("moved" not in e["facts"] for e in errors))
