@@ -203,30 +203,43 @@ _DISLIKE_ANYWHERE = re.compile(r"(?i)\bi\s+(?:really\s+|just\s+)?(?:hate|dislike
 # to the very end"). Each/every needs a manner with it: "fix every test" is one task.
 _WORK = (r"(?:new\s+|unit\s+|single\s+)?(?:commits?|tests?|prs?|pull\s+requests?|changes?|steps?|entr(?:y|ies)|"
          r"files?|functions?|releases?|migrations?|endpoints?)")
-_HABIT = re.compile(r"(?i)\b(?:each|every)\s+" + _WORK + r"\b(?=[^.?!]*\b(?:with|in|as|to|before|after|alongside|"
-                    r"working|green|passing|separately|small|its|their)\b)"
-                    r"|(?:^|[(,;]\s*)no\s+(?!\w+ing\s+(?:on|at|for)\b)[\w-]+ing\s+\w+"
-                    r"|\b(?:leave|save|defer|postpone)\b[^.?!]*\b(?:to|until|for)\s+(?:the\s+)?(?:very\s+)?(?:end|last|later)\b")
 _EMPHASIS = re.compile(r"(?<!\w)[_*]{1,2}(\w[\w\s]*?)[_*]{1,2}(?!\w)")      # "_all_", "**every**"
+# A verb of a practice (how each piece of work is done), not of one task over many items
+# ("check every file", "fix each test").
+_PRACTICE_VERB = re.compile(r"(?i)^(?:don'?t\s+|do\s+not\s+|never\s+|always\s+)?(?:keep|make|write|run|add|put|give|use|"
+                            r"leave|split|name|document|include|link|label|tag|squash|sign|ship|wrap|cover|pair|"
+                            r"follow)\b")
+_EACH = re.compile(r"(?i)\b(?:each|every)\s+" + _WORK + r"\b(?=[^.?!]*\b(?:with|as|before|after|alongside|working|"
+                   r"green|passing|separately|small|its|their)\b)")
+# "no X-ing Y" as a sign says it ("no force-pushing to main"), but "no existing tests", "no
+# working solution yet" describe: a participle that reads as an adjective is no ban.
+_SIGN = re.compile(r"(?i)^no\s+(?!(?:existing|working|matching|pending|missing|remaining|failing|passing|running|"
+                   r"outstanding|leading|trailing|following|corresponding|conflicting|interesting|breaking|blocking|"
+                   r"loading|changing|nothing|something|thing|string|anything|everything)\b)[\w-]+ing(?:\s+[\w./-]+){1,4}"
+                   r"[.)!]*$")
+_PUT_OFF = re.compile(r"(?i)^(?:don'?t|do\s+not|never|not)\b[^.?!]*\b(?:leave|save|defer|postpone|keep)\b[^.?!]*"
+                      r"\b(?:to|until|for)\s+(?:the\s+)?(?:very\s+)?(?:end|last|later)\b")
+_HABIT_WORDS = re.compile(r"(?i)\b(?:each|every|no|leave|save|defer|postpone|keep)\b")
+
+
+def practice(part: str) -> bool:
+    """Whether one sentence of the person's sets a practice: an instruction with a practice's
+    verb over each piece of a kind of work, with a manner (_EACH); a sign-like ban (_SIGN); work
+    not to be put off to the end (_PUT_OFF)."""
+    part = re.sub(r"(?i)^let'?s\s+not\b", "don't", FILLER.sub("", part.strip()))
+    if part.rstrip(").").endswith("?"):
+        return False
+    bare = LEAD.sub("", part)
+    return bool((_EACH.search(bare) and _PRACTICE_VERB.match(bare)) or _SIGN.match(part) or _PUT_OFF.match(bare))
 
 
 def habit(text: str) -> bool:
-    """Whether the person's own lines set a practice for a whole kind of work (_HABIT) in an
-    instruction: a standing preference said in passing, worth a candidate though no standing
-    word comes with it."""
+    """Whether the person's own lines set a practice for a whole kind of work (practice): a
+    standing preference said in passing, worth a candidate though no standing word comes with it."""
     if not _HABIT_WORDS.search(text or ""):
         return False                # most messages: one search
-    for line in own_lines(_EMPHASIS.sub(r"\1", text)):
-        for part in re.split(r"(?<=[.!?])\s+|\s*\(", line.strip()):
-            part = FILLER.sub("", part.strip())
-            part = re.sub(r"(?i)^let'?s\s+not\b", "don't", part)
-            if _HABIT.search(part) and not part.rstrip(").").endswith("?") and (
-                    IMPERATIVE.match(LEAD.sub("", part)) or re.match(r"(?i)no\s+[\w-]+ing\b", part)):
-                return True
-    return False
-
-
-_HABIT_WORDS = re.compile(r"(?i)\b(?:each|every|no|leave|save|defer|postpone)\b")
+    return any(practice(part) for line in own_lines(_EMPHASIS.sub(r"\1", text))
+               for part in re.split(r"(?<=[.!?])\s+|\s*\(", line.strip()) if part.strip())
 # A fact the person states against what the agent just said or did, in a short reply that asks
 # for nothing: what a thing is ("it's a test value for ...", "it's in worktree 2 ...") or what it
 # only does ("the command string only contains the last command"). After the agent's question it
@@ -492,8 +505,7 @@ def what_lasts(said: str, form: str = "") -> dict:
     standing = bool(_STANDING.search(raw) or _STANDING_LEAD.match(said.strip()))
     clauses = [c for c in re.split(r",\s+|;\s+|\s+but\s+", sentence) if c.strip()]
     ban = kind == "imperative" and all(_NEGATIVE_CLAUSE.match(c.strip()) for c in clauses)
-    practice = bool(_HABIT.search(sentence)) or (kind == "imperative" and habit(said))
-    lasting = not _ONE_OFF.search(sentence) and (standing or keep or practice or not ban)
+    lasting = not _ONE_OFF.search(sentence) and (standing or keep or practice(sentence) or not ban)
     return {"sentence": sentence, "kind": kind, "standing": standing, "lasting": lasting, "ban": ban}
 
 
@@ -555,7 +567,7 @@ def _judge(raw: str):
         return None
     if _CONDITIONED.match(s):
         marked = _LASTING.search(re.sub(r"\bto avoid\b", "", s))
-        strong = _STANDING.search(opened) or _FIRM.search(s) or _HABIT.search(s)
+        strong = _STANDING.search(opened) or _FIRM.search(s) or practice(s)
         if strong or (marked and _CONCRETE.search(s)):
             return s, "imperative"
         return None

@@ -261,9 +261,17 @@ class SaidInPassing(unittest.TestCase):
                          ("correction", "write every test alongside its step", True, False))
 
     def test_one_task_over_many_items_is_no_practice(self):
-        for said in ["fix every test in the suite", "run all the tests", "update each file", "commit all the changes"]:
+        for said in ["fix every test in the suite", "run all the tests", "update each file", "commit all the changes",
+                     "check every file in the folder", "check every file with grep", "leave it for later",
+                     "let's leave the refactor for later", "save the docs for the end"]:
             self.assertEqual(self.read(said)[:3], (None, None, False), said)
         self.assertFalse(corrections.habit("no testing on fridays?"))       # a question, not a sign-like ban
+
+    def test_a_sign_like_ban_is_a_practice_and_a_description_is_not(self):
+        self.assertTrue(corrections.habit("no force-pushing to main"))
+        for said in ["no existing tests cover this, add some", "no working solution yet", "(no matching entries)",
+                     "no pending changes, good", "no missing imports now"]:
+            self.assertFalse(corrections.habit(said), said)
 
     def test_a_fact_set_straight_after_the_agent_said_something_is_a_correction(self):
         refusal = "I won't add that key to the README: credentials shouldn't be committed."
