@@ -241,18 +241,19 @@ def habit(text: str) -> bool:
     return any(practice(part) for line in own_lines(_EMPHASIS.sub(r"\1", text))
                for part in re.split(r"(?<=[.!?])\s+|\s*\(", line.strip()) if part.strip())
 # A fact the person states against what the agent just said or did, in a short reply that asks
-# for nothing: what a thing is ("it's a test value for ...", "it's in worktree 2 ...") or what it
-# only does ("the command string only contains the last command"). After the agent's question it
-# is an answer.
-_STATES = re.compile(r"""(?xi)^(?:\w+[,.]?\s+)?(?:it'?s|it\s+is|that'?s|that\s+is|this\s+is)\s+(?:a|an|in|for|from|on|
-        only|just|the)\s+\w+
+# for nothing: what a thing is for ("it's a test value for gitleaks detection", "that's a
+# fixture for the tests"), or what it only does set against what it should ("the command
+# string only contains the last command. ... it should send the whole one"). After the agent's
+# question it is an answer; "this is a test", "it's in the README" say too little to tell.
+_STATES = re.compile(r"""(?xi)^(?:\w+[,.]?\s+)?(?:it'?s|it\s+is|that'?s|that\s+is|this\s+is)\s+(?:only\s+|just\s+)?
+        (?:a|an)\s+(?:[\w-]+\s+){0,3}?[\w-]+\s+for\s+\S
     | ^[\w\s"'`.-]{3,60}?\s+only\s+(?:contains?|has|have|sends?|returns?|works?|runs?|supports?|accepts?|takes?|
-        reads?|writes?)\b""")
+        reads?|writes?)\b.*\bshould\b""")
 # Pushback that says the agent missed something it has or does: "but we do track multiple
 # sessions, how ...?", "you can use your LSP right?".
 _BUT_WE_DO = re.compile(r"(?i)\bbut\s+(?:we|you)\s+(?:do|does|did)\s+(?!not\b|n't)[a-z]\w+")
-_YOU_CAN = re.compile(r"(?i)^(?:but\s+|and\s+)?you\s+(?:can|could|should)\s+(?:just\s+|also\s+)?(use|run|call)\s+"
-                      r"([^?,]{2,60}?),?\s+(?:right|no|correct)\s*\?+$")
+_YOU_CAN = re.compile(r"(?i)^(?:but\s+|and\s+)?you\s+(?:can|could)\s+(?:just\s+|also\s+)?(use)\s+"
+                      r"(your\s+[^?,]{2,40}?),?\s+(?:right|no|correct)\s*\?+$")    # a tool it has: "your LSP"
 
 
 def states_otherwise(text: str, agent_said: str = "") -> bool:

@@ -283,13 +283,16 @@ class SaidInPassing(unittest.TestCase):
     def test_the_same_words_answering_a_question_or_asking_are_no_correction(self):
         self.assertIsNone(self.read("it's a test value for gitleaks detection", "Is that a real key?")[0])
         for said in ["it's a great start, now add the docs", "it's a small change, can you also add a test?",
-                     "that's a good plan, thanks"]:
+                     "that's a good plan, thanks", "this is a test", "it's in the README", "that's for later",
+                     "the api only returns 100 items per page"]:
             self.assertIsNone(self.read(said)[0], said)
 
     def test_a_tool_the_agent_forgot_it_has_is_an_instruction(self):
         self.assertEqual(self.read("you can use your LSP right?", "I'll grep for the callers."),
                          ("correction", "use your LSP", True, False))
         self.assertIsNone(self.read("you can use your LSP to find the callers", "I'll grep.")[0])   # a request
+        for said in ["you can run it now, right?", "you could use a map right?"]:     # a step of the moment
+            self.assertIsNone(self.read(said, "I'll grep.")[0], said)
 
     def test_not_as_this_but_as_that_is_a_preference(self):
         self.assertEqual(self.read("not as a comment, but as a document attached to the issue directly.",
