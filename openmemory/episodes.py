@@ -304,8 +304,9 @@ _PATH_MISSING = re.compile(r"(?i)no such file or directory|not in the working tr
 
 def _moved(surprise: Surprise, call: ToolCall, history: list) -> None:
     """A Bash call that failed on a path not found while an earlier call's `cd` into a relative
-    folder still held the shell there: `moved` (that folder), and `fixed_by` the later call that
-    did the same from an absolute `cd` and worked (what made it work)."""
+    folder still held the shell there, naming a path from the root that starts with that folder
+    (`git add sub/a.go` after `cd sub`): `moved` (that folder), and `fixed_by` the later call
+    that did the same from an absolute `cd` and worked (what made it work)."""
     command = call.summary()
     if _CD.match(command) or not _PATH_MISSING.search(surprise.text):
         return
@@ -318,6 +319,9 @@ def _moved(surprise: Surprise, call: ToolCall, history: list) -> None:
             folder = went.group(1).strip("'\"")
             if folder.startswith(("/", "~", "$")) or re.match(r"^[A-Za-z]:", folder) or folder in (".", "-"):
                 return              # back to a folder named whole: where it meant to be
+            folder = folder.removeprefix("./").rstrip("/")
+            if not any(word.strip("'\"").removeprefix("./").startswith(folder + "/") for word in command.split()):
+                return              # no path it names from the root: the folder may be where it meant to be
             surprise.moved = folder
             break
     else:

@@ -323,7 +323,8 @@ class AFolderACdLeftBehind(unittest.TestCase):
         self.assertNotIn("ambiguous", lesson)       # no line of the tool's output is the rule
 
     def test_after_a_cd_to_a_folder_named_whole_or_none_the_cause_is_the_error_itself(self):
-        for first_cd in ("cd /home/p/repo", "true"):
+        # and after `cd docs`, paths under sub/ that are not found are not about where the shell is
+        for first_cd in ("cd /home/p/repo", "true", "cd docs"):
             errors = self.errors(first_cd)
             self.assertEqual([e["facts"]["cause"].startswith("git: ") for e in errors], [True, True], first_cd)
             self.assertTrue(all("moved" not in e["facts"] for e in errors))
