@@ -17,8 +17,11 @@ VERSION = 1
 BACKENDS = ("off", "endpoint", "claude")
 
 # The cap a night, unless the person sets another: small. A judged message is one call of
-# about 2,000 tokens through `claude -p` (measured with 2.1.328: ~500 of Claude Code's own
-# around openmemory's ~1,500), so 20 calls fit 60,000 tokens with room for long pastes.
+# about 2,600 tokens through `claude -p`: ~500 of Claude Code's own (measured with 2.1.328)
+# around openmemory's ~2,100 (measured ~1,500 before the session's context was added to each
+# message, judge.OTHERS_CHARS and CLOSING_CHARS: 7,100 characters a request on the dev
+# corpus's tune requests instead of 4,600, about 600 tokens more), so 20 calls fit 60,000
+# tokens with room for long pastes.
 DEFAULT_CALLS = 20
 DEFAULT_TOKENS = 60_000
 DEFAULT_CLAUDE_MODEL = "haiku"      # the cheap model; `setup --judge-model` sets another
@@ -90,7 +93,7 @@ def problem() -> str | None:
     return None
 
 
-CALL_TOKENS = 2_000          # a judged message through `claude -p`, measured (see DEFAULT_CALLS)
+CALL_TOKENS = 2_600          # a judged message through `claude -p` (see DEFAULT_CALLS)
 
 
 def choose(backend: str, model=None, url=None, command=None, calls=None, tokens=None,
@@ -122,7 +125,8 @@ def explain(current: Judge) -> list:
     """What the judge is, for setup to say before asking."""
     return ["The judge (optional, off unless you turn it on): each night `openmemory sleep` shows a model "
             "each message the rules read as a correction or left in doubt, with what the agent did before and "
-            "after, and each repeated failure; it says whether there is a lesson worth keeping and words it. "
+            "after and the rest of the session (your other messages, the agent's last words), and each repeated "
+            "failure; it says whether there is a lesson worth keeping and words it. "
             "Nothing leaves this machine with it off.",
             "  claude: Claude Code itself, headless (`claude -p`, a cheap model by default), run with no tools, "
             "no MCP servers, no hooks and no saved session; it counts against your Claude usage.",
