@@ -2,8 +2,9 @@
 
 For a message the person typed (every correction episode, doubtful ones included, and every
 message the rules did not settle: `episodes.UNSETTLED`) it is
-shown what the agent had just done or claimed, the person's words, and what the agent did
-next, and answers whether it is a correction, whether anything in it is worth telling the
+shown what the agent had just done or claimed, the person's words, what the agent did
+next, and the session around it (the person's other messages, their own lines only, and the
+agent's last words: a lasting lesson is often worded over several messages), and answers whether it is a correction, whether anything in it is worth telling the
 agent in every future session, that lesson in one imperative line (at most 150 characters)
 and its scope. For a repeated failure (a candidate lesson of kind `project`) it is shown
 each time it failed and what came after, and answers whether it would recur, its cause, the
