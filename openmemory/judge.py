@@ -425,10 +425,9 @@ def _foreign(field: str, request: Request, failure: bool) -> str | None:
         if " ".join(host.lower().split()) not in trusted:
             return f"{host!r} is not in what the person typed or the agent ran"
     for span in _CODE.findall(field):
-        span_ = " ".join(span.lower().split())
-        if span_ in trusted:
+        if llm.shown(span, trusted):
             continue
-        if failure and span_ in everything and not _INERT.search(span):
+        if failure and llm.shown(span, everything) and not _INERT.search(span):
             continue                # an error's own words quoted as its cause (a file name, a message)
         return f"`{span}` is not in what the person typed or the agent ran"
     return None

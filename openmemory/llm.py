@@ -543,9 +543,28 @@ def _rejection(line: str, limit: int, evidence: str) -> str | None:
         return "unbalanced backticks"
     folded = " ".join(evidence.lower().split())
     for span in _CODE.findall(line) + _URL.findall(line):
-        if " ".join(span.lower().split()) not in folded:
+        if not shown(span, folded):
             return f"{span!r} is not in what it was shown"
     return None
+
+
+# A placeholder in a command the answer names in general form (`gh pr diff <number> --name-only`,
+# `git show {sha}`, `gh pr view N`): one word of a command that was shown.
+_PLACEHOLDER = re.compile(r"<[A-Za-z][\w .-]*>|(?<!\$)\{[A-Za-z][\w.-]*\}|(?<![\w-])N(?![\w-])")
+
+
+def shown(span: str, folded: str) -> bool:
+    """Whether a code span or URL is in the evidence (folded: lower case, whitespace as one space),
+    as written or with each placeholder standing for one word of it, the rest (two words or more)
+    as written."""
+    span = " ".join(span.split())
+    if span.lower() in folded:
+        return True
+    parts = _PLACEHOLDER.split(span)
+    if len(parts) < 2 or len(" ".join(parts).split()) < 2:
+        return False
+    pattern = r"\S+".join(re.escape(p.lower()) for p in parts)
+    return re.search(pattern, folded) is not None
 
 
 # --------------------------------------------------------------------------------------

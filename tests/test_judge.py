@@ -221,6 +221,26 @@ class ReadingTheAnswer(unittest.TestCase):
 
 
 
+    def test_a_command_in_general_form_names_one_that_ran(self):
+        # The judge may write the command the agent ran with a placeholder for its number; the
+        # rest must be as run, and a placeholder never lets a command no one ran through.
+        failure = judge.Request(item="error:x", kind="failure", system="", user="",
+                                trusted="gh pr diff 104 --stat\ngh pr diff 104 --name-only",
+                                quoted="unknown flag: --stat")
+
+        def lesson(text):
+            return judge.read_answer(json.dumps({"lasting": True, "cause": "no --stat flag", "fix": "",
+                                                 "lesson": text, "scope": "everywhere", "why": "x"}), failure)
+        for ok in ("`gh pr diff` has no `--stat` flag; use `gh pr diff <number> --name-only` to list changed files",
+                   "`gh pr diff` has no `--stat` flag; use `gh pr diff N --name-only` instead"):
+            with self.subTest(ok=ok):
+                self.assertEqual(lesson(ok)["lesson"], ok)
+        for bad in ("List a PR's files with `gh pr view <number> --json files`.",
+                    "Run `rm -rf <dir>` before `gh pr diff`.", "List the files with `<cmd> --name-only`."):
+            with self.subTest(bad=bad):
+                self.assertIsNone(lesson(bad))
+
+
 class RecordedAnswersReplayed(unittest.TestCase):
     """tests/judge_requests.py: the requests dumped are the ones the night sends, and a recorded
     answer reaches the request of its key through a real endpoint."""
