@@ -230,6 +230,13 @@ def label_figures(files: list, labels: dict, night: dict) -> dict:
             if key:
                 lasting_keys.add(key)
     states = {ls["id"]: ls["state"] for ls in night["lessons"]}
+    lost = {}
+    for item in [i for i in labels["messages"] if i.get("lasting") and not i.get("repeat_of")]:
+        stage = _stage(by_key.get(keys.get((item["session"], le._item_key(item)))), states, night)
+        lost[stage] = lost.get(stage, 0) + 1
+    for item in [i for i in labels.get("failures", []) if i.get("lasting")]:
+        stage = _stage(by_key.get(failure_keys.get(item["session"], {}).get(item["tool_use_id"])), states, night)
+        lost[stage] = lost.get(stage, 0) + 1
     n_lasting = sum(1 for i in labels["messages"] if i.get("lasting") and not i.get("repeat_of")) + \
         sum(1 for i in labels.get("failures", []) if i.get("lasting"))
     reached = [states.get(by_key[k]["consolidated"]) for k in lasting_keys if k in by_key]
@@ -239,7 +246,29 @@ def label_figures(files: list, labels: dict, night: dict) -> dict:
             "precision": tp / (tp + fp) if tp + fp else 1.0, "recall": tp / (tp + fn) if tp + fn else 1.0,
             "lasting": n_lasting, "lasting_live": reached.count("live"),
             "lasting_live_or_candidate": reached.count("live") + reached.count("candidate"),
-            "rendered": len(live), "rendered_from_lasting": len(from_lasting)}
+            "rendered": len(live), "rendered_from_lasting": len(from_lasting), "stages": lost}
+
+
+STAGES = ("live", "candidate", "never asked: no correction episode", "never asked: no failure candidate",
+          "asked, no answer used", "judged not a correction", "judged not lasting", "judged lasting, no lesson")
+
+
+def _stage(ep: dict | None, states: dict, night: dict) -> str:
+    """Where a labelled lasting item got to on the night: a live lesson or a candidate, or the
+    stage that lost it (counts only: no label's or answer's text)."""
+    state = states.get((ep or {}).get("consolidated"))
+    if state in ("live", "candidate"):
+        return state
+    if ep is None:
+        return "never asked: no correction episode"
+    if ep["kind"] != "correction":
+        return "never asked: no failure candidate"
+    judged = ep["facts"].get("judge")
+    if not isinstance(judged, dict):
+        return "asked, no answer used"
+    if not judged.get("correction"):
+        return "judged not a correction"
+    return "judged lasting, no lesson" if judged.get("lasting") else "judged not lasting"
 
 
 def figures_line(name: str, f: dict) -> str:
@@ -301,7 +330,10 @@ def main(argv=None) -> int:
         night["figures"] = {"rules": rules, "judge": judged}
         table = "\n".join(["| night | correction precision | recall | lasting live | live or candidate "
                            "| rendered from a lasting item |", "|---|---|---|---|---|---|",
-                           figures_line("rules alone", rules), figures_line("with the recorded judge", judged), ""])
+                           figures_line("rules alone", rules), figures_line("with the recorded judge", judged), "",
+                           "Where the labelled lasting items got to, with the recorded judge (counts): "
+                           + "; ".join(f"{stage} {judged['stages'][stage]}" for stage in STAGES
+                                       if judged["stages"].get(stage)), ""])
     night.pop("episodes")
     print(json.dumps(night, ensure_ascii=False, indent=1) if args.json else table + "\n" + report(args.sessions, night))
     return 0
