@@ -390,8 +390,13 @@ def _possible(text: str) -> frozenset:
 def _gate(text: str):
     """(_possible(text), the needles of anchored branches in text, folded)."""
     low = _folded(text)
+    return _judged(low, _found(low))
+
+
+def _judged(low: str, needles) -> tuple:
+    """_gate's answer for a folded text from the needles that start in it (_found)."""
     found, anchors = set(), set()
-    for needle in _found(low):
+    for needle in needles:
         for precise, branches in _INSIDE[needle]:
             if precise is None or precise.search(low):
                 found.update(branches)
@@ -405,6 +410,45 @@ def _gate(text: str):
     if _DISCORD in raw.translate(_URL_MARKS):
         found.add("discord_token")
     return found, anchors
+
+
+# No needle holds a line break: searched in texts joined by "\n", a needle found lies in one text.
+assert not any("\n" in needle for needle, _, _ in _NEEDLES)
+
+
+def _possible_each(texts) -> dict:
+    """{text: _possible(text)} for each distinct string among texts, the needles of all of them
+    found in one search of their folded texts joined by line breaks (_found's, where each place a
+    needle starts is tried): no needle holds a line break, so each one found lies inside one text
+    and is the one _found finds at that place in that text alone (the longest that fits there:
+    none of the longer ones runs on into the next text); the rest of the gate (_judged) reads
+    each text alone. The same answers as _possible, one search instead of one per text."""
+    gates, todo = {}, []
+    for text in dict.fromkeys(texts):
+        if isinstance(text, str):
+            known = _GATES.get(text)
+            if known is None:
+                todo.append(text)
+            else:
+                gates[text] = known
+    lows = [_folded(text) for text in todo]
+    joined = "\n".join(lows)
+    ends, end = [], -1       # where each text's line break is (the last one's: the end)
+    for low in lows:
+        end += len(low) + 1
+        ends.append(end)
+    needles = [set() for _ in lows]
+    search, pos, i = _NEEDLE_RE.search, 0, 0
+    while (m := search(joined, pos)) is not None:
+        pos = m.start()
+        while ends[i] < pos:
+            i += 1
+        needles[i].add(m.group())
+        pos += 1
+    for text, low, found in zip(todo, lows, needles):
+        gates[text] = answer = frozenset(_judged(low, found)[0])
+        _GATES.put(text, answer)
+    return gates
 
 
 def _folded(text: str) -> str:
@@ -1143,17 +1187,10 @@ def clean_episode(ep: dict, text=None) -> dict:
 
 
 def _facts_json(facts, text) -> str:
-    """The facts redacted by text, as JSON. Where only anchored branches could redact
-    (_WordsOnly) and none of the needles of theirs the gate found in the transcript is in the
-    JSON, none is in any string of the facts (JSON keeps letters, spaces and these needles as
-    they are), so no string would change: the JSON is the answer."""
-    if text is _unchanged:
+    """The facts redacted by text, as JSON: where the gate found nothing in any of their strings
+    (_Gated.keeps), the JSON of the facts as they are."""
+    if isinstance(text, _Gated) and text.keeps(facts):
         return _FACTS_JSON.encode(facts)
-    if isinstance(text, _WordsOnly):
-        encoded = _FACTS_JSON.encode(facts)
-        low = _folded(encoded)
-        if not any(needle in low for needle in text.needles):
-            return encoded
     return _FACTS_JSON.encode(redact_obj(facts, text))
 
 
@@ -1161,54 +1198,52 @@ def _facts_json(facts, text) -> str:
 _FACTS_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
 
 
-def _unchanged(text: str) -> str:
-    return text
-
-
 def redactor_for(texts: list):
     """A function that redacts each of these texts (or a string inside one) as redact() does,
-    chosen by one gate pass over them all (the episodes of one transcript: a text of theirs
-    then needs no gate pass of its own).
-
-    The branches that may match in one text are among those that may match in all of them
-    joined (a needle in one is in the whole), so: none, and nothing is redacted; only anchored
-    ones (secret words, names, commands), and each text goes straight to the search near its
-    anchors (_WordsOnly, which knows the anchors' needles the texts hold); any other, and each
-    text is redact()ed."""
-    branches, needles = _gate("\n".join(set(texts)))
-    if not branches:
-        return _unchanged
-    return _WordsOnly(needles) if branches <= _ANCHORED else redacted
+    each text's gate answered by one search over them all (_possible_each: the episodes of one
+    transcript, whose texts then need no gate search of their own); any other string is
+    redacted()."""
+    return _Gated(_possible_each(texts))
 
 
-class _WordsOnly:
-    """redact() for texts in which no branch but anchored ones can match; needles: the needles
-    of anchored branches found in them (folded), so a string holding none of them is kept."""
-    __name__ = "_words_only"
+class _Gated:
+    """redact() with each text's gate answered beforehand ({text: _possible(text)}): a text the
+    gate stops is kept, any other redacted with the branches it let through (what redact does),
+    a long one remembered as redacted() remembers it; a string it was not given is redacted()."""
+    __name__ = "_gated"
 
-    def __init__(self, needles):
-        self.needles = needles
+    def __init__(self, gates: dict):
+        self.gates = gates
 
     def __call__(self, text):
-        if isinstance(text, str) and len(text) > REDACTED_KEPT_CHARS:   # a short one is remembered
-            low = _folded(text)
-            if not any(needle in low for needle in self.needles):
-                return text
-        return _words_only(text)
+        branches = self.gates.get(text) if isinstance(text, str) else None
+        if branches is None:
+            return redacted(text)
+        if not branches:
+            return text
+        if len(text) > REDACTED_KEPT_CHARS:
+            found = _REDACTED_LONG.get(text)
+            if found is None:
+                found = _joined(text, _spans(text, branches))
+                _REDACTED_LONG.put(text, found)
+            return found
+        return _redacted_short_with(text, branches)
+
+    def keeps(self, value) -> bool:
+        """Whether every string inside a JSON-like value is one the gate stopped (redact keeps it)."""
+        strings = []
+        strings_in(value, strings)
+        gates = self.gates
+        return all(gates.get(s) == _NOTHING for s in strings)
 
 
-def _words_only(text: str) -> str:
-    """redact(text) for a text in which no branch but anchored ones can match."""
-    if not isinstance(text, str) or not text:
-        return text
-    if len(text) > REDACTED_KEPT_CHARS:
-        return _joined(text, _spans(text, _ANCHORED))
-    return _anchored_short(text)  # short texts repeat: remembered
+_NOTHING = frozenset()
 
 
 @lru_cache(maxsize=8192)
-def _anchored_short(text: str) -> str:
-    return _joined(text, _spans(text, _ANCHORED))
+def _redacted_short_with(text: str, branches: frozenset) -> str:
+    """redact(text) of a short text, whose gate let these branches through (short texts repeat)."""
+    return _joined(text, _spans(text, branches))
 
 
 def strings_in(value, out: list) -> None:
