@@ -931,6 +931,7 @@ def _ready(db: sqlite3.Connection, path, busy_ms: int) -> sqlite3.Connection:
         db.execute(f"PRAGMA busy_timeout = {busy_ms}")
         if not db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone():
             db.execute(f"PRAGMA page_size = {PAGE_SIZE}")  # a new file only: one that exists keeps its own
+            db.execute("PRAGMA auto_vacuum = INCREMENTAL")  # ... and its free pages (_give_back_free_pages)
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("PRAGMA synchronous = NORMAL")
         db.execute("PRAGMA foreign_keys = ON")
@@ -1042,10 +1043,29 @@ def _bulk_writes(db: sqlite3.Connection, path):
     finally:
         db.execute(f"PRAGMA cache_size = {int(cache)}")
         db.execute(f"PRAGMA wal_autocheckpoint = {int(checkpoint)}")
+        _give_back_free_pages(db)
         if fast:
             db.execute("PRAGMA synchronous = NORMAL")
             db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()  # what it cannot copy stays in the WAL
             _end_unsynced(path)  # the database and its WAL synced, the marker gone
+
+
+def _give_back_free_pages(db: sqlite3.Connection) -> None:
+    """The file's free pages given back to the disk (a database made with auto_vacuum =
+    INCREMENTAL, as connect makes a new one; in another, nothing happens). A bulk ingest's merges
+    of the text index free pages that nothing took again: 68 of 8 KB after a first ingest of the
+    1,000 dense sessions (0.56 MB, 5% of the file). Another process's write in the way: they
+    stay free, for the next writes to take (no wait)."""
+    if db.in_transaction:
+        return
+    busy = db.execute("PRAGMA busy_timeout").fetchone()[0]
+    db.execute("PRAGMA busy_timeout = 0")
+    try:
+        db.executescript("PRAGMA incremental_vacuum;")   # run to its end (execute frees one page a step)
+    except sqlite3.OperationalError:
+        pass
+    finally:
+        db.execute(f"PRAGMA busy_timeout = {int(busy)}")
 
 
 # Unsynced: a bulk ingest into a new memory writes without waiting for the disk, and says so.

@@ -13,7 +13,6 @@ from openmemory import store
 from tests.fixtures import project_folder, test_session
 from tests.helpers import TempHome
 
-PAGE = 4096
 VERBS = [("status",), ("recall", "pytest"), ("ingest",), ("sleep", "--now", "2026-11-05T03:00:00Z"),
          ("render",), ("morning", "--json"), ("status", "--json")]
 
@@ -39,10 +38,13 @@ class DamagedDatabase(TempHome):
             con.close()
 
     def overwrite_pages(self, pages):
+        con = sqlite3.connect(str(self.db))
+        size = con.execute("PRAGMA page_size").fetchone()[0]    # store.PAGE_SIZE: these pages whole
+        con.close()
         with open(self.db, "r+b") as f:
             for page in pages:
-                f.seek((page - 1) * PAGE)
-                f.write(bytes((page * 37 + i * 11) % 251 for i in range(PAGE)))
+                f.seek((page - 1) * size)
+                f.write(bytes((page * 37 + i * 11) % 251 for i in range(size)))
 
     def drop_shadow_table(self, name):
         con = sqlite3.connect(str(self.db))

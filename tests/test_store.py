@@ -39,6 +39,33 @@ class Store(TempHome):
             self.assertEqual([tuple(r) for r in raw_db(db).execute("SELECT x FROM kept")], [(1,)])
             self.assertEqual(raw_db(db).execute("PRAGMA user_version").fetchone()[0], len(migrations.MIGRATIONS))
 
+    def test_a_bulk_ingest_gives_the_free_pages_of_a_new_database_back_and_an_older_one_keeps_them(self):
+        def freed(path) -> tuple:
+            with store.connect(path) as db:
+                raw = raw_db(db)
+                raw.execute("CREATE TABLE scratch (x)")
+                raw.executemany("INSERT INTO scratch VALUES (?)", [("x" * 2000,) for _ in range(200)])
+                raw.execute("DROP TABLE scratch")   # about 50 pages free
+                before = raw.execute("PRAGMA freelist_count").fetchone()[0]
+                with db.bulk_writes():
+                    pass
+                after = raw.execute("PRAGMA freelist_count").fetchone()[0]
+                raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            return before, after, raw_db(store.connect(path)).execute("PRAGMA auto_vacuum").fetchone()[0]
+        new = self.tmp / "new" / "memory.db"
+        before, after, mode = freed(new)
+        self.assertGreater(before, 40)
+        self.assertEqual((after, mode), (0, 2))     # INCREMENTAL
+        self.assertLess(new.stat().st_size, 40 * store.PAGE_SIZE)
+        older = self.tmp / "older" / "memory.db"    # made by a version before auto_vacuum: it keeps its own
+        older.parent.mkdir()
+        raw = sqlite3.connect(older)
+        raw.execute("PRAGMA journal_mode = WAL")
+        raw.execute("CREATE TABLE kept (x)")
+        raw.close()
+        before, after, mode = freed(older)
+        self.assertEqual((after, mode), (before, 0))
+
     def test_a_newer_database_is_refused_clearly(self):
         store.connect().close()
         db = sqlite3.connect(self.home / "memory.db")
