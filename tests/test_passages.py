@@ -124,6 +124,17 @@ class Splitting(unittest.TestCase):
         self.assertNotIn(SECRET[-12:], whole)
         self.assertIn("[REDACTED", whole)
 
+    def test_a_secret_in_the_sessions_title_is_redacted_where_nothing_said_holds_one(self):
+        # each context ends with the session's title (a custom or AI title, a summary), which is not
+        # among the words said that the gate searched together: it is redacted on its own
+        t = Transcript()
+        t.user("tidy up the imports please")
+        t.assistant("Done, the imports are sorted.")
+        t.records.append({"type": "custom-title", "customTitle": f"deploy with {SECRET}", "sessionId": t.session_id})
+        contexts = " ".join(p["context"] for p in passages.passages_of(parse(t)))
+        self.assertIn("deploy with [REDACTED:", contexts)
+        self.assertNotIn(SECRET[:12], contexts)
+
 
 class Stored(TempHome):
     def write(self, t):
