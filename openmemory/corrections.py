@@ -330,7 +330,7 @@ def correction_verdict(text: str, agent_said: str = "", refused: bool = False, i
     mine = own_lines(t)
     if any(_RULE.search(line) for line in mine):
         return "correction", "words" if len(t) <= _EARLY else "late-instruction"
-    questions = [q.strip() for q in _QUESTION.findall(head)]
+    questions = [q.strip() for q in _QUESTION.findall(head)] if "?" in head else []   # each ends with "?"
     if questions:
         if _THINK.match(head):
             return "doubtful", "question"
