@@ -145,6 +145,21 @@ _COMMANDS = re.compile(r"""(?xi)
 
 def addressed_to_reader(line: str) -> bool:
     """Whether a line of output speaks to its reader rather than saying what failed."""
+    return _addressed_short(line) if len(line) <= ADDRESSED_KEPT_CHARS else _addressed(line)
+
+
+# A failure's lines (error_lines cuts them to 200 characters) are asked about when they are
+# picked and again for its cause (error_line), and the same lines come back in failure after
+# failure: the answer for a short line is remembered (a pure function of the line).
+ADDRESSED_KEPT_CHARS = 300
+
+
+@lru_cache(maxsize=4096)
+def _addressed_short(line: str) -> bool:
+    return _addressed(line)
+
+
+def _addressed(line: str) -> bool:
     return bool(_TO_AN_ASSISTANT.search(line) or _COMMANDS.search(line)
                 or (_INSTRUCTS.search(line) and not _ERROR_MARK.match(line)))
 
