@@ -320,6 +320,7 @@ _PATH = re.compile(r"(?:[A-Za-z]:[\\/]|~[\\/]|\.{1,2}[\\/]|[\\/])?(?:[\w.@+-]+[\
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
 _HASH = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b", re.I)
 _NUMBER = re.compile(r"\d+(?:\.\d+)*")
+_DIGIT = re.compile(r"\d")
 _QUOTED = re.compile(r"'[^']*'|\"(?:\\.|[^\"\\])*\"")
 _NOT_A_STEP = re.compile(r"^(?:(?:cd|pushd)\s|(?:export\s+)?[A-Za-z_]\w*=\S*$|echo\b|true$|set\s)")
 _PROGRAM = re.compile(r"^(?:(?:[A-Z_][A-Z0-9_]*=\S*|export\s+[A-Z_][A-Z0-9_]*=\S*|(?:sudo|env|time|nohup)(?:\s+-\S+)*)\s+)*"
@@ -344,7 +345,7 @@ def cause_key(facts: dict) -> str:
         line = _PATH.sub(lambda m: m.group(1) or "<dir>", line)
     if "-" in line:
         line = _UUID.sub("<id>", line)
-    if any(c.isdigit() for c in line):   # a hash holds a digit, and so does a number
+    if _DIGIT.search(line):   # a hash holds a digit (\d), and so does a number: one search, not a test per character
         line = _HASH.sub("<hash>", line)
         line = _NUMBER.sub("<n>", line)
     return f"{program_of(facts)}: {' '.join(line.lower().split())}"

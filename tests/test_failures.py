@@ -86,6 +86,7 @@ class Causes(unittest.TestCase):
         self.assertEqual(self.key(r"C:\build\out.txt missing"), "make: out.txt missing")
         self.assertEqual(self.key("no job 7a3cf82d-9284-4b61-9e6b-d409226efa84"), "make: no job <id>")
         self.assertEqual(self.key("٣ tests failed"), "make: <n> tests failed")   # a digit of another script
+        self.assertEqual(self.key("x² tests failed"), "make: x² tests failed")   # a superscript: no number (\d) to take out
         self.assertEqual(self.key("Build failed: ENOSPC"), "make: build failed: enospc")
 
     def test_what_failed_is_part_of_it(self):
