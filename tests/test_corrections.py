@@ -1,6 +1,7 @@
 """Correction detection, measured on every human-typed message of the real corpus, labelled
 by the written definition (ARCHITECTURE.md, "What a correction is")."""
 import json
+import re
 import unittest
 from pathlib import Path
 
@@ -309,3 +310,39 @@ class SaidInPassing(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class LedPatterns(unittest.TestCase):
+    """corrections._led: a pattern led by a look-ahead for what its matches open with finds
+    what the pattern finds, where it finds it; one it cannot read is kept as it is."""
+
+    TEXTS = ["", "no", "No, use pnpm instead of npm", "we don't use mocks here", "ok so\nwe never push on fridays",
+             "That's not it. Why is it still failing?", "see #91 first", "x, not y", "  — remember: staging needs VPN",
+             "İstanbul KELVIN \u212a ſtop", "don't!", "it's\tbroken again?!", "wait… instead", "a,b;c.d!e?f"]
+
+    def same(self, pattern):
+        led = corrections._led(pattern)
+        self.assertNotEqual(led.pattern, pattern.pattern)
+        for text in self.TEXTS + [t.upper() for t in self.TEXTS] + [" ".join(self.TEXTS)]:
+            for pos in range(0, len(text) + 1, 3):
+                a, b = pattern.search(text, pos), led.search(text, pos)
+                self.assertEqual(a and (a.span(), a.groups()), b and (b.span(), b.groups()), (pattern.pattern, text, pos))
+
+    def test_the_same_matches(self):
+        for source, flags in ((r"\b(?:we|i)\s+(?:always|never)\b|,\s*not\b|(?:^|[.!?]\s+)(?:please\s+)?(?:don'?t|stop)\s+\w+", re.I),
+                              (r"""(?xi) \bnot\s+\w+   # a comment at the end
+                                   | ^\s*remember\b""", 0),
+                              (r"(?:very\s+)?(?<!\w)#\d+|\bst(op)\b|\s+instead\b", 0),
+                              (r"(?m)^(?:no|nope)\b|[\u2014\u2026]", 0)):
+            with self.subTest(source=source):
+                self.same(re.compile(source, flags))
+
+    def test_what_cannot_be_read_is_kept(self):
+        for source in (r"[^a]b", r"(?:x)?", r".\bword", r"(?i:ab)c", r"\b$"):
+            pattern = re.compile(source)
+            self.assertIs(corrections._led(pattern), pattern, source)
+
+    def test_the_rules_patterns_are_led(self):
+        # a rule written so that its openings cannot be read would quietly lose the look-ahead
+        for name in ("_PHRASE", "_RULE", "_WRONG_FACT", "_PUSHBACK", "_MAY_STAND", "_UNSETTLED", "_STANDING"):
+            self.assertTrue(getattr(corrections, name).pattern.startswith("(?:"), name)
