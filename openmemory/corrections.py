@@ -374,6 +374,32 @@ def unsettled(text: str) -> bool:
     return len(mine.split()) >= UNSETTLED_WORDS and bool(_UNSETTLED.search(mine))
 
 
+# What cannot carry anything, whoever reads it: a plain approval or a nudge to go on ("yes",
+# "lgtm", "go ahead", "continue", "resume" after a usage limit), nothing else in it.
+_NOTHING_MORE = re.compile(r"""(?xi)^(?:(?:ok(?:ay)?|k|y|yes|yep|yeah|yup|sure|fine|great|good|thanks?|thank\s+you|
+    thx|ty|perfect|nice|cool|awesome|excellent|lgtm|looks\s+good(?:\s+to\s+me)?|sounds\s+good|go\s+ahead|go\s+on|
+    go\s+for\s+it|do\s+it|continue|resume|proceed|carry\s+on|keep\s+going|please|approved?|correct|right|
+    alright|all\s+right|done)[\s,.!:)]*)+$""")
+
+
+# A message that is one block Claude Code wrote into the person's turn (`<agent-notification>`
+# with its id, output file and status: a background agent finished), not words anyone typed.
+_HARNESS_BLOCK = re.compile(r"(?s)^\s*<([a-z][a-z0-9]*(?:-[a-z0-9]+)+)>.*</\1>?\s*$")
+
+
+def carries_nothing(text: str, earlier=()) -> bool:
+    """Whether a message the person typed cannot carry a correction or a lesson, by its words
+    alone: no words of their own (empty, or only pasted output), only approval or a nudge to go
+    on (_NOTHING_MORE: "yes", "lgtm", "continue", "resume"), one block Claude Code wrote
+    (_HARNESS_BLOCK: a background agent's notification), or the same words as a message sent
+    before in the session (earlier: those messages' texts)."""
+    mine = " ".join(" ".join(own_lines((text or "").replace("\u2019", "'"))).split())
+    if not re.search(r"\w", mine) or _NOTHING_MORE.match(mine) or _HARNESS_BLOCK.match(text or ""):
+        return True
+    said = " ".join((text or "").split()).lower()
+    return any(said == " ".join(str(e).split()).lower() for e in earlier)
+
+
 # --------------------------------------------------------------------------------------
 # What lasts: the sentence of the person's words worth keeping beyond this moment
 

@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from . import neighbours
 from .clock import iso, iso_or_none
-from .corrections import correction_verdict, own_lines, unsettled, what_lasts
+from .corrections import carries_nothing, correction_verdict, own_lines, unsettled, what_lasts
 from .failures import (cause_key, error_lines, is_guard, output_host, pipes_download, telling_lines,
                        unsafe_advice, unsafe_fix)
 # a cut redacts first where it cuts (issue 27): it never keeps part of a secret
@@ -63,7 +63,7 @@ class Surprise:
     moved: str = ""             # errors: the folder an earlier `cd` left the shell in, where a path was not found
 
 
-def surprises_of(s: Session) -> list:
+def surprises_of(s: Session, settled: bool = False) -> list:
     """Every error and correction of a session, in order (PROTOCOL.md has the rules).
 
     A correction is what the person typed that corrections.correction_verdict calls one,
@@ -72,6 +72,8 @@ def surprises_of(s: Session) -> list:
     bare one followed at once by words the rules call a correction, those words (older
     versions had no dialog); else alone. A bare refusal of ExitPlanMode that Claude Code
     follows with the plan, approved, is the approval of that plan, no correction.
+    settled: also each other message that may carry something (corrections.carries_nothing),
+    as a light one of form SETTLED, for a judge only (what ingest stores).
     """
     found = []
     errors: dict = {}
@@ -82,6 +84,7 @@ def surprises_of(s: Session) -> list:
     interrupted = False
     history = [c for c in s.tool_calls if not OWN_TOOL.match(c.name)]
     unexplained = []            # failures waiting for the agent's next words
+    typed = []                  # what the person typed so far (a message sent again carries nothing new)
 
     def said() -> str:
         """Everything the person typed in the session: a host they named may be a fix's."""
@@ -134,6 +137,9 @@ def surprises_of(s: Session) -> list:
         verdict, form = correction_verdict(turn.text, agent_said, False, interrupted, first, ran)
         if not verdict and refused is None and not first and unsettled(turn.text):
             verdict, form = "doubtful", UNSETTLED     # not a correction by the rules, not settled by them: a judge's
+        elif settled and not verdict and refused is None and not first and not carries_nothing(turn.text, typed):
+            verdict, form = "doubtful", SETTLED       # settled by the rules as nothing: a judge's only, last
+        typed.append(turn.text)
         if verdict:
             found.append(_correction(turn, last_assistant, context, verdict, form, agent_said, refused))
         elif refused is not None:
@@ -145,6 +151,19 @@ def surprises_of(s: Session) -> list:
 
 _PLAN_TOOL = "ExitPlanMode"
 UNSETTLED = "unsettled"     # the form of a message the rules neither call a correction nor settle (a judge's to read)
+# The form of a message the rules settled as nothing (a new request, an answer) that may still
+# carry something (corrections.carries_nothing): kept only for a judge, last in its order, and
+# ignored by everything else until a judge calls it a correction (Store: SHOWN).
+SETTLED = "settled"
+
+
+def shown_as(facts: dict) -> tuple:
+    """(title, gist) of a light (settled) episode a judge called a correction: what recall shows of it."""
+    said = str(facts.get("said") or "").strip()
+    command = facts.get("command") or ""
+    gist = (f"After the agent ran `{command}`, the person said: \"{said}\"" if command and facts.get("tool") == "Bash"
+            else f"The person said: \"{said}\"")
+    return clip(f"Said: {_first_line(said)}", 140), clip(gist, GIST_LIMIT)
 
 
 def _refusal(call: ToolCall, session_id: str, words: str = "") -> "Surprise":
@@ -457,8 +476,10 @@ def _trigger(text: str, calls: list):
 # --------------------------------------------------------------------------------------
 # The episodes of a session
 
-def episodes_of(session: Session, session_id: str | None = None) -> list:
-    """One `session` episode, then one per surprise, each with a title, gist and cwd."""
+def episodes_of(session: Session, session_id: str | None = None, settled: bool = False) -> list:
+    """One `session` episode, then one per surprise, each with a title, gist and cwd; settled
+    (what ingest stores): also a light episode of each message the rules settled as nothing that
+    may carry something, for a judge only (surprises_of)."""
     if not session.turns:
         return []  # a snapshot-only file: nothing happened in it
     sid = session_id or session.id
@@ -466,7 +487,7 @@ def episodes_of(session: Session, session_id: str | None = None) -> list:
     asked = [t for t in session.turns if t.role == "user" and t.source in ("prompt", "queued", "command", "plan")]
     prompts = [t for t in asked if t.source != "plan"] or asked[:1]
     first = clip(asked[0].text, 300) if asked else ""
-    found = surprises_of(session)
+    found = surprises_of(session, settled=settled)
     errors = [s for s in found if s.kind == "error"]
     corrections = [s for s in found if s.kind == "correction" and s.verdict == "correction"]
     cwd = session.cwd or None
@@ -493,7 +514,8 @@ def episodes_of(session: Session, session_id: str | None = None) -> list:
     for s in found:
         when = iso_or_none(s.at) or at
         ep = _error_episode(s, cwd, when, task) if s.kind == "error" else _correction_episode(s, cwd, when)
-        ep["around"] = neighbours.around(session.turns, s.at, asked[0] if asked else None)  # for its context
+        if s.form != SETTLED:       # a light episode has no context
+            ep["around"] = neighbours.around(session.turns, s.at, asked[0] if asked else None)  # for its context
         if s.kind == "correction":
             ep["facts"]["then"] = agent_next(session.turns, s.at)   # for a judge: what the agent did next
         out.append(ep)
@@ -640,14 +662,15 @@ def _correction_episode(s: Surprise, cwd, at: str) -> dict:
     if s.verdict == "doubtful":
         facts["doubtful"] = True     # for a model to decide (Store.doubtful_corrections)
     facts.update(_meaning(facts, s.verdict))
+    light = s.form == SETTLED       # no title, gist or detail: nothing finds it, counts it or shows it
     return {
         "key": f"correction:{s.anchor}",
         "legacy_key": f"correction:{s.legacy}" if s.legacy else None,
         "kind": "correction",
-        "title": clip(f"{'Said' if s.form == UNSETTLED else 'Correction'}: {_first_line(said)}" if said
-                      else f"Refused: {action}", 140),
-        "gist": clip(gist, GIST_LIMIT),
-        "detail": clip_block(said, DETAIL_LIMIT),
+        "title": "" if light else clip(f"{'Said' if s.form == UNSETTLED else 'Correction'}: {_first_line(said)}"
+                                       if said else f"Refused: {action}", 140),
+        "gist": "" if light else clip(gist, GIST_LIMIT),
+        "detail": "" if light else clip_block(said, DETAIL_LIMIT),
         "facts": facts,
         "at": at,
         "cwd": cwd,

@@ -312,6 +312,8 @@ def without_forgotten(episodes: list, forgotten: set, session_id=None, passages=
     for ep in episodes:
         if is_forgotten(ep, forgotten, session_id):
             continue
+        if ep["kind"] == "correction" and not ep["title"]:
+            continue    # a light episode (a message kept for a judge only): forgetting wins over asking
         kept.append(dict(ep, title=scrub(ep["title"], quotes), gist=scrub(ep["gist"], quotes),
                          detail=scrub(ep.get("detail") or "", quotes), facts=scrub_obj(ep.get("facts") or {}, quotes),
                          around=scrub(ep.get("around") or "", quotes)))  # the turns around, for recall's context

@@ -354,7 +354,7 @@ def read_ready(path: str, optout: forget.OptOut) -> "Ready | None":
             return Ready(stat, opted_out=True)
         if session.not_transcript:
             return Ready(stat, not_transcript=True)
-        episodes = episodes_of(session, session.id)
+        episodes = episodes_of(session, session.id, settled=True)
         passages = passages_of(session)
         return Ready(stat, session_id=session.id, row=_row_of(session), episodes=prepare(episodes),
                      passages=prepare_passages(passages),
@@ -437,7 +437,7 @@ def _store_session(store: Store, path: str, session, st, report: Report, now: st
     report.skipped_lines += session.skipped
     store.note_opted_out(_path_hash(path), out=False)
     sid = store.session_id_for(session.id, str(path))
-    episodes = episodes_of(session, sid)
+    episodes = episodes_of(session, sid, settled=True)
     passages = passages_of(session)
     row = dict(_row_of(session), id=sid, path=str(path), mtime_ns=st.st_mtime_ns, size=st.st_size)
     # What the person made openmemory forget stays forgotten, and its words out of the rest.

@@ -1,7 +1,8 @@
 """The judge: a model that reads the context the rules cannot, and says what it means.
 
-For a message the person typed (every correction episode, doubtful ones included, and every
-message the rules did not settle: `episodes.UNSETTLED`) it is
+For a message the person typed (every correction episode, doubtful ones included, every
+message the rules did not settle, `episodes.UNSETTLED`, and every other one that can carry
+something, `episodes.SETTLED`: not an approval, "continue" or a message sent again) it is
 shown what the agent had just done or claimed, the person's words, what the agent did
 next, and the session around it (the person's other messages, their own lines only, and the
 agent's last words: a lasting lesson is often worded over several messages), and answers whether it is a correction, whether anything in it is worth telling the
@@ -23,8 +24,10 @@ Where it runs: `sleep` and `ingest --model` only (never a hook, recall or the MC
 through tonight's model (llm.Model: a local endpoint or Claude Code headless, its cache and
 its cap). What is judged first when the cap is reached: the corrections the rules made or
 would make a lesson of, then doubtful messages, then the other corrections, then the messages
-the rules did not settle (newest first, within two thirds of the night's calls); then the repeated failures' candidates; the rest
-waits for the next night.
+the rules did not settle, then those they settled as nothing (newest first, within two thirds
+of the night's calls); then the repeated failures' candidates; then the failures of one
+session that failed twice there or were got past (`one_session`), a lasting verdict making a
+lesson of them as of a repeated failure; the rest waits for the next night.
 """
 import json
 import logging
@@ -33,6 +36,9 @@ from dataclasses import dataclass
 
 from . import llm, render, review
 from .corrections import own_lines
+from .episodes import SETTLED, shown_as
+from .failures import cause_key, is_lesson_error, is_work_failure
+from .paths import project_of
 from .passages import AGENT, PERSON
 from .redact import redact
 from .shorten import clip
@@ -58,6 +64,7 @@ CLOSING_CHARS = 500
 FIELD_CHARS = llm.FIELD_CHARS
 PLAN_APPROVED = "Implement the following plan"     # what Claude Code writes when a plan is approved (transcripts)
 ITEM = re.compile(r"^Item: (\S+)", re.M)
+NEW_LESSON_STRENGTH = 1.0   # sleep.NEW_LESSON_STRENGTH: a lesson a judge makes of one session's failure starts there
 
 _DEFINITIONS = """\
 Definitions (a person labelling by hand follows them too):
@@ -331,8 +338,14 @@ def failure_request(lesson: dict, sources: list, project: str = "", limit: int =
     shown = list(by_session.values())[-FAILURES_SHOWN:]
     item = errors[0]["key"] if errors else f"lesson:{lesson['id']}"
     parts = [f"Item: {item}"] + ([f"Project: {project}"] if project else [])
-    parts.append(f"The same failure came up in {len(by_session)} sessions"
-                 + (f" (the latest {len(shown)} shown)" if len(shown) < len(by_session) else "") + ":")
+    if len(by_session) == 1:        # one session's failure: each time it failed there (same cause)
+        shown = errors[-FAILURES_SHOWN:]
+        times = sum(max(1, int((e.get("facts") or {}).get("count") or 1)) for e in errors)
+        parts.append(f"The failure came up in one session, {times} time{'s' if times > 1 else ''}"
+                     + (f" (the latest {len(shown)} shown)" if len(shown) < len(errors) else "") + ":")
+    else:
+        parts.append(f"The same failure came up in {len(by_session)} sessions"
+                     + (f" (the latest {len(shown)} shown)" if len(shown) < len(by_session) else "") + ":")
     trusted, untrusted = [], []
     for n, e in enumerate(shown, 1):
         f = e.get("facts") or {}
@@ -346,7 +359,10 @@ def failure_request(lesson: dict, sources: list, project: str = "", limit: int =
             after = f"the agent then ran `{redact(clip(str(f['fixed_by']), 200))}`, and the same command worked"
         elif f.get("work"):
             after = "the agent then edited the code, and the same command worked"
-        parts.append(f"Session {n} ({(e.get('at') or '')[:10]}): the agent ran "
+        elif len(by_session) == 1 and (f.get("ran") or f.get("dictated")):
+            after = "the same command worked later, after a step its output may have dictated (not shown)"
+        label = f"Failure {n}" if len(by_session) == 1 else f"Session {n}"
+        parts.append(f"{label} ({(e.get('at') or '')[:10]}): the agent ran "
                      f"`{redact(clip(' '.join(str(command).split()), 200))}`; it failed:\n"
                      f"<<<{quoted(chr(10).join(lines), 600)}>>>\nAfterwards: {after}.")
     parts.append("Judge the failure by the definitions. Answer with the JSON object only.")
@@ -507,11 +523,14 @@ def _room(cwd) -> int:
 def messages(store: Store, now: str) -> list:
     """The messages no judge has read, in the order they are judged: the corrections that made or
     would make a lesson, then the doubtful ones, then the other corrections, then the messages the
-    rules did not settle (form `unsettled`); newest first within each."""
+    rules did not settle (form `unsettled`), then those the rules settled as nothing (form
+    `settled`); newest first within each."""
     found = store.unjudged_corrections(now)
 
     def rank(ep):
         facts = ep.get("facts") or {}
+        if facts.get("form") == SETTLED:
+            return 4
         if facts.get("form") == "unsettled":
             return 3
         if (ep.get("consolidated") or 0) > 0 or (not facts.get("doubtful") and correction_lesson(facts)):
@@ -595,8 +614,9 @@ def judge_messages(store: Store, model, now: str, share: float = MESSAGE_SHARE) 
         if facts.get("doubtful") and verdict["correction"]:
             facts["doubtful"] = False       # the judge decided what the rules left open
         reexamine = verdict["lasting"]
+        shown = shown_as(facts) if facts.get("form") == SETTLED and verdict["correction"] else ()
         with store.transaction():
-            store.settle_judged(ep["id"], facts, reexamine=reexamine)
+            store.settle_judged(ep["id"], facts, reexamine=reexamine, shown=shown)
             if reexamine and ep.get("consolidated") is not None and ep["consolidated"] > 0:
                 _reword_from(store, ep["consolidated"], ep["id"], verdict)
         out["corrections" if verdict["correction"] else "not"] += 1
@@ -639,7 +659,66 @@ def judge_failures(store: Store, model, now: str) -> dict:
                 store.reword_lesson(lesson["id"], scoped(unscoped(verdict["lesson"]), lesson["cwd"]))
         out["lasting" if verdict["lasting"] else "not"] += 1
         out["lessons"].append(lesson["id"])
+    for members, request in one_session_requests(store, now):
+        if model.stopped or model.calls >= model.config.calls:
+            break
+        out["asked"] += 1
+        verdict = _ask(model, request)
+        if verdict is None:
+            continue
+        judged = dict(verdict, by=model.config.describe(), at=now)
+        with store.transaction():
+            made = _lesson_of_one_session(store, members, judged, now) if verdict["lasting"] else None
+            for ep in members:
+                store.settle_judged(ep["id"], dict(ep["facts"], judge=judged), reexamine=False)
+        out["lasting" if verdict["lasting"] else "not"] += 1
+        if made:
+            out["lessons"].append(made)
     return out
+
+
+def one_session(members: list) -> bool:
+    """Whether failures of one cause in one session are worth a judge's question: it failed at
+    least twice there, or once with a later turn that made the same thing work (a command run,
+    or a step its output may have dictated); never the work itself (a failing test)."""
+    facts = [m.get("facts") or {} for m in members]
+    times = sum(max(1, int(f.get("count") or 1)) for f in facts)
+    worked = any(f.get("fix") or f.get("fixed_by") or f.get("ran") or f.get("dictated") for f in facts)
+    return (times >= 2 or worked) and not any(is_work_failure(f) for f in facts)
+
+
+def one_session_requests(store: Store, now: str) -> list:
+    """[(the failures, Request)] for each cause that failed in one session only, no lesson came of
+    and no judge has read (`one_session`), newest first: asked after the repeated failures."""
+    groups: dict = {}
+    for ep in store.pending_surprises(now):
+        facts = ep.get("facts") or {}
+        if ep["kind"] != "error" or "judge" in facts or not is_lesson_error(facts):
+            continue
+        cause = facts["cause"] if "cause" in facts else cause_key(facts)
+        if cause:
+            groups.setdefault((ep.get("session_id") or ep["id"], cause), []).append(ep)
+    found = [members for members in groups.values() if one_session(members)]
+    full = store.episodes_by_id(sorted(m["id"] for ms in found for m in ms))
+    found = [[full[m["id"]] for m in ms] for ms in found]
+    found.sort(key=lambda ms: (max(m["at"] or "" for m in ms), max(m["id"] for m in ms)), reverse=True)
+    places: dict = {}
+    return [(ms, failure_request({"id": 0}, ms, _project(places, ms[0].get("cwd")), _room(ms[0].get("cwd"))))
+            for ms in found]
+
+
+def _lesson_of_one_session(store: Store, members: list, judged: dict, now: str) -> int:
+    """The live-to-be lesson a lasting verdict makes of one session's failures: the judge's words,
+    in their project unless the judge said everywhere (as consolidation places one), backed
+    by the verdict; its failures feed it. Returns its id (review.settle then makes it live)."""
+    cwd = members[0].get("cwd")
+    root = project_of(cwd) if cwd and judged.get("scope") != "everywhere" else None
+    text = scoped(unscoped(judged["lesson"]), root)
+    lesson_id = store.add_lesson(text, "project", root, NEW_LESSON_STRENGTH, 1, [m["id"] for m in members], now,
+                                 state="candidate")
+    store.set_lesson_backing(lesson_id, {"judge": judged})
+    store.mark_consolidated({m["id"]: lesson_id for m in members}, [])
+    return lesson_id
 
 
 def failure_requests(store: Store) -> list:

@@ -44,11 +44,13 @@ def session_contexts(episodes: list) -> list:
         found = dict(zip(map(id, by_time), session_contexts(by_time)))
         return [found[id(e)] for e in episodes]
     session = next((e for e in episodes if e["kind"] == "session"), None)
-    surprises = [e for e in episodes if e["kind"] != "session"]
+    surprises = [e for e in episodes if e["kind"] != "session" and e["title"]]    # a light episode is no one's neighbour
     out = []
     for e in episodes:
         if e["kind"] == "session":
             parts = [s["title"] for s in surprises]
+        elif not e["title"]:
+            parts = []          # a light episode (episodes.SETTLED): nothing in the text index finds it
         else:
             i = next(j for j, s in enumerate(surprises) if s is e)
             near = surprises[max(0, i - NEIGHBOURS):i] + surprises[i + 1:i + 1 + NEIGHBOURS]

@@ -43,6 +43,7 @@ SIGNATURE_SOURCES = 16       # a lesson is compared as the centroid of its lates
                              # been lately, at a bounded cost a night (all joined at cosine ≥ 0.55 anyway)
 ARCHIVE_AFTER_DAYS = round(HALF_LIFE_DAYS * math.log2(1 / ARCHIVE_BELOW))   # 123: untouched, from 1.0
 
+SETTLED = "settled"          # episodes.SETTLED: a light episode, for a judge only (examined for no lesson)
 EVIDENCE_KINDS = ("error", "correction", "note")   # what can confirm a prediction (not session summaries)
 WRITE_PATIENCE_MS = 120_000  # a night waits this long for each pass's write lock (never less than the busy
                              # timeout): nothing waits on a night, and servers and hooks writing without a
@@ -301,7 +302,8 @@ def consolidate(store: Store, now: str, keep=None, hold: bool = False) -> dict:
         pending = store.pending_surprises(now)
         tonight = _Consolidation(lessons, _Vectors(pending), places)
         vectors, fed = tonight.vectors, tonight.fed
-        examined = [ep["id"] for ep in pending if ep["consolidated"] is None and not ep["facts"].get("doubtful")]
+        examined = [ep["id"] for ep in pending if ep["consolidated"] is None
+                    and (not ep["facts"].get("doubtful") or ep["facts"].get("form") == SETTLED)]  # light: no lesson alone
 
         # Corrections first: each is examined once, and one suffices for a lesson. A doubtful
         # one waits, unexamined, for a model to decide (Store.doubtful_corrections).

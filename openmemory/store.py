@@ -194,14 +194,15 @@ class Store:
                         "created, last_touched, embedding, context, agent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (ep["key"], sid, ep["cwd"], ep["kind"], ep["title"], ep["gist"], ep["detail"],
                          ep["facts"], ep["at"], now, now, vec, ctx, ep.get("agent") or "claude-code")).lastrowid)
-                    counts["added"][ep["kind"]] = counts["added"].get(ep["kind"], 0) + 1
+                    if ep["title"] or ep["kind"] != "correction":    # a light one (LIGHT) is no one's news
+                        counts["added"][ep["kind"]] = counts["added"].get(ep["kind"], 0) + 1
                 keep.add(ep["key"])
-            stale = [row[0] for row in self._db.execute(
-                "SELECT id, key FROM episodes WHERE session_id = ?", (sid,)) if row[1] not in keep]
-            for eid in stale:
+            stale = [row[:2] for row in self._db.execute(
+                f"SELECT id, {LIGHT}, key FROM episodes WHERE session_id = ?", (sid,)) if row[2] not in keep]
+            for eid, _ in stale:
                 _index_stored(self._db)
                 self._db.execute("DELETE FROM episodes WHERE id = ?", (eid,))
-            counts["removed"] = len(stale)
+            counts["removed"] = sum(1 for _, light in stale if not light)
             if passages is not None:
                 counts["passages"] = self._replace_passages(
                     sid, passages if prepared else prepare_passages(passages), now)
@@ -294,9 +295,9 @@ class Store:
         row = self._db.execute("SELECT * FROM episodes WHERE id = ?", (episode_id,)).fetchone()
         return _row(row) if row else None
 
-    def episodes(self, kind: str | None = None, session_id: str | None = None) -> list:
-        """Episodes in time order, optionally of one kind or one session."""
-        sql, args = "SELECT * FROM episodes WHERE 1", []
+    def episodes(self, kind: str | None = None, session_id: str | None = None, light: bool = False) -> list:
+        """Episodes in time order, optionally of one kind or one session; a light one (LIGHT) only if asked."""
+        sql, args = "SELECT * FROM episodes WHERE 1" if light else f"SELECT * FROM episodes WHERE NOT {LIGHT}", []
         if kind:
             sql += " AND kind = ?"
             args.append(kind)
@@ -307,10 +308,10 @@ class Store:
 
     def counts(self) -> dict:
         """Everything `openmemory status` reports."""
-        kinds = dict(self._db.execute("SELECT kind, count(*) FROM episodes GROUP BY kind").fetchall())
+        kinds = dict(self._db.execute(f"SELECT kind, count(*) FROM episodes WHERE NOT {LIGHT} GROUP BY kind").fetchall())
         episodes = {k: kinds.get(k, 0) for k in EPISODE_KINDS}
         episodes["total"] = sum(episodes.values())
-        episodes["archived"] = self._db.execute("SELECT count(*) FROM episodes WHERE archived").fetchone()[0]
+        episodes["archived"] = self._db.execute(f"SELECT count(*) FROM episodes WHERE archived AND NOT {LIGHT}").fetchone()[0]
         passages = self._db.execute("SELECT count(*), ifnull(sum(archived), 0) FROM passages").fetchone()
         sessions, skipped = self._db.execute("SELECT count(*), ifnull(sum(skipped), 0) FROM sessions").fetchone()
         lessons = self._db.execute(
@@ -476,9 +477,10 @@ class Store:
     # -- sleep: the four passes (sleep.py decides, these read and write) ---------------
 
     def episodes_to_decay(self) -> list:
-        """Every live episode's strength and clock (when it happened, was touched, was decayed)."""
+        """Every live episode's strength and clock (when it happened, was touched, was decayed); not a
+        light one (LIGHT: nothing shows it, so nothing of it fades or is archived)."""
         return self._db.execute("SELECT id, kind, at, last_touched, recalls, decayed, strength FROM episodes "
-                                "WHERE NOT archived").fetchall()
+                                f"WHERE NOT archived AND NOT {LIGHT}").fetchall()
 
     def decay_episodes(self, updates: list) -> None:
         """[(strength, decayed, archived, id)]: episodes brought up to date by decay."""
@@ -601,7 +603,7 @@ class Store:
         """Episodes of these kinds that happened after since and up to until, in time order."""
         return [_row(r) for r in self._db.execute(
             "SELECT id, kind, session_id, cwd, at, title, gist, facts, consolidated FROM episodes "
-            "WHERE kind IN (%s) AND at > ? AND at <= ? ORDER BY at, id" % ",".join("?" * len(kinds)),
+            "WHERE kind IN (%s) AND at > ? AND at <= ? AND NOT %s ORDER BY at, id" % (",".join("?" * len(kinds)), LIGHT),
             (*kinds, since, until))]
 
     def resolve_prediction(self, prediction_id: int, now: str, outcome, evidence: int | None = None) -> None:
@@ -751,7 +753,7 @@ class Store:
     def doubtful_corrections(self, now: str | None = None, limit: int = 200) -> list:
         """Live correction episodes (up to now) the rules marked doubtful and no model or judge decided, newest first."""
         return [_row(r) for r in self._db.execute(
-            "SELECT * FROM episodes WHERE kind = 'correction' AND NOT archived AND (? IS NULL OR at <= ?) "
+            "SELECT * FROM episodes WHERE kind = 'correction' AND title <> '' AND NOT archived AND (? IS NULL OR at <= ?) "
             "AND json_extract(facts, '$.doubtful') AND json_extract(facts, '$.decided') IS NULL "
             "AND json_extract(facts, '$.judge') IS NULL "
             "ORDER BY at DESC, id DESC LIMIT ?", (now, now, limit))]
@@ -763,11 +765,15 @@ class Store:
             "AND json_extract(facts, '$.judge') IS NULL AND json_extract(facts, '$.decided') IS NULL "
             "ORDER BY at DESC, id DESC LIMIT ?", (now, limit))]
 
-    def settle_judged(self, episode_id: int, facts: dict, reexamine: bool) -> None:
+    def settle_judged(self, episode_id: int, facts: dict, reexamine: bool, shown: tuple = ()) -> None:
         """Record a judge's verdict in an episode's facts; one to examine again (a correction the
-        rules found no lesson in, or left doubtful, that the judge found lasting) is pending again."""
+        rules found no lesson in, or left doubtful, that the judge found lasting) is pending again.
+        shown: (title, gist) a light episode the judge called a correction is shown by from now on."""
         self._db.execute("UPDATE episodes SET facts = ? WHERE id = ?",
                          (json.dumps(redact_obj(facts), ensure_ascii=False, sort_keys=True), episode_id))
+        if shown:
+            self._db.execute("UPDATE episodes SET title = ?, gist = ? WHERE id = ? AND title = ''",
+                             (redact(shown[0]), redact(shown[1]), episode_id))
         if reexamine:
             self._db.execute("UPDATE episodes SET consolidated = NULL WHERE id = ? AND consolidated = 0",
                              (episode_id,))
@@ -856,8 +862,11 @@ _SESSION_UPSERT = (f"INSERT INTO sessions ({', '.join(_SESSION)}) VALUES ({', '.
                    "ON CONFLICT (id) DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in _SESSION[1:]))
 # `+kind`: no index on kind, so SQLite walks the ids after the last night, not every error
 # and correction ever stored (which the kind index would have it read, the old ones included).
+# A light episode (episodes.SETTLED: a message the rules settled as nothing, kept for a judge, with
+# no title, gist or detail) is counted, listed and waited for by nothing but the judge.
+LIGHT = "(kind = 'correction' AND title = '')"
 NEW_SINCE_LAST_NIGHT = ("SELECT 1 FROM episodes WHERE id > ? AND +kind IN ('error', 'correction') "
-                        "AND consolidated IS NULL AND NOT archived LIMIT 1")
+                        f"AND consolidated IS NULL AND NOT archived AND NOT {LIGHT} LIMIT 1")
 _RECALL_COLUMNS = ("'episode' AS source, id, kind, title, gist, cwd, at, strength, recalls, archived, embedding, "
                    "session_id, NULL AS seq, agent, NULL AS state")
 _RECALL_PASSAGE_COLUMNS = ("'passage' AS source, id, kind, '' AS title, text AS gist, cwd, at, strength, recalls, "

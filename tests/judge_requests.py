@@ -5,8 +5,9 @@
 
 `dump` ingests the sessions of a split into a private home and writes, one JSON object a
 line, every request the judge would send on the first night over them (no cap): each
-message the rules read as a correction or left in doubt, then each repeated failure's
-candidate that consolidation makes. The format (/work/labels/judge_format.md):
+message the person typed that can carry something (corrections, doubtful, unsettled, then
+settled as nothing by the rules), then each repeated failure's candidate that consolidation
+makes, then each failure of one session worth a question (`judge.one_session`). The format (/work/labels/judge_format.md):
 
     {"key": "<item id>", "kind": "message"|"failure", "session": "<session id>",
      "system": "...", "user": "...", "max_tokens": 300}
@@ -85,6 +86,8 @@ def requests_of(files: list) -> list:
             for lesson, request in judge.failure_requests(db):
                 first = next((sources[i] for i in lesson["sources"] if i in sources), {})
                 out.append(_line(request, first.get("session_id") or ""))
+            for members, request in judge.one_session_requests(db, now):
+                out.append(_line(request, members[0].get("session_id") or ""))
     return out
 
 
@@ -164,7 +167,7 @@ def replay_night(files: list, answers: dict) -> dict:
             sleep.night(db, now, model=model)
             llm.close_model(db, model)
             lessons = db.all_lessons()
-            eps = {e["id"]: e for e in db.episodes()}
+            eps = {e["id"]: e for e in db.episodes(light=True)}     # a message the rules settled as nothing too
     shown = []
     for ls in lessons:
         if ls["vetoed"] or ls["archived"]:
@@ -204,7 +207,7 @@ def label_figures(files: list, labels: dict, night: dict) -> dict:
     from tests import learning_eval as le
     keys, failure_keys = {}, {}
     for path in files:
-        for s in episodes.surprises_of(transcripts.parse(path)):
+        for s in episodes.surprises_of(transcripts.parse(path), settled=True):
             if s.kind == "correction":
                 for key in le._surprise_keys(s):
                     keys.setdefault((path.stem, key), f"correction:{s.anchor}")

@@ -332,8 +332,8 @@ class Forget(ForgetWorld):
         self.ok("forget", error["id"])
         made = ingest.episodes_of
 
-        def rekeyed(session, session_id=None):  # as a later openmemory might name events
-            return [dict(ep, key="v2:" + ep["key"]) for ep in made(session, session_id)]
+        def rekeyed(session, session_id=None, **how):  # as a later openmemory might name events
+            return [dict(ep, key="v2:" + ep["key"]) for ep in made(session, session_id, **how)]
         with mock.patch.object(ingest, "episodes_of", rekeyed), store.connect() as db:
             ingest.ingest(db, force=True)
             back = [e for e in db.episodes("error") if "discover" in e["facts"].get("command", "")]

@@ -173,7 +173,7 @@ class TheSessionAroundIt(unittest.TestCase):
             t.user(LATER)
             t.assistant("Ran make ci too. All green.")
             requests = judge_requests.requests_of([t.write(Path(tmp))])
-        [q] = [r for r in requests if SAID in r["user"]]
+        [q] = [r for r in requests if f"were pasted into it):\n<<<{SAID}>>>" in r["user"]]   # (LATER is asked too)
         self.assertIn(f"[after] {LATER}", q["user"])
         self.assertIn("The agent's last words in the session:\n<<<Ran make ci too. All green.>>>", q["user"])
         self.assertNotIn("straight to main", q["user"])
@@ -272,6 +272,123 @@ class RecordedAnswersReplayed(unittest.TestCase):
         self.assertEqual((night["asked"], night["missing"]), (len(requests), len(requests) - 1))
         live = [ls["text"] for ls in night["lessons"] if ls["state"] == "live"]
         self.assertEqual(live, ["In this project run the tests with `pytest -q`, not `python -m unittest`."])
+
+
+def _session(day: int, *exchanges, start="run the tests"):
+    """A session of /home/dev/shop on 2026-11-<day>: its first request, then (what the person
+    typed, the agent's call or None) for each exchange."""
+    from datetime import datetime, timezone
+    from tests.fixtures import Transcript
+    t = Transcript(cwd="/home/dev/shop", start=datetime(2026, 11, day, 9, tzinfo=timezone.utc))
+    t.user(start)
+    t.assistant("Running them.", tools=[("Bash", {"command": "python -m unittest"}, "Ran 3 tests\nOK", False)])
+    t.assistant("All tests pass.")
+    for said, call in exchanges:
+        t.user(said)
+        t.assistant("OK.", tools=[call] if call else [])
+        t.assistant("Done.")
+    return t
+
+
+SETTLED_SAID = "run them with make check"        # no correction by the rules, and nothing they leave open
+
+
+def _message_of(request: dict) -> str:
+    found = re.search(r"were pasted into it\):\n<<<(.*?)>>>", request["user"], re.S)
+    return found.group(1) if found else ""
+
+
+class EveryMessageTyped(unittest.TestCase):
+    """What is put to the judge when one is on: every message the person typed that can carry
+    something (the rules' corrections and doubtful ones first, then those they left unsettled,
+    then those they settled as nothing), and one session's failure that failed twice or was got past."""
+
+    def test_a_settled_message_reaches_the_judge_and_a_lasting_verdict_makes_it_live(self):
+        import tempfile
+        from pathlib import Path
+        from tests import judge_requests
+        with tempfile.TemporaryDirectory() as tmp:
+            files = [_session(2, (SETTLED_SAID, None)).write(Path(tmp))]
+            requests = judge_requests.requests_of(files)
+            [q] = [r for r in requests if _message_of(r) == SETTLED_SAID]
+            self.assertTrue(q["key"].startswith("correction:"))
+            rules_alone = judge_requests.replay_night(files, {})
+            night = judge_requests.replay_night(files, {q["key"]: answer(True, "Run the tests with `make check`.")})
+        self.assertEqual([ls for ls in rules_alone["lessons"]], [])          # the rules alone make nothing of it
+        self.assertEqual([(ls["text"], ls["state"]) for ls in night["lessons"]],
+                         [("In this project run the tests with `make check`.", "live")])
+
+    def test_what_cannot_carry_anything_is_never_asked(self):
+        import tempfile
+        from pathlib import Path
+        from tests import judge_requests
+        with tempfile.TemporaryDirectory() as tmp:
+            files = [_session(2, ("continue", None), ("yes", None), ("lgtm, go ahead", None), ("resume", None),
+                              ("<agent-notification>\n<agent-id>a1</agent-id>\n<status>completed</status>\n"
+                               "</agent-notification>", None),
+                              (SETTLED_SAID, None), (SETTLED_SAID, None)).write(Path(tmp))]
+            said = [_message_of(r) for r in judge_requests.requests_of(files)]
+        self.assertEqual(said, [SETTLED_SAID])     # the message sent again: once; the first is the session's task
+
+    def test_nothing_of_a_settled_message_shows_until_a_judge_calls_it_a_correction(self):
+        from openmemory import ingest, recall, sleep, store
+        from tests import judge_requests
+        with judge_requests.private_home() as home:
+            path = _session(2, (SETTLED_SAID, None)).write(home)
+            with store.connect() as db:
+                ingest.ingest(db, [str(path)], now="2026-11-03T03:00:00Z")
+                self.assertFalse(db.new_since_last_night())          # no catch-up sleep waits for it
+                report = sleep.night(db, "2026-11-03T03:00:00Z")
+                counts = db.counts()
+                hits = recall.recall(db, "make check", k=10)
+                self.assertEqual(len(db.episodes(kind="correction", light=True)), 1)   # kept, for a judge
+                self.assertEqual(db.episodes(kind="correction"), [])
+                self.assertEqual(db.all_lessons(), [])
+        self.assertEqual(counts["episodes"]["correction"], 0)
+        self.assertEqual([h for h in hits if h.get("source") == "episode" and h.get("kind") == "correction"], [])
+        self.assertEqual((report["lessons_new"], report["candidates_new"], report["candidates_waiting"]), ([], [], 0))
+        morning = sleep.morning_text(report, 14, 90)
+        self.assertNotIn("make check", morning)
+
+    def test_one_sessions_failure_that_failed_twice_is_asked_last_and_a_lasting_verdict_makes_it_live(self):
+        import tempfile
+        from pathlib import Path
+        from tests import judge_requests
+        refused = "sudo: a terminal is required to read the password; either use the -S option"
+        call = ("Bash", {"command": "sudo systemctl restart shop"}, f"Exit code 1\n{refused}", True)
+        with tempfile.TemporaryDirectory() as tmp:
+            files = [_session(2, ("restart the service", call), ("restart it please", call)).write(Path(tmp))]
+            requests = judge_requests.requests_of(files)
+            self.assertEqual(requests[-1]["kind"], "failure")                  # after every message
+            [q] = [r for r in requests if r["kind"] == "failure"]
+            self.assertIn("The failure came up in one session, 2 times", q["user"])
+            lesson = "`sudo` needs a terminal here: ask the person to run `sudo systemctl restart shop`."
+            night = judge_requests.replay_night(files, {q["key"]: json.dumps(
+                {"lasting": True, "cause": "sudo needs a terminal", "fix": "", "lesson": lesson, "scope": "project",
+                 "why": "x"})})
+            rules_alone = judge_requests.replay_night(files, {})
+        self.assertEqual([ls for ls in rules_alone["lessons"] if ls["kind"] == "project"], [])
+        self.assertEqual([(ls["kind"], ls["state"]) for ls in night["lessons"] if "sudo" in ls["text"]],
+                         [("project", "live")])
+
+    def test_one_failure_with_no_later_success_is_not_asked(self):
+        self.assertFalse(judge.one_session([{"facts": {"count": 1, "error": ["Exit code 1", "boom"]}}]))
+        self.assertTrue(judge.one_session([{"facts": {"count": 1, "error": ["Exit code 1", "no such file"],
+                                                       "fixed_by": "ls", "fix": "ls"}}]))
+        self.assertTrue(judge.one_session([{"facts": {"count": 2, "error": ["Exit code 1", "no such file"]}}]))
+
+    def test_the_order_under_the_cap(self):
+        eps = [{"id": i, "at": "2026-11-02T09:00:00Z", "consolidated": None, "facts": facts}
+               for i, facts in enumerate([{"form": "settled", "doubtful": True}, {"form": "unsettled", "doubtful": True},
+                                          {"form": "question", "doubtful": True},
+                                          {"form": "words", "said": "always use pnpm", "words": "always use pnpm",
+                                           "rule": "Always use `pnpm`.", "lasting": True}], 1)]
+
+        class Store:
+            def unjudged_corrections(self, now):
+                return eps
+        order = [ep["facts"]["form"] for ep in judge.messages(Store(), "2026-11-03T03:00:00Z")]
+        self.assertEqual(order[1:], ["question", "unsettled", "settled"])
 
 
 if __name__ == "__main__":
