@@ -75,7 +75,8 @@ def requests_of(files: list) -> list:
     out = []
     with private_home():
         with store.connect() as db:
-            ingest.ingest(db, [str(p) for p in files], now=now)
+            with judge_on():
+                ingest.ingest(db, [str(p) for p in files], now=now)
             with db.transaction():
                 sleep.decay(db, now)
             episodes = judge.messages(db, now)
@@ -141,6 +142,12 @@ class Replayer:
             self.missing.append(key)
             return NO_VERDICT
         return self.answers[key]
+
+
+def judge_on():
+    """The environment of a run with a judge named (what ingest.for_judge reads): the messages the
+    rules settled as nothing are kept for it. The endpoint is never called here."""
+    return environment(OPENMEMORY_LLM_URL="http://127.0.0.1:9/v1/chat/completions", OPENMEMORY_LLM_MODEL="dump")
 
 
 @contextmanager

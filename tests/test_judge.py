@@ -336,7 +336,8 @@ class EveryMessageTyped(unittest.TestCase):
         with judge_requests.private_home() as home:
             path = _session(2, (SETTLED_SAID, None)).write(home)
             with store.connect() as db:
-                ingest.ingest(db, [str(path)], now="2026-11-03T03:00:00Z")
+                with judge_requests.judge_on():
+                    ingest.ingest(db, [str(path)], now="2026-11-03T03:00:00Z")
                 self.assertFalse(db.new_since_last_night())          # no catch-up sleep waits for it
                 report = sleep.night(db, "2026-11-03T03:00:00Z")
                 counts = db.counts()
@@ -349,6 +350,18 @@ class EveryMessageTyped(unittest.TestCase):
         self.assertEqual((report["lessons_new"], report["candidates_new"], report["candidates_waiting"]), ([], [], 0))
         morning = sleep.morning_text(report, 14, 90)
         self.assertNotIn("make check", morning)
+
+    def test_with_no_judge_on_a_settled_message_is_not_kept(self):
+        from openmemory import ingest, settings, store
+        from tests import judge_requests
+        with judge_requests.private_home() as home:
+            path = _session(2, (SETTLED_SAID, None)).write(home)
+            with store.connect() as db:
+                ingest.ingest(db, [str(path)], now="2026-11-03T03:00:00Z")
+                self.assertEqual(db.episodes(kind="correction", light=True), [])     # no judge: nothing kept for one
+                settings.save_judge(settings.Judge(backend="endpoint", url="http://127.0.0.1:9/v1", model="m"))
+                ingest.ingest(db, [str(path)], now="2026-11-03T03:00:00Z", force=True)
+                self.assertEqual(len(db.episodes(kind="correction", light=True)), 1)  # the person turned one on
 
     def test_one_sessions_failure_that_failed_twice_is_asked_last_and_a_lasting_verdict_makes_it_live(self):
         import tempfile
