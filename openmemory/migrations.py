@@ -362,10 +362,31 @@ def m011_agent(db: sqlite3.Connection) -> None:
             db.execute(f"ALTER TABLE {table} ADD COLUMN agent TEXT NOT NULL DEFAULT 'claude-code'")
 
 
+def m012_note_contexts(db: sqlite3.Connection) -> None:
+    """Each note's context made again: a note longer than its title (100 characters) was put
+    in its neighbours' context as its cut title and then its text again, both cut at
+    neighbours.NOTE_LIMIT, so a neighbour gave only its first ~100 characters, twice
+    (neighbours._note_text compared the text with a title that ends in '…'). The index
+    follows the column (its update trigger). Safe to run again."""
+    fields = ("id", "title", "gist", "at", "cwd", "facts", "context")
+    conversations = {}
+    for row in db.execute(f"SELECT {', '.join(fields)} FROM episodes WHERE kind = 'note' ORDER BY at, id"):
+        row = dict(zip(fields, row))
+        if not neighbours.conversation_of(row["facts"]):
+            continue
+        threads = conversations.setdefault((neighbours.conversation_of(row["facts"]), row["cwd"] or ""), [[]])
+        if threads[-1] and not neighbours.same_conversation(threads[-1][-1]["at"], row["at"]):
+            threads.append([])
+        threads[-1].append(row)
+    updates = [(context, note["id"]) for threads in conversations.values() for thread in threads
+               for note, context in zip(thread, neighbours.note_contexts(thread)) if context != note["context"]]
+    db.executemany("UPDATE episodes SET context = ? WHERE id = ?", updates)
+
+
 MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_event_identity,
               m005_model_answers, m006_forgotten_and_opted_out, m007_recall_context,
               m008_episodes_indexed_at_commit, m009_lesson_state, m010_passages,
-              m011_agent]
+              m011_agent, m012_note_contexts]
 
 
 def migrate(db: sqlite3.Connection, path="") -> None:

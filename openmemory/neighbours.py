@@ -132,4 +132,4 @@ def around(turns: list, at: str, first=None) -> str:
 
 def _note_text(note) -> str:
     title, gist = note["title"] or "", note["gist"] or ""
-    return gist if not title or gist.startswith(title) else f"{title}: {gist}"
+    return gist if not title or gist.startswith(title.rstrip("…").rstrip()) else f"{title}: {gist}"

@@ -113,6 +113,43 @@ class Context(TempHome):
         hits = recall.search(self.db, "which field marks orders for finance review", k=3, now=at[3])
         self.assertIn(flag, [h["id"] for h in hits])
 
+    def test_a_long_note_is_its_neighbours_context_once_and_whole_to_the_limit(self):
+        said = ("Caroline, 25 May 2023: I'm thrilled to make a family for kids who need one. It'll be tough as "
+                "a single parent, but I'm up for the challenge!")     # longer than a title (100 characters)
+        asked = self.db.add_note("Melanie, 25 May 2023: Anything you're excited for in the adoption process?",
+                                 cwd="/chat", conversation="mcp:1")
+        answer = self.db.add_note(said, cwd="/chat", conversation="mcp:1")
+        self.assertEqual(self.context(asked), said)     # once, whole: it fits in neighbours.NOTE_LIMIT
+        self.assertEqual(indexed(self.db, "challenge", "context"), [asked])
+        hits = recall.search(self.db, "What is Caroline excited about in the adoption process?", k=2)
+        self.assertEqual({h["id"] for h in hits}, {asked, answer})
+
+    def test_the_migration_makes_again_the_context_a_long_note_gave_twice(self):
+        path = self.home / "v11.db"
+        db = sqlite3.connect(str(path), isolation_level=None)
+        before = [m.__name__.split("_", 1)[1] for m in migrations.MIGRATIONS].index("note_contexts")
+        for step in migrations.MIGRATIONS[:before]:
+            step(db)
+        db.execute(f"PRAGMA user_version = {before}")
+        long = ("The staging database is reached through the bastion host stg-7, only from the office VPN, and "
+                "its backups run nightly at two.")
+        cut = long[:97] + "…"
+        for n, (text, context) in enumerate([(long.strip(), "Its password is in the vault."),
+                                             ("Its password is in the vault.", f"{cut}: {cut}")]):
+            db.execute("INSERT INTO episodes (key, kind, title, gist, facts, at, created, last_touched, embedding, "
+                       "context) VALUES (?, 'note', ?, ?, ?, ?, ?, ?, ?, ?)",
+                       (f"k{n}", text[:97] + "…" if len(text) > 100 else text, text,
+                        '{"conversation": "mcp:9"}', f"2026-09-25T15:0{n}:00Z", "2026-09-25T15:00:00Z",
+                        "2026-09-25T15:00:00Z", embed.encode(embed.vector(text)), context))
+        db.execute(store.INDEX_EPISODES, (1,))     # as the store indexes what it stores, at the commit
+        db.close()
+        with store.connect(path) as old:
+            self.assertEqual(raw_db(old).execute("PRAGMA user_version").fetchone()[0], len(migrations.MIGRATIONS))
+            self.assertEqual(old.episode(2)["context"].count("bastion"), 1)
+            self.assertTrue(old.episode(2)["context"].startswith("The staging database is reached through"))
+            self.assertEqual(old.episode(1)["context"], "Its password is in the vault.")
+            self.assertEqual(indexed(old, "office", "context"), [2])
+
     def test_the_migration_fills_the_context_of_what_was_stored_before_it(self):
         path = self.home / "v3.db"
         db = sqlite3.connect(str(path), isolation_level=None)
