@@ -9,6 +9,8 @@ session runs one server) and asks each question with the MCP tool `recall`.
 
     python3 -m tests.test_recall_quality          # the figures for every channel and addition
 """
+import contextlib
+import io
 import json
 import os
 import re
@@ -223,3 +225,48 @@ class Quality(TempHome):
 
 if __name__ == "__main__":
     print(table(measure()))
+
+
+class LoCoMoEvaluation(TempHome):
+    """tests/locomo_eval.py on a conversation of LoCoMo's shape (the data set itself is not in the repository)."""
+
+    CONVERSATION = {
+        "speaker_a": "Ana", "speaker_b": "Ben",
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [{"speaker": "Ana", "dia_id": "D1:1", "text": "I finally adopted a greyhound called Pixel!"},
+                      {"speaker": "Ben", "dia_id": "D1:2", "text": "Congrats! Where did you find her?",
+                       "blip_caption": "a photo of a grey dog on a sofa"},
+                      {"speaker": "Ana", "dia_id": "D1:3", "text": "At the rescue shelter on Elm Street."}],
+        "session_2_date_time": "9:00 am on 20 May, 2023",
+        "session_2": [{"speaker": "Ben", "dia_id": "D2:1", "text": "My pottery class starts on Monday."},
+                      {"speaker": "Ana", "dia_id": "D2:2", "text": "Nice, send me a picture of your first bowl."}],
+        "qa": [{"question": "What is the name of Ana's greyhound?", "answer": "Pixel", "evidence": ["D1:1"],
+                "category": 4},
+               {"question": "When does Ben's pottery class start?", "answer": "Monday", "evidence": ["D2:1"],
+                "category": 2},
+               {"question": "What did Ben adopt?", "evidence": ["D1:1"], "category": 5,
+                "adversarial_answer": "a greyhound"}]}
+
+    def test_every_turn_is_remembered_and_a_question_hits_when_an_evidence_turn_is_shown(self):
+        from tests import locomo_eval
+        self.assertEqual(locomo_eval.note_text(self.CONVERSATION["session_1"][1], "1:56 pm on 8 May, 2023"),
+                         "Ben, 1:56 pm on 8 May, 2023: Congrats! Where did you find her? "
+                         "[shares a photo of a grey dog on a sofa]")
+        found = locomo_eval.run("t", self.CONVERSATION)
+        self.assertEqual(found["turns"], 5)
+        by_question = {r["question"]: r for r in found["results"]}
+        for question in ("What is the name of Ana's greyhound?", "When does Ben's pottery class start?"):
+            with self.subTest(question=question):
+                self.assertTrue(by_question[question]["hit"])
+                self.assertTrue(by_question[question]["answer_hit"])
+        figures = locomo_eval.summary(found["results"])
+        self.assertEqual((figures["all"]["n"], figures["all"]["r5"]), (2, 1.0))     # category 5 counted apart
+        self.assertEqual(figures["adversarial"]["n"], 1)
+
+    def test_without_the_data_it_says_where_to_get_it(self):
+        from tests import locomo_eval
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            code = locomo_eval.main([str(self.home / "no-locomo-here")])
+        self.assertEqual(code, 2)
+        self.assertIn("github.com/snap-research/locomo", err.getvalue())
