@@ -31,9 +31,10 @@ import os
 import re
 import sqlite3
 import unicodedata
+from datetime import timedelta
 from math import log
 
-from . import embed, forget, paths
+from . import embed, forget, neighbours, paths
 from .errors import OpenMemoryError
 from .clock import iso, parse_time
 from .migrations import PASSAGE_ROWIDS
@@ -144,7 +145,8 @@ def archived_matches(store: Store, query: str, cwd: str | None = None, exclude_s
     return sum(1 for hit in hits if hit["archived"])
 
 
-REPLY_CHARS = 160   # of the person's reply shown after what the agent said
+REPLY_CHARS = 160   # of the person's reply shown after what the agent said (or of the note after a question)
+NOTE_REPLY_WITHIN = timedelta(seconds=neighbours.CONVERSATION_GAP_SECONDS)   # a question note's answer: its conversation's next
 
 
 def with_replies(store: Store, hits: list) -> list:
@@ -152,7 +154,9 @@ def with_replies(store: Store, hits: list) -> list:
     words around it: the short question or request it answers, when the passage before ends
     with one (`asked`: "hmm are the first two tests really testing something?"), and the start
     of the person's reply when the next passage opens with it (`reply`: a proposal or a
-    question of the agent is answered there, "no, don't set it")."""
+    question of the agent is answered there, "no, don't set it"); for a note that asks a
+    question, the start of the note stored next in its conversation, with its id (`reply`:
+    in a conversation stored turn by turn, the answer)."""
     for hit in hits:
         if hit["source"] == "passage" and hit["kind"] == "exchange" and "person: " not in hit["gist"]:
             near = {p["seq"]: p["text"] for p in store.passages_around(hit["session_id"], hit["seq"] - 1,
@@ -163,6 +167,10 @@ def with_replies(store: Store, hits: list) -> list:
             before = near.get(hit["seq"] - 1, "").rsplit("\n", 1)[-1]
             if before.startswith("person: ") and len(before) <= REPLY_CHARS:
                 hit["asked"] = before
+        elif hit["source"] == "episode" and hit["kind"] == "note" and hit["gist"].rstrip().endswith("?"):
+            after = store.note_after(hit["id"], iso(parse_time(hit["at"]) + NOTE_REPLY_WITHIN))
+            if after:
+                hit["reply"] = f"next note [{ref('episode', after['id'])}]: " + clip(after["gist"], REPLY_CHARS)
     return hits
 
 

@@ -464,6 +464,16 @@ class Store:
                                  (session_id, at, each_side)).fetchall()
         return [_row(r) for r in reversed(before)] + [_row(r) for r in after]
 
+    def note_after(self, note_id: int, until: str) -> dict | None:
+        """The note stored next after a note, in its conversation and folder, up to a time (id, gist,
+        at); None when there is none, or the note was stored in no conversation."""
+        row = self._db.execute(
+            "SELECT n.id, n.gist, n.at FROM episodes AS o JOIN episodes AS n ON n.kind = 'note' AND n.at >= o.at "
+            "AND n.at <= ? AND n.id > o.id AND n.cwd IS o.cwd AND json_extract(n.facts, '$.conversation') = "
+            "json_extract(o.facts, '$.conversation') WHERE o.id = ? AND o.kind = 'note' AND n.archived = 0 "
+            "ORDER BY n.at, n.id LIMIT 1", (until, note_id)).fetchone()
+        return dict(row) if row else None
+
     def session(self, session_id: str) -> dict | None:
         """A transcript's row: its path, folder, title, times."""
         row = self._db.execute("SELECT id, path, cwd, title, started, ended, version FROM sessions WHERE id = ?",

@@ -124,6 +124,17 @@ class Context(TempHome):
         hits = recall.search(self.db, "What is Caroline excited about in the adoption process?", k=2)
         self.assertEqual({h["id"] for h in hits}, {asked, answer})
 
+    def test_a_note_that_asks_shows_the_start_of_the_note_after_it_with_its_id(self):
+        asked = self.db.add_note("Ben: Where did you find your greyhound?", cwd="/chat", conversation="mcp:1")
+        other = self.db.add_note("Ben: Where is the bakery?", cwd="/chat", conversation="mcp:2")
+        answer = self.db.add_note("Ana: At the rescue shelter on Elm Street.", cwd="/chat", conversation="mcp:1")
+        hits = recall.recall(self.db, "where did Ana find her greyhound", k=3)
+        found = next(h for h in hits if h["id"] == asked)
+        self.assertEqual(found["reply"], f"next note [e{answer}]: Ana: At the rescue shelter on Elm Street.")
+        self.assertIn(found["reply"], recall.hits_text("where did Ana find her greyhound", hits))
+        self.assertNotIn("reply", next(h for h in hits if h["id"] == answer))    # it asks nothing
+        self.assertIsNone(self.db.note_after(other, "2100-01-01T00:00:00Z"))    # alone in its conversation
+
     def test_the_migration_makes_again_the_context_a_long_note_gave_twice(self):
         path = self.home / "v11.db"
         db = sqlite3.connect(str(path), isolation_level=None)
