@@ -21,8 +21,10 @@ pm on 8 May, 2023: The transgender stories were so inspiring! [shares a photo of
 walking past a wall with a painting of a woman]"). Then every question of categories 1-4
 (multi-hop, temporal, open-domain, single-hop) is asked with the MCP tool `recall`, k=5, by
 a server of none of those sessions. A question is a hit when one of the hits shown is one of
-its evidence turns (the notes' ids the result shows); the answer-string variant counts a hit
-when a shown hit's text holds the answer (case folded). Category 5 (adversarial: asked of
+its evidence turns (the ids in the hits' headers); beside it, when an evidence turn's id is
+shown anywhere in the result (a hit, or the note after a hit that asks a question, which
+recall shows under it), and the answer-string variant: a shown hit's text holds the answer
+(case folded). Category 5 (adversarial: asked of
 the other speaker, no answer) is counted apart: how often the result says nothing relevant.
 """
 import argparse
@@ -43,6 +45,7 @@ CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 WHERE = "https://github.com/snap-research/locomo (data/locomo10.zip)"
 _NOTE = re.compile(r"note \[e(\d+)\]")
 _SHOWN = re.compile(r"^\[e(\d+)\] ", re.M)
+_ANYWHERE = re.compile(r"\[e(\d+)\]")      # a hit's header, or the note after a question hit (recall.with_replies)
 _DIA = re.compile(r"D\d+:\d+")
 
 
@@ -109,6 +112,7 @@ def run(name: str, conversation: dict, show_misses: bool = False) -> dict:
                                 "answer": answer, "evidence": sorted(evidence),
                                 "hit": any(s in evidence for s in shown[:K]),
                                 "rank": next((i for i, s in enumerate(shown[:K], 1) if s in evidence), None),
+                                "anywhere": any(turns.get(int(i)) in evidence for i in _ANYWHERE.findall(text)),
                                 "answer_hit": answer is not None and answers("\n".join(blocks[:K]), [str(answer)]),
                                 "nothing": says_nothing(text), "tokens": len(text) / 4, "seconds": elapsed,
                                 "shown": text if show_misses else None})
@@ -126,7 +130,8 @@ def summary(results: list) -> dict:
         return {"n": n, "r5": sum(r["hit"] for r in rs) / n if n else 0.0,
                 "r1": sum(r["rank"] == 1 for r in rs) / n if n else 0.0,
                 "mrr": sum(1 / r["rank"] for r in rs if r["rank"]) / n if n else 0.0,
-                "answer_r5": sum(r["answer_hit"] for r in rs) / n if n else 0.0}
+                "answer_r5": sum(r["answer_hit"] for r in rs) / n if n else 0.0,
+                "anywhere": sum(r["anywhere"] for r in rs) / n if n else 0.0}
     out = {"all": fig(asked), "categories": {CATEGORIES[c]: fig([r for r in asked if r["category"] == c])
                                              for c in CATEGORIES}}
     out["said_nothing_answerable"] = sum(r["nothing"] for r in asked)
@@ -140,12 +145,12 @@ def summary(results: list) -> dict:
 
 
 def table(out: dict) -> str:
-    lines = ["| questions | n | R@1 | R@5 (evidence turn shown) | MRR | R@5 (answer string shown) |",
-             "|---|---|---|---|---|---|"]
-    for name, f in [("all", out["all"])] + list(out["categories"].items()):
-        lines.append(f"| {name} | {f['n']} | {f['r1']:.2f} | {f['r5']:.3f} | {f['mrr']:.2f} | {f['answer_r5']:.3f} |")
-    for name, f in out.get("conversations", {}).items():
-        lines.append(f"| conversation {name} | {f['n']} | {f['r1']:.2f} | {f['r5']:.3f} | {f['mrr']:.2f} | "
+    lines = ["| questions | n | R@1 | R@5 (an evidence turn a hit) | MRR | evidence turn's id shown anywhere | "
+             "answer string shown |", "|---|---|---|---|---|---|---|"]
+    rows = [("all", out["all"])] + list(out["categories"].items())
+    rows += [(f"conversation {name}", f) for name, f in out.get("conversations", {}).items()]
+    for name, f in rows:
+        lines.append(f"| {name} | {f['n']} | {f['r1']:.2f} | {f['r5']:.3f} | {f['mrr']:.2f} | {f['anywhere']:.3f} | "
                      f"{f['answer_r5']:.3f} |")
     a = out["adversarial"]
     lines += ["", f"'nothing relevant' said on {out['said_nothing_answerable']} of {out['all']['n']} answerable "
