@@ -38,6 +38,23 @@ def busy_timeout_ms() -> int:
 EPISODE_KINDS = ("session", "error", "correction", "note")
 
 
+def _judged_kept(ep: dict, facts: str, title: str, gist: str) -> dict:
+    """An episode read again (its session went on, or `ingest --force`) keeps what a judge said
+    of it: the verdict (`judge`), the doubt it settled, and the title and gist it gave a light
+    episode it called a correction. The message is the same record (its key), so the verdict
+    stands; without this the next night would ask (and pay for) it again."""
+    old, new = json.loads(facts), json.loads(ep["facts"])
+    if "judge" in new:
+        return ep
+    new["judge"] = old["judge"]
+    if old.get("doubtful") is False and new.get("doubtful"):
+        new["doubtful"] = False
+    kept = dict(ep, facts=json.dumps(new, ensure_ascii=False, sort_keys=True))
+    if not ep["title"] and title:
+        kept.update(title=title, gist=gist)
+    return kept
+
+
 class Store:
     """An open memory database. Use as a context manager, or call close()."""
 
@@ -167,8 +184,14 @@ class Store:
             existing = {row[0]: (row[1], row[2]) for row in self._db.execute(
                 "SELECT key, id, session_id FROM episodes WHERE key IN (%s)" % ",".join("?" * len(keys)),
                 keys)} if keys else {}
+            judged = {row[0]: row[1:] for row in self._db.execute(
+                "SELECT key, facts, title, gist FROM episodes WHERE key IN (%s) AND session_id = ? "
+                "AND json_extract(facts, '$.judge') IS NOT NULL" % ",".join("?" * len(keys)),
+                [*keys, sid])} if keys else {}
             keep = set()
             for ep in cleaned:
+                if ep["key"] in judged:
+                    ep = _judged_kept(ep, *judged[ep["key"]])
                 vec, ctx = ep["embedding"], ep["context"]
                 legacy = existing.get(ep["legacy_key"])
                 found = existing.get(ep["key"])

@@ -363,6 +363,31 @@ class EveryMessageTyped(unittest.TestCase):
                 ingest.ingest(db, [str(path)], now="2026-11-03T03:00:00Z", force=True)
                 self.assertEqual(len(db.episodes(kind="correction", light=True)), 1)  # the person turned one on
 
+    def test_a_verdict_stays_when_the_session_goes_on_and_is_read_again(self):
+        from openmemory import ingest, judge as judge_mod, store
+        from tests import judge_requests
+        night, later = "2026-11-03T03:00:00Z", "2026-11-04T03:00:00Z"
+        with judge_requests.private_home() as home:
+            path = _session(2, (SETTLED_SAID, None)).write(home)
+            with store.connect() as db, judge_requests.judge_on():
+                ingest.ingest(db, [str(path)], now=night)
+                [ep] = judge_mod.messages(db, night)
+                verdict = {"correction": True, "lasting": True, "lesson": "Run the tests with `make check`.",
+                           "scope": "project", "why": "how tests run here", "by": "test", "at": night}
+                facts = dict(ep["facts"], judge=verdict, doubtful=False)
+                with db.transaction():
+                    db.settle_judged(ep["id"], facts, reexamine=True, shown=judge_mod.shown_as(facts))
+                with open(path, "a", encoding="utf-8") as f:      # the session went on: its file grew
+                    f.write("\n")
+                ingest.ingest(db, [str(path)], now=later)
+                [again] = [e for e in db.episodes(kind="correction", light=True) if e["key"] == ep["key"]]
+                asked = judge_mod.messages(db, later)
+        self.assertEqual(again["id"], ep["id"])
+        self.assertEqual(again["facts"].get("judge", {}).get("lesson"), "Run the tests with `make check`.")
+        self.assertFalse(again["facts"].get("doubtful"))
+        self.assertIn(SETTLED_SAID, again["title"])          # what the judge made it shown by, kept
+        self.assertEqual(asked, [])                          # not asked (nor paid for) a second time
+
     def test_one_sessions_failure_that_failed_twice_is_asked_last_and_a_lasting_verdict_makes_it_live(self):
         import tempfile
         from pathlib import Path
