@@ -267,7 +267,7 @@ def _common_first_word(body: str) -> bool:
     if any(c.isupper() for c in bare[1:]) or bare.endswith(("'s", "\u2019s")):
         return False                    # "GitHub", "Claude's": a name
     after = words[1].rstrip(".,:;!") if len(words) > 1 else ""
-    return not (after[:1].isupper() and after.endswith(("'s", "\u2019s")))     # "Claude Code's": a name of two words
+    return not after[:1].isupper()      # "Claude Code's", "Claude Code transcript files": a name of two words
 
 
 def unscoped(text: str) -> str:

@@ -170,7 +170,9 @@ class Wording(unittest.TestCase):
             self.assertEqual(wording.unscoped(wording.scoped(body, str(repo))), body)
             # a name keeps its capital; an everyday first word does not
             for name in ("Claude Code's Stop hook fires at the end of every turn.", "GitHub Actions cache the Go modules.",
-                         "Claude's hooks run `go run` here."):
+                         "Claude's hooks run `go run` here.",
+                         "Claude Code transcript files are named by the session id.",   # a judge's wording, on the dev corpus
+                         "Docker Compose files live in `deploy/`."):
                 self.assertEqual(wording.scoped(name, str(plain)), "In this project " + name)
             self.assertEqual(wording.scoped("Both strategies add the trailer.", str(plain)),
                              "In this project both strategies add the trailer.")
