@@ -645,36 +645,34 @@ def judge_failures(store: Store, model, now: str) -> dict:
     out = {"asked": 0, "lasting": 0, "not": 0, "lessons": []}
     if model is None:
         return out
-    for lesson, request in failure_requests(store):
-        if model.stopped or model.calls >= model.config.calls:
-            break
-        out["asked"] += 1
-        verdict = _ask(model, request)
-        if verdict is None:
-            continue
-        judged = dict(verdict, by=model.config.describe(), at=now)
+    for lesson, judged in _verdicts(model, failure_requests(store), out, now):
         with store.transaction():
             store.set_lesson_backing(lesson["id"], dict(lesson["backing"], judge=judged))
-            if verdict["lasting"] and not lesson["backing"].get("edited"):
-                store.reword_lesson(lesson["id"], scoped(unscoped(verdict["lesson"]), lesson["cwd"]))
-        out["lasting" if verdict["lasting"] else "not"] += 1
+            if judged["lasting"] and not lesson["backing"].get("edited"):
+                store.reword_lesson(lesson["id"], scoped(unscoped(judged["lesson"]), lesson["cwd"]))
+        out["lasting" if judged["lasting"] else "not"] += 1
         out["lessons"].append(lesson["id"])
-    for members, request in one_session_requests(store, now):
-        if model.stopped or model.calls >= model.config.calls:
-            break
-        out["asked"] += 1
-        verdict = _ask(model, request)
-        if verdict is None:
-            continue
-        judged = dict(verdict, by=model.config.describe(), at=now)
+    for members, judged in _verdicts(model, one_session_requests(store, now), out, now):
         with store.transaction():
-            made = _lesson_of_one_session(store, members, judged, now) if verdict["lasting"] else None
+            made = _lesson_of_one_session(store, members, judged, now) if judged["lasting"] else None
             for ep in members:
                 store.settle_judged(ep["id"], dict(ep["facts"], judge=judged), reexamine=False)
-        out["lasting" if verdict["lasting"] else "not"] += 1
+        out["lasting" if judged["lasting"] else "not"] += 1
         if made:
             out["lessons"].append(made)
     return out
+
+
+def _verdicts(model, asked, out: dict, now: str):
+    """(item, the verdict as recorded: with who gave it and when) for each (item, request) put to
+    the model while the night's calls last, counting each asked in out; an unanswered one skipped."""
+    for item, request in asked:
+        if model.stopped or model.calls >= model.config.calls:
+            return
+        out["asked"] += 1
+        verdict = _ask(model, request)
+        if verdict is not None:
+            yield item, dict(verdict, by=model.config.describe(), at=now)
 
 
 def one_session(members: list) -> bool:

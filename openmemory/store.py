@@ -181,13 +181,11 @@ class Store:
         cleaned = episodes if prepared else prepare(episodes)
         with self.transaction():
             keys = [e["key"] for e in cleaned] + [e["legacy_key"] for e in cleaned if e.get("legacy_key")]
-            existing = {row[0]: (row[1], row[2]) for row in self._db.execute(
-                "SELECT key, id, session_id FROM episodes WHERE key IN (%s)" % ",".join("?" * len(keys)),
-                keys)} if keys else {}
-            judged = {row[0]: row[1:] for row in self._db.execute(
-                "SELECT key, facts, title, gist FROM episodes WHERE key IN (%s) AND session_id = ? "
-                "AND json_extract(facts, '$.judge') IS NOT NULL" % ",".join("?" * len(keys)),
-                [*keys, sid])} if keys else {}
+            rows = self._db.execute(
+                "SELECT key, id, session_id, CASE WHEN json_extract(facts, '$.judge') IS NOT NULL THEN facts END, "
+                "title, gist FROM episodes WHERE key IN (%s)" % ",".join("?" * len(keys)), keys).fetchall() if keys else []
+            existing = {row[0]: (row[1], row[2]) for row in rows}
+            judged = {row[0]: row[3:] for row in rows if row[3] is not None and row[2] == sid}    # _judged_kept
             keep = set()
             for ep in cleaned:
                 if ep["key"] in judged:
