@@ -26,8 +26,9 @@ its cap). What is judged first when the cap is reached: the corrections the rule
 would make a lesson of, then doubtful messages, then the other corrections, then the messages
 the rules did not settle, then those they settled as nothing (newest first, within two thirds
 of the night's calls); then the repeated failures' candidates; then the failures of one
-session that failed twice there or were got past (`one_session`), a lasting verdict making a
-lesson of them as of a repeated failure; the rest waits for the next night.
+session that failed twice there or were got past, then the other failures of one session
+(`one_session`: never the work itself), a lasting verdict making a lesson of them as of a
+repeated failure; the rest waits for the next night.
 """
 import json
 import logging
@@ -676,18 +677,26 @@ def _verdicts(model, asked, out: dict, now: str):
 
 
 def one_session(members: list) -> bool:
-    """Whether failures of one cause in one session are worth a judge's question: it failed at
-    least twice there, or once with a later turn that made the same thing work (a command run,
-    or a step its output may have dictated); never the work itself (a failing test)."""
+    """Whether failures of one cause in one session are worth a judge's question: any cause but
+    the work itself (a failing test). A cause that failed once and was never got past is asked
+    too (a command that needs a terminal, a flag a tool does not take: the definition's lasting
+    failures teach said once), after those that failed twice or were got past (`_telling`)."""
+    return not any(is_work_failure(m.get("facts") or {}) for m in members)
+
+
+def _telling(members: list) -> bool:
+    """Failures of one session that say more: it failed at least twice there, or once with a
+    later turn that made the same thing work (a command run, or a step its output may have
+    dictated)."""
     facts = [m.get("facts") or {} for m in members]
     times = sum(max(1, int(f.get("count") or 1)) for f in facts)
-    worked = any(f.get("fix") or f.get("fixed_by") or f.get("ran") or f.get("dictated") for f in facts)
-    return (times >= 2 or worked) and not any(is_work_failure(f) for f in facts)
+    return times >= 2 or any(f.get("fix") or f.get("fixed_by") or f.get("ran") or f.get("dictated") for f in facts)
 
 
 def one_session_requests(store: Store, now: str) -> list:
     """[(the failures, Request)] for each cause that failed in one session only, no lesson came of
-    and no judge has read (`one_session`), newest first: asked after the repeated failures."""
+    and no judge has read (`one_session`), asked after the repeated failures: those that failed
+    twice or were got past first (`_telling`), each part newest first."""
     groups: dict = {}
     for ep in store.pending_surprises(now):
         facts = ep.get("facts") or {}
@@ -699,7 +708,7 @@ def one_session_requests(store: Store, now: str) -> list:
     found = [members for members in groups.values() if one_session(members)]
     full = store.episodes_by_id(sorted(m["id"] for ms in found for m in ms))
     found = [[full[m["id"]] for m in ms] for ms in found]
-    found.sort(key=lambda ms: (max(m["at"] or "" for m in ms), max(m["id"] for m in ms)), reverse=True)
+    found.sort(key=lambda ms: (_telling(ms), max(m["at"] or "" for m in ms), max(m["id"] for m in ms)), reverse=True)
     places: dict = {}
     return [(ms, failure_request({"id": 0}, ms, _project(places, ms[0].get("cwd")), _room(ms[0].get("cwd"))))
             for ms in found]

@@ -409,11 +409,26 @@ class EveryMessageTyped(unittest.TestCase):
         self.assertEqual([(ls["kind"], ls["state"]) for ls in night["lessons"] if "sudo" in ls["text"]],
                          [("project", "live")])
 
-    def test_one_failure_with_no_later_success_is_not_asked(self):
-        self.assertFalse(judge.one_session([{"facts": {"count": 1, "error": ["Exit code 1", "boom"]}}]))
-        self.assertTrue(judge.one_session([{"facts": {"count": 1, "error": ["Exit code 1", "no such file"],
-                                                       "fixed_by": "ls", "fix": "ls"}}]))
-        self.assertTrue(judge.one_session([{"facts": {"count": 2, "error": ["Exit code 1", "no such file"]}}]))
+    def test_a_failure_seen_once_and_never_got_past_is_asked_after_those_that_say_more(self):
+        import tempfile
+        from pathlib import Path
+        from tests import judge_requests
+        once = ("Bash", {"command": "ssh-add -l"}, "Exit code 1\nThe agent has no identities.", True)
+        refused = "sudo: a terminal is required to read the password; either use the -S option"
+        twice = ("Bash", {"command": "sudo systemctl restart shop"}, f"Exit code 1\n{refused}", True)
+        failing = ("Bash", {"command": "python -m unittest"}, "Exit code 1\nFAILED (failures=1)\nAssertionError", True)
+        with tempfile.TemporaryDirectory() as tmp:
+            files = [_session(2, ("restart the service", twice), ("restart it please", twice),
+                              ("check the keys", once), ("and the tests", failing)).write(Path(tmp))]
+            failures = [r for r in judge_requests.requests_of(files) if r["kind"] == "failure"]
+        self.assertEqual(len(failures), 2)                     # the failing test (the work itself) is never asked
+        self.assertIn("sudo systemctl", failures[0]["user"])   # failed twice: asked first, though older
+        self.assertIn("The failure came up in one session, 2 times", failures[0]["user"])
+        self.assertIn("ssh-add -l", failures[1]["user"])       # once, never got past: asked after it
+        self.assertIn("The failure came up in one session, 1 time:", failures[1]["user"])
+        self.assertIn("nothing after it shows what made it work", failures[1]["user"])
+        self.assertTrue(judge.one_session([{"facts": {"count": 1, "error": ["Exit code 1", "boom"]}}]))
+        self.assertFalse(judge.one_session([{"facts": {"count": 2, "error": ["Exit code 1", "FAILED (failures=1)"]}}]))
 
     def test_the_order_under_the_cap(self):
         eps = [{"id": i, "at": "2026-11-02T09:00:00Z", "consolidated": None, "facts": facts}
