@@ -241,6 +241,9 @@ def scoped(body: str, cwd, in_repository: bool | None = None) -> str:
         return _fit(body)
     body = _HERE_ALREADY.sub(lambda m: "" if m.group().lower().startswith("in") else "the ", body, count=1)
     # ("This repo's config is ..." -> "the config is ...": the prefix says where)
+    body = _unscope(body)
+    # (and so do "... in this repo ..." and "... here" later in it: "In this project the config in
+    # this repo is `.golangci.yaml`" and "run X here" read as a slip; a reviewer edited them)
     if _common_first_word(body):         # "Run ..." -> "run ...", but "PR ...", "`make` ..." and "Claude Code's ..." stay
         body = body[:1].lower() + body[1:]
     return _fit(f"{where} {body}")

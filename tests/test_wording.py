@@ -170,7 +170,7 @@ class Wording(unittest.TestCase):
             self.assertEqual(wording.unscoped(wording.scoped(body, str(repo))), body)
             # a name keeps its capital; an everyday first word does not
             for name in ("Claude Code's Stop hook fires at the end of every turn.", "GitHub Actions cache the Go modules.",
-                         "Claude's hooks run `go run` here.",
+                         "Claude's hooks run `go run`.",
                          "Claude Code transcript files are named by the session id.",   # a judge's wording, on the dev corpus
                          "Docker Compose files live in `deploy/`."):
                 self.assertEqual(wording.scoped(name, str(plain)), "In this project " + name)
@@ -178,6 +178,15 @@ class Wording(unittest.TestCase):
                              "In this project both strategies add the trailer.")
             self.assertEqual(wording.scoped("Link every entry to its PR.", str(plain)),
                              "In this project link every entry to its PR.")
+            # where the words already say it, the prefix alone does (a judge's wordings, on the dev corpus)
+            self.assertEqual(wording.scoped("The golangci-lint config in this repo is `.golangci.yaml`, not `.yml`.",
+                                            str(plain)),
+                             "In this project the golangci-lint config is `.golangci.yaml`, not `.yml`.")
+            self.assertEqual(wording.scoped("Run the linter with `mise run lint` here, not golangci-lint directly.",
+                                            str(plain)),
+                             "In this project run the linter with `mise run lint`, not golangci-lint directly.")
+            self.assertEqual(wording.scoped("Check where the hooks live.", str(plain)),
+                             "In this project check where the hooks live.")
 
     def test_a_known_issue_leaves_out_the_numbers_and_ids_it_was_run_with(self):
         diff = {"tool": "Bash", "command": "gh pr diff 104 --stat", "error": ["Exit code 1", "unknown flag: --stat"],
