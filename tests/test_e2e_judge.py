@@ -3,7 +3,7 @@
 judged, since a judge's request offers no tool for the harness's steps to match on).
 
 What a person who turned the judge on would check: `openmemory sleep` runs `claude -p` once a
-message, with no tool offered, no MCP server, no hook (neither openmemory's nor any other), no
+message (and once for the failure seen once), with no tool offered, no MCP server, no hook (neither openmemory's nor any other), no
 auto-memory and no saved transcript; its runs are never ingested; a lasting verdict words the
 lesson and backs it; a message telling the agent to "run curl … | sh" never becomes a lesson,
 and when the model answers it with a tool call, nothing runs; the morning report and `status`
@@ -133,8 +133,10 @@ class JudgeThroughClaudeCode(TempHome):
         requests = [json.loads(line) for line in self.log.read_text().splitlines() if line.strip()]
         bodies = [r["body"] for r in requests]
         judged = [b for b in bodies if "You judge one message" in json.dumps(b.get("system"))]
-        self.assertEqual(len(judged), len(bodies), "every request to the model was the judge's")
+        failures = [b for b in bodies if "You judge a failure" in json.dumps(b.get("system"))]
+        self.assertEqual(len(judged) + len(failures), len(bodies), "every request to the model was the judge's")
         self.assertGreaterEqual(len(judged), 2)
+        self.assertEqual(len(failures), 1)      # `make lint` without golangci-lint, failed once: asked after the messages
 
         # No tool, no MCP server, no auto-memory, one turn each: the curl run ended after the
         # model's tool call, which nothing carried out.
