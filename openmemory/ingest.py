@@ -608,23 +608,30 @@ def worker_results(fn, items: list, sizes: list, processes: int, chunk_bytes: in
     worker die, None is yielded for every item not yet done: the caller does those itself.
 
     Items go to workers in chunks of about chunk_bytes (by `sizes`) or chunk_items, whichever
-    comes first, each chunk to the first worker free; at most `ahead` chunks per worker are in
-    flight or done and waiting, so when this process is the slower side results do not pile up
-    in memory. A worker ignores SIGINT: Ctrl-C stops this process, and leaving the generator
-    stops the workers. An exception fn raises in a worker is raised here.
+    comes first. Each chunk goes to the worker holding the fewest bytes of chunks not yet
+    received (given four to a worker at the start, the public corpus's four chunks all went to
+    one worker, and the other had none); of the chunks not yet given among the next `ahead`
+    per worker from the one to yield, those of more whole chunk_bytes go first (a transcript
+    of several MB late in the list then does not keep one worker busy while the other has
+    finished), the rest in order. At most `ahead` chunks per worker are in flight or done and
+    waiting, so when this process is the slower side results do not pile up in memory. A
+    worker ignores SIGINT: Ctrl-C stops this process, and leaving the generator stops the
+    workers. An exception fn raises in a worker is raised here.
     """
     if processes < 2 or not hasattr(os, "fork"):
         yield from map(fn, items)
         return
-    chunks, current, weight = [], [], 0
+    chunks, weights, current, weight = [], [], [], 0
     for item, size in zip(items, sizes):
         current.append(item)
         weight += size
         if weight >= chunk_bytes or len(current) >= chunk_items:
             chunks.append(current)
+            weights.append(weight)
             current, weight = [], 0
     if current:
         chunks.append(current)
+        weights.append(weight)
     global _work_fn, _work_chunks
     _work_fn, _work_chunks = fn, chunks
     workers = []
@@ -641,20 +648,25 @@ def worker_results(fn, items: list, sizes: list, processes: int, chunk_bytes: in
         poll = select.poll()
         for w in workers:
             poll.register(w.results, select.POLLIN)
-        given, done, dead = 0, {}, False
+        given, done, dead = bytearray(len(chunks)), {}, False
+        window = ahead * len(workers)
         for n in range(len(chunks)):
             while not dead:
                 try:  # keep every worker busy, within the bound of chunks in flight or waiting
-                    for w in workers:
-                        while given < len(chunks) and len(w.holds) < ahead and given - n < ahead * len(workers):
-                            w.give(given)
-                            given += 1
+                    while True:
+                        room = [w for w in workers if len(w.holds) < ahead]
+                        waiting = [c for c in range(n, min(n + window, len(chunks))) if not given[c]]
+                        if not room or not waiting:
+                            break
+                        c = max(waiting, key=lambda c: (weights[c] // chunk_bytes, -c))
+                        min(room, key=lambda w: w.bytes).give(c, weights[c])
+                        given[c] = 1
                     if n in done:
                         break
                     for fd, _ in poll.poll():
                         w = by_fd[fd]
                         if w.holds:
-                            done[w.holds.popleft()] = w.receive()
+                            done[w.take()] = w.receive()
                         else:
                             raise WorkerDied    # it holds nothing, yet its pipe ended: it is gone
                 except (WorkerDied, OSError):  # a worker died (killed, out of memory)
@@ -700,11 +712,19 @@ class _Worker:
                 os._exit(code)
         os.close(task_in)     # the worker's ends: closed here, so its death reads as the end of its pipe
         os.close(result_out)
-        self.holds = deque()
+        self.holds = deque()    # (chunk number, its bytes) given and not yet received, in order
+        self.bytes = 0          # their bytes
 
-    def give(self, n: int) -> None:
+    def give(self, n: int, size: int = 0) -> None:
         os.write(self.tasks, _TASK.pack(n))     # 4 bytes: one write, never split (PIPE_BUF)
-        self.holds.append(n)
+        self.holds.append((n, size))
+        self.bytes += size
+
+    def take(self) -> int:
+        """The number of the chunk whose result comes next on the pipe (received next)."""
+        n, size = self.holds.popleft()
+        self.bytes -= size
+        return n
 
     def receive(self) -> bytearray:
         """The next result on the pipe, whole (its worker may still be writing it)."""

@@ -596,6 +596,13 @@ class WorkerResults(unittest.TestCase):
         self.assertEqual(len(set(got)), 1)      # all done, by the one worker
         self.assertNotEqual(got[0], os.getpid())
 
+    def test_a_few_large_chunks_go_to_both_workers(self):
+        # four transcripts of a megabyte, a chunk each: given four to a worker at the start, the
+        # first worker had them all and the second none (the public corpus's four chunks)
+        got = list(ingest.worker_results(worker_pid, list(range(4)), [1 << 20] * 4, 2, chunk_items=1))
+        self.assertEqual(len(set(got)), 2)
+        self.assertNotIn(os.getpid(), got)
+
     def test_leaving_early_stops_the_workers(self):
         got = ingest.worker_results(worker_pid, list(range(100)), [1] * 100, 2, chunk_items=1)
         pids = {next(got), next(got), next(got)}
