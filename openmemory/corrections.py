@@ -107,6 +107,15 @@ _REVIEW_HEAD = re.compile(r"(?im)^\s*(?:more\s+)?(?:(?:pr|code|review(?:er)?'?s?
                           r"review|comments?|says|notes|findings)\b|code review for\b|request changes\b|review:)")
 _REVIEW_ITEM = re.compile(r"(?im)^\s*(?:\d+[.)]\s+|[-*•]\s+)?(?:in\s+)?`?[\w./-]+\.[A-Za-z]{1,5}`?(?:[:(]\s*\d+|"
                           r"\s+(?:around\s+)?lines?\s+\d+|\s+\(\d+\)\s*$)")
+# A line of review findings pasted without their header, from a review tool or another model: a
+# finding opened by its severity or kind ("1. Critical Bug: ...", "**Suggestion:** ...", "⚠️
+# Potential issue: ..."), or a list item naming a place in the code ("- `store.go:42` ...",
+# "2. Missing check (cmd/run.go:10-20)"). A person's own list says what to do; it names no
+# severity and points at no line.
+_REVIEW_LINE = re.compile(r"""(?xi)^\s*(?:\d+[.)]\s*|[-*•]\s+)?(?:\*\*|__)?[^\w\s`'"(]{0,3}\s*(?:\*\*|__)?
+    (?:critical|blocker|major|minor|nit(?:pick)?|suggestions?|potential\s+issues?|refactor\s+suggestions?|
+       (?:high|medium|low)(?:\s*[-/]\s*|\s+)(?:severity|priority|risk))(?:\s+[\w-]+){0,3}\s*(?:\*\*|__)?\s*[:\]]
+    | ^\s*(?:\d+[.)]\s+|[-*•]\s+).*?`?[\w./-]+\.[A-Za-z]{1,5}`?:\d+(?:-\d+)?\b""")
 # A line of pasted output (a log, a diff, a prompt, a frame), not the person's own words.
 _OUTPUT = re.compile(r"""(?x)^(?:\s{2,}|\t|[❯$>#+|│└├╰━─=@\[]|\s*-{2,}|\s*\d+(?:\.\d+)?\s|.*[\u2500-\u259f]|.*\.{4,}|
                      \s*(?:at|File)\s|.*\s{3,}\S|\S+$)""")
@@ -146,19 +155,27 @@ def _log_line(line: str) -> bool:
                 or (": " in line and _LOG_NAMED.search(line)))
 
 
+_LIST_MARK = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s")
+
+
 def own_lines(text: str) -> list:
     """The lines the person typed themselves: not pasted output (logs, diffs, frames, and a
-    line in parentheses that goes on from one: a tool's hint)."""
-    out, pasted = [], False
+    line in parentheses that goes on from one: a tool's hint), nor review findings pasted
+    without their header (_REVIEW_LINE, with the lines of a finding's text after it up to a
+    blank line or the next item)."""
+    out, pasted, finding = [], False, False
     for line in (text or "").splitlines():
         if not line.strip():
-            pasted = False
+            pasted = finding = False
+            continue
+        if _REVIEW_LINE.match(line) or (finding and not _LIST_MARK.match(line)):
+            pasted = finding = True         # a finding, and the lines of its text up to a blank line
             continue
         if _OUTPUT.match(line) or _FAIL_LINE.match(line) or _log_line(line) \
                 or (pasted and line.strip().startswith("(") and line.strip().endswith(")")):
-            pasted = True
+            pasted, finding = True, False
             continue
-        pasted = False
+        pasted = finding = False
         out.append(line)
     return out
 
@@ -171,7 +188,8 @@ def pasted_failure(text: str) -> bool:
 
 def review_findings(text: str) -> bool:
     """Whether the message is review findings: a header, or items naming a file and line."""
-    return bool(_REVIEW_HEAD.search(text[:400]) or _REVIEW_ITEM.search(text[:1200]))
+    return bool(_REVIEW_HEAD.search(text[:400]) or _REVIEW_ITEM.search(text[:1200])
+                or any(_REVIEW_LINE.match(line) for line in text[:1200].splitlines()))
 
 
 # The agent offering to do something ("Want me to also set gc.auto?"), and a reply that declines.

@@ -264,16 +264,30 @@ def project_of(cwd) -> str:
     """
     text = str(cwd)
     if is_foreign(text):
-        return ntpath.normpath(text)
+        return _worktree_home(ntpath.normpath(text), "\\")
     if not os.path.isabs(text):
         return text
     try:
         root = git_root(text)
         if root:
             return str(root)
-        return os.path.realpath(text) if os.path.exists(text) else os.path.normpath(text)
+        return os.path.realpath(text) if os.path.exists(text) else _worktree_home(os.path.normpath(text), "/")
     except OSError:
-        return os.path.normpath(text)
+        return _worktree_home(os.path.normpath(text), "/")
+
+
+# A linked worktree kept inside its repository, where the tools that make them put it:
+# `<repo>/.worktrees/<name>` (the superpowers skill), `<repo>/.claude/worktrees/<name>` (Claude
+# Code's --worktree). Where the folder cannot be looked up (a transcript from another machine),
+# this is all that tells its repository.
+_WORKTREE_HOME = re.compile(r"^(.+?)[\\/](?:\.worktrees|\.claude[\\/]worktrees)(?:[\\/].*)?$")
+
+
+def _worktree_home(folder: str, sep: str) -> str:
+    """The repository a folder that cannot be looked up belongs to, when it sits in a worktree
+    folder inside it (_WORKTREE_HOME); else the folder as written."""
+    found = _WORKTREE_HOME.match(folder)
+    return found.group(1) if found and found.group(1).strip(sep) else folder
 
 
 def project_key(project: str) -> str:

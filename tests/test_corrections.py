@@ -166,6 +166,22 @@ class WhatLasts(unittest.TestCase):
         words = "2024-05-01 12:00:01 ERROR db: connection refused\nalways start the db with make db-up first"
         self.assertEqual(self.lasts(words)["sentence"], "always start the db with make db-up first")
 
+    def test_review_findings_pasted_without_a_header_are_not_the_persons_words(self):
+        # numbered findings with a severity, a finding's text after it, a list of places in the code
+        said = ("1. Critical: tokens are written to the debug log, use the redactor instead of fmt.Printf\n"
+                "the log file is world-readable\n"
+                "2. **Suggestion:** prefer errors.Join over joining strings\n"
+                "- `cache/lru.go:41-57` never releases the lock on the error path\n\n"
+                "can you go through these? always run the linter before you push")
+        self.assertEqual(corrections.own_lines(said), ["can you go through these? always run the linter before you push"])
+        self.assertTrue(corrections.review_findings("Suggestion: use errors.Is instead of comparing strings"))
+        verdict, form = corrections.correction_verdict(said, "Done, pushed.")
+        self.assertEqual(verdict, "correction")
+        self.assertNotIn("redactor", self.lasts(said, form)["sentence"] or "")
+        # the person's own numbered list names no severity and no place in the code: theirs
+        mine = "what I'd like:\n1. if the error is silent, print nothing\n2. always exit with status 1"
+        self.assertEqual(corrections.own_lines(mine), mine.splitlines())
+
 
 class Facts(unittest.TestCase):
     """What a correction episode carries for sleep and a judge (PROTOCOL.md, "Stored: episodes")."""

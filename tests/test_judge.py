@@ -52,6 +52,15 @@ class WhatTheJudgeIsShown(unittest.TestCase):
         self.assertLess(q.user.index("ran:"), q.user.index(SAID))
         self.assertLess(q.user.index(SAID), q.user.index("What the agent did next"))
 
+    def test_the_project_named_is_the_repository_of_a_worktree_from_another_machine(self):
+        # a session run in a linked worktree kept inside the repository, read where that folder
+        # does not exist: the judge is told the repository, not the worktree's folder ("3")
+        for cwd in ("/home/dev/shop/.worktrees/3", "/home/dev/shop/.claude/worktrees/fix-cart/src",
+                    "C:\\Users\\dev\\shop\\.worktrees\\3"):
+            ep = dict(EPISODE, cwd=cwd, session_id=None)
+            (q,) = judge.message_requests(None, [ep])
+            self.assertIn("Project: shop\n", q.user, cwd)
+
     def test_pasted_lines_are_marked_and_a_line_speaking_to_a_model_is_left_out(self):
         said = ("why does the build still fail? here is CI:\n"
                 "npm ERR! code ELIFECYCLE\n"

@@ -297,6 +297,24 @@ class Twins(TempHome):
         [(text, seen)] = self.one_night_each(*reversed(self.SAID))
         self.assertEqual((text, seen), ("In this project always use `pnpm`, never `npm`.", 2))
 
+    def test_a_worktree_of_the_repository_from_another_machine_is_the_same_project(self):
+        # read where neither folder exists: one session in the repository, one in a linked
+        # worktree kept inside it; the two sayings back one lesson that stays in the project
+        # (before, the worktree's folder was another project and the lesson went everywhere)
+        for day, cwd, said in ((2, "/nowhere/dev/shop", self.SAID[0]),
+                               (9, "/nowhere/dev/shop/.worktrees/2", self.SAID[1])):
+            t = Transcript(cwd=cwd, start=when(11, day))
+            t.user("add a dependency")
+            t.assistant(tools=[("Bash", {"command": f"npm install dep{day}"}, "added 1 package", False)])
+            t.user(said)
+            t.write(project_folder(self.claude, cwd))
+        self.ok("ingest", "--now", clock.iso(when(11, 10, 10)))
+        self.ok("sleep", "--now", clock.iso(when(11, 11, 3)))
+        with store.connect() as db:
+            [lesson] = db.all_lessons()
+        self.assertEqual((lesson["cwd"], lesson["seen"], lesson["state"]), ("/nowhere/dev/shop", 2, "live"))
+        self.assertTrue(lesson["text"].startswith("In this project "), lesson["text"])
+
 
 class Bans(TempHome):
     """A ban ("don't ...") becomes a lesson only when said as standing or said again; a one-off

@@ -78,6 +78,11 @@ class Paths(TempHome):
             self.assertEqual(paths.project_of("\\\\server\\share\\app"), "\\\\server\\share\\app")
             self.assertEqual(paths.project_of("/Users/alex/workspace/cli"), "/Users/alex/workspace/cli")
             self.assertEqual(paths.project_of("shop/src"), "shop/src")
+            # a linked worktree kept inside its repository (.worktrees/, .claude/worktrees/) is the repository's
+            self.assertEqual(paths.project_of("/Users/alex/workspace/cli/.worktrees/3"), "/Users/alex/workspace/cli")
+            self.assertEqual(paths.project_of("/Users/alex/cli/.claude/worktrees/a/cmd"), "/Users/alex/cli")
+            self.assertEqual(paths.project_of("C:\\Users\\Alex\\shop\\.worktrees\\2"), "C:\\Users\\Alex\\shop")
+            self.assertEqual(paths.project_of("/Users/alex/worktrees/3"), "/Users/alex/worktrees/3")   # no such sign
         finally:
             os.chdir(before)
         self.assertEqual(paths.project_key("c:/users/alex/Shop"), paths.project_key("C:\\Users\\Alex\\shop"))
