@@ -186,6 +186,27 @@ def pasted_failure(text: str) -> bool:
     return len(lines) >= 2 and any(_FAIL_LINE.match(line) for line in lines)
 
 
+# A review finding pasted bare, as a review tool writes one: about the code in the third person
+# (no "I", "you", "we", no question), naming it (`Foo()`, `pkg.Func`, `CamelCase`), and saying
+# what is wrong with it or what to consider ("it can hang indefinitely", "is checked but not
+# included", "Consider using context.WithTimeout").
+_FINDING = re.compile(r"""(?xi)\bconsider\s+\w+ing\b
+    | \b(?:can|could|may|might)\s+(?:\w+\s+)?(?:hang|panic|deadlock|leak|race|crash|break|fail|lead\s+to|cause|result\s+in)\b
+    | \b(?:is|are)\s+(?:inaccurate|incorrect|misleading|redundant|unused|unnecessary)\b
+    | \b(?:is|are)\s+(?:\w+\s+but\s+)?not\s+(?:included|checked|handled|closed|released|propagated|wrapped|validated|
+        escaped)\b""")
+_CODE_NAME = re.compile(r"\w\(\)|\b[a-z]\w*\.[A-Z]\w*|\b[A-Z][a-z]+[A-Z]\w*")
+_PERSON = re.compile(r"(?i)\b(?:i|i'm|i'd|i've|me|my|you|your|you're|we|we're|our|us|let's)\b")
+
+
+def bare_finding(text: str) -> bool:
+    """Whether the message is a review finding pasted without a header (_FINDING, _CODE_NAME),
+    with no words of the person's around it (_PERSON, a question)."""
+    t = (text or "").strip().replace("\u2019", "'")
+    return len(t) <= 1200 and "?" not in t and bool(_FINDING.search(t)) and bool(_CODE_NAME.search(t)) \
+        and not _PERSON.search(t)
+
+
 def review_findings(text: str) -> bool:
     """Whether the message is review findings: a header, or items naming a file and line."""
     return bool(_REVIEW_HEAD.search(text[:400]) or _REVIEW_ITEM.search(text[:1200])
@@ -360,7 +381,7 @@ def correction_verdict(text: str, agent_said: str = "", refused: bool = False, i
             return "doubtful", "question"
         if any(_PUSHBACK.search(q) and not _ASKS.search(q) for q in questions):
             return "correction", "question"
-    if review_findings(t):
+    if review_findings(t) or bare_finding(t):
         return "correction", "review"
     if pasted_failure(t):
         return ("correction" if _CLAIM.search((agent_said or "")[-600:]) else "doubtful"), "pasted-failure"

@@ -311,6 +311,20 @@ class SaidInPassing(unittest.TestCase):
         for said in ["you can run it now, right?", "you could use a map right?"]:     # a step of the moment
             self.assertIsNone(self.read(said, "I'll grep.")[0], said)
 
+    def test_a_review_finding_pasted_bare_is_a_review(self):
+        # as a review tool writes one: the code named, in the third person, what is wrong or to consider
+        for said in ["LoadConfig() opens the file and never closes it on the error path. Consider using defer "
+                     "f.Close() right after os.Open so the handle is released.",
+                     "The retry loop in SyncRemote has no upper bound and can hang the CLI when the server is down.",
+                     "The error from cmd.Run() is checked but not wrapped, so callers cannot use errors.Is on it."]:
+            self.assertEqual(corrections.correction_verdict(said, "Done, pushed.")[:2], ("correction", "review"), said)
+            self.assertIsNone(corrections.what_lasts(said, "review")["sentence"], said)   # a finding is no rule
+        # the person's own words around it, or a question: not a bare finding
+        for said in ["I think LoadConfig() can fail here, can you check?",
+                     "could SyncRemote hang when the server is down?",
+                     "we should consider using SyncRemote for the mirror too"]:
+            self.assertFalse(corrections.bare_finding(said), said)
+
     def test_not_as_this_but_as_that_is_a_preference(self):
         self.assertEqual(self.read("not as a comment, but as a document attached to the issue directly.",
                                    "I've added it as a comment.")[1:3],
