@@ -84,7 +84,7 @@ _PUSHBACK = re.compile(r"""(?xi)
     | \breally\b | \bare\s+you\s+(?:sure|certain)\b | \bat\s+all\b
     | \bwhy\b[^?]*\b(?:not|no|n't)\b | ^(?:\w+\s*[,:]\s*)?you\s+(?:wrote|said|claimed)\b
     | \bwhy\s+(?:is|are|does|do|did|was|were)\b.*\b(?:still|again|back|there|here|not|twice)\b
-    | \bwhy\s+(?:would|did)\s+you\b
+    | \bwhy\s+(?:would|did|are|were)\s+you\b
     | \b(?:still|already|again|uncommitted|ancient|outdated|deprecated|obsolete|years?\s+old|old\s+version|
         implausible|wrong|broken|missing|twice|two\s+different)\b""")
 _ASKS = re.compile(r"(?i)\b(?:can|could|would|will) (?:you|we)\b|\bplease\b")   # a request, not pushback
@@ -310,6 +310,32 @@ def states_otherwise(text: str, agent_said: str = "") -> bool:
     return bool(_STATES.search(t)) and not _last_sentence(agent_said).rstrip().endswith("?")
 
 
+# Forms anyone uses to say the agent got it wrong, wherever they stand in the person's own
+# lines (ARCHITECTURE.md, "What a correction is"): the wrong thing done ("you edited the wrong
+# file"), a thing the agent assumed that is not there ("there is no such flag", "that method
+# doesn't exist"), too much done ("this is overkill", "you're overcomplicating it"), undo to how
+# it was ("put it back", "leave it as it was", "go back to the previous version"), what they
+# asked for ("I asked for a table", "I never said to delete it"), and no change ("same error",
+# "nothing changed").
+_SET_BACK = re.compile(r"""(?xi)\b(?:the|a)\s+wrong\s+(?!with\b|about\b)[a-z]\w*
+    | \bthere(?:'s|\s+is|\s+are)\s+no\s+such\b
+    | (?<!\bif\s)(?<!\bwhen\s)(?<!\bunless\s)(?<!\bwhether\s)\b(?:it|this|that)\s+(?:\w+\s+){0,3}?(?:does\s*n[o']?t|do\s*n[o']?t)
+        \s+exist\b
+    | \bover-?complicat\w* | \bover-?engineer\w* | \boverkill\b | \btoo\s+(?:complicated|complex)\b
+    | \bput\s+(?:it|that|them|this|those)\s+back\b | \b(?:leave|keep)\s+(?:it|that|them|this|those)\s+as\s+(?:it\s+was|they\s+were)\b
+    | \bgo\s+back\s+to\s+(?:the\s+)?(?:previous|old|original|earlier)\b
+    | \bi\s+(?:never\s+)?(?:asked|said|told\s+you)\b(?!\s+(?:him|her|them|the\s+team|around)\b)
+    | \bsame\s+(?:error|issue|problem|failure)\b | \bnothing\s+(?:changed|happens|happened)\b""")
+# The person reporting that something fails since the agent's work ("now I get an error", "the
+# build is broken now"): a correction after the agent said it was done (_CLAIM), else doubtful.
+# Without "now" it may be a new problem ("the login page is broken on staging, can you look?").
+_REPORTS_FAILURE = re.compile(r"""(?xi)\bnow\s+i\s+(?:get|see|am\s+getting|'m\s+getting)\s+
+        (?:an?\s+|the\s+|this\s+|that\s+)?(?:\w+\s+)?(?:error|exception|panic|crash)\b
+    | \bi\s+(?:get|see|am\s+getting|'m\s+getting)\s+(?:an?\s+|the\s+|this\s+|that\s+)?(?:\w+\s+)?(?:error|exception|
+        panic|crash)\s+now\b
+    | \b(?:is|are|'s|'re)\s+now\s+(?:broken|failing|crashing)\b | \b(?:broken|failing|crashing)\s+now\b""")
+
+
 def is_pushback_on_destructive(text: str, agent_ran: str) -> bool:
     """A short alarmed reaction ("what are you doing...??") right after the agent ran a command
     that destroys work (git reset --hard, rm -rf, a force push, ...): the person objects to it."""
@@ -366,6 +392,12 @@ def correction_verdict(text: str, agent_said: str = "", refused: bool = False, i
         return "correction", "fact"
     if _YOU_CAN.match(head) or _BUT_WE_DO.search(head):
         return "correction", "question"
+    if _SET_BACK.search(head) or _REPORTS_FAILURE.search(head):
+        said = "\n".join(own_lines(head))
+        if _SET_BACK.search(said):
+            return "correction", "words"
+        if _REPORTS_FAILURE.search(said):
+            return ("correction" if _CLAIM.search((agent_said or "")[-600:]) else "doubtful"), "fact"
     if habit(t):
         return "correction", "words"        # "keep each commit with working code": a practice, said in passing
     if is_pushback_on_destructive(t, agent_ran):

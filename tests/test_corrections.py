@@ -325,6 +325,20 @@ class SaidInPassing(unittest.TestCase):
                      "we should consider using SyncRemote for the mirror too"]:
             self.assertFalse(corrections.bare_finding(said), said)
 
+    def test_forms_anyone_uses_to_say_the_agent_got_it_wrong(self):
+        done, looked = "Done! All tests pass.", "I've read the handler."
+        for said in ["hmm you edited the wrong file", "there's no such flag in gh", "but that method doesn't exist",
+                     "this is overkill, a dict is enough", "please put it back", "leave them as they were",
+                     "go back to the previous version", "but I asked for a table, not a list",
+                     "ok, i never said to delete it", "same error", "nothing changed in the output"]:
+            self.assertEqual(corrections.correction_verdict(said, looked)[0], "correction", said)
+        for said in ["now I get a panic on startup", "the release build is broken now"]:   # since the agent's work
+            self.assertEqual(corrections.correction_verdict(said, done)[:2], ("correction", "fact"), said)
+            self.assertEqual(corrections.correction_verdict(said, looked)[0], "doubtful", said)
+        for said in ["create the config if it doesn't exist", "the login page is broken on staging, can you look?",
+                     "> same error\n> nothing changed"]:       # a request; pasted output
+            self.assertIsNone(corrections.correction_verdict(said, looked)[0], said)
+
     def test_not_as_this_but_as_that_is_a_preference(self):
         self.assertEqual(self.read("not as a comment, but as a document attached to the issue directly.",
                                    "I've added it as a comment.")[1:3],
