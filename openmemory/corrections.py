@@ -336,6 +336,21 @@ _REPORTS_FAILURE = re.compile(r"""(?xi)\bnow\s+i\s+(?:get|see|am\s+getting|'m\s+
     | \b(?:is|are|'s|'re)\s+now\s+(?:broken|failing|crashing)\b | \b(?:broken|failing|crashing)\s+now\b""")
 
 
+# The agent saying something cannot be done ("the API only supports projects", "there is no way
+# to ...", "it isn't possible"), and the person saying they did it or it works for them ("I was
+# able to do it through the UI", "works fine for me", "it is possible"): a fact it got wrong.
+_CANNOT = re.compile(r"""(?xi)\b(?:can'?t|cannot|can\s+not|unable\s+to|(?:is|isn'?t|is\s+not)\s+(?:not\s+)?(?:possible|
+    supported|available)|not\s+(?:possible|supported|available)|(?:doesn'?t|does\s+not|don'?t|do\s+not)\s+(?:support|
+    allow|let)|only\s+supports?|no\s+way\s+to|impossible)\b""")
+_DID_IT = re.compile(r"""(?xi)\bi\s+(?:was\s+able\s+to|managed\s+to|just\s+did\s+(?:it|that|this))\b
+    | \b(?:it\s+)?(?:works?|worked)\s+(?:fine\s+|just\s+fine\s+)?for\s+me\b | \bit\s+(?:is|'s)\s+(?:possible|supported)\b""")
+
+
+def contradicts_limit(text: str, agent_said: str) -> bool:
+    """Whether the person says they did what the agent's last words said cannot be done."""
+    return bool(agent_said and _DID_IT.search(text or "") and _CANNOT.search(agent_said[-1200:]))
+
+
 def is_pushback_on_destructive(text: str, agent_ran: str) -> bool:
     """A short alarmed reaction ("what are you doing...??") right after the agent ran a command
     that destroys work (git reset --hard, rm -rf, a force push, ...): the person objects to it."""
@@ -390,6 +405,8 @@ def correction_verdict(text: str, agent_said: str = "", refused: bool = False, i
         return "correction", "fact"
     if states_otherwise(t, agent_said):
         return "correction", "fact"
+    if contradicts_limit("\n".join(own_lines(head)), agent_said):
+        return "correction", "fact"     # "I was able to do it through the UI" after "it only supports ..."
     if _YOU_CAN.match(head) or _BUT_WE_DO.search(head):
         return "correction", "question"
     if _SET_BACK.search(head) or _REPORTS_FAILURE.search(head):

@@ -339,6 +339,13 @@ class SaidInPassing(unittest.TestCase):
                      "> same error\n> nothing changed"]:       # a request; pasted output
             self.assertIsNone(corrections.correction_verdict(said, looked)[0], said)
 
+    def test_doing_what_the_agent_said_cannot_be_done_is_a_fact_set_straight(self):
+        limit = "The export API only supports CSV, not direct uploads to the bucket. Want me to write a CSV?"
+        for said in ["hm, I was able to do it from the dashboard", "works fine for me with the v3 client"]:
+            self.assertEqual(corrections.correction_verdict(said, limit)[:2], ("correction", "fact"), said)
+            self.assertIsNone(corrections.correction_verdict(said, "I've added the upload step.")[0], said)
+        self.assertIsNone(corrections.correction_verdict("> I was able to connect\nok", limit)[0])     # pasted
+
     def test_not_as_this_but_as_that_is_a_preference(self):
         self.assertEqual(self.read("not as a comment, but as a document attached to the issue directly.",
                                    "I've added it as a comment.")[1:3],
