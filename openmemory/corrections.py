@@ -661,6 +661,10 @@ def _lasting(said: str, strict: bool):
     return max(found)[2] if found else None
 
 
+# A step of the task at hand, finished or done again ("complete the commit", "fix the test"), said
+# before a standing rule ("complete the commit, always verify and run hooks"): what lasts is the rule.
+_TASK_NOW = re.compile(r"(?i)^(?:please\s+)?(?:complete|finish|redo|retry|continue|resume|fix|undo|amend|re-?run|"
+                       r"commit|push)\s+(?:the|this|that|it|your|my)\b[^,;]*$")
 # How the person wants it, against how the agent did it: "not as a comment, but as a document".
 _NOT_BUT = re.compile(r"(?i)^not\s+(?:as|in|with|on|via|through|by|using|into|under|from)\s+[^,.]{2,60},?\s*but\s+"
                       r"(?:as|in|with|on|via|through|by|using|into|under|from)\s+\S")
@@ -684,6 +688,9 @@ def _judge(raw: str):
     s = LEAD.sub("", opened).strip()
     s = re.sub(r"[,;]?\s*(?:please|thanks|thank you|i think|i guess|ok\??)[.!]*$", "", s, flags=re.I).strip()
     s = _FEELING.sub("", s).rstrip(".!…, ")
+    task, sep, rule = s.partition(", ")
+    if sep and _TASK_NOW.match(task) and _STANDING.search(rule) and not _STANDING.search(task):
+        s = opened = re.sub(r"(?i)^(?:and|but|so|then)\s+", "", rule).strip()    # the task goes, the rule stays
     if not s or s.endswith("?") or len(s.split()) < 2 or _MOMENT.search(s):
         return None
     if _CONDITIONED.match(s):

@@ -166,6 +166,13 @@ class WhatLasts(unittest.TestCase):
         words = "2024-05-01 12:00:01 ERROR db: connection refused\nalways start the db with make db-up first"
         self.assertEqual(self.lasts(words)["sentence"], "always start the db with make db-up first")
 
+    def test_a_step_of_the_task_said_before_a_standing_rule_is_not_part_of_it(self):
+        found = self.lasts("finish the migration, and never skip the pre-commit hooks")
+        self.assertEqual((found["sentence"], found["standing"]), ("never skip the pre-commit hooks", True))
+        found = self.lasts("redo the release, always sign the tags")
+        self.assertEqual((found["sentence"], found["standing"]), ("always sign the tags", True))
+        self.assertEqual(self.lasts("use pnpm, never npm")["sentence"], "use pnpm, never npm")   # one rule, both halves
+
     def test_review_findings_pasted_without_a_header_are_not_the_persons_words(self):
         # numbered findings with a severity, a finding's text after it, a list of places in the code
         said = ("1. Critical: tokens are written to the debug log, use the redactor instead of fmt.Printf\n"
