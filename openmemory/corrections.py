@@ -109,13 +109,14 @@ _REVIEW_ITEM = re.compile(r"(?im)^\s*(?:\d+[.)]\s+|[-*•]\s+)?(?:in\s+)?`?[\w./
                           r"\s+(?:around\s+)?lines?\s+\d+|\s+\(\d+\)\s*$)")
 # A line of review findings pasted without their header, from a review tool or another model: a
 # finding opened by its severity or kind ("1. Critical Bug: ...", "**Suggestion:** ...", "⚠️
-# Potential issue: ..."), or a list item naming a place in the code ("- `store.go:42` ...",
-# "2. Missing check (cmd/run.go:10-20)"). A person's own list says what to do; it names no
-# severity and points at no line.
+# Potential issue: ..."), or a list item that opens with a place in the code or names one in
+# parentheses or backticks ("- `store.go:42` ...", "2. Missing check (cmd/run.go:10-20)"). A
+# person's own list says what to do ("1. in store.go:42 use the cache"): no severity, no place
+# set apart.
 _REVIEW_LINE = re.compile(r"""(?xi)^\s*(?:\d+[.)]\s*|[-*•]\s+)?(?:\*\*|__)?[^\w\s`'"(]{0,3}\s*(?:\*\*|__)?
     (?:critical|blocker|major|minor|nit(?:pick)?|suggestions?|potential\s+issues?|refactor\s+suggestions?|
        (?:high|medium|low)(?:\s*[-/]\s*|\s+)(?:severity|priority|risk))(?:\s+[\w-]+){0,3}\s*(?:\*\*|__)?\s*[:\]]
-    | ^\s*(?:\d+[.)]\s+|[-*•]\s+).*?`?[\w./-]+\.[A-Za-z]{1,5}`?:\d+(?:-\d+)?\b""")
+    | ^\s*(?:\d+[.)]\s+|[-*•]\s+)(?:.*?[(`]|\*\*)?[\w./-]+\.[A-Za-z]{1,5}:\d+(?:-\d+)?\b""")
 # A line of pasted output (a log, a diff, a prompt, a frame), not the person's own words.
 _OUTPUT = re.compile(r"""(?x)^(?:\s{2,}|\t|[❯$>#+|│└├╰━─=@\[]|\s*-{2,}|\s*\d+(?:\.\d+)?\s|.*[\u2500-\u259f]|.*\.{4,}|
                      \s*(?:at|File)\s|.*\s{3,}\S|\S+$)""")

@@ -186,7 +186,8 @@ class WhatLasts(unittest.TestCase):
         self.assertEqual(verdict, "correction")
         self.assertNotIn("redactor", self.lasts(said, form)["sentence"] or "")
         # the person's own numbered list names no severity and no place in the code: theirs
-        mine = "what I'd like:\n1. if the error is silent, print nothing\n2. always exit with status 1"
+        mine = ("what I'd like:\n1. if the error is silent, print nothing\n2. always exit with status 1\n"
+                "3. in cmd/main.go:31 call the suggestion helper")
         self.assertEqual(corrections.own_lines(mine), mine.splitlines())
 
 
