@@ -325,7 +325,7 @@ _SET_BACK = re.compile(r"""(?xi)\b(?:the|a)\s+wrong\s+(?!with\b|about\b)[a-z]\w*
     | \bover-?complicat\w* | \bover-?engineer\w* | \boverkill\b | \btoo\s+(?:complicated|complex)\b
     | \bput\s+(?:it|that|them|this|those)\s+back\b | \b(?:leave|keep)\s+(?:it|that|them|this|those)\s+as\s+(?:it\s+was|they\s+were)\b
     | \bgo\s+back\s+to\s+(?:the\s+)?(?:previous|old|original|earlier)\b
-    | \bi\s+(?:never\s+)?(?:asked|said|told\s+you)\b(?!\s+(?:him|her|them|the\s+team|around)\b)
+    | \bi\s+(?:never\s+)?(?:asked\s+(?:you|for|to)|said\s+(?:to|that|we|you|it|not|no)|told\s+you)\b
     | \bsame\s+(?:error|issue|problem|failure)\b | \bnothing\s+(?:changed|happens|happened)\b""")
 # The person reporting that something fails since the agent's work ("now I get an error", "the
 # build is broken now"): a correction after the agent said it was done (_CLAIM), else doubtful.
