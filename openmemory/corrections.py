@@ -115,7 +115,9 @@ _REVIEW_ITEM = re.compile(r"(?im)^\s*(?:\d+[.)]\s+|[-*•]\s+)?(?:in\s+)?`?[\w./
 # set apart.
 _REVIEW_LINE = re.compile(r"""(?xi)^\s*(?:\d+[.)]\s*|[-*•]\s+)?(?:\*\*|__)?[^\w\s`'"(]{0,3}\s*(?:\*\*|__)?
     (?:critical|blocker|major|minor|nit(?:pick)?|suggestions?|potential\s+issues?|refactor\s+suggestions?|
-       (?:high|medium|low)(?:\s*[-/]\s*|\s+)(?:severity|priority|risk))(?:\s+[\w-]+){0,3}\s*(?:\*\*|__)?\s*[:\]]
+       (?:high|medium|low)(?:\s*[-/]\s*|\s+)(?:severity|priority|risk))
+    (?:\s+(?:bugs?|issues?|problems?|findings?|errors?|risks?|nits?|security|performance|correctness|style)){0,2}
+    \s*(?:\*\*|__)?\s*[:\]]
     | ^\s*(?:\d+[.)]\s+|[-*•]\s+)(?:.*?[(`]|\*\*)?[\w./-]+\.[A-Za-z]{1,5}:\d+(?:-\d+)?\b""")
 # A line of pasted output (a log, a diff, a prompt, a frame), not the person's own words.
 _OUTPUT = re.compile(r"""(?x)^(?:\s{2,}|\t|[❯$>#+|│└├╰━─=@\[]|\s*-{2,}|\s*\d+(?:\.\d+)?\s|.*[\u2500-\u259f]|.*\.{4,}|
@@ -320,7 +322,7 @@ def states_otherwise(text: str, agent_said: str = "") -> bool:
 # "nothing changed").
 _SET_BACK = re.compile(r"""(?xi)\b(?:the|a)\s+wrong\s+(?!with\b|about\b)[a-z]\w*
     | \bthere(?:'s|\s+is|\s+are)\s+no\s+such\b
-    | (?<!\bif\s)(?<!\bwhen\s)(?<!\bunless\s)(?<!\bwhether\s)\b(?:it|this|that)\s+(?:\w+\s+){0,3}?(?:does\s*n[o']?t|do\s*n[o']?t)
+    | (?<!\bif\s)(?<!\bwhen\s)(?<!\bunless\s)(?<!\bwhether\s)(?<!\bsure\s)(?<!\bensure\s)\b(?:it|this|that)\s+(?:\w+\s+){0,3}?(?:does\s*n[o']?t|do\s*n[o']?t)
         \s+exist\b
     | \bover-?complicat\w* | \bover-?engineer\w* | \boverkill\b | \btoo\s+(?:complicated|complex)\b
     | \bput\s+(?:it|that|them|this|those)\s+back\b | \b(?:leave|keep)\s+(?:it|that|them|this|those)\s+as\s+(?:it\s+was|they\s+were)\b

@@ -189,6 +189,8 @@ class WhatLasts(unittest.TestCase):
         mine = ("what I'd like:\n1. if the error is silent, print nothing\n2. always exit with status 1\n"
                 "3. in cmd/main.go:31 call the suggestion helper")
         self.assertEqual(corrections.own_lines(mine), mine.splitlines())
+        rule = "Critical thing to remember: never push to main\nthanks"      # a severity word, the person's own
+        self.assertEqual(corrections.own_lines(rule), rule.splitlines())
 
 
 class Facts(unittest.TestCase):
@@ -343,7 +345,8 @@ class SaidInPassing(unittest.TestCase):
         for said in ["now I get a panic on startup", "the release build is broken now"]:   # since the agent's work
             self.assertEqual(corrections.correction_verdict(said, done)[:2], ("correction", "fact"), said)
             self.assertEqual(corrections.correction_verdict(said, looked)[0], "doubtful", said)
-        for said in ["create the config if it doesn't exist", "the login page is broken on staging, can you look?",
+        for said in ["create the config if it doesn't exist", "make sure that folder doesn't exist first",
+                     "the login page is broken on staging, can you look?",
                      "> same error\n> nothing changed"]:       # a request; pasted output
             self.assertIsNone(corrections.correction_verdict(said, looked)[0], said)
 
