@@ -189,7 +189,7 @@ class WhatLasts(unittest.TestCase):
         mine = ("what I'd like:\n1. if the error is silent, print nothing\n2. always exit with status 1\n"
                 "3. in cmd/main.go:31 call the suggestion helper")
         self.assertEqual(corrections.own_lines(mine), mine.splitlines())
-        rule = "Critical thing to remember: never push to main\nthanks"      # a severity word, the person's own
+        rule = "Critical thing to remember: never push to main\nand keep the changelog tidy"      # a severity word, the person's own
         self.assertEqual(corrections.own_lines(rule), rule.splitlines())
 
 
