@@ -257,15 +257,12 @@ class _Lesson:
         self.widened = False            # a source from another project: now applies everywhere
         self.revived = False
         self.by_model = False           # worded by the model (a doubtful turn's lesson line)
-        self.servers: set = set()       # the MCP servers its corrections answered a call of
 
     def add(self, ep: dict, unit: dict) -> None:
         for i, x in unit.items():
             self.sum[i] = self.sum.get(i, 0.0) + x
         self._norm = 0.0
         self.sessions.add(incident(ep))
-        if ep.get("kind") == "correction" and _server_of(ep["facts"]):
-            self.servers.add(_server_of(ep["facts"]))
 
     def similarity(self, unit: dict) -> float:
         """Cosine between the lesson (its sources' centroid) and a unit vector."""
@@ -460,8 +457,7 @@ class _Consolidation:
             if s >= score:
                 best, score = lesson, s
         if best is None and ep is not None and ep["kind"] == "correction":
-            best = _same_rule(ep, vec, self.lessons, self.places) or \
-                _same_server(ep, vec, self.lessons, self.places)        # the same use of a tool in other words
+            best = _same_rule(ep, vec, self.lessons, self.places)     # the same rule in other words
         return best
 
     def cause_place(self, ep: dict):
@@ -551,39 +547,6 @@ def _same_rule(ep: dict, vec: dict, lessons: list, places: "_Places") -> "_Lesso
             continue
         s = lesson.similarity(vec)
         if s >= score and same_rule(mine, stance(lesson.text)):
-            best, score = lesson, s
-    return best
-
-
-SERVER_SIMILARITY = 0.4      # two corrections of one project answering calls to one MCP server join at this
-                             # cosine: "not as a comment, but as a page on the ticket" and "put the notes on
-                             # the ticket as a linked page" say one thing about how that tool is used
-
-
-def _server_of(facts: dict) -> str:
-    """The MCP server of the call a correction answered (`mcp__<server>__<tool>`), or ""."""
-    command, tool = call_about(facts)
-    name = tool or command or facts.get("tool") or ""
-    parts = name.split("__")
-    return parts[1] if len(parts) >= 3 and parts[0] == "mcp" and parts[1] else ""
-
-
-def _same_server(ep: dict, vec: dict, lessons: list, places: "_Places") -> "_Lesson | None":
-    """A feedback lesson of the same project, from another session, whose corrections answered
-    calls to the same MCP server as this one, and somewhat alike in words (SERVER_SIMILARITY):
-    how the person wants one integration used, said again in other words. Not for a Bash
-    command or a file edit, about which one project's corrections say many different things."""
-    server = _server_of(ep["facts"])
-    project = places.project(ep["cwd"])
-    if not server or not project:
-        return None
-    best, score = None, SERVER_SIMILARITY
-    for lesson in lessons:
-        if lesson.kind != "feedback" or lesson.cwd != project or server not in lesson.servers \
-                or incident(ep) in lesson.sessions:
-            continue
-        s = lesson.similarity(vec)
-        if s >= score:
             best, score = lesson, s
     return best
 

@@ -316,32 +316,6 @@ class Twins(TempHome):
         self.assertTrue(lesson["text"].startswith("In this project "), lesson["text"])
 
 
-class OneIntegrationInOtherWords(TempHome):
-    """Corrections of one project about how one MCP server's tool is used, in two sessions and
-    other words, back one lesson; another thing said about the same tool stays apart."""
-
-    def night(self, first, second):
-        shop = str(self.tmp / "shop")
-        for day, said in ((2, first), (9, second)):
-            t = Transcript(cwd=shop, start=when(11, day))
-            t.user("write up the findings for the ticket")
-            t.assistant(tools=[("mcp__tracker__add_comment", {"ticket": f"T-{day}", "body": "notes"}, "REJECT", said)])
-            t.assistant("Understood.")
-            t.write(project_folder(self.claude, shop))
-        self.ok("ingest", "--now", clock.iso(when(11, 10, 10)))
-        self.ok("sleep", "--now", clock.iso(when(11, 11, 3)))
-        with store.connect() as db:
-            return sorted((ls["seen"], ls["state"]) for ls in db.all_lessons())
-
-    def test_the_same_use_of_a_tool_said_twice_in_other_words_is_one_backed_lesson(self):
-        self.assertEqual(self.night("not as a comment, but as a page linked from the ticket itself",
-                                    "attach the notes to the ticket as a page instead of commenting"), [(2, "live")])
-
-    def test_another_thing_said_about_the_same_tool_stays_apart(self):
-        self.assertEqual(self.night("not as a comment, but as a page linked from the ticket itself",
-                                    "set the ticket priority to low, not urgent"), [(1, "candidate"), (1, "candidate")])
-
-
 class Bans(TempHome):
     """A ban ("don't ...") becomes a lesson only when said as standing or said again; a one-off
     task said in passing never does."""
