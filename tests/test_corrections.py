@@ -193,6 +193,20 @@ class WhatLasts(unittest.TestCase):
         self.assertEqual(corrections.own_lines(rule), rule.splitlines())
 
 
+    def test_a_message_of_one_word_is_the_persons(self):
+        # a word alone reads as output among other lines (a log's "PASS"), never as the whole message:
+        # a judge was shown the person's "stop" as pasted, and said it held no words of theirs
+        for said in ("stop", "Revert!", "wait..."):
+            self.assertEqual(corrections.own_lines(said), [said])
+        self.assertEqual(corrections.own_lines("/tmp/build/out.log"), [])       # a path pasted alone stays pasted
+        self.assertEqual(corrections.own_lines("npm test\nPASS\nit passes now"), ["npm test", "it passes now"])
+
+    def test_the_judge_is_shown_a_one_word_message_as_the_persons(self):
+        from openmemory import judge
+        shown, pasted = judge._message({"said": "stop"})
+        self.assertEqual((shown, pasted), ("stop", ""))
+
+
 class Facts(unittest.TestCase):
     """What a correction episode carries for sleep and a judge (PROTOCOL.md, "Stored: episodes")."""
 
