@@ -89,6 +89,10 @@ FEEDBACK_CHECKED = 8
 FEEDBACK_WEIGHT = 0.2
 FEEDBACK_CANDIDATES = 50
 
+# A question note's answer is ranked right after it (answers_after_questions) when the question is
+# among the first ANSWERS_LIFTED_WITHIN·k hits (room for the duplicates distinct drops).
+ANSWERS_LIFTED_WITHIN = 2
+
 # Below this best relevance nothing found is relevant: the result says so plainly and shows
 # the closest hit alone (hits_text). Set on the dev corpus's tuning questions and 29
 # questions in its vocabulary about things it never held (tests/data/recall_dev_negatives.json),
@@ -228,7 +232,30 @@ def search(store: Store, query: str, k: int = 5, cwd: str | None = None, include
             rows += _rows(store, [key for key in more if key not in scores], include_archived, exclude)
             hits = rank(rows, merged, qvec, now, scope, lexical_share, weights, cosines, store.contexts,
                         coverage_share, unheld)
-    return distinct(hits, k)
+    return distinct(answers_after_questions(store, hits, k), k)
+
+
+def answers_after_questions(store: Store, hits: list, k: int) -> list:
+    """Hits with the answer to a note that asks a question (the note stored next in its conversation,
+    when it is a candidate) ranked right after the question and as relevant: in a conversation stored
+    turn by turn the question holds the words asked ("How long have you been married?") and the
+    answer does not ("5 years already!"), which only its context holds, at a neighbour's weight."""
+    notes = {h["id"]: h for h in hits if h["source"] == "episode" and h["kind"] == "note"}
+    i = 0
+    while i < min(len(hits), ANSWERS_LIFTED_WITHIN * k):
+        hit = hits[i]
+        i += 1
+        if hit["source"] != "episode" or hit["kind"] != "note" or not hit["gist"].rstrip().endswith("?"):
+            continue
+        after = store.note_after(hit["id"], iso(parse_time(hit["at"]) + NOTE_REPLY_WITHIN))
+        answer = notes.get(after["id"]) if after else None
+        if answer is None or answer["score"] >= hit["score"] or answer is hit:
+            continue
+        hits.remove(answer)
+        answer["relevance"] = max(answer["relevance"], hit["relevance"])
+        answer["score"] = hit["score"]
+        hits.insert(i, answer)    # next: an answer that asks again lifts its own answer
+    return hits
 
 
 def distinct(hits: list, k: int | None = None) -> list:

@@ -135,6 +135,19 @@ class Context(TempHome):
         self.assertNotIn("reply", next(h for h in hits if h["id"] == answer))    # it asks nothing
         self.assertIsNone(self.db.note_after(other, "2100-01-01T00:00:00Z"))    # alone in its conversation
 
+    def test_the_answer_to_a_question_note_ranks_right_after_it(self):
+        asked = self.db.add_note("Ana: How long have you been married?", cwd="/chat", conversation="mcp:1")
+        answer = self.db.add_note("Ben: Twelve years in June, we met at university.", cwd="/chat",
+                                  conversation="mcp:1")
+        self.db.add_note("Ana: My sister got married last spring, a long ceremony.", cwd="/chat",
+                         conversation="mcp:2")
+        self.db.add_note("Ben: That oak has stood there a long time.", cwd="/chat", conversation="mcp:2")
+        # The answer holds none of the words asked but in its context (the question), at a neighbour's
+        # weight: without the question it ranks below both notes that say "long" in their own words.
+        hits = recall.search(self.db, "How long has Ben been married?", k=2)
+        self.assertEqual([h["id"] for h in hits], [asked, answer])
+        self.assertEqual(hits[1]["relevance"], hits[0]["relevance"])    # as relevant: the list stays in order
+
     def test_the_migration_makes_again_the_context_a_long_note_gave_twice(self):
         path = self.home / "v11.db"
         db = sqlite3.connect(str(path), isolation_level=None)
