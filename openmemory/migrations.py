@@ -383,10 +383,43 @@ def m012_note_contexts(db: sqlite3.Connection) -> None:
     db.executemany("UPDATE episodes SET context = ? WHERE id = ?", updates)
 
 
+# What the index holds as an episode's title: nothing when its gist opens with it whole, or, for a
+# note, cut ('…'): a note stored without a title has its first line cut at 100 characters as one,
+# its words and no summary of them (m013); an episode's title is written as its summary ("`git push`
+# failed: ...") and keeps its weight.
+EPISODE_TITLE = ("CASE WHEN instr({0}.gist, {0}.title) = 1 OR ({0}.kind = 'note' AND "
+                 "instr({0}.gist, rtrim(rtrim({0}.title, '…'))) = 1) THEN '' ELSE {0}.title END")
+
+
+def m013_cut_titles_unindexed(db: sqlite3.Connection) -> None:
+    """A note's title cut from its own text ('Melanie, 1:56 pm on 8 May, 2023: Yeah, I painted that
+    lake sunrise…') leaves the index: m007 left out only a title the gist opens with whole, so a
+    note past 100 characters had its first ~100 characters counted again at the title's weight
+    (twice a body word), its later words not. The episodes' index triggers read the new expression and
+    the index is made again from the rows (as m007 made it: a contentless index forgets a row
+    only given what it was indexed with). Safe to run again."""
+    if not db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'recall_index'").fetchone():
+        return
+    fields = "rowid, title, body, detail, context"
+    episode = "{0}.id, %s, {0}.gist, {0}.detail, {0}.context" % EPISODE_TITLE
+    drop = f"INSERT INTO recall_index (recall_index, {fields}) VALUES ('delete', {episode.format('OLD')});"
+    add = f"INSERT INTO recall_index ({fields}) VALUES ({episode.format('NEW')});"
+    db.execute("DROP TRIGGER IF EXISTS recall_index_episode_delete")
+    db.execute("DROP TRIGGER IF EXISTS recall_index_episode_update")
+    db.execute(f"CREATE TRIGGER recall_index_episode_delete AFTER DELETE ON episodes BEGIN {drop} END")
+    db.execute("CREATE TRIGGER recall_index_episode_update AFTER UPDATE OF title, gist, detail, context ON episodes "
+               f"BEGIN {drop} {add} END")
+    db.execute("INSERT INTO recall_index (recall_index) VALUES ('delete-all')")
+    db.execute(f"INSERT INTO recall_index ({fields}) SELECT {episode.format('episodes')} FROM episodes")
+    db.execute(f"INSERT INTO recall_index ({fields}) SELECT -id, '', text, '', '' FROM lessons")
+    db.execute(f"INSERT INTO recall_index ({fields}) SELECT id + {PASSAGE_ROWIDS}, '', "
+               f"{PASSAGE_BODY.format('passages')}, '', context FROM passages")
+
+
 MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_event_identity,
               m005_model_answers, m006_forgotten_and_opted_out, m007_recall_context,
               m008_episodes_indexed_at_commit, m009_lesson_state, m010_passages,
-              m011_agent, m012_note_contexts]
+              m011_agent, m012_note_contexts, m013_cut_titles_unindexed]
 
 
 def migrate(db: sqlite3.Connection, path="") -> None:

@@ -291,7 +291,7 @@ class Store:
             _stored(self._db, cur.lastrowid)
             self._db.executemany("UPDATE episodes SET context = ? WHERE id = ?", changed)
             _index_stored(self._db)
-            self._index_holds(cur.lastrowid, ep["title"] + " " + ep["gist"])
+            self._index_holds(cur.lastrowid, ep["gist"])     # its title may be a cut of it, not indexed (m013)
         return cur.lastrowid
 
     def _index_holds(self, episode_id: int, text: str) -> None:
@@ -1018,9 +1018,9 @@ class Transaction:
                     self._db.execute("COMMIT" if ok else "ROLLBACK")
 
 
-# The text index's fields of an episode (m007): a title that begins its gist is not indexed twice.
-INDEX_EPISODES = ("INSERT INTO recall_index (rowid, title, body, detail, context) SELECT id, CASE WHEN "
-                  "instr(gist, title) = 1 THEN '' ELSE title END, gist, detail, context FROM episodes WHERE id >= ?")
+# The text index's fields of an episode (m007): a title that begins its gist, whole or cut (m013), is not indexed twice.
+INDEX_EPISODES = (f"INSERT INTO recall_index (rowid, title, body, detail, context) SELECT id, "
+                  f"{migrations.EPISODE_TITLE.format('episodes')}, gist, detail, context FROM episodes WHERE id >= ?")
 # ... and of a passage (m010): its text without who said it, its context.
 INDEX_PASSAGES = (f"INSERT INTO recall_index (rowid, title, body, detail, context) SELECT id + "
                   f"{migrations.PASSAGE_ROWIDS}, '', {migrations.PASSAGE_BODY.format('passages')}, '', context "

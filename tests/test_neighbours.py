@@ -174,6 +174,51 @@ class Context(TempHome):
             self.assertEqual(old.episode(1)["context"], "Its password is in the vault.")
             self.assertEqual(indexed(old, "office", "context"), [2])
 
+    def test_a_long_note_is_indexed_once_not_again_as_its_cut_title(self):
+        long = ("The staging database is reached through the bastion host stg-7, only from the office VPN, and "
+                "its backups run nightly at two.")
+        note = self.db.add_note(long, cwd="/shop")
+        self.assertTrue(self.db.episode(note)["title"].endswith("…"))     # its first line, cut at 100
+        self.assertEqual(indexed(self.db, "bastion", "title"), [])       # not counted again at twice a body word
+        self.assertEqual(indexed(self.db, "bastion", "body"), [note])
+        cut = self.db.add_note("deploy " * 13 + "bastionhost")     # its title ends in 'bastio…', a word it never says
+        self.assertEqual(indexed(self.db, "bastionhost"), [cut])
+        raw_db(self.db).execute("UPDATE episodes SET gist = ? WHERE id = ?", (long + " Ask Ops.", note))
+        self.assertEqual(indexed(self.db, "ops", "body"), [note])
+        raw_db(self.db).execute("DELETE FROM episodes WHERE id = ?", (note,))
+        self.assertEqual(indexed(self.db, "bastion"), [])
+
+    def test_the_migration_takes_a_cut_title_out_of_the_index(self):
+        path = self.home / "v12.db"
+        db = sqlite3.connect(str(path), isolation_level=None)
+        before = [m.__name__.split("_", 1)[1] for m in migrations.MIGRATIONS].index("cut_titles_unindexed")
+        for step in migrations.MIGRATIONS[:before]:
+            step(db)
+        db.execute(f"PRAGMA user_version = {before}")
+        long = ("The staging database is reached through the bastion host stg-7, only from the office VPN, and "
+                "its backups run nightly at two.")
+        for n, text in enumerate([long, "Its password is in the vault."]):
+            db.execute("INSERT INTO episodes (key, kind, title, gist, facts, at, created, last_touched, embedding) "
+                       "VALUES (?, 'note', ?, ?, '{}', ?, ?, ?, ?)",
+                       (f"k{n}", text[:99] + "…" if len(text) > 100 else text, text, f"2026-09-25T15:0{n}:00Z",
+                        "2026-09-25T15:00:00Z", "2026-09-25T15:00:00Z", embed.encode(embed.vector(text))))
+        db.execute("INSERT INTO lessons (text, kind, created, updated, embedding) VALUES ('Reach staging through "
+                   "the bastion.', 'project', '2026-09-25T15:00:00Z', '2026-09-25T15:00:00Z', x'')")
+        db.execute("INSERT INTO recall_index (rowid, title, body, detail, context) SELECT id, CASE WHEN "  # as m007 did
+                   "instr(gist, title) = 1 THEN '' ELSE title END, gist, detail, context FROM episodes")
+        self.assertEqual(len(db.execute("SELECT rowid FROM recall_index WHERE recall_index MATCH "
+                                        "'title : bastion'").fetchall()), 1)
+        db.close()
+        with store.connect(path) as old:
+            self.assertEqual(raw_db(old).execute("PRAGMA user_version").fetchone()[0], len(migrations.MIGRATIONS))
+            self.assertEqual(indexed(old, "bastion", "title"), [])
+            self.assertEqual(indexed(old, "bastion", "body"), [-1, 1])     # the lesson, the note
+            self.assertEqual(indexed(old, "vault", "body"), [2])
+            raw_db(old).execute("DELETE FROM episodes WHERE id = 1")        # its trigger forgets what was indexed
+            self.assertEqual(indexed(old, "bastion"), [-1])
+            self.assertEqual([h["id"] for h in recall.search(old, "where is the staging password", k=2)
+                              if h["source"] == "episode"], [2])
+
     def test_the_migration_fills_the_context_of_what_was_stored_before_it(self):
         path = self.home / "v3.db"
         db = sqlite3.connect(str(path), isolation_level=None)
