@@ -260,17 +260,46 @@ def answers_after_questions(store: Store, hits: list, k: int) -> list:
 
 def distinct(hits: list, k: int | None = None) -> list:
     """The first k hits (all without k) whose words are new: hits that say the same in one folder
-    (a session read from two copies of its transcript, a passage said twice) appear once, the best."""
-    seen, out = set(), []
+    (a session read from two copies of its transcript, a passage said twice) appear once, the best.
+    A correction and a passage that holds the person's words it is about (_repeats) say one moment:
+    the second of them is left out when other hits can take its place among the k."""
+    seen, found, said, new = set(), [], {}, 0
     for hit in hits:
         words = (hit["cwd"], " ".join(f"{hit['title']} {hit['gist']}".lower().split()))
         if words in seen:
             continue
         seen.add(words)
-        out.append(hit)
-        if k is not None and len(out) >= k:
+        same = said.setdefault(hit["session_id"], [])
+        repeat = any(_repeats(hit, other) or _repeats(other, hit) for other in same)
+        same.append(hit)
+        found.append((hit, repeat))
+        new += not repeat
+        if k is not None and new >= k:
             break
+    spare = len(found) if k is None else k - new     # places no other hit takes
+    out = []
+    for hit, repeat in found:
+        if repeat:
+            if spare <= 0:
+                continue
+            spare -= 1
+        out.append(hit)
     return out
+
+
+_SAID = re.compile(r"^(?:Said|Correction): ")
+
+
+def _repeats(passage: dict, episode: dict) -> bool:
+    """Whether a passage says what a correction says: the person's words the correction is about, in
+    the same session."""
+    if (passage["source"] != "passage" or episode["source"] != "episode" or not episode["session_id"]
+            or passage["session_id"] != episode["session_id"]):
+        return False
+    if episode["kind"] != "correction" or not _SAID.match(episode["title"]):
+        return False
+    said = " ".join(_SAID.sub("", episode["title"]).rstrip("…").lower().split())
+    return len(said) >= 12 and said in " ".join(passage["gist"].lower().split())
 
 
 def usable_query(query: str) -> str:

@@ -252,6 +252,34 @@ class WhatAHitShows(TempHome):
         self.assertIn("person: hmm are the first two tests really testing something?", [h.get("asked") for h in hits])
         self.assertIn("person: remove the first two", [h.get("reply") for h in hits])
 
+    def test_a_correction_and_the_passage_of_its_words_take_one_place(self):
+        t = Transcript(cwd="/home/dev/shop")
+        t.user("load the orders fixture into the reporting database")
+        t.assistant("Loading it now.", tools=[("Bash", {"command": "psql reporting < orders.sql"}, "COPY 120", False)])
+        t.user("no, never load fixtures into the reporting database, use the reporting replica on port 5433")
+        t.assistant("Understood, I will use the replica on port 5433 for the orders fixture from now on.")
+        t.user("and the reporting replica needs the orders fixture refreshed every morning")
+        t.assistant("I added a morning job that refreshes the orders fixture on the reporting replica.")
+        t.write(project_folder(self.claude, t.cwd))
+        self.ok("ingest")
+        query = "never load fixtures into the reporting database replica port 5433"
+        with store.connect() as db:
+            two = recall.search(db, query, k=2)
+            every = recall.search(db, query, k=10)
+            [correction] = [e for e in db.episodes("correction") if "never load fixtures" in e["title"]]
+        said = "never load fixtures into the reporting database"
+        self.assertTrue(correction["title"].startswith("Correction: no, never load fixtures"))
+        holding = [h for h in every if said in h["gist"] or said in h["title"]]
+        self.assertEqual({h["source"] for h in holding}, {"episode", "passage"})
+        # The correction and the passage say the same words of the person's: two hits show them
+        # once, the better ranked of the two, and one other place.
+        self.assertEqual([h["ref"] for h in two if said in h["gist"] or said in h["title"]], [holding[0]["ref"]], two)
+        self.assertEqual(len(two), 2)
+        # With room for every memory held (six, k=10), both appear; in relevance order either way.
+        self.assertEqual(len(every), 6)
+        for hits in (two, every):
+            self.assertEqual(hits, sorted(hits, key=lambda h: -h["score"]))
+
 
 class CallingSession(TempHome):
     def test_the_session_asking_is_left_out(self):
