@@ -155,8 +155,8 @@ NOTE_REPLY_WITHIN = timedelta(seconds=neighbours.CONVERSATION_GAP_SECONDS)   # a
 
 def with_replies(store: Store, hits: list) -> list:
     """Hits with, for what the agent said (a passage without the person's words), the person's
-    words around it: the short question or request it answers, when the passage before ends
-    with one (`asked`: "hmm are the first two tests really testing something?"), and the start
+    words around it: what they answer, when the passage before ends with the person's words
+    (`asked`: "hmm are the first two tests really testing something?"; _asked_in), and the start
     of the person's reply when the next passage opens with it (`reply`: a proposal or a
     question of the agent is answered there, "no, don't set it"); for a note that asks a
     question, the start of the note stored next in its conversation, with its id (`reply`:
@@ -168,14 +168,28 @@ def with_replies(store: Store, hits: list) -> list:
             reply = _reply_in(near.get(hit["seq"] + 1, ""))
             if reply:
                 hit["reply"] = clip(reply, REPLY_CHARS)
-            before = near.get(hit["seq"] - 1, "").rsplit("\n", 1)[-1]
-            if before.startswith("person: ") and len(before) <= REPLY_CHARS:
-                hit["asked"] = before
+            asked = _asked_in(near.get(hit["seq"] - 1, ""))
+            if asked:
+                hit["asked"] = asked
         elif hit["source"] == "episode" and hit["kind"] == "note" and hit["gist"].rstrip().endswith("?"):
             after = store.note_after(hit["id"], iso(parse_time(hit["at"]) + NOTE_REPLY_WITHIN))
             if after:
                 hit["reply"] = f"next note [{ref('episode', after['id'])}]: " + clip(after["gist"], REPLY_CHARS)
     return hits
+
+
+def _asked_in(text: str) -> str:
+    """The person's words a passage ends with (what the agent's next words answer), on one line; when
+    longer than REPLY_CHARS, their end, where a message's request or objection usually comes after its
+    context; '' when the passage ends with the agent's words."""
+    at = text.rfind("\nperson: ") + 1          # 0 when the passage holds no later person's words
+    if not text.startswith("person: ", at) or "\nagent: " in text[at:]:
+        return ""
+    said = " ".join(text[at + len("person: "):].split())
+    if len(said) + len("person: ") <= REPLY_CHARS:
+        return "person: " + said
+    tail = said[len(said) - (REPLY_CHARS - len("person: …")):]
+    return "person: …" + (tail.split(" ", 1)[1] if " " in tail[:40] else tail)    # from a word's start
 
 
 def _reply_in(text: str) -> str:
@@ -683,7 +697,8 @@ def _index_key(row) -> int:
 # mid-task (issue 25), with room for a framing line. On the dev corpus's tuning questions
 # (in-process, k=5): 680 characters, 799 tokens on average and R@5 0.80; 620, 787 and 0.80;
 # 560, 756 and 0.79; 500, 711 and 0.77 (the sentences that hold the query's words are not
-# always those that answer it).
+# always those that answer it). The person's words around a hit come on top (recall4: taken from
+# it, they cut 'global gitignore' out of the answer it was; on top, 762 tokens through MCP).
 HIT_CHARS = 560
 SESSION_SHOWN = 8               # characters of a session id in a hit (all of it in `show`)
 AROUND, AROUND_MAX = 2, 10      # passages shown on each side of an opened memory
@@ -724,10 +739,11 @@ def hits_text(query: str, hits: list, cwd: str | None = None, max_chars: int | N
 
 
 def hit_block(hit: dict, query: str = "") -> str:
-    """One hit: its header line, then its text (cut around the query's words when long), then
-    the start of the person's reply to it, when there is one (with_replies)."""
+    """One hit: its header line, then its text (cut around the query's words when long), between
+    the person's words it answers and the start of their reply to it, when there are (with_replies):
+    beside the text, not in place of part of it, as the answer is most often in the text itself."""
     reply, asked = hit.get("reply") or "", hit.get("asked") or ""
-    text = excerpt(hit_text(hit), query, HIT_CHARS - len(reply) - len(asked))
+    text = excerpt(hit_text(hit), query, HIT_CHARS)
     return header(hit) + "\n" + (f"{asked}\n" if asked else "") + text + (f"\n{reply}" if reply else "")
 
 

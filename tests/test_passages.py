@@ -252,6 +252,31 @@ class WhatAHitShows(TempHome):
         self.assertIn("person: hmm are the first two tests really testing something?", [h.get("asked") for h in hits])
         self.assertIn("person: remove the first two", [h.get("reply") for h in hits])
 
+    def test_a_long_objection_the_agent_answers_shows_its_end_beside_the_whole_answer(self):
+        t = Transcript(cwd="/home/dev/shop")
+        t.user("set up the test harness for the staging checks")
+        t.assistant("Done: the harness now writes its fixtures under tmp and ignores the build folder. " * 3)
+        t.user("Looking at the changes you did, the harness script says the whole build folder is ignored, "
+               "so nothing of it is committed, and the release notes step reads from there as well\n"
+               "which is not correct: we only ignore build/cache, the build/manifest.json has to be committed")
+        answer = ("You are right. The manifest is tracked and only the cache is ignored; I changed the "
+                  "harness to leave the rest of the folder alone. " * 4).strip()
+        t.assistant(answer)
+        t.write(project_folder(self.claude, t.cwd))
+        self.ok("ingest")
+        query = "harness manifest cache ignored tracked changed"
+        hits = json.loads(self.ok("recall", query, "--json").stdout)
+        [hit] = [h for h in hits if h["text"].startswith("agent: You are right.")]
+        # The person's message spans two lines and is longer than a hit shows of it: its end is
+        # where the objection the agent answers is.
+        self.assertTrue(hit["asked"].startswith("person: …"), hit)
+        self.assertTrue(hit["asked"].endswith("the build/manifest.json has to be committed"), hit)
+        self.assertLessEqual(len(hit["asked"]), recall.REPLY_CHARS)
+        # Shown beside the agent's answer, not in place of part of it.
+        self.assertLessEqual(len(hit["text"]), recall.HIT_CHARS)
+        [block] = [b for b in self.ok("recall", query).stdout.split("\n\n") if f"[{hit['id']}]" in b]
+        self.assertIn(f"{hit['asked']}\nagent: {answer}", block)
+
     def test_a_correction_and_the_passage_of_its_words_take_one_place(self):
         t = Transcript(cwd="/home/dev/shop")
         t.user("load the orders fixture into the reporting database")
