@@ -777,16 +777,8 @@ LOG_MAX_BYTES = 1024 * 1024  # one rotation kept: the log stays under 2 MB
 
 def _log_to_file() -> None:
     """Send the server's and the hook's log lines to paths.log_path() (they may not print)."""
-    import logging.handlers  # here: socket and pickle with it, 6 ms of every command's start
-    path = paths.log_path()
     os.umask(0o077)  # the log names transcripts and projects: only the person may read it
-    try:
-        paths.home().mkdir(parents=True, exist_ok=True, mode=0o700)
-        path.parent.mkdir(exist_ok=True, mode=0o700)
-        handler = logging.handlers.RotatingFileHandler(path, maxBytes=LOG_MAX_BYTES, backupCount=1,
-                                                       encoding="utf-8")
-    except OSError:
-        handler = logging.StreamHandler(sys.stderr)
+    handler = _LogFile(paths.log_path())
     formatter = _RedactingFormatter("%(asctime)s.%(msecs)03dZ %(process)d %(name)s %(levelname)s %(message)s",
                                     "%Y-%m-%dT%H:%M:%S")
     formatter.converter = time.gmtime
@@ -794,6 +786,34 @@ def _log_to_file() -> None:
     logger = logging.getLogger("openmemory")
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG if os.environ.get("OPENMEMORY_DEBUG") else logging.INFO)
+
+
+class _LogFile(logging.Handler):
+    """The log file (rotated at LOG_MAX_BYTES, one old file kept), opened at the first line
+    logged: a session start's hook usually logs none, and logging.handlers brings socket and
+    pickle with it, 6 ms of a start."""
+
+    def __init__(self, path):
+        super().__init__()
+        self.path, self.home, self.file = path, paths.home(), None
+
+    def emit(self, record) -> None:
+        if self.file is None:
+            import logging.handlers
+            try:
+                self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
+                self.path.parent.mkdir(exist_ok=True, mode=0o700)
+                self.file = logging.handlers.RotatingFileHandler(self.path, maxBytes=LOG_MAX_BYTES, backupCount=1,
+                                                                 encoding="utf-8")
+            except OSError:
+                self.file = logging.StreamHandler(sys.stderr)
+            self.file.setFormatter(self.formatter)
+        self.file.emit(record)
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+        super().close()
 
 
 class _RedactingFormatter(logging.Formatter):

@@ -26,7 +26,7 @@ from functools import partial
 from pathlib import Path
 from typing import NamedTuple
 
-from . import forget, paths, settings, transcripts
+from . import forget, paths, redact, settings, transcripts
 from .clock import iso, iso_or_none
 from .episodes import episodes_of
 from .errors import OpenMemoryError
@@ -240,6 +240,8 @@ def ingest(store: Store, roots=None, progress=None, force: bool = False, now: st
     # Reading and preparing in worker processes while this one stores: for a bulk ingest only
     # (a hook's one transcript is read here, without starting workers).
     processes = min(worker_processes(), len(changed)) if sum(size for _, size in changed) >= PARALLEL_BYTES else 0
+    if processes >= 2:
+        redact.ready()   # compiled once, here, before the fork: not again in every worker
     prepared = worker_results(partial(read_ready, optout=optout), [p for p, _ in changed],
                               [size for _, size in changed], processes) if processes >= 2 else None
     try:

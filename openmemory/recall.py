@@ -34,7 +34,7 @@ import unicodedata
 from datetime import timedelta
 from math import log
 
-from . import embed, forget, neighbours, paths
+from . import embed, neighbours, paths
 from .errors import OpenMemoryError
 from .clock import iso, parse_time
 from .migrations import PASSAGE_ROWIDS
@@ -836,6 +836,7 @@ def as_json(hit: dict) -> dict:
 def open_memory(store, memory_id: str, around: int = AROUND) -> dict:
     """One memory by its id as recall shows it (e12, p45, l3, or an episode's number): its
     fields, and what was said around it (passages before and after it in its session)."""
+    from . import forget  # here, not at import: `recall` itself never needs it (6-10 ms of a start)
     episodes, lessons, passages = forget.parse_ids([memory_id])
     if passages:
         found = store.passage(passages[0])

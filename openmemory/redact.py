@@ -34,6 +34,54 @@ from itertools import islice
 
 from . import shorten
 
+
+# Patterns are compiled when the first text is redacted, not at import: a command that never
+# redacts (recall, show, status, a session start's hook) does not pay their 10-15 ms at its start.
+class _Later:
+    """A pattern compiled by ready(), which puts the compiled one in this one's place among the
+    module's globals; used before that (by a reader outside), it compiles everything first."""
+
+    def __init__(self, pattern: str, flags: int = 0):
+        self.pattern, self.flags, self.compiled = pattern, flags, None
+
+    def __getattr__(self, name):
+        ready()
+        return getattr(self.compiled, name)
+
+
+def _later(pattern: str, flags: int = 0) -> re.Pattern:
+    return _Later(pattern, flags)   # typed as the pattern it stands for: the same use, once ready() ran
+
+
+_READY = False
+
+
+def ready() -> None:
+    """Compile every pattern and build the gate's tables, once: called by what every redaction
+    passes through first (the gate: _possible, _possible_each, _gate; the patterns: _pattern_of)."""
+    global _READY, _NEEDLES, _INSIDE, _ANCHORS_INSIDE
+    if _READY:
+        return
+    g = globals()
+    for name, value in list(g.items()):
+        if isinstance(value, _Later):
+            value.compiled = g[name] = re.compile(value.pattern, value.flags)
+    _NEEDLES = [(needle, re.compile(precise) if precise else None, branches) for needle, precise, branches in _NEEDLE_SPECS]
+    # A needle found may hide others inside it ("passwort" holds "pass"): each found needle stands
+    # for every needle it contains.
+    _INSIDE = {n: [(p, b) for m, p, b in _NEEDLES if m in n] for n, _, _ in _NEEDLES}
+    # The needles of anchored branches a found needle holds (itself included).
+    _ANCHORS_INSIDE = {n: frozenset(m for m, p, b in _NEEDLES if m in n and set(b) & _ANCHORED) for n, _, _ in _NEEDLES}
+    _READY = True
+
+
+def __getattr__(name: str):
+    """The gate's tables (_NEEDLES, _INSIDE, _ANCHORS_INSIDE) for a reader outside, built at first use."""
+    if name in ("_NEEDLES", "_INSIDE", "_ANCHORS_INSIDE"):
+        ready()
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 # Words that name a secret. Plural and `_id`/`-file` style suffixes are read as the same word.
 _SECRET_WORD = (r"(?:pass(?:word|wd|phrase)|pwd|secret(?:[ _\-]?(?:access[ _\-]?)?key)?|token|"
                 r"api[ _\-]?key|apikey|access[ _\-]?key|private[ _\-]?key|auth[ _\-]?key|"
@@ -50,8 +98,8 @@ _FOREIGN_LATIN = (r"contrase(?:ñ|n)as?|passw(?:ort|örter|oerter)|kennw(?:ort|�
 _FOREIGN_OTHER = (r"كلمة المرور|كلمة السر|पासवर्ड|パスワード|暗証番号|秘密鍵|シークレット|トークン|密码|密碼|口令|密钥|密鑰|秘钥|"
                   r"令牌|비밀번호|암호|토큰")
 # The foreign words for a password: a number of four digits or more after them is one (a PIN).
-_FOREIGN_PASSWORD = re.compile(r"contrase|passw|kennw|passe|mdp|senha|parola|wachtw|has[łl]o|[şs]ifre|l[öo]senord|heslo|"
-                               r"salasana|jelsz|sandi|парол|المرور|السر|पासवर्ड|パスワード|暗証|密码|密碼|口令|비밀번호|암호", re.I)
+_FOREIGN_PASSWORD = _later(r"contrase|passw|kennw|passe|mdp|senha|parola|wachtw|has[łl]o|[şs]ifre|l[öo]senord|heslo|"
+                           r"salasana|jelsz|sandi|парол|المرور|السر|पासवर्ड|パスワード|暗証|密码|密碼|口令|비밀번호|암호", re.I)
 # The last part of a name that makes an assignment to it a secret ("weak": the value decides).
 _WEAK = r"(?:pass|pw|key|auth|dsn|webhook|credentials?|creds?)"
 
@@ -202,7 +250,7 @@ _KIND = {"url_signature": "signature", "vault_legacy": "vault-token", "pem_tail"
          "putty_key": "private-key", "b64_pem": "private-key", "b64_json": "credentials", "b64_creds": "credentials"}
 
 # Values after a secret word that are clearly not secrets: numbers, placeholders, references.
-_PLACEHOLDER = re.compile(
+_PLACEHOLDER = _later(
     r"^(?:[\d.,]+[kKmM]?|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\(.*|%[A-Za-z_]+%?|\{\{.*|<[^>]*>?|\*+|x+|X+|\.\.\.|…|"
     r"null|nil|none|true|false|yes|no|on|off|undefined|\[REDACTED[^\]]*\]?|process\.env\.[A-Za-z0-9_.]+|os\.environ.*|"
     r"(?:os\.)?getenv.*|env\(.*|secrets\.[A-Za-z0-9_.]+|vault:.*|op://.*|"
@@ -222,25 +270,25 @@ being be been was were is are has have had should must will would can could may 
 case sensitive insensitive per-user shared public private local global secret secure insecure
 too-short mandatory supported unsupported ignored accepted rejected
 """.split())
-_PROSE_SUFFIX = re.compile(r"^[a-z]+(?:ed|ing|ly|able|ible|ment|tion|sion|ness|ous|ive|ful|less)$")
-_CONNECTOR = re.compile(r"""^\\?["']?(?:[ \t]+[\w.\-/']{1,20}){0,3}?\s*(?:[:=：＝]{1,2}|=>|->|\bis\b|\bwas\b|\bare\b|"""
-                        r"\bequals\b|\bset to\b|\bis set to\b|\bof\b|\bbecomes\b)\s*", re.I)
+_PROSE_SUFFIX = _later(r"^[a-z]+(?:ed|ing|ly|able|ible|ment|tion|sion|ness|ous|ive|ful|less)$")
+_CONNECTOR = _later(r"""^\\?["']?(?:[ \t]+[\w.\-/']{1,20}){0,3}?\s*(?:[:=：＝]{1,2}|=>|->|\bis\b|\bwas\b|\bare\b|"""
+                    r"\bequals\b|\bset to\b|\bis set to\b|\bof\b|\bbecomes\b)\s*", re.I)
 # After a word in another language: its "is" (es, fr, de, pt, it, nl, pl, sv, cs, id, ru) or
 # particle (ja, zh, ko), after at most five short words ("la contraseña de la base de datos es").
-_FOREIGN_CONNECTOR = re.compile(
+_FOREIGN_CONNECTOR = _later(
     r"^\\?[\"'»」]?(?:[ \t]+[\w'’.\-]{1,20}){0,5}?\s*(?:[:=：＝]{1,2}|[—–]|-(?=\s)|\b(?:es|era|son|est|c'est|ist|lautet|war|"
     r"é|è|era|is|jest|är|je|adalah|это|є)\b|は|が|を|是|为|為|设为|設為|改为|는|은|이|가)\s*(?:[:=：]\s*)?", re.I)
 # CJK, kana and hangul end a value written after them without a space ("パスワードはhunter2です").
 _CJK = "\u3000-\u30ff\u3400-\u9fff\uac00-\ud7af\uff01-\uff0f\uff1a-\uff20"
-_VALUE = re.compile(r"\s*\\?(?P<q>[\"'`「『“])?(?P<v>(?(q)[^\n\"'`」』”]{1,400}|"
-                    r"(?:[^\s\"'`,;)(\]\[{}<>&|\\" + _CJK + r"]|&(?![A-Za-z_][\w.\-]*=)){1,200}))")
+_VALUE = _later(r"\s*\\?(?P<q>[\"'`「『“])?(?P<v>(?(q)[^\n\"'`」』”]{1,400}|"
+                r"(?:[^\s\"'`,;)(\]\[{}<>&|\\" + _CJK + r"]|&(?![A-Za-z_][\w.\-]*=)){1,200}))")
 # Words after which a hex run is an object's name, not a secret ("token ... commit 9fceb02").
 _NAMING = frozenset("commit sha sha1 sha256 hash digest checksum revision rev id uuid request trace build "
                     "version image file path line column count length limit size".split())
-_HEX = re.compile(r"^[0-9a-fA-F]+$")
-_WORD = re.compile(r"[^\s]+")
-_PUBLIC_PEM = re.compile(r"CERTIFICATE|PUBLIC KEY|PARAMETERS|X509 CRL|CERTIFICATE REQUEST")
-_PASSWORD_WORD = re.compile(r"(?i)(?:pass(?:word|wd|phrase)|pwd)$")
+_HEX = _later(r"^[0-9a-fA-F]+$")
+_WORD = _later(r"[^\s]+")
+_PUBLIC_PEM = _later(r"CERTIFICATE|PUBLIC KEY|PARAMETERS|X509 CRL|CERTIFICATE REQUEST")
+_PASSWORD_WORD = _later(r"(?i)(?:pass(?:word|wd|phrase)|pwd)$")
 
 
 # A gate in front of the pattern: substrings some branch needs, each followed (where a bare
@@ -251,8 +299,10 @@ _PASSWORD_WORD = re.compile(r"(?i)(?:pass(?:word|wd|phrase)|pwd)$")
 # The name branch's last parts (as the gate reads them, folded) and what must follow one.
 _NAME_WEAK = ("pass", "pw", "key", "auth", "dsn", "webhook", "cred(?:entials?|s)?")
 _NAME_AFTER = r"(?![a-z0-9_])(?:[\"'\]\\]{0,3} *[:=：]| +\S)"
-_NEEDLES = [(needle, re.compile(precise) if precise else None, tuple(branches.split()))
-            for needle, precise, branches in [
+# (needle, the pattern that must follow where it is found or None, its branches); compiled into
+# _NEEDLES by ready().
+_NEEDLE_SPECS = [(needle, precise, tuple(branches.split()))
+                 for needle, precise, branches in [
     ("-----begin ", None, "pem"), ("-----end ", r"-----end [a-z0-9 ]{0,30}private", "pem_tail"),
     ("private-lines:", None, "putty_key"), ("age-secret-key-1", None, "age_key"),
     ("sk-", r"sk-[a-z0-9_\-]{20}", "anthropic_key openai_key"), ("sk.eyj", None, "mapbox_key"),
@@ -356,7 +406,7 @@ def _grouped(alternatives) -> re.Pattern:
         head = alt[:2] if alt[0] == "\\" else alt[0]
         assert (not head[1].isalnum()) if len(head) == 2 else head not in "([.^$*+?{|)\\", alt
         groups.setdefault(head, []).append(alt[len(head):])
-    return re.compile("|".join(head + "(?:" + "|".join(rests) + ")" for head, rests in groups.items()))
+    return _later("|".join(head + "(?:" + "|".join(rests) + ")" for head, rests in groups.items()))
 
 
 def _found(low: str) -> set:
@@ -369,10 +419,7 @@ def _found(low: str) -> set:
     return found
 
 
-_NEEDLE_RE = _needle_pattern(n for n, _, _ in _NEEDLES)
-# A needle found may hide others inside it ("passwort" holds "pass"): each found needle stands
-# for every needle it contains.
-_INSIDE = {n: [(p, b) for m, p, b in _NEEDLES if m in n] for n, _, _ in _NEEDLES}
+_NEEDLE_RE = _needle_pattern(n for n, _, _ in _NEEDLE_SPECS)
 
 
 def _possible(text: str) -> frozenset:
@@ -382,13 +429,14 @@ def _possible(text: str) -> frozenset:
     looking at the same text (a quarter of the gate's characters on the public corpus)."""
     found = _GATES.get(text)
     if found is None:
-        found = frozenset(_gate(text)[0])
+        found = frozenset(_gate(text)[0])   # (_gate readies the patterns)
         _GATES.put(text, found)
     return found
 
 
 def _gate(text: str):
     """(_possible(text), the needles of anchored branches in text, folded)."""
+    ready()
     low = _folded(text)
     return _judged(low, _found(low))
 
@@ -413,7 +461,7 @@ def _judged(low: str, needles) -> tuple:
 
 
 # No needle holds a line break: searched in texts joined by "\n", a needle found lies in one text.
-assert not any("\n" in needle for needle, _, _ in _NEEDLES)
+assert not any("\n" in needle for needle, _, _ in _NEEDLE_SPECS)
 
 
 def _possible_each(texts) -> dict:
@@ -423,6 +471,7 @@ def _possible_each(texts) -> dict:
     and is the one _found finds at that place in that text alone (the longest that fits there:
     none of the longer ones runs on into the next text); the rest of the gate (_judged) reads
     each text alone. The same answers as _possible, one search instead of one per text."""
+    ready()
     gates, todo = {}, []
     for text in dict.fromkeys(texts):
         if isinstance(text, str):
@@ -466,8 +515,6 @@ def _folded(text: str) -> str:
 # "shared access " and a 30-character identifier before "key"), and the case-insensitive words
 # are what makes the pattern slow where it is tried everywhere.
 _ANCHORED = frozenset(("word", "foreign", "name", "cli", "sql_password"))
-# The needles of anchored branches a found needle holds (itself included): what _WordsOnly looks for.
-_ANCHORS_INSIDE = {n: frozenset(m for m, p, b in _NEEDLES if m in n and set(b) & _ANCHORED) for n, _, _ in _NEEDLES}
 REACH = 64
 WORD_REACH = REACH   # the name tests and older callers know
 # Where an anchored branch may match: each needle of theirs, or the pattern standing in for it,
@@ -475,7 +522,7 @@ WORD_REACH = REACH   # the name tests and older callers know
 # pattern for the needle does, or more (`-u` without the space before it): a window is never
 # missed, and grouped, the anchors cost a few times less to find than as one flat alternation.
 _ANCHOR_ALTERNATIVES = (
-    [re.escape(n) for n, p, b in _NEEDLES if set(b) & _ANCHORED and p is None]
+    [re.escape(n) for n, p, b in _NEEDLE_SPECS if set(b) & _ANCHORED and p is None]
     + [r"pass(?:(?<=storepass)|(?<=keypass))\s", r"\-u(?<=\s-u)(?:\s|=)", r"pass(?:word|wd|phrase)", r"apikey", r"de passe(?![a-z])",
        r"a[- ]passe(?![a-z])"]
     + [word + r"[ _\-]?key" for word in ("api", "access", "private", "auth", "account", "licence", "license",
@@ -483,7 +530,7 @@ _ANCHOR_ALTERNATIVES = (
                                          "hmac", "aes", "cipher")]
     + [weak + _NAME_AFTER for weak in _NAME_WEAK])
 _ANCHOR_RE = _grouped(_ANCHOR_ALTERNATIVES)
-_TOKEN_START = re.compile("(?<![A-Za-z0-9])")   # where every branch may start (_pattern_of)
+_TOKEN_START = _later("(?<![A-Za-z0-9])")   # where every branch may start (_pattern_of)
 
 
 class _Near:
@@ -518,6 +565,7 @@ def _pattern_of(branches: frozenset) -> re.Pattern:
     finds what the whole pattern finds, faster. Every branch starts where a token starts (none
     inside a run of letters and digits), so one look-behind rejects most positions before any
     branch is tried. Compiled when first needed: the whole one takes tens of ms, a command's start."""
+    ready()
     return re.compile("(?<![A-Za-z0-9])(?:" + "|".join(
         f"(?P<{name}>{body})" for name, body in _BRANCHES if name in branches) + ")")
 
@@ -795,9 +843,9 @@ single multi render shadow depth compile lint build unit check tab enter escape 
 left right modifier meta alt ctrl shift cmd command option no skip use require enable disable allow has is with
 without
 """.split())
-_NAME_CONNECTOR = re.compile(r"""(?:\\?["'])?\]? *(?::=|=>|[:=：]) *""")
-_WEAK_END = re.compile(r"(?i)" + _WEAK + r"$")
-_NAME_PARTS = re.compile(r"[_\-.]|(?<=[a-z0-9])(?=[A-Z])")
+_NAME_CONNECTOR = _later(r"""(?:\\?["'])?\]? *(?::=|=>|[:=：]) *""")
+_WEAK_END = _later(r"(?i)" + _WEAK + r"$")
+_NAME_PARTS = _later(r"[_\-.]|(?<=[a-z0-9])(?=[A-Z])")
 
 
 def _name(m: re.Match):
@@ -955,7 +1003,7 @@ def _b64decode(value: str):
         return None
 
 
-_USER_PASS = re.compile(r"[^\s:/@]{1,64}:(?!//)\S{3,}")
+_USER_PASS = _later(r"[^\s:/@]{1,64}:(?!//)\S{3,}")
 
 
 def _decodes_to_credentials(value: str, depth: int = 0) -> bool:
@@ -1139,10 +1187,10 @@ def secret_safe_clip_block(text: str, limit: int) -> str:
 # --------------------------------------------------------------------------------------
 # A correction whose lasting part is a secret teaches nothing that may be kept.
 
-_CLAUSE_END = re.compile(r"[.;!?\n]+(?:\s|$)|,\s+(?:and\s+)?(?=(?:when|before|after|if|unless|until|while|because|"
-                         r"since|so|then|otherwise)\b)|\s+(?=(?:when|before|after|if|unless|until|while|because|since|"
-                         r"otherwise)\b)", re.I)
-_OPENERS = re.compile(r"^(?:no+|nope|wrong|stop|wait|actually|hey|ok(?:ay)?|please|sorry|hmm+|ugh)\b[\s,.!:;—-]*", re.I)
+_CLAUSE_END = _later(r"[.;!?\n]+(?:\s|$)|,\s+(?:and\s+)?(?=(?:when|before|after|if|unless|until|while|because|"
+                     r"since|so|then|otherwise)\b)|\s+(?=(?:when|before|after|if|unless|until|while|because|since|"
+                     r"otherwise)\b)", re.I)
+_OPENERS = _later(r"^(?:no+|nope|wrong|stop|wait|actually|hey|ok(?:ay)?|please|sorry|hmm+|ugh)\b[\s,.!:;—-]*", re.I)
 
 
 def mostly_secret(text: str) -> bool:
