@@ -594,6 +594,8 @@ def _each_span(text: str, branches: frozenset):
     stops when it has it, and the rest is never searched."""
     near = branches & _ANCHORED
     free = branches - near
+    if "word" in near and not branches & _WORD_SHADOWS and not _value_may_follow(_folded(text)):
+        near = near - _JUST_WORD   # each secret word here would be kept as it is: not tried
     a = _Near(text, near) if near else None
     b = _pattern_of(free) if free else None
     pos = 0
@@ -933,6 +935,58 @@ def _label_of(value: str) -> str:
 
 
 _LOOK_AHEAD = 160  # how far after a secret word its value is looked for (one line at most)
+
+# A secret word is redacted only with a value after it (`_words`), and "token", "password" or
+# "secret" in prose most often has none ("the access token expires", "reset the password"):
+# where no secret word of a text can have one, the word branch is not tried (the anchors' window
+# search and `_words` at each, a tenth of a dense first ingest's redaction). Tried or not, the
+# text comes out the same: a match of it that redacts nothing moves the scan past its first run
+# of letters and digits, where no other branch can start (all start where a token starts), so it
+# changes only what a branch matching at the same place would do, and those before it in
+# _BRANCHES win there anyway; the ones after it are _WORD_SHADOWS, and with one of them possible
+# the branch is tried. (A name at the same place, like "auth" in "auth key", redacts nothing
+# without the ":" or "=" after it, or the "-" before it, that let the word branch be tried.)
+_WORD_SHADOWS = frozenset(("foreign", "b64_pem", "b64_json", "der", "openssh_key", "azure_account_key",
+                           "azure_client_secret", "aws_secret_key", "b64_creds"))
+_JUST_WORD = frozenset(("word",))
+# The needles every secret word holds (`_SECRET_WORD`: "client secret", "api key", "passwd").
+_WORD_NEEDLES = ("token", "secret", "pass", "pwd", "key")
+_WORD_RUNS = 10  # a value is named within 9 runs after a needle: a word's rest (its suffix,
+# "access key" after "secret"), the connector's five words and itself (_FOREIGN_CONNECTOR's)
+_WORD_REACH = 240   # at most a word's 42 characters past its needle and _LOOK_AHEAD
+# What names a value after a secret word, in _words' own terms: a connector's sign (_CONNECTOR's,
+# _FOREIGN_CONNECTOR's), a quote (a quoted value), ">" (<password>x), "- " (a dash as a connector),
+# a particle in CJK text (any of its first characters); the words of a connector, by themselves;
+# a run of 12 or more holding a digit (a random-looking value within three words).
+_VALUE_SIGN = _later(r"[:=：＝>—–\"'`はがを是为為设設改는은이가]|-\s")
+_VALUE_WORDS = frozenset("is was are equals set of becomes es era son est ist lautet war jest är je adalah é è это є".split())
+_WORDS_IN = _later(r"\w+")
+# "--password x", "-api-key x": a flag's dash before the word (and a connector of spaces after it)
+_FLAG_BEFORE = _later(r"-[a-z0-9_\- ]{0,48}$")
+
+
+def _value_may_follow(low: str) -> bool:
+    """Whether some secret word in low (a text folded, _folded) may have a value after it that
+    `_words` redacts: each place one of _WORD_NEEDLES is found is looked at (more than the words
+    themselves; never fewer), for what every way `_words` finds a value needs."""
+    for needle in _WORD_NEEDLES:
+        at = low.find(needle)
+        while at >= 0:
+            end = at + len(needle)
+            line_end = low.find("\n", end, end + _WORD_REACH)
+            after = low[end:line_end if line_end >= 0 else end + _WORD_REACH]
+            runs = after.split(None, _WORD_RUNS)
+            if len(runs) > _WORD_RUNS:
+                after = after[:len(after) - len(runs[_WORD_RUNS])]
+                del runs[_WORD_RUNS]
+            if _VALUE_SIGN.search(after) or not _VALUE_WORDS.isdisjoint(_WORDS_IN.findall(after)):
+                return True
+            if any(len(run) >= 12 and any(map(str.isdigit, run)) for run in runs):   # as _looks_random counts
+                return True
+            if "-" in low[max(0, at - 49):at] and _FLAG_BEFORE.search(low, max(0, at - 49), at):
+                return True
+            at = low.find(needle, end)
+    return False
 
 
 def _is_secret_value(value: str, quoted: bool) -> bool:

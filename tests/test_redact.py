@@ -576,6 +576,84 @@ class TheGate(unittest.TestCase):
                 self.assertEqual(redact_module._possible(text), set())
 
 
+class SecretWordsInProse(unittest.TestCase):
+    """"token", "password" or "secret" in prose with no value after it is not looked at word by
+    word; the same secrets are redacted wherever a value follows, in prose that names them."""
+
+    # (text, what must not survive): prose that names the word, and then a secret in it
+    NAMED = [
+        ("the access token expires in an hour; the staging token is Zx8fQ2nR7pL4sW9kQ", "Zx8fQ2nR7pL4sW9kQ"),
+        ("reset the password for the admin, then the password: hunter22x", "hunter22x"),
+        ("rotate the secret every month. secret = opensesame42", "opensesame42"),
+        ("the token page loads slowly\nrun it with --token x9Kq2Lm8Zp4R7wT", "x9Kq2Lm8Zp4R7wT"),
+        ("send the password in a header, <password>Tr0ub4dor3</password>", "Tr0ub4dor3"),
+        ("the deploy token for staging qX8mPz2LwK9vN4rT", "qX8mPz2LwK9vN4rT"),
+        ("a token bucket limits requests; PASSWORD 'correct horse'", "correct horse"),
+        ("la password del server è Hunter2Segreto", "Hunter2Segreto"),
+        ("the secret key - s3cr3tKeyValue9", "s3cr3tKeyValue9"),
+        ("the api key for staging: AbC123xYz789QwE", "AbC123xYz789QwE"),
+        ("the token is rotated nightly; token Zx8fQ2nR7pL4sW9kQ", "Zx8fQ2nR7pL4sW9kQ"),
+        ("the token expired again.\nDB_PASSWORD=Zx9QmTr0ub4dor", "Zx9QmTr0ub4dor"),
+    ]
+    PROSE = ["the access token expires in an hour", "reset the password for the admin user",
+             "keep the client secret in the vault", "the token bucket refills every second",
+             "call refresh_token when the session ends\n    return None  # renew the token before it expires"]
+
+    def test_a_secret_named_in_prose_is_redacted_and_the_prose_kept(self):
+        for text, secret in self.NAMED:
+            with self.subTest(text=text):
+                out = redact(text)
+                self.assertNotIn(secret, out)
+                self.assertIn("[REDACTED:", out)
+                self.assertEqual(out, redact_module._redact(text))   # as the whole pattern, tried everywhere
+                self.assertTrue(out.startswith(text[:12]))
+
+    def test_prose_with_a_secret_word_and_no_value_is_not_read_word_by_word(self):
+        # the gate lets the word branch through (the word is there), but no value follows it:
+        # its handler is never called, and the text comes out as it went in
+        calls = []
+        handler = redact_module._HANDLERS["word"]
+        redact_module._HANDLERS["word"] = lambda m: calls.append(m.group(0)) or handler(m)
+        try:
+            for text in self.PROSE:
+                with self.subTest(text=text):
+                    self.assertIn("word", redact_module._possible(text))
+                    self.assertEqual(redact(text + " "), text + " ")
+            self.assertEqual(calls, [])
+            self.assertEqual(redact("the staging token is Zx8fQ2nR7pL4sW9kQ "), "the staging token is [REDACTED:secret] ")
+            self.assertEqual(calls, ["token"])     # with a value after it, the word is read
+        finally:
+            redact_module._HANDLERS["word"] = handler
+
+    def test_random_prose_with_secret_words_is_redacted_as_without_the_gate(self):
+        # words, prose, the signs that name a value and the runs that may be one, few of each: most
+        # texts hold a secret word and no value for it, the rest a value or a branch at its place
+        import random
+        rng = random.Random(21)
+        words = ["password", "PASSWD", "Token", "tokens_used", "api key", "API_KEY", "secret", "pwd", "auth key",
+                 "db_pass", "client secret", "secret access key", "Secret-Key", "apiKey", "mytoken", "x_token_y"]
+        prose = ["the", "expired", "value", "reset", "for", "in", "an", "hour", "clave", "auth", "MIIB", "eyJhbGciOi",
+                 "AKIA", "hunter2", "x9Kq2Lm8Zp4R", "Zx8fQ2nR7pL4sW9kQ", "1234567890123", "webhook", "key", "pass",
+                 "secreto", "токен", "abcdefghijklmnopq", "²³⁴⁵⁶⁷⁸⁹¹²³⁴"]
+        glue = [" ", " ", " ", "_", "-", "\n", ".", ",", "(", ")", "/", "é", "ſ", "İ", "\u212a", "\t", "  "]
+        signs = [":", "=", " is ", "'", '"', ">", "<", "--", " - ", " of ", "は", " es ", " — "]
+        alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-"
+        not_tried = 0
+        for _ in range(4000):
+            parts = []
+            for _ in range(rng.randint(1, 12)):
+                x = rng.random()
+                parts.append(rng.choice(words) if x < 0.3 else rng.choice(prose) if x < 0.6 else rng.choice(glue)
+                             if x < 0.9 else rng.choice(signs) if x < 0.95 else
+                             "".join(rng.choice(alphabet) for _ in range(rng.choice((8, 12, 20, 40, 44, 88)))))
+            text = "".join(parts)
+            branches = redact_module._possible(text)
+            not_tried += "word" in branches and not redact_module._value_may_follow(redact_module._folded(text))
+            with self.subTest(text=text[:80]):
+                self.assertEqual(redact(text), redact_module._redact(text))
+        self.assertGreater(not_tried, 500)   # the word branch was left out often enough to tell
+
+
 class EveryPathThatStoresOrWrites(TempHome):
     """Secrets said in words reach no file openmemory writes: database, index, lessons, reports, logs."""
 
