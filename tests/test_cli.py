@@ -43,6 +43,39 @@ class Cli(TempHome):
         self.assertEqual(p.stdout, "")
 
 
+class StartsLight(TempHome):
+    """A command that stores nothing loads no more than its verb runs: recall and a session
+    start's hook neither compile the redaction patterns nor open the log's rotating file."""
+
+    PROBE = ("import json, sys\n"
+             "from openmemory import cli\n"
+             "rc = cli.main(sys.argv[1:])\n"
+             "from openmemory import redact\n"
+             "sys.__stderr__.write(json.dumps([rc, redact._READY, 'openmemory.forget' in sys.modules,\n"
+             "                                 'logging.handlers' in sys.modules]))\n")
+
+    def probe(self, verb: str, stdin: str = "") -> list:
+        import subprocess
+        import sys
+        p = subprocess.run([sys.executable, "-c", self.PROBE, *verb.split()], input=stdin, capture_output=True,
+                           text=True, env=self.env(), timeout=60)
+        return json.loads(p.stderr.splitlines()[-1])
+
+    def test_recall_and_a_session_start_compile_no_redaction_pattern(self):
+        test_session().write(project_folder(self.claude, PROJECT), "s1.jsonl")
+        self.ok("ingest")
+        self.assertEqual(self.probe("recall ruff"), [0, False, False, False])
+        from openmemory import schedule
+        schedule.catch_up_stamp().touch()   # the usual session start: looked at within the hour
+        start = json.dumps({"hook_event_name": "SessionStart", "source": "startup"})
+        self.assertEqual(self.probe("hook", start), [0, False, False, False])
+        # what stores redacts: a session end's hook compiles the patterns and logs what it did
+        path = test_session().write(project_folder(self.claude, PROJECT), "s2.jsonl")
+        end = json.dumps({"hook_event_name": "SessionEnd", "transcript_path": str(path)})
+        self.assertEqual(self.probe("hook", end)[:2], [0, True])
+        self.assertIn("SessionEnd", (self.home / "logs" / "openmemory.log").read_text())
+
+
 def _verbs() -> dict:
     """{verb: its one-line doc} as the CLI's parser declares them."""
     import argparse
