@@ -829,8 +829,9 @@ def _debug_traceback() -> None:
 
 
 def _print_json(value) -> None:
-    json.dump(value, sys.stdout, ensure_ascii=False, indent=2)
-    sys.stdout.write("\n")
+    # one write: json.dump's thousands of small ones each went through the shown() stream (a
+    # first sleep's report over 60,000 sessions took seconds to print)
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
 
 
 def _size(n: int) -> str:
