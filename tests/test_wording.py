@@ -134,6 +134,8 @@ class Wording(unittest.TestCase):
                  facts("fatal: The current branch spotter-gqc has no upstream branch.")]
         never = [facts("String to replace not found in file.", tool="Edit", guard=True),       # Claude Code's guard
                  facts("This command requires approval"),                                    # its permissions
+                 facts("The user doesn't want to take this action right now. STOP what you are doing and wait "
+                       "for the user to tell you how to proceed."),                          # a call cancelled with a refused one
                  facts("Exit code 1"), facts("Exit code 1", "Error"),                        # nothing said
                  facts("Exit code 1", "FAILED tests/test_cart.py::test_total - assert 3 == 4"),  # the work itself
                  facts("app/routes/api.ts(52,11): error TS7034: Variable 'session' implicitly has type 'any'"),
