@@ -9,6 +9,7 @@ delete is a veto (never written again), a file they edit is theirs (left as it i
 the loop, what those files say: MEMORY.md and om-<id>.md as text, pure functions over strings.
 """
 import hashlib
+import heapq
 import json
 import os
 import re
@@ -755,7 +756,7 @@ def topic_file(lesson: dict, sources: list) -> str:
              neutralise(lesson["text"], block_start=True),
              "",
              "**Why:** " + _why_intro(lesson, sources)]
-    shown = sorted(sources, key=lambda s: (s.get("at") or "", s["id"]), reverse=True)[:WHY_SOURCES]
+    shown = heapq.nlargest(WHY_SOURCES, sources, key=lambda s: (s.get("at") or "", s["id"]))   # the newest, newest first
     for s in shown:
         lines.append(f"- {(s.get('at') or '')[:10] or 'undated'}: " + neutralise(clip(_account(s, s["gist"]), WHY_CHARS)))
     if len(sources) > len(shown):

@@ -39,7 +39,7 @@ def settle(store: Store, ids=None, now: str | None = None) -> dict:
     now = iso(now)
     wanted = None if ids is None else set(ids)
     lessons = [ls for ls in store.all_lessons() if not ls["vetoed"] and (wanted is None or ls["id"] in wanted)]
-    episodes = _sources(store, lessons)
+    episodes = store.backing_sources(sorted({i for ls in lessons for i in ls["sources"]}))
     updates, moved = [], {"live": [], "candidate": []}
     for ls in lessons:
         by = backing.backers(ls, [episodes[i] for i in ls["sources"] if i in episodes])

@@ -557,12 +557,13 @@ class _Vectors(dict):
     def __init__(self, episodes):
         super().__init__()
         self.episodes = {ep["id"]: ep for ep in episodes}
+        self.memo: dict = {}        # what surprise_unit works out of the same words, worked out once
 
     def __contains__(self, eid):
         return eid in self.episodes
 
     def __missing__(self, eid):
-        self[eid] = surprise_unit(self.episodes[eid])
+        self[eid] = surprise_unit(self.episodes[eid], self.memo)
         return self[eid]
 
 
@@ -609,21 +610,30 @@ class _Places:
 # --------------------------------------------------------------------------------------
 # What a surprise is about: the vector sleep compares
 
-def surprise_unit(ep: dict) -> dict:
+def surprise_unit(ep: dict, memo: dict | None = None) -> dict:
     """The hashed vector (embed.unit_of) of what a surprise is about: the command and its error,
     or the words said and the call they answered; a note's title and text. Not the episode's
-    gist, whose session context ("While working on ...") would make unrelated surprises look alike."""
+    gist, whose session context ("While working on ...") would make unrelated surprises look alike.
+
+    memo: a night's {words: what they give} (a failure that recurs all year, a correction said
+    again): the same vector, worked out once; its vectors are read, never changed."""
+    memo = {} if memo is None else memo
     facts = ep.get("facts") or {}
     if ep.get("kind") == "error":
         text = core_command(facts.get("command") or facts.get("tool") or "") + "\n" + \
             "\n".join(telling_lines(facts))
     elif ep.get("kind") == "correction":
         said = facts.get("own") or facts.get("said") or ""
-        found = lasting_sentence(said, strict=facts.get("form") in ("review", "pasted-failure"))
-        text = (found[0] if found else correction_head(said)) + "\n" + _about(facts)
+        strict = facts.get("form") in ("review", "pasted-failure")
+        if ("said", said, strict) not in memo:
+            found = lasting_sentence(said, strict=strict)
+            memo["said", said, strict] = found[0] if found else correction_head(said)
+        text = memo["said", said, strict] + "\n" + _about(facts)
     else:
         text = (ep.get("title") or "") + "\n" + (ep.get("gist") or "")
-    return embed.unit_of(text)
+    if ("text", text) not in memo:
+        memo["text", text] = embed.unit_of(text)
+    return memo["text", text]
 
 
 def cause_of(ep: dict) -> str:

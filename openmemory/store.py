@@ -859,6 +859,14 @@ class Store:
         columns = ", ".join(fields) or "*"
         return {row["id"]: _row(row) for row in self._in(f"SELECT {columns} FROM episodes WHERE id IN (%s)", ids)}
 
+    def backing_sources(self, ids) -> dict:
+        """{id: episode} as what backs a lesson reads them (backing.backers): kind, session, time and
+        folder of each, and the facts of a correction only (a failure's are never read there: a
+        lesson of a heavy year has 100,000 of them, decoded for nothing)."""
+        return {row["id"]: _row(row) for row in self._in(
+            "SELECT id, session_id, kind, at, cwd, title, CASE WHEN kind = 'correction' THEN facts ELSE '{}' END "
+            "AS facts FROM episodes WHERE id IN (%s)", ids)}
+
     def predictions_by_lesson(self) -> dict:
         """{lesson id: [prediction, ...]} in the order they were made."""
         out = {}
