@@ -355,8 +355,10 @@ _DID_IT = re.compile(r"""(?xi)\bi\s+(?:was\s+able\s+to|managed\s+to|just\s+did\s
 
 
 def contradicts_limit(text: str, agent_said: str) -> bool:
-    """Whether the person says they did what the agent's last words said cannot be done."""
-    return bool(agent_said and _DID_IT.search(text or "") and _CANNOT.search(agent_said[-1200:]))
+    """Whether the person says, in their own lines, that they did what the agent's last words said
+    cannot be done (their lines read only after the agent's words said so: most messages follow
+    no such words)."""
+    return bool(agent_said and _CANNOT.search(agent_said[-1200:]) and _DID_IT.search("\n".join(own_lines(text))))
 
 
 def is_pushback_on_destructive(text: str, agent_ran: str) -> bool:
@@ -413,7 +415,7 @@ def correction_verdict(text: str, agent_said: str = "", refused: bool = False, i
         return "correction", "fact"
     if states_otherwise(t, agent_said):
         return "correction", "fact"
-    if contradicts_limit("\n".join(own_lines(head)), agent_said):
+    if contradicts_limit(head, agent_said):
         return "correction", "fact"     # "I was able to do it through the UI" after "it only supports ..."
     if _YOU_CAN.match(head) or _BUT_WE_DO.search(head):
         return "correction", "question"

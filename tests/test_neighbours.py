@@ -7,6 +7,9 @@ from tests.fixtures import Transcript, project_folder, test_session
 from tests.helpers import TempHome, raw_db
 from tests.test_recall import NOW, episode, indexed, put
 
+LONG_NOTE = ("The staging database is reached through the bastion host stg-7, only from the office VPN, and "
+             "its backups run nightly at two.")     # over 100 characters: its title is a cut of it
+
 
 class Context(TempHome):
     """Each memory is indexed with what happened around it, as a lower-weight field."""
@@ -18,6 +21,17 @@ class Context(TempHome):
 
     def context(self, eid):
         return self.db.episode(eid)["context"]
+
+    def stopped_before(self, migration: str) -> tuple:
+        """(path, raw connection) of a database made by the migrations before this one (its name
+        without the number), as a version of openmemory before it left it."""
+        path = self.home / f"before-{migration}.db"
+        db = sqlite3.connect(str(path), isolation_level=None)
+        before = [m.__name__.split("_", 1)[1] for m in migrations.MIGRATIONS].index(migration)
+        for step in migrations.MIGRATIONS[:before]:
+            step(db)
+        db.execute(f"PRAGMA user_version = {before}")
+        return path, db
 
     def test_a_surprise_carries_its_session_and_neighbours_and_a_session_its_surprises(self):
         ids = put(self.db, [
@@ -149,16 +163,9 @@ class Context(TempHome):
         self.assertEqual(hits[1]["relevance"], hits[0]["relevance"])    # as relevant: the list stays in order
 
     def test_the_migration_makes_again_the_context_a_long_note_gave_twice(self):
-        path = self.home / "v11.db"
-        db = sqlite3.connect(str(path), isolation_level=None)
-        before = [m.__name__.split("_", 1)[1] for m in migrations.MIGRATIONS].index("note_contexts")
-        for step in migrations.MIGRATIONS[:before]:
-            step(db)
-        db.execute(f"PRAGMA user_version = {before}")
-        long = ("The staging database is reached through the bastion host stg-7, only from the office VPN, and "
-                "its backups run nightly at two.")
-        cut = long[:97] + "…"
-        for n, (text, context) in enumerate([(long.strip(), "Its password is in the vault."),
+        path, db = self.stopped_before("note_contexts")
+        cut = LONG_NOTE[:97] + "…"
+        for n, (text, context) in enumerate([(LONG_NOTE.strip(), "Its password is in the vault."),
                                              ("Its password is in the vault.", f"{cut}: {cut}")]):
             db.execute("INSERT INTO episodes (key, kind, title, gist, facts, at, created, last_touched, embedding, "
                        "context) VALUES (?, 'note', ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -175,29 +182,20 @@ class Context(TempHome):
             self.assertEqual(indexed(old, "office", "context"), [2])
 
     def test_a_long_note_is_indexed_once_not_again_as_its_cut_title(self):
-        long = ("The staging database is reached through the bastion host stg-7, only from the office VPN, and "
-                "its backups run nightly at two.")
-        note = self.db.add_note(long, cwd="/shop")
+        note = self.db.add_note(LONG_NOTE, cwd="/shop")
         self.assertTrue(self.db.episode(note)["title"].endswith("…"))     # its first line, cut at 100
         self.assertEqual(indexed(self.db, "bastion", "title"), [])       # not counted again at twice a body word
         self.assertEqual(indexed(self.db, "bastion", "body"), [note])
         cut = self.db.add_note("deploy " * 13 + "bastionhost")     # its title ends in 'bastio…', a word it never says
         self.assertEqual(indexed(self.db, "bastionhost"), [cut])
-        raw_db(self.db).execute("UPDATE episodes SET gist = ? WHERE id = ?", (long + " Ask Ops.", note))
+        raw_db(self.db).execute("UPDATE episodes SET gist = ? WHERE id = ?", (LONG_NOTE + " Ask Ops.", note))
         self.assertEqual(indexed(self.db, "ops", "body"), [note])
         raw_db(self.db).execute("DELETE FROM episodes WHERE id = ?", (note,))
         self.assertEqual(indexed(self.db, "bastion"), [])
 
     def test_the_migration_takes_a_cut_title_out_of_the_index(self):
-        path = self.home / "v12.db"
-        db = sqlite3.connect(str(path), isolation_level=None)
-        before = [m.__name__.split("_", 1)[1] for m in migrations.MIGRATIONS].index("cut_titles_unindexed")
-        for step in migrations.MIGRATIONS[:before]:
-            step(db)
-        db.execute(f"PRAGMA user_version = {before}")
-        long = ("The staging database is reached through the bastion host stg-7, only from the office VPN, and "
-                "its backups run nightly at two.")
-        for n, text in enumerate([long, "Its password is in the vault."]):
+        path, db = self.stopped_before("cut_titles_unindexed")
+        for n, text in enumerate([LONG_NOTE, "Its password is in the vault."]):
             db.execute("INSERT INTO episodes (key, kind, title, gist, facts, at, created, last_touched, embedding) "
                        "VALUES (?, 'note', ?, ?, '{}', ?, ?, ?, ?)",
                        (f"k{n}", text[:99] + "…" if len(text) > 100 else text, text, f"2026-09-25T15:0{n}:00Z",
@@ -220,12 +218,7 @@ class Context(TempHome):
                               if h["source"] == "episode"], [2])
 
     def test_the_migration_fills_the_context_of_what_was_stored_before_it(self):
-        path = self.home / "v3.db"
-        db = sqlite3.connect(str(path), isolation_level=None)
-        before = [m.__name__.split("_", 1)[1] for m in migrations.MIGRATIONS].index("recall_context")
-        for step in migrations.MIGRATIONS[:before]:
-            step(db)
-        db.execute(f"PRAGMA user_version = {before}")
+        path, db = self.stopped_before("recall_context")
         rows = [("s1", "session", "add tags to posts", "Asked: add tags to posts.", "2026-09-25T13:30:00Z", "{}"),
                 ("s1", "error", "`npx prisma migrate dev` failed: Drift detected", "drift", "2026-09-25T14:00:00Z",
                  "{}"),
