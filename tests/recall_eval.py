@@ -265,8 +265,6 @@ def evaluate(misses: bool = False) -> dict:
         for c in why.values():
             counts[c["cause"]] = counts.get(c["cause"], 0) + 1
         out["causes"] = dict(sorted(counts.items(), key=lambda kv: -kv[1]))
-        out["unanswerable_shown"] = {q["id"]: results[q["id"]] for q in unanswerable
-                                     if not says_nothing(results[q["id"]])}
     return out
 
 
@@ -379,8 +377,6 @@ def main(argv=None) -> int:
             c = m.get("cause") or {}
             print(f"\n--- {m['id']} ({'heldout' if m['heldout'] else 'tuning'}, {m['where']}) {m['question']}\n"
                   f"gold: {m['gold']}\ncause: {c.get('cause')}; {c.get('note')}\n{m['shown']}")
-        for qid, text in out["unanswerable_shown"].items():
-            print(f"\n--- {qid} (unanswerable)\n{text}")
     return 0
 
 
