@@ -793,8 +793,11 @@ def _words(m: re.Match):
         called = text.startswith("(", value.end("v"))
         pin = bool(_PASSWORD_WORD.search(m.group(0))) and v.isdigit() and len(v) >= 4
         quoted = bool(value.group("q"))
-        # "tokens are classic": after a plural's "are" only a password-shaped value is one
-        secret = _passwordish(v, quoted) if connector.group(0).strip().lower() == "are" else _is_secret_value(v, quoted)
+        # "tokens are classic", "a token instead of personal-account ones": after a plural's "are" or
+        # the preposition "of" (no assignment) only a password-shaped value is one
+        said = connector.group(0).lower().split()
+        weak = said == ["are"] or said[-1:] == ["of"]
+        secret = _passwordish(v, quoted) if weak else _is_secret_value(v, quoted)
         if not called and (pin or secret):
             return text[m.start():value.start("v")] + _label_of(v), value.start("v") + len(v)
         return _skip(m)

@@ -76,6 +76,7 @@ SECRETS = [
      "Xy9%2Bk3LmNoPqRsTuVwXyZ0123456789abcd"),
     # cloud secret keys on their own
     ("the second line of the csv was " + AWS_SECRET, AWS_SECRET),
+    ("a deploy token of Zx8fQ2nR7pL4sW9kQ for staging", "Zx8fQ2nR7pL4sW9kQ"),
     ("failed: key " + AWS_SECRET + ". While working on it", AWS_SECRET),
     (AZURE_ACCOUNT_KEY, AZURE_ACCOUNT_KEY[:30]),
     ("azure app SI68Q~dMlHUvTC.QCyEZDz~TddJ8HyS5SUkCn", "dMlHUvTC.QCyEZDz~TddJ8HyS5SUkCn"),
@@ -317,6 +318,8 @@ LOOKALIKES += [
     ("hvs. tokens are Vault's service tokens", "a Vault prefix named alone"),
     ("pypi-AgE is how a PyPI token starts", "a PyPI prefix named alone"),
     ("bot token goes in TELEGRAM_TOKEN", "prose naming a variable"),
+    ("use a GitHub App token instead of personal-account tokens", "a kind of token after a preposition"),
+    ("an API key instead of oauth", "a way to sign in after a preposition"),
     ("Error: 401 Unauthorized (invalid api key)", "an error about a key"),
     ("SECRET_KEY must not be empty", "an error naming a setting"),
     ("ValueError: password too short", "an error about a password"),
