@@ -159,15 +159,15 @@ def _log_line(line: str) -> bool:
 
 
 _LIST_MARK = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s")
-_WORD_ALONE = re.compile(r"[^\W\d_][\w'’-]*[.!?…]*")      # a word, as typed: "stop", "revert!", "wait..."
+_WORD_ALONE = re.compile(r"[^\W\d_]\S{0,99}")     # a word or a name, as typed: "stop", "wait...", "origin/main"
 
 
 def own_lines(text: str) -> list:
     """The lines the person typed themselves: not pasted output (logs, diffs, frames, and a
     line in parentheses that goes on from one: a tool's hint), nor review findings pasted
     without their header (_REVIEW_LINE, with the lines of a finding's text after it up to a
-    blank line or the next item). A message of one line that is one word ("stop", "revert") is
-    the person's: a word alone reads as output only among other lines."""
+    blank line or the next item). A message of one line that is one word or name ("stop", "revert",
+    "origin/main") is the person's: a word alone reads as output only among other lines."""
     lines = (text or "").splitlines()
     if len([ln for ln in lines if ln.strip()]) == 1 and _WORD_ALONE.fullmatch(text.strip()):
         return [ln for ln in lines if ln.strip()]

@@ -196,7 +196,7 @@ class WhatLasts(unittest.TestCase):
     def test_a_message_of_one_word_is_the_persons(self):
         # a word alone reads as output among other lines (a log's "PASS"), never as the whole message:
         # a judge was shown the person's "stop" as pasted, and said it held no words of theirs
-        for said in ("stop", "Revert!", "wait..."):
+        for said in ("stop", "Revert!", "wait...", "origin/main", "release-1.4?"):
             self.assertEqual(corrections.own_lines(said), [said])
         self.assertEqual(corrections.own_lines("/tmp/build/out.log"), [])       # a path pasted alone stays pasted
         self.assertEqual(corrections.own_lines("npm test\nPASS\nit passes now"), ["npm test", "it passes now"])
