@@ -14,7 +14,7 @@ from functools import lru_cache
 from . import neighbours
 from .clock import iso, iso_or_none
 from .corrections import carries_nothing, correction_verdict, own_lines, unsettled, what_lasts
-from .failures import (cause_key, error_lines, is_guard, output_host, pipes_download, telling_lines,
+from .failures import (cause_key, error_lines, is_guard, never_ran, output_host, pipes_download, telling_lines,
                        unsafe_advice, unsafe_fix)
 # a cut redacts first where it cuts (issue 27): it never keeps part of a secret
 from .redact import secret_safe_clip as clip, secret_safe_clip_block as clip_block
@@ -114,7 +114,7 @@ def surprises_of(s: Session, settled: bool = False) -> list:
                         bare.append(call)
                 elif call.interrupted:
                     interrupted = True
-                elif call.is_error:
+                elif call.is_error and not never_ran(call.result):     # cancelled beside a failed or refused call
                     noted = _note_error(found, errors, call, s.id, history, said)
                     if noted is not None:
                         unexplained.append(noted)

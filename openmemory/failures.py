@@ -379,11 +379,18 @@ def program_of(facts: dict) -> str:
 # because another of the same batch failed or was refused ("The user doesn't want to take this
 # action right now", Claude Code 2.1.17: the call never ran), and a refusal's text in a record
 # that does not say it was refused (transcripts tells a refusal by its record).
+_NEVER_RAN = r"doesn't want to take this action right now|Sibling tool call errored"
 _HARNESS = re.compile(r"requires approval|haven't granted it yet|permission to use|doesn't want to proceed|"
-                      r"doesn't want to take this action|"
-                      r"Sibling tool call errored|"
+                      r"doesn't want to take this action|" + _NEVER_RAN + "|"
                       r"has not been read yet|String to replace not found|No changes to make|"
                       r"modified since read|File has been unexpectedly modified", re.I)
+_CANCELLED = re.compile(_NEVER_RAN, re.I)
+
+
+def never_ran(result: str | None) -> bool:
+    """Whether a failed call's result is Claude Code cancelling it before it ran, because another
+    call of the same batch failed or was refused: no failure of its own to keep or recall."""
+    return bool(result) and len(result) < 400 and _CANCELLED.search(result) is not None
 # Failures of the code being worked on, not of the command: a failing test, a compiler or
 # type error, a lint finding. They are the work itself when they come mid-edit.
 _WORK = re.compile(r"""(?x)

@@ -105,6 +105,18 @@ class Surprises(unittest.TestCase):
         found = episodes.surprises_of(parse(t))
         self.assertEqual([f.kind for f in found], ["correction"])
 
+    def test_a_call_cancelled_beside_a_failed_one_is_not_an_error(self):
+        # Claude Code 2.1.x cancels the rest of a batch when one call fails or is refused: the
+        # cancelled calls never ran, so there is no failure of theirs to keep, learn or recall
+        t = Transcript()
+        t.user("build and lint")
+        t.assistant(tools=[("Bash", {"command": "make"}, "Exit code 2\nmake: *** No rule to make target 'all'", True),
+                           ("Bash", {"command": "make lint"}, "<tool_use_error>Sibling tool call errored</tool_use_error>", True),
+                           ("Bash", {"command": "make docs"}, "The user doesn't want to take this action right now. "
+                            "STOP what you are doing and wait for the user to tell you how to proceed.", True)])
+        found = episodes.surprises_of(parse(t))
+        self.assertEqual([(f.kind, f.command) for f in found], [("error", "make")])
+
     def test_first_request_is_never_a_correction(self):
         t = Transcript()
         t.user("No tests yet: write them")
