@@ -99,6 +99,10 @@ ANSWERS_LIFTED_WITHIN = 2
 # never on the question set's held-out or unanswerable ones: at 0.25, 28 of the 29 are said
 # to have nothing (0.15: 24, 0.2: 26, 0.3: 28) while 3 of the 58 tuning questions whose
 # answer is shown have a best below it (0.15: 2, 0.3: 4), and still show their best hit.
+# 40 harder negatives written later (n30-n69: a phrase, identifier or error line no session
+# holds, in words it does) were said to have nothing on 11: a name no memory holds in order
+# (named_nowhere) makes it 30 of 40 and 29 of the first 29, while "nothing relevant" is said on
+# 6 of the 81 tuning questions instead of 4 (their answers shown as before: R@5 0.81).
 NOTHING_RELEVANT = 0.25
 CONFIDENCE_FROM = 3             # the best candidates whose coverage of the query scales relevance
 
@@ -231,7 +235,7 @@ def search(store: Store, query: str, k: int = 5, cwd: str | None = None, include
         return distinct(rank(rows, None, qvec, now, scope, lexical_share, weights, None, store.contexts), k)
     scores, counted = lexical
     weights = query_weights(query, counted, store.indexed_total())
-    unheld = held_nowhere(weights, counted) * min(1.0, store.indexed_total() / ABSENCE_FROM)
+    unheld = held_nowhere(weights, counted, named_nowhere(store, query, counted)) * min(1.0, store.indexed_total() / ABSENCE_FROM)
     rows = _rows(store, list(scores), include_archived, exclude)
     cosines = {}
     hits = rank(rows, scores, qvec, now, scope, lexical_share, weights, cosines, store.contexts, coverage_share,
@@ -483,14 +487,73 @@ ABSENCE_FROM = 1500
 ABSENCE_POWER = 3
 
 
-def held_nowhere(weights: dict, counted: list) -> float:
-    """The share of the query's weight in words no memory holds ("Redis", "passphrase"): they
-    say the question is about something memory does not hold. It counts against relevance a
-    second time (beside the best match's coverage, which lacks them too; ABSENCE_FROM), so a
+def held_nowhere(weights: dict, counted: list, unheld_stems=frozenset()) -> float:
+    """The share of the query's weight in words no memory holds ("Redis", "passphrase"), or holds
+    only apart from the name the query gives them in (unheld_stems, named_nowhere: then at least
+    QUOTED_NOWHERE): they say the question is about something memory does not hold. It counts
+    against relevance a second time (beside the best match's coverage, which lacks them too; ABSENCE_FROM), so a
     question about a thing never stored reads weak however well its other words match."""
     total = sum(weights.values())
-    missing = {stem for n, t in counted if n == 0 for stem in embed.words(_plain(t))}
-    return sum(w for stem, w in weights.items() if stem in missing) / total if total else 0.0
+    missing = {stem for n, t in counted if n == 0 for stem in embed.words(_plain(t))} | set(unheld_stems)
+    share = sum(w for stem, w in weights.items() if stem in missing) / total if total else 0.0
+    return max(share, QUOTED_NOWHERE if unheld_stems else 0.0)
+
+
+# A thing the query names, by a phrase it quotes (`git worktree prune`, "cannot lock ref", a pasted
+# error line) or by an identifier (ENTIRE_DISABLE_HOOKS, SessionState.PausedAt, go.mod), is what it
+# asks about: when no memory holds the name's words in that order, memory never held that thing,
+# however common its words are apart. Then at least QUOTED_NOWHERE of the query counts as held
+# nowhere, which keeps even a perfect match below NOTHING_RELEVANT ((1 − 0.5)³ = 0.125). An
+# identifier is one name, whole. A quoted phrase is split at the words no memory holds (a hash, a
+# path: held_nowhere weighs them), and a longer part is held when at least half of its stretches of
+# NAME_STRETCH words are, so an error pasted with other details (a branch, a remote) still finds
+# the line it was stored as. Words joined by '/' are not taken for an identifier (prose writes
+# "PATH/mise", "and/or"), nor single letters ("e.g."). At most NAMES_CHECKED names a query, by their
+# first NAME_WORDS words; a stretch is looked up (an FTS5 phrase query) only when one of its words
+# is in at most POSTINGS_BUDGET memories: FTS5 reads the postings of a phrase's words, and a run of
+# common words only ("failed to push") costs 10-20 ms at 60,000 sessions and is held there anyway.
+# Measured: NOTHING_RELEVANT above; OPERATIONS.md ("Relevance across queries") has the figures.
+QUOTED = re.compile(r"`([^`\n]+)`|\"([^\"\n]+)\"")
+IDENTIFIER = re.compile(r"(?<![\w/])[\w.-]*?(?:[a-z][A-Z]|[^\W_][_.][^\W_])[\w.-]*(?![\w/])")
+QUOTED_NOWHERE = 0.5
+NAMES_CHECKED = 4
+NAME_WORDS = 12
+NAME_STRETCH = 4
+
+
+def named(query: str) -> list:
+    """The phrases a query quotes, then the identifiers it names outside quotes (snake_case, camelCase, a.b)."""
+    found = [m.group(1) or m.group(2) for m in QUOTED.finditer(query)]
+    found += [m.group(0).strip(".-") for m in IDENTIFIER.finditer(QUOTED.sub(" ", query))]
+    return [name for name in found if any(len(w) > 1 for w in _WORD.findall(name))]
+
+
+def named_nowhere(store: Store, query: str, counted: list) -> set:
+    """The stems of the names in query (named) that no memory holds in their words' order (above).
+    counted: the query's [(documents, term)] (_lexical_scores), which says how common a word is."""
+    documents = {t: n for n, t in counted}
+    unheld = set()
+    for name in named(query)[:NAMES_CHECKED]:
+        words = _WORD.findall(_plain(name).lower())[:NAME_WORDS]
+        held = [documents[w] if w in documents else store.indexed_count(match_expression([w]), 1) for w in words]
+        if not any(held) or (not all(held) and not any(c.isspace() for c in name.strip())):
+            unheld.update(embed.words(_plain(name)))
+            continue
+        runs, run = [], []
+        for word, n in zip(words + [None], held + [0]):
+            if n:
+                run.append(word)
+                continue
+            if len(run) > 1:
+                runs.append(run)
+            run = []
+        for run in runs:
+            stretches = [run[i:i + NAME_STRETCH] for i in range(max(1, len(run) - NAME_STRETCH + 1))]
+            missed = sum(any(documents.get(w, POSTINGS_BUDGET + 1) <= POSTINGS_BUDGET for w in part)
+                         and not store.indexed_count('"%s"' % " ".join(part), 1) for part in stretches)
+            if 2 * missed > len(stretches):
+                unheld.update(embed.words(" ".join(run)))
+    return unheld
 
 
 def query_weights(query: str, counted: list, total: int) -> dict:

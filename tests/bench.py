@@ -61,7 +61,9 @@ QUERIES = ["make docs no rule to make target", "tests fail ImportError unittest"
            "connection to server on socket failed", "git push rejected", "ruff unused import",
            "duplicate column name migration", "pytest -q instead of unittest", "force push to main",
            "pnpm instead of npm", "checkout cart payment", "terraform cluster ingress", "TS2307 cannot find module",
-           "AWS credentials deploy staging", "how do I run the tests", "kubernetes helm chart"]
+           "AWS credentials deploy staging", "how do I run the tests", "kubernetes helm chart",
+           # a quoted phrase and an identifier of common words: an FTS5 phrase query each (recall.named_nowhere)
+           "`error: failed to push some refs to origin` after a rebase", "where is DATABASE_URL set for the tests"]
 GENERATOR = 3  # bump when tests/synthetic.py changes what it writes: a kept --dir is rebuilt
 
 # The baseline: read every transcript in binary and json.loads every line, nothing else.

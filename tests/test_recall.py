@@ -280,6 +280,58 @@ class Relevance(TempHome):
         self.assertLess(weak["score"], strong["score"] - 0.3)
 
 
+class NamedNowhere(TempHome):
+    """A thing the query names (a quoted phrase, an identifier) that no memory holds in its words'
+    order: nothing relevant, however well its words match apart (recall.named_nowhere)."""
+
+    def setUp(self):
+        super().setUp()
+        self.db = store.connect()
+        put_apart(self.db, [
+            episode("wt", "Removed the old worktree", "we prune stale branches with git branch -d after the "
+                    "worktree is removed; git lists what is left", kind="note"),
+            episode("hooks", "entire: disable the hooks in CI", "ENTIRE_LOCAL_DEV=1 makes the hooks use go run",
+                    kind="note"),
+            episode("stash", "`entire resume` failed", "you have uncommitted changes. Please commit or stash them "
+                    "first; we push the branch afterwards"),
+        ] + [episode(f"f{i}", f"`npm run build` failed: step {i}", f"webpack compiled step {i}") for i in range(8)])
+        # absence counts in full however small the store (it is scaled by the store's size, ABSENCE_FROM)
+        patcher = mock.patch.object(recall, "ABSENCE_FROM", 1)
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        self.addCleanup(self.db.close)
+
+    def said(self, query):
+        hits = recall.search(self.db, query, now=NOW)
+        return recall.hits_text(query, hits).split("\n", 1)[0], hits
+
+    def test_a_quoted_phrase_no_memory_holds_in_order_is_nothing_relevant(self):
+        head, hits = self.said("how do we run `git worktree prune`")
+        self.assertTrue(head.startswith("Nothing relevant in memory"), head)
+        self.assertLess(hits[0]["relevance"], recall.NOTHING_RELEVANT)
+        head, hits = self.said("why do we run `git branch -d` after the worktree is removed")
+        self.assertRegex(head, r"^\d memor(y|ies) for ")
+        self.assertEqual(hits[0]["title"], "Removed the old worktree")
+
+    def test_an_identifier_no_memory_holds_is_nothing_relevant(self):
+        head, _ = self.said("what does ENTIRE_DISABLE_HOOKS do in CI")
+        self.assertTrue(head.startswith("Nothing relevant in memory"), head)
+        head, hits = self.said("what does ENTIRE_LOCAL_DEV do to the hooks")
+        self.assertRegex(head, r"^\d memor(y|ies) for ")
+        self.assertEqual(hits[0]["title"], "entire: disable the hooks in CI")
+
+    def test_an_error_pasted_with_a_word_changed_still_finds_the_line_it_was_stored_as(self):
+        head, hits = self.said("`you have uncommitted changes. Please commit or push them first` on resume")
+        self.assertRegex(head, r"^\d memor(y|ies) for ")
+        self.assertEqual(hits[0]["title"], "`entire resume` failed")
+
+    def test_prose_is_no_name(self):
+        self.assertEqual(recall.named("is PATH/mise set up, e.g. in CI, and/or locally? `x`"), [])
+        self.assertEqual(recall.named('the `go mod vendor` run and "cannot lock ref" in SessionState.PausedAt '
+                                      'and go.mod and ENTIRE_DISABLE_HOOKS'),
+                         ["go mod vendor", "cannot lock ref", "SessionState.PausedAt", "go.mod", "ENTIRE_DISABLE_HOOKS"])
+
+
 class Feedback(TempHome):
     """Pseudo-relevance feedback: a weak first match expands the query with its hits' words."""
 
