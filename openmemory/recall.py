@@ -235,7 +235,8 @@ def search(store: Store, query: str, k: int = 5, cwd: str | None = None, include
         return distinct(rank(rows, None, qvec, now, scope, lexical_share, weights, None, store.contexts), k)
     scores, counted = lexical
     weights = query_weights(query, counted, store.indexed_total())
-    unheld = held_nowhere(weights, counted, named_nowhere(store, query, counted)) * min(1.0, store.indexed_total() / ABSENCE_FROM)
+    unheld = (held_nowhere(weights, counted, named_nowhere(store, query, counted))
+              * min(1.0, store.indexed_total() / ABSENCE_FROM))
     rows = _rows(store, list(scores), include_archived, exclude)
     cosines = {}
     hits = rank(rows, scores, qvec, now, scope, lexical_share, weights, cosines, store.contexts, coverage_share,
@@ -488,11 +489,12 @@ ABSENCE_POWER = 3
 
 
 def held_nowhere(weights: dict, counted: list, unheld_stems=frozenset()) -> float:
-    """The share of the query's weight in words no memory holds ("Redis", "passphrase"), or holds
-    only apart from the name the query gives them in (unheld_stems, named_nowhere: then at least
-    QUOTED_NOWHERE): they say the question is about something memory does not hold. It counts
-    against relevance a second time (beside the best match's coverage, which lacks them too; ABSENCE_FROM), so a
-    question about a thing never stored reads weak however well its other words match."""
+    """The share of the query's weight in words no memory holds ("Redis", "passphrase"): they
+    say the question is about something memory does not hold. It counts against relevance a
+    second time (beside the best match's coverage, which lacks them too; ABSENCE_FROM), so a
+    question about a thing never stored reads weak however well its other words match.
+    unheld_stems: the words of a thing the query names that no memory holds in their order
+    (named_nowhere); with them the share is at least QUOTED_NOWHERE."""
     total = sum(weights.values())
     missing = {stem for n, t in counted if n == 0 for stem in embed.words(_plain(t))} | set(unheld_stems)
     share = sum(w for stem, w in weights.items() if stem in missing) / total if total else 0.0
@@ -503,14 +505,15 @@ def held_nowhere(weights: dict, counted: list, unheld_stems=frozenset()) -> floa
 # error line) or by an identifier (ENTIRE_DISABLE_HOOKS, SessionState.PausedAt, go.mod), is what it
 # asks about: when no memory holds the name's words in that order, memory never held that thing,
 # however common its words are apart. Then at least QUOTED_NOWHERE of the query counts as held
-# nowhere, which keeps even a perfect match below NOTHING_RELEVANT ((1 − 0.5)³ = 0.125). An
-# identifier is one name, whole. A quoted phrase is split at the words no memory holds (a hash, a
-# path: held_nowhere weighs them), and a longer part is held when at least half of its stretches of
-# NAME_STRETCH words are, so an error pasted with other details (a branch, a remote) still finds
-# the line it was stored as. Words joined by '/' are not taken for an identifier (prose writes
-# "PATH/mise", "and/or"), nor single letters ("e.g."). At most NAMES_CHECKED names a query, by their
-# first NAME_WORDS words; a stretch is looked up (an FTS5 phrase query) only when one of its words
-# is in at most POSTINGS_BUDGET memories: FTS5 reads the postings of a phrase's words, and a run of
+# nowhere, which keeps even a perfect match below NOTHING_RELEVANT ((1 − 0.5)³ = 0.125 from
+# ABSENCE_FROM memories on; in proportion below, as any absence). An identifier is one name,
+# whole. A quoted phrase is split at the words no memory holds (a hash, a path: held_nowhere
+# weighs them), and a longer part is held when at least half of its stretches of NAME_STRETCH
+# words are, so an error pasted with other details (a branch, a remote) still finds the line it
+# was stored as. Words joined by '/' are not taken for an identifier (prose writes "PATH/mise",
+# "and/or"), nor single letters ("e.g."). At most NAMES_CHECKED names a query, by their first
+# NAME_WORDS words; a stretch is looked up (an FTS5 phrase query) only when one of its words is
+# in at most POSTINGS_BUDGET memories: FTS5 reads the postings of a phrase's words, and a run of
 # common words only ("failed to push") costs 10-20 ms at 60,000 sessions and is held there anyway.
 # Measured: NOTHING_RELEVANT above; OPERATIONS.md ("Relevance across queries") has the figures.
 QUOTED = re.compile(r"`([^`\n]+)`|\"([^\"\n]+)\"")
