@@ -68,6 +68,41 @@ def tombstones(ep: dict, session_id=None) -> list:
 # time, so only its key names it (passages.py keys them by the record and their place in it).
 NO_ALIAS = ("note", "exchange", "summary", "plan", "question")
 
+# A passage's key is its place among the passages of its record, so a change of how passages are
+# cut (a refusal's words become a passage of their own; a new size) gives the same words another
+# key. What stays is its sentences: each of SAID_MIN_WORDS words or more has an alias tombstone,
+# of its session and its words ("said:<session>:<sentence>"), and a sentence held by one is taken
+# out of whatever passage holds it next, and its copies out of the session's other memories (as a
+# forgotten memory's words are). Shorter ones ("Done.", "Let me check.") are common in any session.
+SAID_MIN_WORDS = 4
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def said(passage: dict) -> list:
+    """[(words folded, as written)] of each sentence of a passage's text of SAID_MIN_WORDS words or
+    more (who said it left out)."""
+    out = []
+    for line in (passage.get("text") or "").split("\n"):
+        for sentence in _SENTENCE_END.split(_LABEL.sub("", line)):
+            words = sentence.split()
+            if len(words) >= SAID_MIN_WORDS and FORGOTTEN not in sentence:
+                out.append((" ".join(words).lower(), sentence.strip()))
+    return out
+
+
+def said_tombstones(passage: dict, session_id=None) -> list:
+    """The alias tombstones of a passage's sentences in its session (above; none for a note)."""
+    sid = session_id or passage.get("session_id")
+    if not sid or passage.get("kind") not in NO_ALIAS[1:]:
+        return []
+    return [tombstone(f"said:{sid}:{folded}") for folded, _ in said(passage)]
+
+
+def said_forgotten(passages: list, forgotten: set, session_id) -> list:
+    """The sentences, as written, of these passages that an alias tombstone holds (said_tombstones)."""
+    return [written for p in passages if p.get("kind") in NO_ALIAS[1:]
+            for folded, written in said(p) if tombstone(f"said:{session_id}:{folded}") in forgotten]
+
 
 # The tombstones are also kept in a file beside the database (paths.tombstones_path), one a
 # line: "<sha256> <0|1 alias> <when>". A database moved aside (damaged, or a first ingest cut
@@ -306,8 +341,11 @@ def without_forgotten(episodes: list, forgotten: set, session_id=None, passages=
         return episodes, list(passages), []
     gone = [ep for ep in [*episodes, *passages] if is_forgotten(ep, forgotten, session_id)]
     quotes = [q for ep in gone for q in quotes_of(ep)]
+    quotes += [q for q in said_forgotten([p for p in passages if not is_forgotten(p, forgotten, session_id)],
+                                         forgotten, session_id) if q not in quotes]     # cut otherwise since
     said = [dict(p, text=scrub_passage(p["text"], quotes), context=scrub(p["context"], quotes))
             for p in passages if not is_forgotten(p, forgotten, session_id)]
+    said = [p for p in said if re.search(r"\w", _LABEL.sub("", p["text"].replace(FORGOTTEN, "")))]
     kept = []
     for ep in episodes:
         if is_forgotten(ep, forgotten, session_id):
@@ -484,6 +522,7 @@ def apply(store, p: Plan, now: str) -> dict:
     answers = [key for key, answer in store.model_answers()
                if scrub(answer, p.quotes) != answer or (p.words and all(w in answer.lower() for w in p.words))]
     gone_for_good = [(h, n > 0) for ep in p.episodes + p.passages for n, h in enumerate(tombstones(ep))]
+    gone_for_good += [(h, True) for ps in p.passages for h in said_tombstones(ps)]
     keep_tombstones(gone_for_good, now)  # first where a recovery keeps them: a kill here forgets on the re-run
     done = store.forget(tombstones=gone_for_good,
                         episode_ids=sorted(gone), scrubbed=scrubbed, lesson_ids=[ls["id"] for ls in p.lessons],

@@ -374,7 +374,8 @@ def _still_ready(store: Store, path: str, ready: Ready, st, forgets: bool) -> bo
     if ready.opted_out or ready.not_transcript:
         return True
     return (store.session_id_for(ready.session_id, str(path)) == ready.session_id
-            and not (forgets and store.forgotten_among(ready.tombstones)))
+            and not (forgets and store.forgotten_among(
+                ready.tombstones + [h for p in ready.passages for h in forget.said_tombstones(p, ready.session_id)])))
 
 
 def _store_ready(store: Store, path: str, ready: Ready, st, report: Report, now: str | None,
@@ -455,7 +456,8 @@ def _store_session(store: Store, path: str, session, st, report: Report, now: st
     passages = passages_of(session)
     row = dict(_row_of(session), id=sid, path=str(path), mtime_ns=st.st_mtime_ns, size=st.st_size)
     # What the person made openmemory forget stays forgotten, and its words out of the rest.
-    forgotten = store.forgotten_among(h for ep in episodes + passages for h in forget.tombstones(ep, sid))
+    forgotten = store.forgotten_among([h for ep in episodes + passages for h in forget.tombstones(ep, sid)]
+                                      + [h for p in passages for h in forget.said_tombstones(p, sid)])
     if forgotten:
         session_gone = any(ep["kind"] == "session" and forget.is_forgotten(ep, forgotten, sid) for ep in episodes)
         episodes, passages, quotes = forget.without_forgotten(episodes, forgotten, sid, passages)

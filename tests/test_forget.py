@@ -403,6 +403,26 @@ class ForgetPassages(ForgetWorld):
         self.assert_gone("Quillfeather", "rotates on Thursdays", "ops vault")
         self.assertTrue(self.passages("archive header"))
 
+    def test_a_forgotten_passage_stays_out_when_passages_are_cut_another_way(self):
+        # a passage's key is its place in its record: a later openmemory that cuts passages otherwise
+        # (here: a session's whole conversation as one passage) gives its words another key
+        from unittest import mock
+        from openmemory import ingest
+        self.said_in_blog()
+        self.ok("ingest")
+        [first, *_] = self.passages("Quillfeather")
+        self.ok("forget", f"p{first}")
+        cut = ingest.passages_of
+
+        def cut_otherwise(session):
+            found = cut(session)
+            return [dict(found[0], key="passage:v2:" + found[0]["key"], text="\n".join(p["text"] for p in found),
+                         context="")] if found else []
+        with mock.patch.object(ingest, "passages_of", cut_otherwise), store.connect() as db:
+            ingest.ingest(db, force=True)
+        self.assert_gone("Quillfeather", "rotates on Thursdays", "ops vault")
+        self.assertTrue(self.passages("archive header now uses the site's serif font"))   # what was not forgotten stays
+
     def test_a_query_lists_the_passages_holding_every_word_with_their_ids_and_forgets_those_only(self):
         self.said_in_blog()
         t = Transcript(cwd=str(self.blog), start=datetime(2026, 11, 5, 9, tzinfo=timezone.utc))
