@@ -166,13 +166,13 @@ def with_replies(store: Store, hits: list) -> list:
     question, the start of the note stored next in its conversation, with its id (`reply`:
     in a conversation stored turn by turn, the answer)."""
     for hit in hits:
-        if hit["source"] == "passage" and hit["kind"] == "exchange" and "person: " not in hit["gist"]:
+        if hit["source"] == "passage" and hit["kind"] == "exchange" and _ends_with_agent(hit["gist"]):
             near = {p["seq"]: p["text"] for p in store.passages_around(hit["session_id"], hit["seq"] - 1,
                                                                          hit["seq"] + 1)}
             reply = _reply_in(near.get(hit["seq"] + 1, ""))
             if reply:
                 hit["reply"] = clip(reply, REPLY_CHARS)
-            asked = _asked_in(near.get(hit["seq"] - 1, ""))
+            asked = _asked_in(near.get(hit["seq"] - 1, "")) if "person: " not in hit["gist"] else ""
             if asked:
                 hit["asked"] = asked
         elif hit["source"] == "episode" and hit["kind"] == "note" and hit["gist"].rstrip().endswith("?"):
@@ -180,6 +180,13 @@ def with_replies(store: Store, hits: list) -> list:
             if after:
                 hit["reply"] = f"next note [{ref('episode', after['id'])}]: " + clip(after["gist"], REPLY_CHARS)
     return hits
+
+
+def _ends_with_agent(text: str) -> bool:
+    """Whether a passage's last words are the agent's (what the person's next words answer), though it
+    may hold the person's earlier words: "…person: document it? agent: Done. Want me to also set gc.auto 0?"."""
+    said = "\n" + text
+    return said.rfind("\nagent: ") > said.rfind("\nperson: ")
 
 
 def _asked_in(text: str) -> str:

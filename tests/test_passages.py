@@ -252,6 +252,26 @@ class WhatAHitShows(TempHome):
         self.assertIn("person: hmm are the first two tests really testing something?", [h.get("asked") for h in hits])
         self.assertIn("person: remove the first two", [h.get("reply") for h in hits])
 
+    def test_a_hit_that_holds_the_persons_words_and_ends_with_a_proposal_shows_the_reply_to_it(self):
+        # The passage holds a short request of the person's and the agent's answer, which ends with a
+        # proposal; the person's answer to the proposal opens the next passage.
+        t = Transcript(cwd="/home/dev/shop")
+        t.user("the worktree index broke again, why?")
+        t.assistant("Git gc in the main repository pruned loose objects the worktree index still pointed at. " * 5)
+        t.user("and can we document it in the known limitations?")
+        t.assistant("Done. I added the worktree gc corruption to the known limitations, with the recovery "
+                    "steps. Want me to also turn off auto gc on your repository now?")
+        t.user("no don't turn it off, let's see if it keeps happening")
+        t.assistant("Fair enough, the recovery is written down if it does.")
+        t.write(project_folder(self.claude, t.cwd))
+        self.ok("ingest")
+        query = "did we turn off auto gc for the worktree corruption"
+        hits = json.loads(self.ok("recall", query, "--json").stdout)
+        [hit] = [h for h in hits if "Want me to also turn off auto gc" in h["text"] and "person: and can we" in h["text"]]
+        self.assertTrue((hit.get("reply") or "").startswith("person: no don't turn it off"), hit)
+        [block] = [b for b in self.ok("recall", query).stdout.split("\n\n") if f"[{hit['id']}]" in b]
+        self.assertTrue(block.endswith("\nperson: no don't turn it off, let's see if it keeps happening"), block)
+
     def test_a_long_objection_the_agent_answers_shows_its_end_beside_the_whole_answer(self):
         t = Transcript(cwd="/home/dev/shop")
         t.user("set up the test harness for the staging checks")
