@@ -127,6 +127,11 @@ def _said(session: Session) -> list:
                 parts.append(["question", call.result_uuid or call.id, iso_or_none(call.result_at) or at,
                               _answered(call), "question"])
                 replying = None     # what the agent says after the answer is read after it
+            elif call.rejected and call.words:
+                # What the person typed when refusing a tool call ("really? Can't we provide a setting to
+                # UnmarshalJSON to be strict?") is their word in the exchange, answered by what follows.
+                anchor, replying = call.result_uuid or call.id, None
+                parts.append(["exchange", anchor, iso_or_none(call.result_at) or at, call.words, "person"])
     return parts
 
 

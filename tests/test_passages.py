@@ -90,6 +90,22 @@ class Splitting(unittest.TestCase):
         self.assertTrue(said[-1]["text"].startswith("person: now write the release notes"), said[-1]["text"])
         self.assertTrue(said[0]["text"].startswith("person: the worktree index broke again"))
 
+    def test_words_typed_when_refusing_a_tool_are_the_persons_in_the_exchange(self):
+        # The person refuses an edit and says why; the agent's words before and after the refusal are
+        # one run of turns, and the person's words sit between them where they were said.
+        t = Transcript()
+        t.user("make the settings parsing strict: fail on unknown keys")
+        t.assistant("I will hand-roll a check of every key against the known ones in mergeJSON.",
+                    tools=[("Edit", {"file_path": "settings.go"}, "REJECT",
+                            f"really? Can't we provide a setting to UnmarshalJSON to be strict? {SECRET}")])
+        t.assistant("You're right. I can use json.Decoder with DisallowUnknownFields instead.")
+        said = passages.passages_of(parse(t))
+        whole = "\n".join(p["text"] for p in said)
+        self.assertNotIn(SECRET, whole)      # redacted as every word of the person's is
+        self.assertRegex(whole, r"agent: [^\n]*I will hand-roll a check[^\n]*\n"
+                                r"person: really\? Can't we provide a setting to UnmarshalJSON to be strict\?[^\n]*\n"
+                                r"agent: You're right\. I can use json\.Decoder")
+
     def test_the_quoted_end_is_whole_sentences_redacted_as_the_text_was(self):
         t = Transcript()
         t.user("set up the deploy")
