@@ -267,6 +267,7 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
             folder = Path(name).parent
             if folder.parent.parent == projects:
                 visit.add(folder)
+        drawn: dict = {}                # lesson id -> its file and index line, the same in every folder
         for folder in sorted(visit):
             if not _folder_ok(folder):
                 result["warnings"].append(f"skipped {folder}: it is not a memory folder inside {projects} "
@@ -274,7 +275,7 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
                 continue
             try:
                 _render_folder(folder, placed.get(folder, []), sources, written, sections, now, before_replace,
-                               result)
+                               result, drawn)
             except OSError as e:  # one unwritable folder does not stop the others; the run fails
                 result["errors"].append(str(os_fault(e if e.filename else OSError(e.errno, e.strerror, str(folder)),
                                                      "write")))
@@ -373,17 +374,22 @@ def _place(store: Store, live: list, limit: int, result: dict, optout: forget.Op
 
 
 def _render_folder(folder: Path, lessons: list, sources: dict, written: dict, sections: dict, now: str,
-                   before_replace, result: dict) -> None:
-    """Lesson files and the MEMORY.md section of one memory folder."""
+                   before_replace, result: dict, drawn: dict | None = None) -> None:
+    """Lesson files and the MEMORY.md section of one memory folder. drawn: {lesson id: (its
+    file's bytes, its index line)} of this render's folders so far, filled as lessons are drawn
+    (a lesson for every project is written into each folder, from thousands of sources: drawn once)."""
     if lessons and not folder.is_dir():
         files.make_memory_folder(folder)
+    drawn = {} if drawn is None else drawn
     index, kept = [], set()
     for lesson in lessons:
         path = folder / file_name(lesson)
-        srcs = [sources[i] for i in lesson["sources"] if i in sources]
-        if _write_lesson(path, lesson, topic_file(lesson, srcs).encode("utf-8"), written, now, before_replace,
-                         result):
-            index.append((lesson["id"], index_line(lesson, srcs)))
+        if lesson["id"] not in drawn:
+            srcs = [sources[i] for i in lesson["sources"] if i in sources]
+            drawn[lesson["id"]] = (topic_file(lesson, srcs).encode("utf-8"), index_line(lesson, srcs))
+        data, line = drawn[lesson["id"]]
+        if _write_lesson(path, lesson, data, written, now, before_replace, result):
+            index.append((lesson["id"], line))
             kept.add(str(path))
     for name, rec in sorted(written.items()):  # ours, in this folder, no longer wanted here
         path = Path(name)

@@ -321,7 +321,7 @@ def consolidate(store: Store, now: str, keep=None, hold: bool = False) -> dict:
             else:
                 judged = backing.verdict(ep["facts"]) or {}
                 said = judged.get("lesson") if judged.get("lasting") else None   # in the judge's (a model's) words
-                body = unscoped(said) if said else (correction_lesson(ep["facts"]) if lasts(ep["facts"]) else None)
+                body = unscoped(said) if said else (tonight.lesson_words(ep) if lasts(ep["facts"]) else None)
                 if body is None or mostly_secret(body):
                     continue            # nothing that lasts alone, or a secret is its instruction: it stays an episode
                 lesson = tonight.found("feedback", [ep], body, everywhere=judged.get("scope") == "everywhere")
@@ -356,6 +356,9 @@ def consolidate(store: Store, now: str, keep=None, hold: bool = False) -> dict:
         # Then errors, by their cause (failures.cause_key): a new one joins the lesson of its
         # cause, or gathers the failures of the pool with the same cause.
         pool = [ep for ep in pending if ep["kind"] == "error" and is_lesson_error(ep["facts"]) and cause_of(ep)]
+        by_cause: dict = {}             # the pool by cause, in its order (a year's pool is 100,000 failures)
+        for ep in pool:
+            by_cause.setdefault(cause_of(ep), []).append(ep)
         for ep in pool:
             if ep["consolidated"] is not None or ep["id"] in fed:
                 continue
@@ -364,7 +367,7 @@ def consolidate(store: Store, now: str, keep=None, hold: bool = False) -> dict:
                 tonight.join(lesson, ep)
                 continue
             where = tonight.cause_place(ep)
-            members = sorted([m for m in pool if m["id"] not in fed and cause_of(m) == cause_of(ep)
+            members = sorted([m for m in by_cause[cause_of(ep)] if m["id"] not in fed
                               and tonight.cause_place(m) == where], key=lambda m: (m["at"], m["id"]))
             if len({m["session_id"] for m in members}) >= ERROR_SESSIONS or _shows_its_fix(members):
                 tonight.found("project", members, error_lesson([m["facts"] for m in members], _cwd_of(members)))
@@ -397,7 +400,7 @@ def lasts(facts: dict) -> bool:
 def _said_again(tonight: "_Consolidation", corrections: list) -> None:
     """Corrections with a rule that none of them makes alone, said again in another session in
     the same words or naming the same tools the same way: one lesson of them."""
-    ruled = [(ep, correction_lesson(ep["facts"])) for ep in corrections]
+    ruled = [(ep, tonight.lesson_words(ep)) for ep in corrections]
     ruled = [(ep, body) for ep, body in ruled if body]
     for ep, body in ruled:
         if ep["id"] in tonight.fed:
@@ -419,6 +422,8 @@ class _Consolidation:
         self.vectors = vectors
         self.places = places
         self.fed: dict = {}             # episode id -> lesson fed tonight
+        self.words: dict = {}           # episode id -> its lesson in the rules' words (lesson_words)
+        self.rules: dict = {}           # episode id -> the stance of those words (_same_rule)
 
     def join(self, lesson: _Lesson, ep: dict) -> None:
         """The surprise joins the lesson: a session not seen before counts, and strengthens it."""
@@ -457,8 +462,20 @@ class _Consolidation:
             if s >= score:
                 best, score = lesson, s
         if best is None and ep is not None and ep["kind"] == "correction":
-            best = _same_rule(ep, vec, self.lessons, self.places)     # the same rule in other words
+            best = _same_rule(ep, vec, self)     # the same rule in other words
         return best
+
+    def lesson_words(self, ep: dict) -> str | None:
+        """A correction's lesson in the rules' words (wording.correction_lesson), worked out once a
+        night (consolidation, _same_rule and _said_again each ask), and what lasts of the same
+        words (corrections.what_lasts) once, for a correction said again."""
+        if ep["id"] not in self.words:
+            facts, memo = ep["facts"], self.vectors.memo
+            said, form = facts.get("own") or facts.get("said") or "", facts.get("form") or ""
+            if ("lasts", said, form) not in memo:
+                memo["lasts", said, form] = what_lasts(said, form)
+            self.words[ep["id"]] = correction_lesson(facts, memo["lasts", said, form])
+        return self.words[ep["id"]]
 
     def cause_place(self, ep: dict):
         """Where a failure's cause holds: its project when the cause names the project's own
@@ -533,16 +550,18 @@ RULE_SIMILARITY = 0.3        # two corrections naming the same tools the same wa
                              # "use pnpm, not npm" and "always pnpm, never npm" hash far apart
 
 
-def _same_rule(ep: dict, vec: dict, lessons: list, places: "_Places") -> "_Lesson | None":
+def _same_rule(ep: dict, vec: dict, tonight: "_Consolidation") -> "_Lesson | None":
     """A feedback lesson of the same project (or every project) that names the same tools
     the same way as the correction, and is somewhat alike in words."""
-    text = correction_lesson(ep["facts"])   # or, without a lesson of its own, its own lines
-    mine = stance(text or "\n".join(own_lines(ep["facts"].get("said") or ""))[:240])
+    if ep["id"] not in tonight.rules:
+        text = tonight.lesson_words(ep)     # or, without a lesson of its own, its own lines
+        tonight.rules[ep["id"]] = stance(text or "\n".join(own_lines(ep["facts"].get("said") or ""))[:240])
+    mine = tonight.rules[ep["id"]]
     if not mine:
         return None
-    project = places.project(ep["cwd"])
+    project = tonight.places.project(ep["cwd"])
     best, score = None, RULE_SIMILARITY
-    for lesson in lessons:
+    for lesson in tonight.lessons:
         if lesson.kind != "feedback" or (lesson.cwd and lesson.cwd != project):
             continue
         s = lesson.similarity(vec)
