@@ -96,6 +96,18 @@ class Store(TempHome):
         self.assertEqual(note["kind"], "note")
         self.assertNotIn("hunter2", note["gist"])
 
+    def test_inside_facts_once_an_episode_s_facts_are_decoded_once_and_again_when_they_change(self):
+        with store.connect() as db:
+            nid = db.add_note("Staging is reached through the bastion.")
+            raw_db(db).execute("UPDATE episodes SET facts = ? WHERE id = ?", ('{"said": "through the bastion"}', nid))
+            with db.facts_once():     # as a night reads its sources: consolidation, render, the report
+                first = db.episodes_by_id([nid])[nid]["facts"]
+                self.assertIs(db.episodes_by_id([nid], ("id", "kind", "facts"))[nid]["facts"], first)
+                raw_db(db).execute("UPDATE episodes SET facts = ? WHERE id = ?", ('{"said": "through the VPN"}', nid))
+                self.assertEqual(db.episodes_by_id([nid])[nid]["facts"], {"said": "through the VPN"})
+            self.assertEqual(first, {"said": "through the bastion"})
+            self.assertIsNot(db.episodes_by_id([nid])[nid]["facts"], db.episodes_by_id([nid])[nid]["facts"])
+
 
 @unittest.skipUnless(store.BOOT_ID.exists(), "no boot id to tell a restart by (not Linux)")
 class AFirstIngestStoppedWithTheMachine(TempHome):
