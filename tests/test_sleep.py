@@ -1,6 +1,7 @@
 """Sleep at simulated dates: lessons from real-shaped transcripts, predictions on schedule,
 decay on the design's curve, vetoes that hold, and the morning report (golden files)."""
 import contextlib
+import gc
 import io
 import json
 import math
@@ -664,6 +665,23 @@ class Verification(SleepCase):
         self.assertEqual(report["warnings"], ["render failed: OSError: disk full"])
         self.assertEqual(len(self.lessons()), 1)
         self.assertIn("- render failed: OSError: disk full", (self.home / "morning.md").read_text())
+
+    def test_a_night_seldom_walks_python_s_whole_heap_and_leaves_the_collector_as_it_found_it(self):
+        self.write(tests_corrected(self.shop, when(11, 2), "python -m unittest", "no, use pytest -q instead"))
+        self.ingest()
+        during = []
+
+        def rendering(db, now=None):
+            during.append(gc.get_threshold())
+            return {}
+        before = gc.get_threshold()
+        with self.db() as db:
+            sleep.night(db, night(11, 3), render=rendering)
+        # the rows, vectors and lessons a night holds make no cycle: the young generations are
+        # collected as ever, the whole heap only after OLD_GENERATION_AFTER of their collections
+        self.assertEqual(during, [before[:2] + (max(before[2], sleep.OLD_GENERATION_AFTER),)])
+        self.assertEqual(gc.get_threshold(), before)
+        self.assertEqual(len(self.lessons()), 1)
 
 
 class Commands(SleepCase):
