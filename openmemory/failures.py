@@ -391,6 +391,8 @@ def never_ran(result: str | None) -> bool:
     """Whether a failed call's result is Claude Code cancelling it before it ran, because another
     call of the same batch failed or was refused: no failure of its own to keep or recall."""
     return bool(result) and len(result) < 400 and _CANCELLED.search(result) is not None
+
+
 # Failures of the code being worked on, not of the command: a failing test, a compiler or
 # type error, a lint finding. They are the work itself when they come mid-edit.
 _WORK = re.compile(r"""(?x)

@@ -78,7 +78,7 @@ SAID_MIN_WORDS = 4
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
-def said(passage: dict) -> list:
+def sentences_of(passage: dict) -> list:
     """[(words folded, as written)] of each sentence of a passage's text of SAID_MIN_WORDS words or
     more (who said it left out)."""
     out = []
@@ -95,13 +95,13 @@ def said_tombstones(passage: dict, session_id=None) -> list:
     sid = session_id or passage.get("session_id")
     if not sid or passage.get("kind") not in NO_ALIAS[1:]:
         return []
-    return [tombstone(f"said:{sid}:{folded}") for folded, _ in said(passage)]
+    return [tombstone(f"said:{sid}:{folded}") for folded, _ in sentences_of(passage)]
 
 
 def said_forgotten(passages: list, forgotten: set, session_id) -> list:
     """The sentences, as written, of these passages that an alias tombstone holds (said_tombstones)."""
     return [written for p in passages if p.get("kind") in NO_ALIAS[1:]
-            for folded, written in said(p) if tombstone(f"said:{session_id}:{folded}") in forgotten]
+            for folded, written in sentences_of(p) if tombstone(f"said:{session_id}:{folded}") in forgotten]
 
 
 # The tombstones are also kept in a file beside the database (paths.tombstones_path), one a
