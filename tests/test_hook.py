@@ -232,12 +232,23 @@ class Detached(HookCase):
             time.sleep(0.1)
         self.fail(f"no {n} episodes after {seconds} s; log:\n{self.log()}")
 
+    def wait_for_the_end(self, path, seconds=60):
+        """Until the detached ingest of path logged its result, its last act before it exits (its
+        database closed): the temporary home is removed only once nothing writes into it."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if f"SessionEnd: {path}: " in self.log():
+                return
+            time.sleep(0.1)
+        self.fail(f"the detached ingest of {path} did not end in {seconds} s; log:\n{self.log()}")
+
     def test_detached_ingest_outlives_the_hook_and_frees_its_pipes(self):
         path = self.transcript()
         # _communicate() returning at all shows no process kept the hook's stdout/stderr open.
         self.assert_silent_success(self.hook(event("SessionEnd", path), "--detach", "always"))
         self.assertEqual(sorted(e["kind"] for e in self.wait_for_episodes(3)), ["correction", "error", "session"])
         self.assertIn("in a detached process", self.log())
+        self.wait_for_the_end(path)
 
     def test_a_transcript_over_the_inline_limit_is_detached(self):
         path = heavy_transcript(self.claude, hook.INLINE_MAX_BYTES + 300_000, cwd=PROJECT)
@@ -245,6 +256,7 @@ class Detached(HookCase):
         self.assertIn(f"SessionEnd: ingesting {path}", self.log())
         episodes = self.wait_for_episodes(1)
         self.assertEqual(episodes[0]["kind"], "session")
+        self.wait_for_the_end(path)
 
     def test_a_hook_returns_while_another_process_holds_the_database_and_its_work_is_done_after(self):
         path = self.transcript()
@@ -269,6 +281,7 @@ class Detached(HookCase):
             holder.stdout.close()
         self.assertEqual(sorted(e["kind"] for e in self.wait_for_episodes(3)), ["correction", "error", "session"])
         self.assertIn("another openmemory holds the memory database", self.log())
+        self.wait_for_the_end(path)
         figures(f"hook against a database another process holds: returned in {took:.2f} s")
 
 
