@@ -242,7 +242,9 @@ def ingest(store: Store, roots=None, progress=None, force: bool = False, now: st
     processes = min(worker_processes(), len(changed)) if sum(size for _, size in changed) >= PARALLEL_BYTES else 0
     if processes >= 2:
         redact.ready()   # compiled once, here, before the fork: not again in every worker
-    prepared = worker_results(partial(read_ready, optout=optout), [p for p, _ in changed],
+    # Whether a judge is on, read once for the whole ingest (not once per transcript: 4% of a
+    # dense session's reading) and handed to the workers.
+    prepared = worker_results(partial(read_ready, optout=optout, settled=for_judge()), [p for p, _ in changed],
                               [size for _, size in changed], processes) if processes >= 2 else None
     try:
         with store.bulk_writes() if prepared else nullcontext(), Batch(store) as batch:
@@ -342,8 +344,9 @@ class Ready:
     tombstones: list = field(default_factory=list)  # of the episodes and passages as made (forget.tombstones)
 
 
-def read_ready(path: str, optout: forget.OptOut) -> "Ready | None":
+def read_ready(path: str, optout: forget.OptOut, settled: bool | None = None) -> "Ready | None":
     """Read and prepare one transcript without the store: a worker's part of a bulk ingest.
+    settled: for_judge(), as the ingest read it at its start (None: read here).
 
     None when anything goes wrong: the writer then reads the file itself and meets the error
     as a serial ingest does."""
@@ -356,7 +359,7 @@ def read_ready(path: str, optout: forget.OptOut) -> "Ready | None":
             return Ready(stat, opted_out=True)
         if session.not_transcript:
             return Ready(stat, not_transcript=True)
-        episodes = episodes_of(session, session.id, settled=for_judge())
+        episodes = episodes_of(session, session.id, settled=for_judge() if settled is None else settled)
         passages = passages_of(session)
         return Ready(stat, session_id=session.id, row=_row_of(session), episodes=prepare(episodes),
                      passages=prepare_passages(passages),

@@ -59,13 +59,14 @@ _READY = False
 def ready() -> None:
     """Compile every pattern and build the gate's tables, once: called by what every redaction
     passes through first (the gate: _possible, _possible_each, _gate; the patterns: _pattern_of)."""
-    global _READY, _NEEDLES, _INSIDE, _ANCHORS_INSIDE
+    global _READY, _NEEDLES, _INSIDE, _ANCHORS_INSIDE, _NEEDLE_RES
     if _READY:
         return
     g = globals()
     for name, value in list(g.items()):
         if isinstance(value, _Later):
             value.compiled = g[name] = re.compile(value.pattern, value.flags)
+    _NEEDLE_RES = tuple(map(re.compile, _NEEDLE_SOURCES))
     _NEEDLES = [(needle, re.compile(precise) if precise else None, branches) for needle, precise, branches in _NEEDLE_SPECS]
     # A needle found may hide others inside it ("passwort" holds "pass"): each found needle stands
     # for every needle it contains.
@@ -389,37 +390,48 @@ _DISCORD = b"." + b"x" * 6 + b"." + b"x" * 27
 _FOLDS = (("İ", "i"), ("ı", "i"), ("ſ", "s"))
 
 
-def _needle_pattern(needles) -> re.Pattern:
-    """One pattern finding where any of the needles starts, grouped by first character, longest
-    first, so each alternative opens with a literal: the engine skips a character no needle
-    starts with at once, and tries only the needles that start with the one it reads. A match
-    is the longest needle at its place; a needle inside it is found by _INSIDE (`_found`)."""
-    return _grouped(map(re.escape, set(needles)))
+def _needle_patterns(needles) -> list:
+    """The patterns finding where any of the needles starts, one per first character (each an
+    alternation of the needles opening with it, longest first), compiled by ready(). A match is
+    the longest needle at its place; a needle inside it is found by _INSIDE (`_found`). Every
+    needle at one place opens with the same character, so the pattern of that character finds
+    what one pattern of all of them would there; each opening with its one literal, the engine
+    runs to the next place that character is at once, where one alternation of all fifty opening
+    characters was tried at nearly every place (about a third more of the gate's search)."""
+    return [head + "(?:" + "|".join(rests) + ")" for head, rests in _groups(map(re.escape, set(needles))).items()]
 
 
 def _grouped(alternatives) -> re.Pattern:
     """The alternation of regular expressions that each begin with one literal character (a
     letter, digit or "-", or an escaped one), grouped by that character, longest first.
     Matches where any of them matches (the order only picks which one, at one place)."""
+    return _later("|".join(head + "(?:" + "|".join(rests) + ")" for head, rests in _groups(alternatives).items()))
+
+
+def _groups(alternatives) -> dict:
+    """{the literal character they open with: [the rest of each, longest first]} of _grouped's alternatives."""
     groups = {}
     for alt in sorted(set(alternatives), key=len, reverse=True):
         head = alt[:2] if alt[0] == "\\" else alt[0]
         assert (not head[1].isalnum()) if len(head) == 2 else head not in "([.^$*+?{|)\\", alt
         groups.setdefault(head, []).append(alt[len(head):])
-    return _later("|".join(head + "(?:" + "|".join(rests) + ")" for head, rests in groups.items()))
+    return groups
 
 
 def _found(low: str) -> set:
     """The needles that start somewhere in low: the longest at each place a needle starts
     (each place tried, also inside a needle found before)."""
-    found, search, pos = set(), _NEEDLE_RE.search, 0
-    while (m := search(low, pos)) is not None:
-        found.add(m.group())
-        pos = m.start() + 1
+    found = set()
+    for pattern in _NEEDLE_RES:
+        search, pos = pattern.search, 0
+        while (m := search(low, pos)) is not None:
+            found.add(m.group())
+            pos = m.start() + 1
     return found
 
 
-_NEEDLE_RE = _needle_pattern(n for n, _, _ in _NEEDLE_SPECS)
+_NEEDLE_SOURCES = _needle_patterns(n for n, _, _ in _NEEDLE_SPECS)
+_NEEDLE_RES: tuple = ()    # compiled by ready()
 
 
 def _possible(text: str) -> frozenset:
@@ -466,11 +478,12 @@ assert not any("\n" in needle for needle, _, _ in _NEEDLE_SPECS)
 
 def _possible_each(texts) -> dict:
     """{text: _possible(text)} for each distinct string among texts, the needles of all of them
-    found in one search of their folded texts joined by line breaks (_found's, where each place a
-    needle starts is tried): no needle holds a line break, so each one found lies inside one text
-    and is the one _found finds at that place in that text alone (the longest that fits there:
-    none of the longer ones runs on into the next text); the rest of the gate (_judged) reads
-    each text alone. The same answers as _possible, one search instead of one per text."""
+    found in one search (by _found's patterns) of their folded texts joined by line breaks, where
+    each place a needle starts is tried: no needle holds a line break, so each one found lies
+    inside one text and is the one _found finds at that place in that text alone (the longest
+    that fits there: none of the longer ones runs on into the next text); the rest of the gate
+    (_judged) reads each text alone. The same answers as _possible, one search instead of one
+    per text."""
     ready()
     gates, todo = {}, []
     for text in dict.fromkeys(texts):
@@ -487,13 +500,14 @@ def _possible_each(texts) -> dict:
         end += len(low) + 1
         ends.append(end)
     needles = [set() for _ in lows]
-    search, pos, i = _NEEDLE_RE.search, 0, 0
-    while (m := search(joined, pos)) is not None:
-        pos = m.start()
-        while ends[i] < pos:
-            i += 1
-        needles[i].add(m.group())
-        pos += 1
+    for pattern in _NEEDLE_RES:
+        search, pos, i = pattern.search, 0, 0
+        while (m := search(joined, pos)) is not None:
+            pos = m.start()
+            while ends[i] < pos:
+                i += 1
+            needles[i].add(m.group())
+            pos += 1
     for text, low, found in zip(todo, lows, needles):
         gates[text] = answer = frozenset(_judged(low, found)[0])
         _GATES.put(text, answer)

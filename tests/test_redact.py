@@ -474,6 +474,28 @@ class TheGate(unittest.TestCase):
         self.assertEqual(text("my password is hunter22x"), redact("my password is hunter22x"))   # not given: redacted
         self.assertNotIn("hunter22x", text("my password is hunter22x"))
 
+    def test_the_needles_found_are_the_longest_at_each_place_one_starts(self):
+        # the gate searches with one pattern per opening character: together they find, at every
+        # place a needle starts, the longest one starting there, in one text and in texts joined
+        import random
+        rng = random.Random(8)
+        needles = [n for n, _, _ in redact_module._NEEDLE_SPECS]
+        pieces = needles + [n[:-1] for n in needles] + ["a", "s", "-", " ", "k", "x", "é", "\n"]
+        for _ in range(2000):
+            low = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+            expected = set()
+            for p in range(len(low)):
+                here = [n for n in needles if low.startswith(n, p)]
+                if here:
+                    expected.add(max(here, key=len))
+            with self.subTest(text=low):
+                self.assertEqual(redact_module._found(low), expected)
+        texts = ["sk-" + "a" * 20, "the token is here", "plain", "ghp_x and passwd", ""]
+        redact_module._GATES.kept.clear()
+        gates = redact_module._possible_each(texts)
+        for t in texts:
+            self.assertEqual(gates[t], frozenset(redact_module._judged(t, redact_module._found(t))[0]))
+
     def test_the_facts_of_a_transcript_are_redacted_as_alone(self):
         # facts pass the gate with the rest of the transcript's texts; facts none of whose strings
         # the gate let through are stored as they are
