@@ -472,6 +472,12 @@ def _judged(low: str, needles) -> tuple:
     return found, anchors
 
 
+def _marked(marks: bytes, raw: bytes) -> bool:
+    """Whether _judged would find any of its marks in a folded text's bytes (raw, and marks: raw
+    translated by _MARKS, a space after it)."""
+    return _RUN in marks or _PADDED[0] in marks or _PADDED[1] in marks or _DISCORD in raw.translate(_URL_MARKS)
+
+
 # No needle holds a line break: searched in texts joined by "\n", a needle found lies in one text.
 assert not any("\n" in needle for needle, _, _ in _NEEDLE_SPECS)
 
@@ -508,8 +514,14 @@ def _possible_each(texts) -> dict:
                 i += 1
             needles[i].add(m.group())
             pos += 1
+    # _judged's marks (a base64 run, padding, a Discord token's shape) looked for in all the texts
+    # at once: each text's marks end in a space, as the line break between two texts reads, and
+    # no mark holds a space but at its end, so one is in the joined texts only if it is in one of
+    # them. A text with no needle then passes the gate with nothing, and is not read again.
+    raw = joined.encode("utf-8", "surrogatepass")
+    marked = _marked(raw.translate(_MARKS) + b" ", raw)
     for text, low, found in zip(todo, lows, needles):
-        gates[text] = answer = frozenset(_judged(low, found)[0])
+        gates[text] = answer = frozenset(_judged(low, found)[0]) if found or marked else _NOTHING
         _GATES.put(text, answer)
     return gates
 
