@@ -450,6 +450,21 @@ class WorkersReadWhileTheStoreWrites(TempHome):
         self.assertEqual(together, alone)
         self.assertEqual(len({s[0] for s in together[1]}), len(together[1]))  # the twin has an id of its own
 
+    def test_with_a_judge_on_two_workers_keep_the_light_episodes_one_process_keeps(self):
+        # whether a judge is on is read once by the ingest and handed to the workers
+        from tests.judge_requests import judge_on
+        self.corpus()
+        with judge_on():
+            serial = self.ingest(0)
+            alone = self.stored()
+            (self.home / "memory.db").unlink()
+            for extra in ("memory.db-wal", "memory.db-shm"):
+                (self.home / extra).unlink(missing_ok=True)
+            parallel = self.ingest(2)
+        self.assertEqual(parallel.as_dict(), serial.as_dict())
+        self.assertEqual(self.stored(), alone)
+        self.assertGreater(sum(1 for ep in alone[0] if not ep[5]), 0)   # light episodes (no title) kept for it
+
     def test_a_bulk_ingest_tunes_its_connection_only_while_it_runs(self):
         self.corpus()
         seen = set()
