@@ -828,10 +828,18 @@ def _debug_traceback() -> None:
         traceback.print_exc()
 
 
-def _print_json(value) -> None:
-    # one write: json.dump's thousands of small ones each went through the shown() stream (a
-    # first sleep's report over 60,000 sessions took seconds to print)
-    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+def _print_json(value, batch: int = 50_000) -> None:
+    # json.dumps(value, ensure_ascii=False, indent=2) written in pieces of `batch` chunks: json.dump's
+    # thousands of small writes each went through the shown() stream (a first sleep's report over
+    # 60,000 sessions took seconds to print), and the whole text at once is millions of chunks
+    # joined (its 29 MB report held about 200 MB while printed)
+    chunks = []
+    for chunk in json.JSONEncoder(ensure_ascii=False, indent=2).iterencode(value, _one_shot=True):
+        chunks.append(chunk)
+        if len(chunks) >= batch:
+            sys.stdout.write("".join(chunks))
+            chunks.clear()
+    sys.stdout.write("".join(chunks) + "\n")
 
 
 def _size(n: int) -> str:

@@ -285,9 +285,9 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
         _render_agent_files(rendered, limit, sections, now, before_replace, result, optout)
 
         predictions = store.predictions_by_lesson()
-        records = [lesson_record(l, [sources[i] for i in l["sources"] if i in sources],
-                                 predictions.get(l["id"], [])) for l in sorted(listed, key=lambda l: l["id"])]
-        jsonl = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
+        records = (lesson_record(l, [sources[i] for i in l["sources"] if i in sources],   # one at a time
+                                 predictions.get(l["id"], [])) for l in sorted(listed, key=lambda l: l["id"]))
+        jsonl = "".join([json.dumps(r, ensure_ascii=False) + "\n" for r in records]).encode("utf-8")
         if files.read(paths.lessons_path()) != jsonl:
             files.write_own(paths.lessons_path(), jsonl)
         state = _dump({"version": STATE_VERSION, "files": written, "sections": sections})

@@ -70,7 +70,7 @@ def night(store: Store, now: str | None = None, render=None, model=None) -> dict
     before consolidation and the repeated failures' candidates after it, and it leads recent
     session gists, each outside any transaction; where it fails, the rules' result stands.
     """
-    with store.facts_once(), _few_full_collections():   # each pass, render and the report read the same sources
+    with _few_full_collections():
         return _night(store, iso(now), render, model)
 
 
@@ -93,25 +93,27 @@ def _night(store: Store, now: str, render, model) -> dict:
     # (consolidation computes before it takes the write lock). A model's calls take seconds,
     # so the judge's passes hold no lock while it thinks: each verdict commits alone, and what
     # the pass did is kept after it (a judge stopped midway asks the rest when run again).
-    facts = _load_json(store.get_state("night_facts"))
-    if not facts or facts.get("night") != now:
-        with store.transaction():
-            facts = {"night": now, "through": store.last_episode_id(),   # what is new after it waits for the next
-                     "to_candidates": _upgraded(store)}
-            _keep(store, facts)
-    for name, run in (("decay", decay), ("judged_messages", _judging(judge.judge_messages, model)),
-                      ("consolidation", consolidate), ("judged_failures", _judging(judge.judge_failures, model)),
-                      ("states", _settle_judged), ("verification", verify), ("prediction", predict)):
-        if name not in facts:
-            facts[name] = run(store, now, keep=lambda done, name=name: _keep(store, dict(facts, **{name: done})))
-    facts = json.loads(store.get_state("night_facts"))  # the same shape whichever way it came
-    judged = [("message", facts.pop("judged_messages")), ("failure", facts.pop("judged_failures"))]
-    gists = llm.write_gists(store, model)
-    facts.update(_rendered(store, now, render))
-    report = morning_facts(store, facts)
-    if model is not None:
-        report["model"] = dict(model.facts(), judged=judge.night_facts(judged, model), gists=gists)
-        report["warnings"] = report["warnings"] + llm.warnings_of(report["model"])
+    with store.facts_once():    # each pass, render and the report read the same sources
+        facts = _load_json(store.get_state("night_facts"))
+        if not facts or facts.get("night") != now:
+            with store.transaction():
+                facts = {"night": now, "through": store.last_episode_id(),   # what is new after it waits for the next
+                         "to_candidates": _upgraded(store)}
+                _keep(store, facts)
+        for name, run in (("decay", decay), ("judged_messages", _judging(judge.judge_messages, model)),
+                          ("consolidation", consolidate), ("judged_failures", _judging(judge.judge_failures, model)),
+                          ("states", _settle_judged), ("verification", verify), ("prediction", predict)):
+            if name not in facts:
+                facts[name] = run(store, now, keep=lambda done, name=name: _keep(store, dict(facts, **{name: done})))
+        facts = json.loads(store.get_state("night_facts"))  # the same shape whichever way it came
+        judged = [("message", facts.pop("judged_messages")), ("failure", facts.pop("judged_failures"))]
+        gists = llm.write_gists(store, model)
+        facts.update(_rendered(store, now, render))
+        report = morning_facts(store, facts)
+        if model is not None:
+            report["model"] = dict(model.facts(), judged=judge.night_facts(judged, model), gists=gists)
+            report["warnings"] = report["warnings"] + llm.warnings_of(report["model"])
+    # Their decoded facts are let go here, before the report is stored and written again.
     previous = _load_json(store.get_state("morning"))
     total, keep = report, False
     if previous and previous.get("night", "")[:10] == now[:10]:

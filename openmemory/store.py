@@ -62,7 +62,7 @@ class Store:
         self._db = db   # private: every query is a method below (tests reach it via tests/helpers.raw_db)
         self.path = path
         self._busy_ms = busy_timeout_ms() if busy_ms is None else busy_ms
-        self._facts = None  # {episode id: (facts as stored, decoded)} inside facts_once(), else None
+        self._facts = None  # a _Decoded inside facts_once(), else None
 
     def __enter__(self):
         return self
@@ -96,13 +96,14 @@ class Store:
         """`with store.facts_once():` each episode's facts decoded once while inside, however
         often its row is read (a night: consolidation, settling, render and the morning report
         each read the same sources; a first night over 60,000 sessions decoded 680,000 rows for
-        210,000 episodes). Rows are read from the database every time: facts whose stored text
-        changed meanwhile (a judge's verdict) are decoded again. What is read inside shares its
-        facts with every other read of the episode: read them, never change them in place."""
+        210,000 episodes), and each key and short string of what is read kept once (_Decoded).
+        Rows are read from the database every time: facts whose stored text changed meanwhile
+        (a judge's verdict) are decoded again. What is read inside shares its facts with every
+        other read of the episode: read them, never change them in place."""
         if self._facts is not None:
             yield
             return
-        self._facts = {}
+        self._facts = _Decoded()
         try:
             yield
         finally:
@@ -556,7 +557,7 @@ class Store:
     def pending_surprises(self, now: str) -> list:
         """Live errors and corrections up to now that fed no lesson yet, in time order."""
         return [_row(r, self._facts) for r in self._db.execute(
-            "SELECT id, kind, session_id, cwd, at, title, gist, facts, consolidated FROM episodes "
+            "SELECT id, kind, session_id, cwd, at, facts, consolidated FROM episodes "
             "WHERE kind IN ('error', 'correction') AND ifnull(consolidated, 0) = 0 AND NOT archived AND at <= ? "
             "ORDER BY at, id", (now,))]
 
@@ -879,11 +880,11 @@ class Store:
                                                                           ids)}
 
     def backing_sources(self, ids) -> dict:
-        """{id: episode} as what backs a lesson reads them (backing.backers): kind, session, time and
-        folder of each, and the facts of a correction only (a failure's are never read there: a
-        lesson of a heavy year has 100,000 of them, decoded for nothing)."""
+        """{id: episode} as what backs a lesson reads them (backing.backers): the kind and session of
+        each, and the facts of a correction only (a failure's are never read there: a lesson of a
+        heavy year has 100,000 of them, decoded for nothing; nor its time, folder or title)."""
         return {row["id"]: _row(row, self._facts) for row in self._in(
-            "SELECT id, session_id, kind, at, cwd, title, CASE WHEN kind = 'correction' THEN facts ELSE '{}' END "
+            "SELECT id, session_id, kind, CASE WHEN kind = 'correction' THEN facts ELSE '{}' END "
             "AS facts FROM episodes WHERE id IN (%s)", ids)}
 
     def predictions_by_lesson(self) -> dict:
@@ -946,26 +947,65 @@ def _object(text) -> dict:
     return value if isinstance(value, dict) else {}
 
 
-def _row(row: sqlite3.Row, known: dict | None = None) -> dict:
+def _row(row: sqlite3.Row, known: "_Decoded | None" = None) -> dict:
     """A row as a dict, its facts decoded (a JSON object, else {}). known: Store.facts_once's
-    {id: (facts as stored, decoded)}: the same stored text of the same episode is decoded once."""
+    _Decoded: the same stored text of the same episode is decoded once."""
     out = dict(row)
     out.pop("embedding", None)
+    if known is not None:
+        return known.row(out)
     if "facts" in out:
-        text = out["facts"]
-        if known is not None and "id" in out and text != "{}":
-            seen = known.get(out["id"])
-            if seen is not None and seen[0] == text:
-                out["facts"] = seen[1]
-                return out
-        try:
-            facts = json.loads(text)
-        except ValueError:
-            facts = None
-        out["facts"] = facts if isinstance(facts, dict) else {}
-        if known is not None and "id" in out and text != "{}":
-            known[out["id"]] = (text, out["facts"])
+        out["facts"] = _decoded(json.loads, out["facts"])
     return out
+
+
+def _decoded(decode, text) -> dict:
+    try:
+        facts = decode(text)
+    except ValueError:
+        facts = None
+    return facts if isinstance(facts, dict) else {}
+
+
+class _Decoded:
+    """What a Store.facts_once has read: {episode id: (the stored text's fingerprint, its facts
+    decoded)}, and one copy of each key, short string and short text column read (a heavy
+    year's 150,000 surprises repeat the same keys, tools, commands, causes, folders and
+    sessions: one copy each, not one per row; 550 -> 330 MB for the 60,000 sessions' pending)."""
+
+    SHARED = ("kind", "session_id", "cwd")      # columns whose text repeats across rows
+    SHORT = 200                                 # a string value up to this long is kept once
+
+    def __init__(self):
+        self.by_id: dict = {}
+        self.strings: dict = {}
+        once = self.strings.setdefault
+
+        def pairs(items):               # json's object_pairs_hook: the same dict, shared strings
+            return {once(k, k): (once(v, v) if v.__class__ is str and len(v) <= self.SHORT else v)
+                    for k, v in items}
+        self._decoder = json.JSONDecoder(object_pairs_hook=pairs)
+
+    def row(self, out: dict) -> dict:
+        once = self.strings.setdefault
+        for column in self.SHARED:
+            value = out.get(column)
+            if value.__class__ is str:
+                out[column] = once(value, value)
+        if "facts" not in out:
+            return out
+        text = out["facts"]
+        if "id" not in out or text == "{}":
+            out["facts"] = _decoded(json.loads, text)
+            return out
+        mark = (len(text), hash(text))          # not the text: the facts alone are kept
+        seen = self.by_id.get(out["id"])
+        if seen is not None and seen[0] == mark:
+            out["facts"] = seen[1]
+            return out
+        out["facts"] = _decoded(self._decoder.decode, text)
+        self.by_id[out["id"]] = (mark, out["facts"])
+        return out
 
 
 # --------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """The store (store.py): its schema and pragmas, a newer or damaged file refused in one line,
 notes; what opening a memory finds after a first ingest written unsynced did not end."""
+import json
 import os
 import sqlite3
 import subprocess
@@ -107,6 +108,23 @@ class Store(TempHome):
                 self.assertEqual(db.episodes_by_id([nid])[nid]["facts"], {"said": "through the VPN"})
             self.assertEqual(first, {"said": "through the bastion"})
             self.assertIsNot(db.episodes_by_id([nid])[nid]["facts"], db.episodes_by_id([nid])[nid]["facts"])
+
+    def test_inside_facts_once_the_same_keys_and_short_words_of_different_episodes_are_one_copy(self):
+        with store.connect() as db:
+            ids = [db.add_note(f"Deploy note {n}.", cwd="/home/dev/shop") for n in range(2)]
+            for n, nid in enumerate(ids):   # two texts: nothing shared between two json.loads
+                raw_db(db).execute("UPDATE episodes SET facts = ? WHERE id = ?", (json.dumps(
+                    {"command": "".join(["make ", "release"]), "then": {"said": "Understood."}, "n": n}), nid))
+            with db.facts_once():
+                rows = db.episodes_by_id(ids)
+                a, b = rows[ids[0]], rows[ids[1]]
+                self.assertEqual((a["facts"]["n"], b["facts"]["n"]), (0, 1))
+                self.assertEqual(a["facts"]["command"], "make release")
+                self.assertIs(a["facts"]["command"], b["facts"]["command"])
+                self.assertIs(a["facts"]["then"]["said"], b["facts"]["then"]["said"])
+                self.assertIs(next(iter(a["facts"])), next(iter(b["facts"])))
+                self.assertIs(a["cwd"], b["cwd"])
+                self.assertEqual(a["facts"]["then"], {"said": "Understood."})
 
 
 @unittest.skipUnless(store.BOOT_ID.exists(), "no boot id to tell a restart by (not Linux)")
