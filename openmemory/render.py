@@ -258,7 +258,8 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
         rendered = [l for l in lessons.values() if live(l)]
         listed = [l for l in lessons.values() if not l["archived"] and not l["vetoed"]]   # lessons.jsonl
         sources = store.episodes_by_id((i for l in listed for i in l["sources"]),  # what the files say of them
-                                       ("id", "session_id", "kind", "at", "title", "gist", "facts"))
+                                       ("id", "session_id", "kind", "at", "title", "facts"))
+        _with_gists(store, rendered, sources)
         placed = _place(store, rendered, limit, result, optout)
 
         projects = paths.projects_dir()
@@ -287,7 +288,7 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
         predictions = store.predictions_by_lesson()
         records = (lesson_record(l, [sources[i] for i in l["sources"] if i in sources],   # one at a time
                                  predictions.get(l["id"], [])) for l in sorted(listed, key=lambda l: l["id"]))
-        jsonl = "".join([json.dumps(r, ensure_ascii=False) + "\n" for r in records]).encode("utf-8")
+        jsonl = b"".join([(json.dumps(r, ensure_ascii=False) + "\n").encode("utf-8") for r in records])
         if files.read(paths.lessons_path()) != jsonl:
             files.write_own(paths.lessons_path(), jsonl)
         state = _dump({"version": STATE_VERSION, "files": written, "sections": sections})
@@ -762,7 +763,7 @@ def topic_file(lesson: dict, sources: list) -> str:
              neutralise(lesson["text"], block_start=True),
              "",
              "**Why:** " + _why_intro(lesson, sources)]
-    shown = heapq.nlargest(WHY_SOURCES, sources, key=lambda s: (s.get("at") or "", s["id"]))   # the newest, newest first
+    shown = _newest(sources)
     for s in shown:
         lines.append(f"- {(s.get('at') or '')[:10] or 'undated'}: " + neutralise(clip(_account(s, s["gist"]), WHY_CHARS)))
     if len(sources) > len(shown):
@@ -771,6 +772,19 @@ def topic_file(lesson: dict, sources: list) -> str:
               f"_Written by openmemory (lesson {int(lesson['id'])}). Delete this file and openmemory will not "
               f"write this lesson again; edit it and openmemory leaves your version as it is._", ""]
     return "\n".join(lines)
+
+
+def _newest(sources: list) -> list:
+    """The sources a lesson's file shows under **Why:**: the newest WHY_SOURCES, newest first."""
+    return heapq.nlargest(WHY_SOURCES, sources, key=lambda s: (s.get("at") or "", s["id"]))
+
+
+def _with_gists(store: Store, lessons: list, sources: dict) -> None:
+    """The gist of each source the lessons' files show (_newest), read into it: only those (a heavy
+    year's lessons have 130,000 sources, a file shows five of each)."""
+    shown = {s["id"] for lesson in lessons for s in _newest([sources[i] for i in lesson["sources"] if i in sources])}
+    for i, row in store.episodes_by_id(shown, ("id", "gist")).items():
+        sources[i]["gist"] = row["gist"]
 
 
 def _account(source: dict, told: str) -> str:

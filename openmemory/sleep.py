@@ -16,10 +16,10 @@ from .clock import iso, parse_time
 from .corrections import correction_head, lasting_sentence, own_lines, what_lasts
 from .failures import cause_key, error_line, is_lesson_error, is_work_failure, project_bound, telling_lines
 from .forget import incident
-from .redact import mostly_secret, redact, redact_obj
+from .redact import mostly_secret, redact, redact_obj, redacted
 from .review import by_session
 from .shorten import clip
-from .store import Store
+from .store import Store, shared_loads
 from .wording import (call_about, core_command, correction_lesson, error_lesson, same_rule, scoped, source, stance,
                       unscoped)
 
@@ -121,17 +121,38 @@ def _night(store: Store, now: str, render, model) -> dict:
         keep = not eventful(report)
         total = previous if keep else merge_nights(previous, report)
         report = dict(report, tonight={k: v for k, v in total.items() if k != "errors"})
+    morning = None if keep else json.dumps(_redacted(total), ensure_ascii=False, sort_keys=True)
     with store.transaction():
         store.set_state("last_sleep", now)
         store.set_state("slept_through", str(facts.get("through", 0)))  # a catch-up needs something after it
         store.set_state("night_facts", "{}")
         if not keep:
-            store.set_state("morning", json.dumps(redact_obj(total), ensure_ascii=False, sort_keys=True))
+            store.set_state("morning", morning)
     # Written every time from what is stored (unchanged files are left alone): a sleep stopped
-    # between its last commit and this file finds it rewritten by the next one.
-    write_morning(morning_text(json.loads(store.get_state("morning")), PREDICTION_DAYS,
+    # between its last commit and this file finds it rewritten by the next one. (What was just
+    # stored is not read back: a first night's is 21 MB.)
+    morning = shared_loads(store.get_state("morning") if keep else morning)
+    write_morning(morning_text(morning, PREDICTION_DAYS,
                                                ARCHIVE_AFTER_DAYS))
     return report
+
+
+def _redacted(value):
+    """redact_obj(value), what redaction left unchanged not copied (the same JSON: a first night's
+    report over 60,000 sessions is 130,000 sources, each a dict, its copy 50 MB more at once)."""
+    if isinstance(value, str):
+        said = redacted(value)
+        return value if said == value else said
+    if isinstance(value, (dict, list)):
+        out = None
+        for k, v in (value.items() if isinstance(value, dict) else enumerate(value)):
+            said = _redacted(v)
+            if said is not v and out is None:
+                out = dict(value) if isinstance(value, dict) else list(value)
+            if out is not None:
+                out[k] = said
+        return value if out is None else out
+    return value
 
 
 def _keep(store: Store, facts: dict) -> None:

@@ -548,6 +548,19 @@ class Consolidation(SleepCase):
                                          "deploy with make deploy.")
         self.assertNotIn("evil", (self.home / "morning.md").read_text())
 
+    def test_the_stored_morning_is_redacted_as_before_and_what_needs_none_is_not_copied(self):
+        token = "ghp_" + "Ab1" * 12
+        quiet = {"at": "2026-11-02", "what": "`pytest -q` failed"}
+        report = {"night": "2026-11-03", "warnings": [f"a token {token} was seen"],
+                  "lessons_new": [{"text": "Run the tests with pytest -q.", "sources": [quiet, dict(quiet)]}],
+                  "archived": {"episodes": {"error": 2}, "lessons": []}, "render": None, "seen": 3}
+        redacted = sleep._redacted(report)
+        self.assertEqual(json.dumps(redacted, sort_keys=True), json.dumps(sleep.redact_obj(report), sort_keys=True))
+        self.assertNotIn(token, json.dumps(redacted))
+        self.assertIn(token, report["warnings"][0])          # the report itself is left as it was
+        self.assertIs(redacted["lessons_new"], report["lessons_new"])
+        self.assertIs(redacted["archived"], report["archived"])
+
 
 class ShortTransactions(SleepCase):
     """A night holds the write lock only pass by pass, and consolidation only to write what it
