@@ -132,8 +132,7 @@ def _night(store: Store, now: str, render, model) -> dict:
     # between its last commit and this file finds it rewritten by the next one. (What was just
     # stored is not read back: a first night's is 21 MB.)
     morning = shared_loads(store.get_state("morning") if keep else morning)
-    write_morning(morning_text(morning, PREDICTION_DAYS,
-                                               ARCHIVE_AFTER_DAYS))
+    write_morning(morning_text(morning, PREDICTION_DAYS, ARCHIVE_AFTER_DAYS))
     return report
 
 
