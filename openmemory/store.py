@@ -246,6 +246,10 @@ class Store:
             if passages is not None:
                 counts["passages"] = self._replace_passages(
                     sid, passages if prepared else prepare_passages(passages), now)
+            # The file held another session before (overwritten by a copy of another, or reused): that
+            # session keeps its memories, its transcript gone from here as a deleted file's is.
+            self._db.execute("UPDATE sessions SET path = path || ? || id WHERE path = ? AND id != ?",
+                             (GONE_FROM, session["path"], sid))
             self._db.execute(_SESSION_UPSERT, (
                 sid, session["path"], session["mtime_ns"], session["size"], now, len(keep), session.get("cwd"),
                 redacted(session.get("title") or ""), session.get("started"), session.get("ended"),
@@ -913,6 +917,9 @@ class Store:
         return self._db.execute(
             "UPDATE predictions SET resolved = ? WHERE resolved IS NULL AND lesson_id IN "
             "(SELECT id FROM lessons WHERE vetoed OR state = 'candidate')", (now,)).rowcount
+
+
+GONE_FROM = "#replaced-by-another-session:"     # the path of a session whose file now holds another
 
 
 _SESSION = ("id", "path", "mtime_ns", "size", "ingested", "episodes", "cwd", "title", "started", "ended", "version",

@@ -68,6 +68,29 @@ class IngestCommand(TempHome):
         self.assertIn("After the agent ran `python -m unittest`", correction["gist"])
         self.assertRegex(error["at"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 
+    def test_a_file_that_now_holds_another_session_is_read_and_ingests_go_on(self):
+        # the same file name, overwritten with another session's transcript (a copy put in its place)
+        first = test_session(cwd=PROJECT)
+        path = first.write(project_folder(self.claude, PROJECT), name="s.jsonl")
+        self.ok("ingest")
+        other = Transcript(cwd=PROJECT)
+        other.user("add a changelog entry for the release")
+        other.assistant("Added the entry under 1.4.0 in CHANGELOG.md.")
+        other.write(project_folder(self.claude, PROJECT), name="s.jsonl")
+        self.ok("ingest")
+        later = Transcript(cwd=PROJECT)
+        later.user("bump the version to 1.4.1")
+        later.assistant("Bumped the version in pyproject.toml.")
+        self.write_session(later)
+        p = self.ok("ingest")
+        self.assertIn("read 1 of 2 transcript", p.stdout)       # the new one read, s.jsonl unchanged
+        with store.connect() as db:
+            titles = sorted(e["title"] for e in db.episodes("session"))
+        # the first session keeps its memories (its file is gone, as a deleted one's), the two others stored
+        self.assertEqual(titles, ["add a changelog entry for the release", "bump the version to 1.4.1", "run the tests"])
+        self.assertEqual(status(self)["sessions"], 3)
+        self.assertTrue(path.exists())
+
     def test_a_file_tool_before_a_correction_is_named_from_the_project_folder(self):
         t = Transcript(cwd="/home/dev/shop")
         t.user("set up the container")
