@@ -318,6 +318,10 @@ def all_paths() -> dict:
         "settings": str(settings_path()),
         "own_settings": str(own_settings_path()),
         "setup_record": str(setup_record_path()),
+        "codex_dir": str(codex_home()),
+        "codex_sessions": str(codex_sessions_dir()),
+        "gemini_dir": str(gemini_dir()),
+        "gemini_chats": str(gemini_chats_root()),
     }
 
 

@@ -29,6 +29,11 @@ class Paths(TempHome):
         self.assertEqual(out["projects"], str(self.claude / "projects"))
         self.assertIn(str(self.home / "morning.md"), self.ok("paths").stdout)
         self.assertFalse(self.home.exists())
+        # the other agents' folders it reads and writes too (README: CODEX_HOME, GEMINI_CLI_HOME)
+        codex, gemini = self.tmp / "codex", self.tmp / "gem"
+        out = json.loads(self.ok("paths", "--json", env=dict(self.env(), CODEX_HOME=str(codex), GEMINI_CLI_HOME=str(gemini))).stdout)
+        self.assertEqual((out["codex_dir"], out["codex_sessions"]), (str(codex), str(codex / "sessions")))
+        self.assertEqual(out["gemini_dir"], str(gemini / ".gemini"))
 
     def test_slug_and_memory_folder_follow_claude_code(self):
         self.assertEqual(paths.project_slug("/home/me/my_proj.v2"), "-home-me-my-proj-v2")
