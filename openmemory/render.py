@@ -743,6 +743,8 @@ def index_line(lesson: dict, sources: list | None = None) -> str:
     for hook in hooks:  # the lesson whole matters more than the date
         for n in range(len(words), 0, -1):
             title = " ".join(words[:n]) + ("" if n == len(words) else " …")
+            if n < len(words) and " ".join(words[:n]).count("`") % 2:
+                continue    # never cut inside a code span: its opening backtick would show as a stray one
             line = "- [" + neutralise(title) + link + hook
             if len(line) < LINE_CHARS:
                 return line

@@ -153,6 +153,17 @@ class LessonFiles(RenderCase):
             self.assertRegex(line, r"^- \[.+\]\(om-\d+\.md\) — seen in 12345 sessions")
         self.assertTrue(any("Use tabs not spaces in the Makefile ever" in l for l in lines), lines)
 
+    def test_an_index_line_is_never_cut_inside_a_code_span(self):
+        # cut inside `gh pr diff …` the opening backtick showed escaped and the command as prose
+        text = ("In this project `gh pr diff N --stat` fails with unknown flag: --stat; run it as "
+                "`gh pr diff 104 --name-only` to list the changed files of a pull request instead")
+        line = render.index_line({"id": 18, "text": text, "seen": 2, "kind": "project",
+                                  "updated": "2026-02-01T00:00:00Z"})
+        self.assertLess(len(line), render.LINE_CHARS)
+        self.assertIn("`gh pr diff N --stat`", line)
+        self.assertNotIn("\\`", line)
+        self.assertEqual(line.split("](om-18.md)")[0].count("`") % 2, 0)
+
     def test_no_lessons_no_files(self):
         result = self.render()
         self.assertEqual(result["written"], [])
