@@ -107,11 +107,19 @@ def systemd_units(command: str) -> dict:
 
 
 def systemd_install(units: dict) -> list[str]:
+    """Write the units and enable the timer; when systemctl fails (no user bus), the unit files
+    this call wrote are taken away again, so nothing looks scheduled that is not."""
     folder = systemd_dir()
+    new = [name for name in units if not (folder / name).exists()]
     for name, text in units.items():
         files.write_config(folder / name, text.encode("utf-8"))
-    _run([program("systemctl"), "--user", "daemon-reload"])
-    _run([program("systemctl"), "--user", "enable", "--now", f"{UNIT}.timer"])
+    try:
+        _run([program("systemctl"), "--user", "daemon-reload"])
+        _run([program("systemctl"), "--user", "enable", "--now", f"{UNIT}.timer"])
+    except BaseException:
+        for name in new:
+            files.remove_config_if_unchanged(folder / name, units[name].encode("utf-8"))
+        raise
     return [str(folder / name) for name in units]
 
 

@@ -251,6 +251,16 @@ class Setup(SetupCase):
         self.assertEqual(self.setup_cli("--undo", "--yes").returncode, 0)
         self.assertFalse(agent.exists())
 
+    def test_a_systemd_timer_systemctl_cannot_enable_leaves_no_unit_behind(self):
+        # no user bus (a container, ssh without lingering): `systemctl --user` fails
+        (self.bin / "systemctl").write_text("#!/bin/sh\necho 'Failed to connect to bus: No medium found' >&2\nexit 1\n")
+        p = self.setup_cli("--yes", "--schedule", "systemd")
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("Failed to connect to bus", p.stderr)
+        units = self.tmp / "xdg" / "systemd" / "user"
+        self.assertEqual(sorted(units.iterdir()) if units.exists() else [], [])   # nothing looks scheduled
+        self.assertNotIn("✔ nightly job", self.cli("doctor").stdout)
+
     def test_the_installed_hook_ingests_a_transcript_from_a_bare_environment(self):
         self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
         command = self.hooks_added()["SessionEnd"][-1]
