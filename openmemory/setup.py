@@ -276,6 +276,15 @@ def _settings_changes(rules: list[str], with_hooks: bool) -> tuple[Change, list[
         if other != command and other not in earlier:
             changes.append(Change("note", "keep", f"also in {path}: a {event} hook `{other}` that setup did "
                                                   f"not add; remove it, or that event runs openmemory twice"))
+    perms = settings.get("permissions") if isinstance(settings.get("permissions"), dict) else {}
+    for kind in ("deny", "ask"):    # a deny or ask rule wins over the allow rules setup adds (doctor says so too)
+        held = [r for r in perms.get(kind) or [] if isinstance(r, str) and any(
+            r in (rule, rule.rsplit("__", 1)[0], rule.rsplit("__", 1)[0] + "__*") for rule in rules)]
+        if held:
+            effect = "Claude Code refuses the tool" if kind == "deny" else "Claude Code asks before each call"
+            changes.append(Change("note", "manual", f"{path} has `{held[0]}` under permissions.{kind}, which wins "
+                                                    f"over the allow rules ({effect}); remove that rule yourself "
+                                                    f"if the model should call openmemory's tools freely"))
     return allow, changes
 
 

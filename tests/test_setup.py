@@ -251,6 +251,14 @@ class Setup(SetupCase):
         self.assertEqual(self.setup_cli("--undo", "--yes").returncode, 0)
         self.assertFalse(agent.exists())
 
+    def test_a_deny_rule_for_a_tool_is_pointed_out_not_hidden_behind_the_allow(self):
+        self.settings.write_text(json.dumps(dict(USER_SETTINGS, permissions={"deny": ["mcp__openmemory__show"]})))
+        p = self.setup_cli("--yes", "--schedule", "none")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(f"! {self.settings} has `mcp__openmemory__show` under permissions.deny, which wins over the "
+                      "allow rules (Claude Code refuses the tool)", p.stdout)
+        self.assertEqual(json.loads(self.settings.read_text())["permissions"]["deny"], ["mcp__openmemory__show"])
+
     def test_a_systemd_timer_systemctl_cannot_enable_leaves_no_unit_behind(self):
         # no user bus (a container, ssh without lingering): `systemctl --user` fails
         (self.bin / "systemctl").write_text("#!/bin/sh\necho 'Failed to connect to bus: No medium found' >&2\nexit 1\n")
