@@ -992,8 +992,9 @@ def check_installs() -> list[Finding]:
 def check_server() -> Finding:
     command = registered_server_command()
     if command is None:
-        return Finding("mcp server", FAIL, "no openmemory MCP server is registered with Claude Code",
-                       f"run `{_here()} setup` (or install the plugin)")
+        fix = f"run `{_here()} setup` (or install the plugin)" if shutil.which("claude") else \
+            f"`claude` is not on PATH here, so setup cannot register it; where `claude` runs: `{shlex.join(mcp_add_argv(mcp_server()))}`"
+        return Finding("mcp server", FAIL, "no openmemory MCP server is registered with Claude Code", fix)
     argv, env = command
     try:
         tools = list_tools(argv, env)

@@ -339,7 +339,10 @@ class Doctor(SetupCase):
         self.assertEqual(rc, 1)
         self.assertIn("✔ database: ", out)
         self.assertIn("✔ fts5: ", out)
-        self.assertIn("✘ mcp server: no openmemory MCP server is registered with Claude Code\n    fix: run `", out)
+        # no `claude` on PATH here: setup could not register the server, so the fix is the command itself
+        self.assertIn("✘ mcp server: no openmemory MCP server is registered with Claude Code\n    fix: `claude` is "
+                      "not on PATH here, so setup cannot register it; where `claude` runs: `claude mcp add --scope "
+                      "user openmemory ", out)
         self.assertIn(f"✘ hook: no openmemory SessionEnd hook in {self.settings}", out)
         self.assertIn("• last sleep: no night has passed yet", out)
         self.assertIn("• last hook run: the hook has not run yet: nothing connects it", out)
