@@ -155,6 +155,28 @@ class Store:
         self._db.execute("INSERT INTO state (key, value) VALUES (?, ?) "
                         "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (key, value))
 
+    # An id recall showed (e428, p12, lesson:3) names one memory for good: SQLite gives a new row
+    # the largest id + 1, so forgetting the newest memory would hand its id to the next one (and a
+    # `forget e428` run again would take the new one). A forget that takes a table's largest ids
+    # keeps that id as the table's floor (state `id_floor:<table>`); the next row stored is given
+    # the id after it, and from then on SQLite's own count is above it again.
+
+    def _keep_floor(self, table: str, ids) -> None:
+        """Inside forget's transaction, after its deletes: ids taken from table."""
+        top = max(ids, default=0)
+        if top > self._db.execute(f"SELECT ifnull(max(id), 0) FROM {table}").fetchone()[0]:
+            self.set_state(f"id_floor:{table}", str(max(top, int(self.get_state(f"id_floor:{table}") or 0))))
+
+    def _next_id(self, table: str) -> int | None:
+        """The id the next row of table must get (above a forgotten newest one), or None: SQLite's own."""
+        floor = int(self.get_state(f"id_floor:{table}") or 0)
+        if not floor:
+            return None
+        if self._db.execute(f"SELECT ifnull(max(id), 0) FROM {table}").fetchone()[0] >= floor:
+            self._db.execute("DELETE FROM state WHERE key = ?", (f"id_floor:{table}",))   # passed: no longer needed
+            return None
+        return floor + 1
+
     # -- sessions and their episodes -------------------------------------------------
 
     def file_index(self) -> dict:
@@ -206,6 +228,7 @@ class Store:
             existing = {row[0]: (row[1], row[2]) for row in rows}
             judged = {row[0]: row[3:] for row in rows if row[3] is not None and row[2] == sid}    # _judged_kept
             keep = set()
+            claim = self._next_id("episodes")   # for the first episode stored (above a forgotten newest one)
             for ep in cleaned:
                 if ep["key"] in judged:
                     ep = _judged_kept(ep, *judged[ep["key"]])
@@ -230,10 +253,11 @@ class Store:
                     counts["updated"] += self._db.execute("SELECT changes()").fetchone()[0]
                 else:
                     _stored(self._db, self._db.execute(
-                        "INSERT INTO episodes (key, session_id, cwd, kind, title, gist, detail, facts, at, "
-                        "created, last_touched, embedding, context, agent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (ep["key"], sid, ep["cwd"], ep["kind"], ep["title"], ep["gist"], ep["detail"],
+                        "INSERT INTO episodes (id, key, session_id, cwd, kind, title, gist, detail, facts, at, created, "
+                        "last_touched, embedding, context, agent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (claim, ep["key"], sid, ep["cwd"], ep["kind"], ep["title"], ep["gist"], ep["detail"],
                          ep["facts"], ep["at"], now, now, vec, ctx, ep.get("agent") or "claude-code")).lastrowid)
+                    claim = None
                     if ep["title"] or ep["kind"] != "correction":    # a light one (LIGHT) is no one's news
                         counts["added"][ep["kind"]] = counts["added"].get(ep["kind"], 0) + 1
                 keep.add(ep["key"])
@@ -283,10 +307,12 @@ class Store:
         self._db.executemany("UPDATE passages SET text = ?, context = ?, at = ?, seq = ?, cwd = ?, embedding = ? "
                              "WHERE id = ?", changed)
         if added:
-            first = self._db.execute("SELECT ifnull(max(id), 0) + 1 FROM passages").fetchone()[0]
+            claim = self._next_id("passages")
+            first = claim or self._db.execute("SELECT ifnull(max(id), 0) + 1 FROM passages").fetchone()[0]
             self._db.executemany(
-                "INSERT INTO passages (key, session_id, seq, cwd, kind, text, context, at, created, last_touched, "
-                "embedding, agent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", added)
+                "INSERT INTO passages (id, key, session_id, seq, cwd, kind, text, context, at, created, last_touched, "
+                "embedding, agent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(claim if n == 0 else None, *row) for n, row in enumerate(added)])
             _stored(self._db, first, "passages")    # indexed at the commit, with the rest
         return len(added)
 
@@ -307,9 +333,10 @@ class Store:
                 (neighbours.window_start(now), now, 500 * bool(conversation)))
             mine, changed = neighbours.new_note_contexts(neighbours.thread_before(recent, conversation, ep["cwd"], now), ep)
             cur = self._db.execute(
-                "INSERT INTO episodes (key, session_id, cwd, kind, title, gist, detail, facts, at, created, "
-                "last_touched, embedding, context, agent) VALUES (?, NULL, ?, 'note', ?, ?, '', ?, ?, ?, ?, ?, ?, ?)",
-                (f"note:{now}:{zlib.crc32(ep['gist'].encode('utf-8')):08x}", ep["cwd"], ep["title"], ep["gist"],
+                "INSERT INTO episodes (id, key, session_id, cwd, kind, title, gist, detail, facts, at, created, "
+                "last_touched, embedding, context, agent) VALUES (?, ?, NULL, ?, 'note', ?, ?, '', ?, ?, ?, ?, ?, ?, ?)",
+                (self._next_id("episodes"), f"note:{now}:{zlib.crc32(ep['gist'].encode('utf-8')):08x}", ep["cwd"],
+                 ep["title"], ep["gist"],
                  ep["facts"], now, now, now, embed.encoded(ep["title"] + "\n" + ep["gist"]), mine, agent))
             _stored(self._db, cur.lastrowid)
             self._db.executemany("UPDATE episodes SET context = ? WHERE id = ?", changed)
@@ -586,9 +613,9 @@ class Store:
                    state: str = "live") -> int:
         """Store a new lesson (its strength as of now), live or a candidate since now; returns its id."""
         cur = self._db.execute(
-            "INSERT INTO lessons (text, kind, cwd, strength, seen, sources, created, updated, embedding, decayed, "
-            "state, since) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (redact(text), kind, cwd, strength, seen, json.dumps(sources), now, now,
+            "INSERT INTO lessons (id, text, kind, cwd, strength, seen, sources, created, updated, embedding, decayed, "
+            "state, since) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (self._next_id("lessons"), redact(text), kind, cwd, strength, seen, json.dumps(sources), now, now,
              embed.encoded(text), now, state, now if state == "candidate" else None))
         return cur.lastrowid
 
@@ -757,6 +784,8 @@ class Store:
             db.executemany("DELETE FROM sessions WHERE id = ?", [(s,) for s in session_ids])
             db.executemany("UPDATE sessions SET title = ? WHERE id = ?", [(t, s) for s, t in titles])
             db.executemany("DELETE FROM model_answers WHERE key = ?", [(k,) for k in answers])
+            for table, ids in (("episodes", episode_ids), ("lessons", lesson_ids), ("passages", passage_ids)):
+                self._keep_floor(table, ids)
             self.set_state("forget_last", last)  # its ids, its files still to rewrite (forget.last_forget)
             if morning is not None:  # the report's facts without them; a stopped sleep's facts dropped
                 self.set_state("morning", morning)

@@ -318,6 +318,29 @@ class Forget(ForgetWorld):
         self.assertIn("no episode 9999", p.stderr)
         self.assertIn("is not an id", self.cli("forget", "abc").stderr)
 
+    def test_an_id_forgotten_is_never_given_to_another_memory(self):
+        # SQLite gives a new row the largest id + 1: forgetting the newest memory would hand its id on,
+        # and `forget e<id>` run again would then take the new memory
+        def note(text):
+            return json.loads(self.ok("remember", "--json", text).stdout)["id"]
+        first = note("The staging bastion is bastion-2.")
+        newest = note("The release train leaves on Thursdays.")
+        self.ok("forget", f"e{newest}")
+        after = note("Deploy keys rotate monthly.")
+        self.assertGreater(after, newest)
+        self.assertIn("already forgotten", self.cli("forget", f"e{newest}").stderr + self.cli("forget", f"e{newest}").stdout)
+        self.assertIn("Deploy keys rotate monthly.", self.ok("show", f"e{after}").stdout)
+        again = note("The VPN needs the hardware key.")
+        self.assertEqual(again, after + 1)             # SQLite's own count again from there
+        self.assertLess(first, newest)
+        with store.connect() as db:                    # lessons too (lesson:N, om-N.md)
+            top = max(ls["id"] for ls in db.all_lessons())
+        self.ok("forget", f"lesson:{top}")
+        with store.connect() as db, db.transaction():
+            made = db.add_lesson("In this repository run the linter with make lint", "feedback", None, 1.0, 1, [],
+                                 "2026-11-07T00:00:00.000000Z")
+        self.assertGreater(made, top)
+
     def test_the_mcp_server_has_no_forget_tool(self):
         reply = mcp.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
         self.assertEqual([t["name"] for t in reply["result"]["tools"]], ["recall", "show", "remember"])
@@ -402,6 +425,22 @@ class ForgetPassages(ForgetWorld):
         self.ok("sleep", "--now", "2026-11-06T03:00:00Z")
         self.assert_gone("Quillfeather", "rotates on Thursdays", "ops vault")
         self.assertTrue(self.passages("archive header"))
+
+    def test_a_forgotten_passage_id_is_never_given_to_another(self):
+        self.said_in_blog()
+        self.ok("ingest")
+        from tests.helpers import raw_db
+        with store.connect() as db:
+            newest = raw_db(db).execute("SELECT max(id) FROM passages").fetchone()[0]
+        self.ok("forget", f"p{newest}")
+        t = Transcript(cwd=str(self.blog), start=datetime(2026, 11, 5, 9, tzinfo=timezone.utc))
+        t.user("Which font does the archive page use now?")
+        t.assistant("The archive page uses the site's serif font since yesterday.")
+        t.write(project_folder(self.claude, self.blog))
+        self.ok("ingest")
+        new = self.passages("serif font since yesterday")
+        self.assertTrue(new)
+        self.assertTrue(all(i > newest for i in new), (new, newest))
 
     def test_a_forgotten_passage_stays_out_when_passages_are_cut_another_way(self):
         # a passage's key is its place in its record: a later openmemory that cuts passages otherwise
