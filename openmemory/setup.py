@@ -477,8 +477,9 @@ def _gemini_changes() -> list[Change]:
                                             f"`recall` for Gemini's model to call it without a prompt)"))
     else:
         def allow(rec):
+            made = not policy.parent.exists()       # the policies folder too: undo takes it away if still empty
             files.replace_config_if_unchanged(policy, None, text.encode("utf-8"))
-            rec.setdefault("gemini", {})["policy"] = {"path": str(policy), "text": text}
+            rec.setdefault("gemini", {})["policy"] = {"path": str(policy), "text": text, "made_folder": made}
         out.append(Change("gemini", "add", f"allow {_tools_named()} by name in Gemini's policy {policy}", allow))
     return out
 
@@ -518,6 +519,11 @@ def _undo_agents(rec: dict) -> list[Change]:
         else:
             def remove(r):
                 files.remove_config_if_unchanged(path, policy["text"].encode("utf-8"))
+                if policy.get("made_folder"):
+                    try:
+                        path.parent.rmdir()         # only when empty: what else is there stays
+                    except OSError:
+                        pass
                 r.get("gemini", {}).pop("policy", None)
             changes.append(Change("gemini", "remove", f"remove Gemini's policy {path}", remove))
     return changes

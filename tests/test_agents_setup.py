@@ -59,6 +59,15 @@ class AgentSetup(AgentHome):
         self.assertEqual(self.codex.read_bytes(), CODEX_CONFIG.encode())
         self.assertEqual(self.gemini.read_bytes(), GEMINI_SETTINGS.encode())
         self.assertFalse(self.policy.exists())
+        self.assertFalse(self.policy.parent.exists())     # the policies folder setup made goes too
+
+    def test_undo_leaves_a_policies_folder_that_was_there_and_what_is_in_it(self):
+        self.policy.parent.mkdir()
+        (self.policy.parent / "mine.toml").write_text("# the person's own policy\n")
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
+        self.assertEqual(self.setup_cli("--undo", "--yes").returncode, 0)
+        self.assertFalse(self.policy.exists())
+        self.assertEqual((self.policy.parent / "mine.toml").read_text(), "# the person's own policy\n")
 
     def test_what_the_person_changed_after_setup_survives_undo(self):
         self.setup_cli("--yes", "--schedule", "none")
