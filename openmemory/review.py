@@ -216,11 +216,11 @@ def edit(store: Store, lesson_id: int, text: str, now: str | None = None) -> dic
     wider scope, a judge), and live, as approving it is."""
     now = iso(now)
     text = " ".join(str(text or "").split())
-    if len(text.split()) < 2:
-        raise OpenMemoryError("say the lesson in a few words: openmemory lessons edit lesson:N \"the lesson\"")
-    if len(text) > LESSON_CHARS:
+    if len(text) > LESSON_CHARS:      # said first: a long text of one word is too long before it is too short
         raise OpenMemoryError(f"a lesson is one line of at most {LESSON_CHARS} characters (Claude Code's "
                               f"MEMORY.md index line); this one has {len(text)}")
+    if len(text.split()) < 2:
+        raise OpenMemoryError("say the lesson in a few words: openmemory lessons edit lesson:N \"the lesson\"")
     lesson = _lesson(store, lesson_id)
     _not_vetoed(lesson, "edit")
     by = ["edited"] + [b for b in lesson["backing"].get("by") or [] if b != "edited"]
