@@ -145,7 +145,7 @@ class ThepersonDecides(ReviewCase):
                            (("approve",), "say which: openmemory lessons approve lesson:N"),
                            (("edit", "lesson:1"), "edit takes a lesson and its new text"),
                            (("edit", "lesson:1", "x" * 151 + " y"), "at most 150 characters"),
-                           (("edit", "lesson:1", "y" * 200), "at most 150 characters; this one has 200"),
+                           (("edit", "lesson:1", "y" * 200), "index line); this one has 200"),
                            (("edit", "lesson:1", "pnpm"), "say the lesson in a few words"),
                            (("list", "lesson:1"), "`openmemory lessons` lists them all")):
             with self.subTest(args=args):
