@@ -25,6 +25,7 @@ from pathlib import Path
 
 from . import files, paths, transcripts
 from .errors import OpenMemoryError
+from .passages import sentences as passage_sentences
 
 FORGOTTEN = "[forgotten]"
 QUOTE_MIN = 12          # characters: shorter text is too common to scrub from other memories
@@ -75,18 +76,16 @@ NO_ALIAS = ("note", "exchange", "summary", "plan", "question")
 # out of whatever passage holds it next, and its copies out of the session's other memories (as a
 # forgotten memory's words are). Shorter ones ("Done.", "Let me check.") are common in any session.
 SAID_MIN_WORDS = 4
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 def sentences_of(passage: dict) -> list:
     """[(words folded, as written)] of each sentence of a passage's text of SAID_MIN_WORDS words or
-    more (who said it left out)."""
+    more (who said it left out), split as passages are packed (passages.sentences)."""
     out = []
     for line in (passage.get("text") or "").split("\n"):
-        for sentence in _SENTENCE_END.split(_LABEL.sub("", line)):
-            words = sentence.split()
-            if len(words) >= SAID_MIN_WORDS and FORGOTTEN not in sentence:
-                out.append((" ".join(words).lower(), sentence.strip()))
+        for sentence in passage_sentences(_LABEL.sub("", line)):
+            if len(sentence.split()) >= SAID_MIN_WORDS and FORGOTTEN not in sentence:
+                out.append((sentence.lower(), sentence))
     return out
 
 

@@ -326,7 +326,7 @@ def ingest_file(store: Store, path, report: Report | None = None, force: bool = 
         elif ready is not None:
             _store_ready(store, path, ready, st, report, now, batch.marks().keeps_out)
         else:
-            _store_session(store, path, session, st, report, now)
+            _store_session(store, path, session, st, report, now, batch.marks().forgets)
     batch.full()
     return report
 
@@ -447,7 +447,9 @@ def _count(report: Report, counts: dict) -> None:
     report.passages += counts.get("passages", 0)
 
 
-def _store_session(store: Store, path: str, session, st, report: Report, now: str | None = None) -> None:
+def _store_session(store: Store, path: str, session, st, report: Report, now: str | None = None,
+                   forgets: bool = True) -> None:
+    """forgets: whether anything is forgotten at all (else no tombstone is looked for)."""
     if session.not_transcript:
         _note_not_transcript(store, path, st, report)
         return
@@ -459,8 +461,10 @@ def _store_session(store: Store, path: str, session, st, report: Report, now: st
     passages = passages_of(session)
     row = dict(_row_of(session), id=sid, path=str(path), mtime_ns=st.st_mtime_ns, size=st.st_size)
     # What the person made openmemory forget stays forgotten, and its words out of the rest.
-    forgotten = store.forgotten_among([h for ep in episodes + passages for h in forget.tombstones(ep, sid)]
-                                      + [h for p in passages for h in forget.said_tombstones(p, sid)])
+    forgotten = set()
+    if forgets:
+        forgotten = store.forgotten_among([h for ep in episodes + passages for h in forget.tombstones(ep, sid)]
+                                          + [h for p in passages for h in forget.said_tombstones(p, sid)])
     if forgotten:
         session_gone = any(ep["kind"] == "session" and forget.is_forgotten(ep, forgotten, sid) for ep in episodes)
         episodes, passages, quotes = forget.without_forgotten(episodes, forgotten, sid, passages)

@@ -182,6 +182,11 @@ def _pieces(text: str, role: str) -> list:
 _CLOSERS = "\"')]*_`"
 
 
+def sentences(text: str) -> list:
+    """The sentences passages are packed from (forget keeps a forgotten passage's, whatever cuts it)."""
+    return [sentence for sentence, _ in _sentences(text, PASSAGE_CHARS)]
+
+
 def _sentences(text: str, room: int) -> list:
     """[(sentence, whether a line break came before it)] of text, whitespace inside folded;
     one longer than room cut between words."""
