@@ -165,8 +165,8 @@ def plan(schedule_mode: str = "auto") -> list[Change]:
     """What setup would change, each step with the function that does it; allowing the
     tools comes first (without it a `claude -p` session is refused its first recall)."""
     plugins = [p for p in plugin_installs() if p["enabled"]]
-    rules = tool_rules(PLUGIN_SERVER if plugins else MCP_NAME)
-    allow, hooks = _settings_changes(rules, with_hooks=not plugins)
+    server = PLUGIN_SERVER if plugins else MCP_NAME
+    allow, hooks = _settings_changes(server, with_hooks=not plugins)
     if plugins:
         middle = [Change("note", "skip", f"the openmemory plugin ({plugins[0]['key']}, version "
                                          f"{plugins[0]['version']}) already runs the MCP server and "
@@ -220,11 +220,12 @@ def _mcp_change() -> Change:
     return Change("mcp", action, f"{what}: {command}", run)
 
 
-def _settings_changes(rules: list[str], with_hooks: bool) -> tuple[Change, list[Change]]:
+def _settings_changes(server: str, with_hooks: bool) -> tuple[Change, list[Change]]:
     """(allowing the tools, [the hooks, notes]): two lines for the person, one write of
     settings.json and one backup. Hooks an earlier setup added with another command (an
     install that moved, an upgrade) are replaced."""
     settings, _ = read_settings()
+    rules = tool_rules(server)
     path = paths.settings_path()
     command = shell_command("hook")
     absent = [r for r in rules if r not in allow_rules(settings)]
@@ -276,16 +277,27 @@ def _settings_changes(rules: list[str], with_hooks: bool) -> tuple[Change, list[
         if other != command and other not in earlier:
             changes.append(Change("note", "keep", f"also in {path}: a {event} hook `{other}` that setup did "
                                                   f"not add; remove it, or that event runs openmemory twice"))
-    perms = settings.get("permissions") if isinstance(settings.get("permissions"), dict) else {}
-    for kind in ("deny", "ask"):    # a deny or ask rule wins over the allow rules setup adds (doctor says so too)
-        held = [r for r in perms.get(kind) or [] if isinstance(r, str) and any(
-            r in (rule, rule.rsplit("__", 1)[0], rule.rsplit("__", 1)[0] + "__*") for rule in rules)]
-        if held:
-            effect = "Claude Code refuses the tool" if kind == "deny" else "Claude Code asks before each call"
-            changes.append(Change("note", "manual", f"{path} has `{held[0]}` under permissions.{kind}, which wins "
-                                                    f"over the allow rules ({effect}); remove that rule yourself "
-                                                    f"if the model should call openmemory's tools freely"))
+    for kind, rule in held_back(settings, server):     # wins over the allow rules setup adds (doctor says so too)
+        effect = "Claude Code refuses the tool" if kind == "deny" else "Claude Code asks before each call"
+        changes.append(Change("note", "manual", f"{path} has `{rule}` under permissions.{kind}, which wins "
+                                                f"over the allow rules ({effect}); remove that rule yourself "
+                                                f"if the model should call openmemory's tools freely"))
     return allow, changes
+
+
+def rules_naming(tool: str, server: str, found) -> list:
+    """The rules among found that name one of the server's tools: by its name, or the whole server."""
+    return [r for r in (f"mcp__{server}__{tool}", f"mcp__{server}", f"mcp__{server}__*") if r in found]
+
+
+def held_back(settings: dict, server: str) -> list:
+    """[(deny or ask, the first such rule naming openmemory's tools)]: each wins over an allow rule."""
+    out = []
+    for kind in ("deny", "ask"):
+        held = [r for tool in TOOLS for r in rules_naming(tool, server, permission_rules(settings, kind))]
+        if held:
+            out.append((kind, held[0]))
+    return out
 
 
 def _written_above(rec) -> None:
@@ -836,9 +848,14 @@ def without_hook(settings: dict, event: str, command: str) -> tuple[dict, bool]:
 
 def allow_rules(settings: dict) -> list[str]:
     """The rules under permissions.allow, in order."""
+    return permission_rules(settings, "allow")
+
+
+def permission_rules(settings: dict, kind: str) -> list[str]:
+    """The rules under permissions.<kind> (allow, deny, ask), in order."""
     perms = settings.get("permissions")
-    allow = perms.get("allow") if isinstance(perms, dict) else None
-    return [r for r in allow if isinstance(r, str)] if isinstance(allow, list) else []
+    rules = perms.get(kind) if isinstance(perms, dict) else None
+    return [r for r in rules if isinstance(r, str)] if isinstance(rules, list) else []
 
 
 def with_allow(settings: dict, rules: list[str]) -> tuple[dict, list[str]]:
@@ -1022,24 +1039,13 @@ def check_tools_allowed() -> Finding:
         settings, _ = read_settings()
     except OpenMemoryError as e:
         return Finding("tools allowed", FAIL, str(e), "fix the file, then run `openmemory setup`")
-    perms = settings.get("permissions") if isinstance(settings.get("permissions"), dict) else {}
-
-    def rules(kind):
-        value = perms.get(kind)
-        return {r for r in value if isinstance(r, str)} if isinstance(value, list) else set()
-
-    def matching(tool, found):
-        return [r for r in (f"mcp__{server}__{tool}", f"mcp__{server}", f"mcp__{server}__*") if r in found]
-
     path = paths.settings_path()
-    for kind in ("deny", "ask"):
-        held = [r for tool in TOOLS for r in matching(tool, rules(kind))]
-        if held:
-            return Finding("tools allowed", FAIL, f"{path} has `{held[0]}` under permissions.{kind}: the model "
-                                                  f"cannot call openmemory's tools without a prompt (and `claude -p` "
-                                                  f"refuses them)", f"remove that rule, then run `{_here()} setup`")
-    allowed = rules("allow")
-    missing = [f"mcp__{server}__{tool}" for tool in TOOLS[:2] if not matching(tool, allowed)]
+    for kind, rule in held_back(settings, server)[:1]:
+        return Finding("tools allowed", FAIL, f"{path} has `{rule}` under permissions.{kind}: the model "
+                                              f"cannot call openmemory's tools without a prompt (and `claude -p` "
+                                              f"refuses them)", f"remove that rule, then run `{_here()} setup`")
+    allowed = allow_rules(settings)
+    missing = [f"mcp__{server}__{tool}" for tool in TOOLS[:2] if not rules_naming(tool, server, allowed)]
     if missing:
         return Finding("tools allowed", FAIL, f"{', '.join(missing)} not allowed in {path}: Claude Code asks "
                                               f"before each call, and `claude -p` refuses it",
