@@ -457,13 +457,17 @@ class WorkersReadWhileTheStoreWrites(TempHome):
             else:
                 os.environ["OPENMEMORY_JOBS"] = saved[0]
 
+    def without_database(self) -> None:
+        """The memory as before the first ingest (the transcripts stay)."""
+        (self.home / "memory.db").unlink()
+        for extra in ("memory.db-wal", "memory.db-shm"):
+            (self.home / extra).unlink(missing_ok=True)
+
     def test_two_workers_store_what_one_process_stores(self):
         self.corpus()
         serial = self.ingest(0)
         alone = self.stored()
-        (self.home / "memory.db").unlink()
-        for extra in ("memory.db-wal", "memory.db-shm"):
-            (self.home / extra).unlink(missing_ok=True)
+        self.without_database()
         parallel = self.ingest(2)
         self.assertEqual(parallel.as_dict(), serial.as_dict())
         self.assertEqual(parallel.not_transcripts, [str(self.projects / "-elsewhere" / "notes.jsonl")])
@@ -480,9 +484,7 @@ class WorkersReadWhileTheStoreWrites(TempHome):
         with judge_on():
             serial = self.ingest(0)
             alone = self.stored()
-            (self.home / "memory.db").unlink()
-            for extra in ("memory.db-wal", "memory.db-shm"):
-                (self.home / extra).unlink(missing_ok=True)
+            self.without_database()
             parallel = self.ingest(2)
         self.assertEqual(parallel.as_dict(), serial.as_dict())
         self.assertEqual(self.stored(), alone)
