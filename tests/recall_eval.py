@@ -3,7 +3,8 @@
     python3 -m tests.recall_eval                 # the side-by-side tables (about a minute)
     python3 -m tests.recall_eval --misses        # and every question whose answer is not shown, why
     python3 -m tests.recall_eval --json          # the figures as one JSON object
-    python3 -m tests.recall_eval --causes        # each tuning miss by its cause, counted
+    python3 -m tests.recall_eval --causes        # each tuning miss by its cause, counted, and what
+                                                 # "nothing relevant" held back on the tuning questions
 
 The question set (tests/data/recall_dev_questions.json) was written by hand over the 45
 sessions of ../shared/corpus/dev/entireio__cli, blind to the code: 135 answerable questions,
@@ -217,6 +218,8 @@ def evaluate(misses: bool = False) -> dict:
                     why = {q["id"]: cause(db, q, results[q["id"]]) for q in data["questions"]
                            if rank_of(hit_blocks(results[q["id"]]), q["gold"]) is None
                            and (not q.get("heldout") or misses == "all")}
+                    gate = [held_back(db, q, results[q["id"]]) for q in data["questions"]
+                            if says_nothing(results[q["id"]]) and (not q.get("heldout") or misses == "all")]
             finally:
                 for k, v in saved.items():
                     os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
@@ -265,6 +268,11 @@ def evaluate(misses: bool = False) -> dict:
         for c in why.values():
             counts[c["cause"]] = counts.get(c["cause"], 0) + 1
         out["causes"] = dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+        out["gate"] = gate
+        # each tuning question's rank of its first answering hit and the kinds of the hits shown (--json)
+        out["ranks"] = {q["id"]: r for q, r, _ in ranks["openmemory"] if not q.get("heldout") or misses == "all"}
+        out["kinds"] = {q["id"]: [b.split("]", 1)[1].split("·", 1)[0].strip() for b in hit_blocks(results[q["id"]])]
+                        for q, r, _ in ranks["openmemory"] if not q.get("heldout") or misses == "all"}
     return out
 
 
@@ -315,6 +323,16 @@ def cause(db, q: dict, shown: str) -> dict:
     if at <= K:
         return {"cause": "ranked out by recency or scope", "note": note}
     return {"cause": "ranked below 5", "note": note}
+
+
+def held_back(db, q: dict, shown: str) -> dict:
+    """An answerable question the result said "nothing relevant" for: where its answer ranks among the
+    hits (1 to K: shown, or held back behind the one hit shown; None: not among the first K) and the
+    best relevance, to weigh what the gate costs."""
+    hits = recall.with_replies(db, recall.search(db, q["question"], K))
+    found = next((i for i, h in enumerate(hits, 1) if answers(recall.hit_block(h, q["question"]), q["gold"])), None)
+    return {"id": q["id"], "question": q["question"], "rank": found,
+            "best": max((h["relevance"] for h in hits), default=0.0)}
 
 
 def dialogs() -> dict:
@@ -373,6 +391,10 @@ def main(argv=None) -> int:
     print(table(out))
     if a.misses:
         print("\ncauses of the tuning misses: " + ", ".join(f"{c} {n}" for c, n in out["causes"].items()))
+        print(f"\n'nothing relevant' said on {len(out['gate'])} answerable tuning questions, the answer's rank "
+              "among the first five behind it (- : not among them):")
+        for g in out["gate"]:
+            print(f"  {g['id']} rank {g['rank'] or '-'} best {g['best']:.2f} {g['question']}")
         for m in out["misses"]:
             c = m.get("cause") or {}
             print(f"\n--- {m['id']} ({'heldout' if m['heldout'] else 'tuning'}, {m['where']}) {m['question']}\n"
