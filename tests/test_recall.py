@@ -280,6 +280,20 @@ class Relevance(TempHome):
         self.assertLess(weak["score"], strong["score"] - 0.3)
 
 
+class ThePerson(TempHome):
+    """Memory calls the person whose history it is "person"; questions call them "the user"."""
+
+    def test_a_question_about_the_user_finds_the_persons_words(self):
+        with store.connect() as db:
+            ids = put_apart(db, [
+                episode("said", "Correction: keep the retry budget at three", "After the agent ran `make deploy`, "
+                        "the person said: \"keep the retry budget at three, not five\"", kind="correction"),
+                episode("ran", "`make deploy` failed: retry budget exhausted", "retry budget exhausted after five "
+                        "attempts, deploy aborted")])
+            hits = recall.search(db, "what did the user say about the retry budget", k=2, now=NOW)
+            self.assertEqual([h["id"] for h in hits], [ids["said"], ids["ran"]])   # before: the failure first
+
+
 class NamedNowhere(TempHome):
     """A thing the query names (a quoted phrase, an identifier) that no memory holds in its words'
     order: nothing relevant, however well its words match apart (recall.named_nowhere)."""
