@@ -280,6 +280,10 @@ def cmd_lessons(args) -> int:
             else []
         _tell_morning(db, vetoed, "rejected")
         _tell_morning(db, rendered["vetoed"], "deleted")
+        if args.action in ("approve", "edit"):
+            from . import sleep
+            sleep.told_approved(db, [{"id": ls["id"], "text": ls["text"]} for ls in lessons if not ls["vetoed"]],
+                                "edited" if args.action == "edit" else "approved")
     if args.json:
         _print_json({"lessons": [{"id": ls["id"], "state": review.state_name(ls), "text": ls["text"]}
                                  for ls in lessons], "render": render.summary(rendered)})

@@ -548,7 +548,7 @@ def _scrubbed_morning(store, p: Plan):
     gone_lessons = {ls["id"] for ls in p.lessons}
     new_text = {ls["id"]: text for ls, text, _ in p.reworded}
     gone_eps = {ep["id"] for ep in p.episodes}
-    for key in ("lessons_new", "candidates_new", "lessons_strengthened", "lessons_to_candidates"):
+    for key in ("lessons_new", "candidates_new", "lessons_strengthened", "lessons_to_candidates", "approved"):
         if key not in report:
             continue
         items = []

@@ -917,7 +917,7 @@ def eventful(report: dict) -> bool:
     return any([report["lessons_new"], report.get("candidates_new"), report.get("lessons_to_candidates"),
                 report["lessons_strengthened"], report["predictions_confirmed"],
                 report["predictions_failed"], report["predictions_made"], report["archived"]["episodes"],
-                report["archived"]["lessons"], report["vetoed"], report.get("errors")])
+                report["archived"]["lessons"], report.get("approved"), report["vetoed"], report.get("errors")])
 
 
 def merge_nights(earlier: dict, later: dict) -> dict:
@@ -931,10 +931,11 @@ def merge_nights(earlier: dict, later: dict) -> dict:
 
     vetoed = union("vetoed")
     gone = {v["id"] for v in vetoed}                  # a veto takes a lesson out of every list
+    approved = union("approved", drop=gone)
     new = union("lessons_new", drop=gone)
     again = {ls["id"]: ls for ls in later["lessons_strengthened"]}
     new = [_strengthened_since(ls, again[ls["id"]]) if ls["id"] in again else ls for ls in new]
-    candidates = union("candidates_new", drop={ls["id"] for ls in new} | gone)
+    candidates = union("candidates_new", drop={ls["id"] for ls in new} | gone | {a["id"] for a in approved})
     episodes = dict(earlier["archived"]["episodes"])
     for kind, n in later["archived"]["episodes"].items():
         episodes[kind] = episodes.get(kind, 0) + n
@@ -948,19 +949,22 @@ def merge_nights(earlier: dict, later: dict) -> dict:
                   archived={"episodes": episodes,
                             "lessons": earlier["archived"]["lessons"] + later["archived"]["lessons"]},
                   vetoed=vetoed)
+    if approved:
+        merged["approved"] = approved
     merged.pop("errors", None)
     if later.get("errors"):
         merged["errors"] = later["errors"]
     return merged
 
 
-LISTED = ("lessons_new", "lessons_strengthened", "candidates_new", "lessons_to_candidates")
+LISTED = ("lessons_new", "lessons_strengthened", "candidates_new", "lessons_to_candidates", "approved")
+WAITING = ("candidates_new", "lessons_to_candidates")     # what the report asks the person to review
 
 
 def told_vetoed(store: Store, vetoed: list, how: str) -> bool:
     """A veto after the night (`lessons reject`, or `render` finding a lesson file deleted): the
-    last morning report no longer lists the lesson as new, strengthened or a candidate, and says
-    it was vetoed (how: "rejected" or "deleted"); morning.md is written again. Whether it changed."""
+    last morning report no longer lists the lesson as new, strengthened, a candidate or approved,
+    and says it was vetoed (how: "rejected" or "deleted"); morning.md is written again. Whether it changed."""
     report = _load_json(store.get_state("morning"))
     ids = {int(v["id"]) for v in vetoed}
     if not report or not any(ls["id"] in ids for key in LISTED for ls in report.get(key, [])):
@@ -969,11 +973,37 @@ def told_vetoed(store: Store, vetoed: list, how: str) -> bool:
     told = {v["id"] for v in report.get("vetoed", [])}
     report["vetoed"] = report.get("vetoed", []) + [{"id": int(v["id"]), "text": v["text"], "how": how}
                                                    for v in vetoed if int(v["id"]) not in told]
+    _tell_again(store, report)
+    return True
+
+
+def told_approved(store: Store, approved: list, how: str) -> bool:
+    """An approval after the night (`lessons approve`, or `lessons edit`, how: "approved" or
+    "edited"): the last morning report no longer lists the lesson as a candidate to review (nor
+    asks for its approval) and says the person approved it; where it lists the lesson, it shows
+    the lesson's text as it is now (the person's, after an edit); morning.md is written again.
+    Whether it changed."""
+    report = _load_json(store.get_state("morning"))
+    texts = {int(a["id"]): a["text"] for a in approved}
+    if not report or not any(ls["id"] in texts for key in LISTED for ls in report.get(key, [])):
+        return False
+    decided = [ls["id"] for key in WAITING for ls in report.get(key, []) if ls["id"] in texts]
+    report = dict(report, **{key: [dict(ls, text=texts.get(ls["id"], ls["text"])) for ls in report.get(key, [])
+                                   if key not in WAITING or ls["id"] not in texts] for key in LISTED})
+    told = {a["id"] for a in report["approved"]}
+    report["approved"] = [dict(a, how="edited") if a["id"] in texts and how == "edited" else a
+                          for a in report["approved"]] + \
+        [{"id": i, "text": texts[i], "how": how} for i in dict.fromkeys(decided) if i not in told]
+    _tell_again(store, report)
+    return True
+
+
+def _tell_again(store: Store, report: dict) -> None:
+    """Store the last morning report as the person's review left it, and write morning.md again."""
     report["candidates_waiting"] = sum(1 for ls in store.all_lessons() if _shown_state(ls) == backing.CANDIDATE)
     with store.transaction():
         store.set_state("morning", json.dumps(redact_obj(report), ensure_ascii=False, sort_keys=True))
     write_morning(morning_text(report, PREDICTION_DAYS, ARCHIVE_AFTER_DAYS))
-    return True
 
 
 def _strengthened_since(made: dict, again: dict) -> dict:
@@ -1000,6 +1030,8 @@ def summary(report: dict) -> str:
         parts.append(_count(len(report["candidates_new"]), "new candidate") + " to review")
     if report.get("lessons_to_candidates"):
         parts.append(_count(len(report["lessons_to_candidates"]), "lesson") + " back to candidates")
+    if report.get("approved"):
+        parts.append(_count(len(report["approved"]), "lesson") + " approved by you")
     if report["vetoed"]:
         parts.append(_count(len(report["vetoed"]), "lesson") + " vetoed")
     if report["warnings"]:
@@ -1081,6 +1113,10 @@ def morning_text(report: dict, prediction_days: int, archive_after_days: int) ->
         memories = [f"- {_count(sum(archived['episodes'].values()), 'memory', 'memories')} not used for "
                     f"{archive_after_days} days or more ({kinds}): archived, not deleted."]
     section("Archived", archived["lessons"], lambda ls: [f"- Lesson faded: {ls['text']}"], after=memories)
+    section("Approved by you", report.get("approved", []), lambda a: [
+        f"- {a['text']}", "  (you wrote its text with `openmemory lessons edit`; it is in the agent's memory now)"
+        if a.get("how") == "edited" else
+        "  (you approved it with `openmemory lessons approve`; it is in the agent's memory now)"])
     section("Vetoed by you", report["vetoed"], lambda v: [
         f"- {v['text']}", "  (you rejected it with `openmemory lessons reject`; it will not come back)"
         if v.get("how") == "rejected" else "  (you deleted it from Claude Code's memory; it will not come back)"])

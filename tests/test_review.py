@@ -156,6 +156,41 @@ class ThepersonDecides(ReviewCase):
         self.assertEqual(self.listed()[0]["state"], "candidate")
 
 
+class TheMorningReportKnows(ReviewCase):
+    def morning(self) -> str:
+        return self.ok("morning").stdout
+
+    def test_a_candidate_approved_or_edited_after_the_night_leaves_the_reports_review_list(self):
+        blog = self.tmp / "blog"
+        self.night(corrected(self.repo, 2), corrected(blog, 3, "no, don't use npm here, use yarn", "npm install"))
+        before = self.morning()
+        self.assertIn("approve: `openmemory lessons approve lesson:1`", before)
+        self.assertIn("approve: `openmemory lessons approve lesson:2`", before)
+        self.ok("lessons", "approve", "lesson:1")
+        mine = "In the blog run `yarn`, never `npm install`."
+        self.ok("lessons", "edit", "lesson:2", mine)
+        for shown in (self.morning(), (self.home / "morning.md").read_text()):
+            self.assertNotIn("lessons approve lesson:1", shown)          # decided: not asked again
+            self.assertNotIn("lessons approve lesson:2", shown)
+            self.assertNotIn("## Candidates to review", shown)
+            self.assertIn("## Approved by you", shown)
+            self.assertIn(f"- {LESSON}\n  (you approved it with `openmemory lessons approve`", shown)
+            self.assertIn(f"- {mine}\n  (you wrote its text with `openmemory lessons edit`", shown)
+            self.assertIn("2 lessons approved by you", shown.splitlines()[2])
+        facts = json.loads(self.ok("morning", "--json").stdout)
+        self.assertEqual((facts["candidates_new"], facts["candidates_waiting"]), ([], 0))
+        self.assertEqual([(a["id"], a["how"]) for a in facts["approved"]], [(1, "approved"), (2, "edited")])
+        # A second sleep the same night keeps what the person decided.
+        self.ok("sleep", "--now", "2026-11-20T05:00:00Z")
+        self.assertNotIn("lessons approve lesson:", self.morning())
+        self.assertIn("## Approved by you", self.morning())
+        # Rejected afterwards: vetoed, no longer approved.
+        self.ok("lessons", "reject", "lesson:1")
+        after = self.morning()
+        self.assertIn(f"## Vetoed by you\n\n- {LESSON}", after)
+        self.assertEqual([a["id"] for a in json.loads(self.ok("morning", "--json").stdout)["approved"]], [2])
+
+
 class LessonIds(ReviewCase):
     def test_a_lesson_is_taken_by_the_id_recall_shows_as_by_lesson_n(self):
         self.night(corrected(self.repo, 2))
