@@ -213,7 +213,9 @@ def reject(store: Store, lesson_id: int, now: str | None = None) -> dict:
 
 def edit(store: Store, lesson_id: int, text: str, now: str | None = None) -> dict:
     """The person's own text for a lesson: kept whatever rewords lessons (a forgotten source, a
-    wider scope, a judge), and live, as approving it is."""
+    wider scope, a judge), and live, as approving it is: a lesson the person had neither approved
+    nor edited is made as strong as approve makes it (so it gets its prediction, and fades no
+    sooner than an approved one)."""
     now = iso(now)
     text = " ".join(str(text or "").split())
     if len(text) > LESSON_CHARS:      # said first: a long text of one word is too long before it is too short
@@ -227,6 +229,8 @@ def edit(store: Store, lesson_id: int, text: str, now: str | None = None) -> dic
     with store.transaction():
         store.edit_lesson(lesson_id, text, dict(lesson["backing"], edited=now, by=by))
         store.unarchive_lesson(lesson_id, now)
+        if not ({"approved", "edited"} & set(lesson["backing"].get("by") or [])):
+            store.set_lesson_strength(lesson_id, max(float(lesson["strength"]), 1.0) + backing.APPROVED_BOOST, now)
     return _lesson(store, lesson_id)
 
 

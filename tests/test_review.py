@@ -119,6 +119,19 @@ class ThepersonDecides(ReviewCase):
         self.assertEqual((p.returncode, p.stdout), (1, ""))
         self.assertIn("lesson:1 was rejected (vetoed) and stays so", p.stderr)
 
+    def test_an_edited_candidate_is_as_approved_one_it_gets_its_prediction(self):
+        self.night(corrected(self.repo, 2), corrected(self.tmp / "blog", 3, "no, don't use npm here, use yarn",
+                                                      "npm install"))
+        self.ok("lessons", "approve", "lesson:1")
+        self.ok("lessons", "edit", "lesson:2", "In the blog run `yarn`, never `npm install`.")
+        strength = {e["id"]: e["strength"] for e in self.listed()}
+        self.assertEqual(strength[2], strength[1])                # edit approves, as approve does
+        self.ok("sleep", "--now", "2026-11-21T03:00:00Z")         # live lessons: sleep makes their predictions
+        self.assertEqual(json.loads(self.ok("status", "--json").stdout)["predictions_open"], 2)
+        slept = {e["id"]: e["strength"] for e in self.listed()}[2]
+        self.ok("lessons", "edit", "lesson:2", "In the blog run `yarn`; `npm install` breaks the lockfile.")
+        self.assertEqual({e["id"]: e["strength"] for e in self.listed()}[2], slept)   # once, not per edit
+
     def test_an_edited_text_is_the_persons_and_outlives_what_rewords_lessons(self):
         first, second = corrected(self.repo, 2), corrected(self.repo, 5, "no, don't use unittest, use pytest -q")
         self.night(first, second)
