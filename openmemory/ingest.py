@@ -264,7 +264,7 @@ def ingest(store: Store, roots=None, progress=None, force: bool = False, now: st
         if prepared:
             prepared.close()    # stops the workers, also after an error or Ctrl-C
     with store.transaction():
-        store.set_state("last_ingest", iso())
+        store.set_state("last_ingest", iso(now))    # a replay's (--now) own time, as sleep's last_sleep
     return report
 
 

@@ -94,6 +94,14 @@ class Status(TempHome):
         self.assertIsNotNone(status["last_ingest"])
         self.assertNotIn("last ingest  never", self.ok("status").stdout)
 
+    def test_a_replay_with_now_tells_its_own_time_as_the_last_ingest(self):
+        test_session(cwd=PROJECT).write(project_folder(self.claude, PROJECT))
+        self.ok("ingest", "--now", "2026-01-07T20:00:00Z")
+        self.ok("sleep", "--now", "2026-01-08T03:30:00Z")
+        status = json.loads(self.ok("status", "--json").stdout)
+        self.assertEqual((status["last_ingest"][:19], status["last_sleep"][:19]),
+                         ("2026-01-07T20:00:00", "2026-01-08T03:30:00"))      # one clock, as replayed
+
     def test_transcripts_and_session_episodes_are_named_apart(self):
         test_session(cwd=PROJECT).write(project_folder(self.claude, PROJECT))
         self.ok("ingest")
