@@ -129,7 +129,8 @@ def cmd_status(args) -> int:
     print(f"lessons      {counts['lessons']} ({counts['lessons_live']} live, "
           f"{_count(counts['lessons_candidate'], 'candidate')} to review{others}: `openmemory lessons`)")
     print(f"predictions  {counts['predictions']} ({counts['predictions_open']} open, "
-          f"{counts['predictions_confirmed']} confirmed, {counts['predictions_failed']} failed)")
+          f"{counts['predictions_confirmed']} confirmed, {counts['predictions_failed']} failed"
+          + (f", {counts['predictions_untested']} untested" if counts["predictions_untested"] else "") + ")")
     print(f"database     {counts['db']} ({_size(counts['db_bytes'])}; passes quick_check)")
     print(f"last ingest  {counts['last_ingest'] or 'never'}")
     print(f"last sleep   {counts['last_sleep'] or 'never'}")

@@ -391,7 +391,8 @@ class Store:
             "ifnull(sum(archived AND NOT vetoed), 0), ifnull(sum(vetoed), 0) FROM lessons").fetchone()
         predictions = self._db.execute(
             "SELECT count(*), ifnull(sum(resolved IS NULL), 0), ifnull(sum(outcome = 'confirmed'), 0), "
-            "ifnull(sum(outcome = 'failed'), 0) FROM predictions").fetchone()
+            "ifnull(sum(outcome = 'failed'), 0), ifnull(sum(resolved IS NOT NULL AND outcome IS NULL), 0) "
+            "FROM predictions").fetchone()
         return {
             "episodes": episodes,
             "passages": {"total": passages[0], "archived": passages[1]},
@@ -405,6 +406,7 @@ class Store:
             "predictions_open": predictions[1],
             "predictions_confirmed": predictions[2],
             "predictions_failed": predictions[3],
+            "predictions_untested": predictions[4],   # closed with no outcome: lapsed, or its lesson left memory
             "lines_skipped": skipped,
             "opted_out": self._db.execute("SELECT count(*) FROM opted_out").fetchone()[0],
             "forgotten": self._db.execute("SELECT count(*) FROM forgotten WHERE NOT alias").fetchone()[0],

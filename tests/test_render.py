@@ -651,6 +651,19 @@ class VetoClosesThePrediction(TempHome):
         self.assertEqual(json.loads(self.ok("status", "--json").stdout)["predictions_open"], 0)
 
 
+    def test_status_counts_a_closed_prediction_so_the_counts_add_up(self):
+        repo = self.tmp / "repo"
+        repo.mkdir()
+        with store.connect() as db:
+            lesson = add_lesson(db, cwd=str(repo), strength=1.5, seen=2)
+        self.ok("sleep", "--now", "2026-11-06T03:00:00Z")
+        self.ok("lessons", "reject", f"lesson:{lesson}")
+        status = json.loads(self.ok("status", "--json").stdout)
+        self.assertEqual((status["predictions"], status["predictions_open"], status["predictions_confirmed"],
+                          status["predictions_failed"], status["predictions_untested"]), (1, 0, 0, 0, 1))
+        self.assertIn("predictions  1 (0 open, 0 confirmed, 0 failed, 1 untested)\n", self.ok("status").stdout)
+
+
 class MemoryMdLineEndings(TempHome):
     def test_the_section_takes_the_files_own_line_endings_end_marker_included(self):
         repo = self.tmp / "repo"
