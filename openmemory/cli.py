@@ -351,33 +351,61 @@ def cmd_hook(args) -> int:
         _log_to_file()
         hook.run(hook.read_event(sys.stdin), detach=args.detach)
     except (OpenMemoryError, sqlite3.DatabaseError, OSError) as e:  # said in one line, as the CLI would
-        said = store.explained(e, paths.db_path()) if isinstance(e, sqlite3.Error) else \
-            errors.os_fault(e) if isinstance(e, OSError) else e
-        logging.getLogger("openmemory.hook").error("hook failed: %s", said)
+        logging.getLogger("openmemory.hook").error("hook failed: %s", _one_line(e))
     except BaseException:  # exit 2 would mean "block" to Claude Code: never fail
         logging.getLogger("openmemory.hook").exception("hook failed")
     return 0
 
 
+def _one_line(e: Exception) -> str:
+    """An error in the CLI's one line (a bug: its type and words)."""
+    if isinstance(e, sqlite3.Error):
+        return store.explained(e, paths.db_path())
+    if isinstance(e, OSError):
+        return errors.os_fault(e)
+    return str(e) if isinstance(e, OpenMemoryError) else f"{type(e).__name__}: {e}"
+
+
 def cmd_sleep(args) -> int:
     """Consolidate memory for the night: decay, lessons, verification, predictions; write the morning report."""
+    now = _time_arg(args.now, "--now")
+    if args.catch_up:
+        # Started detached by a session start's hook, its output going nowhere: what it did (or
+        # why it failed) is said in the log, as the hook's own lines are.
+        _log_to_file()
+        try:
+            return _sleep(args, now)
+        except Exception as e:
+            logging.getLogger("openmemory.sleep").error("catch-up sleep failed: %s", _one_line(e))
+            raise
+    return _sleep(args, now)
+
+
+def _sleep(args, now) -> int:
     from . import ingest, llm, render, schedule, sleep
     from .clock import iso
-    now = _time_arg(args.now, "--now")
+    said = logging.getLogger("openmemory.sleep").info
     with schedule.sleep_lock(wait=not args.catch_up) as held:
         if not held:
+            said("catch-up sleep: another sleep is running; nothing done")
             return 0  # --catch-up: another sleep is running
         with store.connect(busy_ms=max(store.busy_timeout_ms(), sleep.WRITE_PATIENCE_MS)) as db:
             if args.catch_up:
                 if not schedule.sleep_due(db.get_state("last_sleep")):
+                    said("catch-up sleep: the last sleep is not a day old; nothing done")
                     return 0
                 if any(root.is_dir() for root in ingest.default_roots()):
                     ingest.ingest(db)  # as the nightly job does: sessions whose hook never ran, Codex's, Gemini's
                 if not db.new_since_last_night():
+                    said("catch-up sleep: no error or correction since the last night; no night")
                     return 0  # a catch-up over nothing is no night: the last sleep stays as it was
             model = None if args.no_model else _open_model(db, iso())
             report = sleep.night(db, now, render=render.render, model=model)
             llm.close_model(db, model)
+    if args.catch_up:
+        said(f"catch-up sleep: {sleep.summary(report)}; report in {paths.morning_path()}")
+        for error in report.get("errors", []):
+            logging.getLogger("openmemory.sleep").error("catch-up sleep: %s", error)
     if args.json:
         _print_json(report)
     elif not args.catch_up:

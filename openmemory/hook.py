@@ -89,7 +89,9 @@ def run(event: dict | None, detach: str = "auto") -> str:
     if name in INGEST_EVENTS + (CATCH_UP_EVENT,) and _setup_runs_the_hooks():
         return _said(logging.DEBUG, f"{name}: `openmemory setup` installed hooks here; the plugin's does nothing")
     if name == CATCH_UP_EVENT:
-        return _said(logging.DEBUG, f"{name}: {schedule.start_catch_up(_since_last_night)}")
+        done = schedule.start_catch_up(_since_last_night)
+        # A catch-up started is said (at most once an hour); the usual "not due" only when debugging.
+        return _said(logging.INFO if done.endswith(schedule.CATCH_UP_STARTED) else logging.DEBUG, f"{name}: {done}")
     if name not in INGEST_EVENTS:
         return _said(logging.DEBUG, f"{name!r}: nothing to do")
     value = event.get("transcript_path")

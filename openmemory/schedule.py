@@ -216,6 +216,9 @@ def catch_up_stamp() -> Path:
     return paths.home() / "catch-up.stamp"
 
 
+CATCH_UP_STARTED = "catch-up sleep started"
+
+
 def start_catch_up(look) -> str:
     """At a session start: start `sleep --catch-up` detached when the last night is over a day old
     and an error or a correction came since; returns what was done.
@@ -253,7 +256,7 @@ def start_catch_up(look) -> str:
     subprocess.Popen([sys.executable, "-m", "openmemory", "sleep", "--catch-up"], env=env,
                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                      start_new_session=True, close_fds=True, cwd=str(paths.home()))
-    return f"last sleep {last or 'never'}: catch-up sleep started"
+    return f"last sleep {last or 'never'}: {CATCH_UP_STARTED}"
 
 
 # -- helpers -------------------------------------------------------------------------------------

@@ -40,6 +40,10 @@ class Catchup(SetupCase):
         self.assertTrue((self.home / "catch-up.stamp").exists())
         last = self.wait_for_a_night("2020-01-01T03:00:00.000000Z")
         self.assertFalse(last.startswith("2020"), last)
+        # The log says what happened: the hook started it, and what the night did.
+        log = (self.home / "logs" / "openmemory.log").read_text()
+        self.assertRegex(log, r"INFO SessionStart: last sleep 2020-01-01T03:00:00\.000000Z: catch-up sleep started\n")
+        self.assertRegex(log, r"INFO catch-up sleep: \d+ new lessons?, .*; report in .*morning\.md\n")
         # A second session start within the hour starts nothing, and says nothing.
         self.session_start()
         subprocess.run(["sleep", "1"])
@@ -52,6 +56,8 @@ class Catchup(SetupCase):
         self.assertFalse((self.home / "catch-up.stamp").exists())  # nothing started: look again next time
         p = self.cli("sleep", "--catch-up")
         self.assertEqual((p.returncode, p.stdout, p.stderr), (0, "", ""))
+        self.assertIn("INFO catch-up sleep: no error or correction since the last night; no night\n",
+                      (self.home / "logs" / "openmemory.log").read_text())
         self.assertIsNone(self.last_sleep())
         self.assertFalse((self.home / "morning.md").exists())
         # A session with a correction ends; the next session start catches up, and it is a night.
@@ -65,6 +71,17 @@ class Catchup(SetupCase):
         # What that night examined is not news: a day later nothing starts, and last_sleep stays.
         with store.connect() as db:
             self.assertFalse(db.new_since_last_night())
+
+    def test_a_catch_up_that_fails_says_why_in_the_log(self):
+        # Its output goes nowhere (the hook started it detached): the log is where the person looks.
+        self.ok("ingest", test_session(cwd=str(self.tmp)).write(self.projects / "-tmp-x"))
+        for path in self.home.glob("memory.db*"):
+            path.unlink()
+        (self.home / "memory.db").write_bytes(b"not a database, " * 512)
+        p = self.cli("sleep", "--catch-up")
+        self.assertEqual(p.returncode, 1)
+        self.assertRegex((self.home / "logs" / "openmemory.log").read_text(),
+                         r"ERROR catch-up sleep failed: the memory database at .*memory\.db is damaged")
 
     def test_a_night_is_due_only_with_an_error_or_a_correction_since_it(self):
         self.ok("ingest", test_session(cwd=str(self.tmp)).write(self.projects / "-tmp-x"))
