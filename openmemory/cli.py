@@ -238,9 +238,12 @@ def cmd_forget(args) -> int:
     else:
         if stopped:
             print("also finished a forget that was stopped before its files were rewritten", file=sys.stderr)
+        kept = sum(1 for ls, _, _ in plan.reworded if (ls.get("backing") or {}).get("edited"))   # listed so
         print(f"forgot {done['episodes']} episode(s), {done['passages']} passage(s) and {done['lessons']} lesson(s); "
-              f"{done['reworded']} lesson(s) worded again, {done['scrubbed']} memory(ies) cleaned of their words; "
-              f"{files_done} file(s) rewritten", file=sys.stderr)
+              f"{done['reworded'] - kept} lesson(s) worded again"
+              + (f", {kept} kept in your own words" if kept else "")
+              + f", {done['scrubbed']} memory(ies) cleaned of their words; {files_done} file(s) rewritten",
+              file=sys.stderr)
     if not compacted:
         print(f"openmemory: warning: {paths.db_path()} could not be compacted (see the log: no room on the disk "
               f"for a copy, or another writer), so its free space may still hold forgotten bytes; run the same "

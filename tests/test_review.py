@@ -143,8 +143,10 @@ class ThepersonDecides(ReviewCase):
         with store.connect() as db:
             [said] = [e["id"] for e in db.episodes("correction") if "use pytest -q" in e["facts"]["said"]
                       and "here" not in e["facts"]["said"]]
-        out = self.ok("forget", str(said)).stdout
+        forgot = self.ok("forget", str(said))
+        out = forgot.stdout
         self.assertIn(f"lesson l1 · your text, kept: {mine}", out)
+        self.assertIn("; 0 lesson(s) worded again, 1 kept in your own words, ", forgot.stderr)   # as listed
         # A source from another project widens its scope to every project: its text stays.
         self.night(corrected(self.tmp / "blog", 9), now="2026-11-21T03:00:00Z")
         [entry] = [e for e in self.listed() if e["id"] == 1]
