@@ -967,8 +967,9 @@ def check_database() -> Finding:
     if problem:
         return Finding("database", FAIL, f"{paths.db_path()} fails SQLite's quick check: {problem}",
                        "move memory.db aside and run `openmemory ingest` to rebuild it from the transcripts")
+    total = counts["episodes"]["total"]
     return Finding("database", OK, f"{paths.db_path()} opens and passes SQLite's quick check "
-                                   f"({counts['episodes']['total']} episodes)")
+                                   f"({total} episode{'' if total == 1 else 's'})")
 
 
 def check_fts5() -> Finding:

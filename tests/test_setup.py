@@ -444,6 +444,10 @@ class Doctor(SetupCase):
                       "(version 0.0.9) and `openmemory setup`", out)
         self.assertIn("✘ versions: more than one openmemory version uses", out)
 
+    def test_the_database_line_counts_one_episode_as_one(self):
+        self.ok("remember", "deploys go out on Fridays")
+        self.assertRegex(self.doctor()[1], r"✔ database: .*memory\.db opens and passes SQLite's quick check \(1 episode\)\n")
+
     def test_findings_in_json(self):
         p = self.cli("doctor", "--json")
         report = json.loads(p.stdout)
