@@ -837,7 +837,7 @@ def hit_block(hit: dict, query: str = "") -> str:
 
 def header(hit: dict, session_chars: int = SESSION_SHOWN) -> str:
     """`[p45] exchange · 2026-01-21 14:03Z · /home/me/shop · session 0f6074fc · relevance 0.82`."""
-    kind = hit["kind"] + (", candidate" if hit.get("state") == "candidate" else "")
+    kind = hit["kind"] + (f", {hit['state']}" if hit.get("state") in ("candidate", "vetoed") else "")
     parts = [f"[{hit['ref']}] {kind}", when(hit.get("at")), _project(hit.get("cwd")) if hit.get("cwd")
              else "all projects"]
     if hit.get("agent") not in (None, "", "claude-code"):
@@ -967,7 +967,8 @@ def _fields(row: dict, source: str) -> dict:
     if source == "passage":
         out.update(text=row["text"], seq=row["seq"])
     elif source == "lesson":
-        out.update(text=row["text"], state=row.get("state") or ("vetoed" if row.get("vetoed") else "live"),
+        # Rejected by the person: vetoed whatever state it was in (the column keeps live or candidate).
+        out.update(text=row["text"], state="vetoed" if row.get("vetoed") else row.get("state") or "live",
                    seen=row.get("seen"))
     else:
         out.update(title=row["title"], gist=row["gist"], detail=clip_block(row.get("detail") or "", DETAIL_CHARS),

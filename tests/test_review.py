@@ -132,6 +132,18 @@ class ThepersonDecides(ReviewCase):
         self.ok("lessons", "edit", "lesson:2", "In the blog run `yarn`; `npm install` breaks the lockfile.")
         self.assertEqual({e["id"]: e["strength"] for e in self.listed()}[2], slept)   # once, not per edit
 
+    def test_show_tells_a_rejected_lesson_as_vetoed_to_the_person_and_the_agent(self):
+        self.night(corrected(self.repo, 2))
+        self.ok("lessons", "reject", "lesson:1")
+        shown = self.ok("show", "l1").stdout
+        self.assertTrue(shown.startswith("[l1] lesson, vetoed · "), shown)
+        self.assertIn("\nstate: vetoed; seen in 1 session(s)\n", shown)
+        reply = mcp.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                            "params": {"name": "show", "arguments": {"id": "l1"}}}, project_dir=self.repo)
+        text = reply["result"]["content"][0]["text"]
+        self.assertIn("state: vetoed", text)
+        self.assertNotIn("candidate", text)
+
     def test_an_edited_text_is_the_persons_and_outlives_what_rewords_lessons(self):
         first, second = corrected(self.repo, 2), corrected(self.repo, 5, "no, don't use unittest, use pytest -q")
         self.night(first, second)
