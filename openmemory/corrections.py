@@ -584,11 +584,22 @@ _CONCRETE = re.compile(r"`[^`]+`|['\"][^'\"]+['\"]|\S+[./:=]\S+|(?<!\w)--?[A-Za-
 _FEELING = re.compile(r"(?:,\s+|\s+and\s+)i\s+(?:don'?t|do not|want|need|think|feel|hate|like)\b.*$", re.I)
 
 
+# Go's package patterns end in three dots ("go test ./...", "pkg/..."): part of the command, not
+# an ellipsis, so never a sentence's end nor punctuation to trim.
+_PATH_DOTS = "/..."
+
+
+def end_trimmed(text: str, chars: str = ".!") -> str:
+    """text without the sentence punctuation (chars) it ends with; a path's "/..." stays."""
+    kept = text.rstrip(" ")
+    return kept if kept.endswith(_PATH_DOTS) else text.rstrip(chars)
+
+
 def sentences(said: str):
     """The person's own sentences, list marks and pasted output left out."""
     for line in own_lines(said):
         line = re.sub(r"^\s*(?:\d+[.)]|[-*•])\s+", "", line)
-        for s in re.split(r"(?<=[.!?])\s+|\s{2,}|\s+-\s+|\(|\)", line):
+        for s in re.split(r"(?<=[.!?])(?<!/\.\.\.)\s+|\s{2,}|\s+-\s+|\(|\)", line):
             if s.strip():
                 yield s.strip()
 
@@ -647,7 +658,7 @@ def _said_before_keep(said: str):
         words = part.split()
         if len(words) >= 5 and not part.endswith("?") and not _KEEP_IT.search(part) \
                 and not re.match(r"(?i)i\s+(?:wonder|think|guess)\b", part):
-            return part.rstrip(".!"), "statement", part
+            return end_trimmed(part), "statement", part
     return None
 
 
@@ -659,13 +670,13 @@ def _lasting(said: str, strict: bool):
         after = parts[n + 1] if n + 1 < len(parts) else ""
         judged = _judge(raw) if raw else None
         if judged is None and raw and re.match(r"(?i)(?:not|never)\s", after) and len(after.split()) <= 8:
-            judged = _judge(f"{raw.rstrip('.!')}, {after}")     # "it needs to be local. not in the cloud"
+            judged = _judge(f"{end_trimmed(raw)}, {after}")     # "it needs to be local. not in the cloud"
             after = parts[n + 1] = "" if judged else after
         if judged is None or (strict and not _STANDING.search(raw)):
             continue
         if judged[1] == "statement" and after and len(judged[0]) + len(after) < 110 and (
                 re.match(r"(?i)(?:not|never)\s", after) and len(after.split()) <= 8 or _judge(after)):
-            judged = (f"{judged[0]}, {after.rstrip('.!')}", judged[1])   # "..., not claude in the cloud"
+            judged = (f"{judged[0]}, {end_trimmed(after)}", judged[1])   # "..., not claude in the cloud"
         score = 2 if (_STRONG.search(judged[0]) or judged[1] != "imperative") else 1
         found.append((score, -len(found), judged + (raw,)))
     return max(found)[2] if found else None
@@ -688,16 +699,16 @@ def _judge(raw: str):
     if asked:
         return f"{asked.group(1)} {asked.group(2)}", "imperative"    # "you can use your LSP right?"
     if _NOT_BUT.match(raw):
-        return raw.rstrip(".!… "), "statement"
+        return end_trimmed(raw, ".!… "), "statement"
     if _ALREADY.match(raw):
         return raw.rstrip("?") + "?", "statement"     # "didn't we already drop 3.8?": a fact, asked
     remember = _REMEMBER.match(raw)
     if remember and len(raw[remember.end():].split()) >= 3:
-        return raw[remember.end():].strip().rstrip(".!"), "statement"   # "remember: staging needs VPN"
+        return end_trimmed(raw[remember.end():].strip()), "statement"   # "remember: staging needs VPN"
     opened = re.sub(r"(?i)^let'?s\s+not\b", "don't", FILLER.sub("", raw).strip())
     s = LEAD.sub("", opened).strip()
     s = re.sub(r"[,;]?\s*(?:please|thanks|thank you|i think|i guess|ok\??)[.!]*$", "", s, flags=re.I).strip()
-    s = _FEELING.sub("", s).rstrip(".!…, ")
+    s = end_trimmed(_FEELING.sub("", s), ".!…, ")
     task, sep, rule = s.partition(", ")
     if sep and _TASK_NOW.match(task) and _STANDING.search(rule) and not _STANDING.search(task):
         s = opened = re.sub(r"(?i)^(?:and|but|so|then)\s+", "", rule).strip()    # the task goes, the rule stays

@@ -292,7 +292,7 @@ _SUBCOMMANDS = ("install|ci|run|test|add|remove|format|check|build|exec|dlx|push
                 "generate|migrate|lint|fix|audit|update|upgrade|init|publish|start|serve|dev|sync|lock")
 _TOOL_RUN = re.compile(rf"(?<![\w`./-])([A-Za-z][\w.-]*)(?:\s+-m\s+[\w.]+|\s+(?:run|exec|dlx)\s+[\w:.-]+|"
                        rf"\s+(?:{_SUBCOMMANDS})\b)?(?:\s+--?[A-Za-z][\w-]*(?:=\S+)?)*"
-                       rf"(?:\s+\.(?=[\s,;]|$))?(?![\w`/-])")
+                       rf"(?:\s+\.(?:/(?:[\w-]+/)*\.\.\.)?(?=[\s,;]|$))?(?![\w`/-])")    # "go test ./..." whole
 # Tools named in the person's words go in backticks like code ("use pnpm, never npm").
 _TOOLS = TOOLS
 
@@ -358,7 +358,8 @@ def codify(text: str, commands: list) -> str:
     tokens = [(m.start(), m.end(), m.group()) for m in re.finditer(r"\S+", text)]
 
     def bare(k):                                        # a token without trailing punctuation
-        return tokens[k][2].rstrip(",.;:!?)")
+        word = tokens[k][2].rstrip(",;:!?)")
+        return word if word.endswith("/...") else word.rstrip(",.;:!?)")     # Go's ./... stays whole
 
     def free(k):
         return not taken(tokens[k][0], tokens[k][1])

@@ -59,6 +59,17 @@ class Wording(unittest.TestCase):
         # "that" is this moment's: no lesson says "don't run X" from it (X may be the work)
         self.assertIsNone(self.lesson("no, don't do that", "git push --force origin main"))
 
+    def test_a_packages_three_dots_are_the_command_not_an_ellipsis(self):
+        # Go's "./..." ends no sentence and is no punctuation to trim: without it the command changes
+        self.assertEqual(self.lesson("no, always run go test ./... directly", "make test"),
+                         "Always run go test `./...` directly.")
+        self.assertEqual(self.lesson("use go test ./... instead", "make test"),
+                         "Use go test `./...` instead of `make test`.")
+        self.assertEqual(self.lesson("always run go vet ./internal/..., then the tests"),
+                         "Always run go vet `./internal/...`, then the tests.")
+        self.assertEqual(self.lesson("always run the linter first... it catches things"),
+                         "Always run the linter first.")
+
     def test_openers_and_chatter_are_dropped(self):
         self.assertEqual(self.lesson("ok. let's use apple container instead of docker proper. it works basically "
                                      "the same way. you can run 'container' to see the help.", "Write /x/tools.ts",
