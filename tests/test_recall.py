@@ -251,6 +251,12 @@ class TouchingAndArchive(TempHome):
         lessons = [h for h in hits if h["kind"] == "lesson"]
         self.assertEqual([h["id"] for h in lessons], [keep])
         self.assertEqual(raw_db(self.db).execute("SELECT strength FROM lessons WHERE id = ?", (keep,)).fetchone()[0], 1.0)
+        # a faded lesson a recall shows stays faded: what the agent looks up puts no rule back (README)
+        with self.db.transaction():
+            raw_db(self.db).execute("UPDATE lessons SET archived = 1 WHERE id = ?", (keep,))
+        hits = recall.recall(self.db, "terraform force-unlock", k=10, now=NOW, include_archived=True)
+        self.assertIn(keep, [h["id"] for h in hits if h["kind"] == "lesson"])
+        self.assertEqual(raw_db(self.db).execute("SELECT archived FROM lessons WHERE id = ?", (keep,)).fetchone()[0], 1)
 
 
 class Relevance(TempHome):
