@@ -123,7 +123,7 @@ def cmd_status(args) -> int:
           f"{_count(e['correction'], 'correction')}, {_count(e['note'], 'note')}; {e['archived']} archived)")
     print(f"passages     {counts['passages']['total']} (what was said; {counts['passages']['archived']} archived)")
     print(f"transcripts  {counts['sessions']} ingested, {_count(counts['lines_skipped'], 'malformed line')} skipped"
-          + (f", {counts['opted_out']} kept out by .openmemory-ignore" if counts["opted_out"] else ""))
+          + (f", {counts['opted_out']} kept out (.openmemory-ignore or the ignore list)" if counts["opted_out"] else ""))
     others = "".join(f", {counts['lessons_' + state]} {state}" for state in ("archived", "vetoed")
                      if counts["lessons_" + state])
     print(f"lessons      {counts['lessons']} ({counts['lessons_live']} live, "

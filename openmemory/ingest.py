@@ -67,7 +67,7 @@ class Report:
         if self.skipped_lines:
             parts.append(f"{self.skipped_lines} malformed line{'' if self.skipped_lines == 1 else 's'} skipped")
         if self.opted_out:
-            parts.append(f"{self.opted_out} kept out by .openmemory-ignore")
+            parts.append(f"{self.opted_out} kept out (.openmemory-ignore or the ignore list)")
         if self.failed:
             parts.append(f"{len(self.failed)} unreadable")
         if self.not_transcripts:

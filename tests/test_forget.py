@@ -679,20 +679,21 @@ class OptOutIngest(TempHome):
         out = self.ok("ingest", "--json").stdout
         report = json.loads(out)
         self.assertEqual((report["read"], report["opted_out"]), (1, 1))
-        self.assertIn("1 kept out by .openmemory-ignore", self.ok("ingest", "--force").stdout)
+        self.assertIn("1 kept out (.openmemory-ignore or the ignore list)", self.ok("ingest", "--force").stdout)
         raw = self.raw_db()
         self.assertNotIn(b"client roadmap", raw)
         self.assertNotIn(b"client-nda", raw)
         self.assertIn(b"blog layout", raw)
         status = self.ok("status").stdout
-        self.assertIn("1 kept out by .openmemory-ignore", status)
+        self.assertIn("1 kept out (.openmemory-ignore or the ignore list)", status)
         self.assertEqual(json.loads(self.ok("status", "--json").stdout)["opted_out"], 1)
 
     def test_a_listed_folder_keeps_sessions_out(self):
         self.home.mkdir(parents=True, exist_ok=True)
         (self.home / "ignore").write_text(f"# places I cannot write into\n{self.client}\n\n")
         self.session(self.client)
-        self.ok("ingest")
+        # told as kept out by the list too, not by a marker file the person never made
+        self.assertIn("1 kept out (.openmemory-ignore or the ignore list)", self.ok("ingest").stdout)
         self.assertNotIn(b"client roadmap", self.raw_db())
         self.assertEqual(forget.kept_out(str(self.client / "src")), f"{self.client} (listed in {self.home / 'ignore'})")
         self.assertIsNone(forget.kept_out(str(self.open_project)))
