@@ -377,9 +377,10 @@ def program_of(facts: dict) -> str:
 # Failures that are Claude Code's own checks, not the project's: its file tools' guards
 # (also flagged as `guard` by ingest), its permission prompts in -p mode, a call it cancelled
 # because another of the same batch failed or was refused ("The user doesn't want to take this
-# action right now", Claude Code 2.1.17: the call never ran), and a refusal's text in a record
-# that does not say it was refused (transcripts tells a refusal by its record).
-_NEVER_RAN = r"doesn't want to take this action right now|Sibling tool call errored"
+# action right now", Claude Code 2.1.17; "Sibling tool call errored"; "Cancelled: parallel tool
+# call Bash(…) errored", 2.1.92: the call never ran), and a refusal's text in a record that does
+# not say it was refused (transcripts tells a refusal by its record).
+_NEVER_RAN = r"doesn't want to take this action right now|Sibling tool call errored|Cancelled: parallel tool call\b"
 _HARNESS = re.compile(r"requires approval|haven't granted it yet|permission to use|doesn't want to proceed|"
                       r"doesn't want to take this action|" + _NEVER_RAN + "|"
                       r"has not been read yet|String to replace not found|No changes to make|"

@@ -113,7 +113,10 @@ class Surprises(unittest.TestCase):
         t.assistant(tools=[("Bash", {"command": "make"}, "Exit code 2\nmake: *** No rule to make target 'all'", True),
                            ("Bash", {"command": "make lint"}, "<tool_use_error>Sibling tool call errored</tool_use_error>", True),
                            ("Bash", {"command": "make docs"}, "The user doesn't want to take this action right now. "
-                            "STOP what you are doing and wait for the user to tell you how to proceed.", True)])
+                            "STOP what you are doing and wait for the user to tell you how to proceed.", True),
+                           # as Claude Code 2.1.92 words it, naming the call that failed
+                           ("Bash", {"command": "make test"}, "<tool_use_error>Cancelled: parallel tool call "
+                            "Bash(make 2>&1) errored</tool_use_error>", True)])
         found = episodes.surprises_of(parse(t))
         self.assertEqual([(f.kind, f.command) for f in found], [("error", "make")])
 
