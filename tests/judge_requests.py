@@ -49,7 +49,8 @@ NO_VERDICT = "{}"           # the answer where none was recorded: read_answer fi
 
 
 def session_files(which: str, corpus: Path = CORPUS) -> list:
-    return sorted(p for p in corpus.glob("*.jsonl") if split_of(p.stem) == which)
+    """The split's sessions of the dev corpus; of another folder (--corpus), every session in it."""
+    return sorted(p for p in corpus.glob("*.jsonl") if corpus != CORPUS or split_of(p.stem) == which)
 
 
 def private_home():
@@ -315,9 +316,13 @@ def main(argv=None) -> int:
     sub = ap.add_subparsers(dest="verb", required=True)
     p = sub.add_parser("dump", help="write the judge's requests for a split's sessions")
     p.add_argument("--sessions", choices=("tune", "heldout"), default="tune")
+    p.add_argument("--corpus", type=Path, default=CORPUS,
+                   help="another folder of transcripts, every session of it (then --sessions is ignored)")
     p.add_argument("--out", type=Path, required=True)
     p = sub.add_parser("replay", help="the first night again with recorded answers")
     p.add_argument("--sessions", choices=("tune", "heldout"), default="tune")
+    p.add_argument("--corpus", type=Path, default=CORPUS,
+                   help="another folder of transcripts, every session of it (then give --labels)")
     p.add_argument("--answers", type=Path, required=True)
     p.add_argument("--labels", type=Path, help="hand labels to score against (the tune split's by default)")
     p.add_argument("--json", action="store_true")
@@ -326,11 +331,11 @@ def main(argv=None) -> int:
         args.labels = (ROOT / "tests" / "data" / "learning" / "dev_labels.json" if args.sessions == "tune"
                        else Path("/work/labels/heldout/labels.json"))
     if args.verb == "dump":
-        n = dump(args.sessions, args.out)
-        print(f"{n} requests for {len(session_files(args.sessions))} {args.sessions} sessions in {args.out}",
+        n = dump(args.sessions, args.out, args.corpus)
+        print(f"{n} requests for {len(session_files(args.sessions, args.corpus))} sessions in {args.out}",
               file=sys.stderr)
         return 0
-    files = session_files(args.sessions)
+    files = session_files(args.sessions, args.corpus)
     night = replay_night(files, load_answers(args.answers))
     table = ""
     if args.labels and args.labels.is_file():
