@@ -261,6 +261,18 @@ def _folder_in(raw, rec=_UNREAD) -> str:
     return rec["cwd"] if isinstance(rec, dict) and isinstance(rec.get("cwd"), str) and rec["cwd"] else ""
 
 
+def _task_notice(content) -> bool:
+    """Whether a queued entry is Claude Code's notice of a background task (2.1.4x queues one as
+    a JSON object naming the task and its tool call), not something the person typed."""
+    if not isinstance(content, str) or not content.startswith("{") or '"task_id"' not in content:
+        return False
+    try:
+        notice = json.loads(content)
+    except ValueError:
+        return False
+    return isinstance(notice, dict) and "task_id" in notice and ("tool_use_id" in notice or "task_type" in notice)
+
+
 def parse_lines(lines, path: str = "", kept_out=None, sidechain: bool = False) -> Session:
     """Build a Session from JSONL lines (bytes or str).
 
@@ -375,7 +387,7 @@ def parse_lines(lines, path: str = "", kept_out=None, sidechain: bool = False) -
             elif kind == "assistant":
                 _on_assistant(s, rec, by_message, calls, pending)
             elif kind == "queue-operation":
-                if get("operation") == "enqueue":
+                if get("operation") == "enqueue" and not _task_notice(get("content")):
                     _add_user_text(s, rec, get("content"), "queued")
             elif kind == "attachment":
                 att = get("attachment")

@@ -125,6 +125,8 @@ class UserText(unittest.TestCase):
         t.queued("also seed the test data")
         t.queued("<task-notification>\n<task-id>x</task-id></task-notification>")
         t.queued("/mcp")
+        # a background task's notice, queued by Claude Code 2.1.4x as a JSON object: not typed
+        t.queued('{"task_id":"b06538e","tool_use_id":"toolu_01","description":"Push the fix","task_type":"local_bash"}')
         t.assistant("Done.")
         s = parse(t)
         self.assertEqual([(p.text, p.source) for p in s.prompts],
