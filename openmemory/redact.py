@@ -819,10 +819,11 @@ def _words(m: re.Match):
         called = text.startswith("(", value.end("v"))
         pin = bool(_PASSWORD_WORD.search(m.group(0))) and v.isdigit() and len(v) >= 4
         quoted = bool(value.group("q"))
-        # "tokens are classic", "a token instead of personal-account ones": after a plural's "are" or
-        # the preposition "of" (no assignment) only a password-shaped value is one
+        # "tokens are classic", "a token instead of personal-account ones", "a private key that is
+        # HKDF of ...": after a plural's "are", the preposition "of" or a relative clause's "that
+        # is" (it describes, it assigns nothing) only a password-shaped value is one
         said = connector.group(0).lower().split()
-        weak = said == ["are"] or said[-1:] == ["of"]
+        weak = said == ["are"] or said[-1:] == ["of"] or bool({"that", "which"} & set(said[:-1]))
         secret = _passwordish(v, quoted) if weak else _is_secret_value(v, quoted)
         if not called and (pin or secret):
             return text[m.start():value.start("v")] + _label_of(v), value.start("v") + len(v)

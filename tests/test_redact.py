@@ -30,6 +30,7 @@ AZURE_ACCOUNT_KEY = "2O76UMFxFkM+R5Kjp1vRt/1fjORS+6ilI8ihN5KXSc7Tvo+hBKqFYY+kv5Z
 SECRETS = [
     # secrets said in words
     ("the staging database password is hunter2-Staging", "hunter2-Staging"),
+    ("the api key that is sk-live-abc123XYZ987 must rotate", "sk-live-abc123XYZ987"),
     ("The password is hunter", "hunter"),
     ("password: correcthorse", "correcthorse"),
     ("my passphrase is 'correct horse battery staple'", "correct horse battery staple"),
@@ -319,6 +320,7 @@ LOOKALIKES += [
     ("pypi-AgE is how a PyPI token starts", "a PyPI prefix named alone"),
     ("bot token goes in TELEGRAM_TOKEN", "prose naming a variable"),
     ("use a GitHub App token instead of personal-account tokens", "a kind of token after a preposition"),
+    ("a private key that is HKDF of the recipient's public key", "a relative clause describing a key"),
     ("an API key instead of oauth", "a way to sign in after a preposition"),
     ("Error: 401 Unauthorized (invalid api key)", "an error about a key"),
     ("SECRET_KEY must not be empty", "an error naming a setting"),
