@@ -172,20 +172,48 @@ def own_lines(text: str) -> list:
     if len([ln for ln in lines if ln.strip()]) == 1 and _WORD_ALONE.fullmatch(text.strip()):
         return [ln for ln in lines if ln.strip()]
     out, pasted, finding = [], False, False
+    kinds = []                              # per line: "own", "pasted" or "" (blank)
     for line in lines:
         if not line.strip():
             pasted = finding = False
+            kinds.append("")
             continue
         if _REVIEW_LINE.match(line) or (finding and not _LIST_MARK.match(line)):
             pasted = finding = True         # a finding, and the lines of its text up to a blank line
+            kinds.append("pasted")
             continue
-        if _OUTPUT.match(line) or _FAIL_LINE.match(line) or _log_line(line) \
+        typed = _typed_before_a_gap(line)
+        if (_OUTPUT.match(line) and not typed) or _FAIL_LINE.match(line) or _log_line(line) \
                 or (pasted and line.strip().startswith("(") and line.strip().endswith(")")):
             pasted, finding = True, False
+            kinds.append("pasted")
             continue
         pasted = finding = False
-        out.append(line)
+        kinds.append("typed, then a paste" if typed else "own")
+    # A paste is one block: lines between two pasted lines with no blank line between are the
+    # paste's too ("Enumerating objects: 86, done." among git's output), unless the person speaks
+    # in them (I, you, we, a question). A line the person typed before a prompt's gap starts one.
+    for i, kind in enumerate(kinds):
+        if kind == "own":
+            before = next((k for k in reversed(kinds[:i]) if k != "own"), "")
+            after = next((k for k in kinds[i + 1:] if k != "own"), "")
+            if before in ("pasted", "typed, then a paste") and after == "pasted" \
+                    and not _PERSON.search(lines[i]) and "?" not in lines[i]:
+                continue
+        if kind in ("own", "typed, then a paste"):
+            out.append(lines[i])
     return out
+
+
+def _typed_before_a_gap(line: str) -> bool:
+    """A line the person typed that a pasted prompt or column follows after a gap of spaces
+    ("I just pushed and got this error: git push      💀 37%"): what comes before the gap is a
+    sentence of theirs (_PERSON, a few words)."""
+    parts = re.split(r"\s{3,}", line.strip(), maxsplit=1)
+    if len(parts) < 2:
+        return False
+    head = parts[0]
+    return len(head.split()) >= 4 and bool(_PERSON.search(head)) and not _OUTPUT.match(head)
 
 
 def pasted_failure(text: str) -> bool:

@@ -166,6 +166,19 @@ class WhatLasts(unittest.TestCase):
         words = "2024-05-01 12:00:01 ERROR db: connection refused\nalways start the db with make db-up first"
         self.assertEqual(self.lasts(words)["sentence"], "always start the db with make db-up first")
 
+    def test_a_paste_is_one_block_and_a_line_typed_before_a_prompts_gap_is_the_persons(self):
+        # a terminal's right-hand prompt after the person's words; git's progress lines among its errors
+        said = ("I pushed it and got this from the server: git push" + " " * 40 + "~ 42%\n"
+                "Counting objects: 12, done.\nWriting objects: 100% (12/12), 3.1 KiB, done.\n"
+                "remote: error: object 1f2e3d: bad file mode\nerror: failed to push some refs to 'origin'\n"
+                "To example.org:team/app.git\n ! [remote rejected] main -> main (failed)")
+        self.assertEqual(corrections.own_lines(said), [said.splitlines()[0]])
+        # a line of the person's between two pasted ones stays theirs when they speak in it
+        mine = "error: build failed\nwe never build from this folder, use the root\nerror: no such target"
+        self.assertEqual(corrections.own_lines(mine), ["we never build from this folder, use the root"])
+        # a quoted line ("> ...") is not the person's however it reads
+        self.assertEqual(corrections.own_lines("> I think you should restart it   now\nno, don't"), ["no, don't"])
+
     def test_a_step_of_the_task_said_before_a_standing_rule_is_not_part_of_it(self):
         found = self.lasts("finish the migration, and never skip the pre-commit hooks")
         self.assertEqual((found["sentence"], found["standing"]), ("never skip the pre-commit hooks", True))
