@@ -547,8 +547,10 @@ IMPERATIVE = re.compile(
     r"store|save|log|print|handle|name|place|stick|go|look|search|merge|rebase|deploy|format|lint|type|"
     r"split|join|drop|stay|work|ship|reuse|document|comment|mention|tell|show|catch|raise|open)\b", re.I)
 # An imperative after a condition: "in the container use ...", "before you push, run ...".
+# (a verb after its subject is no instruction: "if we use a key that is X, this could ..." is a thought)
 _CONDITIONED = re.compile(r"^(?:(?:in|on|for|inside|within|when|whenever|before|after|if)\s+(?:[\w./`'-]+,?\s+)"
-                          r"{1,5}?)?" + IMPERATIVE.pattern[1:], re.I)
+                          r"{1,5}?(?<!\bwe\s)(?<!\byou\s)(?<!\bi\s)(?<!\bthey\s)(?<!\bit\s)(?<!\bhe\s)(?<!\bshe\s))?"
+                          + IMPERATIVE.pattern[1:], re.I)
 # What makes an instruction last beyond the moment: a prohibition, a rule, a preference, a
 # contrast, or a named tool to do it with.
 _LASTING = re.compile(r"\b(?:don'?t|do not|never|always|only|stop|avoid|prefer|instead|rather than|use|using)\b|"
@@ -579,7 +581,7 @@ _STATEMENT = re.compile(r"""(?xi)
     | (?<!so\s)(?<!if\s)(?<!that\s)(?<!when\s)(?<!until\s)(?<!because\s)\bwe\s+(?:don'?t|do\s+not|never)\s+(?!need|have|know|see|get|care|mind|think|understand|really|even|yet|just|
         actually|want|use|do|forget|lose|break)[a-z]\w+
     | \bwe\s+(?:always|only|never)\b | \bwe\s+do\s+(?!need|want|have|not|know|see|get)[\w-]+
-    | \bwe'?re\s+(?:on|using)\s+\S+ | \bwe\s+(?:use|moved\s+to|switched\s+to|migrated\s+to)\s+\S+
+    | \bwe'?re\s+(?:on|using)\s+\S+ | (?<!if\s)(?<!when\s)(?<!whether\s)\bwe\s+(?:use|moved\s+to|switched\s+to|migrated\s+to)\s+\S+
     | \bour\s+\w+(?:\s+\w+)?\s+(?:runs?|lives?|uses?)\s+(?:on|in|at)?\s*\S+
     | \b(?:is|are)\s+(?:banned|forbidden|not\s+allowed|deprecated|obsolete|no\s+longer\s+used)\b
     | \b(?:is|are)\s+not\s+(?:a|an|the)\s+(?:fix|solution|option|answer)\b

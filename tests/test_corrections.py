@@ -179,6 +179,15 @@ class WhatLasts(unittest.TestCase):
         # a quoted line ("> ...") is not the person's however it reads
         self.assertEqual(corrections.own_lines("> I think you should restart it   now\nno, don't"), ["no, don't"])
 
+    def test_a_hypothetical_is_no_rule(self):
+        # "if we use X, this could ..." thinks aloud: neither an instruction nor the team's convention
+        for said in ("if we use a signing key that is derived from the user's key, this could be a way to share a file/folder",
+                     "If I use the assistant.example.org it works well"):
+            self.assertIsNone(self.lasts(said)["sentence"], said)
+        self.assertEqual(self.lasts("when committing, always use conventional commits")["sentence"],
+                         "when committing, always use conventional commits")
+        self.assertEqual(self.lasts("we use pnpm here, not npm")["sentence"], "use pnpm here, not npm")
+
     def test_a_step_of_the_task_said_before_a_standing_rule_is_not_part_of_it(self):
         found = self.lasts("finish the migration, and never skip the pre-commit hooks")
         self.assertEqual((found["sentence"], found["standing"]), ("never skip the pre-commit hooks", True))
