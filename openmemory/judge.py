@@ -35,7 +35,7 @@ import logging
 import re
 from dataclasses import dataclass
 
-from . import llm, render, review
+from . import embed, llm, render, review
 from .corrections import own_lines
 from .episodes import SETTLED, shown_as
 from .failures import cause_key, is_lesson_error, is_work_failure
@@ -721,11 +721,36 @@ def _lesson_of_one_session(store: Store, members: list, judged: dict, now: str) 
     cwd = members[0].get("cwd")
     root = project_of(cwd) if cwd and judged.get("scope") != "everywhere" else None
     text = scoped(unscoped(judged["lesson"]), root)
+    same = _said_already(store, text, root)
+    if same is not None:        # never a second lesson that says the same: its failures join it
+        sources = list(dict.fromkeys(same["sources"] + [m["id"] for m in members]))
+        sessions = {ep.get("session_id") for ep in store.episodes_by_id(same["sources"]).values()}
+        seen = int(same["seen"] or 1) + (0 if members[0].get("session_id") in sessions else 1)
+        store.update_lesson(same["id"], same["text"], same["cwd"], float(same["strength"]), seen, sources,
+                            False, now)
+        store.mark_consolidated({m["id"]: same["id"] for m in members}, [])
+        return same["id"]
     lesson_id = store.add_lesson(text, "project", root, NEW_LESSON_STRENGTH, 1, [m["id"] for m in members], now,
                                  state="candidate")
     store.set_lesson_backing(lesson_id, {"judge": judged})
     store.mark_consolidated({m["id"]: lesson_id for m in members}, [])
     return lesson_id
+
+
+def _said_already(store: Store, text: str, root) -> dict | None:
+    """The failure lesson of the same project (not vetoed, not faded) whose words are nearest
+    text's at sleep's JOIN_SIMILARITY or more: a judge that words two failures of one cause alike
+    ("`npm start` never exits ...", in two sessions) makes one lesson of them."""
+    from .sleep import JOIN_SIMILARITY
+    mine = embed.vector(text)
+    best, score = None, JOIN_SIMILARITY
+    for lesson in store.all_lessons():
+        if lesson["kind"] != "project" or lesson["cwd"] != root or lesson["vetoed"] or lesson["archived"]:
+            continue
+        similarity = sum(a * b for a, b in zip(mine, embed.vector(lesson["text"])))
+        if similarity >= score:
+            best, score = lesson, similarity
+    return best
 
 
 def failure_requests(store: Store) -> list:

@@ -455,3 +455,35 @@ class EveryMessageTyped(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+from tests.helpers import TempHome  # noqa: E402
+
+
+class OneLessonSaysOneThing(TempHome):
+    """Lessons a judge words for one session's failures are never two that say the same."""
+
+    def test_two_failures_the_judge_words_alike_make_one_lesson(self):
+        # a server that never exits, hit two ways: two questions, two lasting verdicts in other
+        # words, one lesson (two lines saying the same had been rendered)
+        from openmemory import store
+        from tests.test_recall import episode, put, raw_db
+        with store.connect() as db:
+            ids = put(db, [episode("a", "`npm start &` failed", "timed out"),
+                           episode("b", "`npm start | head` failed", "killed")], session="s1")
+            ids.update(put(db, [episode("c", "`npm start` failed", "timed out")], session="s2"))
+            rows = {r["key"]: dict(r) for r in raw_db(db).execute("SELECT * FROM episodes")}
+            said = ["`npm start` runs a server that never exits; even `npm start &` blocks the call, so run "
+                    "it in the background", "`npm start` runs a server that never exits; don't wait on it in "
+                    "the foreground, run it in the background", "Use port 4000 for the shop's dev server, "
+                    "never 3000, which the proxy holds"]
+            made = []
+            with db.transaction():
+                for key, lesson in zip("abc", said):
+                    judged = {"lasting": True, "lesson": lesson, "scope": "project", "cause": "", "fix": ""}
+                    made.append(judge._lesson_of_one_session(db, [rows[key]], judged, "2026-11-03T03:00:00Z"))
+            lessons = {ls["id"]: ls for ls in db.all_lessons()}
+        self.assertEqual(made[0], made[1])                     # the second joins the first
+        self.assertNotEqual(made[2], made[0])                  # another lesson stays its own
+        self.assertEqual(sorted(lessons[made[0]]["sources"]), sorted([ids["a"], ids["b"]]))
+        self.assertEqual(len(lessons), 2)
