@@ -640,9 +640,11 @@ def _reword_from(store: Store, lesson_id: int, episode_id: int, verdict: dict) -
     store.reword_lesson(lesson_id, scoped(unscoped(verdict["lesson"]), lesson["cwd"]))
 
 
-def judge_failures(store: Store, model, now: str) -> dict:
+def judge_failures(store: Store, model, now: str, join_at: float) -> dict:
     """Put each repeated failure's candidate no judge has read to the judge; a lasting one takes the
-    judge's words and is backed. Returns {asked, lasting, not, lessons}."""
+    judge's words and is backed; a lesson worded for one session's failures joins the project's
+    failure lesson whose words are as near as join_at (sleep's JOIN_SIMILARITY). Returns {asked,
+    lasting, not, lessons}."""
     out = {"asked": 0, "lasting": 0, "not": 0, "lessons": []}
     if model is None:
         return out
@@ -655,7 +657,7 @@ def judge_failures(store: Store, model, now: str) -> dict:
         out["lessons"].append(lesson["id"])
     for members, judged in _verdicts(model, one_session_requests(store, now), out, now):
         with store.transaction():
-            made = _lesson_of_one_session(store, members, judged, now) if judged["lasting"] else None
+            made = _lesson_of_one_session(store, members, judged, now, join_at) if judged["lasting"] else None
             for ep in members:
                 store.settle_judged(ep["id"], dict(ep["facts"], judge=judged), reexamine=False)
         out["lasting" if judged["lasting"] else "not"] += 1
@@ -714,14 +716,14 @@ def one_session_requests(store: Store, now: str) -> list:
             for ms in found]
 
 
-def _lesson_of_one_session(store: Store, members: list, judged: dict, now: str) -> int:
+def _lesson_of_one_session(store: Store, members: list, judged: dict, now: str, join_at: float) -> int:
     """The live-to-be lesson a lasting verdict makes of one session's failures: the judge's words,
     in their project unless the judge said everywhere (as consolidation places one), backed
     by the verdict; its failures feed it. Returns its id (review.settle then makes it live)."""
     cwd = members[0].get("cwd")
     root = project_of(cwd) if cwd and judged.get("scope") != "everywhere" else None
     text = scoped(unscoped(judged["lesson"]), root)
-    same = _said_already(store, text, root)
+    same = _said_already(store, text, root, join_at)
     if same is not None:        # never a second lesson that says the same: its failures join it
         sources = list(dict.fromkeys(same["sources"] + [m["id"] for m in members]))
         sessions = {ep.get("session_id") for ep in store.episodes_by_id(same["sources"]).values()}
@@ -737,13 +739,12 @@ def _lesson_of_one_session(store: Store, members: list, judged: dict, now: str) 
     return lesson_id
 
 
-def _said_already(store: Store, text: str, root) -> dict | None:
+def _said_already(store: Store, text: str, root, join_at: float) -> dict | None:
     """The failure lesson of the same project (not vetoed, not faded) whose words are nearest
-    text's at sleep's JOIN_SIMILARITY or more: a judge that words two failures of one cause alike
-    ("`npm start` never exits ...", in two sessions) makes one lesson of them."""
-    from .sleep import JOIN_SIMILARITY
+    text's at join_at or more: a judge that words two failures of one cause alike ("`npm start`
+    never exits ...") makes one lesson of them."""
     mine = embed.vector(text)
-    best, score = None, JOIN_SIMILARITY
+    best, score = None, join_at
     for lesson in store.all_lessons():
         if lesson["kind"] != "project" or lesson["cwd"] != root or lesson["vetoed"] or lesson["archived"]:
             continue

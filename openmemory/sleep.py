@@ -10,6 +10,7 @@ import json
 import math
 from contextlib import contextmanager
 from datetime import timedelta
+from functools import partial
 
 from . import backing, counts, embed, files, forget, judge, llm, paths, review
 from .clock import iso, parse_time
@@ -100,8 +101,9 @@ def _night(store: Store, now: str, render, model) -> dict:
                 facts = {"night": now, "through": store.last_episode_id(),   # what is new after it waits for the next
                          "to_candidates": _upgraded(store)}
                 _keep(store, facts)
+        judge_failures = partial(judge.judge_failures, join_at=JOIN_SIMILARITY)
         for name, run in (("decay", decay), ("judged_messages", _judging(judge.judge_messages, model)),
-                          ("consolidation", consolidate), ("judged_failures", _judging(judge.judge_failures, model)),
+                          ("consolidation", consolidate), ("judged_failures", _judging(judge_failures, model)),
                           ("states", _settle_judged), ("verification", verify), ("prediction", predict)):
             if name not in facts:
                 facts[name] = run(store, now, keep=lambda done, name=name: _keep(store, dict(facts, **{name: done})))

@@ -466,7 +466,7 @@ class OneLessonSaysOneThing(TempHome):
     def test_two_failures_the_judge_words_alike_make_one_lesson(self):
         # a server that never exits, hit two ways: two questions, two lasting verdicts in other
         # words, one lesson (two lines saying the same had been rendered)
-        from openmemory import store
+        from openmemory import sleep, store
         from tests.test_recall import episode, put, raw_db
         with store.connect() as db:
             ids = put(db, [episode("a", "`npm start &` failed", "timed out"),
@@ -481,7 +481,8 @@ class OneLessonSaysOneThing(TempHome):
             with db.transaction():
                 for key, lesson in zip("abc", said):
                     judged = {"lasting": True, "lesson": lesson, "scope": "project", "cause": "", "fix": ""}
-                    made.append(judge._lesson_of_one_session(db, [rows[key]], judged, "2026-11-03T03:00:00Z"))
+                    made.append(judge._lesson_of_one_session(db, [rows[key]], judged, "2026-11-03T03:00:00Z",
+                                                                    sleep.JOIN_SIMILARITY))
             lessons = {ls["id"]: ls for ls in db.all_lessons()}
         self.assertEqual(made[0], made[1])                     # the second joins the first
         self.assertNotEqual(made[2], made[0])                  # another lesson stays its own
