@@ -19,7 +19,13 @@ _EXIT = re.compile(r"^Exit code -?\d+$")
 # --------------------------------------------------------------------------------------
 # A failed tool call: the lines that say why
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\]8;[^\x1b\x07]*(?:\x1b\\\\|\x07)")
+# A terminal's escape sequences (colour, a hyperlink's or a title's OSC, ended by BEL or by ESC
+# and a backslash), then what else a reader would not see as written: control characters but
+# the line breaks splitlines reads, and the characters that reorder or hide text (bidi
+# overrides and isolates, zero-width marks). A cause line is quoted in lessons and in the
+# person's `lessons` list; it must read as it is.
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\|$)|\x1b[@-Z\\-_]")
+_UNSEEN = re.compile("[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f\u061c\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]")
 _GLYPHS = "\u2500-\u257f\u2580-\u259f\u25a0-\u25ff\u2190-\u21ff\u2700-\u27bf\u2800-\u28ff\U0001f300-\U0001faff×✖✗✘│┃❯•·"
 _BOX = re.compile(rf"^[\s{_GLYPHS}|=_*#~^.:-]*$")
 _BANNER = re.compile(r"^_{3,}.*_{3,}$|^={3,}.*={3,}$")
@@ -239,7 +245,7 @@ def error_lines(result: str, limit: int = 3) -> list:
     `npm ERR! code 1`), banners and progress meters only when nothing else says anything.
     A cause line that ends with ':' brings the line after it.
     """
-    text = _TOOL_USE_ERROR.sub("", _ANSI.sub("", result or ""))
+    text = _TOOL_USE_ERROR.sub("", _UNSEEN.sub("", _ANSI.sub("", result or "")))
     made = _MAKE_RAN.search(text) is not None
     kept = []                   # (text, rank), the ranks above
     tracebacks = []             # index in kept of each line that ends a Python traceback
