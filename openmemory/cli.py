@@ -779,12 +779,17 @@ def _run(argv) -> int:
         return 1
 
 
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Control characters, and the characters that reorder or hide text where a terminal applies
+# them (bidi overrides and isolates, direction and zero-width marks): a note, a lesson or an
+# error line read from a transcript may hold them, to make what the person reads before
+# approving it differ from what the agent reads.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069]")
 
 
 def shown(text: str) -> str:
     """text safe to print: every control character but newline and tab (a terminal's escape
-    sequences, a carriage return) written as \\u001b; in JSON that is the same character."""
+    sequences, a carriage return) and every bidi or zero-width mark written as \\u001b; in
+    JSON that is the same character."""
     return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 

