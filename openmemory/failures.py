@@ -140,12 +140,16 @@ _INSTRUCTS = re.compile(r"""(?xi)
     | ^\W*(?:[\w.-]+:\s+)?(?:please\s+)?(?:always|never|run|execute|do\s+not|don'?t|make\s+sure|remember)\s
     | \b(?:curl|wget)\s[^|]*\|\s*(?:sudo\s+)?(?:ba|z)?sh\b""")
 _ERROR_MARK = re.compile(r"(?i)^\W*(?:[\w.]*(?:error|exception|fatal|failure)\b|e\d+\b|err!|[\w.-]+:\s*(?:error|fatal)\b)")
-# ... and what no error marker makes a report: a standing order ("always ...", "never ...") or a
-# flag raised at its reader ("IMPORTANT: ...") after any labels ("Error: IMPORTANT: ..."), a
-# download piped into a shell.
-_COMMANDS = re.compile(r"""(?xi)
-      ^\W*(?:[\w.\[\]!-]+(?:\s[\w.\[\]!-]+){0,2}:\s+)*(?:important|system|instructions?|attention)\s*[:!]
-    | ^\W*(?:[\w.\[\]!-]+(?:\s[\w.\[\]!-]+){0,2}:\s+)*(?:please\s+)?(?:always|never)\s
+# ... and what no error marker makes a report: a standing order ("always ...", "never ...", a
+# flag before it too: "IMPORTANT always ...") or a flag raised at its reader ("IMPORTANT: ...")
+# after any labels ("Error: IMPORTANT: ...", "ImportError: IMPORTANT always ..."), a download
+# piped into a shell.
+# Labels: a program's (`remote:`, `npm warn:`, `Error:`), and the test a runner names before its
+# message (`FAILED tests/test_a.py::test_x - AssertionError: ...`: a test's message is the repository's).
+_LABELS = r"^\W*(?:(?:FAILED|ERROR)\s+\S+\s+-\s+)?(?:[\w.\[\]!-]+(?:\s[\w.\[\]!-]+){0,2}:\s+)*"
+_COMMANDS = re.compile(rf"""(?xi)
+      {_LABELS}(?:important|system|instructions?|attention)\s*[:!]
+    | {_LABELS}(?:(?:important|note|notice|attention|warning)\W*\s+)?(?:please\s+)?(?:always|never)\s
     | \b(?:curl|wget)\s[^|]*\|\s*(?:sudo\s+)?(?:ba|z)?sh\b""")
 
 
