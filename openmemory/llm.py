@@ -593,7 +593,8 @@ def session_gist(session: dict, model: Model | None = None):
         if len(asked) > 3:
             parts.append(f"(and {len(asked) - 3} more messages)")
     if session.get("files"):
-        parts.append("Files the agent changed: " + ", ".join(redact(str(f)) for f in session["files"][:8]))
+        # A file's name is anyone's words (a repository's, a download's): data, on one line.
+        parts.append("Files the agent changed:\n<<<" + ", ".join(_one_line(f) for f in session["files"][:8]) + ">>>")
     parts.append(_commands(session.get("commands") or []))
     if session.get("agent_said"):
         parts.append(f"The agent's last message: <<<{_field(session['agent_said'])}>>>")
@@ -613,10 +614,15 @@ def _commands(commands: list, shown: int = 12) -> str:
         if c.get("refused"):
             line += " (the person refused to let it run)"
         elif c.get("failed"):
-            errors = [redact(str(e))[:200] for e in (c.get("errors") or [])[:3]]
-            line += " failed" + (": " + " / ".join(errors) if errors else "")
+            errors = [_one_line(e)[:200] for e in (c.get("errors") or [])[:3]]
+            line += " failed" + (":\n  <<<" + " / ".join(errors) + ">>>" if errors else "")   # output: data
         lines.append(line)
     return ("What the agent ran:\n" + "\n".join(lines)) if lines else ""
+
+
+def _one_line(text) -> str:
+    """A piece of evidence on one line, redacted, its data markers broken."""
+    return " ".join(redact(str(text)).split()).replace("<<<", "<< <").replace(">>>", "> >>")
 
 
 def _field(text: str) -> str:
