@@ -271,7 +271,7 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list, said=lambda: "
     edits, steps, dictated = [], [], False
 
     def unsafe(command):
-        return unsafe_fix(command, call.result or "", lambda: _output_before(history, later), said)
+        return unsafe_fix(command, call.result or "", lambda: _output_before(history, later), said, failed)
     for later in history[at + 1:]:
         if later.name in _EDITS and not later.is_error:
             path = str(later.input.get("file_path") or later.input.get("notebook_path") or "")

@@ -150,6 +150,7 @@ _LABELS = r"^\W*(?:(?:FAILED|ERROR)\s+\S+\s+-\s+)?(?:[\w.\[\]!-]+(?:\s[\w.\[\]!-
 _COMMANDS = re.compile(rf"""(?xi)
       {_LABELS}(?:important|system|instructions?|attention)\s*[:!]
     | {_LABELS}(?:(?:important|note|notice|attention|warning)\W*\s+)?(?:please\s+)?(?:always|never)\s
+    | \b(?:the|a|one)\s+(?:only\s+)?(?:fix|solution|workaround)\s+(?:is|would\s+be)\s+to\s
     | \b(?:curl|wget)\s[^|]*\|\s*(?:sudo\s+)?(?:ba|z)?sh\b""")
 
 
@@ -205,19 +206,25 @@ def pipes_download(command: str) -> bool:
     return bool(_PIPED_DOWNLOAD.search(command))
 
 
-def unsafe_fix(command: str, failed_output: str, seen_output, said) -> bool:
+def unsafe_fix(command: str, failed_output: str, seen_output, said, failed: str = "") -> bool:
     """Whether a command that made a failure go away may not be a lesson's fix: it runs a
-    download, it is what a line of the failure's output told its reader to run, or it names a host
+    download, it or what it adds to the failed command (`pytest -q --deselect tests` after
+    `pytest -q`) is what a line of the failure's output told its reader to run, or it names a host
     that tool output named and the person's words did not (seen_output(), said(): asked only
     then). Tool output can be written by anyone (issue 27)."""
     if pipes_download(command):
         return True
     flat = " ".join(command.split())
-    program = flat.partition(" ")[0]
-    if program and program in failed_output:     # most outputs never name the step: one search
-        if any(flat in " ".join(line.split()) and addressed_to_reader(line)
-               for line in failed_output.splitlines() if program in line):
-            return True
+    told = [flat]
+    failed = " ".join(failed.split())
+    if failed and flat.startswith(failed + " "):
+        told.append(flat[len(failed) + 1:])
+    for step in told:
+        first = step.partition(" ")[0]
+        if first and first in failed_output:     # most outputs never name the step: one search
+            if any(step in " ".join(line.split()) and addressed_to_reader(line)
+                   for line in failed_output.splitlines() if first in line):
+                return True
     return output_host(command, seen_output, said)
 
 
