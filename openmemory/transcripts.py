@@ -550,7 +550,9 @@ def _attach_result(call: ToolCall, block: dict, rec: dict) -> None:
     call.result_at = rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else ""
     call.is_error = bool(block.get("is_error"))
     outcome = rec.get("toolUseResult")
-    if isinstance(outcome, dict) and isinstance(outcome.get("answers"), dict):   # AskUserQuestion's
+    if call.name == QUESTION_TOOL and isinstance(outcome, dict) and isinstance(outcome.get("answers"), dict):
+        # the person's choices, as Claude Code records them for its own question tool only: another
+        # tool's result shaped like them (an MCP server's) is that tool's output, never their words
         call.answers = {q: a for q, a in outcome["answers"].items() if isinstance(q, str) and isinstance(a, str)}
     if call.is_error and isinstance(outcome, str) and outcome.startswith(_REJECTED_OUTCOMES):
         # Refused, as the record's own outcome says: never told by the output's words, which a
