@@ -870,11 +870,11 @@ _PROJECTS: dict = {}
 
 
 def _project(cwd) -> str:
-    """The project of a folder as a reader should see it: its repository (a worktree's main tree)."""
+    """The project of a folder as a reader should see it: its repository (a worktree's main tree), on one line."""
     if cwd not in _PROJECTS:
         if len(_PROJECTS) > 1024:
             _PROJECTS.clear()
-        _PROJECTS[cwd] = paths.project_of(cwd)
+        _PROJECTS[cwd] = paths.one_line(paths.project_of(cwd))
     return _PROJECTS[cwd]
 
 

@@ -114,7 +114,7 @@ def project_name(cwd) -> str:
     """A project in one word: its folder's name (a path from another machine too)."""
     if not cwd:
         return ""
-    root = paths.project_of(cwd) if paths.is_absolute(cwd) else str(cwd)
+    root = paths.one_line(paths.project_of(cwd) if paths.is_absolute(cwd) else str(cwd))
     return root.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] or root
 
 
@@ -139,7 +139,7 @@ def by_session(eps: list) -> list:
 
 def told(entry: dict) -> list:
     """A listed lesson as a few lines for the person (`openmemory lessons`)."""
-    where = f"project {entry['project']}" if entry["project"] else "every project"
+    where = f"project {paths.one_line(entry['project'])}" if entry["project"] else "every project"
     head = f"{entry['ref']} · {entry['state']} · {counts.seen_words(entry['seen'])} · {where}"
     lines = [head, "  " + entry["text"]]
     if entry["state"] == "live":

@@ -1070,7 +1070,7 @@ def morning_text(report: dict, prediction_days: int, archive_after_days: int) ->
 
     def new(ls):
         was = "; was a candidate, now backed" if ls.get("was") == "candidate" else ""
-        return [f"- {ls['text']}", f"  ({ls['kind']}, {ls['cwd'] or 'every project'}; "
+        return [f"- {ls['text']}", f"  ({ls['kind']}, {paths.one_line(ls['cwd']) if ls['cwd'] else 'every project'}; "
                 f"{counts.seen_words(ls['seen'])}{was})"] + sources(ls["sources"])
 
     def candidate(ls):
