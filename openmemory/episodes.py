@@ -14,8 +14,8 @@ from functools import lru_cache
 from . import neighbours
 from .clock import iso, iso_or_none
 from .corrections import carries_nothing, correction_verdict, own_lines, unsettled, what_lasts
-from .failures import (cause_key, error_lines, is_guard, never_ran, output_host, pipes_download, telling_lines,
-                       unsafe_advice, unsafe_fix)
+from .failures import (cause_key, error_lines, is_guard, never_ran, output_host, pipes_download, plain,
+                       telling_lines, unsafe_advice, unsafe_fix)
 # a cut redacts first where it cuts (issue 27): it never keeps part of a secret
 from .redact import secret_safe_clip as clip, secret_safe_clip_block as clip_block
 from .transcripts import OWN_TOOL, QUESTION_TOOL, Session, ToolCall, Turn
@@ -232,6 +232,7 @@ def hint_lines(output: str, said=lambda: "") -> list:
         elif _USE_NEXT.search(line):
             then = next((later for later in lines[i + 1:i + 3] if later), "")    # git leaves a blank line
             hint = f"{line} {then}" if then else ""
+        hint = plain(hint)      # read as it shows: a mark inside a word dodges no rule
         if hint and not unsafe_advice(hint, said):
             out.append(clip(hint, 200))
         if len(out) >= HINTS_KEPT:

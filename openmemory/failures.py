@@ -26,6 +26,15 @@ _EXIT = re.compile(r"^Exit code -?\d+$")
 # person's `lessons` list; it must read as it is.
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\|$)|\x1b[@-Z\\-_]")
 _UNSEEN = re.compile("[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f\u061c\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]")
+
+
+@lru_cache(maxsize=256)     # one output is read again for each step after its failure: asked once
+def plain(text: str) -> str:
+    """Output as a reader sees it: no escape sequence, control character (but line breaks), bidi
+    or zero-width mark, so no rule below is dodged by one put inside a word ("al\\u200bways")."""
+    return _UNSEEN.sub("", _ANSI.sub("", text))
+
+
 _GLYPHS = "\u2500-\u257f\u2580-\u259f\u25a0-\u25ff\u2190-\u21ff\u2700-\u27bf\u2800-\u28ff\U0001f300-\U0001faff×✖✗✘│┃❯•·"
 _BOX = re.compile(rf"^[\s{_GLYPHS}|=_*#~^.:-]*$")
 _BANNER = re.compile(r"^_{3,}.*_{3,}$|^={3,}.*={3,}$")
@@ -215,6 +224,7 @@ def unsafe_fix(command: str, failed_output: str, seen_output, said, failed: str 
     if pipes_download(command):
         return True
     flat = " ".join(command.split())
+    failed_output = plain(failed_output)
     told = [flat]
     failed = " ".join(failed.split())
     if failed and flat.startswith(failed + " "):
@@ -256,7 +266,7 @@ def error_lines(result: str, limit: int = 3) -> list:
     `npm ERR! code 1`), banners and progress meters only when nothing else says anything.
     A cause line that ends with ':' brings the line after it.
     """
-    text = _TOOL_USE_ERROR.sub("", _UNSEEN.sub("", _ANSI.sub("", result or "")))
+    text = _TOOL_USE_ERROR.sub("", plain(result or ""))
     made = _MAKE_RAN.search(text) is not None
     kept = []                   # (text, rank), the ranks above
     tracebacks = []             # index in kept of each line that ends a Python traceback
