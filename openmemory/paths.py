@@ -12,13 +12,14 @@ from .errors import OpenMemoryError
 
 
 _UNSHOWN = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}      # the rest as the CLI shows them: \u001b
 
 
 def one_line(path) -> str:
     """A folder's path as one line of text: its line breaks and other control characters written
-    as escapes (`\\n`). A folder may be named anything; in what recall, show, `lessons` and the
-    morning report print, its name must not start a line of its own (a heading, a closing tag)."""
-    return _UNSHOWN.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(path))
+    as escapes (`\\n`, `\\u001b`). A folder may be named anything; in what recall, show, `lessons`
+    and the morning report print, its name must not start a line of its own (a heading, a tag)."""
+    return _UNSHOWN.sub(lambda m: _ESCAPES.get(m.group()) or f"\\u{ord(m.group()):04x}", str(path))
 
 def home() -> Path:
     """openmemory's own folder: $OPENMEMORY_HOME (an absolute path, or ~/...), else ~/.openmemory."""
