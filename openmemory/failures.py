@@ -28,7 +28,7 @@ _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\|$)
 _UNSEEN = re.compile("[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f\u061c\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]")
 
 
-@lru_cache(maxsize=256)     # one output is read again for each step after its failure: asked once
+@lru_cache(maxsize=8)       # one output is read again for each step after its failure: asked once (few kept: outputs are large)
 def plain(text: str) -> str:
     """Output as a reader sees it: no escape sequence, control character (but line breaks), bidi
     or zero-width mark, so no rule below is dodged by one put inside a word ("al\\u200bways")."""
