@@ -179,25 +179,34 @@ def cmd_forget(args) -> int:
     from . import forget, render, review, sleep
     episode_ids, lesson_ids, passage_ids = forget.parse_ids(args.ids)
     project = os.path.realpath(os.path.expanduser(args.project)) if args.project else None
-    if not (episode_ids or lesson_ids or passage_ids or args.query or project):
-        raise OpenMemoryError("say what to forget: ids as recall shows them (e12, p45, l3), --query Q or --project PATH")
+    if not (episode_ids or lesson_ids or passage_ids or args.query or project or args.session is not None):
+        raise OpenMemoryError("say what to forget: ids as recall shows them (e12, p45, l3), --query Q, "
+                              "--project PATH or --session ID")
     with store.connect() as db:
         if args.query:
             found_e, found_l, found_p = forget.matching(db, args.query)
             episode_ids += found_e
             lesson_ids += found_l
             passage_ids += found_p
-        plan = forget.plan(db, episode_ids, lesson_ids, project, passage_ids, forget.query_words(args.query or ""))
+        session = forget.find_session(db, args.session) if args.session is not None else None
+        plan = forget.plan(db, episode_ids, lesson_ids, project, passage_ids, forget.query_words(args.query or ""),
+                           session)
         stopped = forget.unfinished(db)  # the last forget was stopped before its files were rewritten
-        if not (plan.episodes or plan.lessons or plan.sessions or plan.passages):
+        if not (plan.episodes or plan.lessons or plan.sessions or plan.passages or plan.kept_out):
             if not stopped:
                 already = ([f"e{i}" for i in plan.finished[0]] + [f"l{i}" for i in plan.finished[1]]
-                           + [f"p{i}" for i in plan.finished[2]])
+                           + [f"p{i}" for i in plan.finished[2]] + ([f"session {session}"] if session else []))
                 print(f"already forgotten: {', '.join(already)}" if already else "nothing in memory to forget",
                       file=sys.stderr)
                 return 0
             done = None
         else:
+            if session:
+                row = db.session(session) or {}
+                print(f"session {session} · {(row.get('started') or '')[:10] or 'no date'} · {row.get('cwd') or 'no folder'}"
+                      f" · {len(plan.episodes)} episode(s), {len(plan.passages)} passage(s)"
+                      + ("; what it says later is kept out too" if plan.kept_out or session in forget.ignored_sessions()
+                         else ""))
             for ep in plan.episodes:
                 print(f"episode e{ep['id']} · {ep['kind']} · {ep['at'][:10]} · {clip(ep['title'], 90)}")
             for ps in plan.passages[:PASSAGES_LISTED]:
@@ -210,9 +219,10 @@ def cmd_forget(args) -> int:
                 again = "your text, kept" if (ls.get("backing") or {}).get("edited") else "worded again"
                 print(f"lesson l{ls['id']} · {again}: {clip(text, 100)}")
             sys.stdout.flush()
-            if (args.query or project) and not args.yes:
+            if (args.query or project or session) and not args.yes:
                 if not sys.stdin.isatty():
-                    raise OpenMemoryError("forget --query and --project ask first; add --yes to forget without asking")
+                    raise OpenMemoryError("forget --query, --project and --session ask first; add --yes to forget "
+                                          "without asking")
                 print("forget these for good? [y/N] ", end="", file=sys.stderr, flush=True)
                 if sys.stdin.readline().strip().lower() not in ("y", "yes"):
                     print("nothing forgotten", file=sys.stderr)
@@ -244,6 +254,9 @@ def cmd_forget(args) -> int:
               + (f", {kept} kept in your own words" if kept else "")
               + f", {done['scrubbed']} memory(ies) cleaned of their words; {files_done} file(s) rewritten",
               file=sys.stderr)
+        for sid in plan.kept_out:
+            print(f"session {sid} is kept out of memory from now on (its line in {paths.ignore_list_path()}: "
+                  f"delete it to let what the session says later in)", file=sys.stderr)
     if not compacted:
         print(f"openmemory: warning: {paths.db_path()} could not be compacted (see the log: no room on the disk "
               f"for a copy, or another writer), so its free space may still hold forgotten bytes; run the same "
@@ -694,6 +707,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--query", "-q", metavar="Q", help="forget every memory that holds each word of Q, as the "
                    "text index reads words (lists them and asks first)")
     p.add_argument("--project", metavar="PATH", help="forget everything stored for PATH and below (asks first)")
+    p.add_argument("--session", metavar="ID", help="forget a whole session, and keep what it says later out: its id, "
+                   "or its first 8 characters or more as recall shows them (asks first)")
     p.add_argument("--yes", "-y", action="store_true", help="do not ask (for scripts)")
 
     p = verb("backup", cmd_backup)
@@ -755,6 +770,10 @@ def _run(argv) -> int:
         verbs.choices[args.verb].error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         return args.func(args)
+    except errors.UsageError as e:     # a value that names nothing certain: said as argparse says a bad one
+        _debug_traceback()
+        print(f"openmemory {args.verb}: error: {e}", file=sys.stderr)
+        return 2
     except OpenMemoryError as e:
         _debug_traceback()
         print(f"openmemory: error: {e}", file=sys.stderr)

@@ -6,6 +6,11 @@ class OpenMemoryError(Exception):
     """An error the person can act on: one line, said by the CLI as `openmemory: error: ...`."""
 
 
+class UsageError(OpenMemoryError):
+    """A value on the command line that names nothing certain (a session prefix matching none or
+    several): said as `openmemory VERB: error: ...`, exit 2, as argparse says a bad value."""
+
+
 class StoreError(OpenMemoryError):
     """The database cannot be opened or used."""
 

@@ -14,7 +14,9 @@ Keeping out (`OptOut`): a session whose working folder is at or below a folder h
 `.openmemory-ignore`, or at or below a folder listed in ~/.openmemory/ignore (one per line,
 `#` comments, `~` expanded: for places the person cannot write a file into), is not
 ingested, a session that moves into one is stored up to its first record there, no note is
-remembered for one, and no lesson is rendered into that project's memory folder.
+remembered for one, and no lesson is rendered into that project's memory folder. A session
+forgotten whole (`forget --session`) is kept out the same way, by a line `session <id>` in
+~/.openmemory/ignore: what its transcript says later is not ingested either, until the line goes.
 """
 import hashlib
 import json
@@ -24,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import files, paths, transcripts
-from .errors import OpenMemoryError
+from .errors import OpenMemoryError, UsageError
 from .passages import sentences as passage_sentences
 
 FORGOTTEN = "[forgotten]"
@@ -40,7 +42,8 @@ class Plan:
     lessons: list = field(default_factory=list)          # forgotten (and vetoed)
     reworded: list = field(default_factory=list)         # (lesson, new text, remaining source ids)
     quotes: list = field(default_factory=list)           # words to take out of every copy
-    sessions: list = field(default_factory=list)         # session rows to drop (forget --project)
+    sessions: list = field(default_factory=list)         # session rows to drop (forget --project, --session)
+    kept_out: list = field(default_factory=list)         # session ids kept out from now on (forget --session)
     words: list = field(default_factory=list)            # a query's words (the model's answers holding them go)
     finished: tuple = ((), (), ())                       # (episode, lesson, passage) ids the last forget took already
 
@@ -396,9 +399,10 @@ def _gone(ids: set, found: dict, done: list, kind: str, shown) -> set:
     return gone
 
 
-def plan(store, episode_ids=(), lesson_ids=(), project=None, passage_ids=(), words=()) -> Plan:
-    """What forgetting these episodes, passages and lessons (or everything of a project) takes;
-    ids the last forget took out already are done (the same forget run again finishes its files)."""
+def plan(store, episode_ids=(), lesson_ids=(), project=None, passage_ids=(), words=(), session=None) -> Plan:
+    """What forgetting these episodes, passages and lessons (or everything of a project, or of a
+    session: its id as find_session gives it) takes; ids the last forget took out already are
+    done (the same forget run again finishes its files)."""
     p = Plan(words=[w.lower() for w in words])
     episode_ids, lesson_ids, passage_ids = set(episode_ids), set(lesson_ids), set(passage_ids)
     if project:
@@ -406,6 +410,13 @@ def plan(store, episode_ids=(), lesson_ids=(), project=None, passage_ids=(), wor
         episode_ids |= set(found_e)
         lesson_ids |= set(found_l)
         passage_ids |= set(found_p)
+    if session:
+        found_e, found_p, stored = store.memories_of_session(session)
+        episode_ids |= set(found_e)
+        passage_ids |= set(found_p)
+        p.sessions += [session] if stored and session not in p.sessions else []
+        # an id a line cannot hold (a made-up transcript's: a space, a '#') is forgotten, not kept out
+        p.kept_out = [] if session in ignored_sessions() or not re.fullmatch(r"[^\s#]+", session) else [session]
     done_e, done_l, done_p, _ = last_forget(store)
     found_p = store.passages_by_id(passage_ids)
     gone_p = _gone(passage_ids, found_p, done_p, "passage", lambda i: f"p{i}")
@@ -522,6 +533,8 @@ def apply(store, p: Plan, now: str) -> dict:
                if scrub(answer, p.quotes) != answer or (p.words and all(w in answer.lower() for w in p.words))]
     gone_for_good = [(h, n > 0) for ep in p.episodes + p.passages for n, h in enumerate(tombstones(ep))]
     gone_for_good += [(h, True) for ps in p.passages for h in said_tombstones(ps)]
+    for sid in p.kept_out:  # first of all: what the session says after this is never ingested
+        keep_session_out(sid, now)
     keep_tombstones(gone_for_good, now)  # first where a recovery keeps them: a kill here forgets on the re-run
     done = store.forget(tombstones=gone_for_good,
                         episode_ids=sorted(gone), scrubbed=scrubbed, lesson_ids=[ls["id"] for ls in p.lessons],
@@ -572,18 +585,60 @@ IGNORE_MARKER = ".openmemory-ignore"
 TRANSCRIPTS_READ = 20       # a project folder's transcripts read (first records only) to learn its folder
 
 
-def ignored_folders() -> list:
-    """The folders of ~/.openmemory/ignore, resolved; a missing or unreadable file lists none."""
+SESSION_LINE = "session "  # an ignore-list line that keeps one session out: "session <its full id>"
+SESSION_MIN = 8            # characters of a session id forget --session takes: recall and show print 8
+
+
+def _ignore_lines() -> list:
+    """The lines of ~/.openmemory/ignore without comments; a missing or unreadable file has none."""
     try:
         text = paths.ignore_list_path().read_text(encoding="utf-8", errors="replace")
     except OSError:
         return []
-    out = []
-    for line in text.splitlines():
-        line = line.split("#", 1)[0].strip()
-        if line:
-            out.append(Path(os.path.realpath(os.path.expanduser(line))))
-    return out
+    return [line for line in (raw.split("#", 1)[0].strip() for raw in text.splitlines()) if line]
+
+
+def ignored_folders() -> list:
+    """The folders of ~/.openmemory/ignore, resolved (its `session <id>` lines are no folders)."""
+    return [Path(os.path.realpath(os.path.expanduser(line))) for line in _ignore_lines()
+            if not line.startswith(SESSION_LINE)]
+
+
+def ignored_sessions() -> list:
+    """The session ids of ~/.openmemory/ignore's `session <id>` lines (forget --session wrote them)."""
+    return [line[len(SESSION_LINE):].strip() for line in _ignore_lines()
+            if line.startswith(SESSION_LINE) and line[len(SESSION_LINE):].strip()]
+
+
+def keep_session_out(session_id: str, now: str) -> None:
+    """Keep a session forgotten whole out of every later ingest: a line in ~/.openmemory/ignore,
+    which the person deletes to let what it says next in (what was forgotten stays forgotten)."""
+    files.append_own(paths.ignore_list_path(), (
+        f"{SESSION_LINE}{session_id}  # forgotten {now[:10]} (openmemory forget --session); delete this "
+        f"line to let what it says from now on in\n").encode("utf-8", "surrogatepass"))
+
+
+def find_session(store, given: str) -> str:
+    """The session id of a full session id or a prefix of SESSION_MIN characters or more that
+    names one session stored or kept out; else UsageError naming the candidates (a prefix
+    matching none, or several)."""
+    given = (given or "").strip()
+    if len(given) < SESSION_MIN:
+        raise UsageError(f"--session {given!r} is too short: give the session's id, or its first {SESSION_MIN} "
+                         f"characters or more, as recall and show print it (`session 0f6074fc`)")
+    stored = {s["id"]: s for s in store.sessions_starting(given)}
+    listed = [sid for sid in ignored_sessions() if sid.startswith(given)]
+    if given in stored or given in listed:
+        return given
+    found = sorted(set(stored) | set(listed))
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise UsageError(f"no session {given} in memory; recall and show print each memory's session "
+                         f"(`session 0f6074fc`), `openmemory recall --json` its whole id")
+    told = [f"{sid} ({stored[sid]['started'][:10] if stored[sid]['started'] else 'no date'}, "
+            f"{stored[sid]['cwd'] or 'no folder'})" if sid in stored else f"{sid} (forgotten)" for sid in found]
+    raise UsageError(f"{len(found)} sessions start with {given}: {'; '.join(told)}; give more of the id")
 
 
 class OptOut:
@@ -591,6 +646,7 @@ class OptOut:
 
     def __init__(self):
         self.listed = ignored_folders()
+        self.sessions = set(ignored_sessions())
         self._seen = {}
         self._folders = None
         self._folder_seen = {}
@@ -602,6 +658,19 @@ class OptOut:
         if cwd not in self._seen:
             self._seen[cwd] = self._reason(cwd)
         return self._seen[cwd]
+
+    def session(self, *session_ids) -> str | None:
+        """Why a session (by its own id, or the id it is stored under) is kept out, or None."""
+        found = next((sid for sid in session_ids if sid and sid in self.sessions), None)
+        return f"session {found} (listed in {paths.ignore_list_path()})" if found else None
+
+    def transcript(self, path) -> str | None:
+        """Why a transcript is kept out before it is read, by its name (Claude Code's is its
+        session's id, a Codex rollout's ends with it), or None: one forgotten is not read again."""
+        if not self.sessions:
+            return None
+        stem = Path(path).stem
+        return self.session(stem, *(sid for sid in self.sessions if stem.endswith("-" + sid)))
 
     def memory_folder(self, folder: Path, cwds=()) -> str | None:
         """Why a Claude Code memory folder belongs to a project kept out, or None.

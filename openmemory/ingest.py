@@ -303,7 +303,9 @@ def ingest_file(store: Store, path, report: Report | None = None, force: bool = 
         optout = optout or forget.OptOut()
         session = None
         reader = reader_for(path)
-        if ready is None and not optout.reason(_folder_of(reader, f, path)):
+        if optout.transcript(path):     # a session forgotten whole (forget --session): not read again
+            ready = None
+        elif ready is None and not optout.reason(_folder_of(reader, f, path)):
             if st.st_size > BATCH_ALONE_BYTES:
                 batch.commit()  # never hold the database while reading a large transcript
             f.seek(0)
@@ -320,6 +322,9 @@ def ingest_file(store: Store, path, report: Report | None = None, force: bool = 
         if agent_of(path) == "gemini" and path.endswith(".jsonl") and os.path.isfile(path[:-1]):
             store.move_session(path[:-1], path)     # Gemini 0.39+ went on in a .jsonl copy of a .json chat
         kept_out = ready.opted_out if ready is not None else session is None or bool(optout.reason(session.cwd))
+        if not kept_out and optout.sessions:    # forgotten whole, read under another name (a copy)
+            own = ready.session_id if ready is not None else session.id
+            kept_out = bool(optout.session(own, store.session_id_for(own, str(path))))
         if kept_out:
             report.opted_out += 1
             store.note_opted_out(_path_hash(path))

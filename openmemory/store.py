@@ -750,6 +750,17 @@ class Store:
         passages |= {ps["id"] for ps in self.passages_of_sessions(sessions)}
         return sorted(episodes), lessons, sessions, sorted(passages)
 
+    def sessions_starting(self, prefix: str) -> list:
+        """[{id, cwd, started}] of the sessions whose id starts with prefix (forget --session)."""
+        return [dict(r) for r in self._db.execute(
+            "SELECT id, cwd, started FROM sessions WHERE substr(id, 1, ?) = ? ORDER BY id", (len(prefix), prefix))]
+
+    def memories_of_session(self, session_id: str) -> tuple:
+        """(episode ids, passage ids, whether its row is stored) of one session."""
+        return ([r[0] for r in self._db.execute("SELECT id FROM episodes WHERE session_id = ? ORDER BY id", (session_id,))],
+                [r[0] for r in self._db.execute("SELECT id FROM passages WHERE session_id = ? ORDER BY id", (session_id,))],
+                self._db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is not None)
+
     def passages_by_id(self, ids) -> dict:
         """{id: passage} for the ids that still exist."""
         return {row["id"]: _row(row) for row in self._in("SELECT * FROM passages WHERE id IN (%s)", ids)}

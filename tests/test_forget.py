@@ -365,6 +365,179 @@ class Forget(ForgetWorld):
 
 # A real `openmemory forget` process that SIGKILLs itself at one point of its work (the call
 # named is replaced by the kill; `mid-render` lets one memory file be written first).
+class ForgetSession(ForgetWorld):
+    """`forget --session`: every episode and passage of one session, the lessons resting only on
+    it, for good; and what its transcript says later stays out, until its ignore line goes."""
+
+    def blog_session(self) -> tuple:
+        """(session id, transcript) of the blog's session where the person said to use make check."""
+        with store.connect() as db:
+            sid = next(e["session_id"] for e in db.episodes("correction") if "make check" in e["facts"]["said"])
+            return sid, project_folder(self.claude, self.blog) / f"{sid}.jsonl"
+
+    def of_session(self, sid) -> tuple:
+        """(episode ids, passage ids, whether its row is stored) of a session."""
+        with store.connect() as db:
+            return db.memories_of_session(sid)
+
+    def test_forget_a_session_takes_all_of_it_and_the_lessons_resting_only_on_it(self):
+        self.said_in_blog()                     # another session of the same project
+        self.ok("ingest")
+        sid, _ = self.blog_session()
+        episodes, passages, stored = self.of_session(sid)
+        self.assertTrue(episodes and passages and stored)
+        lesson = next(ls for ls in self.lessons() if "make check" in ls["text"])
+        others = [(ls["id"], ls["text"], ls["sources"]) for ls in self.lessons() if ls["id"] != lesson["id"]]
+        self.assertIn(b"make check", self.everything())
+        p = self.ok("forget", "--session", sid[:8], "--yes")
+        self.assertIn(f"session {sid} · 2026-11-03 · {self.blog}", p.stdout)
+        for i in episodes:
+            self.assertIn(f"episode e{i} ·", p.stdout)
+        for i in passages:
+            self.assertIn(f"passage p{i} ·", p.stdout)
+        self.assertIn(f"lesson l{lesson['id']} ·", p.stdout)
+        self.assertIn(f"forgot {len(episodes)} episode(s), {len(passages)} passage(s) and 1 lesson(s)", p.stderr)
+        self.assertEqual(self.of_session(sid), ([], [], False))
+        self.assertNotIn(lesson["id"], [ls["id"] for ls in self.lessons()])
+        self.assert_gone("make check", "blog's tests", "npm test")  # the database's bytes, files, reports
+        self.assertNotIn(sid.encode(), self.memory_bytes())         # its id is in the ignore list alone
+        self.assertIn(b"Quillfeather", self.everything())                # the blog's other session is whole
+        self.assertTrue(json.loads(self.ok("recall", "Quillfeather", "deploy", "key", "--json").stdout))
+        self.assertIn(b"Marguerite", self.everything())                  # and the other project
+        self.assertEqual([(ls["id"], ls["text"], ls["sources"]) for ls in self.lessons()], others)
+        self.assertTrue(self.transcript_untouched(sid))
+
+    def transcript_untouched(self, sid) -> bool:
+        return b"make check" in self.blog_session_path(sid).read_bytes()
+
+    def blog_session_path(self, sid) -> Path:
+        return project_folder(self.claude, self.blog) / f"{sid}.jsonl"
+
+    def test_nothing_of_it_comes_back_by_ingest_force_a_copy_or_an_appended_line(self):
+        sid, path = self.blog_session()
+        self.ok("forget", "--session", sid, "--yes")
+        self.ok("ingest")
+        self.ok("ingest", "--force")
+        copy = path.parent / "5b1e0c2d-copied-elsewhere.jsonl"   # the same session under another name
+        copy.write_bytes(path.read_bytes())
+        later = Transcript(cwd=str(self.blog), start=datetime(2026, 11, 3, 10, tzinfo=timezone.utc), session_id=sid)
+        later.user("No, never deploy the blog on Fridays, Ottoline Brackenbury decides the release day")
+        later.assistant("Understood, no Friday deploys.")
+        with open(path, "a", encoding="utf-8") as f:            # the session went on in its transcript
+            f.write("".join(json.dumps(r) + "\n" for r in later.records))
+        report = json.loads(self.ok("ingest", "--json").stdout)
+        self.assertEqual(report["opted_out"], 2)
+        self.ok("ingest", "--force")
+        self.ok("sleep", "--now", "2026-11-06T03:00:00Z")
+        self.assert_gone("make check", "blog's tests", "Brackenbury", "Ottoline")
+        self.assertEqual(self.of_session(sid), ([], [], False))
+        self.assertIn("2 kept out", self.ok("status").stdout)
+        self.assertEqual(json.loads(self.ok("recall", "make", "check", "--json").stdout), [])
+        # Its line deleted from the ignore list, what it says from then on comes in; what was
+        # forgotten stays forgotten (its tombstones).
+        ignore = self.home / "ignore"
+        self.assertIn(f"session {sid}  # forgotten", ignore.read_text())
+        ignore.write_text("".join(line for line in ignore.read_text().splitlines(True) if sid not in line))
+        copy.unlink()
+        self.ok("ingest")
+        self.assertIn(b"Brackenbury", self.memory_bytes())
+        self.assertNotIn(b"make check", self.memory_bytes())
+
+    def memory_bytes(self) -> bytes:
+        return b"".join(p.read_bytes() for p in (self.home / "memory.db", self.home / "memory.db-wal") if p.exists())
+
+    def test_its_transcript_is_not_read_again(self):
+        sid, path = self.blog_session()
+        self.ok("forget", "--session", sid, "--yes")
+        with store.connect() as db, mock.patch.object(transcripts, "parse_lines",
+                                                      side_effect=AssertionError("read the whole transcript")):
+            report = ingest.ingest_file(db, path, force=True)
+        self.assertEqual(report.opted_out, 1)
+
+    def test_a_lesson_with_sources_in_other_sessions_is_worded_again_from_them(self):
+        with store.connect() as db:
+            sid = next(e["session_id"] for e in db.episodes("correction") if "Marguerite" in e["facts"]["said"])
+        lesson = next(ls for ls in self.lessons() if "Marguerite" in ls["text"])
+        p = self.ok("forget", "--session", sid, "--yes")
+        self.assertIn(f"lesson l{lesson['id']} · worded again", p.stdout)
+        reworded = next(ls for ls in self.lessons() if ls["id"] == lesson["id"])
+        self.assertIn("pytest -q", reworded["text"])
+        # seen in one session now, as forgetting those episodes by id leaves it: a candidate again,
+        # its file taken out of the agent's memory until something backs it
+        self.assertEqual((lesson["seen"], lesson["state"], reworded["seen"], reworded["state"]), (2, "live", 1, "candidate"))
+        self.assertFalse((self.memory / f"om-{lesson['id']}.md").exists())
+        self.assert_gone("Marguerite", "Vasquez")
+        self.assertIn(b"Okonkwo", self.everything())
+
+    def test_the_keep_out_survives_the_database_moved_aside(self):
+        sid, _ = self.blog_session()
+        self.ok("forget", "--session", sid[:12], "--yes")
+        for name in ("memory.db", "memory.db-wal", "memory.db-shm"):
+            if (self.home / name).exists():
+                (self.home / name).rename(self.tmp / f"{name}.damaged")
+        self.ok("ingest")
+        self.assert_gone("make check", "blog's tests")
+        self.assertIn(b"Marguerite", self.memory_bytes())
+
+    def two_sessions_one_prefix(self) -> list:
+        ids = ["0f6074fc-1111-4aaa-8aaa-000000000001", "0f6074fc-2222-4bbb-8bbb-000000000002"]
+        for day, sid in zip((5, 6), ids):
+            corrected(self.blog, day, "npm run lint", f"No, lint the blog with make lint-{day} instead",
+                      session_id=sid).write(project_folder(self.claude, self.blog))
+        self.ok("ingest")
+        return ids
+
+    def test_a_prefix_of_two_sessions_is_refused_naming_both(self):
+        ids = self.two_sessions_one_prefix()
+        before = self.everything()
+        p = self.cli("forget", "--session", "0f6074fc", "--yes")
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(p.stdout, "")
+        self.assertEqual(len(p.stderr.splitlines()), 1)
+        self.assertIn("openmemory forget: error: 2 sessions start with 0f6074fc:", p.stderr)
+        for sid, day in zip(ids, (5, 6)):
+            self.assertIn(f"{sid} (2026-11-0{day}, {self.blog})", p.stderr)
+        self.assertEqual(self.everything(), before)     # nothing forgotten
+        self.ok("forget", "--session", "0f6074fc-2", "--yes")   # more of the id names one
+        self.assertEqual(self.of_session(ids[1]), ([], [], False))
+        self.assertTrue(self.of_session(ids[0])[0])
+
+    def test_unknown_and_too_short_ids_are_refused_and_a_second_forget_says_already(self):
+        for given, said in (("deadbeef", "no session deadbeef in memory"), ("0f60", "too short")):
+            p = self.cli("forget", "--session", given, "--yes")
+            self.assertEqual((p.returncode, p.stdout), (2, ""))
+            self.assertIn(said, p.stderr)
+        sid, _ = self.blog_session()
+        self.ok("forget", "--session", sid[:8], "--yes")
+        p = self.ok("forget", "--session", sid[:8], "--yes")
+        self.assertIn(f"already forgotten: session {sid}", p.stderr)
+        self.assertEqual(p.stdout, "")
+        self.assertEqual((self.home / "ignore").read_text().count(sid), 1)
+
+    def test_it_lists_and_asks_first(self):
+        sid, _ = self.blog_session()
+        p = self.cli("forget", "--session", sid[:8], input="")   # no terminal: refused without --yes
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("add --yes", p.stderr)
+        self.assertIn(f"session {sid}", p.stdout)
+        self.assertTrue(self.of_session(sid)[0])
+        self.assertFalse((self.home / "ignore").exists())
+        for answer, code in (("n", 1), ("y", 0)):   # at a terminal: asked, and only yes forgets
+            master, slave = os.openpty()
+            try:
+                os.write(master, f"{answer}\n".encode())
+                p = subprocess.run([sys.executable, "-m", "openmemory", "forget", "--session", sid[:8]],
+                                   stdin=slave, capture_output=True, text=True, env=self.env(), cwd=str(self.tmp),
+                                   timeout=60)
+            finally:
+                os.close(master)
+                os.close(slave)
+            self.assertEqual(p.returncode, code, p.stderr)
+            self.assertIn("forget these for good? [y/N]", p.stderr)
+            self.assertEqual(bool(self.of_session(sid)[0]), answer == "n")
+        self.assert_gone("make check")
+
+
 KILLED_AT = """
 import os, signal, sys
 from openmemory import cli, files, forget, render, review, sleep, store
@@ -606,6 +779,34 @@ class KilledMidForget(ForgetWorld):
         again = self.ok(*args)
         self.assertIn("finished a forget that was stopped", again.stderr)
         self.assert_gone("Okonkwo", "Zephyrine")
+
+    def test_a_session_forget_killed_before_its_tombstones_or_after_its_commit_finishes_on_its_re_run(self):
+        import shutil
+        import signal
+        import subprocess
+        import sys
+        with store.connect() as db:
+            sid = next(e["session_id"] for e in db.episodes("correction") if "Okonkwo" in e["facts"]["said"])
+        args = ["forget", "--session", sid[:8], "--yes"]
+        saved = self.tmp / "saved"
+        for name in ("om-home", "claude"):
+            shutil.copytree(self.tmp / name, saved / name, symlinks=True)
+        for point, said in (("before-tombstones", "forgot "), ("before-render", "finished a forget that was stopped")):
+            for name in ("om-home", "claude"):
+                shutil.rmtree(self.tmp / name)
+                shutil.copytree(saved / name, self.tmp / name, symlinks=True)
+            killed = subprocess.run([sys.executable, "-c", KILLED_AT, point, *args], env=self.env(),
+                                    capture_output=True, text=True, cwd=str(self.tmp), timeout=60)
+            self.assertEqual(killed.returncode, -signal.SIGKILL, killed.stderr)
+            self.assertIn(f"session {sid}", (self.home / "ignore").read_text())   # kept out before anything else
+            again = self.ok(*args)
+            self.assertIn(said, again.stderr)
+            self.assert_gone("Okonkwo", "Zephyrine")
+            with store.connect() as db:
+                self.assertEqual(db.memories_of_session(sid), ([], [], False))
+                self.assertFalse(forget.unfinished(db))
+            self.assertIn(f"already forgotten: session {sid}", self.ok(*args).stderr)
+            self.assertEqual((self.home / "ignore").read_text().count(sid), 1)
 
     def rendered(self) -> dict:
         """Every file forget writes or removes, by name (the vetoes' and tombstones' times aside)."""
