@@ -359,6 +359,8 @@ def read_ready(path: str, optout: forget.OptOut, settled: bool | None = None) ->
         with open(path, "rb") as f:
             st = transcripts.file_stat(path, os.fstat(f.fileno()))
             stat = (st.st_mtime_ns, st.st_size)
+            if optout.transcript(path):     # a session forgotten whole: not read
+                return Ready(stat, opted_out=True)
             session = _read(reader_for(path), f, path, kept_out=optout.reason)  # stops at a kept-out folder
         if session.kept_out or optout.reason(session.cwd):
             return Ready(stat, opted_out=True)

@@ -428,6 +428,10 @@ class ForgetSession(ForgetWorld):
         report = json.loads(self.ok("ingest", "--json").stdout)
         self.assertEqual(report["opted_out"], 2)
         self.ok("ingest", "--force")
+        self.cli("hook", input=json.dumps({"hook_event_name": "SessionEnd", "transcript_path": str(path)}))
+        with mock.patch.object(ingest, "PARALLEL_BYTES", 0), mock.patch.dict(os.environ, {"OPENMEMORY_JOBS": "2"}), \
+                store.connect() as db:                          # a bulk ingest's workers read it the same way
+            self.assertEqual(ingest.ingest(db, force=True).opted_out, 2)
         self.ok("sleep", "--now", "2026-11-06T03:00:00Z")
         self.assert_gone("make check", "blog's tests", "Brackenbury", "Ottoline")
         self.assertEqual(self.of_session(sid), ([], [], False))
