@@ -453,9 +453,11 @@ def _write_lesson(path: Path, lesson: dict, data: bytes, written: dict, now: str
 
 
 def _write_index(md: Path, index: list, sections: dict, now: str, before_replace, result: dict,
-                 loads_whole: bool = False) -> None:
+                 loads_whole: bool = False, keep_markers: bool = False) -> None:
     """Rewrite the section of MEMORY.md, retrying when someone writes the file meanwhile.
-    loads_whole: another agent's file, loaded whole (no Claude Code limit to warn about)."""
+    loads_whole: another agent's file, loaded whole (no Claude Code limit to warn about).
+    keep_markers: the markers are the person's (a repository's AGENTS.md): no lesson left empties
+    the section and leaves them."""
     lines = [line for _, line in index]
     if _linked(md, result):
         return
@@ -466,6 +468,14 @@ def _write_index(md: Path, index: list, sections: dict, now: str, before_replace
             sections.pop(str(md), None)
             return  # nothing to say and no section to empty
         try:
+            if not lines and keep_markers:     # the last lesson gone: the person's markers stay
+                data = _emptied(text).encode("utf-8", "surrogateescape")
+                if data == current or files.replace_memory_file_if_unchanged(md, current, data, before_replace):
+                    sections.pop(str(md), None)
+                    if data != current:
+                        result["written"].append(str(md))
+                    return
+                continue
             if not lines:  # the last lesson vetoed or gone: the section goes, markers and all
                 if _remove_section(md, current, text, before_replace):
                     sections.pop(str(md), None)
@@ -511,6 +521,21 @@ def _remove_section(md: Path, current: bytes, text: str, before_replace=None) ->
                                                   before_replace)
 
 
+def _emptied(text: str) -> str:
+    """text with nothing between openmemory's markers (they stay). Raises RenderError on damaged markers."""
+    found = find_section(text)
+    return text[:found[0]] + BEGIN + own_newline(text, found) + END + text[found[1]:]
+
+
+def _in_repository(path: Path) -> bool:
+    """Whether another agent's instruction file is a repository's (its markers the person's), not
+    Codex's or Gemini's file for every project nor Gemini's private memory of one."""
+    real = Path(os.path.realpath(path))
+    home = {Path(os.path.realpath(paths.codex_agents_md())), Path(os.path.realpath(paths.gemini_md()))}
+    private = real.name == "MEMORY.md" and real.parent.parent.parent == Path(os.path.realpath(paths.gemini_chats_root()))
+    return real not in home and not private
+
+
 def rendered() -> dict:
     """What purge would remove: {"files": lesson files as render wrote them, "sections": MEMORY.md
     files holding openmemory's markers, "left": lesson files the person edited}."""
@@ -547,7 +572,6 @@ def _agent_sections(sections: dict) -> list:
     markers: those render recorded, and where it keeps them (Codex's AGENTS.md, Gemini's
     GEMINI.md and each project's private MEMORY.md) whether recorded or not. A repository's
     AGENTS.md counts only as recorded (render writes one only where the person put the markers)."""
-    home = {Path(os.path.realpath(paths.codex_agents_md())), Path(os.path.realpath(paths.gemini_md()))}
     found = {Path(name) for name, rec in sections.items() if "lines" in rec}
     found |= {paths.codex_agents_md(), paths.gemini_md()}
     if paths.gemini_chats_root().is_dir():
@@ -559,10 +583,7 @@ def _agent_sections(sections: dict) -> list:
             continue
         if not files.agent_instruction_file(path):
             continue
-        real = Path(os.path.realpath(path))
-        private = real.name == "MEMORY.md" and real.parent.parent.parent == \
-            Path(os.path.realpath(paths.gemini_chats_root()))
-        out.append((path, real not in home and not private))
+        out.append((path, _in_repository(path)))
     return out
 
 
@@ -621,9 +642,7 @@ def _purge_agent_sections(sections: dict, result: dict) -> None:
         text = current.decode("utf-8", "surrogateescape")
         try:
             if in_repository:
-                found = find_section(text)
-                newline = own_newline(text, found)
-                data = (text[:found[0]] + BEGIN + newline + END + text[found[1]:]).encode("utf-8", "surrogateescape")
+                data = _emptied(text).encode("utf-8", "surrogateescape")
                 done = data == current or files.replace_memory_file_if_unchanged(path, current, data)
                 (result["emptied"] if done else result["warnings"]).append(
                     str(path) if done else f"{path} changed while openmemory read it; run this again")
@@ -1086,7 +1105,7 @@ def _render_agent_files(live: list, limit: int, sections: dict, now: str, before
             if lessons and not path.parent.is_dir():
                 files.make_memory_folder(path.parent)
             _write_index(path, [(l["id"], line) for l, line in zip(lessons, lines)], sections, now,
-                         before_replace, result, loads_whole=True)
+                         before_replace, result, loads_whole=True, keep_markers=_in_repository(path))
         except (OSError, RenderError) as e:
             result["warnings"].append(f"could not write {path}: {getattr(e, 'strerror', None) or e}")
             continue

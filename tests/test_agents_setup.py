@@ -183,6 +183,21 @@ class Purge(AgentHome):
             self.assertNotIn("python3 -m unittest", text, path)
         self.assertEqual(self.gemini_md.read_bytes(), GEMINI_MD)    # the person's bytes stay
 
+    def test_a_repositorys_markers_stay_when_its_last_lesson_goes(self):
+        # The markers in a repository's AGENTS.md are the person's opt-in, in a committed file:
+        # the project's last lesson going empties the section; the markers stay for the next one.
+        from openmemory import store
+        from tests.test_render import add_lesson
+        self.render_into_every_agent_file()
+        self.assertEqual(self.ok("forget", "l2", "--yes").returncode, 0)
+        self.assertEqual(self.repo_md.read_bytes(), REPO_MD)
+        self.assertFalse(self.private.exists())         # Gemini's private file is openmemory's: it goes
+        with store.connect() as db:
+            add_lesson(db, "In this repository build with make build, not make bild",
+                       cwd=str(self.repo_md.parent), strength=1.2)
+        self.assertEqual(self.ok("render").returncode, 0)
+        self.assertIn("make build, not make bild", self.repo_md.read_text())
+
     def test_a_section_whose_markers_the_person_broke_is_left_and_said(self):
         self.render_into_every_agent_file()
         broken = self.gemini_md.read_text().replace("<!-- openmemory:end -->\n", "")
