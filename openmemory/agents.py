@@ -74,8 +74,26 @@ def codex_has_server(text: str | None) -> bool:
         r'^[ \t]*mcp_servers[ \t]*\.[ \t]*"?openmemory"?[ \t]*[.=]', text, re.M) is not None)
 
 
+def codex_unreadable(text: str | None) -> str:
+    """tomllib's word on why this config.toml is no TOML ("" when it is, or tomllib is not here to
+    tell): codex-cli 0.171.0 does not start on such a file, so no server in it ever runs."""
+    if not text:
+        return ""
+    try:
+        import tomllib
+    except ImportError:
+        return ""
+    try:
+        tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        return str(e)
+    return ""
+
+
 def codex_cannot_take(text: str | None) -> str:
     """Why a block cannot be appended to this config.toml ("" when it can)."""
+    if codex_unreadable(text):
+        return f"it is not valid TOML ({codex_unreadable(text)}), so Codex does not start"
     if text and _CODEX_INLINE.search(text):
         return "it sets mcp_servers as a key of its root, where a table of it cannot follow"
     return ""

@@ -425,6 +425,10 @@ def _codex_change() -> Change:
     if path.exists() and text is None:
         return Change("codex", "manual", f"{path} cannot be read as text; add openmemory's server yourself:\n"
                                          f"{agents.codex_block(want)}")
+    broken = agents.codex_unreadable(text)
+    if broken:
+        return Change("codex", "manual", f"{path} is not valid TOML ({broken}): Codex cannot read it either; fix "
+                                         f"it, then run `openmemory setup` again (Codex CLI is left unconnected)")
     have = agents.codex_server(text)
     if have is not None:
         if same_server(have, want) and all(have["approvals"].get(t) == "approve" for t in agents.TOOLS):
@@ -1196,10 +1200,17 @@ def check_agents() -> list[Finding]:
     have = agents.found()
     if agents.CODEX in have:
         path = paths.codex_config_path()
-        server = agents.codex_server(agents.read_text(path))
-        out.append(_check_agent_server("codex", path, server,
-                                       [t for t in ("recall",) if (server or {}).get("approvals", {}).get(t) != "approve"],
-                                       f"[mcp_servers.{MCP_NAME}.tools.recall] approval_mode = \"approve\" in {path}"))
+        text = agents.read_text(path)
+        broken = agents.codex_unreadable(text)
+        server = agents.codex_server(text)
+        if broken:
+            out.append(Finding("codex", FAIL, f"{path} is not valid TOML ({broken}): Codex does not start, "
+                                              f"and no MCP server in it runs", "fix the file, then run "
+                                              f"`{_here()} setup`"))
+        else:
+            out.append(_check_agent_server("codex", path, server,
+                                           [t for t in ("recall",) if (server or {}).get("approvals", {}).get(t) != "approve"],
+                                           f"[mcp_servers.{MCP_NAME}.tools.recall] approval_mode = \"approve\" in {path}"))
     if agents.GEMINI in have:
         path = paths.gemini_settings_path()
         try:

@@ -7,6 +7,8 @@ calling `recall` through what setup wrote are in test_e2e_agents.py.
 """
 import json
 import os
+import sys
+import unittest
 
 from openmemory import agents
 from tests.helpers import SetupCase
@@ -123,6 +125,24 @@ class AgentSetup(AgentHome):
         p = self.setup_cli("--yes", "--schedule", "none")
         self.assertIn("add openmemory's server there yourself", p.stdout)
         self.assertEqual(self.codex.read_text(), inline)
+
+    @unittest.skipIf(sys.version_info < (3, 11), "tomllib (Python 3.11 on) tells a config.toml Codex cannot read")
+    def test_a_config_toml_codex_cannot_read_is_left_and_doctor_says_so(self):
+        # codex-cli 0.171.0 refuses to start on it ("failed to load bootstrap configuration ...
+        # unclosed table"): a server appended there would never run, and doctor said ✔.
+        broken = 'model = "o3"\n[mcp_servers.github\ncommand = "gh-mcp"\n'
+        self.codex.write_text(broken)
+        p = self.setup_cli("--yes", "--schedule", "none")
+        self.assertEqual(self.codex.read_text(), broken)
+        self.assertIn(f"{self.codex} is not valid TOML", p.stdout)
+        self.assertIn("with Gemini", p.stdout)                  # the other agent is still connected
+        found = {f["check"]: f for f in json.loads(self.cli("doctor", "--json").stdout)["checks"]}
+        self.assertEqual(found["codex"]["status"], "fail")
+        self.assertIn("not valid TOML", found["codex"]["text"])
+        self.assertIn("line 2", found["codex"]["text"])
+        self.codex.write_text(broken + agents.codex_block({"command": "/bin/openmemory", "args": ["serve"]}))
+        found = {f["check"]: f for f in json.loads(self.cli("doctor", "--json").stdout)["checks"]}
+        self.assertEqual(found["codex"]["status"], "fail")      # openmemory's block is there, but unread
 
 
 class Purge(AgentHome):
