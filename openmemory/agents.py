@@ -158,6 +158,41 @@ def _codex_server_by_lines(text: str) -> dict | None:
 GEMINI_BLOCKED_ENV = ("PYTHONPATH",)
 
 
+def without_json_comments(text: str) -> str:
+    """settings.json's text with its // and /* */ comments blanked out, as gemini-cli 0.61.0 reads
+    it (strip-json-comments before JSON.parse); line ends and every other byte kept, so a parse
+    error still names the person's line."""
+    out, i, n, in_string = [], 0, len(text), False
+    while i < n:
+        c = text[i]
+        if in_string:
+            out.append(c)
+            if c == "\\" and i + 1 < n:
+                out.append(text[i + 1])
+                i += 1
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+            out.append(c)
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            out.append(" " * (end - i))
+            i = end
+            continue
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            out.append(re.sub(r"[^\r\n]", " ", text[i:end]))
+            i = end
+            continue
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out)
+
+
 def gemini_entry(server: dict) -> dict:
     """openmemory's server as Gemini's settings.json names one (`gemini mcp add` writes command,
     args). A checkout's PYTHONPATH, which Gemini would drop, goes through /usr/bin/env."""

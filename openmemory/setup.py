@@ -463,7 +463,7 @@ def _gemini_changes() -> list[Change]:
     path, policy, want = paths.gemini_settings_path(), paths.gemini_policy_path(), agents.gemini_entry(mcp_server())
     out = []
     try:
-        settings, _ = read_settings(path)
+        settings, _, commented = read_gemini_settings(path)
     except OpenMemoryError as e:
         return [Change("gemini", "manual", f"{e}; Gemini CLI is left unconnected")]
     have = agents.gemini_server(settings)
@@ -472,6 +472,12 @@ def _gemini_changes() -> list[Change]:
     elif have is not None and not same_server(have, (record().get("gemini") or {}).get("server")):
         out.append(Change("gemini", "keep", f"{path} already has an MCP server `{MCP_NAME}` ({_server_line(have)}) "
                                             f"that setup did not add; left as it is"))
+    elif commented:
+        # Gemini allows comments there; writing the file back as JSON would drop the person's.
+        out.append(Change("gemini", "manual", f"{path} has comments (Gemini CLI allows them), which setup would "
+                                              f"lose by writing the file again: add openmemory's server under "
+                                              f"\"mcpServers\" there yourself:\n"
+                                              f"    \"{MCP_NAME}\": {json.dumps(want, ensure_ascii=False)}"))
     else:
         def run(rec):
             current, raw = read_settings(path)
@@ -789,6 +795,32 @@ def read_settings(path: Path | None = None) -> tuple[dict, bytes | None]:
     if not isinstance(value, dict):
         raise SettingsError(f"{path} holds a JSON {type(value).__name__}, not an object; fix it, then run this again")
     return value, raw
+
+
+def read_gemini_settings(path: Path) -> tuple[dict, bytes | None, bool]:
+    """(settings, the bytes read, whether it has comments) of Gemini's settings.json, read as
+    Gemini reads it: comments allowed; ({}, None, False) when there is none."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return {}, None, False
+    except OSError as e:
+        raise SettingsError(f"cannot read {path}: {e.strerror}") from e
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise SettingsError(f"{path} is not UTF-8 text ({e}); fix it, then run this again") from None
+    plain = agents.without_json_comments(text)
+    if not plain.strip():
+        return {}, raw, plain != text
+    try:
+        value = json.loads(plain)
+    except ValueError as e:
+        raise SettingsError(f"{path} is not valid JSON ({e}); Gemini CLI cannot read it either: fix it, "
+                            f"then run this again") from None
+    if not isinstance(value, dict):
+        raise SettingsError(f"{path} holds a JSON {type(value).__name__}, not an object; fix it, then run this again")
+    return value, raw, plain != text
 
 
 def hook_commands(settings: dict, event: str) -> list[str]:
@@ -1214,14 +1246,18 @@ def check_agents() -> list[Finding]:
     if agents.GEMINI in have:
         path = paths.gemini_settings_path()
         try:
-            server = agents.gemini_server(read_settings(path)[0])
+            settings, _, commented = read_gemini_settings(path)
+            server = agents.gemini_server(settings)
         except OpenMemoryError as e:
             out.append(Finding("gemini", FAIL, str(e), "fix the file, then run `openmemory setup`"))
         else:
             policies = [agents.read_text(p) for p in sorted(paths.gemini_policy_path().parent.glob("*.toml"))]
             allowed = set().union(*(agents.gemini_allowed(p) for p in policies)) if policies else set()
             out.append(_check_agent_server("gemini", path, server, sorted({"recall"} - allowed),
-                                           f"a policy rule allowing it by name in {paths.gemini_policy_path()}"))
+                                           f"a policy rule allowing it by name in {paths.gemini_policy_path()}",
+                                           f"add the `\"{MCP_NAME}\": {{...}}` entry `{_here()} setup` prints under "
+                                           f"\"mcpServers\" in {path} (it has comments, which setup leaves to you)"
+                                           if commented else ""))
     try:
         projects = render.agent_project_files()
     except OpenMemoryError:
@@ -1278,10 +1314,11 @@ def _check_everywhere_file(agent: str, path: Path, check: str) -> Finding:
                               f"every {agent} start")
 
 
-def _check_agent_server(agent: str, path: Path, server: dict | None, not_allowed: list, allow: str) -> Finding:
+def _check_agent_server(agent: str, path: Path, server: dict | None, not_allowed: list, allow: str,
+                        register: str = "") -> Finding:
     if not server or not server.get("command"):
         return Finding(agent, FAIL, f"{agent} is installed, but no openmemory MCP server is in {path}",
-                       f"run `{_here()} setup`")
+                       register or f"run `{_here()} setup`")
     argv = [server["command"], *(server.get("args") or [])]
     try:
         tools = list_tools(argv, dict(server.get("env") or {}))

@@ -126,6 +126,31 @@ class AgentSetup(AgentHome):
         self.assertIn("add openmemory's server there yourself", p.stdout)
         self.assertEqual(self.codex.read_text(), inline)
 
+    def test_a_gemini_settings_json_with_comments_is_read_and_its_comments_are_not_lost(self):
+        # gemini-cli 0.61.0 reads settings.json through strip-json-comments: comments are valid
+        # there. Setup said "not valid JSON; Claude Code ignores such a file too" and doctor failed.
+        commented = ('{\n  // my theme\n  "theme": "Dracula", /* "ui": {} */\n'
+                     '  "mcpServers": {"github": {"command": "gh-mcp", "args": ["//not a comment"]}}\n}\n')
+        self.gemini.write_text(commented)
+        p = self.setup_cli("--yes", "--schedule", "none")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.gemini.read_text(), commented)        # the person's comments stay
+        self.assertNotIn("Claude Code", p.stdout)
+        self.assertIn("comments", p.stdout)
+        self.assertIn('"openmemory": {"command":', p.stdout)        # the entry to add, by hand
+        self.assertIn("recall", self.policy.read_text())            # the policy file is setup's own
+        found = {f["check"]: f for f in json.loads(self.cli("doctor", "--json").stdout)["checks"]}
+        self.assertEqual(found["gemini"]["status"], "fail")
+        self.assertIn("no openmemory MCP server", found["gemini"]["text"])  # read, not "not valid JSON"
+        self.assertIn("it has comments", found["gemini"]["fix"])
+        told = next(line for line in p.stdout.splitlines() if line.strip().startswith('"openmemory": {'))
+        entry = json.dumps(json.loads("{" + told + "}")["openmemory"])    # as the person pastes it
+        self.gemini.write_text(commented.replace('"mcpServers": {', '"mcpServers": {"openmemory": ' + entry + ', // mine\n'))
+        found = {f["check"]: f for f in json.loads(self.cli("doctor", "--json").stdout)["checks"]}
+        self.assertEqual(found["gemini"]["status"], "ok", found["gemini"])
+        p = self.setup_cli("--yes", "--schedule", "none")
+        self.assertIn("Gemini's MCP server `openmemory` is in", p.stdout)
+
     @unittest.skipIf(sys.version_info < (3, 11), "tomllib (Python 3.11 on) tells a config.toml Codex cannot read")
     def test_a_config_toml_codex_cannot_read_is_left_and_doctor_says_so(self):
         # codex-cli 0.171.0 refuses to start on it ("failed to load bootstrap configuration ...
