@@ -236,18 +236,30 @@ def gemini_policy() -> str:
     mode a tool not allowed is not even offered)."""
     rules = [MARK.replace("this)", "this file)")]
     for tool in TOOLS:
-        rules += ["", "[[rule]]", f'mcpName = "{NAME}"', f'toolName = "{tool}"', 'decision = "allow"', "priority = 100"]
+        # The full name, mcp_<server>_<tool>, not mcpName with a bare toolName: 0.61.0 checks a bare
+        # name against its own tools and warns at every start about one a typo away ("show" is
+        # three edits from "glob": 'Unrecognized tool name "show"'), though the rule works.
+        rules += ["", "[[rule]]", f'toolName = "{GEMINI_PREFIX}{tool}"', 'decision = "allow"', "priority = 100"]
     return "\n".join(rules) + "\n"
 
 
+GEMINI_PREFIX = f"mcp_{NAME}_"      # how Gemini names an MCP server's tool: mcp_<server>_<tool>
+
+
 def gemini_allowed(policy: str | None) -> set:
-    """The openmemory tools a policy file's rules allow by name."""
+    """The openmemory tools a policy file's rules allow by name: `mcpName = "openmemory"` with a
+    tool's name (or none: all of them), or the full name `mcp_openmemory_<tool>` (or `_*`)."""
     allowed = set()
     for rule in re.split(r"^\s*\[\[rule\]\]\s*$", policy or "", flags=re.M)[1:]:
-        if re.search(rf'^\s*mcpName\s*=\s*"{NAME}"\s*$', rule, re.M) and \
-                re.search(r'^\s*decision\s*=\s*"allow"\s*$', rule, re.M):
-            tool = re.search(r'^\s*toolName\s*=\s*"([^"]+)"\s*$', rule, re.M)
-            allowed |= {tool.group(1)} if tool else set(TOOLS)
+        if not re.search(r'^\s*decision\s*=\s*"allow"\s*$', rule, re.M):
+            continue
+        found = re.search(r'^\s*toolName\s*=\s*"([^"]+)"\s*$', rule, re.M)
+        tool = found.group(1) if found else None
+        if re.search(rf'^\s*mcpName\s*=\s*"{NAME}"\s*$', rule, re.M):
+            allowed |= {tool} if tool else set(TOOLS)
+        elif tool and tool.startswith(GEMINI_PREFIX) and not re.search(r"^\s*mcpName\s*=", rule, re.M):
+            name = tool[len(GEMINI_PREFIX):]
+            allowed |= set(TOOLS) if name == "*" else {name}
     return allowed
 
 

@@ -492,8 +492,15 @@ def _gemini_changes() -> list[Change]:
                           f"register the MCP server `{MCP_NAME}` with Gemini in {path}: {_server_line(want)}", run))
     text = agents.gemini_policy()
     current = agents.read_text(policy)
+    earlier = ((record().get("gemini") or {}).get("policy") or {})
     if current == text:
         out.append(Change("gemini", "keep", f"Gemini's policy {policy} allows {_tools_named()}"))
+    elif current is not None and current == earlier.get("text"):
+        def renew(rec):     # an earlier setup's words for the same rules: its file, brought up to date
+            files.replace_config_if_unchanged(policy, current.encode("utf-8"), text.encode("utf-8"))
+            rec.setdefault("gemini", {})["policy"] = dict(earlier, text=text)
+        out.append(Change("gemini", "replace", f"allow {_tools_named()} by their full names in Gemini's policy "
+                                               f"{policy} (an earlier setup's file)", renew))
     elif current is not None:
         out.append(Change("gemini", "keep", f"{policy} is there and is not setup's; left as it is (it must allow "
                                             f"`recall` for Gemini's model to call it without a prompt)"))

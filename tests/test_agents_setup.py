@@ -7,6 +7,7 @@ calling `recall` through what setup wrote are in test_e2e_agents.py.
 """
 import json
 import os
+import re
 import sys
 import unittest
 
@@ -62,6 +63,28 @@ class AgentSetup(AgentHome):
         self.assertEqual(self.gemini.read_bytes(), GEMINI_SETTINGS.encode())
         self.assertFalse(self.policy.exists())
         self.assertFalse(self.policy.parent.exists())     # the policies folder setup made goes too
+
+    def test_the_policy_names_each_tool_in_full_and_an_earlier_setups_file_is_brought_up_to_date(self):
+        # gemini-cli 0.61.0 checks a bare toolName against its own tools and warns at every start
+        # about one a typo away ('Unrecognized tool name "show"'): the full name is never a typo.
+        self.setup_cli("--yes", "--schedule", "none")
+        text = self.policy.read_text()
+        self.assertEqual(re.findall(r'toolName = "([^"]+)"', text),
+                         ["mcp_openmemory_recall", "mcp_openmemory_remember", "mcp_openmemory_show"])
+        self.assertNotIn("mcpName", text)
+        earlier = "# openmemory\n" + "".join(f'\n[[rule]]\nmcpName = "openmemory"\ntoolName = "{t}"\ndecision = "allow"\n'
+                                             f"priority = 100\n" for t in agents.TOOLS)
+        self.assertEqual(agents.gemini_allowed(earlier), {"recall", "remember", "show"})    # doctor reads both
+        self.policy.write_text(earlier)
+        record = self.home / "setup.json"
+        rec = json.loads(record.read_text())
+        rec["gemini"]["policy"]["text"] = earlier
+        record.write_text(json.dumps(rec))
+        p = self.setup_cli("--yes", "--schedule", "none")
+        self.assertIn("by their full names", p.stdout)
+        self.assertEqual(self.policy.read_text(), text)
+        self.assertEqual(self.setup_cli("--undo", "--yes").returncode, 0)
+        self.assertFalse(self.policy.exists())
 
     def test_undo_leaves_a_policies_folder_that_was_there_and_what_is_in_it(self):
         self.policy.parent.mkdir()

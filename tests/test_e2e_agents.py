@@ -315,6 +315,8 @@ class RecallThroughSetup(unittest.TestCase):
         self.assertEqual([t["rc"] for t in r["turns"]], [0], r["turns"])
         self.assertIn("python3 -m unittest, never with pytest", self.answers(r["log"]))
         self.assertEqual(self.doctor("gemini")["status"], "ok")
+        # the policy setup wrote draws no warning from Gemini (shown at each start, to the person)
+        self.assertNotIn("openmemory.toml", r["turns"][0]["stderr"])
 
     def test_what_was_said_to_gemini_comes_back_to_codex_as_a_passage_from_gemini(self):
         binary("gemini")
