@@ -99,6 +99,39 @@ def codex_cannot_take(text: str | None) -> str:
     return ""
 
 
+_TOML_HEADER = re.compile(r'^[ \t]*\[\[?[ \t]*([^\]]+?)[ \t]*\]\]?[ \t]*(?:#.*)?$')
+
+
+def codex_without_server(text: str) -> str | None:
+    """config.toml's text without openmemory's tables, wherever Codex moved them (`codex mcp add`
+    rewrites the file: openmemory's tables go up beside the other servers, setup's comment line
+    is dropped); the person's lines, comments included, kept. None when that cannot be done
+    safely: without tomllib to check it, or when what is left is not the same file less openmemory."""
+    before = _toml_load(text)
+    if before is None or not isinstance(before.get("mcp_servers"), dict) or NAME not in before["mcp_servers"]:
+        return None
+    out, ours = [], False
+    for line in text.splitlines(keepends=True):
+        header = _TOML_HEADER.match(line)
+        if header:
+            name = header.group(1).replace('"', "").replace(" ", "").replace("\t", "")
+            ours = name == f"mcp_servers.{NAME}" or name.startswith(f"mcp_servers.{NAME}.")
+            if ours:
+                continue
+        if line.strip() == MARK:
+            continue
+        if ours and (not line.strip() or not line.lstrip().startswith("#")):
+            continue        # openmemory's keys and the blank lines among them; a comment stays
+        out.append(line)
+    rest = "".join(out)
+    after = _toml_load(rest)
+    want = json.loads(json.dumps(before))
+    del want["mcp_servers"][NAME]
+    if not want["mcp_servers"] and "mcp_servers" not in (after or {}):
+        del want["mcp_servers"]
+    return rest if after == want else None
+
+
 def codex_server(text: str | None) -> dict | None:
     """openmemory's server as config.toml defines it ({command, args, env, approvals}), or None."""
     data = _toml_load(text)

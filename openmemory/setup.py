@@ -527,8 +527,15 @@ def _undo_agents(rec: dict) -> list[Change]:
     changes = []
     codex = rec.get("codex")
     if codex:
-        changes.append(_undo_file("codex", Path(codex["config"]), codex, "Codex's MCP server",
-                                  lambda text: text.replace(codex["added"], "", 1) if codex["added"] in text else None))
+        def take_out_codex(text):
+            if codex["added"] in text:
+                return text.replace(codex["added"], "", 1)
+            # Codex rewrote the file (`codex mcp add` moves the tables, drops setup's comment):
+            # the same server, wherever it now is
+            if same_server(agents.codex_server(text), agents.codex_server(codex["added"])):
+                return agents.codex_without_server(text)
+            return None
+        changes.append(_undo_file("codex", Path(codex["config"]), codex, "Codex's MCP server", take_out_codex))
     gemini = rec.get("gemini") or {}
     if gemini.get("settings"):
         def take_out(text):

@@ -108,6 +108,23 @@ class AgentSetup(AgentHome):
         after = json.loads(self.gemini.read_text())
         self.assertEqual((after["theme"], list(after["mcpServers"])), ("Light", ["github"]))
 
+    def test_undo_takes_openmemorys_server_out_after_codex_rewrote_the_file(self):
+        # `codex mcp add foo -- /bin/true` (0.171.0) writes config.toml again: openmemory's tables
+        # move up beside the other servers and setup's comment line goes. Undo left the server in.
+        self.setup_cli("--yes", "--schedule", "none")
+        block = self.codex.read_text()[len(CODEX_CONFIG) + 1:]
+        ours = block.replace(agents.MARK + "\n", "").strip("\n") + "\n"
+        rewritten = ('model = "o3"\n\n[profiles.fast]\nmodel = "o4-mini"   # the person\'s comment\n\n'
+                     '[mcp_servers.github]\ncommand = "gh-mcp"\n\n' + ours +
+                     '\n[mcp_servers.foo]\ncommand = "/bin/true"\n# mine, about what follows\n[profiles.slow]\nmodel = "o3"\n')
+        self.codex.write_text(rewritten)
+        p = self.setup_cli("--undo", "--yes")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(f"take out what setup added to {self.codex}", p.stdout)
+        text = self.codex.read_text()
+        self.assertIsNone(agents.codex_server(text))
+        self.assertEqual(text, rewritten.replace(ours + "\n", ""))      # every line of the person's kept
+
     def test_a_server_named_openmemory_the_person_added_is_left_alone(self):
         mine = CODEX_CONFIG + '\n\n[mcp_servers.openmemory]\ncommand = "my-openmemory"\n'
         self.codex.write_text(mine)
