@@ -89,6 +89,12 @@ def shell_command(verb: str, with_config_dir: bool = False) -> str:
     argv, env = invocation()
     if with_config_dir and os.environ.get("CLAUDE_CONFIG_DIR"):
         env["CLAUDE_CONFIG_DIR"] = str(paths.claude_dir())
+    # The other agents' folders, where set: the nightly ingest is the only one that reads their
+    # sessions, and its render writes their instruction files (cron and systemd start with no shell's env).
+    if with_config_dir and os.environ.get("CODEX_HOME"):
+        env["CODEX_HOME"] = str(paths.codex_home())
+    if with_config_dir and os.environ.get("GEMINI_CLI_HOME"):
+        env["GEMINI_CLI_HOME"] = str(paths.gemini_dir().parent)
     prefix = "".join(f"{k}={shlex.quote(v)} " for k, v in env.items())
     return f"{prefix}{shlex.join(argv)} {verb}".strip()
 

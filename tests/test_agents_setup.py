@@ -108,6 +108,23 @@ class AgentSetup(AgentHome):
         after = json.loads(self.gemini.read_text())
         self.assertEqual((after["theme"], list(after["mcpServers"])), ("Light", ["github"]))
 
+    def test_the_nightly_job_reads_the_agents_folders_setup_was_given(self):
+        # Codex's and Gemini's sessions are read only by an ingest openmemory runs (no hook of
+        # theirs): the nightly one must look where they are, not in ~/.codex and ~/.gemini.
+        codex_home, gemini_home = self.tmp / "elsewhere" / "codex", self.tmp / "elsewhere" / "g home"
+        (codex_home / "sessions").mkdir(parents=True)
+        (gemini_home / ".gemini").mkdir(parents=True)
+        env = self.env(CODEX_HOME=codex_home, GEMINI_CLI_HOME=gemini_home)
+        p = self.setup_cli("--yes", "--schedule", "cron", env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        line = self.crontab_file.read_text().splitlines()[-1]
+        self.assertIn(f"CODEX_HOME={codex_home} ", line)
+        self.assertIn(f"GEMINI_CLI_HOME='{gemini_home}' ", line)
+        self.assertIn(str(codex_home / "config.toml"), p.stdout)      # and the rest of setup went there
+        again = self.setup_cli("--yes", "--schedule", "cron", env=env)
+        self.assertEqual(self.crontab_file.read_text().splitlines()[-1], line)
+        self.assertNotIn("+ ", again.stdout)                            # nothing left to change
+
     def test_undo_takes_openmemorys_server_out_after_codex_rewrote_the_file(self):
         # `codex mcp add foo -- /bin/true` (0.171.0) writes config.toml again: openmemory's tables
         # move up beside the other servers and setup's comment line goes. Undo left the server in.
