@@ -175,7 +175,7 @@ def cmd_backup(args) -> int:
 
 
 def cmd_forget(args) -> int:
-    """Forget episodes or lessons for good: database, text index, Claude Code's memory files, reports."""
+    """Forget episodes or lessons for good: database, text index, the agents' memory files, reports."""
     from . import forget, render, review, sleep
     episode_ids, lesson_ids, passage_ids = forget.parse_ids(args.ids)
     project = os.path.realpath(os.path.expanduser(args.project)) if args.project else None
@@ -322,7 +322,7 @@ def _tell_morning(db, vetoed: list, how: str) -> None:
 
 
 def cmd_render(args) -> int:
-    """Write lessons into Claude Code's memory folders (MEMORY.md, om-<id>.md) and lessons.jsonl."""
+    """Write lessons where the agents load them (MEMORY.md, om-<id>.md, AGENTS.md, GEMINI.md) and lessons.jsonl."""
     from . import render
     with store.connect() as db:
         result = render.render(db, max_lines=args.max_lines)
