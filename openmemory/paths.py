@@ -149,7 +149,14 @@ def codex_config_path() -> Path:
 
 
 def codex_agents_md() -> Path:
-    """The instructions Codex loads into every session, before any repository's: <codex home>/AGENTS.md."""
+    """The instructions Codex loads into every session, before any repository's: <codex home>/AGENTS.md,
+    or AGENTS.override.md beside it when that holds anything (codex-cli 0.171.0 then reads it instead)."""
+    override = codex_home() / "AGENTS.override.md"
+    try:
+        if override.read_bytes().strip():
+            return override
+    except OSError:
+        pass
     return codex_home() / "AGENTS.md"
 
 

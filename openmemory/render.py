@@ -531,7 +531,8 @@ def _in_repository(path: Path) -> bool:
     """Whether another agent's instruction file is a repository's (its markers the person's), not
     Codex's or Gemini's file for every project nor Gemini's private memory of one."""
     real = Path(os.path.realpath(path))
-    home = {Path(os.path.realpath(paths.codex_agents_md())), Path(os.path.realpath(paths.gemini_md()))}
+    home = {Path(os.path.realpath(p)) for p in (paths.codex_home() / "AGENTS.md", paths.codex_home() / "AGENTS.override.md",
+                                                paths.gemini_md())}
     private = real.name == "MEMORY.md" and real.parent.parent.parent == Path(os.path.realpath(paths.gemini_chats_root()))
     return real not in home and not private
 

@@ -53,6 +53,21 @@ class AgentFiles(AgentHome):
         again = render.render(self.db)
         self.assertNotIn(str(self.codex), again["written"])          # nothing changed, nothing written
 
+    def test_codexs_override_file_gets_the_lessons_when_codex_reads_it_instead(self):
+        # codex-cli 0.171.0 loads $CODEX_HOME/AGENTS.override.md instead of AGENTS.md when it holds
+        # anything (seen with the real client: AGENTS.md's text never reached the model).
+        override = self.codex.parent / "AGENTS.override.md"
+        override.write_text("  \n")                    # blank: Codex reads AGENTS.md
+        add_lesson(self.db, EVERYWHERE)
+        render.render(self.db)
+        self.assertIn(EVERYWHERE, self.codex.read_text())
+        override.write_text(THEIRS)
+        render.render(self.db)
+        self.assertTrue(override.read_text().startswith(THEIRS))
+        self.assertIn(EVERYWHERE, override.read_text())
+        self.assertFalse(self.codex.exists())          # the section, all it held, moved with the lessons
+        self.assertIn(EVERYWHERE, self.gemini.read_text())
+
     def test_a_projects_lesson_goes_to_geminis_private_memory_never_into_the_repository(self):
         private = self.gemini_project()
         add_lesson(self.db, PROJECT, kind="project", cwd=str(self.repo))
