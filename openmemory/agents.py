@@ -244,6 +244,20 @@ def gemini_server(settings: dict) -> dict | None:
     return server if isinstance(server, dict) else None
 
 
+def gemini_blocked(settings: dict) -> str:
+    """Why Gemini will not start openmemory's server whatever its entry says ("" when it will):
+    settings.json's `mcp.excluded` names it, or `mcp.allowed` is a list without it (0.61.0: the
+    server is listed as Blocked)."""
+    mcp = settings.get("mcp") if isinstance(settings, dict) else None
+    if not isinstance(mcp, dict):
+        return ""
+    if isinstance(mcp.get("excluded"), list) and NAME in mcp["excluded"]:
+        return f'its "mcp": {{"excluded": [...]}} names `{NAME}`'
+    if isinstance(mcp.get("allowed"), list) and NAME not in mcp["allowed"]:
+        return f'its "mcp": {{"allowed": [...]}} lists the servers Gemini may start, and `{NAME}` is not among them'
+    return ""
+
+
 def with_gemini_server(settings: dict, server: dict) -> dict:
     """settings with mcpServers.openmemory set (every other key kept, in its order)."""
     out = json.loads(json.dumps(settings))

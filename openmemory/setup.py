@@ -496,6 +496,10 @@ def _gemini_changes() -> list[Change]:
             return f"backup of {path} as it was: {backup}" if backup else None
         out.append(Change("gemini", "replace" if have else "add",
                           f"register the MCP server `{MCP_NAME}` with Gemini in {path}: {_server_line(want)}", run))
+    blocked = agents.gemini_blocked(settings)
+    if blocked:     # the person's own list of the servers Gemini may start: theirs to change
+        out.append(Change("gemini", "manual", f"{path}: {blocked}, so Gemini blocks openmemory's server: "
+                                              f"add \"{MCP_NAME}\" there yourself"))
     text = agents.gemini_policy()
     current = agents.read_text(policy)
     earlier = ((record().get("gemini") or {}).get("policy") or {})
@@ -1271,13 +1275,18 @@ def check_agents() -> list[Finding]:
         except OpenMemoryError as e:
             out.append(Finding("gemini", FAIL, str(e), "fix the file, then run `openmemory setup`"))
         else:
-            policies = [agents.read_text(p) for p in sorted(paths.gemini_policy_path().parent.glob("*.toml"))]
-            allowed = set().union(*(agents.gemini_allowed(p) for p in policies)) if policies else set()
-            out.append(_check_agent_server("gemini", path, server, sorted({"recall"} - allowed),
-                                           f"a policy rule allowing it by name in {paths.gemini_policy_path()}",
-                                           f"add the `\"{MCP_NAME}\": {{...}}` entry `{_here()} setup` prints under "
-                                           f"\"mcpServers\" in {path} (it has comments, which setup leaves to you)"
-                                           if commented else ""))
+            blocked = agents.gemini_blocked(settings) if server else ""
+            if blocked:
+                out.append(Finding("gemini", FAIL, f"{path}: {blocked}: Gemini lists openmemory's server as "
+                                                   f"Blocked and never starts it", f"add \"{MCP_NAME}\" there"))
+            else:
+                policies = [agents.read_text(p) for p in sorted(paths.gemini_policy_path().parent.glob("*.toml"))]
+                allowed = set().union(*(agents.gemini_allowed(p) for p in policies)) if policies else set()
+                out.append(_check_agent_server("gemini", path, server, sorted({"recall"} - allowed),
+                                               f"a policy rule allowing it by name in {paths.gemini_policy_path()}",
+                                               f"add the `\"{MCP_NAME}\": {{...}}` entry `{_here()} setup` prints "
+                                               f"under \"mcpServers\" in {path} (it has comments, which setup "
+                                               f"leaves to you)" if commented else ""))
     try:
         projects = render.agent_project_files()
     except OpenMemoryError:

@@ -108,6 +108,27 @@ class AgentSetup(AgentHome):
         after = json.loads(self.gemini.read_text())
         self.assertEqual((after["theme"], list(after["mcpServers"])), ("Light", ["github"]))
 
+    def test_a_gemini_allowlist_without_openmemory_is_told_not_passed(self):
+        # gemini-cli 0.61.0 starts only the servers settings.json's mcp.allowed names, and none
+        # mcp.excluded names: `gemini mcp list` said "openmemory ... Blocked" while doctor said ✔.
+        self.gemini.write_text('{"mcpServers": {"github": {"command": "gh-mcp"}}, "mcp": {"allowed": ["github"]}}\n')
+        p = self.setup_cli("--yes", "--schedule", "none")
+        self.assertIn('`openmemory` is not among them, so Gemini blocks openmemory\'s server', p.stdout)
+        self.assertEqual(json.loads(self.gemini.read_text())["mcp"], {"allowed": ["github"]})   # theirs to change
+        found = {f["check"]: f for f in json.loads(self.cli("doctor", "--json").stdout)["checks"]}
+        self.assertEqual(found["gemini"]["status"], "fail")
+        self.assertIn("Blocked", found["gemini"]["text"])
+        settings = json.loads(self.gemini.read_text())
+        settings["mcp"] = {"allowed": ["github", "openmemory"]}
+        self.gemini.write_text(json.dumps(settings))
+        found = {f["check"]: f for f in json.loads(self.cli("doctor", "--json").stdout)["checks"]}
+        self.assertEqual(found["gemini"]["status"], "ok", found["gemini"])
+        settings["mcp"] = {"excluded": ["openmemory"]}
+        self.gemini.write_text(json.dumps(settings))
+        found = {f["check"]: f for f in json.loads(self.cli("doctor", "--json").stdout)["checks"]}
+        self.assertEqual(found["gemini"]["status"], "fail")
+        self.assertIn('"excluded"', found["gemini"]["text"])
+
     def test_the_nightly_job_reads_the_agents_folders_setup_was_given(self):
         # Codex's and Gemini's sessions are read only by an ingest openmemory runs (no hook of
         # theirs): the nightly one must look where they are, not in ~/.codex and ~/.gemini.
