@@ -90,6 +90,21 @@ def codex_unreadable(text: str | None) -> str:
     return ""
 
 
+def codex_switched_off(server: dict | None, tool: str = "recall") -> str:
+    """How config.toml keeps Codex from offering a tool of openmemory's server ("" when it does not):
+    the server's `enabled = false`, its `disabled_tools`, or an `enabled_tools` list without it
+    (`codex mcp list` says `disabled`)."""
+    if not server:
+        return ""
+    if server.get("enabled") is False:
+        return "the server is switched off there (`enabled = false`)"
+    if isinstance(server.get("disabled_tools"), list) and tool in server["disabled_tools"]:
+        return f"its `disabled_tools` names `{tool}`"
+    if isinstance(server.get("enabled_tools"), list) and tool not in server["enabled_tools"]:
+        return f"its `enabled_tools` leaves `{tool}` out"
+    return ""
+
+
 def codex_cannot_take(text: str | None) -> str:
     """Why a block cannot be appended to this config.toml ("" when it can)."""
     if codex_unreadable(text):
@@ -142,7 +157,8 @@ def codex_server(text: str | None) -> dict | None:
         tools = server.get("tools") if isinstance(server.get("tools"), dict) else {}
         return {"command": server.get("command"), "args": list(server.get("args") or []),
                 "env": dict(server.get("env") or {}),
-                "approvals": {t: v.get("approval_mode") for t, v in tools.items() if isinstance(v, dict)}}
+                "approvals": {t: v.get("approval_mode") for t, v in tools.items() if isinstance(v, dict)},
+                **{k: server[k] for k in ("enabled", "enabled_tools", "disabled_tools") if k in server}}
     return _codex_server_by_lines(text) if codex_has_server(text) else None
 
 
@@ -175,7 +191,8 @@ def _codex_server_by_lines(text: str) -> dict | None:
             value = json.loads(pair.group(2))
         except ValueError:
             continue
-        if table == f"mcp_servers.{NAME}" and pair.group(1) in ("command", "args"):
+        if table == f"mcp_servers.{NAME}" and pair.group(1) in ("command", "args", "enabled", "enabled_tools",
+                                                               "disabled_tools"):
             out[pair.group(1)] = value
         elif table == f"mcp_servers.{NAME}.env":
             out["env"][pair.group(1)] = value

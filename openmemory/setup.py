@@ -1259,10 +1259,14 @@ def check_agents() -> list[Finding]:
         text = agents.read_text(path)
         broken = agents.codex_unreadable(text)
         server = agents.codex_server(text)
+        off = agents.codex_switched_off(server)
         if broken:
             out.append(Finding("codex", FAIL, f"{path} is not valid TOML ({broken}): Codex does not start, "
                                               f"and no MCP server in it runs", "fix the file, then run "
                                               f"`{_here()} setup`"))
+        elif off:
+            out.append(Finding("codex", FAIL, f"openmemory's MCP server is in {path}, but {off}: Codex's model "
+                                              f"cannot call `recall`", f"remove that from [mcp_servers.{MCP_NAME}]"))
         else:
             out.append(_check_agent_server("codex", path, server,
                                            [t for t in ("recall",) if (server or {}).get("approvals", {}).get(t) != "approve"],

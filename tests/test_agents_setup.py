@@ -129,6 +129,22 @@ class AgentSetup(AgentHome):
         self.assertEqual(found["gemini"]["status"], "fail")
         self.assertIn('"excluded"', found["gemini"]["text"])
 
+    def test_doctor_fails_when_codex_has_openmemorys_server_or_recall_switched_off(self):
+        # `codex mcp list` (0.171.0) says `disabled` for a server with `enabled = false`; doctor said ✔.
+        self.setup_cli("--yes", "--schedule", "none")
+        connected = self.codex.read_text()
+        header = "[mcp_servers.openmemory]\n"
+        for extra, told in (("enabled = false\n", "enabled = false"),
+                            ('disabled_tools = ["recall"]\n', "disabled_tools"),
+                            ('enabled_tools = ["show"]\n', "enabled_tools")):
+            self.codex.write_text(connected.replace(header, header + extra))
+            found = {f["check"]: f for f in json.loads(self.cli("doctor", "--json").stdout)["checks"]}
+            self.assertEqual(found["codex"]["status"], "fail", extra)
+            self.assertIn(told, found["codex"]["text"])
+        self.codex.write_text(connected.replace(header, header + 'enabled_tools = ["recall", "show"]\n'))
+        found = {f["check"]: f for f in json.loads(self.cli("doctor", "--json").stdout)["checks"]}
+        self.assertEqual(found["codex"]["status"], "ok", found["codex"])
+
     def test_the_nightly_job_reads_the_agents_folders_setup_was_given(self):
         # Codex's and Gemini's sessions are read only by an ingest openmemory runs (no hook of
         # theirs): the nightly one must look where they are, not in ~/.codex and ~/.gemini.
