@@ -439,8 +439,7 @@ def _codex_change() -> Change:
     if have is not None:
         if same_server(have, want) and all(have["approvals"].get(t) == "approve" for t in agents.TOOLS):
             return Change("codex", "keep", f"Codex's MCP server `{MCP_NAME}` is in {path}: {_server_line(want)}")
-        earlier = record().get("codex") or {}
-        if not (earlier.get("added") and earlier["added"] in text):
+        if _without_earlier_codex(text, record().get("codex") or {}) is None:
             return Change("codex", "keep", f"{path} already has an MCP server `{MCP_NAME}` ({_server_line(have)}) "
                                            f"that setup did not add; left as it is")
     why = agents.codex_cannot_take(text)
@@ -452,8 +451,10 @@ def _codex_change() -> Change:
         current = agents.read_text(path)
         earlier = rec.get("codex") or {}
         base = current
-        if current and earlier.get("added") and earlier["added"] in current:
-            base = current.replace(earlier["added"], "", 1)   # an earlier setup's server, for an install that moved
+        if current and agents.codex_server(current) is not None:
+            base = _without_earlier_codex(current, earlier)     # an earlier setup's server, for an install that moved
+            if base is None:
+                raise files.ConfigError(f"{path} changed while openmemory was updating it; run this again")
         added = agents.codex_appended(base, want)
         new = (base or "") + added
         backup = files.replace_config_if_unchanged(path, current.encode("utf-8") if current is not None else None,
@@ -463,6 +464,20 @@ def _codex_change() -> Change:
         return f"backup of {path} as it was: {backup}" if backup else None
     return Change("codex", "add", f"register the MCP server `{MCP_NAME}` with Codex in {path}, "
                                   f"{_tools_named()} allowed without a prompt: {_server_line(want)}", run)
+
+
+def _without_earlier_codex(text: str, earlier: dict) -> str | None:
+    """config.toml's text without the server an earlier setup added (None when it holds no such
+    server): its block where it is as written, else its tables wherever Codex moved them when it
+    wrote the file again (`codex mcp add` moves them up and drops setup's comment line)."""
+    added = earlier.get("added")
+    if not added:
+        return None
+    if added in text:
+        return text.replace(added, "", 1)
+    if same_server(agents.codex_server(text), agents.codex_server(added)):
+        return agents.codex_without_server(text)
+    return None
 
 
 def _gemini_changes() -> list[Change]:
@@ -537,15 +552,8 @@ def _undo_agents(rec: dict) -> list[Change]:
     changes = []
     codex = rec.get("codex")
     if codex:
-        def take_out_codex(text):
-            if codex["added"] in text:
-                return text.replace(codex["added"], "", 1)
-            # Codex rewrote the file (`codex mcp add` moves the tables, drops setup's comment):
-            # the same server, wherever it now is
-            if same_server(agents.codex_server(text), agents.codex_server(codex["added"])):
-                return agents.codex_without_server(text)
-            return None
-        changes.append(_undo_file("codex", Path(codex["config"]), codex, "Codex's MCP server", take_out_codex))
+        changes.append(_undo_file("codex", Path(codex["config"]), codex, "Codex's MCP server",
+                                  lambda text: _without_earlier_codex(text, codex)))
     gemini = rec.get("gemini") or {}
     if gemini.get("settings"):
         def take_out(text):

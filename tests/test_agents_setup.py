@@ -179,6 +179,27 @@ class AgentSetup(AgentHome):
         self.assertIsNone(agents.codex_server(text))
         self.assertEqual(text, rewritten.replace(ours + "\n", ""))      # every line of the person's kept
 
+    def test_setup_moves_its_server_to_a_new_install_after_codex_rewrote_the_file(self):
+        # An earlier setup's server, for an install since moved, in a file Codex wrote again: setup
+        # said "already has an MCP server `openmemory` ... that setup did not add; left as it is".
+        old = {"command": "/old/venv/bin/openmemory", "args": ["serve"], "env": {}}
+        added = agents.codex_appended(CODEX_CONFIG, old)
+        moved = added.replace(agents.MARK + "\n", "").strip("\n") + "\n"
+        self.codex.write_text('model = "o3"\n\n[mcp_servers.github]\ncommand = "gh-mcp"\n\n' + moved +
+                              '\n[profiles.fast]\nmodel = "o4-mini"\n')
+        self.home.mkdir(parents=True, exist_ok=True)
+        (self.home / "setup.json").write_text(json.dumps(
+            {"codex": {"config": str(self.codex), "before": CODEX_CONFIG, "after": CODEX_CONFIG + added, "added": added}}))
+        p = self.setup_cli("--yes", "--schedule", "none")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("register the MCP server `openmemory` with Codex", p.stdout)
+        text = self.codex.read_text()
+        self.assertNotIn("/old/venv", text)
+        self.assertEqual(text.count("[mcp_servers.openmemory]"), 1)
+        self.assertEqual(agents.codex_server(text)["args"][-1], "serve")
+        self.assertIn('[profiles.fast]\nmodel = "o4-mini"\n', text)
+        self.assertTrue(text.startswith('model = "o3"\n\n[mcp_servers.github]\ncommand = "gh-mcp"\n\n'))
+
     def test_a_server_named_openmemory_the_person_added_is_left_alone(self):
         mine = CODEX_CONFIG + '\n\n[mcp_servers.openmemory]\ncommand = "my-openmemory"\n'
         self.codex.write_text(mine)
