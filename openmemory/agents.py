@@ -262,9 +262,15 @@ def gemini_server(settings: dict) -> dict | None:
 
 
 def gemini_blocked(settings: dict) -> str:
-    """Why Gemini will not start openmemory's server whatever its entry says ("" when it will):
-    settings.json's `mcp.excluded` names it, or `mcp.allowed` is a list without it (0.61.0: the
-    server is listed as Blocked)."""
+    """Why Gemini will not offer openmemory's `recall` ("" when it will): the entry's `excludeTools`
+    names it or its `includeTools` leaves it out (0.61.0's isEnabled), or settings.json's
+    `mcp.excluded` names the server or `mcp.allowed` is a list without it (listed as Blocked)."""
+    server = gemini_server(settings) or {}
+    if isinstance(server.get("excludeTools"), list) and "recall" in server["excludeTools"]:
+        return f"its `{NAME}` entry's \"excludeTools\" names `recall`"
+    if isinstance(server.get("includeTools"), list) and not any(
+            isinstance(t, str) and (t == "recall" or t.startswith("recall(")) for t in server["includeTools"]):
+        return f"its `{NAME}` entry's \"includeTools\" leaves `recall` out"
     mcp = settings.get("mcp") if isinstance(settings, dict) else None
     if not isinstance(mcp, dict):
         return ""

@@ -513,8 +513,8 @@ def _gemini_changes() -> list[Change]:
                           f"register the MCP server `{MCP_NAME}` with Gemini in {path}: {_server_line(want)}", run))
     blocked = agents.gemini_blocked(settings)
     if blocked:     # the person's own list of the servers Gemini may start: theirs to change
-        out.append(Change("gemini", "manual", f"{path}: {blocked}, so Gemini blocks openmemory's server: "
-                                              f"add \"{MCP_NAME}\" there yourself"))
+        out.append(Change("gemini", "manual", f"{path}: {blocked}, so Gemini's model cannot call `recall`: "
+                                              f"change that there yourself"))
     text = agents.gemini_policy()
     current = agents.read_text(policy)
     earlier = ((record().get("gemini") or {}).get("policy") or {})
@@ -1289,8 +1289,8 @@ def check_agents() -> list[Finding]:
         else:
             blocked = agents.gemini_blocked(settings) if server else ""
             if blocked:
-                out.append(Finding("gemini", FAIL, f"{path}: {blocked}: Gemini lists openmemory's server as "
-                                                   f"Blocked and never starts it", f"add \"{MCP_NAME}\" there"))
+                out.append(Finding("gemini", FAIL, f"{path}: {blocked}: Gemini's model cannot call `recall`",
+                                   "change that there (setup leaves your lists as they are)"))
             else:
                 policies = [agents.read_text(p) for p in sorted(paths.gemini_policy_path().parent.glob("*.toml"))]
                 allowed = set().union(*(agents.gemini_allowed(p) for p in policies)) if policies else set()

@@ -113,11 +113,11 @@ class AgentSetup(AgentHome):
         # mcp.excluded names: `gemini mcp list` said "openmemory ... Blocked" while doctor said ✔.
         self.gemini.write_text('{"mcpServers": {"github": {"command": "gh-mcp"}}, "mcp": {"allowed": ["github"]}}\n')
         p = self.setup_cli("--yes", "--schedule", "none")
-        self.assertIn('`openmemory` is not among them, so Gemini blocks openmemory\'s server', p.stdout)
+        self.assertIn("`openmemory` is not among them, so Gemini's model cannot call `recall`", p.stdout)
         self.assertEqual(json.loads(self.gemini.read_text())["mcp"], {"allowed": ["github"]})   # theirs to change
         found = {f["check"]: f for f in json.loads(self.cli("doctor", "--json").stdout)["checks"]}
         self.assertEqual(found["gemini"]["status"], "fail")
-        self.assertIn("Blocked", found["gemini"]["text"])
+        self.assertIn('"allowed"', found["gemini"]["text"])
         settings = json.loads(self.gemini.read_text())
         settings["mcp"] = {"allowed": ["github", "openmemory"]}
         self.gemini.write_text(json.dumps(settings))
@@ -128,6 +128,15 @@ class AgentSetup(AgentHome):
         found = {f["check"]: f for f in json.loads(self.cli("doctor", "--json").stdout)["checks"]}
         self.assertEqual(found["gemini"]["status"], "fail")
         self.assertIn('"excluded"', found["gemini"]["text"])
+        # the entry's own tool lists (0.61.0 offers no tool excludeTools names, none includeTools leaves out)
+        settings.pop("mcp")
+        for key, tools, ok in (("excludeTools", ["recall"], "fail"), ("includeTools", ["show"], "fail"),
+                               ("includeTools", ["recall(query)", "show"], "ok"), ("excludeTools", ["show"], "ok")):
+            entry = dict(settings["mcpServers"]["openmemory"])
+            entry[key] = tools
+            self.gemini.write_text(json.dumps(dict(settings, mcpServers=dict(settings["mcpServers"], openmemory=entry))))
+            found = {f["check"]: f for f in json.loads(self.cli("doctor", "--json").stdout)["checks"]}
+            self.assertEqual(found["gemini"]["status"], ok, (key, tools, found["gemini"]))
 
     def test_doctor_fails_when_codex_has_openmemorys_server_or_recall_switched_off(self):
         # `codex mcp list` (0.171.0) says `disabled` for a server with `enabled = false`; doctor said ✔.
