@@ -439,7 +439,8 @@ def _codex_change() -> Change:
     if have is not None:
         if same_server(have, want) and all(have["approvals"].get(t) == "approve" for t in agents.TOOLS):
             return Change("codex", "keep", f"Codex's MCP server `{MCP_NAME}` is in {path}: {_server_line(want)}")
-        if _without_earlier_codex(text, record().get("codex") or {}) is None:
+        # the person's own server, or setup's with its approvals changed since: theirs to keep
+        if same_server(have, want) or _without_earlier_codex(text, record().get("codex") or {}) is None:
             return Change("codex", "keep", f"{path} already has an MCP server `{MCP_NAME}` ({_server_line(have)}) "
                                            f"that setup did not add; left as it is")
     why = agents.codex_cannot_take(text)
