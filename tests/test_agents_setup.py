@@ -209,6 +209,14 @@ class AgentSetup(AgentHome):
         self.assertIn('[profiles.fast]\nmodel = "o4-mini"\n', text)
         self.assertTrue(text.startswith('model = "o3"\n\n[mcp_servers.github]\ncommand = "gh-mcp"\n\n'))
 
+    def test_setup_again_keeps_an_approval_the_person_changed(self):
+        self.setup_cli("--yes", "--schedule", "none")
+        mine = self.codex.read_text().replace('[mcp_servers.openmemory.tools.remember]\napproval_mode = "approve"',
+                                              '[mcp_servers.openmemory.tools.remember]\napproval_mode = "prompt"')
+        self.codex.write_text(mine)
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
+        self.assertEqual(self.codex.read_text(), mine)
+
     def test_a_server_named_openmemory_the_person_added_is_left_alone(self):
         mine = CODEX_CONFIG + '\n\n[mcp_servers.openmemory]\ncommand = "my-openmemory"\n'
         self.codex.write_text(mine)
