@@ -36,7 +36,8 @@ def cmd_ingest(args) -> int:
     roots = args.paths or None
     if roots is None and not any(root.is_dir() for root in ingest.default_roots()):
         if not args.quiet:
-            print(f"no sessions at {paths.projects_dir()}, {paths.codex_sessions_dir()} or "
+            print(f"no sessions at {paths.projects_dir()}, {paths.codex_sessions_dir()}, "
+                  f"{paths.codex_archived_dir()} or "
                   f"{paths.gemini_chats_root()} (nothing to ingest)", file=sys.stderr)
             if args.json:
                 _print_json(ingest.Report().as_dict())  # --json always prints one object

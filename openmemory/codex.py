@@ -1,6 +1,7 @@
 """OpenAI Codex CLI rollouts -> the same `Session` of `Turn`s transcripts.py makes of Claude Code's.
 
-A rollout is `<codex home>/sessions/YYYY/MM/DD/rollout-<time>-<session id>.jsonl`, one line per
+A rollout is `<codex home>/sessions/YYYY/MM/DD/rollout-<time>-<session id>.jsonl` (once the person
+archives the session, `<codex home>/archived_sessions/` under the same name), one line per
 record: `{timestamp, ordinal?, type, payload}` (PROTOCOL.md, "Read: Codex CLI rollouts";
 measured with codex-cli 0.171.0, tests/data/agents/codex/). Both generations of its events are
 read: 0.171's `item_completed` items (`UserMessage`, `CommandExecution` with `exit_code`) and the
@@ -19,6 +20,7 @@ from .transcripts import Session, ToolCall, Turn, _ends, _str, jsonl_record, wit
 
 AGENT = "codex"
 ROLLOUT = re.compile(r"^rollout-.*\.jsonl$")
+ARCHIVED = "archived_sessions"  # `codex archive` moves a session's rollouts here, flat, names kept (0.171.0)
 KNOWN_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted",
                          "world_state", "token_usage_record"})
 SNIFF_LINES = 50
@@ -41,6 +43,25 @@ _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.M)
 def is_rollout(path) -> bool:
     """Whether a file is named as a Codex rollout."""
     return bool(ROLLOUT.match(os.path.basename(os.fspath(path))))
+
+
+def is_archived(path) -> bool:
+    """Whether a rollout is in Codex's archived_sessions folder (the person archived its session)."""
+    return os.path.basename(os.path.dirname(os.fspath(path))) == ARCHIVED
+
+
+def session_id(lines, path: str = "") -> str:
+    """A rollout's session id from its first records (session_meta's), as parse_lines takes it;
+    its file name's stem when it has none, as there."""
+    for n, (rec, _) in enumerate(_records(lines)):
+        if n >= WORKING_FOLDER_LINES:
+            break
+        payload = rec.get("payload") if rec else None
+        if isinstance(payload, dict) and rec.get("type") == "session_meta":
+            found = _str(payload.get("id")) or _str(payload.get("session_id"))
+            if found:
+                return found
+    return _stem(path) if path else ""
 
 
 def parse(path) -> Session:
@@ -394,7 +415,8 @@ def subagent_ids(session: Session) -> list:
 
 
 def subagent_paths(session: Session) -> list:
-    """The rollouts of a session's subagents: in its own day folder or a day after (sorted)."""
+    """The rollouts of a session's subagents: in its own day folder or a day after, or beside it
+    in archived_sessions (`codex archive` moves them with it) (sorted)."""
     ids = subagent_ids(session)
     if not ids or not session.path:
         return []
@@ -402,7 +424,8 @@ def subagent_paths(session: Session) -> list:
     folders = [day]
     month, day_name = os.path.split(day)
     try:    # a subagent started near midnight writes into the next day's folder
-        folders += [os.path.join(month, e) for e in sorted(os.listdir(month)) if e > day_name][:1]
+        if day_name != ARCHIVED:    # archived: they were moved beside it, into the one folder
+            folders += [os.path.join(month, e) for e in sorted(os.listdir(month)) if e > day_name][:1]
     except OSError:
         pass
     found = []

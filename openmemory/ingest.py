@@ -52,6 +52,7 @@ class Report:
     passages: int = 0           # passages added (what was said, passages.py)
     skipped_lines: int = 0
     opted_out: int = 0          # sessions in a folder kept out (.openmemory-ignore): not read
+    moved: int = 0              # Codex rollouts archived or unarchived: their sessions' rows followed them
     not_transcripts: list = field(default_factory=list)  # files skipped whole: not Claude Code transcripts
 
     def line(self) -> str:
@@ -66,6 +67,8 @@ class Report:
             parts.append(f"{self.updated} updated, {self.removed} removed")
         if self.skipped_lines:
             parts.append(f"{self.skipped_lines} malformed line{'' if self.skipped_lines == 1 else 's'} skipped")
+        if self.moved:
+            parts.append(f"{self.moved} moved by Codex (archived or unarchived: the same session{'' if self.moved == 1 else 's'})")
         if self.opted_out:
             parts.append(f"{self.opted_out} kept out (.openmemory-ignore or the ignore list)")
         if self.failed:
@@ -80,7 +83,7 @@ class Report:
                 "added": dict(self.added), "updated": self.updated, "removed": self.removed,
                 "passages": self.passages,
                 "skipped_lines": self.skipped_lines, "not_transcripts": list(self.not_transcripts),
-                "opted_out": self.opted_out,
+                "opted_out": self.opted_out, "moved": self.moved,
                 "failed": [{"path": p, "reason": r} for p, r in self.failed]}
 
 
@@ -130,8 +133,9 @@ def _read(reader, f, path: str, kept_out=None):
 
 
 def default_roots() -> list:
-    """Where each agent keeps its logs: Claude Code's projects, Codex's sessions, Gemini's tmp."""
-    return [paths.projects_dir(), paths.codex_sessions_dir(), paths.gemini_chats_root()]
+    """Where each agent keeps its logs: Claude Code's projects, Codex's sessions and archived
+    sessions, Gemini's tmp."""
+    return [paths.projects_dir(), paths.codex_sessions_dir(), paths.codex_archived_dir(), paths.gemini_chats_root()]
 
 
 def codex_logs(root: str) -> list:
@@ -143,6 +147,12 @@ def codex_logs(root: str) -> list:
                 found += [e.path for e in _entries(day.path, ".jsonl")
                           if agent_of(e.name) == "codex" and _is(e.is_file)] if _is(day.is_dir) else []
     return sorted(found)
+
+
+def codex_archived_logs(root: str) -> list:
+    """The rollouts of the sessions the person archived in Codex: archived_sessions/rollout-*.jsonl
+    (sorted; flat, as `codex archive` moves them)."""
+    return sorted(e.path for e in _entries(root, ".jsonl") if agent_of(e.name) == "codex" and _is(e.is_file))
 
 
 def gemini_logs(root: str) -> list:
@@ -175,6 +185,9 @@ def discover(roots=None) -> list:
         if root == paths.codex_sessions_dir() or (roots and root.name == "sessions" and any(
                 e.name.isdigit() and len(e.name) == 4 for e in _entries(str(root)))):   # sessions/YYYY/
             others += codex_logs(str(root))
+            continue
+        if root == paths.codex_archived_dir() or (roots and root.name == "archived_sessions"):
+            others += codex_archived_logs(str(root))
             continue
         if root == paths.gemini_chats_root() or (roots and root.name == "tmp" and root.parent.name == ".gemini"):
             others += gemini_logs(str(root))
@@ -237,6 +250,9 @@ def ingest(store: Store, roots=None, progress=None, force: bool = False, now: st
             stats.append(e)
     changed = [(p, st.st_size) for p, st in zip(files, stats) if not isinstance(st, OSError)
                and (force or known.get(p) != (st.st_mtime_ns, st.st_size))]
+    # Codex rollouts archived or unarchived since: their rows follow them (ingest_file), not read by workers.
+    moved = {p for p, _ in changed if p not in known and agent_of(p) == "codex" and _codex_held_at(store, p)}
+    changed = [(p, size) for p, size in changed if p not in moved]
     # Reading and preparing in worker processes while this one stores: for a bulk ingest only
     # (a hook's one transcript is read here, without starting workers).
     processes = min(worker_processes(), len(changed)) if sum(size for _, size in changed) >= PARALLEL_BYTES else 0
@@ -259,7 +275,7 @@ def ingest(store: Store, roots=None, progress=None, force: bool = False, now: st
                     if prepared and st.st_size > BATCH_ALONE_BYTES:
                         batch.commit()  # never hold the database while a large transcript is read
                     ingest_file(store, path, report, force=force, now=now, optout=optout, batch=batch,
-                                ready=next(prepared) if prepared else None)
+                                ready=next(prepared) if prepared and path not in moved else None)
     finally:
         if prepared:
             prepared.close()    # stops the workers, also after an error or Ctrl-C
@@ -292,9 +308,22 @@ def ingest_file(store: Store, path, report: Report | None = None, force: bool = 
     try:
         batch.lock(f)
         st = transcripts.file_stat(path, os.fstat(f.fileno()))
-        if not force and store.file_state(str(path)) == (st.st_mtime_ns, st.st_size):
+        state = store.file_state(str(path))
+        if not force and state == (st.st_mtime_ns, st.st_size):
             report.unchanged += 1
             f.close()
+            return report
+        held = _codex_held(store, path, f) if state is None and agent_of(path) == "codex" else None
+        if held is not None and os.path.lexists(held[0]) and _archived(path):
+            report.unchanged += 1   # a copy of a live rollout in archived_sessions: the live one is the session's
+            f.close()
+            return report
+        if held is not None and not force and held[1:] == (st.st_mtime_ns, st.st_size):
+            batch.hold(f)   # archived or unarchived, nothing added since: its row follows it, nothing is read
+            with batch.transaction():
+                report.moved += store.move_session(held[0], path)
+            report.unchanged += 1
+            batch.full()
             return report
         if ready is not None and not _still_ready(store, path, ready, st, batch.marks().forgets):
             ready = None
@@ -321,6 +350,8 @@ def ingest_file(store: Store, path, report: Report | None = None, force: bool = 
     with batch.transaction():
         if agent_of(path) == "gemini" and path.endswith(".jsonl") and os.path.isfile(path[:-1]):
             store.move_session(path[:-1], path)     # Gemini 0.39+ went on in a .jsonl copy of a .json chat
+        if held is not None:    # a Codex rollout archived or unarchived, and grown since: its row first
+            report.moved += store.move_session(held[0], path)
         kept_out = ready.opted_out if ready is not None else session is None or bool(optout.reason(session.cwd))
         if not kept_out and optout.sessions:    # forgotten whole, read under another name (a copy)
             own = ready.session_id if ready is not None else session.id
@@ -334,6 +365,38 @@ def ingest_file(store: Store, path, report: Report | None = None, force: bool = 
             _store_session(store, path, session, st, report, now, batch.marks().forgets)
     batch.full()
     return report
+
+
+def _archived(path) -> bool:
+    from . import codex
+    return codex.is_archived(path)
+
+
+def _codex_held(store: Store, path: str, f):
+    """Where a Codex rollout's session is stored when Codex moved its file there from: `codex
+    archive` moves sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl into archived_sessions/ under the
+    same name (`unarchive` moves it back; codex-cli 0.171.0). Known by the session id its first
+    record carries, not by the name: (stored path, mtime_ns, size) when that path is gone, or is
+    the same session's rollout on the other side (one archived, the other not); None when its
+    session is not stored, or is stored from this file, or from a copy elsewhere (stored apart, as before)."""
+    from . import codex
+    f.seek(0)
+    held = store.session_file(codex.session_id(f, path))
+    f.seek(0)
+    if held is None or held[0] == path or agent_of(held[0]) != "codex" or paths.same_file(held[0], path):
+        return None
+    if os.path.lexists(held[0]) and _archived(held[0]) == _archived(path):
+        return None
+    return held
+
+
+def _codex_held_at(store: Store, path: str) -> bool:
+    """Whether _codex_held finds a rollout's session stored from where Codex moved it (unreadable: no)."""
+    try:
+        with open(path, "rb") as f:
+            return _codex_held(store, path, f) is not None
+    except OSError:
+        return False
 
 
 @dataclass

@@ -143,6 +143,13 @@ def codex_sessions_dir() -> Path:
     return codex_home() / "sessions"
 
 
+def codex_archived_dir() -> Path:
+    """Where Codex moves a session's rollouts when the person archives it (`codex archive`; `unarchive`
+    moves them back): <codex home>/archived_sessions/rollout-*.jsonl, the same file under the same
+    name, its subagents' beside it (codex-cli 0.171.0)."""
+    return codex_home() / "archived_sessions"
+
+
 def codex_config_path() -> Path:
     """Codex's configuration, where its MCP servers are: <codex home>/config.toml."""
     return codex_home() / "config.toml"
@@ -337,6 +344,7 @@ def all_paths() -> dict:
         "setup_record": str(setup_record_path()),
         "codex_dir": str(codex_home()),
         "codex_sessions": str(codex_sessions_dir()),
+        "codex_archived": str(codex_archived_dir()),
         "gemini_dir": str(gemini_dir()),
         "gemini_chats": str(gemini_chats_root()),
     }

@@ -188,8 +188,14 @@ class Store:
         row = self._db.execute("SELECT mtime_ns, size FROM sessions WHERE path = ?", (path,)).fetchone()
         return (row[0], row[1]) if row else None
 
+    def session_file(self, session_id: str):
+        """(path, mtime_ns, size) of the file a session was last stored from, or None."""
+        row = self._db.execute("SELECT path, mtime_ns, size FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        return tuple(row) if row else None
+
     def move_session(self, old_path: str, new_path: str) -> bool:
-        """A session's file is now another (Gemini's .jsonl copy of a .json chat): its row follows,
+        """A session's file is now another (Gemini's .jsonl copy of a .json chat, a Codex rollout
+        moved into or out of archived_sessions): its row follows,
         so the session keeps its id and its episodes. False when there is nothing to move."""
         with self.transaction():
             if self._db.execute("SELECT 1 FROM sessions WHERE path = ?", (new_path,)).fetchone():

@@ -288,6 +288,182 @@ class CodexSessions(AgentHome):
         self.assertEqual(report["read"], 1)
 
 
+class CodexArchivedSessions(AgentHome):
+    """`codex archive <id>` (codex-cli 0.171.0, run for real) moves a session's rollout, and its
+    subagents', from $CODEX_HOME/sessions/YYYY/MM/DD/ into $CODEX_HOME/archived_sessions/ under the
+    same name, bytes and mtime kept (a rename); `codex unarchive` moves it back. Codex runs no hook
+    of openmemory's, so ingest is the only reader: it must find the session in either place, as one."""
+
+    def setUp(self):
+        super().setUp()
+        self.codex = self.tmp / "codex-home"     # a private CODEX_HOME, as the person may set one
+        self.archive = self.codex / "archived_sessions"
+
+    def rollout(self, name: str, archived: bool = False) -> Path:
+        """A recording where Codex keeps it: live in its day folder, or archived."""
+        source = DATA / "codex" / name
+        sid = json.loads(source.read_text().splitlines()[0])["payload"]["id"]
+        folder = self.archive if archived else self.codex / "sessions" / Path(*CODEX_DAY)
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / f"rollout-2026-12-03T12-28-21-{sid}.jsonl"
+        shutil.copy2(source, target)
+        return target
+
+    def archive_it(self, rollout: Path) -> Path:
+        """What `codex archive` does to the file: a rename into archived_sessions/, name kept."""
+        self.archive.mkdir(parents=True, exist_ok=True)
+        return Path(shutil.move(str(rollout), str(self.archive / rollout.name)))
+
+    def ingest(self, *args):
+        return json.loads(self.ok("ingest", "--json", *args, env=self.env(CODEX_HOME=self.codex)).stdout)
+
+    def sessions(self) -> list:
+        with store.connect() as db:
+            return [dict(r) for r in raw_db(db).execute("SELECT id, path FROM sessions ORDER BY id")]
+
+    def stored(self) -> tuple:
+        """Every episode and passage as stored, with their ids: what must not change by a move."""
+        return self.episodes(), self.passages()
+
+    def test_a_session_archived_before_the_first_ingest_is_stored(self):
+        archived = self.rollout("correction.jsonl", archived=True)
+        report = self.ingest()
+        self.assertEqual(report["read"], 1)
+        eps = self.episodes()
+        self.assertEqual({e["kind"] for e in eps}, {"session", "error", "correction"})
+        self.assertEqual({e["agent"] for e in eps}, {"codex"})
+        self.assertIn("person: run the tests", self.passages()[0]["text"])
+        self.assertEqual([s["path"] for s in self.sessions()], [str(archived)])
+        self.assertEqual(self.ingest()["read"], 0)
+
+    def test_a_session_stored_then_archived_keeps_its_memories_and_follows_its_file(self):
+        live = self.rollout("correction.jsonl")
+        self.rollout("fail_then_work.jsonl")
+        self.ingest()
+        before, (sid,) = self.stored(), [s["id"] for s in self.sessions() if s["path"] == str(live)]
+        archived = self.archive_it(live)
+        report = self.ingest()
+        self.assertEqual((report["read"], report["moved"], report["unchanged"]), (0, 1, 2))   # not read again
+        self.assertEqual(self.stored(), before)         # the same episodes and passages, ids and all
+        self.assertEqual({s["id"]: s["path"] for s in self.sessions()}[sid], str(archived))
+        self.assertEqual(len(self.sessions()), 2)
+        self.assertEqual(self.ingest()["read"], 0)
+        forced = self.ingest("--force")
+        self.assertEqual((forced["added"], forced["removed"], forced["passages"]), ({}, 0, 0))
+        self.assertEqual(self.stored(), before)
+
+    def test_a_session_that_grew_before_it_was_archived_is_read_as_the_same_session(self):
+        source = (DATA / "codex" / "correction.jsonl").read_text().splitlines(keepends=True)
+        live = self.rollout("correction.jsonl")
+        live.write_text("".join(source[:len(source) // 2]))     # before the person's correction
+        self.ingest()
+        (first,) = self.sessions()
+        kept = {e["id"]: e["kind"] for e in self.episodes()}
+        self.assertNotIn("correction", kept.values())
+        live.write_text("".join(source))
+        archived = self.archive_it(live)
+        report = self.ingest()
+        self.assertEqual((report["read"], report["moved"]), (1, 1))
+        self.assertEqual(self.sessions(), [{"id": first["id"], "path": str(archived)}])     # no second copy
+        now = {e["id"]: e["kind"] for e in self.episodes()}
+        self.assertLessEqual(kept.items(), now.items())         # what was stored keeps its ids
+        self.assertIn("correction", now.values())
+
+    def test_a_session_unarchived_follows_its_file_back(self):
+        archived = self.rollout("fail_then_work.jsonl", archived=True)
+        self.ingest()
+        before = self.stored()
+        live = self.codex / "sessions" / Path(*CODEX_DAY) / archived.name
+        live.parent.mkdir(parents=True)
+        shutil.move(str(archived), str(live))
+        report = self.ingest()
+        self.assertEqual((report["read"], report["moved"]), (0, 1))
+        self.assertEqual(self.stored(), before)
+        self.assertEqual([s["path"] for s in self.sessions()], [str(live)])
+
+    def test_an_archived_copy_of_a_live_rollout_is_stored_once(self):
+        live = self.rollout("correction.jsonl")
+        copy = self.rollout("correction.jsonl", archived=True)
+        self.assertEqual(self.ingest()["files"], 2)         # both seen, by their session id one session
+        self.assertEqual([s["path"] for s in self.sessions()], [str(live)])
+        stored = self.stored()
+        self.assertEqual(len([e for e in stored[0] if e["kind"] == "session"]), 1)
+        copy.write_text(copy.read_text() + "\n")          # the copy changes: still not a second session
+        self.assertEqual(self.ingest()["read"], 0)
+        self.assertEqual(self.stored(), stored)
+        self.assertEqual([s["path"] for s in self.sessions()], [str(live)])
+
+    def test_a_live_copy_of_an_archived_session_takes_it_over_once(self):
+        archived = self.rollout("correction.jsonl", archived=True)
+        self.ingest()
+        stored = self.stored()
+        live = self.rollout("correction.jsonl")     # unarchived by a copy, the archived one left behind
+        self.ingest()
+        self.ingest()
+        self.assertEqual([s["path"] for s in self.sessions()], [str(live)])
+        self.assertEqual(self.stored(), stored)
+        self.assertTrue(archived.exists())
+
+    def test_a_copy_outside_codexs_two_folders_is_still_its_own_session(self):
+        self.rollout("correction.jsonl")
+        elsewhere = self.tmp / "elsewhere" / "sessions" / Path(*CODEX_DAY)
+        elsewhere.mkdir(parents=True)
+        shutil.copy(DATA / "codex" / "correction.jsonl", elsewhere / "rollout-2026-12-03T12-00-00-x.jsonl")
+        self.ingest()
+        self.ok("ingest", str(self.tmp / "elsewhere" / "sessions"), env=self.env(CODEX_HOME=self.codex))
+        self.assertEqual(len(self.sessions()), 2)       # as before: a copy elsewhere is stored apart
+
+    def test_a_forgotten_session_stays_forgotten_once_archived(self):
+        live = self.rollout("correction.jsonl")
+        self.rollout("fail_then_work.jsonl")
+        self.ingest()
+        sid = next(s["id"] for s in self.sessions() if s["path"] == str(live))
+        self.ok("forget", "--session", sid, "--yes")
+        archived = self.archive_it(live)
+        report = self.ingest()
+        self.assertEqual((report["read"], report["opted_out"]), (0, 1))     # seen, and kept out
+        self.assertNotIn(sid, [s["id"] for s in self.sessions()])
+        self.assertEqual([e for e in self.episodes() if e["session_id"] == sid], [])
+        self.assertEqual([p for p in self.passages() if p["session_id"] == sid], [])
+        archived.write_text(archived.read_text() + "\n")
+        self.ingest()
+        self.assertEqual([e for e in self.episodes() if e["session_id"] == sid], [])
+
+    def test_a_forgotten_memory_stays_forgotten_once_archived_and_read_again(self):
+        live = self.rollout("correction.jsonl")
+        self.ingest()
+        (correction,) = [e for e in self.episodes() if e["kind"] == "correction"]
+        self.ok("forget", str(correction["id"]))
+        archived = self.archive_it(live)
+        archived.write_text(archived.read_text() + "\n")   # changed as well as moved: read again
+        report = self.ingest()
+        self.assertEqual((report["read"], report["moved"]), (1, 1))
+        self.assertEqual([e for e in self.episodes() if e["kind"] == "correction"], [])
+        self.assertEqual(len(self.sessions()), 1)
+
+    def test_a_kept_out_session_stays_out_once_archived(self):
+        (self.work / ".openmemory-ignore").write_text("")
+        source = (DATA / "codex" / "correction.jsonl").read_text()
+        cwd = json.loads(source.splitlines()[0])["payload"]["cwd"]
+        archived = self.rollout("correction.jsonl", archived=True)
+        archived.write_text(source.replace(json.dumps(cwd)[1:-1], str(self.work)))
+        report = self.ingest()
+        self.assertEqual((report["read"], report["opted_out"]), (0, 1))
+        self.assertEqual(self.sessions(), [])
+
+    def test_a_subagent_archived_with_its_session_is_still_read_through_it(self):
+        parent = self.rollout("subagent.jsonl", archived=True)
+        self.rollout("subagent.subagent.jsonl", archived=True)
+        self.ingest()
+        (error,) = [e for e in self.episodes() if e["kind"] == "error"]
+        self.assertIn("failed in a subagent", error["title"])
+        self.assertEqual([s["path"] for s in self.sessions() if s["id"] == error["session_id"]], [str(parent)])
+
+    def test_paths_names_the_archived_folder(self):
+        out = json.loads(self.ok("paths", "--json", env=self.env(CODEX_HOME=self.codex)).stdout)
+        self.assertEqual(out["codex_archived"], str(self.archive))
+
+
 class GeminiSessions(AgentHome):
     def test_a_failure_and_the_persons_correction_are_episodes_of_gemini(self):
         self.gemini_chat("correction.jsonl")

@@ -229,6 +229,50 @@ class RealCodex(unittest.TestCase):
         self.assertTrue(all("OM-TEST-CANARY" in json.dumps(e["body"]) for e in log))
 
 
+class RealCodexArchive(unittest.TestCase):
+    """`codex archive` and `codex unarchive` run for real on a session openmemory stored: the
+    session keeps its memories and its row follows the file, never a second copy. Seen with
+    0.171.0: archive renames the rollout into $CODEX_HOME/archived_sessions/ (name, bytes, inode
+    and mtime kept); unarchive renames it back into its day folder and sets its mtime to now."""
+
+    def setUp(self):
+        binary("codex")
+        self.home = os.path.realpath(tempfile.mkdtemp(prefix="om-test-archive-"))
+        self.addCleanup(shutil.rmtree, self.home, True)
+
+    def stored(self):
+        import sqlite3
+        with sqlite3.connect(os.path.join(self.home, "om", "memory.db")) as db:
+            return ([tuple(r) for r in db.execute("SELECT id, session_id, kind, title FROM episodes ORDER BY id")],
+                    [tuple(r) for r in db.execute("SELECT id, session_id, text FROM passages ORDER BY id")],
+                    [tuple(r) for r in db.execute("SELECT id, path FROM sessions ORDER BY id")])
+
+    def test_an_archived_session_is_the_same_session_in_memory(self):
+        scenario = {"steps": [
+            {"match": "run the tests", "reply": [{"tool_call": {"name": "exec_command", "args": {"cmd": "python3 run_tests.py"}}}]},
+            {"match": "tool_result", "reply": [{"text": "run_tests.py is missing."}]},
+            {"match": "use unittest", "reply": [{"text": "Understood."}]}]}
+        r = e2e.run_codex(scenario, ["run the tests", "No, use unittest"], home=self.home)
+        self.assertEqual([t["rc"] for t in r["turns"]], [0, 0], r["turns"])
+        openmemory(self.home, "ingest")
+        episodes, passages, sessions = self.stored()
+        self.assertEqual(sessions, [(r["session_id"], r["rollout"])])
+        self.assertTrue(episodes and passages)
+        out = e2e.codex_cli(self.home, "archive", r["session_id"])
+        self.assertEqual(out["rc"], 0, out)
+        archived = os.path.join(self.home, ".codex", "archived_sessions", os.path.basename(r["rollout"]))
+        self.assertTrue(os.path.isfile(archived) and not os.path.exists(r["rollout"]))
+        report = json.loads(openmemory(self.home, "ingest", "--json").stdout)
+        self.assertEqual((report["read"], report["moved"]), (0, 1))
+        self.assertEqual(self.stored(), (episodes, passages, [(r["session_id"], archived)]))
+        out = e2e.codex_cli(self.home, "unarchive", r["session_id"])
+        self.assertEqual(out["rc"], 0, out)
+        report = json.loads(openmemory(self.home, "ingest", "--json").stdout)
+        # unarchive sets the file's mtime to now (0.171.0): read again, as the same session
+        self.assertEqual((report["read"], report["moved"], report["added"], report["passages"]), (1, 1, {}, 0))
+        self.assertEqual(self.stored(), (episodes, passages, [(r["session_id"], r["rollout"])]))
+
+
 class RealGemini(unittest.TestCase):
     """gemini -p against the fake Gemini API: a failure, then a correction in a resumed turn."""
 

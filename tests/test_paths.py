@@ -33,6 +33,7 @@ class Paths(TempHome):
         codex, gemini = self.tmp / "codex", self.tmp / "gem"
         out = json.loads(self.ok("paths", "--json", env=dict(self.env(), CODEX_HOME=str(codex), GEMINI_CLI_HOME=str(gemini))).stdout)
         self.assertEqual((out["codex_dir"], out["codex_sessions"]), (str(codex), str(codex / "sessions")))
+        self.assertEqual(out["codex_archived"], str(codex / "archived_sessions"))
         self.assertEqual(out["gemini_dir"], str(gemini / ".gemini"))
 
     def test_slug_and_memory_folder_follow_claude_code(self):
