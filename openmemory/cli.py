@@ -602,7 +602,7 @@ def cmd_remember(args) -> int:
     with store.connect() as db:
         note_id = db.add_note(text, title=args.title or "", cwd=cwd)
     if args.json:
-        _print_json({"id": note_id, "cwd": cwd})
+        _print_json({"id": f"e{note_id}", "cwd": cwd})     # the id as recall shows it, which forget takes
     else:
         print(f"remembered as note e{note_id} ({f'project {cwd}' if cwd else 'every project'})")
     return 0

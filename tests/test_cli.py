@@ -145,8 +145,11 @@ class Remember(TempHome):
         self.assertEqual(p.returncode, 0, p.stderr)
         note = json.loads(p.stdout)
         self.assertIsNone(note["cwd"])
+        self.assertRegex(note["id"], r"^e\d+$")             # as recall shows it, and forget takes it
         with store.connect() as db:
-            self.assertEqual(db.episode(note["id"])["gist"], "Never commit .env files.")
+            self.assertEqual(db.episode(int(note["id"][1:]))["gist"], "Never commit .env files.")
+        [hit] = json.loads(self.ok("recall", "--json", "commit .env files").stdout)
+        self.assertEqual(hit["id"], note["id"])
 
     def test_an_empty_note_is_an_error(self):
         p = self.cli("remember", input="  \n")

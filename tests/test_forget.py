@@ -322,7 +322,7 @@ class Forget(ForgetWorld):
         # SQLite gives a new row the largest id + 1: forgetting the newest memory would hand its id on,
         # and `forget e<id>` run again would then take the new memory
         def note(text):
-            return json.loads(self.ok("remember", "--json", text).stdout)["id"]
+            return int(json.loads(self.ok("remember", "--json", text).stdout)["id"].removeprefix("e"))
         first = note("The staging bastion is bastion-2.")
         newest = note("The release train leaves on Thursdays.")
         self.ok("forget", f"e{newest}")
