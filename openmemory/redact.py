@@ -1,7 +1,8 @@
 """Secret redaction: everything openmemory stores or writes passes through `redact` first.
 
 Four families, branches of ONE pattern scanned once over the text:
-- shapes: provider token prefixes (about sixty), private-key PEM blocks whole or in halves
+- shapes: provider token prefixes (about sixty), one wrapped over lines by a terminal or a tool
+  or cut short where a line or the text ends (cut_token), private-key PEM blocks whole or in halves
   (a BEGIN whose END is in another text; a run of base64 lines ending in an END), bare DER
   and OpenSSH bodies, JWTs, credentials and keys in URLs (database URLs, Sentry DSNs,
   webhook URLs), signatures of signed URLs, cloud secret keys on their own, base64 that
@@ -108,6 +109,42 @@ _BR = r"(?:\\r)?(?:\\n|\r?\n)"                 # a line break, also as JSON writ
 _NUM = r"(?:[ \t]*\d{1,7}(?:→|\t))?"            # the line number Claude Code's Read puts before a line
 _B64LINE = r"[A-Za-z0-9+/=]{1,80}"
 
+# Provider-prefixed tokens a line break may cut (_cut_token): (prefix, token characters, what the
+# provider's branch wants after the prefix at least, its exact length if fixed or None, kind).
+_CUT_FAMILIES = [
+    (r"sk-ant-", r"[A-Za-z0-9_\-]", 16, None, "anthropic-key"),
+    (r"sk-(?:proj-|svcacct-|admin-|or-v1-)?", r"[A-Za-z0-9_\-]", 20, None, "openai-key"),
+    (r"[rsp]k_(?:live|test)_", r"[A-Za-z0-9]", 16, None, "stripe-key"),
+    (r"gh[pousr]_", r"[A-Za-z0-9]", 30, 36, "github-token"),
+    (r"github_pat_", r"[A-Za-z0-9_]", 22, 82, "github-token"),
+    (r"gl(?:pat|ptt|dt|rt|cbt|imt|oas|ft|soat|agent)-", r"[A-Za-z0-9_\-]", 20, None, "gitlab-token"),
+    (r"(?:xox[abposre]|xapp)-", r"[A-Za-z0-9\-]", 10, None, "slack-token"),
+    (r"(?:AKIA|ASIA|AROA|AIDA)", r"[0-9A-Z]", 16, 16, "aws-access-key"),
+    (r"AIza", r"[0-9A-Za-z_\-]", 35, 35, "google-api-key"),
+    (r"GOCSPX-", r"[A-Za-z0-9_\-]", 20, None, "google-client-secret"),
+    (r"npm_", r"[A-Za-z0-9]", 36, 36, "npm-token"),
+    (r"hf_", r"[A-Za-z0-9]", 30, None, "huggingface-token"),
+    (r"gsk_", r"[A-Za-z0-9]", 48, 56, "groq-key"),
+    (r"xai-", r"[A-Za-z0-9]", 70, 90, "xai-key"),
+    (r"pplx-", r"[A-Za-z0-9]", 40, 56, "perplexity-key"),
+    (r"dckr_pat_", r"[A-Za-z0-9_\-]", 27, None, "dockerhub-token"),
+]
+# Where a cut token's visible part ends: a line break (a wrap; spaces may stand before it), also
+# as JSON writes it, the text's end, or an ellipsis a tool cut it with.
+_CUT_BREAK = r"[ \t]*(?:\r?\n|(?:\\r)?\\n)"
+_CUT_END = _CUT_BREAK + r"|[ \t]*\Z|…"
+# What may follow a wrapped token's last piece: a space, the end, a closing quote or bracket, a
+# sentence's punctuation; not "=", ":", "(", "/" or a letter (a name, a call, a path).
+_CUT_FOLLOW = r"(?=[\s\"'`,;)\]}>\\]|[.!?](?![\w/])|…|\Z)"
+# The longest a wrapped token of a family without a fixed length is read (the longest provider
+# keys, OpenAI's project keys and Anthropic's, are about 170 characters).
+_CUT_LONGEST = 256
+# A visible part cut short is a secret from 12 characters that look random: the shortest keys
+# these families make have 16 (AWS key ids) to 20 (OpenAI, GitLab) after their prefix, so 12
+# is three quarters of the shortest one, 70 bits of base62; identifiers after a prefix
+# (sk-learn, ghp_token_name) have no digits or a word's spread (_looks_random).
+_CUT_VISIBLE = 12
+
 # Every branch is one alternative of one pattern; its group name is the kind reported in
 # [REDACTED:kind]. Order matters only between branches that can start at the same place.
 # Branches over long character runs start with a look-behind, so a position inside a run
@@ -122,6 +159,11 @@ _BRANCHES = [
     # A PuTTY private key file's private lines.
     ("putty_key", r"Private-Lines: ?\d{1,4}(?:" + _BR + _NUM + _B64LINE + r"){1,200}"),
     ("age_key", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b"),
+    # A provider-prefixed token that ends where its line or the text does: wrapped by a terminal
+    # or a tool (its rest on the next line) or cut off there (_cut_token). Before the providers'
+    # branches: a whole token at a line's end is handed back to them.
+    ("cut_token", r"\b(?:" + "|".join(f"(?P<cutp{i}>{prefix}){chars}*+" for i, (prefix, chars, _, _, _)
+                                      in enumerate(_CUT_FAMILIES)) + r")(?=" + _CUT_END + r")"),
     ("anthropic_key", r"\bsk-ant-[A-Za-z0-9_\-]{16,}"),
     ("mapbox_key", r"\bsk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}"),
     ("openai_key", r"\bsk-(?:proj-|svcacct-|admin-|or-v1-)?[A-Za-z0-9_\-]{20,}"),
@@ -244,6 +286,7 @@ _BRANCHES = [
     ("b64_creds", r"(?<![A-Za-z0-9+/=_\-.])[A-Za-z0-9+/]{6,400}={1,2}(?![A-Za-z0-9+/=_\-.])"),
 ]
 _ORDER = {name: i for i, (name, _) in enumerate(_BRANCHES)}
+_NOT_CUT = frozenset(name for name, _ in _BRANCHES if name != "cut_token")
 # Branches that keep their context and redact only one group.
 _VALUE_GROUP = {"url_signature": "sig", "url_credentials": "urlpw", "bearer": "bearer_value", "sql_password": "sqlpw"}
 # Kinds reported under another name than their branch.
@@ -306,6 +349,12 @@ _NEEDLE_SPECS = [(needle, precise, tuple(branches.split()))
                  for needle, precise, branches in [
     ("-----begin ", None, "pem"), ("-----end ", r"-----end [a-z0-9 ]{0,30}private", "pem_tail"),
     ("private-lines:", None, "putty_key"), ("age-secret-key-1", None, "age_key"),
+    # cut_token: a prefix, token characters, then a line's or the text's end or an ellipsis
+    *[(needle, needle + r"[a-z0-9_\-]*[ \t]*(?:\r|\n|\\[rn]|$|…)", "cut_token")
+      for needle in ("sk-", "k_live_", "k_test_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox",
+                     "xapp-", "akia", "asia", "aroa", "aida", "aiza", "gocspx-", "npm_", "hf_", "gsk_", "xai-",
+                     "pplx-", "dckr_pat_", "glpat-", "glptt-", "gldt-", "glrt-", "glcbt-", "glimt-", "gloas-",
+                     "glft-", "glsoat-", "glagent-")],
     ("sk-", r"sk-[a-z0-9_\-]{20}", "anthropic_key openai_key"), ("sk.eyj", None, "mapbox_key"),
     ("k_live_", None, "stripe_key"), ("k_test_", None, "stripe_key"), ("whsec_", None, "stripe_webhook"),
     ("ghp_", None, "github_token"), ("gho_", None, "github_token"), ("ghu_", None, "github_token"),
@@ -695,6 +744,9 @@ def _replace(m: re.Match):
     group = _VALUE_GROUP.get(kind)
     if group:
         start, end = m.span(group)
+        wrapped = _through_wrap(m.string, start, end) if end == m.end() else end   # "Bearer ghp_…" wrapped
+        if wrapped > end:
+            return whole[: start - m.start()] + f"[REDACTED:{label}]", wrapped
         return whole[: start - m.start()] + f"[REDACTED:{label}]" + whole[end - m.start():], m.end()
     return f"[REDACTED:{label}]", m.end()
 
@@ -784,11 +836,71 @@ def _b64_credentials(m):
     return ("[REDACTED:credentials]" if _decodes_to_credentials(whole) else whole), m.end()
 
 
+_CUT_PIECE = _later(_CUT_BREAK + r"[ \t]*(?P<piece>[A-Za-z0-9_\-]++)" + _CUT_FOLLOW)
+_CUT_HEAD = _later(r"(?:" + "|".join(prefix for prefix, _, _, _, _ in _CUT_FAMILIES) + r")")
+
+
+def _cut_token(m):
+    """A provider-prefixed token ending where its line or the text ends. Its rest on the next
+    lines (a wrap: only the line break and the next line's indent between) is read with it while
+    a token of a fixed length is still shorter than that, each piece being all token characters,
+    ending where a token may, holding letters with digits or an inner capital (not a word or a
+    number) or completing the fixed length, opening no token of its own, and the whole staying
+    within _CUT_LONGEST; the whole is redacted when the provider's branch would redact it or it
+    looks random. A token cut there, shorter than the provider's tokens are (their fixed length,
+    or what the branch wants at least), is redacted when what is seen after its prefix is
+    _CUT_VISIBLE characters or more that look random. Anything else is what the other branches
+    make of it at this place (a whole token at its line's end: the provider's branch)."""
+    text = m.string
+    i = next(i for i in range(len(_CUT_FAMILIES)) if m.group(f"cutp{i}") is not None)
+    _, chars, shortest, exact, kind = _CUT_FAMILIES[i]
+    head_end = m.end(f"cutp{i}")
+    body, end = text[head_end:m.end()], m.end()
+    allowed = re.compile(chars + "+")
+    while not exact or len(body) < exact:   # a token of a fixed length goes on only while shorter
+        piece = _CUT_PIECE.match(text, end)
+        if piece is None:
+            break
+        p = piece.group("piece")
+        if (not allowed.fullmatch(p) or len(body) + len(p) > _CUT_LONGEST or _CUT_HEAD.match(p)
+                or not (any(c.isdigit() for c in p) and any(c.isalpha() for c in p)
+                        or re.search(r"[a-z][A-Z]", p) or exact and len(body) + len(p) == exact)):
+            break
+        body, end = body + p, piece.end("piece")
+    if end > m.end():   # wrapped: the pieces read as one token
+        label = _provider_label(text[m.start():head_end] + body)
+        if label or _looks_random(body, _CUT_VISIBLE):
+            return label or f"[REDACTED:{kind}]", end
+        body, end = text[head_end:m.end()], m.end()
+    other = _without_cut().match(text, m.start())
+    if other is not None:
+        replacement, other_end = _replace(other)
+        if replacement != text[m.start():other_end]:
+            return replacement, other_end
+    if len(body) < (exact or shortest) and _looks_random(body, _CUT_VISIBLE):   # shorter than the provider's
+        return f"[REDACTED:{kind}]", end
+    return _replace(other) if other is not None else _skip(m)
+
+
+def _provider_label(token: str):
+    """[REDACTED:kind] when a provider's branch redacts the whole token, else None."""
+    other = _without_cut().fullmatch(token)
+    if other is None:
+        return None
+    replacement, end = _replace(other)
+    return replacement if end == len(token) and replacement.startswith("[REDACTED:") and replacement.endswith("]") else None
+
+
+def _without_cut() -> re.Pattern:
+    """The pattern of every branch but cut_token's (what matches where a token is not cut)."""
+    return _pattern_of(_NOT_CUT)
+
+
 _HANDLERS = {"pem": _pem, "der": _der, "openssh_key": lambda m: ("[REDACTED:private-key]", m.end()),
              "aws_secret_key": _aws_secret, "azure_account_key": _azure_account,
              "vault_legacy": _random_only("vault-token"), "twilio_key": _twilio, "url_key": _url_key,
              "url_credentials": _url_credentials, "cli": _cli, "b64_pem": _b64_pem, "b64_json": _b64_credentials,
-             "b64_creds": _b64_credentials}
+             "b64_creds": _b64_credentials, "cut_token": _cut_token}
 
 
 def _words(m: re.Match):
@@ -809,7 +921,7 @@ def _words(m: re.Match):
             value = _VALUE.match(text, at + foreign.end())
             if value is not None and _passwordish(value.group("v").rstrip("\\"), bool(value.group("q"))):
                 v = value.group("v").rstrip("\\")
-                return text[m.start():value.start("v")] + _label_of(v), value.start("v") + len(v)
+                return _value_redacted(m, value.start("v"), v)
     # "password is X", "API_KEY=X", "token: X", "password for the VPN is X"
     if connector:
         value = _VALUE.match(text, at + connector.end())
@@ -826,7 +938,7 @@ def _words(m: re.Match):
         weak = said == ["are"] or said[-1:] == ["of"] or bool({"that", "which"} & set(said[:-1]))
         secret = _passwordish(v, quoted) if weak else _is_secret_value(v, quoted)
         if not called and (pin or secret):
-            return text[m.start():value.start("v")] + _label_of(v), value.start("v") + len(v)
+            return _value_redacted(m, value.start("v"), v)
         return _skip(m)
     # "the deploy token for staging qX8mPz...": a random-looking value within three words.
     words = list(islice(_WORD.finditer(rest), 3))
@@ -837,7 +949,9 @@ def _words(m: re.Match):
         if value and _looks_random(value, 12) and not (
                 _HEX.match(value) and i and words[i - 1].group(0).lower() in _NAMING):
             start = at + w.start() + w.group(0).index(value)
-            return text[m.start():start] + "[REDACTED:secret]", start + len(value)
+            end = _through_wrap(text, start, start + len(value))
+            return text[m.start():start] + (_label_of(text[start:end]) if end > start + len(value)
+                                            else "[REDACTED:secret]"), end
     return _skip(m)
 
 
@@ -855,13 +969,13 @@ def _foreign(m: re.Match):
             v, quoted = value.group("v").rstrip("\\"), bool(value.group("q"))
             pin = bool(_FOREIGN_PASSWORD.search(m.group(0))) and v.isdigit() and len(v) >= 4
             if pin or _passwordish(v, quoted):
-                return text[m.start():value.start("v")] + _label_of(v), value.start("v") + len(v)
+                return _value_redacted(m, value.start("v"), v)
         return _skip(m)
     value = _VALUE.match(text, at)   # "пароль qwerty123", "密码 hunter2": a password right after the word
     if value is not None:
         v = value.group("v").rstrip("\\")
         if len(v) >= 6 and _passwordish(v, bool(value.group("q"))):
-            return text[m.start():value.start("v")] + _label_of(v), value.start("v") + len(v)
+            return _value_redacted(m, value.start("v"), v)
     return _skip(m)
 
 
@@ -903,7 +1017,7 @@ def _name(m: re.Match):
         return _skip(m)
     v, quoted = value.group("v").rstrip("\\"), bool(value.group("q"))
     if _name_secret(word.lower(), qualifier, v, quoted):
-        return text[m.start():value.start("v")] + _label_of(v), value.start("v") + len(v)
+        return _value_redacted(m, value.start("v"), v)
     if word.lower() == "webhook" and "://" in v:
         url = redact(v)   # a known webhook's shape first (hooks.slack.com), then random path parts
         url = _webhook_url(v) if url == v else url
@@ -954,6 +1068,26 @@ def _skip(m: re.Match):
     while end < m.end() and m.string[end].isalnum():
         end += 1
     return m.string[m.start():end], end
+
+
+def _value_redacted(m: re.Match, start: int, v: str):
+    """(the match's text up to a value and the value's label, where scanning goes on) for a
+    value v at start, read on over a wrap when it is a provider's token cut by a line break."""
+    end = _through_wrap(m.string, start, start + len(v))
+    return m.string[m.start():start] + _label_of(m.string[start:end]), end
+
+
+def _through_wrap(text: str, start: int, end: int) -> int:
+    """Where a value read from start to end (a value stops at a line break) ends: further when it
+    is a provider's token whose rest is on the next line (cut_token reads it on)."""
+    if end < len(text) and text[end] in " \t\r\n\\" and _CUT_HEAD.match(text, start):
+        m = _pattern_of(_CUT_ONLY).match(text, start)
+        if m is not None and m.lastgroup == "cut_token":
+            return max(end, _cut_token(m)[1])
+    return end
+
+
+_CUT_ONLY = frozenset(("cut_token",))
 
 
 def _label_of(value: str) -> str:

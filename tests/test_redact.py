@@ -273,6 +273,40 @@ SECRETS += [
     ("No, always export DB_PASS=hunter2Xq9 and STRIPE_WEBHOOK=whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLSgm before migrating", "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLSgm"),
     ("the root pwd = Tr33house!", "Tr33house!"),
     ("the signing secret for prod is qX8mPz2LwR4tK9vN", "qX8mPz2LwR4tK9vN"),
+    # a provider's token wrapped by a terminal or a tool: both parts go; or cut where the text ends
+    ("key sk-proj-Zx9Yw8Vu7Ts6\nRq5Po4Nm3Lk2Ji1Hg0Fe9Dc8Ba7 done", "Rq5Po4Nm3Lk2Ji1Hg0Fe9Dc8Ba7"),
+    ("key sk-proj-Zx9Yw8Vu7Ts6\nRq5Po4Nm3Lk2Ji1Hg0Fe9Dc8Ba7 done", "Zx9Yw8Vu7Ts6"),
+    ("GITHUB_TOKEN=ghp_Zx9Yw8Vu7Ts6Rq5Po4\nNm3Lk2Ji1Hg0Fe9Dc8\n", "Nm3Lk2Ji1Hg0Fe9Dc8"),
+    ("gh auth login --with-token ghp_Zx9Yw8Vu7Ts6Rq5Po4  \n    Nm3Lk2Ji1Hg0Fe9Dc8 ok", "Nm3Lk2Ji1Hg0Fe9Dc8"),
+    ('{"env": "OPENAI_API_KEY=sk-proj-Zx9Yw8Vu7Ts6\\nRq5Po4Nm3Lk2Ji1Hg0Fe9Dc8Ba7"}', "Rq5Po4Nm3Lk2Ji1Hg0Fe9Dc8Ba7"),
+    ("sk-ant-api03-Qw7Er5Ty3Ui1Op9As7Df5Gh3Jk1Lz8Xc6Vb4Nm2\nQa1Ws2Ed3Rf4Tg5Yh6Uj7Ik8Ol9Pz0Xq1Wc2Ev3Rb4\nTn5My6\n",
+     "Tn5My6"),
+    ("xoxb-2047856193-Kd8Lq2Vx\n9Pw3Rt7Zm1Yc4Hs6 posted", "9Pw3Rt7Zm1Yc4Hs6"),
+    ("glpat-Zx9Yw8Vu\nRq5Po4Nm3Lk2", "Rq5Po4Nm3Lk2"),
+    ("AKIA7QX2\nZL9M4B6KPD rest", "ZL9M4B6KPD"),
+    ("I pasted sk-proj-Zx9Yw8Vu7Ts6", "Zx9Yw8Vu7Ts6"),
+    ("the output stopped at ghp_Zx9Yw8Vu7Ts6Rq5Po4\n\nand went on", "Zx9Yw8Vu7Ts6Rq5Po4"),
+    ("aws key AKIA7QX2ZL9M4B6KP", "7QX2ZL9M4B6KP"),
+    ("sk-proj-Zx9Yw8Vu7Ts6… (truncated)", "Zx9Yw8Vu7Ts6"),
+    ("github_pat_11AZX9QYA0Zx9Yw8Vu7Ts6_Rq5Po4Nm3Lk2Ji1Hg0Fe9Dc8Ba7\nQw7Er5Ty3Ui1Op9As7Df5Gh3Jk1Lz8Xc6Vb4Nm2Qa1W\n",
+     "Qw7Er5Ty3Ui1Op9As7Df5Gh3"),
+    ('{"args": "--token hf_Zx9Yw8Vu7Ts6Rq5Po4\\r\\nNm3Lk2Ji1Hg0Fe9Dc8Ba7 --verbose"}', "Nm3Lk2Ji1Hg0Fe9Dc8Ba7"),
+    ('curl -H "Authorization: Bearer ghp_Zx9Yw8Vu7Ts6Rq5Po4\n  Nm3Lk2Ji1Hg0Fe9Dc8" https://api.github.com/user',
+     "Nm3Lk2Ji1Hg0Fe9Dc8"),
+]
+LOOKALIKES += [
+    # a provider's prefix at a line's or the text's end, with prose or an identifier: kept
+    ("tokens start with ghp_\nand are 40 characters long", "a prefix named at a line's end"),
+    ("GitHub classic tokens look like ghp_\nabc123 in the docs", "a prefix and a short word on the next line"),
+    ("keys begin with sk-\nProject keys with sk-proj-", "prefixes named alone, one at the text's end"),
+    ("pip install sk-learn\n", "a package name after the prefix's letters"),
+    ("git checkout -b sk-fix-login-bug-1234", "a branch name at the text's end"),
+    ("ghp_placeholder_token_here", "a placeholder at the text's end"),
+    ("AKIA\nis how AWS access key ids begin", "an AWS prefix alone"),
+    ("AKIATESTKEY\n", "an AWS-like name cut short, no digits"),
+    ("set it to sk-proj-\nmyProject later", "a prefix, then a name on the next line"),
+    ("mv sk-Learn2Model\n", "an identifier shorter than a cut token"),
+    ("echo $GITHUB_TOKEN | cut -c1-4  # ghp_\n2 files changed", "a prefix then a count"),
 ]
 LOOKALIKES += [
     ("the password is wrong", "prose after a secret word"),
@@ -386,6 +420,19 @@ class RedactTable(unittest.TestCase):
         out = redact("password is hunter2x and the token is 9wMxEhh2FDEEtfjgVvVqE1SkHbn88Hxj")
         self.assertNotIn("hunter2x", out)
         self.assertNotIn("9wMxEhh2", out)
+
+    def test_a_wrapped_token_is_one_token_and_the_lines_around_it_stay(self):
+        # a terminal wrapped the key at 20 columns: both halves go, the next line is kept
+        self.assertEqual(redact("$ cat .env\nKEY=sk-proj-Zx9Yw8Vu7Ts6\nRq5Po4Nm3Lk2Ji1Hg0Fe9Dc8Ba7\nexport X=1"),
+                         "$ cat .env\nKEY=[REDACTED:openai-key]\nexport X=1")
+        self.assertEqual(redact("ghp_Zx9Yw8Vu7Ts6Rq5Po4\nNm3Lk2Ji1Hg0Fe9Dc8\n2 files changed"),
+                         "[REDACTED:github-token]\n2 files changed")
+        # a GitHub token whole at its line's end (36 characters) does not go on to the next line
+        self.assertEqual(redact("ghp_Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe9Dc8\nab12cd34 deployed"),
+                         "[REDACTED:github-token]\nab12cd34 deployed")
+        # cut where the text ends, shorter than the provider's pattern: redacted when random enough
+        self.assertEqual(redact("pasted ghp_Zx9Yw8Vu7Ts6"), "pasted [REDACTED:github-token]")
+        self.assertEqual(redact("pasted ghp_Zx9Yw8Vu7Ts"), "pasted ghp_Zx9Yw8Vu7Ts")   # 11 seen: kept
 
     def test_redaction_is_idempotent(self):
         for text, _ in SECRETS:
