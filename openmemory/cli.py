@@ -204,7 +204,8 @@ def cmd_forget(args) -> int:
         else:
             if session:
                 row = db.session(session) or {}
-                print(f"session {session} · {(row.get('started') or '')[:10] or 'no date'} · {row.get('cwd') or 'no folder'}"
+                print(f"session {session} · {(row.get('started') or '')[:10] or 'no date'} · "
+                      f"{paths.one_line(row['cwd']) if row.get('cwd') else 'no folder'}"
                       f" · {len(plan.episodes)} episode(s), {len(plan.passages)} passage(s)"
                       + ("; what it says later is kept out too" if plan.kept_out or session in forget.ignored_sessions()
                          else ""))
@@ -604,7 +605,7 @@ def cmd_remember(args) -> int:
     if args.json:
         _print_json({"id": f"e{note_id}", "cwd": cwd})     # the id as recall shows it, which forget takes
     else:
-        print(f"remembered as note e{note_id} ({f'project {cwd}' if cwd else 'every project'})")
+        print(f"remembered as note e{note_id} ({f'project {paths.one_line(cwd)}' if cwd else 'every project'})")
     return 0
 
 

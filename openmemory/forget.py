@@ -637,7 +637,8 @@ def find_session(store, given: str) -> str:
         raise UsageError(f"no session {given} in memory; recall and show print each memory's session "
                          f"(`session 0f6074fc`), `openmemory recall --json` its whole id")
     told = [f"{sid} ({stored[sid]['started'][:10] if stored[sid]['started'] else 'no date'}, "
-            f"{stored[sid]['cwd'] or 'no folder'})" if sid in stored else f"{sid} (forgotten)" for sid in found]
+            f"{paths.one_line(stored[sid]['cwd']) if stored[sid]['cwd'] else 'no folder'})"
+            if sid in stored else f"{sid} (forgotten)" for sid in found]
     raise UsageError(f"{len(found)} sessions start with {given}: {'; '.join(told)}; give more of the id")
 
 
@@ -726,5 +727,5 @@ def refuse_kept_out(cwd) -> None:
     """Refuse a note for a project kept out of memory, in one line (`remember`, CLI and MCP)."""
     why = kept_out(cwd) if cwd else None
     if why:
-        raise OpenMemoryError(f"{cwd} is kept out of memory ({why}), so nothing is remembered for it; "
+        raise OpenMemoryError(f"{paths.one_line(cwd)} is kept out of memory ({paths.one_line(why)}), so nothing is remembered for it; "
                               f"remove that to let notes in")
