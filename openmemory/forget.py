@@ -620,8 +620,8 @@ def keep_session_out(session_id: str, now: str) -> None:
 
 def find_session(store, given: str) -> str:
     """The session id of a full session id or a prefix of SESSION_MIN characters or more that
-    names one session stored or kept out; else UsageError naming the candidates (a prefix
-    matching none, or several)."""
+    names one session stored or kept out, or one of them holding memories; else UsageError
+    naming the candidates (a prefix matching none, or several)."""
     given = (given or "").strip()
     if len(given) < SESSION_MIN:
         raise UsageError(f"--session {given!r} is too short: give the session's id, or its first {SESSION_MIN} "
@@ -633,6 +633,12 @@ def find_session(store, given: str) -> str:
     found = sorted(set(stored) | set(listed))
     if len(found) == 1:
         return found[0]
+    # A prefix as recall shows it names the session it has memories of: a session of the same
+    # prefix with none (a Codex subagent's own rollout, read through its parent's, whose id
+    # shares the parent's first characters as UUIDv7 ids started together do) does not count.
+    holding = [sid for sid in found if sid in stored and any(store.memories_of_session(sid)[:2])]
+    if len(holding) == 1:
+        return holding[0]
     if not found:
         raise UsageError(f"no session {given} in memory; recall and show print each memory's session "
                          f"(`session 0f6074fc`), `openmemory recall --json` its whole id")

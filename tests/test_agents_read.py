@@ -279,6 +279,19 @@ class CodexSessions(AgentHome):
         self.assertNotIn("SUBTASK", json.dumps(said))   # the task the parent gave it is no one's words here
         self.assertEqual(len({p["session_id"] for p in said}), 1)
 
+    def test_forget_session_takes_the_prefix_recall_shows_for_a_session_with_a_subagent(self):
+        self.codex_rollout("subagent.jsonl")
+        child = self.codex_rollout("subagent.subagent.jsonl")
+        self.ingest()
+        (error,) = [e for e in self.episodes() if e["kind"] == "error"]
+        sid = error["session_id"]
+        self.assertIn(f"session {sid[:8]} ·", self.ok("recall", "python3 missing.py").stdout)
+        child_id = json.loads(child.read_text().splitlines()[0])["payload"]["id"]
+        self.assertEqual((child_id[:8], child_id != sid), (sid[:8], True))    # started together: one prefix
+        self.ok("forget", "--session", sid[:8], "--yes")    # the subagent's own rollout holds no memory
+        self.assertEqual(self.episodes(), [])
+        self.assertIn(f"session {sid}", (self.home / "ignore").read_text())
+
     def test_codex_home_is_where_its_sessions_are_found(self):
         other = self.tmp / "elsewhere"
         folder = other / "sessions" / Path(*CODEX_DAY)
