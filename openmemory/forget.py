@@ -633,10 +633,12 @@ def find_session(store, given: str) -> str:
     found = sorted(set(stored) | set(listed))
     if len(found) == 1:
         return found[0]
-    # A prefix as recall shows it names the session it has memories of: a session of the same
-    # prefix with none (a Codex subagent's own rollout, read through its parent's, whose id
-    # shares the parent's first characters as UUIDv7 ids started together do) does not count.
-    holding = [sid for sid in found if sid in stored and any(store.memories_of_session(sid)[:2])]
+    # A prefix as recall shows it names the session it has memories of (or one forgotten: the
+    # same forget run again): a session of the same prefix with none (a Codex subagent's own
+    # rollout, read through its parent's, whose id shares the parent's first characters as
+    # UUIDv7 ids started together do) does not count.
+    holding = [sid for sid in found if sid in stored and any(store.memories_of_session(sid)[:2])
+               or sid in listed and sid not in stored]
     if len(holding) == 1:
         return holding[0]
     if not found:

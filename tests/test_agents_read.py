@@ -291,6 +291,8 @@ class CodexSessions(AgentHome):
         self.ok("forget", "--session", sid[:8], "--yes")    # the subagent's own rollout holds no memory
         self.assertEqual(self.episodes(), [])
         self.assertIn(f"session {sid}", (self.home / "ignore").read_text())
+        again = self.ok("forget", "--session", sid[:8], "--yes")     # the same forget run again
+        self.assertIn(f"already forgotten: session {sid}", again.stderr)
 
     def test_codex_home_is_where_its_sessions_are_found(self):
         other = self.tmp / "elsewhere"
