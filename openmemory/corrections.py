@@ -620,8 +620,9 @@ _PATH_DOTS = "/..."
 
 
 def end_trimmed(text: str, chars: str = ".!") -> str:
-    """text without the sentence punctuation (chars) it ends with; a path's "/..." stays."""
-    kept = text.rstrip(" ")
+    """text without the sentence punctuation (chars) it ends with; a path's "/..." stays, also
+    before other punctuation ("run go test ./...!")."""
+    kept = text.rstrip(chars.replace(".", "") + " ")
     return kept if kept.endswith(_PATH_DOTS) else text.rstrip(chars)
 
 

@@ -9,7 +9,7 @@ asks paths whether a folder is in a git repository when not told.
 import re
 
 from . import embed, paths
-from .corrections import IMPERATIVE, TOOLS, what_lasts
+from .corrections import IMPERATIVE, TOOLS, end_trimmed, what_lasts
 from .failures import error_line, pipes_download, telling_lines
 from .redact import mostly_secret
 from .shorten import clip
@@ -358,8 +358,7 @@ def codify(text: str, commands: list) -> str:
     tokens = [(m.start(), m.end(), m.group()) for m in re.finditer(r"\S+", text)]
 
     def bare(k):                                        # a token without trailing punctuation
-        word = tokens[k][2].rstrip(",;:!?)")
-        return word if word.endswith("/...") else word.rstrip(",.;:!?)")     # Go's ./... stays whole
+        return end_trimmed(tokens[k][2], ",.;:!?)")     # Go's ./... stays whole
 
     def free(k):
         return not taken(tokens[k][0], tokens[k][1])

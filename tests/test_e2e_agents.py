@@ -197,6 +197,13 @@ class GeminiRecordings(unittest.TestCase):
                          ["run the tests", "No, use unittest: python3 -m unittest"])
 
 
+# A Codex session with a failed command and then the person's correction (the fake model's script).
+CODEX_FAILURE_THEN_CORRECTION = {"steps": [
+    {"match": "run the tests", "reply": [{"tool_call": {"name": "exec_command", "args": {"cmd": "python3 run_tests.py"}}}]},
+    {"match": "tool_result", "reply": [{"text": "run_tests.py is missing."}]},
+    {"match": "use unittest", "reply": [{"text": "Understood."}]}]}
+
+
 class RealCodex(unittest.TestCase):
     """codex exec against the fake Responses API: a failure, then a correction in a resumed turn."""
 
@@ -211,11 +218,7 @@ class RealCodex(unittest.TestCase):
     def test_a_failure_and_a_correction_are_recorded_and_the_model_sees_agents_md(self):
         os.makedirs(os.path.join(self.home, ".codex"))
         Path(self.home, ".codex", "AGENTS.md").write_text("OM-TEST-CANARY: global instructions\n")
-        scenario = {"steps": [
-            {"match": "run the tests", "reply": [{"tool_call": {"name": "exec_command", "args": {"cmd": "python3 run_tests.py"}}}]},
-            {"match": "tool_result", "reply": [{"text": "run_tests.py is missing."}]},
-            {"match": "use unittest", "reply": [{"text": "Understood."}]}]}
-        r = e2e.run_codex(scenario, ["run the tests", "No, use unittest"], home=self.home)
+        r = e2e.run_codex(CODEX_FAILURE_THEN_CORRECTION, ["run the tests", "No, use unittest"], home=self.home)
         self.assertEqual([t["rc"] for t in r["turns"]], [0, 0], r["turns"])
         recs = records(r["rollout"])
         said = [c["text"] for x in recs if x["type"] == "event_msg" and x["payload"].get("type") == "item_completed"
@@ -248,11 +251,7 @@ class RealCodexArchive(unittest.TestCase):
                     [tuple(r) for r in db.execute("SELECT id, path FROM sessions ORDER BY id")])
 
     def test_an_archived_session_is_the_same_session_in_memory(self):
-        scenario = {"steps": [
-            {"match": "run the tests", "reply": [{"tool_call": {"name": "exec_command", "args": {"cmd": "python3 run_tests.py"}}}]},
-            {"match": "tool_result", "reply": [{"text": "run_tests.py is missing."}]},
-            {"match": "use unittest", "reply": [{"text": "Understood."}]}]}
-        r = e2e.run_codex(scenario, ["run the tests", "No, use unittest"], home=self.home)
+        r = e2e.run_codex(CODEX_FAILURE_THEN_CORRECTION, ["run the tests", "No, use unittest"], home=self.home)
         self.assertEqual([t["rc"] for t in r["turns"]], [0, 0], r["turns"])
         openmemory(self.home, "ingest")
         episodes, passages, sessions = self.stored()

@@ -635,12 +635,17 @@ class Command(RenderCase):
 
 
 class VetoClosesThePrediction(TempHome):
-    def test_a_vetoed_lessons_open_prediction_is_closed(self):
+    def predicted(self):
+        """(the repository, a live lesson of it) after a night that made the lesson's prediction."""
         repo = self.tmp / "repo"
         repo.mkdir()
         with store.connect() as db:
             lesson = add_lesson(db, cwd=str(repo), strength=1.5, seen=2)
         self.ok("sleep", "--now", "2026-11-06T03:00:00Z")
+        return repo, lesson
+
+    def test_a_vetoed_lessons_open_prediction_is_closed(self):
+        repo, lesson = self.predicted()
         status = json.loads(self.ok("status", "--json").stdout)
         self.assertEqual(status["predictions_open"], 1)
         (paths.memory_dir_for(repo) / f"om-{lesson}.md").unlink()
@@ -650,13 +655,8 @@ class VetoClosesThePrediction(TempHome):
         self.ok("sleep", "--now", "2026-11-07T03:00:00Z")
         self.assertEqual(json.loads(self.ok("status", "--json").stdout)["predictions_open"], 0)
 
-
     def test_status_counts_a_closed_prediction_so_the_counts_add_up(self):
-        repo = self.tmp / "repo"
-        repo.mkdir()
-        with store.connect() as db:
-            lesson = add_lesson(db, cwd=str(repo), strength=1.5, seen=2)
-        self.ok("sleep", "--now", "2026-11-06T03:00:00Z")
+        _, lesson = self.predicted()
         self.ok("lessons", "reject", f"lesson:{lesson}")
         status = json.loads(self.ok("status", "--json").stdout)
         self.assertEqual((status["predictions"], status["predictions_open"], status["predictions_confirmed"],

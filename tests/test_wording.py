@@ -65,6 +65,7 @@ class Wording(unittest.TestCase):
                          "Always run go test `./...` directly.")
         self.assertEqual(self.lesson("use go test ./... instead", "make test"),
                          "Use go test `./...` instead of `make test`.")
+        self.assertEqual(self.lesson("always run go test ./...!"), "Always run go test `./...`.")
         self.assertEqual(self.lesson("always run go vet ./internal/..., then the tests"),
                          "Always run go vet `./internal/...`, then the tests.")
         self.assertEqual(self.lesson("always run the linter first... it catches things"),
