@@ -246,7 +246,8 @@ def label_figures(files: list, labels: dict, night: dict) -> dict:
         stage = _stage(by_key.get(keys.get((item["session"], le._item_key(item)))), states, night)
         lost[stage] = lost.get(stage, 0) + 1
     for item in [i for i in labels.get("failures", []) if i.get("lasting")]:
-        stage = _stage(by_key.get(failure_keys.get(item["session"], {}).get(item["tool_use_id"])), states, night)
+        stage = _stage(by_key.get(failure_keys.get(item["session"], {}).get(item["tool_use_id"])), states, night,
+                       failure=True)
         lost[stage] = lost.get(stage, 0) + 1
     n_lasting = sum(1 for i in labels["messages"] if i.get("lasting") and not i.get("repeat_of")) + \
         sum(1 for i in labels.get("failures", []) if i.get("lasting"))
@@ -260,21 +261,24 @@ def label_figures(files: list, labels: dict, night: dict) -> dict:
             "rendered": len(live), "rendered_from_lasting": len(from_lasting), "stages": lost}
 
 
-STAGES = ("live", "candidate", "never asked: no correction episode", "never asked: no failure candidate",
-          "asked, no answer used", "judged not a correction", "judged not lasting", "judged lasting, no lesson")
+STAGES = ("live", "candidate", "never asked: no correction episode", "never asked: no failure episode",
+          "never asked: no failure candidate", "asked, no answer used", "judged not a correction", "judged not lasting", "judged lasting, no lesson")
 
 
-def _stage(ep: dict | None, states: dict, night: dict) -> str:
+def _stage(ep: dict | None, states: dict, night: dict, failure: bool = False) -> str:
     """Where a labelled lasting item got to on the night: a live lesson or a candidate, or the
-    stage that lost it (counts only: no label's or answer's text)."""
+    stage that lost it (counts only: no label's or answer's text). failure: a labelled failure,
+    whose verdict, when a judge read it, is kept on its error episode as on a correction's."""
     state = states.get((ep or {}).get("consolidated"))
     if state in ("live", "candidate"):
         return state
     if ep is None:
-        return "never asked: no correction episode"
-    if ep["kind"] != "correction":
-        return "never asked: no failure candidate"
+        return "never asked: no failure episode" if failure else "never asked: no correction episode"
     judged = ep["facts"].get("judge")
+    if ep["kind"] != "correction":
+        if not isinstance(judged, dict):
+            return "never asked: no failure candidate"
+        return "judged lasting, no lesson" if judged.get("lasting") else "judged not lasting"
     if not isinstance(judged, dict):
         return "asked, no answer used"
     if not judged.get("correction"):

@@ -283,6 +283,19 @@ class RecordedAnswersReplayed(unittest.TestCase):
         self.assertEqual(live, ["In this project run the tests with `pytest -q`, not `python -m unittest`."])
 
 
+    def test_where_a_lasting_failure_got_to_is_told_apart(self):
+        from tests import judge_requests
+        stage = judge_requests._stage
+        asked = {"kind": "error", "consolidated": 0, "facts": {"judge": {"lasting": False, "cause": "x"}}}
+        never = {"kind": "error", "consolidated": 0, "facts": {}}
+        made = {"kind": "error", "consolidated": 7, "facts": {"judge": {"lasting": True}}}
+        self.assertEqual(stage(asked, {}, {}, failure=True), "judged not lasting")
+        self.assertEqual(stage(never, {}, {}, failure=True), "never asked: no failure candidate")
+        self.assertEqual(stage(None, {}, {}, failure=True), "never asked: no failure episode")
+        self.assertEqual(stage(None, {}, {}), "never asked: no correction episode")
+        self.assertEqual(stage(made, {7: "live"}, {}, failure=True), "live")
+
+
 def _session(day: int, *exchanges, start="run the tests"):
     """A session of /home/dev/shop on 2026-11-<day>: its first request, then (what the person
     typed, the agent's call or None) for each exchange."""
