@@ -14,7 +14,7 @@ import traceback
 
 from . import __version__, clock, errors, paths, store
 from .errors import OpenMemoryError
-from .shorten import clip
+from .shorten import clip, wellformed
 from .redact import redact
 
 
@@ -596,8 +596,9 @@ def cmd_show(args) -> int:
 
 def cmd_remember(args) -> int:
     """Store a note in memory at once, from the terminal or a script (as the agent's `remember` tool does)."""
-    text = " ".join(args.text) if args.text else sys.stdin.read()
+    text = " ".join(args.text) if args.text else wellformed(sys.stdin.read())
     cwd = os.path.realpath(args.cwd) if args.cwd else None if args.everywhere else os.getcwd()
+    cwd = cwd and wellformed(cwd)   # a folder named in bytes that are not UTF-8: stored as its name reads
     from . import forget
     forget.refuse_kept_out(cwd)
     with store.connect() as db:
@@ -764,12 +765,18 @@ def main(argv=None) -> int:
         sys.stdout, sys.stderr = streams
 
 
+_TEXT_ARGUMENTS = ("query", "text", "title", "args")     # words stored or searched, never a path
+
+
 def _run(argv) -> int:
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # said with the verb's own usage, not the top-level one
         verbs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         verbs.choices[args.verb].error(f"unrecognized arguments: {' '.join(unknown)}")
+    for name in _TEXT_ARGUMENTS:   # bytes the locale cannot decode come as lone surrogates (paths keep them)
+        if getattr(args, name, None):
+            setattr(args, name, wellformed(getattr(args, name)))
     try:
         return args.func(args)
     except errors.UsageError as e:     # a value that names nothing certain: said as argparse says a bad one
@@ -823,7 +830,7 @@ class _Shown:
         self.unescaped = stream
 
     def write(self, text):
-        return self.unescaped.write(shown(text))
+        return self.unescaped.write(shown(wellformed(text)))     # a name's undecodable bytes: U+FFFD
 
     def __getattr__(self, name):
         return getattr(self.unescaped, name)

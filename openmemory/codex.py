@@ -15,7 +15,7 @@ import os
 import re
 import shlex
 
-from .shorten import clip
+from .shorten import clip, wellformed
 from .transcripts import Session, ToolCall, Turn, _ends, _str, jsonl_record, with_subagents
 
 AGENT = "codex"
@@ -351,7 +351,7 @@ def _output(call: ToolCall, output, at: str) -> None:
     text = _str(output)
     if text.startswith("{") and '"metadata"' in text:   # 0.2x-0.4x: {"output": ..., "metadata": {"exit_code": n}}
         try:
-            value = json.loads(text)
+            value = wellformed(json.loads(text))
             if isinstance(value, dict) and isinstance(value.get("metadata"), dict):
                 code = value["metadata"].get("exit_code")
                 text = _str(value.get("output"))

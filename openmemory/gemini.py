@@ -16,6 +16,7 @@ import json
 import os
 import re
 
+from .shorten import wellformed
 from .transcripts import Session, ToolCall, Turn, _ends, _str, jsonl_record, with_subagents
 
 AGENT = "gemini"
@@ -82,7 +83,7 @@ def parse_lines(lines, path: str = "", kept_out=None, subagent: bool = False) ->
     if path.endswith(".json"):          # before 0.39: one JSON document, rewritten whole
         text = "".join(raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw for raw in lines)
         try:
-            doc = json.loads(text)
+            doc = wellformed(json.loads(text))
         except (ValueError, RecursionError):
             doc = None
         if isinstance(doc, dict) and isinstance(doc.get("messages"), list) and "sessionId" in doc:

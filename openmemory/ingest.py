@@ -8,6 +8,7 @@ transcripts are stored to a transaction (Batch), each locked until it commits; a
 ingest reads and prepares them in forked worker processes while this one, the store's one
 writer, stores them in order (worker_results).
 """
+import errno
 import fcntl
 import gc
 import hashlib
@@ -31,6 +32,7 @@ from .clock import iso, iso_or_none
 from .episodes import episodes_of
 from .errors import OpenMemoryError
 from .passages import passages_of
+from .shorten import wellformed
 from .store import Store, prepare, prepare_passages
 
 # A transaction (Batch) is also closed before reading a transcript over BATCH_ALONE_BYTES,
@@ -245,6 +247,8 @@ def ingest(store: Store, roots=None, progress=None, force: bool = False, now: st
     stats = []
     for path in files:
         try:
+            if not path.isascii() and path != wellformed(path):    # bytes that are not UTF-8 in its name: no text can name it in the store
+                raise OSError(errno.EILSEQ, "its path is not UTF-8 text (rename the folder or file to have it read)")
             stats.append(transcripts.file_stat(path, os.stat(path)))
         except OSError as e:
             stats.append(e)

@@ -42,7 +42,7 @@ from .failures import cause_key, is_lesson_error, is_work_failure
 from .paths import project_of
 from .passages import AGENT, PERSON
 from .redact import redact
-from .shorten import clip
+from .shorten import clip, wellformed
 from .store import Store
 from .wording import LESSON_CHARS, correction_lesson, scoped, unscoped
 
@@ -403,7 +403,7 @@ def _object(text: str):
     if start < 0 or end < start:
         return None
     try:
-        value = json.loads(text[start:end + 1])
+        value = wellformed(json.loads(text[start:end + 1]))   # no lone surrogate reaches a lesson
     except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None

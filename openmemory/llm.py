@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from . import files, paths, settings
 from .clock import iso
 from .redact import redact
+from .shorten import wellformed
 from .store import Store
 
 log = logging.getLogger(__name__)
@@ -413,7 +414,7 @@ class _DeadlineResponse(http.client.HTTPResponse):
 def answer_text(raw: bytes) -> str:
     """The assistant's text in a chat-completions reply; raises ModelUnavailable on any other shape."""
     try:
-        reply = json.loads(raw.decode("utf-8"))
+        reply = wellformed(json.loads(raw.decode("utf-8")))  # a model may write a lone surrogate's escape
     except (UnicodeDecodeError, ValueError, RecursionError):
         raise ModelUnavailable("the reply is not JSON") from None
     try:
@@ -461,7 +462,7 @@ def headless(cfg: Config, system: str, user: str, seconds: float) -> tuple:
         proc.communicate()
         raise ModelUnavailable(f"no answer within the deadline of {seconds:g} s", unreachable=True) from None
     try:
-        reply = json.loads(out.decode("utf-8"))
+        reply = wellformed(json.loads(out.decode("utf-8")))
     except (UnicodeDecodeError, ValueError):
         why = (err.decode("utf-8", "replace").strip().splitlines() or [f"exit code {proc.returncode}"])[-1]
         raise ModelUnavailable(f"claude -p gave no JSON result ({why[:200]})") from None

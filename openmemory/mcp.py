@@ -15,7 +15,7 @@ from . import __version__, errors, paths, recall as recall_lib, store
 from .clock import iso
 from .errors import OpenMemoryError
 from .redact import redact
-from .shorten import clip_block
+from .shorten import clip_block, wellformed
 
 log = logging.getLogger(__name__)
 
@@ -193,8 +193,9 @@ def serve(stdin, stdout, project_dir: str | None = None) -> None:
             reply = handle_line(line, project_dir)
         if reply is None:
             continue
+        data = encode(reply)
         try:
-            stdout.write(encode(reply))
+            stdout.write(data)
             stdout.flush()
         except (BrokenPipeError, ValueError):  # the client went away (ValueError: stream closed)
             log.info("stdout closed; exiting")
@@ -202,8 +203,13 @@ def serve(stdin, stdout, project_dir: str | None = None) -> None:
 
 
 def encode(reply) -> bytes:
-    """One reply as one line of UTF-8 JSON (json escapes every newline inside strings)."""
-    return json.dumps(reply, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+    """One reply as one line of UTF-8 JSON (json escapes every newline inside strings); a lone
+    surrogate, which UTF-8 cannot carry, as U+FFFD (shorten.wellformed)."""
+    text = json.dumps(reply, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return text.encode("utf-8") + b"\n"
+    except UnicodeEncodeError:
+        return json.dumps(wellformed(reply), ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
 def handle_line(line: bytes, project_dir: str | None = None):
@@ -215,6 +221,8 @@ def handle_line(line: bytes, project_dir: str | None = None):
         message = json.loads(text)
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
         return _error(None, PARSE_ERROR, f"not a JSON message: {_first_line(e)}")
+    if "\\ud" in text or "\\uD" in text:
+        message = wellformed(message)   # a lone surrogate's escape: valid JSON, not a string SQLite or UTF-8 takes
     return handle(message, project_dir)
 
 

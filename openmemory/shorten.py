@@ -1,4 +1,6 @@
-"""Shortening text for a line or a field: the one way openmemory cuts text, with '…'."""
+"""Shortening text for a line or a field: the one way openmemory cuts text, with '…'; and mending
+what no file or database can hold (`wellformed`)."""
+import re
 
 
 def clip(text, limit: int) -> str:
@@ -18,3 +20,22 @@ def clip_block(text: str, limit: int) -> str:
     """Text with its lines kept (a pasted message, an error output), at most limit characters."""
     text = (text or "").strip()
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+# A half of a surrogate pair alone: JavaScript cuts strings by UTF-16 unit, so a tool output or a
+# message cut in the middle of an emoji is written by JSON.stringify as "\ud83d" with no low half
+# (Claude Code's own API calls have failed on such transcripts: "no low surrogate in string").
+# json.loads keeps it, and SQLite, UTF-8 files and terminals refuse it: one such string stopped
+# a whole ingest. After json.loads a pair is one character, so any surrogate left is alone.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def wellformed(value):
+    """value (a str, or JSON's lists and dicts of them) with every lone surrogate made U+FFFD."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [wellformed(v) for v in value]
+    if isinstance(value, dict):
+        return {wellformed(k): wellformed(v) for k, v in value.items()}
+    return value

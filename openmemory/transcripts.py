@@ -14,6 +14,7 @@ from itertools import islice
 from typing import NamedTuple
 
 from .redact import secret_safe_clip as clip   # a cut never keeps part of a secret (issue 27)
+from .shorten import wellformed
 
 # Text Claude Code writes into user records that the person did not type.
 _REJECTED = "The user doesn't want to proceed with this tool use"
@@ -60,17 +61,20 @@ _JSON_SPACE = " \t\n\r"
 
 
 def jsonl_record(line: str):
-    """json.loads(line): the same value, or ValueError. A line that starts with `{` (every record
-    Claude Code writes) goes straight to json's C scanner."""
+    """json.loads(line): the same value (its strings well formed: `wellformed`), or ValueError. A
+    line that starts with `{` (every record Claude Code writes) goes straight to json's C scanner."""
     if not line.startswith("{"):
-        return json.loads(line)
-    try:
-        value, end = _scan(line, 0)
-    except StopIteration as e:
-        raise ValueError(f"not JSON at {e.value}") from None
-    if end != len(line) and line[end:].strip(_JSON_SPACE):
-        raise ValueError("extra data after a record")
-    return value
+        value = json.loads(line)
+    else:
+        try:
+            value, end = _scan(line, 0)
+        except StopIteration as e:
+            raise ValueError(f"not JSON at {e.value}") from None
+        if end != len(line) and line[end:].strip(_JSON_SPACE):
+            raise ValueError("extra data after a record")
+    return wellformed(value) if "\\ud" in line or "\\uD" in line else value
+
+
 
 
 @dataclass

@@ -37,7 +37,8 @@ from tests.fixtures import Transcript, test_session  # noqa: E402
 
 SHORT = {"parser": 250, "pipes": 150, "huge_line_mb": 4, "depth": 200_000}
 FULL = {"parser": 20_000, "pipes": 3_000, "huge_line_mb": 50, "depth": 2_000_000}
-WRONG = [None, 0, 1, -1, 2.5, True, False, "", "x", [], [1, "a"], {}, {"type": "text"}, "\udcff"[:0] + "é"]
+WRONG = [None, 0, 1, -1, 2.5, True, False, "", "x", [], [1, "a"], {}, {"type": "text"}, "\udcff"[:0] + "é",
+         "caf\ud83d"]    # half a surrogate pair: valid JSON (JavaScript writes it), no UTF-8 text
 
 
 # -- inputs -------------------------------------------------------------------------------

@@ -2,6 +2,8 @@
 without a Claude Code folder, `remember` from the terminal."""
 import json
 import os
+import subprocess
+import sys
 
 from openmemory import store
 from tests.fixtures import project_folder, test_session
@@ -150,6 +152,20 @@ class Remember(TempHome):
             self.assertEqual(db.episode(int(note["id"][1:]))["gist"], "Never commit .env files.")
         [hit] = json.loads(self.ok("recall", "--json", "commit .env files").stdout)
         self.assertEqual(hit["id"], note["id"])
+
+    def test_bytes_the_locale_cannot_decode_are_stored_as_replacement_characters(self):
+        # Python hands undecodable argv and stdin bytes over as lone surrogates, which SQLite refuses
+        p = subprocess.run([sys.executable, "-m", "openmemory", "remember", b"caf\xe9 deploys on Fridays"],
+                           capture_output=True, env=self.env(), cwd=str(self.tmp))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = subprocess.run([sys.executable, "-m", "openmemory", "remember", "--everywhere"], input=b"caf\xe9 uses uv\n",
+                           capture_output=True, env=self.env(), cwd=str(self.tmp))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = subprocess.run([sys.executable, "-m", "openmemory", "recall", b"caf\xe9 deploys"],
+                           capture_output=True, env=self.env(), cwd=str(self.tmp))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("caf\ufffd deploys on Fridays", p.stdout.decode("utf-8"))
+        self.assertIn("caf\ufffd uses uv", self.ok("recall", "uv").stdout)
 
     def test_an_empty_note_is_an_error(self):
         p = self.cli("remember", input="  \n")

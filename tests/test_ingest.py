@@ -754,3 +754,40 @@ class NotATranscript(TempHome):
         self.assertEqual(p.stderr, "")
         status = json.loads(self.ok("status", "--json").stdout)
         self.assertEqual((status["sessions"], status["lines_skipped"]), (1, 3))
+
+
+class HalfASurrogatePair(TempHome):
+    """JavaScript cuts strings by UTF-16 unit: a tool output or a message cut in the middle of an
+    emoji is written by JSON.stringify as "\\ud83d" with no low half (Claude Code's own API calls
+    have failed on such transcripts). Valid JSON, but no text SQLite, a file or a terminal takes."""
+
+    def test_a_lone_surrogate_is_read_as_a_replacement_character_and_the_ingest_goes_on(self):
+        t = Transcript(cwd=PROJECT)
+        t.user("the build fails on the name caf\ud83d")
+        t.assistant("Running the tests.", tools=[("Bash", {"command": "npm test"},
+                                                  "Exit code 1\nError: cannot find module caf\udc00e", True)])
+        t.assistant("It failed: the module caf\ud83d is missing.")
+        t.user("no, never run npm test here, always run make check")
+        t.assistant("Understood, make check.")
+        path = t.write(project_folder(self.claude, PROJECT))
+        self.assertIn("\\ud83d", path.read_text())      # written as Claude Code writes it
+        test_session(cwd="/home/dev/blog").write(project_folder(self.claude, "/home/dev/blog"))
+        p = self.ok("ingest")
+        self.assertIn("read 2 of 2 transcripts", p.stdout)
+        found = self.ok("recall", "--json", "cannot find module")
+        self.assertIn("cannot find module caf\ufffde", found.stdout)
+        self.ok("sleep")
+        self.assertIn("live · seen in 1 session · project /home/dev/shop\n  In this project never run `npm test`", self.ok("lessons").stdout)
+        self.assertEqual(self.ok("ingest").stdout.strip(), "read 0 of 2 transcripts (2 unchanged); new episodes: none")
+
+    def test_a_path_that_is_not_utf8_is_said_and_the_others_read(self):
+        folder = project_folder(self.claude, PROJECT)
+        test_session(cwd=PROJECT).write(folder)
+        odd = os.fsencode(str(folder)) + b"/caf\xe9.jsonl"
+        with open(odd, "wb") as f:
+            f.write(Path(test_session(cwd=PROJECT).write(self.tmp)).read_bytes())
+        p = self.cli("ingest")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("read 1 of 2 transcripts", p.stdout)
+        self.assertIn("caf\ufffd.jsonl: its path is not UTF-8 text", p.stderr)
+        self.assertTrue(os.path.exists(odd))            # left as it is

@@ -198,6 +198,14 @@ class ReadingTheAnswer(unittest.TestCase):
         fenced = "```json\n" + answer(False, correction=False) + "\n```"
         self.assertEqual(judge.read_answer(fenced, q)["correction"], False)
 
+    def test_half_a_surrogate_pair_in_the_answer_is_a_replacement_character(self):
+        q = request()
+        text = answer(True, "Run the tests with `pytest -q`, not `python -m unittest discover` \ud83d.")
+        self.assertIn("\\ud83d", text)                 # valid JSON, as a model may write it
+        verdict = judge.read_answer(text, q)
+        self.assertEqual(verdict["lesson"], "Run the tests with `pytest -q`, not `python -m unittest discover` \ufffd.")
+        verdict["lesson"].encode("utf-8")               # stored and rendered as any text is
+
     def test_answers_that_are_no_answer(self):
         q = request()
         for text, why in [

@@ -429,6 +429,20 @@ class OverPipes(TempHome):
         self.assertTrue(line.endswith(b"\n"), line)
         return json.loads(line)
 
+    def test_half_a_surrogate_pair_in_a_request_is_answered_and_the_server_goes_on(self):
+        # valid JSON ("\ud83d" alone) that UTF-8 cannot carry: the reply once stopped the server
+        self.start()
+        self.send(b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"remember",'
+                  b'"arguments":{"text":"caf\\ud83d deploys on Fridays"}}}')
+        self.assertFalse(self.receive()["result"]["isError"])
+        self.send(b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"recall",'
+                  b'"arguments":{"query":"deploys \\ud83d fridays"}}}')
+        found = self.receive()
+        self.assertEqual(found["id"], 2)
+        self.assertIn("caf\ufffd deploys on Fridays", found["result"]["content"][0]["text"])
+        self.send(request("ping", rid=3))
+        self.assertEqual(self.receive(), {"jsonrpc": "2.0", "id": 3, "result": {}})
+
     def test_a_whole_session_in_the_modern_era(self):
         self.start()
         self.send({"jsonrpc": "2.0", "id": "probe", "method": "server/discover", "params": {"_meta": MODERN}})

@@ -341,19 +341,22 @@ class RealCorpus(unittest.TestCase):
 
 class RecordsAreReadAsJsonLoadsReadsThem(unittest.TestCase):
     def test_the_scanner_gives_json_loads_value_or_its_error(self):
+        # json.loads's value, but half a surrogate pair alone, which no UTF-8 text can hold, as U+FFFD
         import json
         import random
+        from openmemory.shorten import wellformed
         from openmemory.transcripts import jsonl_record as _record
         rng = random.Random(1)
         cases = ['{"a":1}', '{"a":1}\n', '{"a":1} \r\n', '{"a":1} x', '{"a":', '{}', '{"a":1}\x0c', '{"a":NaN}',
-                 '{"a":1}{"b":2}', ' {"a":1}', '[1]', '{"a":"\\ud800"}', '{"a":1}\u00a0']
+                 '{"a":1}{"b":2}', ' {"a":1}', '[1]', '{"a":"\\ud800"}', '{"a":1}\u00a0', '["\\uDC00x"]',
+                 '{"\\udbff":"\\ud83d\\ude00 \\ude00"}', '{"a":"\\\\ud800"}']
         for _ in range(1000):
             text = json.dumps({"k": [rng.random(), "é" * rng.randint(0, 3), None]})
             cases.append(text[:rng.randint(0, len(text) + 2)] + rng.choice(["", "\n", " ", "}", "x", "\t\n"]))
         for text in cases:
             with self.subTest(text=text):
                 try:
-                    expected = ("value", json.loads(text))
+                    expected = ("value", wellformed(json.loads(text)))
                 except ValueError:
                     expected = ("error",)
                 try:
@@ -361,6 +364,8 @@ class RecordsAreReadAsJsonLoadsReadsThem(unittest.TestCase):
                 except ValueError:
                     got = ("error",)
                 self.assertEqual(repr(got), repr(expected))
+        self.assertEqual(_record('{"\\udbff":"\\ud83d\\ude00 \\ude00"}'), {"\ufffd": "\U0001f600 \ufffd"})
+        self.assertEqual(_record('{"a":"\\\\ud800"}'), {"a": "\\ud800"})     # an escaped backslash: text, kept
 
 
 class KeptOutWhileReading(unittest.TestCase):
