@@ -615,7 +615,10 @@ def score(relevance: float, at: str, strength: float, now, in_project=None) -> f
     fresh one, one often recalled, one of the project asked about); now is a timestamp or a datetime."""
     if isinstance(now, str):
         now = parse_time(now)
-    age_days = max(0.0, (now - parse_time(at)).total_seconds() / 86400)
+    try:
+        age_days = max(0.0, (now - parse_time(at)).total_seconds() / 86400)
+    except (ValueError, TypeError, AttributeError, OverflowError):  # no time (a passage stored before
+        age_days = float("inf")             # 2026-12-05 from records without one): the oldest there is
     recency = 2 ** (-age_days / RECENCY_HALF_LIFE_DAYS)
     return (relevance + RECENCY_TIE * recency + STRENGTH_TIE * min(strength, STRENGTH_CAP) / STRENGTH_CAP
             + PROJECT_TIE * bool(in_project))

@@ -243,6 +243,44 @@ class Stored(TempHome):
         self.assertEqual(len(self.said()), before)
 
 
+class RecordsWithNoTime(TempHome):
+    """A record whose time is missing or not a time (another writer's log, a damaged line)."""
+
+    def test_a_passage_is_as_old_as_the_record_before_it_and_recall_still_answers(self):
+        t = Transcript(cwd="/home/dev/shop")
+        t.user("run the tests with make check")
+        t.assistant("Running make check.")
+        t.user("no, always use pnpm here, never npm")
+        t.assistant("Understood, pnpm from now on.")
+        first = t.records[0]["timestamp"]
+        for n, rec in enumerate(t.records):
+            if n:
+                rec["timestamp"] = ["", "2026-13-45T99:99:99Z", "yesterday"][n % 3]
+        self.write_and_ingest(t)
+        with store.connect() as db:
+            ats = [r[0] for r in raw_db(db).execute("SELECT at FROM passages ORDER BY seq")]
+        self.assertTrue(ats)
+        self.assertTrue(all(at.startswith(first[:16]) for at in ats), (first, ats))
+        found = json.loads(self.ok("recall", "--json", "pnpm").stdout)
+        self.assertIn("always use pnpm", found[0]["text"])
+
+    def test_a_passage_stored_with_no_time_is_recalled_as_the_oldest(self):
+        t = Transcript(cwd="/home/dev/shop")
+        t.user("run the tests with make check")
+        t.assistant("Running make check: the suite uses pnpm workspaces.")
+        self.write_and_ingest(t)
+        with store.connect() as db:             # as an ingest before 2026-12-05 stored it
+            raw_db(db).execute("UPDATE passages SET at = ''")
+            raw_db(db).commit()
+        p = self.ok("recall", "pnpm workspaces")
+        self.assertIn("undated", p.stdout)
+        self.assertIn("pnpm workspaces", p.stdout)
+
+    def write_and_ingest(self, t):
+        t.write(project_folder(self.claude, t.cwd))
+        self.ok("ingest")
+
+
 class WhatAHitShows(TempHome):
     def test_the_agents_words_show_the_short_question_they_answer_and_the_reply(self):
         t = Transcript(cwd="/home/dev/shop")
