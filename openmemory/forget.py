@@ -166,7 +166,7 @@ def is_forgotten(ep: dict, forgotten: set, session_id=None) -> bool:
     return any(h in forgotten for h in tombstones(ep, session_id))
 
 
-_ID = re.compile(r"(?i)(?:(episode|e|lesson|l|passage|p)[:#]?)?(\d+)")
+_ID = re.compile(r"(?i)(?:(episode|e|lesson|l|passage|p)[:#]?)?([0-9]{1,18})")    # ASCII digits, within SQLite's integers
 
 
 def parse_ids(words: list) -> tuple:

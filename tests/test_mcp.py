@@ -220,6 +220,8 @@ class ToolArguments(TempHome):
         ("show", {"id": 12}, "id must be"),
         ("show", {"id": "x"}, "is not an id"),
         ("show", {"id": "p999"}, "no memory p999"),
+        ("show", {"id": "e" + "9" * 24}, "is not an id"),       # past SQLite's integers: was an internal error
+        ("show", {"id": "e\u0661"}, "is not an id"),            # a digit of another script
         ("show", {"id": "e1", "around": 11}, "around must be"),
         ("show", {"id": "e1", "around": True}, "around must be"),
         ("show", {"id": "e1", "depth": 2}, "unknown argument 'depth'"),
