@@ -118,6 +118,8 @@ def parse_lines(lines, path: str = "", kept_out=None, subagent: bool = False) ->
             s.skipped += 1
             continue
         kind, payload, at = rec.get("type"), rec.get("payload"), _str(rec.get("timestamp"))
+        if not isinstance(kind, str):
+            kind = None                 # a record of no type it names (an object, a list: not hashable)
         if sniffed is not None:
             if kind in KNOWN_TYPES and isinstance(payload, dict):
                 sniffed = None

@@ -86,6 +86,19 @@ class CodexSessions(AgentHome):
         self.assertIn("No, don't use pytest here, use unittest", kinds["correction"]["gist"])
         self.assertEqual(kinds["session"]["cwd"], "/tmp/om-rec-codex-correction-lhqjcx7t/work")
 
+    def test_a_record_whose_type_is_not_a_name_is_passed_over(self):
+        lines = (DATA / "codex" / "correction.jsonl").read_text(encoding="utf-8").splitlines()
+        odd = []
+        for n, line in enumerate(lines):
+            rec = json.loads(line)
+            if n in (0, 5):                 # an object, a list: JSON a writer may put there, not hashable
+                rec["type"] = {"type": "text"} if n == 0 else ["event_msg"]
+            odd.append(json.dumps(rec))
+        whole = codex.parse_lines(lines, "correction.jsonl")
+        session = codex.parse_lines(odd, "correction.jsonl")        # raised TypeError: unhashable type
+        self.assertEqual(session.records, whole.records - 1)     # the first, while it looked for a known record, is not counted
+        self.assertEqual([t.text for t in session.prompts], [t.text for t in whole.prompts])
+
     def test_the_harness_and_agents_md_are_never_the_persons_words(self):
         self.codex_rollout("memory_files.jsonl")
         self.ingest()
