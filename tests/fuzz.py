@@ -31,12 +31,12 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from openmemory import episodes, ingest, store, transcripts  # noqa: E402
+from openmemory import episodes, ingest, passages, store, transcripts  # noqa: E402
 from openmemory.redact import redact  # noqa: E402
 from tests.fixtures import Transcript, test_session  # noqa: E402
 
-SHORT = {"parser": 250, "pipes": 150, "huge_line_mb": 4, "depth": 200_000}
-FULL = {"parser": 20_000, "pipes": 3_000, "huge_line_mb": 50, "depth": 2_000_000}
+SHORT = {"parser": 250, "pipes": 150, "agents": 300, "huge_line_mb": 4, "depth": 200_000}
+FULL = {"parser": 20_000, "pipes": 3_000, "agents": 20_000, "huge_line_mb": 50, "depth": 2_000_000}
 WRONG = [None, 0, 1, -1, 2.5, True, False, "", "x", [], [1, "a"], {}, {"type": "text"}, "\udcff"[:0] + "é",
          "caf\ud83d"]    # half a surrogate pair: valid JSON (JavaScript writes it), no UTF-8 text
 
@@ -237,6 +237,58 @@ def fuzz_parser(n: int, seed: int, cfg: dict, tmp: Path) -> dict:
     return {"counts": counts, "failures": failures}
 
 
+# -- the other agents' readers ------------------------------------------------------------
+
+AGENT_LOGS = Path(__file__).parent / "data" / "agents"
+
+
+def fuzz_agents(n: int, seed: int, cfg: dict) -> dict:
+    """Codex's rollouts and Gemini's chats recorded from the real clients (tests/data/agents), each
+    with a wrong type in one field of one record, a garbage line, or cut at a random byte: no
+    exception escapes the reader, nor episodes and passages made of what it read, and every
+    string they hold is text UTF-8 can carry."""
+    from openmemory import codex, gemini
+    rng = random.Random(seed)
+    logs = [(codex, p) for p in sorted((AGENT_LOGS / "codex").glob("*.jsonl")) if p.name.count(".") == 1]
+    logs += [(gemini, p) for p in sorted((AGENT_LOGS / "gemini").glob("*.json*")) if p.name.count(".") == 1]
+    counts = {"inputs": 0, "logs": len(logs), "type_mutations": 0, "garbage_lines": 0, "cuts": 0}
+    failures = []
+    for i in range(n):
+        reader, path = logs[i % len(logs)]
+        lines = path.read_bytes().splitlines()
+        counts["inputs"] += 1
+        mode = i % 3
+        if mode == 0 and lines:
+            k = rng.randrange(len(lines))
+            try:
+                record = json.loads(lines[k])
+            except ValueError:
+                record = None
+            if isinstance(record, dict):
+                for _ in range(rng.randint(1, 3)):
+                    record = mutate_types(rng, record)
+                lines[k] = json.dumps(record).encode()
+            counts["type_mutations"] += 1
+        elif mode == 1:
+            lines.insert(rng.randrange(len(lines) + 1), garbage_line(rng, [x.decode() for x in lines if len(x) > 2] or ['{"a": 1}'],
+                                                                   cfg, False))
+            counts["garbage_lines"] += 1
+        else:
+            data = b"\n".join(lines)
+            lines = data[:rng.randrange(len(data) + 1)].splitlines()
+            counts["cuts"] += 1
+        try:
+            session = reader.parse_lines(lines, str(path))
+            made = episodes.episodes_of(session, "s", settled=True) + passages.passages_of(session)
+            for item in made:
+                for value in item.values():
+                    if isinstance(value, str):
+                        value.encode("utf-8")
+        except BaseException as e:
+            failures.append(f"seed {seed} agents case {i} {path.name}: {type(e).__name__}: {str(e)[:200]}")
+    return {"counts": counts, "failures": failures}
+
+
 # -- the MCP server over real pipes -------------------------------------------------------
 
 def junk_message(rng: random.Random) -> bytes:
@@ -336,8 +388,9 @@ def campaign(full: bool = False, seed: int = 1) -> dict:
     with tempfile.TemporaryDirectory(prefix="om-fuzz-") as tmp:
         parser = fuzz_parser(cfg["parser"], seed, cfg, Path(tmp))
         pipes = fuzz_pipes(cfg["pipes"], seed, Path(tmp), cfg["huge_line_mb"])
-    return {"parser": parser["counts"], "pipes": pipes["counts"],
-            "failures": parser["failures"] + pipes["failures"]}
+    agents = fuzz_agents(cfg["agents"], seed, cfg)
+    return {"parser": parser["counts"], "pipes": pipes["counts"], "agents": agents["counts"],
+            "failures": parser["failures"] + pipes["failures"] + agents["failures"]}
 
 
 def main(argv=None) -> int:

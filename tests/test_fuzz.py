@@ -1,4 +1,5 @@
-"""The short fixed-seed fuzzing campaign (tests/fuzz.py): the parser and the MCP server over pipes.
+"""The short fixed-seed fuzzing campaign (tests/fuzz.py): the parser, the MCP server over pipes, and
+the other agents' readers.
 
 The full campaign is `python3 -m tests.fuzz --full` (OPERATIONS.md).
 """
@@ -18,6 +19,10 @@ class ShortCampaign(TempHome):
         self.assertGreater(parser["deep_lines"], 0)
         self.assertGreater(parser["huge_lines"], 0)
         self.assertEqual(pipes["answered_after"], fuzz.SHORT["pipes"])
+        agents = result["agents"]
+        self.assertEqual(agents["inputs"], fuzz.SHORT["agents"])
+        self.assertGreater(agents["logs"], 10)             # Codex's and Gemini's recorded logs, each
+        self.assertGreater(agents["type_mutations"], 50)
 
     def test_a_second_seed(self):
         self.assertEqual(fuzz.campaign(full=False, seed=2)["failures"], [])
