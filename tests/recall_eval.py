@@ -5,6 +5,8 @@
     python3 -m tests.recall_eval --json          # the figures as one JSON object
     python3 -m tests.recall_eval --causes        # each tuning miss by its cause, counted, and what
                                                  # "nothing relevant" held back on the tuning questions
+    python3 -m tests.recall_eval --questions FILE --corpus DIR --no-dialogs
+                                                 # another question set over another folder of sessions
 
 The question set (tests/data/recall_dev_questions.json) was written by hand over the 45
 sessions of ../shared/corpus/dev/entireio__cli, blind to the code: 135 answerable questions,
@@ -23,6 +25,13 @@ conversation (what the person typed, the assistant's prose, compaction summaries
 as transcripts.parse reads them), each question asked with the same words (recall's
 query_terms joined by OR), shown best first within the same token budget as openmemory's
 result for that question (its characters; one chunk at least).
+
+`--questions FILE` asks another question set (the same format: "questions" with "id",
+"question", "category", "gold", "where", optionally "heldout"; "unanswerable" with "id" and
+"question"); `--corpus DIR` ingests every *.jsonl transcript of DIR (symbolic links followed)
+instead of the 45 dev sessions. Over another corpus there is no held-out split: every
+answerable question counts in one set, "questions", in the table, and --misses shows each
+miss (but never one tagged `heldout`). Without `--corpus` the default run is unchanged.
 """
 import argparse
 import json
@@ -177,11 +186,37 @@ def figures(ranks: list) -> dict:
             "mrr": sum(1 / r for r in ranks if r) / n if n else 0.0}
 
 
-def evaluate(misses: bool = False) -> dict:
-    data = json.loads(QUESTIONS.read_text())
-    paths = sorted(SESSIONS.glob("*.jsonl"))
-    if len(paths) != 45:
-        raise SystemExit(f"recall_eval: expected the 45 dev sessions at {SESSIONS}, found {len(paths)}")
+# The sets of the default run's table: the dev questions tuned on, the set-aside third, and both.
+SETS = (("tuning", lambda q: not q.get("heldout")), ("heldout", lambda q: q.get("heldout")),
+        ("all", lambda q: True))
+
+
+def load(questions=None, corpus=None) -> tuple:
+    """The question set, the transcripts to ingest and the sets the table shows: the dev questions
+    over the 45 dev sessions, split into tuning and held out, by default; over another corpus (a
+    folder of *.jsonl transcripts, every one of them) one set of all the answerable questions."""
+    path = Path(questions) if questions else QUESTIONS
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"recall_eval: cannot read the questions at {path}: {e}")
+    if not isinstance(data.get("questions"), list) or not isinstance(data.get("unanswerable", []), list):
+        raise SystemExit(f"recall_eval: {path} has no \"questions\" list")
+    data.setdefault("unanswerable", [])
+    if corpus is None:
+        paths = sorted(SESSIONS.glob("*.jsonl"))
+        if len(paths) != 45:
+            raise SystemExit(f"recall_eval: expected the 45 dev sessions at {SESSIONS}, found {len(paths)}")
+        return data, paths, SETS
+    folder = Path(corpus)
+    paths = sorted(p for p in folder.glob("*.jsonl") if p.is_file())
+    if not paths:
+        raise SystemExit(f"recall_eval: no *.jsonl transcripts at {folder}")
+    return data, paths, (("questions", lambda q: True),)
+
+
+def evaluate(misses: bool = False, questions=None, corpus=None) -> dict:
+    data, paths, sets = load(questions, corpus)
     with tempfile.TemporaryDirectory(prefix="om-eval-") as tmp:
         tmp = Path(tmp)
         env = dict(os.environ, OPENMEMORY_HOME=str(tmp / "om"), CLAUDE_CONFIG_DIR=str(tmp / "claude"),
@@ -238,8 +273,7 @@ def evaluate(misses: bool = False) -> dict:
         if mine is None:
             failing.append((q, text))
     for system, found in ranks.items():
-        for name, keep in (("tuning", lambda q: not q.get("heldout")), ("heldout", lambda q: q.get("heldout")),
-                           ("all", lambda q: True)):
+        for name, keep in sets:
             rows[system][name] = figures([r for q, r, _ in found if keep(q)])
         by_category = {}
         for q, r, _ in found:
@@ -257,6 +291,8 @@ def evaluate(misses: bool = False) -> dict:
     out["tokens_mean"] = sum(lengths) / len(lengths) * TOKENS_PER_CHAR
     out["tokens_max"] = max(lengths) * TOKENS_PER_CHAR
     out["rows"] = rows
+    out["sets"] = [name for name, _ in sets]
+    out["sessions"] = len(paths)
     if misses:
         # the tuning questions' only: the held-out ones are measured, never looked into while tuning
         out["misses"] = [{"id": q["id"], "heldout": bool(q.get("heldout")), "where": q["where"],
@@ -351,7 +387,7 @@ def table(out: dict) -> str:
              "| questions | n | openmemory R@1 / R@5 / MRR | BM25 over ~400-char chunks R@1 / R@5 / MRR |",
              "|---|---|---|---|"]
     om, bm = out["rows"]["openmemory"], out["rows"]["bm25 chunks"]
-    for name in ("tuning", "heldout", "all"):
+    for name in out["sets"]:
         a, b = om[name], bm[name]
         lines.append(f"| {name} | {a['n']} | {a['r1']:.2f} / {a['r5']:.2f} / {a['mrr']:.2f} | "
                      f"{b['r1']:.2f} / {b['r5']:.2f} / {b['mrr']:.2f} |")
@@ -381,8 +417,13 @@ def main(argv=None) -> int:
                     help="like --misses, with each miss's cause, counted")
     ap.add_argument("--no-dialogs", action="store_true", help="skip the conversational check")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument("--questions", metavar="FILE",
+                    help="the question set to ask (default: tests/data/recall_dev_questions.json)")
+    ap.add_argument("--corpus", metavar="DIR",
+                    help="ingest every *.jsonl transcript of DIR instead of the 45 dev sessions "
+                         "(no held-out split: one set of all the answerable questions)")
     a = ap.parse_args(argv)
-    out = evaluate(a.misses)
+    out = evaluate(a.misses, a.questions, a.corpus)
     if not a.no_dialogs:
         out["dialogs"] = dialogs()
     if a.json:
@@ -390,14 +431,16 @@ def main(argv=None) -> int:
         return 0
     print(table(out))
     if a.misses:
-        print("\ncauses of the tuning misses: " + ", ".join(f"{c} {n}" for c, n in out["causes"].items()))
-        print(f"\n'nothing relevant' said on {len(out['gate'])} answerable tuning questions, the answer's rank "
+        tuning = "tuning " if "tuning" in out["sets"] else ""  # over another corpus there is one set
+        print(f"\ncauses of the {tuning}misses: " + ", ".join(f"{c} {n}" for c, n in out["causes"].items()))
+        print(f"\n'nothing relevant' said on {len(out['gate'])} answerable {tuning}questions, the answer's rank "
               "among the first five behind it (- : not among them):")
         for g in out["gate"]:
             print(f"  {g['id']} rank {g['rank'] or '-'} best {g['best']:.2f} {g['question']}")
         for m in out["misses"]:
             c = m.get("cause") or {}
-            print(f"\n--- {m['id']} ({'heldout' if m['heldout'] else 'tuning'}, {m['where']}) {m['question']}\n"
+            print(f"\n--- {m['id']} ({'heldout' if m['heldout'] else tuning.strip() or 'questions'}, {m['where']}) "
+                  f"{m['question']}\n"
                   f"gold: {m['gold']}\ncause: {c.get('cause')}; {c.get('note')}\n{m['shown']}")
     return 0
 

@@ -1,0 +1,60 @@
+"""tests.recall_eval's --questions and --corpus: which questions and transcripts a run reads, and
+the one set its table shows over another corpus (the run itself is `python3 -m tests.recall_eval`)."""
+import json
+import os
+import unittest
+
+from tests import recall_eval
+from tests.helpers import TempHome
+
+
+class OtherCorpus(TempHome):
+    def setUp(self):
+        super().setUp()
+        self.questions = self.tmp / "questions.json"
+        self.questions.write_text(json.dumps({
+            "questions": [{"id": "a1", "question": "which port?", "category": "other", "gold": ["8080"],
+                           "where": "assistant-prose"},
+                          {"id": "a2", "question": "who said no?", "category": "said", "gold": ["no"],
+                           "where": "user", "heldout": True}],
+            "unanswerable": [{"id": "u1", "question": "which index?"}]}))
+        self.corpus = self.tmp / "corpus"
+        self.corpus.mkdir()
+        (self.tmp / "elsewhere").mkdir()
+        (self.corpus / "one.jsonl").write_text("{}\n")
+        (self.tmp / "elsewhere" / "two.jsonl").write_text("{}\n")
+        os.symlink(self.tmp / "elsewhere" / "two.jsonl", self.corpus / "two.jsonl")
+        (self.corpus / "notes.txt").write_text("not a transcript\n")
+
+    def test_every_transcript_of_the_folder_and_one_set_of_all_the_questions(self):
+        data, paths, sets = recall_eval.load(str(self.questions), str(self.corpus))
+        self.assertEqual([p.name for p in paths], ["one.jsonl", "two.jsonl"])
+        self.assertEqual([q["id"] for q in data["questions"]], ["a1", "a2"])
+        self.assertEqual([q["id"] for q in data["unanswerable"]], ["u1"])
+        self.assertEqual([name for name, _ in sets], ["questions"])
+        self.assertTrue(all(keep(q) for _, keep in sets for q in data["questions"]))
+
+    def test_the_table_shows_that_one_set(self):
+        row = {"n": 2, "r1": 0.5, "r5": 1.0, "mrr": 0.75}
+        rows = {"questions": row, "categories": {"other": row}, "where": {"user": row}}
+        out = {"ingest": "read 2 of 2 transcripts", "ingest_s": 0.1, "db_bytes": 10, "transcript_bytes": 100,
+               "chunks": 3, "sets": ["questions"], "rows": {"openmemory": rows, "bm25 chunks": rows},
+               "nothing_relevant": {"unanswerable": 1, "of": 1, "answerable_said_nothing": 0},
+               "tokens_mean": 500, "tokens_max": 700}
+        table = recall_eval.table(out)
+        self.assertIn("| questions | 2 | 0.50 / 1.00 / 0.75 |", table)
+        self.assertNotIn("| tuning |", table)
+
+    def test_an_empty_folder_or_a_missing_question_file_is_refused(self):
+        empty = self.tmp / "empty"
+        empty.mkdir()
+        with self.assertRaises(SystemExit) as caught:
+            recall_eval.load(str(self.questions), str(empty))
+        self.assertIn("no *.jsonl transcripts", str(caught.exception))
+        with self.assertRaises(SystemExit) as caught:
+            recall_eval.load(str(self.tmp / "missing.json"), str(self.corpus))
+        self.assertIn("cannot read the questions", str(caught.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()
