@@ -241,9 +241,9 @@ def search(store: Store, query: str, k: int = 5, cwd: str | None = None, include
         weights = {stem: 1.0 for stem in set(_compared(_plain(query)))}
         return distinct(rank(rows, None, qvec, now, scope, lexical_share, weights, None, store.contexts), k)
     scores, counted = lexical
-    weights = query_weights(query, counted, store.indexed_total())
-    unheld = (held_nowhere(weights, counted, named_nowhere(store, query, counted))
-              * min(1.0, store.indexed_total() / ABSENCE_FROM))
+    total = store.indexed_total()
+    weights = query_weights(query, counted, total)
+    unheld = held_nowhere(weights, counted, named_nowhere(store, query, counted)) * absence_weight(store, total)
     rows = _rows(store, list(scores), include_archived, exclude)
     cosines = {}
     hits = rank(rows, scores, qvec, now, scope, lexical_share, weights, cosines, store.contexts, coverage_share,
@@ -493,6 +493,21 @@ def proximity(weights: dict, row, words: list | None = None) -> float:
 # memories) keeps it whole at 1,500 and loses 2 of its 29 negatives at 2,000 (OPERATIONS.md).
 ABSENCE_FROM = 1500
 ABSENCE_POWER = 3
+# What says how much memory holds is its words, not its rows: a session's exchange of 600
+# characters holds ten times the words of a dialog's one-line note. So the absence counts in
+# full from ABSENCE_WORDS (word, memory) pairs in memories' own words as well, fewer rows:
+# 1,500 one-line notes hold about that many (LoCoMo's conversation 26: 419 notes, 13,924 pairs,
+# 33.2 a note), so for notes like those nothing changes, while 12 real sessions of other people
+# (609 rows, 36,902 pairs) count a word none of them holds at 0.74 instead of 0.41.
+ABSENCE_WORDS = 50_000
+
+
+def absence_weight(store: Store, total: int) -> float:
+    """How much a word no memory holds counts (held_nowhere), from 0 in an empty memory to 1 from
+    ABSENCE_FROM memories or ABSENCE_WORDS of indexed words on; total: the memories indexed."""
+    if total >= ABSENCE_FROM:
+        return 1.0
+    return min(1.0, max(total / ABSENCE_FROM, store.indexed_words() / ABSENCE_WORDS))
 
 
 def held_nowhere(weights: dict, counted: list, unheld_stems=frozenset()) -> float:

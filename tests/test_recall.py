@@ -352,6 +352,24 @@ class NamedNowhere(TempHome):
                          ["go mod vendor", "cannot lock ref", "SessionState.PausedAt", "go.mod", "ENTIRE_DISABLE_HOOKS"])
 
 
+class AbsenceByWordsHeld(TempHome):
+    """A word no memory holds counts by how much memory holds: its words, not its rows
+    (recall.absence_weight). Forty one-line notes hold little; forty sessions' worth of long
+    passages hold as much as 1,500 notes, and a word none of them holds says as much."""
+
+    def weight_of(self, words_a_note):
+        with store.connect() as db:
+            for i in range(40):
+                db.add_note(" ".join(f"w{i}x{j}" for j in range(words_a_note)), cwd="/home/dev/shop")
+            return recall.absence_weight(db, db.indexed_total())
+
+    def test_rows_of_many_words_count_a_missing_word_in_full(self):
+        self.assertAlmostEqual(self.weight_of(4), 40 / recall.ABSENCE_FROM, places=3)     # as by rows alone
+
+    def test_the_same_rows_holding_many_words(self):
+        self.assertEqual(self.weight_of(recall.ABSENCE_WORDS // 40 + 10), 1.0)
+
+
 class Feedback(TempHome):
     """Pseudo-relevance feedback: a weak first match expands the query with its hits' words."""
 
