@@ -1094,7 +1094,7 @@ def check_server() -> Finding:
     except OpenMemoryError as e:
         return Finding("mcp server", FAIL, f"`{shlex.join(argv)}` does not answer: {e}",
                        f"run `{_here()} setup` again to register a command that runs")
-    missing = {"recall", "remember"} - set(tools)
+    missing = set(TOOLS) - set(tools)
     if missing:
         return Finding("mcp server", FAIL, f"`{shlex.join(argv)}` answers without the tools "
                                            f"{', '.join(sorted(missing))}", "upgrade openmemory")
@@ -1102,7 +1102,8 @@ def check_server() -> Finding:
 
 
 def check_tools_allowed() -> Finding:
-    """The model may call recall and remember without a prompt (`claude -p` refuses one)."""
+    """The model may call each of openmemory's tools without a prompt (`claude -p` refuses one): `show`
+    refused leaves the agent with hits it cannot open."""
     plugins = [p for p in plugin_installs() if p["enabled"]]
     server = PLUGIN_SERVER if plugins and registered_server() is None else MCP_NAME
     try:
@@ -1115,7 +1116,7 @@ def check_tools_allowed() -> Finding:
                                               f"cannot call openmemory's tools without a prompt (and `claude -p` "
                                               f"refuses them)", f"remove that rule, then run `{_here()} setup`")
     allowed = allow_rules(settings)
-    missing = [f"mcp__{server}__{tool}" for tool in TOOLS[:2] if not rules_naming(tool, server, allowed)]
+    missing = [f"mcp__{server}__{tool}" for tool in TOOLS if not rules_naming(tool, server, allowed)]
     if missing:
         return Finding("tools allowed", FAIL, f"{', '.join(missing)} not allowed in {path}: Claude Code asks "
                                               f"before each call, and `claude -p` refuses it",

@@ -388,8 +388,9 @@ class Doctor(SetupCase):
     def test_the_tools_not_allowed_fail_with_the_fix_and_a_server_wide_rule_is_said_to_allow_more(self):
         def line():
             return next(x for x in self.doctor()[1].splitlines(True) if "tools allowed" in x)
-        self.assertEqual(line(), f"✘ tools allowed: mcp__openmemory__recall, mcp__openmemory__remember not allowed "
-                                 f"in {self.settings}: Claude Code asks before each call, and `claude -p` refuses it\n")
+        self.assertEqual(line(), f"✘ tools allowed: mcp__openmemory__recall, mcp__openmemory__remember, "
+                                 f"mcp__openmemory__show not allowed in {self.settings}: Claude Code asks before each "
+                                 f"call, and `claude -p` refuses it\n")
         out = self.doctor()[1]
         self.assertIn("(it adds one rule per tool)", out)
         self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
@@ -403,6 +404,18 @@ class Doctor(SetupCase):
         self.settings.write_text(json.dumps(settings))
         self.assertTrue(line().startswith(f"✘ tools allowed: {self.settings} has `mcp__openmemory__remember` under "
                                           f"permissions.deny"), line())
+
+    def test_show_not_allowed_fails_though_recall_and_remember_are(self):
+        # `show` refused leaves the agent with ids it cannot open (`claude -p`: "you haven't granted it yet");
+        # setup would add the rule, so doctor must not pass without it.
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
+        settings = json.loads(self.settings.read_text(encoding="utf-8"))
+        settings["permissions"]["allow"].remove("mcp__openmemory__show")
+        self.settings.write_text(json.dumps(settings))
+        rc, out = self.doctor()
+        self.assertEqual(rc, 1)
+        self.assertIn(f"✘ tools allowed: mcp__openmemory__show not allowed in {self.settings}", out)
+        self.assertIn("+ allow openmemory's tools by name", self.setup_cli("--dry-run", "--schedule", "none").stdout)
 
     def test_a_hook_whose_command_is_not_found_fails_with_the_fix(self):
         settings = dict(USER_SETTINGS, hooks={"SessionEnd": [{"hooks": [{"type": "command",
