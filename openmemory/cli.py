@@ -489,6 +489,7 @@ def _setup_judge(args) -> None:
         print(f"turn on a judge? [off/claude/endpoint] (Enter keeps: {current.backend}) ", end="",
               file=sys.stderr, flush=True)
         backend = sys.stdin.readline().strip().lower() or current.backend
+        backend = "off" if backend in ("n", "no", "none") else backend   # the question reads as yes or no
         if backend not in settings.BACKENDS:
             raise OpenMemoryError(f"no judge called {backend!r}; the choices are {', '.join(settings.BACKENDS)}")
     try:
@@ -501,6 +502,9 @@ def _setup_judge(args) -> None:
             print(line, file=sys.stderr)
     if args.dry_run:
         print(f"dry run: the judge would be {choice.describe()}")
+        return
+    if args.judge is None and choice == current:    # the answer kept it: nothing to write, nothing changed
+        print(f"judge: {choice.describe()}, as it was", file=sys.stderr)
         return
     if choice.backend != "off" and args.judge is None and not _confirm(f"turn on {choice.describe()}?"):
         print("the judge stays off", file=sys.stderr)

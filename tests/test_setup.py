@@ -163,6 +163,36 @@ class Setup(SetupCase):
         p = self.setup_cli("--yes", "--schedule", "none", "--judge", "endpoint", "--judge-url", "ftp://x")
         self.assertIn("needs --judge-url (http:// or https://) and --judge-model", p.stderr)
 
+    def at_a_terminal(self, *answers):
+        """`openmemory setup` with its stdin a terminal, answering each question in turn."""
+        import pty
+        primary, secondary = pty.openpty()
+        os.write(primary, "".join(a + "\n" for a in answers).encode())
+        try:
+            return subprocess.run([sys.executable, "-m", "openmemory", "setup", "--schedule", "none"],
+                                  stdin=secondary, capture_output=True, text=True, env=self.env(),
+                                  cwd=str(self.tmp), timeout=60)
+        finally:
+            os.close(secondary)
+            os.close(primary)
+
+    def test_at_a_terminal_no_to_the_judge_keeps_it_off_and_no_to_the_changes_changes_nothing(self):
+        # A cautious person answers the yes-or-no question "turn on a judge?" with n (or Enter), then
+        # declines the changes: nothing is written, not even the judge's settings file.
+        for judge in ("n", "no", ""):
+            p = self.at_a_terminal(judge, "n")
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertNotIn("error", p.stderr)
+            self.assertIn("judge: off, as it was", p.stderr)
+            self.assertIn("make these changes? [y/N] nothing changed", p.stderr)
+            self.assertFalse((self.home / "settings.json").exists(), judge)
+            self.assertEqual(self.settings.read_bytes(), self.original)
+        p = self.at_a_terminal("n", "y")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("done; `openmemory doctor` checks it", p.stdout)
+        self.assertEqual(set(self.hooks_added()), set(setup.HOOK_EVENTS))
+        self.assertIn("no judge called 'maybe'", self.at_a_terminal("maybe").stderr)
+
     def test_a_settings_file_setup_created_is_removed_by_undo(self):
         self.settings.unlink()
         self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
