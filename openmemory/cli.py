@@ -573,7 +573,7 @@ def cmd_recall(args) -> int:
     if len(query) < len(" ".join(args.query)):
         print(f"openmemory: note: the query is {len(' '.join(args.query)):,} characters; recall used its first "
               f"{len(query):,}", file=sys.stderr)
-    cwd = os.getcwd() if args.here else args.cwd
+    cwd = os.getcwd() if args.here else os.path.realpath(args.cwd) if args.cwd else None
     with store.connect() as db:
         hits = recall.recall(db, query, k=args.k, cwd=cwd, include_archived=args.archived)
         archived = 0 if hits or args.archived else recall.archived_matches(db, query, cwd)
@@ -610,7 +610,8 @@ def cmd_remember(args) -> int:
     if args.json:
         _print_json({"id": f"e{note_id}", "cwd": cwd})     # the id as recall shows it, which forget takes
     else:
-        print(f"remembered as note e{note_id} ({f'project {paths.one_line(cwd)}' if cwd else 'every project'})")
+        print(f"remembered as note e{note_id} "
+              f"({f'project {paths.one_line(paths.project_of(cwd))}' if cwd else 'every project'})")
     return 0
 
 

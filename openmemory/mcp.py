@@ -480,7 +480,7 @@ def remember_tool(arguments: dict, project_dir: str | None) -> str:
                                  f"ingest); call remember again in a minute") from e
             log.info("remember: the database is locked (%s); trying again", e)
             time.sleep(0.05)
-    where = f"project {paths.one_line(cwd)}" if cwd else "no project"
+    where = f"project {paths.one_line(paths.project_of(cwd))}" if cwd else "no project"
     said = f"Remembered as note [e{note_id}] ({where}); recall finds it from now on."
     if redact(text) != text or redact(title) != title:
         said += " Secret-looking text in it was stored as [REDACTED]."

@@ -2,6 +2,7 @@
 without a Claude Code folder, `remember` from the terminal."""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -141,6 +142,23 @@ class Remember(TempHome):
         self.assertEqual(hit["kind"], "note")
         self.assertEqual(hit["gist"], "Deploys go out on Fridays after the release checklist")
         self.assertEqual(hit["cwd"], os.path.realpath(self.tmp))
+
+    def test_a_folder_in_a_repository_is_said_as_its_project_and_a_relative_cwd_as_a_full_path(self):
+        # From a subfolder of a repository the note belongs to the repository, as recall then shows it;
+        # `recall --cwd .` names the project, not '.'.
+        repo = self.tmp / "shop"
+        (repo / ".git").mkdir(parents=True)
+        (repo / "src").mkdir()
+        p = subprocess.run([sys.executable, "-m", "openmemory", "remember", "Deploys go out on Fridays"],
+                           capture_output=True, text=True, env=self.env(), cwd=str(repo / "src"), timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout, rf"^remembered as note e\d+ \(project {re.escape(os.path.realpath(repo))}\)\n$")
+        self.assertIn(f"[e1] note · ", self.ok("recall", "fridays").stdout)
+        self.assertIn(f" · {os.path.realpath(repo)} · ", self.ok("recall", "fridays").stdout)
+        p = subprocess.run([sys.executable, "-m", "openmemory", "recall", "deploys", "--cwd", "."],
+                           capture_output=True, text=True, env=self.env(), cwd=str(repo / "src"), timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(p.stdout.startswith(f'1 memory for "deploys" in project {os.path.realpath(repo)}, '), p.stdout)
 
     def test_remember_reads_stdin_and_can_be_for_every_project(self):
         p = self.cli("remember", "--everywhere", "--json", input="Never commit .env files.\n")
