@@ -765,8 +765,11 @@ def _remove_schedule(rec: dict, sched: dict) -> None:
 # -- helpers ---------------------------------------------------------------------------------------
 
 def _claude(argv) -> None:
+    """Run `claude mcp add/remove`, without the telemetry each run of Claude Code otherwise tries to send:
+    registering a local server needs no network."""
+    env = dict(os.environ, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
     try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, env=env)
     except (OSError, subprocess.TimeoutExpired) as e:
         raise SetupError(f"cannot run `{shlex.join(argv)}`: {e}") from e
     if p.returncode != 0:

@@ -163,6 +163,21 @@ class Setup(SetupCase):
         p = self.setup_cli("--yes", "--schedule", "none", "--judge", "endpoint", "--judge-url", "ftp://x")
         self.assertIn("needs --judge-url (http:// or https://) and --judge-model", p.stderr)
 
+    def test_claude_mcp_add_and_remove_run_without_claude_codes_telemetry(self):
+        # Each run of Claude Code tries to send telemetry (offline: ~/.claude/telemetry/1p_failed_events.*);
+        # registering a local server needs no network.
+        claude = self.bin / "claude"
+        claude.write_text('#!/bin/sh\necho "$* nonessential=$CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC" >> "$OM_TEST_CALLS"\n')
+        claude.chmod(0o755)
+        env = self.env(PATH=f"{self.bin}:/usr/bin:/bin")
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "none", env=env).returncode, 0)
+        (self.claude / ".claude.json").write_text(json.dumps({"mcpServers": {"openmemory": setup_server(env)}}))
+        p = self.setup_cli("--undo", "--yes", env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        calls = self.calls.read_text().splitlines()
+        self.assertEqual([c.split()[:2] + c.split()[-1:] for c in calls],
+                         [["mcp", "add", "nonessential=1"], ["mcp", "remove", "nonessential=1"]])
+
     def at_a_terminal(self, *answers):
         """`openmemory setup` with its stdin a terminal, answering each question in turn."""
         import pty
@@ -549,3 +564,11 @@ class DoctorOnHooks(SetupCase):
         self.assertEqual(self.cli("hook", input=event).returncode, 0)
         line = next(x for x in self.cli("doctor").stdout.splitlines() if "last hook run" in x)
         self.assertTrue(line.startswith("✔ last hook run: "), line)
+
+
+def setup_server(env) -> dict:
+    """The server entry setup registers, as `claude mcp add` writes it into .claude.json."""
+    p = subprocess.run([sys.executable, "-c", "import json; from openmemory import setup; "
+                                              "print(json.dumps(setup.mcp_server()))"],
+                       capture_output=True, text=True, env=env, check=True)
+    return json.loads(p.stdout)
