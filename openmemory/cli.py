@@ -346,6 +346,9 @@ def cmd_serve(args) -> int:
     """Run the MCP server Claude Code launches: JSON-RPC over stdin and stdout."""
     from . import mcp
     _log_to_file()
+    if sys.stdin.isatty():    # typed by a person, who would otherwise see it wait in silence
+        print("openmemory serve: the MCP server Claude Code starts; it reads JSON-RPC messages on stdin "
+              "(Ctrl-D ends it). `openmemory doctor` starts it and checks that it answers.", file=sys.stderr)
     protocol = sys.stdout.buffer
     sys.stdout = sys.stderr  # a stray print must never reach the protocol stream
     for sig in (signal.SIGINT, signal.SIGTERM):

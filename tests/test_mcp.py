@@ -1,6 +1,7 @@
 """The MCP server: `handle` on literal JSON, a malformed-input table, tools on a real store,
 and the whole protocol over real pipes (`python -m openmemory serve` as a subprocess)."""
 import json
+import os
 import re
 import select
 import signal
@@ -510,6 +511,23 @@ class OverPipes(TempHome):
             timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("(no project)", json.loads(p.stdout)["result"]["content"][0]["text"])
+
+    def test_at_a_terminal_it_says_what_it_is_on_stderr_and_still_answers(self):
+        # A person who types `openmemory serve` sees a line saying what waits, not silence; the protocol
+        # stream (stdout) is untouched.
+        import pty
+        primary, secondary = pty.openpty()
+        os.write(primary, json.dumps(call("recall", {"query": "anything"})).encode() + b"\n\x04")
+        try:
+            p = subprocess.run([sys.executable, "-m", "openmemory", "serve"], stdin=secondary, capture_output=True,
+                               env=self.env(), cwd=str(self.tmp), timeout=60)
+        finally:
+            os.close(secondary)
+            os.close(primary)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(b"openmemory serve: the MCP server Claude Code starts; it reads JSON-RPC messages on stdin "
+                      b"(Ctrl-D ends it)", p.stderr)
+        self.assertIn("Nothing in memory matches", json.loads(p.stdout)["result"]["content"][0]["text"])
 
 
 class Titles(TempHome):
