@@ -575,6 +575,16 @@ def _scrubbed_morning(store, p: Plan):
             items.append(item)
         report[key] = items
     report["vetoed"] = [v for v in report.get("vetoed") or [] if not (isinstance(v, dict) and v.get("id") in gone_lessons)]
+    # A forgotten lesson's predictions go with it (the rows cascade): the night's count and lists too.
+    for key in ("predictions_confirmed", "predictions_failed"):
+        if key in report:
+            report[key] = [x for x in report.get(key) or []
+                           if not (isinstance(x, dict) and x.get("lesson_id") in gone_lessons)]
+    night = report.get("night")
+    if gone_lessons and isinstance(night, str) and isinstance(report.get("predictions_made"), int):
+        by_lesson = store.predictions_by_lesson()
+        made_tonight = sum(1 for i in gone_lessons for pr in by_lesson.get(i, []) if (pr["made"] or "") >= night)
+        report["predictions_made"] = max(0, report["predictions_made"] - made_tonight)
     return scrub_obj(report, p.quotes)
 
 

@@ -164,6 +164,41 @@ class Forget(ForgetWorld):
         self.assertNotIn("blog's tests", (self.home / "morning.md").read_text())
         self.assert_gone("blog's tests")
 
+    def test_the_morning_reports_new_predictions_leave_with_their_lessons(self):
+        # The report still said "1 new prediction" once the lesson that made it was forgotten (and the
+        # prediction with it): `status` then counted 0.
+        with store.connect() as db:
+            predicted = sorted(db.predictions_by_lesson())
+            made = json.loads(db.get_state("morning"))["predictions_made"]
+        self.assertEqual(made, len(predicted))
+        self.assertGreater(made, 0)
+        self.assertIn("new prediction", (self.home / "morning.md").read_text())
+        for n, lesson_id in enumerate(predicted, 1):
+            self.ok("forget", f"lesson:{lesson_id}")
+            with store.connect() as db:
+                self.assertEqual(json.loads(db.get_state("morning"))["predictions_made"], made - n)
+        self.assertNotIn("new prediction", (self.home / "morning.md").read_text())
+        self.assertEqual(json.loads(self.ok("status", "--json").stdout)["predictions"], 0)
+
+    def test_a_forgotten_lessons_confirmed_prediction_leaves_the_morning_report(self):
+        # Forgotten by its id alone (no episode's words to scrub), its text stayed under "Predictions"
+        # ("Confirmed: <the lesson>") in the morning report.
+        corrected(self.repo, 5, "python -m unittest", "No, don't use unittest here, run the tests with pytest -q"
+                  ).write(project_folder(self.claude, self.repo))
+        self.ok("ingest")
+        self.ok("sleep", "--now", "2026-11-06T03:00:00Z")
+        with store.connect() as db:
+            confirmed = json.loads(db.get_state("morning"))["predictions_confirmed"]
+        self.assertTrue(confirmed, "no prediction was confirmed: the test checks nothing")
+        lesson = next(ls for ls in self.lessons() if ls["id"] == confirmed[0]["lesson_id"])
+        self.assertIn(f"Confirmed: {lesson['text']}", (self.home / "morning.md").read_text())
+        self.ok("forget", f"lesson:{lesson['id']}")
+        with store.connect() as db:
+            report = json.loads(db.get_state("morning"))
+        self.assertNotIn(lesson["id"], [x["lesson_id"] for x in report["predictions_confirmed"]])
+        self.assertNotIn(lesson["text"], (self.home / "morning.md").read_text())
+        self.assertNotIn(lesson["text"], json.dumps(report, ensure_ascii=False))
+
     def test_a_forgotten_lesson_is_vetoed_when_learnt_again(self):
         lesson = next(ls for ls in self.lessons() if "Marguerite" in ls["text"])
         self.ok("forget", f"lesson:{lesson['id']}")
