@@ -1259,6 +1259,9 @@ def check_memory_folders() -> Finding:
                                                f"{' and more' if len(bad) > 3 else ''}",
                        "give yourself write access (chmod u+w), or set CLAUDE_CONFIG_DIR")
     count = sum(1 for _ in projects.glob("*/memory"))
+    if not count:
+        return Finding("memory folders", OK, f"{projects} is writable; no project has a memory folder yet "
+                                             f"(Claude Code, or render with a lesson to write, makes one)")
     return Finding("memory folders", OK, f"Claude Code's memory folders are writable ({count} under {projects})")
 
 

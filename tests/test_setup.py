@@ -450,6 +450,14 @@ class Doctor(SetupCase):
         self.assertTrue(line().startswith(f"✘ tools allowed: {self.settings} has `mcp__openmemory__remember` under "
                                           f"permissions.deny"), line())
 
+    def test_memory_folders_none_yet_is_said_so_not_counted_as_zero(self):
+        projects = self.claude / "projects"
+        (projects / "-home-dev-shop").mkdir(parents=True)
+        self.assertIn(f"✔ memory folders: {projects} is writable; no project has a memory folder yet", self.doctor()[1])
+        (projects / "-home-dev-shop" / "memory").mkdir()
+        self.assertIn(f"✔ memory folders: Claude Code's memory folders are writable (1 under {projects})",
+                      self.doctor()[1])
+
     def test_show_not_allowed_fails_though_recall_and_remember_are(self):
         # `show` refused leaves the agent with ids it cannot open (`claude -p`: "you haven't granted it yet");
         # setup would add the rule, so doctor must not pass without it.
