@@ -176,7 +176,7 @@ def cmd_backup(args) -> int:
 
 
 def cmd_forget(args) -> int:
-    """Forget episodes or lessons for good: database, text index, the agents' memory files, reports."""
+    """Forget memories for good (episodes, passages, lessons, sessions): database, text index, the agents' memory files, reports."""
     from . import forget, render, review, sleep
     episode_ids, lesson_ids, passage_ids = forget.parse_ids(args.ids)
     project = os.path.realpath(os.path.expanduser(args.project)) if args.project else None
