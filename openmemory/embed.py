@@ -49,6 +49,34 @@ def stem(word: str) -> str:
     return word
 
 
+# Derivational endings of one word family, as recall's coverage, proximity and excerpt compare
+# words (family): 'summarization', 'summarize', 'summaries' (stem 'summary') -> 'summar';
+# 'validity', 'validation' -> 'valid'; 'management' -> 'manage'. The index's Porter stemmer joins
+# most families itself (optimization and optimize, validity and validation) but not a -y with its
+# -ize ('summari', 'summar'); the light stemmer above joins none. Taken off longest first while
+# 5 letters or more stay (4 before a final y after a consonant: 'summary', 'query'; 'copy', 'key'
+# and 'city' stay as they are); -iz is what the light stem leaves of -izing and -ized. The stored
+# vectors keep the light stems (recall21, OPERATIONS.md).
+_FAMILY_ENDINGS = ("ization", "isation", "ation", "ize", "iz", "ity", "ment", "y")
+
+
+def family(stem: str) -> str:
+    """A stem's word family: its derivational endings taken off in turn ('summarization' -> 'summar')."""
+    found = _FAMILIES.get(stem)
+    if found is None:
+        found = stem
+        for _ in range(3):
+            ending = next((e for e in _FAMILY_ENDINGS if found.endswith(e) and len(found) - len(e) >= (
+                4 if e == "y" else 5) and not (e == "y" and found[-2] in "aeiou")), None)
+            if ending is None:
+                break
+            found = found[:-len(ending)]
+        if len(_FAMILIES) >= CACHED:
+            _FAMILIES.clear()
+        _FAMILIES[stem] = found
+    return found
+
+
 def words(text: str) -> list[str]:
     """Lowercased, stemmed content words of text; camelCase and snake_case are split."""
     out = []
@@ -81,6 +109,7 @@ CACHED = 65536
 _STEMS: dict = {}           # raw token (bytes) -> its stems
 _WORD_SLOTS: dict = {}      # stem -> (dimension, sign)
 _PAIR_SLOTS: dict = {}      # (stem, stem) -> (dimension, sign)
+_FAMILIES: dict = {}        # stem -> its word family (family)
 
 
 def _token_words(raw: str) -> tuple:

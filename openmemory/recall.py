@@ -584,9 +584,9 @@ def named_nowhere(store: Store, query: str, counted: list) -> set:
 def query_weights(query: str, counted: list, total: int) -> dict:
     """{stem: weight} of the query's words: rarer in the index, heavier (a smoothed IDF that
     stays positive however common the word; a word the index lacks weighs most)."""
-    documents = {embed.stem(_plain(t)): n for n, t in counted}
+    documents = {embed.family(embed.stem(_plain(t))): n for n, t in counted}
     return {SAME_WORDS.get(stem, stem): log(1 + (total + 1) / (documents.get(stem, 0) + 1))
-            for stem in set(embed.words(_plain(query)))}
+            for stem in set(_families(embed.words(_plain(query))))}
 
 
 # The person whose history it is: memory calls them "person" (a passage's `person:` parts, a
@@ -599,8 +599,15 @@ SAME_WORDS = {"person": "user"}
 
 
 def _compared(text: str) -> list:
-    """The words of text as coverage and proximity compare them: embed.words, SAME_WORDS as one."""
-    return [SAME_WORDS.get(w, w) for w in embed.words(text)]
+    """The words of text as coverage and proximity compare them: embed.words by word family,
+    SAME_WORDS as one."""
+    return [SAME_WORDS.get(w, w) for w in _families(embed.words(text))]
+
+
+def _families(stems: list) -> list:
+    """Stems as coverage, proximity and the excerpt compare them: each by its word family
+    (embed.family: a question's "summaries" is held by a memory's "auto-summarization")."""
+    return [embed.family(s) for s in stems]
 
 
 def _plain(text: str) -> str:
@@ -905,7 +912,7 @@ def excerpt(text: str, query: str, limit: int) -> str:
     text = (text or "").strip()
     if len(text) <= limit:
         return text
-    wanted = set(embed.words(query))
+    wanted = set(_families(embed.words(query)))
     starts = [0] + [m.end() for m in _BREAK.finditer(text)]
     best, best_at = -1.0, 0
     for i, start in enumerate(starts):
@@ -913,7 +920,7 @@ def excerpt(text: str, query: str, limit: int) -> str:
         if start + limit < len(text):   # only its whole sentences count: a cut one would show cut
             ends = [m.start() for m in _BREAK.finditer(window)]
             window = window[:ends[-1]] if ends else window
-        held = set(embed.words(window))
+        held = set(_families(embed.words(window)))
         found = len(wanted & held) + (0.5 if i == 0 else 0.0)   # the start, on a tie: it says what this is
         if found > best:
             best, best_at = found, start

@@ -300,6 +300,33 @@ class ThePerson(TempHome):
             self.assertEqual([h["id"] for h in hits], [ids["said"], ids["ran"]])   # before: the failure first
 
 
+class WordFamilies(unittest.TestCase):
+    """A question's word and a memory's of one family (summaries, summarization) are one word to
+    coverage, proximity and the excerpt, as they mostly are to the index's Porter stemmer."""
+
+    def test_the_forms_of_a_word_family_are_one_and_short_words_stay_apart(self):
+        families = {w: embed.family(embed.stem(w)) for w in (
+            "summary", "summaries", "summarize", "summarizing", "summarization", "validity", "validation",
+            "normalize", "normalization", "copy", "cop", "key", "city")}
+        self.assertEqual(len({families[w] for w in ("summary", "summaries", "summarize", "summarizing",
+                                                     "summarization")}), 1)
+        self.assertEqual(families["validity"], families["validation"])
+        self.assertEqual(families["normalize"], families["normalization"])
+        self.assertNotEqual(families["copy"], families["cop"])
+        self.assertEqual((families["key"], families["city"]), ("key", "city"))
+
+    def test_a_memory_holding_another_form_of_the_questions_word_covers_it(self):
+        question = "which setting turns on commit summaries"
+        weights = recall.query_weights(question, [(3, "setting"), (9, "turns"), (4, "commit"), (2, "summaries")], 40)
+        row = {"source": "passage", "id": 1, "title": "",
+               "gist": "agent: To turn on auto-summarization at commit time, set this setting: summarize.enabled"}
+        self.assertEqual(recall.coverage(weights, row), 1.0)       # before: "summaries" was not held
+        self.assertGreater(recall.proximity(weights, row), 0.0)
+        long_text = ("The hooks write a checkpoint at every commit. " * 12 + "Auto-summarization writes an AI "
+                     "summarization of the session at commit time. " + "Nothing else changes there. " * 12)
+        self.assertIn("Auto-summarization", recall.excerpt(long_text, "commit summaries", 200))
+
+
 class NamedNowhere(TempHome):
     """A thing the query names (a quoted phrase, an identifier) that no memory holds in its words'
     order: nothing relevant, however well its words match apart (recall.named_nowhere)."""
