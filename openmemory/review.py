@@ -150,6 +150,9 @@ def told(entry: dict) -> list:
         why = "the judge found nothing lasting in it" if entry["judged"] else "nothing backs it yet"
         lines.append(f"  candidate since {(entry['since'] or '')[:10]}: {why}; "
                      f"approve: openmemory lessons approve {entry['ref']}")
+    elif entry["state"] == "archived" and entry["since"]:
+        lines.append(f"  lapsed: nothing backed it in {backing.LAPSE_DAYS} days from {entry['since'][:10]}; "
+                     f"approve: openmemory lessons approve {entry['ref']}")
     for src in reversed(entry["sources"][-SOURCES_LISTED:]):
         project = f", {src['project']}" if src["project"] else ""
         lines.append(f"  - {src['at'][:10]}{project}: {src['what']}")

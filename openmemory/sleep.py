@@ -919,7 +919,8 @@ def eventful(report: dict) -> bool:
     return any([report["lessons_new"], report.get("candidates_new"), report.get("lessons_to_candidates"),
                 report["lessons_strengthened"], report["predictions_confirmed"],
                 report["predictions_failed"], report["predictions_made"], report["archived"]["episodes"],
-                report["archived"]["lessons"], report.get("approved"), report["vetoed"], report.get("errors")])
+                report["archived"]["lessons"], report.get("candidates_lapsed"), report.get("approved"),
+                report["vetoed"], report.get("errors")])
 
 
 def merge_nights(earlier: dict, later: dict) -> dict:
@@ -1028,6 +1029,8 @@ def summary(report: dict) -> str:
              _count(len(report["predictions_confirmed"]), "prediction") + " confirmed",
              f"{len(report['predictions_failed'])} failed",
              _count(archived, "memory", "memories") + " archived"]
+    if report.get("candidates_lapsed"):
+        parts.append(_count(report["candidates_lapsed"], "candidate") + " lapsed")
     if report.get("candidates_new"):
         parts.append(_count(len(report["candidates_new"]), "new candidate") + " to review")
     if report.get("lessons_to_candidates"):
@@ -1114,6 +1117,10 @@ def morning_text(report: dict, prediction_days: int, archive_after_days: int) ->
         kinds = ", ".join(_count(n, k) for k, n in sorted(archived["episodes"].items()))
         memories = [f"- {_count(sum(archived['episodes'].values()), 'memory', 'memories')} not used for "
                     f"{archive_after_days} days or more ({kinds}): archived, not deleted."]
+    if report.get("candidates_lapsed"):
+        it = "it" if report["candidates_lapsed"] == 1 else "them"
+        memories.append(f"- {_count(report['candidates_lapsed'], 'candidate')} lapsed: nothing backed {it} in "
+                        f"{backing.LAPSE_DAYS} days (archived, not deleted; `openmemory lessons` lists {it}).")
     section("Archived", archived["lessons"], lambda ls: [f"- Lesson faded: {ls['text']}"], after=memories)
     section("Approved by you", report.get("approved", []), lambda a: [
         f"- {a['text']}", "  (you wrote its text with `openmemory lessons edit`; it is in the agent's memory now)"

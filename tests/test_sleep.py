@@ -795,6 +795,28 @@ class LessonStates(SleepCase):
         [lesson] = self.lessons()
         self.assertEqual((lesson["state"], lesson["archived"], lesson["seen"]), ("live", 0, 2))
 
+    def test_the_night_a_candidate_lapses_the_report_says_so_once(self):
+        # A month's replay of a team's sessions: status went from 10 candidates to 9 (1 archived)
+        # on a night whose morning report said "Nothing changed tonight."
+        self.write(tests_corrected(self.shop, when(11, 2), "python -m unittest",
+                                   "No, don't use unittest here, run the tests with pytest -q"))
+        self.sleep(night(11, 3))
+        out = self.sleep(night(1, 2, 2027))                                # 60 days: lapsed
+        report = (self.home / "morning.md").read_text()
+        self.assertIn("1 candidate lapsed", out)
+        self.assertNotIn("Nothing changed tonight.", report)
+        self.assertIn("0 memories archived, 1 candidate lapsed.", report)
+        self.assertIn("1 candidate lapsed: nothing backed it in 60 days", report)
+        self.assertNotIn("pytest", report)                                  # counted, not listed
+        self.assertIn("lessons      1 (0 live, 0 candidates to review, 1 archived", run("status")[1])
+        [listed] = json.loads(run("lessons", "--json")[1])
+        self.assertEqual(listed["state"], "archived")
+        self.assertIn("lapsed: nothing backed it in 60 days from 2026-11-03; approve: openmemory lessons approve "
+                      f"lesson:{listed['id']}", run("lessons")[1])
+        out = self.sleep(night(1, 3, 2027))                                # said once
+        self.assertNotIn("lapsed", out)
+        self.assertIn("Nothing changed tonight.", (self.home / "morning.md").read_text())
+
     def test_an_older_database_moves_unbacked_lessons_to_candidates_and_says_so_once(self):
         self.write(tests_corrected(self.shop, when(11, 2), "python -m unittest",
                                    "No, don't use unittest here, run the tests with pytest -q"))
