@@ -223,8 +223,8 @@ def _rendered(store: Store, now: str, render) -> dict:
 
 def decay(store: Store, now: str, keep=None) -> dict:
     """Fade every memory (episodes, passages, lessons) by 2^(−days/45) since it was last touched
-    or decayed; archive below 0.15; archive, quietly, the candidates nothing backed within
-    backing.LAPSE_DAYS.
+    or decayed; archive below 0.15; archive the candidates nothing backed within
+    backing.LAPSE_DAYS (the report counts them, never lists them).
 
     The clock of a memory is the later of its last touch (when openmemory stored it, or when
     recall last used it: `last_touched`) and the last time decay brought its strength up to
