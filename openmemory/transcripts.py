@@ -76,6 +76,33 @@ def jsonl_record(line: str):
 
 
 
+# Two records on one line: Claude Code appends a `summary` record to a transcript whose last
+# line has no newline yet ('..."}{"type":"summary",...}'), and the record before it, often the
+# agent's last answer, was lost with the line as malformed. Only a line holding `}{"` can be
+# that (it is read twice here, 0.7% of the bytes of 45 real transcripts).
+_GLUED = '}{"'
+
+
+def _unglued(lines):
+    """The lines, with a line of records glued together given as one line per record."""
+    for raw in lines:
+        if (_GLUED.encode() if isinstance(raw, bytes) else _GLUED) not in raw:
+            yield raw
+            continue
+        text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
+        pieces, at = [], 0
+        while at < len(text) and text[at] == "{":
+            try:
+                end = _scan(text, at)[1]
+            except (StopIteration, RecursionError, ValueError):
+                break
+            pieces.append(text[at:end])
+            at = end
+        if len(pieces) < 2 or text[at:].strip(_JSON_SPACE):
+            yield raw       # one record (a `}{"` inside a string), or not JSON: as it is
+        else:
+            yield from pieces
+
 
 @dataclass
 class ToolCall:
@@ -289,7 +316,7 @@ def parse_lines(lines, path: str = "", kept_out=None, sidechain: bool = False) -
     of each folder a later record names: at the first record in a folder kept out, reading
     stops (what came before is the session; nothing from that record on)."""
     s = Session(path=path)
-    lines = iter(lines)
+    lines = _unglued(lines)
     watched = 0 if kept_out else None   # lines read while the working folder is looked for
     seen: set = set()           # uuids read here (a resumed session copies earlier records)
     by_message: dict = {}       # message.id -> assistant Turn (one response, many records)

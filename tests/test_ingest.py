@@ -171,6 +171,26 @@ class IngestCommand(TempHome):
         self.assertEqual(counts["episodes"]["total"], 6)  # both good sessions whole
         self.assertEqual(counts["lines_skipped"], 2)
 
+    def test_a_record_glued_to_the_summary_after_it_is_read_not_skipped(self):
+        # Claude Code appends a summary record to a last line that has no newline yet: two of 45
+        # real transcripts hold '..."}{"type":"summary",...}', read as one malformed line.
+        t = test_session()
+        t.user("and the flaky retry test?")
+        t.assistant("Done: the retry test now waits for the queue to drain before it asserts.")
+        t.assistant("In Go: seen := map[string]struct{}{\"a\": {}} marks a key as seen.")  # a `}{"` in a string
+        lines = t.lines()
+        lines[-2] += json.dumps({"type": "summary", "summary": "Flaky retry test", "leafUuid": "u1"},
+                                separators=(",", ":"))
+        project_folder(self.claude, t.cwd).mkdir(parents=True)
+        (project_folder(self.claude, t.cwd) / f"{t.session_id}.jsonl").write_text("\n".join(lines) + "\n")
+        p = self.ok("ingest")
+        self.assertNotIn("malformed", p.stdout)
+        self.assertEqual(status(self)["lines_skipped"], 0)
+        hits = json.loads(self.ok("recall", "retry test waits for the queue to drain", "--json").stdout)
+        self.assertTrue(any("waits for the queue to drain" in (h.get("gist") or "") for h in hits), hits)
+        hits = json.loads(self.ok("recall", "map of struct marks a key as seen", "--json").stdout)
+        self.assertTrue(any('struct{}{"a": {}}' in (h.get("gist") or "") for h in hits), hits)
+
     def test_subagent_transcripts_are_skipped(self):
         t = test_session()
         folder = project_folder(self.claude, t.cwd)
