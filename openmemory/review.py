@@ -153,6 +153,9 @@ def told(entry: dict) -> list:
     elif entry["state"] == "archived" and entry["since"]:
         lines.append(f"  lapsed: nothing backed it in {backing.LAPSE_DAYS} days from {entry['since'][:10]}; "
                      f"approve: openmemory lessons approve {entry['ref']}")
+    elif entry["state"] == "archived":
+        lines.append(f"  faded: it did not come up again, so it left the agent's memory; to keep it: "
+                     f"openmemory lessons approve {entry['ref']}")
     for src in reversed(entry["sources"][-SOURCES_LISTED:]):
         project = f", {src['project']}" if src["project"] else ""
         lines.append(f"  - {src['at'][:10]}{project}: {src['what']}")

@@ -1121,7 +1121,9 @@ def morning_text(report: dict, prediction_days: int, archive_after_days: int) ->
         it = "it" if report["candidates_lapsed"] == 1 else "them"
         memories.append(f"- {_count(report['candidates_lapsed'], 'candidate')} lapsed: nothing backed {it} in "
                         f"{backing.LAPSE_DAYS} days (archived, not deleted; `openmemory lessons` lists {it}).")
-    section("Archived", archived["lessons"], lambda ls: [f"- Lesson faded: {ls['text']}"], after=memories)
+    section("Archived", archived["lessons"], lambda ls: [
+        f"- Lesson faded: {ls['text']}", f"  (out of the agent's memory; to keep it: "
+        f"`openmemory lessons approve lesson:{ls['id']}`)"], after=memories)
     section("Approved by you", report.get("approved", []), lambda a: [
         f"- {a['text']}", "  (you wrote its text with `openmemory lessons edit`; it is in the agent's memory now)"
         if a.get("how") == "edited" else

@@ -369,6 +369,28 @@ class Decay(SleepCase):
         days = (datetime(2027, 3, 6, 3, tzinfo=timezone.utc) - datetime(2027, 2, 10, 12, tzinfo=timezone.utc))
         self.assertAlmostEqual(strength, touched * 2 ** (-days.total_seconds() / 86400 / 45), places=12)
 
+    def test_a_faded_lesson_says_how_to_keep_it_and_approving_brings_it_back(self):
+        # A month's replay: a standing rule faded ("Lesson faded: ...") and the report and the
+        # list said nothing of how to keep it, though `lessons approve` brings it back.
+        self.write(tests_corrected(self.shop, when(11, 2), "python -m unittest",
+                                   "from now on use pytest -q instead"))                   # live: standing
+        self.ingest()
+        self.sleep(night(11, 3))
+        self.write(simple_session(self.shop, when(11, 10)))
+        self.sleep(night(11, 17))                                           # its prediction fails
+        self.sleep(night(1, 21, 2027))                                      # faded
+        [lesson] = self.lessons()
+        self.assertEqual(lesson["archived"], 1)
+        approve = f"openmemory lessons approve lesson:{lesson['id']}"
+        self.assertIn(f"(out of the agent's memory; to keep it: `{approve}`)", (self.home / "morning.md").read_text())
+        self.assertIn(f"faded: it did not come up again, so it left the agent's memory; to keep it: {approve}",
+                      run("lessons")[1])
+        memory = paths.memory_dir_for(str(self.shop))
+        self.assertFalse((memory / f"om-{lesson['id']}.md").exists())
+        run("lessons", "approve", f"lesson:{lesson['id']}")
+        self.assertTrue((memory / f"om-{lesson['id']}.md").exists())
+        self.assertIn(f"lesson:{lesson['id']} · live", run("lessons")[1])
+
     def test_a_lesson_that_never_comes_up_again_fades(self):
         self.write(tests_corrected(self.shop, when(11, 2), "python -m unittest",
                                    "from now on use pytest -q instead"))                   # live: standing
