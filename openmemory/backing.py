@@ -48,6 +48,13 @@ _STANDING_WORDS = re.compile(r"(?i)\b(?:always|never|from now on|going forward|f
                              r"in this (?:repo|repository|project|codebase),? we|every ?time|whenever)\b")
 
 
+def kept_by_person(backing: dict) -> bool:
+    """Whether the person approved the lesson or wrote its text: their decision, which neither
+    time nor a prediction that did not come true undoes (sleep.decay, sleep.verify); only they
+    do (`lessons reject`, deleting its file)."""
+    return bool(backing.get("approved") or backing.get("edited"))
+
+
 def standing(facts: dict) -> bool:
     """Whether the person said it as a standing rule in their own words.
 

@@ -224,7 +224,8 @@ def _rendered(store: Store, now: str, render) -> dict:
 def decay(store: Store, now: str, keep=None) -> dict:
     """Fade every memory (episodes, passages, lessons) by 2^(−days/45) since it was last touched
     or decayed; archive below 0.15; archive the candidates nothing backed within
-    backing.LAPSE_DAYS (the report counts them, never lists them).
+    backing.LAPSE_DAYS (the report counts them, never lists them). A lesson the person approved
+    or wrote does not fade: theirs to remove (backing.kept_by_person).
 
     The clock of a memory is the later of its last touch (when openmemory stored it, or when
     recall last used it: `last_touched`) and the last time decay brought its strength up to
@@ -251,6 +252,8 @@ def decay(store: Store, now: str, keep=None) -> dict:
             write(updates)
         updates = []
         for row in store.lessons_to_decay():
+            if backing.kept_by_person(row["backing"]):
+                continue        # the person approved it or wrote it: theirs to remove, not time's
             strength = _decayed(row["strength"], row["decayed"] or row["created"], t_now)
             if strength is None:
                 continue
@@ -795,11 +798,12 @@ def verify(store: Store, now: str, keep=None) -> dict:
                     store.resolve_prediction(p["id"], now, None)      # lapsed: nothing tested it
                 continue
             elif t_now >= deadline:
-                after = before * FAILED_FACTOR
+                kept = backing.kept_by_person(shared_loads(p["backing"] or "{}") or {})
+                after = before if kept else before * FAILED_FACTOR   # kept: the person's, not weakened
                 store.resolve_prediction(p["id"], now, "failed")
                 failed.append({"id": p["id"], "lesson_id": p["lesson_id"], "lesson": p["text"],
                                "made": p["made"], "deadline": iso(deadline),
-                               "before": round(before, 2), "strength": round(after, 2)})
+                               "before": round(before, 2), "strength": round(after, 2), "kept": kept})
             else:
                 continue
             strengths[p["lesson_id"]] = after
@@ -1093,6 +1097,8 @@ def morning_text(report: dict, prediction_days: int, archive_after_days: int) ->
         if outcome == "confirmed":
             return [f"- Confirmed: {p['lesson']}",
                     f"  It came up again on {p['evidence']['at'][:10]}: {p['evidence']['what']} ({change})"]
+        if p.get("kept"):
+            change = f"strength {p['strength']:.2f}, kept: you approved it or wrote it"
         return [f"- Failed: {p['lesson']}",
                 f"  It did not come up between {p['made'][:10]} and {p['deadline'][:10]} ({change})"]
 

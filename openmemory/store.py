@@ -599,9 +599,10 @@ class Store:
         self._db.executemany("UPDATE passages SET strength = ?, decayed = ?, archived = ? WHERE id = ?", updates)
 
     def lessons_to_decay(self) -> list:
-        """Every live lesson's strength and clock."""
-        return self._db.execute("SELECT id, text, cwd, created, decayed, strength, state FROM lessons "
-                                "WHERE NOT archived AND NOT vetoed").fetchall()
+        """Every lesson's strength and clock (not archived, not vetoed), with what backs it (a dict)."""
+        return [dict(r, backing=_object(r["backing"])) for r in self._db.execute(
+            "SELECT id, text, cwd, created, decayed, strength, state, backing FROM lessons "
+            "WHERE NOT archived AND NOT vetoed").fetchall()]
 
     def decay_lessons(self, updates: list) -> None:
         """[(strength, decayed, archived, id)]: lessons brought up to date by decay."""
@@ -698,9 +699,9 @@ class Store:
     def open_predictions(self) -> list:
         """Unresolved predictions of lessons not vetoed, with their lesson's text, cwd and strength."""
         return self._db.execute(
-            "SELECT p.id, p.lesson_id, p.made, p.embedding, l.text, l.cwd, l.strength FROM predictions p "
+            "SELECT p.id, p.lesson_id, p.made, p.embedding, l.text, l.cwd, l.strength, l.backing FROM predictions p "
             "JOIN lessons l ON l.id = p.lesson_id WHERE p.resolved IS NULL AND NOT l.vetoed AND l.state = 'live' "
-            "ORDER BY p.made, p.id").fetchall()
+            "ORDER BY p.made, p.id").fetchall()   # backing: the lesson's, as JSON text
 
     def episodes_between(self, kinds, since: str, until: str) -> list:
         """Episodes of these kinds that happened after since and up to until, in time order."""

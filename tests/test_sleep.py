@@ -391,6 +391,32 @@ class Decay(SleepCase):
         self.assertTrue((memory / f"om-{lesson['id']}.md").exists())
         self.assertIn(f"lesson:{lesson['id']} · live", run("lessons")[1])
 
+    def test_a_lesson_the_person_approved_or_wrote_stays_until_they_remove_it(self):
+        # A month's replay: lessons the person had approved or edited faded with the rest (80 and
+        # 105 days): following them means the mistake never comes back, which failed their
+        # predictions and halved them. The person's decision is theirs to undo, not time's.
+        self.write(tests_corrected(self.shop, when(11, 2), "python -m unittest",
+                                   "from now on use pytest -q instead"))                   # live: standing
+        self.write(tests_corrected(self.shop, when(11, 2, 12), "npm test", "from now on use pnpm test"))
+        self.ingest()
+        self.sleep(night(11, 3))
+        approved, edited = sorted(self.lessons(), key=lambda ls: ls["id"])
+        run("lessons", "approve", f"lesson:{approved['id']}")
+        run("lessons", "edit", f"lesson:{edited['id']}", "Run the JavaScript tests with `pnpm test`.")
+        kept = {ls["id"]: ls["strength"] for ls in self.lessons()}
+        self.write(simple_session(self.shop, when(11, 10)))
+        self.sleep(night(11, 17))                                           # their predictions fail
+        report = (self.home / "morning.md").read_text()
+        self.assertIn("kept: you approved it or wrote it", report)
+        self.sleep(night(6, 1, 2027))                                       # seven months on
+        memory = paths.memory_dir_for(str(self.shop))
+        for lesson in self.lessons():
+            self.assertEqual((lesson["archived"], lesson["state"]), (0, "live"), lesson["text"])
+            self.assertAlmostEqual(lesson["strength"], kept[lesson["id"]], places=6)
+            self.assertTrue((memory / f"om-{lesson['id']}.md").exists())
+        run("lessons", "reject", f"lesson:{approved['id']}")               # theirs to remove
+        self.assertFalse((memory / f"om-{approved['id']}.md").exists())
+
     def test_a_lesson_that_never_comes_up_again_fades(self):
         self.write(tests_corrected(self.shop, when(11, 2), "python -m unittest",
                                    "from now on use pytest -q instead"))                   # live: standing
