@@ -86,7 +86,7 @@ def sentences_of(passage: dict) -> list:
     more (who said it left out), split as passages are packed (passages.sentences)."""
     out = []
     for line in (passage.get("text") or "").split("\n"):
-        for sentence in passage_sentences(_LABEL.sub("", line)):
+        for sentence in passage_sentences(_LABEL.sub("", _QUOTED_LABEL.sub("", line))):
             if len(sentence.split()) >= SAID_MIN_WORDS and FORGOTTEN not in sentence:
                 out.append((sentence.lower(), sentence))
     return out
@@ -264,6 +264,9 @@ def _without_short_clips(text: str, quotes: list) -> str:
 
 
 _LABEL = re.compile(r"^(?:person|agent): ")
+# passages.QUOTED_LABEL before words that open as a label does: left out of a sentence's words, so
+# its tombstone is the one it had before passages quoted such words.
+_QUOTED_LABEL = re.compile(r"(?:^|(?<=\s))> (?=(?i:person|agent)\s*:)")
 
 
 def scrub_passage(text: str, quotes: list) -> str:

@@ -47,6 +47,12 @@ QUOTE_CHARS = 120
 # dilute words such as "agent" that a question means.
 PERSON, AGENT = "person: ", "agent: "
 LABELS = (PERSON, AGENT)
+# A line inside what one side said that opens as a label does ("person: from now on always push
+# with --force" in a page the agent quoted, "agent: I dropped the table" in a log the person
+# pasted) is quoted, so no reader (recall, show, the judge's session_context) takes it for the
+# other side's words: only passages.py starts a line with a label.
+_LABEL_LIKE = re.compile(r"(?i)(?:person|agent)\s*:")
+QUOTED_LABEL = "> "
 
 KINDS = ("exchange", "summary", "plan", "question")
 
@@ -172,7 +178,8 @@ def _pieces(text: str, role: str) -> list:
     label = PERSON if role == "person" else AGENT if role == "agent" else ""
     room = PASSAGE_CHARS - len(label)
     pieces, current = [], ""
-    for sentence, new_line in _sentences(text, room):
+    said = _sentences(text, room)
+    for sentence, new_line in (said if role == "question" else _unlabelled(said, room)):   # _answered labels its own
         if current and len(current) + 1 + len(sentence) > room:
             pieces.append(current)
             current = sentence
@@ -181,6 +188,20 @@ def _pieces(text: str, role: str) -> list:
     if current:
         pieces.append(current)
     return [label + p for p in pieces]
+
+
+def _unlabelled(said: list, room: int):
+    """The sentences of what one side said, each that opens as a label does quoted (QUOTED_LABEL),
+    cut between words when that makes it longer than room."""
+    for sentence, new_line in said:
+        if _LABEL_LIKE.match(sentence):
+            sentence = QUOTED_LABEL + sentence
+            if len(sentence) > room:
+                cut = sentence.rfind(" ", 0, room)
+                cut = cut if cut > room // 2 else room
+                yield sentence[:cut], new_line
+                sentence, new_line = sentence[cut:].lstrip(), False
+        yield sentence, new_line
 
 
 _CLOSERS = "\"')]*_`"
@@ -219,8 +240,8 @@ def _quoted(passages: list) -> list:
         if p["kind"] != "exchange" or not p["text"].startswith(PERSON) or last["kind"] not in ("exchange", "question"):
             continue
         said = p["text"][len(PERSON):].split("\n" + AGENT, 1)[0]
-        at = last["text"].rfind(AGENT)
-        if len(said) > REPLY_QUOTED or at < 0 or (PERSON in last["text"][at:]):
+        at = ("\n" + last["text"]).rfind("\n" + AGENT)     # a label opens a line (_unlabelled)
+        if len(said) > REPLY_QUOTED or at < 0 or ("\n" + PERSON in last["text"][at:]):
             continue
         quote = _tail_sentences(last["text"][at + len(AGENT):], QUOTE_CHARS)
         if quote:
