@@ -13,7 +13,8 @@ fix a later command showed, and the lesson. The definitions it is given are ARCH
 ("What openmemory learns from"), so a capable model answering blind labels as a person would.
 
 Tool output (error lines), pasted logs, reviews and plans, and the agent's own prose are
-quoted data: shown between <<< and >>>, a line in them that speaks to a model left out, and
+quoted data: shown between <<< and >>> (no run of three brackets left in them: llm.unmarked), a
+line in them that speaks to a model left out, and
 never a source of a lesson. Every answer is checked before use (`read_answer`): one JSON
 object; a lesson one plain line whose commands, URLs and hosts the person typed or the agent
 ran, with no run of words lifted from quoted data; a fix that the agent's own commands
@@ -187,7 +188,7 @@ def quoted(text: str, limit: int = FIELD_CHARS) -> str:
     """Quoted data as the judge reads it: redacted, its lines that speak to a model left out, its
     markers broken, a long one by its head and tail."""
     lines = [LEFT_OUT if _ADDRESSED.search(line) else line for line in redact(str(text or "")).splitlines()]
-    text = "\n".join(lines).strip().replace("<<<", "<< <").replace(">>>", "> >>")
+    text = llm.unmarked("\n".join(lines).strip())
     if len(text) <= limit:
         return text
     head = limit * 2 // 3
@@ -214,7 +215,7 @@ def _message(facts: dict) -> tuple:
         else:
             pasted.append(line)
             shown.append("| " + (LEFT_OUT if _ADDRESSED.search(line) else line))
-    text = "\n".join(shown).strip().replace("<<<", "<< <").replace(">>>", "> >>")
+    text = llm.unmarked("\n".join(shown).strip())
     if len(text) > 2 * FIELD_CHARS:
         text = text[:FIELD_CHARS * 4 // 3].rstrip() + "\n[…]\n" + text[-(FIELD_CHARS * 2 // 3):].lstrip()
     return text, "\n".join(pasted)
@@ -260,7 +261,7 @@ def _others(ep: dict, session: dict, task: str) -> tuple:
 
 
 def _context_lines(others: list) -> str:
-    return "\n".join(f"[{side}] {text}" for side, text in others).replace("<<<", "<< <").replace(">>>", "> >>")
+    return llm.unmarked("\n".join(f"[{side}] {text}" for side, text in others))
 
 
 def message_request(ep: dict, errors: list, task: str = "", project: str = "", limit: int = LESSON_CHARS,

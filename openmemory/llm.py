@@ -621,14 +621,25 @@ def _commands(commands: list, shown: int = 12) -> str:
     return ("What the agent ran:\n" + "\n".join(lines)) if lines else ""
 
 
+# Three or more of one angle bracket in a row (fullwidth and small forms too, which read alike) in
+# quoted data: broken into pairs, so no run of any length opens or closes the data markers (a bare
+# replace of ">>>" turned ">>>>" into "> >>>", a closing marker).
+_MARKER_RUN = re.compile(r"[<\uff1c\ufe64]{3,}|[>\uff1e\ufe65]{3,}")
+
+
+def unmarked(text: str) -> str:
+    """text with no run of three angle brackets: each run longer than two cut into pairs by spaces."""
+    return _MARKER_RUN.sub(lambda m: " ".join(m.group()[i:i + 2] for i in range(0, len(m.group()), 2)), text)
+
+
 def _one_line(text) -> str:
     """A piece of evidence on one line, redacted, its data markers broken."""
-    return " ".join(redact(str(text)).split()).replace("<<<", "<< <").replace(">>>", "> >>")
+    return unmarked(" ".join(redact(str(text)).split()))
 
 
 def _field(text: str) -> str:
     """One piece of evidence, redacted, at most FIELD_CHARS (a long paste: its head and its tail)."""
-    text = redact(str(text)).strip().replace("<<<", "<< <").replace(">>>", "> >>")
+    text = unmarked(redact(str(text)).strip())
     if len(text) <= FIELD_CHARS:
         return text
     head = FIELD_CHARS * 2 // 3
