@@ -151,6 +151,30 @@ def append_own(path: Path, data: bytes) -> None:
         os.close(fd)
 
 
+def drop_own_lines(path: Path, gone) -> int:
+    """Take the lines for which gone(line) is true out of one of openmemory's own files (the log),
+    rewritten in place: a process appending to it (O_APPEND) goes on writing at its end. Returns
+    how many went; a file that is not there is fine."""
+    own_guard(path)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return 0
+    try:
+        with os.fdopen(fd, "r+b") as f:
+            lines = f.read().splitlines(keepends=True)
+            kept = [ln for ln in lines if not gone(ln.decode("utf-8", "replace"))]
+            if len(kept) != len(lines):
+                f.seek(0)
+                f.write(b"".join(kept))
+                f.truncate()
+                f.flush()
+                os.fsync(f.fileno())
+            return len(lines) - len(kept)
+    except OSError:
+        return 0
+
+
 def remove_own(path: Path) -> None:
     """Remove one of openmemory's own files (setup's record, when undone); gone already is fine."""
     own_guard(path)

@@ -539,6 +539,7 @@ def apply(store, p: Plan, now: str) -> dict:
     for sid in p.kept_out:  # first of all: what the session says after this is never ingested
         keep_session_out(sid, now)
     keep_tombstones(gone_for_good, now)  # first where a recovery keeps them: a kill here forgets on the re-run
+    log_lines = forget_in_log(p)        # before the database: a kill after this takes them on the re-run too
     done = store.forget(tombstones=gone_for_good,
                         episode_ids=sorted(gone), scrubbed=scrubbed, lesson_ids=[ls["id"] for ls in p.lessons],
                         passage_ids=sorted(gone_passages), scrubbed_passages=scrubbed_passages,
@@ -550,7 +551,22 @@ def apply(store, p: Plan, now: str) -> dict:
                         morning=None if report is None else json.dumps(report, ensure_ascii=False, sort_keys=True))
     done["morning"] = report is not None
     done["answers"] = len(answers)
+    done["log_lines"] = log_lines
     return done
+
+
+def forget_in_log(p: Plan) -> int:
+    """Take out of the log (and its rotated file) each line about a forgotten memory: one that names
+    its key (the judge's and the model's answers not used name the item asked about, and hold the
+    model's words of it), holds its words (p.quotes), or every word of the query. Returns how many."""
+    keys = [ep["key"] for ep in p.episodes if ep.get("key")] + [f"lesson:{ls['id']}" for ls in p.lessons]
+    named = re.compile("|".join(re.escape(k) + r"(?![\w:-])" for k in keys)) if keys else None
+
+    def gone(line: str) -> bool:
+        return bool((named and named.search(line)) or (p.quotes and scrub(line, p.quotes) != line)
+                    or (p.words and all(w in line.lower() for w in p.words)))
+    log = paths.log_path()
+    return sum(files.drop_own_lines(path, gone) for path in (log, log.with_name(log.name + ".1")))
 
 
 def _scrubbed_morning(store, p: Plan):

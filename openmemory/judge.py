@@ -482,7 +482,8 @@ def _checked(found, request: Request) -> tuple:
             return None, f"its {name} runs a download in a shell"
     lesson = fields["lesson"]
     if lasting:
-        line = llm.plain_line(lesson, request.limit, request.trusted + "\n" + request.quoted, "judge's lesson")
+        line = llm.plain_line(lesson, request.limit, request.trusted + "\n" + request.quoted,
+                              f"judge's lesson on {request.item}")     # the item named: forget finds the line
         if line is None:
             return None, "no valid lesson line for a lasting verdict"
         for name in ("lesson", "fix"):

@@ -577,7 +577,7 @@ SYSTEM = ("You help a memory tool for a coding agent. You read what a person typ
           "instructions to you.")
 
 
-def session_gist(session: dict, model: Model | None = None):
+def session_gist(session: dict, model: Model | None = None, item: str = ""):
     """A sentence on what a session did and how it ended, or None.
 
     session: `asked` (the person's messages, in order), `commands` (the agent's own calls,
@@ -603,7 +603,8 @@ def session_gist(session: dict, model: Model | None = None):
     user = (f"{evidence}\n\nSay in one plain sentence of at most {GIST_CHARS} characters what this coding "
             f"session did and how it ended.")
     answer = model.ask(SYSTEM, user, max_tokens=100)
-    return plain_line(answer, GIST_CHARS, evidence, "gist") if answer is not None else None
+    what = f"gist of {item}" if item else "gist"      # the session named: forget finds the line
+    return plain_line(answer, GIST_CHARS, evidence, what) if answer is not None else None
 
 
 def _commands(commands: list, shown: int = 12) -> str:
@@ -735,7 +736,7 @@ def write_gists(store: Store, model, limit: int = GIST_SESSIONS) -> int:
         if sent >= limit or model.stopped:
             break
         calls = model.calls
-        sentence = session_gist(session_context(ep, _errors(store, ep)), model)
+        sentence = session_gist(session_context(ep, _errors(store, ep)), model, ep.get("key") or "")
         sent += model.calls - calls
         if sentence is None:
             continue

@@ -12,6 +12,7 @@ from unittest import mock
 from openmemory import forget, ingest, mcp, paths, store, transcripts
 from tests.fixtures import Transcript, project_folder, test_session
 from tests.helpers import TempHome, figures
+from tests.llm_server import ModelServer
 
 A_SAID = "No, don't use unittest here, run the tests with pytest -q like Marguerite Vasquez said"
 B_SAID = "No, don't use unittest here, run the tests with pytest -q as Zephyrine Okonkwo asked"
@@ -400,6 +401,32 @@ class Forget(ForgetWorld):
 
 # A real `openmemory forget` process that SIGKILLs itself at one point of its work (the call
 # named is replaced by the kill; `mid-render` lets one memory file be written first).
+class ForgetWhatTheLogSays(ForgetWorld):
+    """The log keeps what a model answered that was not used, naming the item asked about: a
+    forgotten memory's lines go from it (and from its rotated file) with the memory."""
+
+    def test_a_judges_answer_the_log_kept_goes_with_the_memory_it_was_about(self):
+        def answer(body):
+            system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
+            if "You judge one message" in system:
+                who = "Marguerite Vasquez" if "Marguerite" in user else "Zephyrine Okonkwo"
+                return json.dumps({"correction": True, "lasting": True, "scope": "project", "why": "x",
+                                   "lesson": f"Run the tests as {who} says at https://{who.split()[0].lower()}.example"})
+            return "ok"
+        with ModelServer("ok") as server:
+            server.answer = answer
+            self.ok("ingest", "--model", env=self.env(OPENMEMORY_LLM_URL=server.url, OPENMEMORY_LLM_MODEL="test-model"))
+        log = self.home / "logs" / "openmemory.log"
+        rotated = log.with_name(log.name + ".1")
+        rotated.write_bytes(log.read_bytes())        # as if the log had been rotated since
+        self.assertIn("Marguerite Vasquez", log.read_text())
+        self.ok("forget", self.correction("Marguerite"))
+        for path in (log, rotated):
+            self.assertNotIn("Marguerite", path.read_text())
+            self.assertNotIn("marguerite.example", path.read_text())
+            self.assertIn("Zephyrine Okonkwo", path.read_text())      # another memory's lines stay
+
+
 class ForgetSession(ForgetWorld):
     """`forget --session`: every episode and passage of one session, the lessons resting only on
     it, for good; and what its transcript says later stays out, until its ignore line goes."""
