@@ -532,8 +532,11 @@ def apply(store, p: Plan, now: str) -> dict:
     titles = [(sid, "" if sid in gone_sessions else scrub(t, p.quotes)) for sid, t in titles.items()]
     report = _scrubbed_morning(store, p)
     # The model's cached answers are a cache: one that may hold forgotten words goes (asked again if need be).
-    answers = [key for key, answer in store.model_answers()
-               if scrub(answer, p.quotes) != answer or (p.words and all(w in answer.lower() for w in p.words))]
+    # Its item named (m014): the model's words about a forgotten memory go though they quote none of it.
+    items = {ep["key"] for ep in p.episodes if ep.get("key")} | {f"lesson:{ls['id']}" for ls in p.lessons}
+    answers = [key for key, answer, item in store.model_answers()
+               if item in items or scrub(answer, p.quotes) != answer
+               or (p.words and all(w in answer.lower() for w in p.words))]
     gone_for_good = [(h, n > 0) for ep in p.episodes + p.passages for n, h in enumerate(tombstones(ep))]
     gone_for_good += [(h, True) for ps in p.passages for h in said_tombstones(ps)]
     for sid in p.kept_out:  # first of all: what the session says after this is never ingested

@@ -212,8 +212,9 @@ class Model:
             return None
         return cls(cfg, cache, spent)
 
-    def ask(self, system: str, user: str, max_tokens: int) -> str | None:
-        """The model's answer to one question, from the cache or the server; None when it fails."""
+    def ask(self, system: str, user: str, max_tokens: int, item: str | None = None) -> str | None:
+        """The model's answer to one question, from the cache or the server; None when it fails.
+        item: the memory it is about, kept with the answer (a judge's question names its own)."""
         self.asked += 1
         key = question_key(self._name(), system, user, max_tokens)
         if self.cache is not None:
@@ -258,7 +259,8 @@ class Model:
         self.answered += 1
         self.last_answer = time.time()
         if self.cache is not None:
-            self.cache.put(key, text)
+            found = _ITEM.match(user) if item is None else None    # a judge's question opens with its item
+            self.cache.put(key, text, item if found is None else found.group(1))
         return text
 
     def _stop(self, why: str) -> None:
@@ -293,10 +295,13 @@ def question_key(model: str, system: str, user: str, max_tokens: int) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+_ITEM = re.compile(r"Item: (\S+)")     # the first line of a judge's question (judge.message_request)
+
+
 class MemoryCache(dict):
     """A cache that lasts as long as the process (for one-off use and tests)."""
 
-    def put(self, key, text):
+    def put(self, key, text, item=None):
         self[key] = text
 
 
@@ -602,7 +607,7 @@ def session_gist(session: dict, model: Model | None = None, item: str = ""):
     evidence = "\n\n".join(p for p in parts if p)
     user = (f"{evidence}\n\nSay in one plain sentence of at most {GIST_CHARS} characters what this coding "
             f"session did and how it ended.")
-    answer = model.ask(SYSTEM, user, max_tokens=100)
+    answer = model.ask(SYSTEM, user, max_tokens=100, item=item or None)
     what = f"gist of {item}" if item else "gist"      # the session named: forget finds the line
     return plain_line(answer, GIST_CHARS, evidence, what) if answer is not None else None
 
@@ -713,9 +718,9 @@ class _StoreCache:
     def get(self, key: str):
         return self.store.model_answer(key)
 
-    def put(self, key: str, text: str) -> None:
+    def put(self, key: str, text: str, item: str | None = None) -> None:
         with self.store.transaction():
-            self.store.save_model_answer(key, self.model, text, self.now)
+            self.store.save_model_answer(key, self.model, text, self.now, item)
 
 
 # --------------------------------------------------------------------------------------

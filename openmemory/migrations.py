@@ -416,10 +416,21 @@ def m013_cut_titles_unindexed(db: sqlite3.Connection) -> None:
                f"{PASSAGE_BODY.format('passages')}, '', context FROM passages")
 
 
+def m014_answers_item(db: sqlite3.Connection) -> None:
+    """A model's cached answer names the item it was asked about (`item`: a judge's question's
+    `Item: <key>`, a gist's session key), so a forget of that memory takes the answer with it: the
+    answer is the model's words about it ("Run the tests as Marguerite Vasquez says"), which a
+    search for the memory's own words does not find. Answers cached before name none (NULL)."""
+    columns = {row[1] for row in db.execute("PRAGMA table_info(model_answers)")}
+    if "item" not in columns:
+        db.execute("ALTER TABLE model_answers ADD COLUMN item TEXT")
+
+
 MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_event_identity,
               m005_model_answers, m006_forgotten_and_opted_out, m007_recall_context,
               m008_episodes_indexed_at_commit, m009_lesson_state, m010_passages,
-              m011_agent, m012_note_contexts, m013_cut_titles_unindexed]
+              m011_agent, m012_note_contexts, m013_cut_titles_unindexed,
+              m014_answers_item]
 
 
 def migrate(db: sqlite3.Connection, path="") -> None:

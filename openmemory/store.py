@@ -853,19 +853,19 @@ class Store:
     # -- the optional model (llm.py asks; these keep what it said) -----
 
     def model_answers(self) -> list:
-        """[(key, answer)] of every cached answer of the model (a day's budget: a few hundred at most)."""
-        return self._db.execute("SELECT key, answer FROM model_answers").fetchall()
+        """[(key, answer, item)] of every cached answer of the model (a day's budget: a few hundred at most)."""
+        return self._db.execute("SELECT key, answer, item FROM model_answers").fetchall()
 
     def model_answer(self, key: str) -> str | None:
         """The model's answer to the question with this key, when it was asked before."""
         row = self._db.execute("SELECT answer FROM model_answers WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
 
-    def save_model_answer(self, key: str, model: str, answer: str, now: str) -> None:
-        """Keep an answer the model gave (redacted like everything stored)."""
-        self._db.execute("INSERT INTO model_answers (key, model, answer, asked) VALUES (?, ?, ?, ?) "
-                         "ON CONFLICT (key) DO UPDATE SET answer = excluded.answer, asked = excluded.asked",
-                         (key, model, redact(answer), now))
+    def save_model_answer(self, key: str, model: str, answer: str, now: str, item: str | None = None) -> None:
+        """Keep an answer the model gave (redacted like everything stored), with the item it is about."""
+        self._db.execute("INSERT INTO model_answers (key, model, answer, asked, item) VALUES (?, ?, ?, ?, ?) "
+                         "ON CONFLICT (key) DO UPDATE SET answer = excluded.answer, asked = excluded.asked, "
+                         "item = excluded.item", (key, model, redact(answer), now, item))
 
     def doubtful_corrections(self, now: str | None = None, limit: int = 200) -> list:
         """Live correction episodes (up to now) the rules marked doubtful and no model or judge decided, newest first."""

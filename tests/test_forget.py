@@ -401,11 +401,11 @@ class Forget(ForgetWorld):
 
 # A real `openmemory forget` process that SIGKILLs itself at one point of its work (the call
 # named is replaced by the kill; `mid-render` lets one memory file be written first).
-class ForgetWhatTheLogSays(ForgetWorld):
-    """The log keeps what a model answered that was not used, naming the item asked about: a
-    forgotten memory's lines go from it (and from its rotated file) with the memory."""
+class ForgetWhatTheModelSaid(ForgetWorld):
+    """The model's cached answers and the log (what it answered that was not used) name the item
+    asked about: a forgotten memory's answers and lines go with it (the rotated log too)."""
 
-    def test_a_judges_answer_the_log_kept_goes_with_the_memory_it_was_about(self):
+    def test_a_judges_answer_cached_and_logged_goes_with_the_memory_it_was_about(self):
         def answer(body):
             system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
             if "You judge one message" in system:
@@ -420,7 +420,12 @@ class ForgetWhatTheLogSays(ForgetWorld):
         rotated = log.with_name(log.name + ".1")
         rotated.write_bytes(log.read_bytes())        # as if the log had been rotated since
         self.assertIn("Marguerite Vasquez", log.read_text())
+        with store.connect() as db:
+            self.assertTrue([a for _, a, _ in db.model_answers() if "Marguerite" in a])
         self.ok("forget", self.correction("Marguerite"))
+        self.assert_gone("Marguerite Vasquez")       # the cached answer too, though it quotes none of the message
+        with store.connect() as db:
+            self.assertTrue([a for _, a, _ in db.model_answers() if "Zephyrine" in a])   # another memory's stays
         for path in (log, rotated):
             self.assertNotIn("Marguerite", path.read_text())
             self.assertNotIn("marguerite.example", path.read_text())
