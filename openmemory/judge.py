@@ -555,12 +555,25 @@ def message_requests(store: Store, episodes: list) -> list:
         sid = ep.get("session_id")
         errors = store.episodes(kind="error", session_id=sid) if sid else []
         session = store.episodes(kind="session", session_id=sid)[:1] if sid else []
-        task = session[0]["title"] if session else ""
+        task = first_request(session[0]) if session else ""
         if sid and sid not in contexts:
             contexts[sid] = session_context(store, sid)
         out.append(message_request(ep, errors, task, _project(places, ep.get("cwd")), _room(ep.get("cwd")),
                                    contexts.get(sid)))
     return out
+
+
+def first_request(session_ep: dict) -> str:
+    """What a session began with the person asking, as the judge is told it (and trusts its words):
+    the session's title where it is the start of the first request (episodes.episodes_of) or an
+    approved plan's opening (told apart as not theirs), else the first request itself, cut as a
+    title is (120 characters). A title of another's (Claude Code's `ai-title` or `summary`, a model's words about the
+    conversation, which may hold a page's) is never the person's asking."""
+    title = session_ep.get("title") or ""
+    first = next((ln[2:] for ln in (session_ep.get("detail") or "").splitlines() if ln.startswith("- ")), "")
+    if title.startswith(PLAN_APPROVED) or first.startswith(title.rstrip("…").rstrip()):
+        return title
+    return clip(first, 120)
 
 
 def session_context(store: Store, session_id: str) -> dict:
