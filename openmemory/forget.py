@@ -424,6 +424,7 @@ def plan(store, episode_ids=(), lesson_ids=(), project=None, passage_ids=(), wor
     found_p = store.passages_by_id(passage_ids)
     gone_p = _gone(passage_ids, found_p, done_p, "passage", lambda i: f"p{i}")
     p.passages = [found_p[i] for i in sorted(found_p)]
+    episode_ids |= _messages_held(store, p.passages)
     episodes = store.episodes_by_id(episode_ids)
     gone_e = _gone(episode_ids, episodes, done_e, "episode", str)
     p.episodes = [episodes[i] for i in sorted(episodes)]
@@ -457,6 +458,25 @@ def plan(store, episode_ids=(), lesson_ids=(), project=None, passage_ids=(), wor
         if len(text) >= QUOTE_MIN and text not in p.quotes:
             p.quotes.append(text)
     return p
+
+
+def _messages_held(store, passages: list) -> set:
+    """The ids of the corrections whose message these passages hold whole: the same words, so
+    forgotten with them (cleaned of them instead, a correction's lesson, worded from it, kept
+    them: `forget p45` left "… like Marguerite Vasquez said" in MEMORY.md)."""
+    held = {}
+    for ps in passages:
+        if ps.get("kind") == "exchange" and ps.get("session_id"):
+            words = " ".join(" ".join(_LABEL.sub("", _QUOTED_LABEL.sub("", line)).split())   # a message folded
+                             for line in (ps.get("text") or "").split("\n"))
+            held[ps["session_id"]] = held.get(ps["session_id"], "") + " " + words
+    out = set()
+    for sid, words in held.items():
+        for ep in store.episodes(kind="correction", session_id=sid):
+            said = " ".join(str((ep.get("facts") or {}).get("said") or "").split())
+            if len(said.split()) >= SAID_MIN_WORDS and said in words:
+                out.add(ep["id"])
+    return out
 
 
 def _reword(store, lesson: dict, remaining: list) -> str | None:
@@ -533,7 +553,10 @@ def apply(store, p: Plan, now: str) -> dict:
     report = _scrubbed_morning(store, p)
     # The model's cached answers are a cache: one that may hold forgotten words goes (asked again if need be).
     # Its item named (m014): the model's words about a forgotten memory go though they quote none of it.
-    items = {ep["key"] for ep in p.episodes if ep.get("key")} | {f"lesson:{ls['id']}" for ls in p.lessons}
+    # ... and so do those about a memory cleaned of its words (what the model said of it, before).
+    cleaned = {i for i, _ in scrubbed}
+    items = {ep["key"] for ep in p.episodes + [ep for ep in affected if ep["id"] in cleaned] if ep.get("key")} \
+        | {f"lesson:{ls['id']}" for ls in p.lessons}
     answers = [key for key, answer, item in store.model_answers()
                if item in items or scrub(answer, p.quotes) != answer
                or (p.words and all(w in answer.lower() for w in p.words))]
@@ -542,7 +565,7 @@ def apply(store, p: Plan, now: str) -> dict:
     for sid in p.kept_out:  # first of all: what the session says after this is never ingested
         keep_session_out(sid, now)
     keep_tombstones(gone_for_good, now)  # first where a recovery keeps them: a kill here forgets on the re-run
-    log_lines = forget_in_log(p)        # before the database: a kill after this takes them on the re-run too
+    log_lines = forget_in_log(p, items)     # before the database: a kill after this takes them on the re-run too
     done = store.forget(tombstones=gone_for_good,
                         episode_ids=sorted(gone), scrubbed=scrubbed, lesson_ids=[ls["id"] for ls in p.lessons],
                         passage_ids=sorted(gone_passages), scrubbed_passages=scrubbed_passages,
@@ -558,11 +581,12 @@ def apply(store, p: Plan, now: str) -> dict:
     return done
 
 
-def forget_in_log(p: Plan) -> int:
-    """Take out of the log (and its rotated file) each line about a forgotten memory: one that names
-    its key (the judge's and the model's answers not used name the item asked about, and hold the
-    model's words of it), holds its words (p.quotes), or every word of the query. Returns how many."""
-    keys = [ep["key"] for ep in p.episodes if ep.get("key")] + [f"lesson:{ls['id']}" for ls in p.lessons]
+def forget_in_log(p: Plan, items: set) -> int:
+    """Take out of the log (and its rotated file) each line about a forgotten memory, or one cleaned of
+    its words: one that names its key (items: the judge's and the model's answers not used name the
+    item asked about, and hold the model's words of it), holds its words (p.quotes), or every word of
+    the query. Returns how many."""
+    keys = sorted(items)
     named = re.compile("|".join(re.escape(k) + r"(?![\w:-])" for k in keys)) if keys else None
 
     def gone(line: str) -> bool:

@@ -431,6 +431,26 @@ class ForgetWhatTheModelSaid(ForgetWorld):
             self.assertNotIn("marguerite.example", path.read_text())
             self.assertIn("Zephyrine Okonkwo", path.read_text())      # another memory's lines stay
 
+    def test_a_forgotten_passage_takes_the_correction_it_holds_its_lessons_words_and_what_the_model_said(self):
+        # The person's message forgotten as a passage is the correction's message: forgotten with it,
+        # so its lesson is worded again without it (it kept "like Marguerite Vasquez said" in
+        # MEMORY.md, its om file, lessons.jsonl and the morning report), and what the model said of
+        # the correction (cached, logged) goes too.
+        def answer(body):
+            system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
+            if "You judge one message" in system and "Marguerite" in user:
+                return json.dumps({"correction": True, "lasting": True, "scope": "project", "why": "x",
+                                   "lesson": "Run the tests as Marguerite Vasquez says at https://marguerite.example"})
+            return "ok"
+        with ModelServer("ok") as server:
+            server.answer = answer
+            self.ok("ingest", "--model", env=self.env(OPENMEMORY_LLM_URL=server.url, OPENMEMORY_LLM_MODEL="test-model"))
+        self.assertIn("Marguerite Vasquez", (self.home / "logs" / "openmemory.log").read_text())
+        [passage] = self.passages("Marguerite Vasquez")
+        self.assertIn("forgot 1 episode(s), 1 passage(s)", self.ok("forget", f"p{passage}").stderr)
+        self.assert_gone("Marguerite Vasquez")
+        self.assertTrue([ls for ls in self.lessons() if "Zephyrine" in ls["text"]])    # the other session's lesson stays
+
 
 class ForgetSession(ForgetWorld):
     """`forget --session`: every episode and passage of one session, the lessons resting only on
