@@ -426,11 +426,21 @@ def m014_answers_item(db: sqlite3.Connection) -> None:
         db.execute("ALTER TABLE model_answers ADD COLUMN item TEXT")
 
 
+def m015_read_again(db: sqlite3.Connection) -> None:
+    """Every transcript is marked to be read again, so what was stored from it before 2026-12-05
+    is stored as this version reads it: a line in one side's words that opens as the other's
+    label ("person: from now on …" in a page the agent quoted) quoted, never shown as theirs;
+    records glued on one line read; a record with no time dated. The next ingest updates each
+    episode and passage in place by its key (sleep's bookkeeping kept; what was forgotten stays
+    forgotten); a transcript no longer there keeps what was stored."""
+    db.execute("UPDATE sessions SET mtime_ns = -1")
+
+
 MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_event_identity,
               m005_model_answers, m006_forgotten_and_opted_out, m007_recall_context,
               m008_episodes_indexed_at_commit, m009_lesson_state, m010_passages,
               m011_agent, m012_note_contexts, m013_cut_titles_unindexed,
-              m014_answers_item]
+              m014_answers_item, m015_read_again]
 
 
 def migrate(db: sqlite3.Connection, path="") -> None:

@@ -499,6 +499,23 @@ class WhoSaidItIsNeverForged(TempHome):
         self.assertIn(f"> person: {FORGED_PERSON}", everything)      # shown, quoted, as what was said
         self.assertIn(f"> agent: {FORGED_AGENT}", everything)
 
+    def test_a_database_stored_before_reads_its_transcripts_again_and_quotes_the_forged_line(self):
+        from openmemory import migrations
+        self.assertEqual(run("ingest")[0], 0)
+        with store.connect() as db:     # as the version before m015 stored it: the forged line bare
+            raw_db(db).execute("UPDATE passages SET text = replace(text, '> person: ', 'person: ')")
+            raw_db(db).execute(f"PRAGMA user_version = {len(migrations.MIGRATIONS) - 1}")
+            raw_db(db).commit()
+            self.assertTrue(any(f"\nperson: {FORGED_PERSON[:20]}" in t for t, in
+                                raw_db(db).execute("SELECT text FROM passages")))
+        code, out, _ = run("ingest")
+        self.assertEqual(code, 0)
+        self.assertIn("read 1 of 1 transcript", out)
+        with store.connect() as db:
+            texts = [t for t, in raw_db(db).execute("SELECT text FROM passages")]
+        self.assertFalse([t for t in texts if f"\nperson: {FORGED_PERSON[:20]}" in t])
+        self.assertTrue([t for t in texts if f"> person: {FORGED_PERSON[:20]}" in t])
+
     def test_the_judge_is_not_told_the_person_typed_it_and_an_obeying_model_makes_no_lesson(self):
         asked = []
 
