@@ -531,7 +531,8 @@ def carries_nothing(text: str, earlier=()) -> bool:
 
 # Openers that carry no instruction ("ok so", "no,", "wait.", "actually").
 FILLER = re.compile(r"^(?:(?:ok(?:ay)?|ah+|oh+|hm+|uh+|um+|well|so|hey|sorry|actually|alright|right|hmm+|yes|yeah|"
-                    r"sure|great|good|never mind|nevermind)\b[\s,.!:;…—-]*|(?:no+|nope|nah|wait|stop|hold on)(?:[\s]*[,.!:;…—-]+\s*|\s+"
+                    r"sure|great|good|never mind|nevermind)\b[\s,.!:;…—-]*|(?:no+|nope|nah|wait|stop|hold on|wrong|incorrect|"
+                    r"(?:that|this|it)(?:'?s| is) (?:wrong|incorrect|not (?:right|correct)))(?:[\s]*[,.!:;…—-]+\s*|\s+"
                     r"(?=don'?t\b|do not\b|never\b|use\b|run\b|just\b|please\b|not\b|we\b|you\b|let'?s\b|i\b)))+", re.I)
 # Leads before the instruction itself; the person's scope words go too (the lesson's own
 # "In this repository" stands for them).

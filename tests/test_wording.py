@@ -56,6 +56,13 @@ class Wording(unittest.TestCase):
                          "Use `pytest -q` for the tests, not `python -m unittest discover`.")
         self.assertEqual(self.lesson("No - use `uv run pytest` instead", "cd /x && python -m pytest 2>&1 | tail -20"),
                          "Use `uv run pytest` instead of `python -m pytest`.")
+        # "that's wrong" says nothing of what to do: it opens the instruction, as "no" does, and is
+        # no part of it (a red-team pass found "In this project That's wrong, don't use ...")
+        self.assertEqual(self.lesson("That's wrong, don't use npm install here, use npm ci", "npm install"),
+                         "Use `npm ci`, not `npm install`.")
+        self.assertEqual(self.lesson("this is incorrect. always run the tests with make check", "npm test"),
+                         "Always run the tests with make check.")
+        self.assertIsNone(self.lesson("wrong file", "cat src/app.py"))
         # "that" is this moment's: no lesson says "don't run X" from it (X may be the work)
         self.assertIsNone(self.lesson("no, don't do that", "git push --force origin main"))
 
