@@ -1284,9 +1284,10 @@ def check_agents() -> list[Finding]:
             out.append(Finding("codex", FAIL, f"openmemory's MCP server is in {path}, but {off}: Codex's model "
                                               f"cannot call `recall`", f"remove that from [mcp_servers.{MCP_NAME}]"))
         else:
-            out.append(_check_agent_server("codex", path, server,
-                                           [t for t in ("recall",) if (server or {}).get("approvals", {}).get(t) != "approve"],
-                                           f"[mcp_servers.{MCP_NAME}.tools.recall] approval_mode = \"approve\" in {path}"))
+            refused = [t for t in agents.TOOLS if (server or {}).get("approvals", {}).get(t) != "approve"]
+            out.append(_check_agent_server("codex", path, server, refused,
+                                           f"[mcp_servers.{MCP_NAME}.tools.{(refused or ['recall'])[0]}] approval_mode = "
+                                           f"\"approve\" in {path}"))
     if agents.GEMINI in have:
         path = paths.gemini_settings_path()
         try:
@@ -1302,7 +1303,7 @@ def check_agents() -> list[Finding]:
             else:
                 policies = [agents.read_text(p) for p in sorted(paths.gemini_policy_path().parent.glob("*.toml"))]
                 allowed = set().union(*(agents.gemini_allowed(p) for p in policies)) if policies else set()
-                out.append(_check_agent_server("gemini", path, server, sorted({"recall"} - allowed),
+                out.append(_check_agent_server("gemini", path, server, [t for t in agents.TOOLS if t not in allowed],
                                                f"a policy rule allowing it by name in {paths.gemini_policy_path()}",
                                                f"add the `\"{MCP_NAME}\": {{...}}` entry `{_here()} setup` prints "
                                                f"under \"mcpServers\" in {path} (it has comments, which setup "
@@ -1374,12 +1375,13 @@ def _check_agent_server(agent: str, path: Path, server: dict | None, not_allowed
     except OpenMemoryError as e:
         return Finding(agent, FAIL, f"{agent}'s server `{shlex.join(argv)}` does not answer: {e}",
                        f"run `{_here()} setup` again")
-    if not_allowed:
+    if not_allowed:     # each tool: `show` refused leaves the model with hits it cannot open
         return Finding(agent, FAIL, f"{agent}'s server answers ({', '.join(tools)}), but its model may not "
-                                    f"call `recall` without a prompt (non-interactive runs refuse it)",
+                                    f"call {', '.join(f'`{t}`' for t in not_allowed)} without a prompt "
+                                    f"(non-interactive runs refuse it)",
                        f"add {allow} (`{_here()} setup` does)")
     return Finding(agent, OK, f"{agent}'s MCP server in {path} answers tools/list ({', '.join(tools)}), "
-                              f"`recall` allowed: {shlex.join(argv)}")
+                              f"{', '.join(f'`{t}`' for t in agents.TOOLS)} allowed: {shlex.join(argv)}")
 
 
 # -- probes ------------------------------------------------------------------------------------

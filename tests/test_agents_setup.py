@@ -243,6 +243,16 @@ class AgentSetup(AgentHome):
         found = {f["check"]: f for f in json.loads(self.cli("doctor", "--json").stdout)["checks"]}
         self.assertEqual((found["codex"]["status"], found["gemini"]["status"]), ("ok", "ok"), found)
         self.assertIn("recall, show, remember", found["codex"]["text"])
+        # `show` refused alone leaves the model with hits it cannot open: each tool is checked
+        # (doctor checked recall only, and said ✔)
+        full = self.codex.read_text()
+        self.codex.write_text(full.replace('[mcp_servers.openmemory.tools.show]\napproval_mode = "approve"',
+                                           '[mcp_servers.openmemory.tools.show]\napproval_mode = "prompt"'))
+        found = {f["check"]: f for f in json.loads(self.cli("doctor", "--json").stdout)["checks"]}
+        self.assertEqual(found["codex"]["status"], "fail", found["codex"])
+        self.assertIn("`show`", found["codex"]["text"])
+        self.assertIn("tools.show", found["codex"]["fix"])
+        self.codex.write_text(full)
         # without the approval Codex's model cannot call recall in `codex exec`
         self.codex.write_text(self.codex.read_text().replace('approval_mode = "approve"', 'approval_mode = "auto"'))
         self.policy.unlink()
