@@ -39,6 +39,7 @@ APPROVED_BOOST = 0.5        # the person's approval counts as much as being seen
 
 # What backs a lesson, in the order they are told, with the words `openmemory lessons` uses.
 BACKERS = ("approved", "edited", "judge", "standing", "sessions")
+BY_PERSON = BACKERS[:2]         # what the person did: approved it, wrote its text
 
 
 # Words that make the person's own lasting sentence a standing rule, for episodes whose facts
@@ -52,7 +53,7 @@ def kept_by_person(backing: dict) -> bool:
     """Whether the person approved the lesson or wrote its text: their decision, which neither
     time nor a prediction that did not come true undoes (sleep.decay, sleep.verify); only they
     do (`lessons reject`, deleting its file)."""
-    return bool(backing.get("approved") or backing.get("edited"))
+    return any(backing.get(name) for name in BY_PERSON)
 
 
 def standing(facts: dict) -> bool:
@@ -109,7 +110,7 @@ def backers(lesson: dict, sources: list) -> list:
     neither its words nor its session.
     """
     backing = lesson.get("backing") or {}
-    found = [name for name in ("approved", "edited") if backing.get(name)]
+    found = [name for name in BY_PERSON if backing.get(name)]
     own, corrections = _judged(lesson, sources)
     if (own or {}).get("lasting") or any(v and v.get("lasting") for _, v in corrections):
         return found + ["judge"]

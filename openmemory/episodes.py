@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from . import neighbours
-from .clock import iso, iso_or_none
+from .clock import iso_or_none
 from .corrections import carries_nothing, correction_verdict, own_lines, unsettled, what_lasts
 from .failures import (cause_key, error_lines, is_guard, never_ran, output_host, pipes_download, plain,
                        telling_lines, unsafe_advice, unsafe_fix)
@@ -493,7 +493,7 @@ def episodes_of(session: Session, session_id: str | None = None, settled: bool =
     corrections = [s for s in found if s.kind == "correction" and s.verdict == "correction"]
     cwd = session.cwd or None
     files, commands = _files_touched(session, cwd), _commands(session)   # for the gist and the facts
-    at = iso_or_none(session.started) or iso_or_none(next((t.at for t in session.turns if t.at), "")) or iso()
+    at = session.began()
     ended = outcome(session)    # in the gist and the facts: worked out (and, cut, redacted) once
     out = [{
         "key": f"session:{sid}",

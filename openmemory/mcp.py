@@ -218,11 +218,9 @@ def handle_line(line: bytes, project_dir: str | None = None):
         text = line.decode("utf-8").strip()
         if not text:
             return None
-        message = json.loads(text)
+        message = wellformed(json.loads(text))  # a lone surrogate's escape: valid JSON, no UTF-8 text
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
         return _error(None, PARSE_ERROR, f"not a JSON message: {_first_line(e)}")
-    if "\\ud" in text or "\\uD" in text:
-        message = wellformed(message)   # a lone surrogate's escape: valid JSON, not a string SQLite or UTF-8 takes
     return handle(message, project_dir)
 
 

@@ -20,7 +20,7 @@ Pure: a transcripts.Session in, passage dicts out (store.replace_session writes 
 """
 import re
 
-from .clock import iso, iso_or_none
+from .clock import iso_or_none
 from .redact import redactor_for
 from .shorten import clip
 from .transcripts import OWN_TOOL, Session
@@ -115,9 +115,8 @@ def _said(session: Session) -> list:
     at = None
     for turn in session.turns:
         # A record with no time, or one that is not a time, is as old as the one before it; the
-        # first, as old as the session (its episode's time: episodes.episodes_of), never "".
-        at = iso_or_none(turn.at) or at or iso_or_none(session.started) or \
-            iso_or_none(next((t.at for t in session.turns if t.at), "")) or iso()
+        # first, as old as the session (Session.began, its episode's time), never "".
+        at = iso_or_none(turn.at) or at or session.began()
         if turn.role == "user":
             if turn.source in ("prompt", "queued", "command") and turn.text:
                 anchor, replying = turn.uuid, None

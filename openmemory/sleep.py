@@ -798,7 +798,7 @@ def verify(store: Store, now: str, keep=None) -> dict:
                     store.resolve_prediction(p["id"], now, None)      # lapsed: nothing tested it
                 continue
             elif t_now >= deadline:
-                kept = backing.kept_by_person(shared_loads(p["backing"] or "{}") or {})
+                kept = backing.kept_by_person(p["backing"])
                 after = before if kept else before * FAILED_FACTOR   # kept: the person's, not weakened
                 store.resolve_prediction(p["id"], now, "failed")
                 failed.append({"id": p["id"], "lesson_id": p["lesson_id"], "lesson": p["text"],

@@ -697,11 +697,12 @@ class Store:
         return row[0] if row else ""
 
     def open_predictions(self) -> list:
-        """Unresolved predictions of lessons not vetoed, with their lesson's text, cwd and strength."""
-        return self._db.execute(
+        """Unresolved predictions of lessons not vetoed, with their lesson's text, cwd, strength and
+        what backs it (a dict, as lessons_to_decay gives it)."""
+        return [dict(r, backing=_object(r["backing"])) for r in self._db.execute(
             "SELECT p.id, p.lesson_id, p.made, p.embedding, l.text, l.cwd, l.strength, l.backing FROM predictions p "
             "JOIN lessons l ON l.id = p.lesson_id WHERE p.resolved IS NULL AND NOT l.vetoed AND l.state = 'live' "
-            "ORDER BY p.made, p.id").fetchall()   # backing: the lesson's, as JSON text
+            "ORDER BY p.made, p.id").fetchall()]
 
     def episodes_between(self, kinds, since: str, until: str) -> list:
         """Episodes of these kinds that happened after since and up to until, in time order."""

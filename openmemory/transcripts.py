@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import NamedTuple
 
+from .clock import iso, iso_or_none
 from .redact import secret_safe_clip as clip   # a cut never keeps part of a secret (issue 27)
 from .shorten import wellformed
 
@@ -173,6 +174,12 @@ class Session:
     @property
     def tool_calls(self) -> list:
         return [c for t in self.turns if t.role == "assistant" for c in t.tools]
+
+    def began(self) -> str:
+        """When the session began, as canonical time text: its start, else its first record's
+        time, else now (a log with no time in it): its session episode's time, and that of a
+        passage of a record with no time before any that has one."""
+        return iso_or_none(self.started) or iso_or_none(next((t.at for t in self.turns if t.at), "")) or iso()
 
 
 def parse(path, sidechain: bool = False) -> Session:
