@@ -162,8 +162,11 @@ _BRANCHES = [
     # A provider-prefixed token that ends where its line or the text does: wrapped by a terminal
     # or a tool (its rest on the next line) or cut off there (_cut_token). Before the providers'
     # branches: a whole token at a line's end is handed back to them.
-    ("cut_token", r"\b(?:" + "|".join(f"(?P<cutp{i}>{prefix}){chars}*+" for i, (prefix, chars, _, _, _)
-                                      in enumerate(_CUT_FAMILIES)) + r")(?=" + _CUT_END + r")"),
+    # `(?=(?P<r>X*))(?P=r)` takes X* whole and never gives any back (Python 3.11's possessive
+    # `X*+`, which 3.10 does not have): no backtracking through a long run of token characters.
+    ("cut_token", r"\b(?:" + "|".join(f"(?P<cutp{i}>{prefix})(?=(?P<cutr{i}>{chars}*))(?P=cutr{i})"
+                                      for i, (prefix, chars, _, _, _) in enumerate(_CUT_FAMILIES))
+                  + r")(?=" + _CUT_END + r")"),
     ("anthropic_key", r"\bsk-ant-[A-Za-z0-9_\-]{16,}"),
     ("mapbox_key", r"\bsk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}"),
     ("openai_key", r"\bsk-(?:proj-|svcacct-|admin-|or-v1-)?[A-Za-z0-9_\-]{20,}"),
@@ -836,7 +839,8 @@ def _b64_credentials(m):
     return ("[REDACTED:credentials]" if _decodes_to_credentials(whole) else whole), m.end()
 
 
-_CUT_PIECE = _later(_CUT_BREAK + r"[ \t]*(?P<piece>[A-Za-z0-9_\-]++)" + _CUT_FOLLOW)
+# A piece's characters taken whole, as cut_token's are (no possessive `++` before Python 3.11).
+_CUT_PIECE = _later(_CUT_BREAK + r"[ \t]*(?=(?P<piece>[A-Za-z0-9_\-]+))(?P=piece)" + _CUT_FOLLOW)
 _CUT_HEAD = _later(r"(?:" + "|".join(prefix for prefix, _, _, _, _ in _CUT_FAMILIES) + r")")
 
 
