@@ -7,12 +7,21 @@ the same text; this module answers them once, by the rules written down in ARCHI
 sentence out. What a failed tool call's output means is failures.py's.
 """
 import re
+from functools import lru_cache
+from typing import NamedTuple
 
 try:
     from re import _constants as _sre, _parser as _sre_parse
 except ImportError:                     # Python 3.10
     import sre_constants as _sre
     import sre_parse as _sre_parse
+
+
+class _Source(NamedTuple):
+    """A pattern's text and flags, compiled once at the end of this module, led by what its
+    matches can open with (_led): compiling it here as well cost every start 7 ms."""
+    pattern: str
+    flags: int = 0
 
 
 # --------------------------------------------------------------------------------------
@@ -30,7 +39,7 @@ _OPENER = re.compile(
     r"let'?s not\b|let us not\b|i mean\b|are you (?:sure|certain)\b|really\s*[?!])",
     re.I)
 # Phrases that reject or redirect wherever they appear early in the message.
-_PHRASE = re.compile(
+_PHRASE = _Source(
     r"(?:\binstead of\b|\s+instead\b|\brather than\b|\bnot what i\b|\bthat'?s not\b|\bthat is not\b|"
     r"\bis(?:n'?t| not) (?:right|correct|what)\b|\b(?:is|are|was) wrong\b|"
     r"\b(?:still )?(?:doesn'?t|does not|didn'?t|did not) (?:work|help|fix|start|run|seem to work|compile|build|"
@@ -49,7 +58,7 @@ _REQUEST = re.compile(r"^(?:(?:ok(?:ay)?|great|good|thanks?|perfect|nice|cool)\b
                       r"stop\s+(?:here|for\s+(?:now|today|the\s+day))\b|don'?t\s+forget\b|do not forget\b|no\s+rush\b|"
                       r"(?:wait|hold on)\b[,.!\s]+(?:before you \w+[,:]?\s+)?(?:what|when|where|who|which|how)(?:'s)?\b)", re.I)
 # A rule set against what the agent did, anywhere in the person's own lines.
-_RULE = re.compile(r"""(?xi)
+_RULE = _Source(r"""(?xi)
       \bwe\s+(?:don'?t|do\s+not)\s+use\b | \bwe\s+(?:always|only|never|don'?t\s+ever)\s+\w+ | ,\s*never\s+\S+
     | \bwe\s+use\s+\S+(?![^\n]*(?:\b(?:can|could|would)\s+you\b|\?)) | ^\s*(?:and\s+|also\s+)?(?:please\s+)?(?:remember|keep\s+in\s+mind)\s*(?:that\b|:|,)
     | ,\s*(?:please\s+)?(?:don'?t|do\s+not|never)\s+(?!worry|bother|mind)\w+
@@ -65,7 +74,7 @@ _RULE = re.compile(r"""(?xi)
     | \bi\s+(?:see|get)\b[^.?!]*\bbut\s+not\b
     | (?:^|[.!;]\s+)not\s+(?!sure\b|bad\b|now\b|yet\b|much\b|really\b|urgent\b|a\s+(?:problem|big\s+deal)\b)\w+""")
 # A plain statement of a fact the agent got wrong.
-_WRONG_FACT = re.compile(r"""(?xi)
+_WRONG_FACT = _Source(r"""(?xi)
       \b(?:since|after)\s+your\s+(?:knowledge\s+|training\s+)?cut-?off\b
     | \b(?:was|were|has\s+been|have\s+been|got|is\s+now)\s+(?:already\s+)?(?:removed|deprecated|renamed|merged|
         deleted|dropped|moved|replaced|released)\b
@@ -76,7 +85,7 @@ _WRONG_FACT = re.compile(r"""(?xi)
         obsolete|years\s+old)\b""")
 # Pushback phrased as a question: it presumes the agent is wrong ("didn't we already ...?",
 # "why is X still there?", "isn't that years old?", "I see four uncommitted files?").
-_PUSHBACK = re.compile(r"""(?xi)
+_PUSHBACK = _Source(r"""(?xi)
       \b(?:didn'?t|did\s+not|haven'?t|weren'?t|aren'?t|wasn'?t|isn'?t|shouldn'?t|doesn'?t|don'?t)\s+(?:we|you|it|
         that|this|there|they)\b | \bdidn'?t\s+i\s+(?:say|tell|ask|mention)\b
     | ^(?:(?:\w+\s*[,:-]+\s*)?(?:but|so|and|hmm+|emm+|um+|uh+|well)\b[\s,.:-]*)?(?:doesn'?t|don'?t|isn'?t|aren'?t|
@@ -87,16 +96,16 @@ _PUSHBACK = re.compile(r"""(?xi)
     | \bwhy\s+(?:would|did|are|were)\s+you\b
     | \b(?:still|already|again|uncommitted|ancient|outdated|deprecated|obsolete|years?\s+old|old\s+version|
         implausible|wrong|broken|missing|twice|two\s+different)\b""")
-_ASKS = re.compile(r"(?i)\b(?:can|could|would|will) (?:you|we)\b|\bplease\b")   # a request, not pushback
+_ASKS = _Source(r"(?i)\b(?:can|could|would|will) (?:you|we)\b|\bplease\b")   # a request, not pushback
 _PLAIN_QUESTION = re.compile(r"(?i)^(?:(?:ok(?:ay)?|so|and|sure|also)[\s,.]+)*(?:did|have|has|are|were|is|was|do|"
                              r"does)\s+(?:you|we|it|they)\b")
 _THINK = re.compile(r"(?i)^(?:(?:ok(?:ay)?|so|hm+|well)[\s,.]+)*i\s+(?:think|guess|feel|wonder)\b")
 # The agent saying it is done: what failing output pasted next contradicts.
-_CLAIM = re.compile(r"(?i)\b(?:all (?:\d+ )?(?:tests?|checks?|specs?) (?:pass|passed|passing|green)|"
-                    r"tests? pass(?:es|ed|ing)?\b|passes|passing|green|fixed|done\b|complete(?:d|ly)?\b|ready\b|"
-                    r"works?\b|working\b|pushed|merged|resolved|succeed(?:s|ed)?|successful(?:ly)?|"
-                    r"should (?:now )?(?:work|pass|be green|build)|builds? (?:now|fine|cleanly)|is live|committed|"
-                    r"deployed|implemented)")
+_CLAIM = _Source(r"(?i)\b(?:all (?:\d+ )?(?:tests?|checks?|specs?) (?:pass|passed|passing|green)|"
+                 r"tests? pass(?:es|ed|ing)?\b|passes|passing|green|fixed|done\b|complete(?:d|ly)?\b|ready\b|"
+                 r"works?\b|working\b|pushed|merged|resolved|succeed(?:s|ed)?|successful(?:ly)?|"
+                 r"should (?:now )?(?:work|pass|be green|build)|builds? (?:now|fine|cleanly)|is live|committed|"
+                 r"deployed|implemented)")
 # A line of pasted output that says something failed.
 _FAIL_LINE = re.compile(r"""(?xi)^\s*(?:
       (?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception):\s | Traceback\s\(most | error(?:\[\w+\])?:\s | ERROR[:\s] | FAILED\b
@@ -168,9 +177,16 @@ def own_lines(text: str) -> list:
     without their header (_REVIEW_LINE, with the lines of a finding's text after it up to a
     blank line or the next item). A message of one line that is one word or name ("stop", "revert",
     "origin/main") is the person's: a word alone reads as output only among other lines."""
+    return list(_own_lines(text))
+
+
+# A message is asked for its own lines by several of the rules in turn (a third of the calls on
+# the dev corpus are new texts): the last few texts' answers are kept.
+@lru_cache(maxsize=64)
+def _own_lines(text: str) -> tuple:
     lines = (text or "").splitlines()
     if len([ln for ln in lines if ln.strip()]) == 1 and _WORD_ALONE.fullmatch(text.strip()):
-        return [ln for ln in lines if ln.strip()]
+        return tuple(ln for ln in lines if ln.strip())
     out, pasted, finding = [], False, False
     kinds = []                              # per line: "own", "pasted" or "" (blank)
     for line in lines:
@@ -202,7 +218,7 @@ def own_lines(text: str) -> list:
                 continue
         if kind in ("own", "typed, then a paste"):
             out.append(lines[i])
-    return out
+    return tuple(out)
 
 
 def _typed_before_a_gap(line: str) -> bool:
@@ -485,7 +501,7 @@ def correction_verdict(text: str, agent_said: str = "", refused: bool = False, i
 # What may say the agent was wrong, where no rule above decided: a negation, a contrast, a
 # question, a rule word, "we", or a statement of how things are ("it's a test value"). A message
 # with none of these is settled by the rules as a new request or a plain answer.
-_UNSETTLED = re.compile(r"""(?xi)\?|n't\b|\b(?:not|no|nope|but|instead|rather|still|why|wrong|again|should|always|never|
+_UNSETTLED = _Source(r"""(?xi)\?|n't\b|\b(?:not|no|nope|but|instead|rather|still|why|wrong|again|should|always|never|
     actually|already|correct|incorrect|however|though|prefer|keep|we|our|only|anymore|every|whenever|mean|meant)\b
     | ^(?:\w+[,.]?\s+)?(?:it|that|this|there)(?:'s|\s+(?:is|was|are|were))\b""")
 UNSETTLED_WORDS = 4             # "yes", "go ahead", "commit and push": settled as what they are
@@ -554,22 +570,22 @@ _CONDITIONED = re.compile(r"^(?:(?:in|on|for|inside|within|when|whenever|before|
                           + IMPERATIVE.pattern[1:], re.I)
 # What makes an instruction last beyond the moment: a prohibition, a rule, a preference, a
 # contrast, or a named tool to do it with.
-_LASTING = re.compile(r"\b(?:don'?t|do not|never|always|only|stop|avoid|prefer|instead|rather than|use|using)\b|"
-                      r",\s*not\b|\bnot\s+[`'\"]|\bwith\s+[`'\"]", re.I)
+_LASTING = _Source(r"\b(?:don'?t|do not|never|always|only|stop|avoid|prefer|instead|rather than|use|using)\b|"
+                   r",\s*not\b|\bnot\s+[`'\"]|\bwith\s+[`'\"]", re.I)
 # Words that make a sentence a standing rule (what a first message, a paste or a review needs).
-_STANDING = re.compile(r"(?i)\b(?:always|never|from now on|going forward|in (?:the )?future|every ?time|whenever|"
-                       r"everywhere|in this (?:repo|repository|project|codebase)|"
-                       r"(?<!so )(?<!if )(?<!that )(?<!when )(?<!until )we (?:always|never|only|don'?t|do not)|"
-                       r"don'?t ever|next time)\b")
+_STANDING = _Source(r"(?i)\b(?:always|never|from now on|going forward|in (?:the )?future|every ?time|whenever|"
+                    r"everywhere|in this (?:repo|repository|project|codebase)|"
+                    r"(?<!so )(?<!if )(?<!that )(?<!when )(?<!until )we (?:always|never|only|don'?t|do not)|"
+                    r"don'?t ever|next time)\b")
 # Where _STANDING finds nothing in a message it finds nothing in a sentence lasting_sentence
 # cuts from it, but for the word boundary at its end (a cut can end a word): so without that.
-_MAY_STAND = re.compile(_STANDING.pattern.removesuffix(r"\b"), _STANDING.flags)
+_MAY_STAND = _Source(_STANDING.pattern.removesuffix(r"\b"), _STANDING.flags)
 _STANDING_LEAD = re.compile(r"(?i)\s*(?:from now on|going forward|in (?:the )?future|for (?:all|every) future)\b")
-_STRONG = re.compile(r"(?i)\b(?:always|never|instead|rather than|'d rather|not|don'?t|do not|avoid|only|must|"
-                     r"everywhere|from now on|in future)\b|,\s*not\b")
+_STRONG = _Source(r"(?i)\b(?:always|never|instead|rather than|'d rather|not|don'?t|do not|avoid|only|must|"
+                  r"everywhere|from now on|in future)\b|,\s*not\b")
 # A statement of how things are, set against what the agent assumed ("X, not Y") ...
-FACT = re.compile(r"(?:\b(?:is|are|lives?|goes|go|belongs?|runs?|sits?|comes?)\b|'s\b).*(?:,\s*not\s+\S|\binstead of\b|"
-                  r"\brather than\b)", re.I)
+FACT = _Source(r"(?:\b(?:is|are|lives?|goes|go|belongs?|runs?|sits?|comes?)\b|'s\b).*(?:,\s*not\s+\S|\binstead of\b|"
+               r"\brather than\b)", re.I)
 # "it's `make lint`, not `npm run lint`": code set against code is a fact, not a diagnosis
 _CODE_CONTRAST = re.compile(r"`[^`]+`,?\s+not\s+`[^`]+`")
 # ... but not a diagnosis of the moment ("the issue is the linter, not db:generate").
@@ -577,7 +593,7 @@ _DIAGNOSIS = re.compile(r"^(?:the\s+(?:issue|problem|bug|cause|error|reason|fix|
                         r"this|this is|i|i'?m|we'?re|you|you'?re|maybe|probably|seems)\b", re.I)
 # A standing statement in the person's own voice ("we do container-first", "I'd rather X than
 # Y", "that endpoint was removed", "X is banned"): kept, quoted, as it was said.
-_STATEMENT = re.compile(r"""(?xi)
+_STATEMENT = _Source(r"""(?xi)
       \b(?:we|i)\s+(?:\w+\s+)?(?:don'?t|do\s+not|never)\s+(?:want|use|do)\b | \b(?:we|i)'?d\s+rather\b.*\bthan\b
     | (?<!so\s)(?<!if\s)(?<!that\s)(?<!when\s)(?<!until\s)(?<!because\s)\bwe\s+(?:don'?t|do\s+not|never)\s+(?!need|have|know|see|get|care|mind|think|understand|really|even|yet|just|
         actually|want|use|do|forget|lose|break)[a-z]\w+
@@ -596,13 +612,13 @@ _CONTRASTED = re.compile(r"(?i),\s*not\b|\binstead of\b|\brather than\b|\bnot\s+
 _ALREADY = re.compile(r"(?i)^(?:didn'?t|don'?t|haven'?t)\s+we\s+already\b")
 _REMEMBER = re.compile(r"(?i)^\s*(?:and\s+|also\s+)?(?:please\s+)?(?:remember|note|keep in mind|fyi)\s*(?:that\b|:|,)\s*")
 # Words of the moment: what holds them holds nothing lasting ("try again", "still", "I think").
-_MOMENT = re.compile(r"(?i)\b(?:again|still|right now|for now|this time|wth|looks like|seems|i think|maybe|"
-                     r"probably|yet|this test|this file|the other one|the other file|"
-                     r"for a (?:second|sec|moment|minute|bit))\b|\?$"
-                     r"|^(?:don'?t\s+|do not\s+|never\s+)?\w+\s+(?:it|that|this|them|those|these)\b(?!\s+(?:is|are)\b)")
+_MOMENT = _Source(r"(?i)\b(?:again|still|right now|for now|this time|wth|looks like|seems|i think|maybe|"
+                  r"probably|yet|this test|this file|the other one|the other file|"
+                  r"for a (?:second|sec|moment|minute|bit))\b|\?$"
+                  r"|^(?:don'?t\s+|do not\s+|never\s+)?\w+\s+(?:it|that|this|them|those|these)\b(?!\s+(?:is|are)\b)")
 # Markers that alone do not make an instruction last: they need something concrete with them
 # (code, a path, a flag, a tool) or a standing word ("use the other file" is of the moment).
-_FIRM = re.compile(r"(?i)\b(?:never|always|don'?t|do not|avoid|stop|prefer|rather than|'d rather|must)\b|,\s*not\b")
+_FIRM = _Source(r"(?i)\b(?:never|always|don'?t|do not|avoid|stop|prefer|rather than|'d rather|must)\b|,\s*not\b")
 # Tools a person names in prose: concrete enough for a rule, and put in backticks in a lesson.
 TOOLS = frozenset({
     "npm", "pnpm", "yarn", "bun", "deno", "node", "npx", "pip", "pipx", "uv", "poetry", "pytest", "ruff", "black",
@@ -651,9 +667,9 @@ _KEEP_IT = re.compile(r"(?i)\bso (?:that )?you(?:'ll| will)? remember\b|\brememb
                       r"\bkeep (?:this|that) in mind (?:for|next|from)\b|\bfor future (?:reference|sessions)\b")
 # A sentence of the moment whatever its words: a task about one item (#91, this PR) or a
 # request to explain or show something rather than to do it.
-_ONE_OFF = re.compile(r"(?i)(?<![\w&])#\d+\b|\bthis\s+(?:pr|pull request|branch|commit|issue|ticket|change|diff|"
-                      r"function|method|line|section|readme)\b|^(?:explain|tell|show|describe|walk me|summari[sz]e|"
-                      r"give me)\b")
+_ONE_OFF = _Source(r"(?i)(?<![\w&])#\d+\b|\bthis\s+(?:pr|pull request|branch|commit|issue|ticket|change|diff|"
+                   r"function|method|line|section|readme)\b|^(?:explain|tell|show|describe|walk me|summari[sz]e|"
+                   r"give me)\b")
 # A clause that only asks not to do something: a ban, lasting when said as standing or said again.
 _NEGATIVE_CLAUSE = re.compile(r"(?i)^(?:don'?t|do not|never|not|no|stop|avoid)\b")
 
@@ -829,19 +845,26 @@ def _openings(items) -> tuple:
     return found, start, True
 
 
-def _led(pattern: re.Pattern) -> re.Pattern:
-    """pattern led by a look-ahead for what its matches can open with (or the start, for an
-    alternative anchored there), under its own flags: the same matches and groups; pattern
-    itself when that cannot be told."""
+def _led(source) -> re.Pattern:
+    """The pattern (a _Source, or compiled) led by a look-ahead for what its matches can open
+    with (or the start, for an alternative anchored there), under its own flags (those given and
+    those inline, as the pattern compiled alone has them): the same matches and groups; the
+    pattern as it is when that cannot be told."""
     try:
-        found, start, empty = _openings(_sre_parse.parse(pattern.pattern, pattern.flags))
+        parsed = _sre_parse.parse(source.pattern, source.flags)
+        flags = parsed.state.flags
+        found, start, empty = _openings(parsed)
     except (_Untold, re.error, TypeError, ValueError, AttributeError):
-        return pattern
+        return _as_is(source)
     if empty or not found:
-        return pattern
-    body = re.sub(r"^\(\?[aiLmsux]+\)", "", pattern.pattern)     # its flags are given below
+        return _as_is(source)
+    body = re.sub(r"^\(\?[aiLmsux]+\)", "", source.pattern)     # its flags are given below
     lead = ("(?:^|" if start else "(?:") + "(?=[" + "".join(sorted(found)) + "]))"
-    return re.compile(f"{lead}(?:{body}{chr(10) if pattern.flags & re.X else ''})", pattern.flags)
+    return re.compile(f"{lead}(?:{body}{chr(10) if flags & re.X else ''})", flags)
+
+
+def _as_is(source) -> re.Pattern:
+    return source if isinstance(source, re.Pattern) else re.compile(source.pattern, source.flags)
 
 
 (_PHRASE, _RULE, _WRONG_FACT, _PUSHBACK, _ASKS, _CLAIM, _MAY_STAND, _UNSETTLED, _LASTING, _STANDING, _STRONG,

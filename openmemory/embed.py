@@ -8,7 +8,7 @@ import math
 import re
 import zlib
 from array import array
-from collections import Counter
+from collections import _count_elements
 
 DIMENSIONS = 256
 BIGRAM_WEIGHT = 0.5  # a shared pair of words says more than a shared word, but rarer
@@ -142,12 +142,16 @@ def _sparse(text: str) -> dict:
     vec: dict[int, float] = {}
     get = vec.get
     slots = _WORD_SLOTS
-    for w, n in Counter(tokens).items():
+    counts: dict = {}   # Counter(tokens)'s counts, in its order, without a Counter's own calls
+    _count_elements(counts, tokens)
+    for w, n in counts.items():
         i, sign = slots.get(w) or _cached_slot(slots, w, "w:" + w)
         # sublinear term frequency: sign × 1, or sign × (1 + ln n) for a word said n times
         vec[i] = get(i, 0.0) + (sign if n == 1 else sign * (1.0 + math.log(n)))
     slots = _PAIR_SLOTS
-    for pair, n in Counter(zip(tokens, tokens[1:])).items():
+    counts = {}
+    _count_elements(counts, zip(tokens, tokens[1:]))
+    for pair, n in counts.items():
         i, sign = slots.get(pair) or _cached_slot(slots, pair, "b:" + pair[0] + " " + pair[1])
         vec[i] = get(i, 0.0) + (sign * BIGRAM_WEIGHT if n == 1 else sign * ((1.0 + math.log(n)) * BIGRAM_WEIGHT))
     return vec
@@ -176,12 +180,20 @@ def encoded(text: str) -> bytes:
     their order)."""
     vec = _sparse(text)
     dims = sorted(vec)
-    xs = [vec[i] for i in dims]
+    xs = list(map(vec.__getitem__, dims))
     norm = math.sqrt(sum([x * x for x in xs]))  # summed in dimension order, as _normalised does
     if not norm:
         return _ZERO
     peak = max(map(abs, xs)) / norm
-    return _packed([(i, round(x / norm * 127.0 / peak) & 0xFF) for i, x in zip(dims, xs)])
+    values = [round(x / norm * 127.0 / peak) & 0xFF for x in xs]
+    if 0 in values:     # a component that rounds to zero is left out (_packed)
+        dims, values = [i for i, v in zip(dims, values) if v], [v for v in values if v]
+    if len(dims) > SPARSE_MOST:
+        return _packed(list(zip(dims, values)))
+    out = bytearray(2 * len(dims))      # _packed's pairs, interleaved in two slice assignments
+    out[0::2] = dims
+    out[1::2] = values
+    return bytes(out)
 
 
 _ZERO = b""     # no component: no pair
