@@ -95,7 +95,7 @@ _WRAPPER = re.compile(r"""(?xi)^(?:
     | FAILED\s\((?:errors?|failures?)= | Some\serrors\swere\semitted
     | Found\s\d+\serrors? | Checked\s\d+\sfiles? | See\s'.*--help' | Aborting\b | Oops!\sSomething\swent\swrong
     | info\sVisit | For\smore\sinformation | \d+\s(?:failed|errors?)(?:,\s\d+\s\w+)*\sin\s[\d.]+m?s
-    | no\stests\sran | Command\sfailed\swith\sexit\scode | exit\sstatus\s\d+ )""")
+    | no\stests\sran | Command\sfailed\swith\sexit\scode | exit\sstatus\s\d+ | \[[\w:.-]+\]\sERROR\stask\sfailed )""")
 _WRAPPER_DOTS = re.compile(r"(?i).*\.{4,}\s*Failed$")
 _WRAPPER_INTERRUPTED = re.compile(r"(?i).*Interrupted:\s\d+\serrors?")
 # The words _EXCEPTION needs (a line without any of them names no exception), found in one pass.
@@ -257,13 +257,22 @@ def unsafe_advice(line: str, said) -> bool:
     return output_host(line, lambda: line, said)
 
 
+# A compiler's, vet's or linter's finding, `file.go:340:21: os/exec.Command must not be called (noctx)`
+# (the GNU form: a file with its ending, a line, a column, the message): it says why a build or a
+# lint failed, where the task runner's last line only says that it did (`[lint] ERROR task failed`).
+# A warning or a note beside the error is none.
+_DIAGNOSTIC = re.compile(r"^(?:[\w.@+-]*[\\/])*[\w@+-][\w.@+-]*\.[A-Za-z]\w{0,5}:\d+:\d+:\s+(?!(?:warning|note|info)\b)[^\s:#]",
+                         re.I)
+
+
 def error_lines(result: str, limit: int = 3) -> list:
     """The lines of a failed tool call's output that say why it failed, the cause first.
 
     "Exit code N" stays first when the output opens with it. Then the deepest cause: the
     exception that ends the first Python traceback (the root of a chain), else the first
-    line naming an exception, else lines that read as errors; wrappers (`make: *** [...]`,
-    `npm ERR! code 1`), banners and progress meters only when nothing else says anything.
+    line naming an exception, else lines that read as errors or are a compiler's or linter's
+    finding (_DIAGNOSTIC); wrappers (`make: *** [...]`, `npm ERR! code 1`, `[lint] ERROR task
+    failed`), banners and progress meters only when nothing else says anything.
     A cause line that ends with ':' brings the line after it.
     """
     text = _TOOL_USE_ERROR.sub("", plain(result or ""))
@@ -289,7 +298,7 @@ def error_lines(result: str, limit: int = 3) -> list:
                 else WRAPPER_LINE if wrapper(shown)
                 else NEVER_LINE if made and _SHELL_COMMAND.search(shown)
                 else EXCEPTION_LINE if _EXCEPTION_WORDS.search(shown) and _EXCEPTION.match(shown)
-                else ERROR_LINE if errorish(s) else OTHER_LINE)
+                else ERROR_LINE if errorish(s) or _DIAGNOSTIC.match(shown) else OTHER_LINE)
         if ends_traceback:
             tracebacks.append(len(kept))
         kept.append((shown, rank))

@@ -436,11 +436,21 @@ def m015_read_again(db: sqlite3.Connection) -> None:
     db.execute("UPDATE sessions SET mtime_ns = -1")
 
 
+def m016_findings_read_again(db: sqlite3.Connection) -> None:
+    """Every transcript is marked to be read again, so that a failure stored before 2026-12-05
+    keeps its cause as this version reads it: a compiler's or linter's finding
+    (`users_test.go:88:14: os/exec.Command must not be called … (noctx)`) rather than the task
+    runner's line that only says a task failed (`[lint] ERROR task failed`), which recall showed
+    and matched in its place. The next ingest updates each episode in place by its key, as
+    m015_read_again's does."""
+    db.execute("UPDATE sessions SET mtime_ns = -1")
+
+
 MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_event_identity,
               m005_model_answers, m006_forgotten_and_opted_out, m007_recall_context,
               m008_episodes_indexed_at_commit, m009_lesson_state, m010_passages,
               m011_agent, m012_note_contexts, m013_cut_titles_unindexed,
-              m014_answers_item, m015_read_again]
+              m014_answers_item, m015_read_again, m016_findings_read_again]
 
 
 def migrate(db: sqlite3.Connection, path="") -> None:

@@ -168,10 +168,13 @@ class Surprises(unittest.TestCase):
                "app/x.py:3:1: F401 `os` imported but unused ✖\nSystemExit: 2")
         self.assertEqual(failures.error_lines(out),
                          ["Exit code 1", "SystemExit: 2", "app/x.py:3:1: F401 `os` imported but unused"])
-        quiet = "Exit code 1\n" + "\n".join(out.splitlines()[1:5]) + "\napp/x.py:3:1: F401 `os` imported ✖"
+        quiet = "Exit code 1\n" + "\n".join(out.splitlines()[1:5]) + "\napp/x.py: 1 file left unchanged ✖"
         self.assertEqual(failures.error_lines(quiet),   # nothing reads as an error: plain lines, then wrappers
-                         ["Exit code 1", "app/x.py:3:1: F401 `os` imported",
+                         ["Exit code 1", "app/x.py: 1 file left unchanged",
                           "ruff.....................................................Failed"])
+        # a linter's finding (file:line:column: message) says why, so the wrapper's line is not needed
+        found = "Exit code 1\n" + "\n".join(out.splitlines()[1:5]) + "\napp/x.py:3:1: F401 `os` imported ✖"
+        self.assertEqual(failures.error_lines(found), ["Exit code 1", "app/x.py:3:1: F401 `os` imported"])
 
     def test_a_negative_exit_code_is_the_same_head_line(self):
         # a process killed by a signal: ingest and sleep read "Exit code" with one pattern

@@ -300,6 +300,56 @@ class ThePerson(TempHome):
             self.assertEqual([h["id"] for h in hits], [ids["said"], ids["ran"]])   # before: the failure first
 
 
+LINT = ("Exit code 1\n[fmt] $ gofmt -w .\n\n[lint] $ golangci-lint run ./...\n"
+        "internal/store/users_test.go:88:14: os/exec.Command must not be called. use os/exec.CommandContext (noctx)\n"
+        "\tcmd := exec.Command(\"git\", \"init\", dir)\n\t              ^\n1 issues:\n* noctx: 1\n[lint] ERROR task failed")
+
+
+class LintFindings(TempHome):
+    """A linter's finding is what a failed `mise run lint` is remembered by, not the task runner's
+    last line: a pasted finding finds the failure and shows it, in a database stored before too."""
+
+    def lint_session(self):
+        t = Transcript(cwd=PROJECT)
+        t.user("add a test for the store's git init")
+        t.assistant("Running the linter.", tools=[("Bash", {"command": "mise run lint"}, LINT, True)])
+        t.assistant("Using CommandContext.", tools=[
+            ("Edit", {"file_path": f"{PROJECT}/internal/store/users_test.go", "old_string": "exec.Command(",
+                      "new_string": "exec.CommandContext(ctx, "}, "The file has been updated.", False)])
+        t.assistant("Lint passes.", tools=[("Bash", {"command": "mise run lint"}, "0 issues.", False)])
+        t.write(project_folder(self.claude, t.cwd))
+
+    def failure(self, query):
+        hits = json.loads(self.ok("recall", query, "--json").stdout)
+        return next((h for h in hits if h["kind"] == "error"), None)
+
+    def test_a_pasted_finding_finds_the_failure_that_names_it(self):
+        self.lint_session()
+        self.ok("ingest")
+        hit = self.failure("os/exec.Command must not be called in users_test.go: which linter?")
+        self.assertIsNotNone(hit)
+        self.assertIn("(noctx)", hit["title"])           # before: "`mise run lint` failed: [lint] ERROR task failed"
+        self.assertNotIn("ERROR task failed", hit["title"])
+
+    def test_a_database_stored_before_reads_its_transcripts_again(self):
+        self.lint_session()
+        self.ok("ingest")
+        with store.connect() as db:     # as the version before m016 stored the failure
+            raw_db(db).execute("UPDATE episodes SET title = '`mise run lint` failed: [lint] ERROR task failed', "
+                               "gist = '`mise run lint` failed: Exit code 1 / [lint] ERROR task failed' "
+                               "WHERE kind = 'error'")
+            before = [m.__name__ for m in migrations.MIGRATIONS].index("m016_findings_read_again")
+            raw_db(db).execute(f"PRAGMA user_version = {before}")
+            raw_db(db).commit()
+        with store.connect() as db:
+            self.assertEqual(raw_db(db).execute("PRAGMA user_version").fetchone()[0], len(migrations.MIGRATIONS))
+        self.assertIn("read 1 of 1 transcript", self.ok("ingest").stdout)
+        with store.connect() as db:
+            titles = [t for t, in raw_db(db).execute("SELECT title FROM episodes WHERE kind = 'error'")]
+        self.assertEqual(len(titles), 1)
+        self.assertIn("(noctx)", titles[0])
+
+
 class WordFamilies(unittest.TestCase):
     """A question's word and a memory's of one family (summaries, summarization) are one word to
     coverage, proximity and the excerpt, as they mostly are to the index's Porter stemmer."""
