@@ -50,6 +50,7 @@ class Surprise:
     trigger: str = ""           # corrections: the call the words are about (its summary), if any
     trigger_tool: str = ""
     trigger_failed: bool = False
+    command_failed: bool = False  # corrections: the call of `command` failed (not refused)
     fixed_by: str = ""          # errors: the command after which the same command succeeded
     found: str = ""             # errors of file tools: the file meant, for a path that does not exist
     work: bool = False          # errors: fixed in the same session by editing code (the work itself)
@@ -420,16 +421,30 @@ def _correction(turn: Turn, agent: Turn | None, calls: list, verdict: str, form:
     words are about (its trigger), when they name one. agent_said: the agent's latest words
     before them (what corrections judged a claim by; kept for the optional model). refused:
     the bare refusal these words follow at once, which they speak for (it answers to its call)."""
-    recent = (refused
-              or next((c for c in reversed(calls) if c.is_error and not c.interrupted and not c.rejected), None)
-              or (calls[-1] if calls else None))
+    recent = refused or _last_failure(calls) or (calls[-1] if calls else None)
     did = recent.summary() if recent else (clip(agent.text, 160) if agent and agent.text else "")
     about = refused or _trigger(turn.text, calls)
     return Surprise("correction", turn.uuid, turn.at, turn.text, recent.name if recent else "",
                     recent.summary() if recent else "", agent_did=did, rejected=bool(recent and recent.rejected),
                     verdict=verdict, form="refusal" if refused else form, trigger=about.summary() if about else "",
                     trigger_tool=about.name if about else "", trigger_failed=bool(about and about.is_error),
+                    command_failed=bool(recent and recent.is_error and not recent.rejected),
                     agent_said=clip(agent_said, 300), legacy=refused.id if refused else "")
+
+
+def _last_failure(calls: list) -> ToolCall | None:
+    """The latest call that failed and that no later call got past (the same command run, or the
+    same file's tool used, again with success): a lint that failed, was fixed and then passed is
+    not what the person's next words answer."""
+    passed = set()
+    for call in reversed(calls):
+        if call.interrupted or call.rejected:
+            continue
+        if not call.is_error:
+            passed.add(call.summary())
+        elif call.summary() not in passed:
+            return call
+    return None
 
 
 _GENERIC = {"run", "use", "git", "npm", "npx", "python", "python3", "the", "and", "file", "test", "tests"}
@@ -656,7 +671,8 @@ def _correction_episode(s: Surprise, cwd, at: str) -> dict:
     facts = {"said": clip_block(said, DETAIL_LIMIT), "agent_did": s.agent_did, "agent_said": s.agent_said,
              "tool": s.tool,
              "command": s.command, "rejected": s.rejected, "form": s.form,
-             "trigger": s.trigger, "trigger_tool": s.trigger_tool, "trigger_failed": s.trigger_failed}
+             "trigger": s.trigger, "trigger_tool": s.trigger_tool, "trigger_failed": s.trigger_failed,
+             "command_failed": s.command_failed}
     own = "\n".join(own_lines(said))
     if own != said:             # pasted output around the person's words: keep their own lines whole
         facts["own"] = clip_block(own, DETAIL_LIMIT)

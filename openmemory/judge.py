@@ -280,7 +280,13 @@ def message_request(ep: dict, errors: list, task: str = "", project: str = "", l
         if ef.get("command"):
             failed[ef["command"]] = ef.get("error") or []
     command, trigger = facts.get("command") or "", facts.get("trigger") or ""
-    before = [_call_line(c, failed.get(c), refused=bool(facts.get("rejected")) and c == command)
+    # a call is shown with its error lines only when that call failed, not another of the same
+    # command (a lint that failed, was fixed and then passed); facts stored before 2026-12-05
+    # have no command_failed: their command was the turn's last failure when there was one
+    did_fail = {c for c, yes in ((trigger, facts.get("trigger_failed")), (command, facts.get("command_failed", True)))
+                if c and yes}
+    before = [_call_line(c, failed.get(c) if c in did_fail else None,
+                         refused=bool(facts.get("rejected")) and c == command)
               for c in dict.fromkeys(c for c in (trigger, command) if c)]
     if not before and facts.get("agent_did") and not facts.get("agent_said"):
         before = [f"- {redact(clip(str(facts['agent_did']), 200))}"]

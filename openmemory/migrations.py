@@ -441,8 +441,9 @@ def m016_findings_read_again(db: sqlite3.Connection) -> None:
     keeps its cause as this version reads it: a compiler's or linter's finding
     (`users_test.go:88:14: os/exec.Command must not be called … (noctx)`) rather than the task
     runner's line that only says a task failed (`[lint] ERROR task failed`), which recall showed
-    and matched in its place. The next ingest updates each episode in place by its key, as
-    m015_read_again's does."""
+    and matched in its place; and that a correction knows whether the call it followed failed
+    (`command_failed`: a lint that failed and then passed is not shown to a judge as failing).
+    The next ingest updates each episode in place by its key, as m015_read_again's does."""
     db.execute("UPDATE sessions SET mtime_ns = -1")
 
 

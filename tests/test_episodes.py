@@ -20,6 +20,24 @@ class Surprises(unittest.TestCase):
         self.assertEqual(correction.text, "No, don't use unittest here, run the tests with pytest -q")
         self.assertEqual(correction.agent_did, "python -m unittest")
 
+    def test_a_failure_the_agent_got_past_is_not_what_the_words_answer(self):
+        # the lint failed, was fixed and passed; the person then speaks of something else
+        t = Transcript()
+        t.user("show the commit message in session list")
+        t.assistant(tools=[("Bash", {"command": "mise run lint"}, "Exit code 1\nsession.go:254:2: G104: Errors unhandled (gosec)", True),
+                           ("Edit", {"file_path": "/x/session.go", "old_string": "a", "new_string": "b"}, "updated", False),
+                           ("Bash", {"command": "mise run lint"}, "0 issues.", False),
+                           ("Bash", {"command": "mise run test"}, "ok", False)])
+        t.assistant("All tests pass.")
+        t.user("no, this is an unmerged PR, so going down the commit list doesn't work here")
+        [c] = [s for s in episodes.surprises_of(parse(t)) if s.kind == "correction"]
+        self.assertEqual((c.command, c.agent_did), ("mise run test", "mise run test"))
+        t.assistant(tools=[("Bash", {"command": "git push"}, "Exit code 1\n! [rejected] main -> main (fetch first)", True),
+                           ("Bash", {"command": "git status"}, "clean", False)])
+        t.user("no, pull first")     # a failure nothing got past is still what the words answer
+        [_, c] = [s for s in episodes.surprises_of(parse(t)) if s.kind == "correction"]
+        self.assertEqual(c.command, "git push")
+
     def test_identical_errors_in_a_session_are_one_surprise_with_a_count(self):
         t = Transcript()
         t.user("build")

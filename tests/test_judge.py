@@ -205,6 +205,24 @@ class TheSessionAroundIt(unittest.TestCase):
         self.assertNotIn("straight to main", q["user"])
         self.assertNotIn("[before] run the tests", q["user"])
 
+    def test_a_failure_the_agent_got_past_is_not_shown_as_just_before(self):
+        import tempfile
+        from pathlib import Path
+        from tests import judge_requests
+        from tests.fixtures import Transcript
+        with tempfile.TemporaryDirectory() as tmp:
+            t = Transcript(cwd="/home/dev/shop")
+            t.user("show the commit message in session list")
+            t.assistant(tools=[("Bash", {"command": "mise run lint"}, "Exit code 1\nsession.go:254:2: G104: Errors unhandled (gosec)", True),
+                               ("Edit", {"file_path": "/x/session.go", "old_string": "a", "new_string": "b"}, "updated", False),
+                               ("Bash", {"command": "mise run lint"}, "0 issues.", False)])
+            t.assistant("All checks pass.")
+            t.user("no, this is an unmerged PR, so going down the commit list doesn't work here")
+            requests = judge_requests.requests_of([t.write(Path(tmp))])
+        [q] = [r for r in requests if "unmerged PR" in r["user"]]
+        self.assertIn("Just before the message, the agent ran:\n- `mise run lint`\n", q["user"])
+        self.assertNotIn("G104", q["user"])
+
     def test_a_title_claude_code_wrote_is_not_what_the_person_asked(self):
         # A session's title may be Claude Code's: an `ai-title` or a `summary` its model wrote of the
         # conversation, words of a page it read among them. The judge is told, and trusts, the
