@@ -421,7 +421,7 @@ def _correction(turn: Turn, agent: Turn | None, calls: list, verdict: str, form:
     words are about (its trigger), when they name one. agent_said: the agent's latest words
     before them (what corrections judged a claim by; kept for the optional model). refused:
     the bare refusal these words follow at once, which they speak for (it answers to its call)."""
-    recent = refused or _last_failure(calls) or (calls[-1] if calls else None)
+    recent = refused or _last_failure(calls) or _last_done(calls)
     did = recent.summary() if recent else (clip(agent.text, 160) if agent and agent.text else "")
     about = refused or _trigger(turn.text, calls)
     return Surprise("correction", turn.uuid, turn.at, turn.text, recent.name if recent else "",
@@ -445,6 +445,17 @@ def _last_failure(calls: list) -> ToolCall | None:
         elif call.summary() not in passed:
             return call
     return None
+
+
+# The agent's own to-do list (Claude Code's TodoWrite, 2.1's Task* tools): bookkeeping, not work
+# the person answers ("After the agent ran TodoWrite, the person said ...").
+BOOKKEEPING = frozenset({"TodoWrite", "TaskCreate", "TaskUpdate", "TaskList", "TaskGet"})
+
+
+def _last_done(calls: list) -> ToolCall | None:
+    """The last call that did or looked at something, not one that kept the agent's to-do list;
+    the last call when every one did."""
+    return next((c for c in reversed(calls) if c.name not in BOOKKEEPING), calls[-1] if calls else None)
 
 
 _GENERIC = {"run", "use", "git", "npm", "npx", "python", "python3", "the", "and", "file", "test", "tests"}

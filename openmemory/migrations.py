@@ -442,7 +442,8 @@ def m016_findings_read_again(db: sqlite3.Connection) -> None:
     (`users_test.go:88:14: os/exec.Command must not be called … (noctx)`) rather than the task
     runner's line that only says a task failed (`[lint] ERROR task failed`), which recall showed
     and matched in its place; and that a correction knows whether the call it followed failed
-    (`command_failed`: a lint that failed and then passed is not shown to a judge as failing).
+    (`command_failed`: a lint that failed and then passed is not shown to a judge as failing),
+    and which call that was, never the agent's to-do list (TodoWrite).
     The next ingest updates each episode in place by its key, as m015_read_again's does."""
     db.execute("UPDATE sessions SET mtime_ns = -1")
 

@@ -28,10 +28,11 @@ class Surprises(unittest.TestCase):
                            ("Edit", {"file_path": "/x/session.go", "old_string": "a", "new_string": "b"}, "updated", False),
                            ("Bash", {"command": "mise run lint"}, "0 issues.", False),
                            ("Bash", {"command": "mise run test"}, "ok", False)])
+        t.assistant(tools=[("TodoWrite", {"todos": [{"content": "lint", "status": "completed"}]}, "ok", False)])
         t.assistant("All tests pass.")
         t.user("no, this is an unmerged PR, so going down the commit list doesn't work here")
         [c] = [s for s in episodes.surprises_of(parse(t)) if s.kind == "correction"]
-        self.assertEqual((c.command, c.agent_did), ("mise run test", "mise run test"))
+        self.assertEqual((c.command, c.agent_did), ("mise run test", "mise run test"))   # not its to-do list
         t.assistant(tools=[("Bash", {"command": "git push"}, "Exit code 1\n! [rejected] main -> main (fetch first)", True),
                            ("Bash", {"command": "git status"}, "clean", False)])
         t.user("no, pull first")     # a failure nothing got past is still what the words answer
