@@ -387,7 +387,8 @@ class Forget(ForgetWorld):
     def test_a_forgotten_event_stays_out_when_keys_are_made_another_way(self):
         from unittest import mock
         from openmemory import ingest
-        error = next(e for e in store.connect().episodes("error") if "discover" in e["facts"]["command"])
+        with store.connect() as db:
+            error = next(e for e in db.episodes("error") if "discover" in e["facts"]["command"])
         self.ok("forget", error["id"])
         made = ingest.episodes_of
 
