@@ -49,8 +49,21 @@ def correction_lesson(facts: dict, found: dict | None = None) -> str | None:
     if context and re.match(r"(?i)we\s", sentence) and not set(embed.words(context)) & set(embed.words(sentence)):
         context = ""        # a convention of the team ("we don't gitignore ..."), not about the call before it
     lead = f"{context}, the user said: " if context else "The user said: "
-    quote = clip(quote.replace('"', "'"), LESSON_CHARS - len(lead) - 3)
+    quote = _cut_at_a_word(quote.replace('"', "'"), LESSON_CHARS - len(lead) - 3)
     return f'{lead}"{quote}".'
+
+
+def _cut_at_a_word(quote: str, limit: int) -> str:
+    """The person's words clipped to limit, a cut made between words ("… the trailer to the…",
+    never "… to the com…"): a quoted lesson is read, and approved, as it stands."""
+    cut = clip(quote, limit)
+    if not cut.endswith("…") or len(" ".join(quote.split())) <= limit:
+        return cut
+    head = cut[:-1]
+    if head[-1:].isalnum() and " " in head:
+        head = head.rsplit(" ", 1)[0].rstrip(" ,;:")
+    return head + "…"
+
 
 def stance(text: str) -> dict:
     """{tool: +1 or -1}: the tools a lesson or instruction names, for or against

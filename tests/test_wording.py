@@ -26,6 +26,16 @@ class LessonWording(unittest.TestCase):
                  "Use `jest`, `vitest` is only for the new package.")]:
             self.assertEqual(wording.correction_lesson({"said": said}), lesson, said)
 
+    def test_a_quote_too_long_for_a_lesson_is_cut_between_words(self):
+        said = ("remember: for manual-commits we use git hooks to also add the trailer to the commits, and the "
+                "auto-commit strategy writes it itself when it makes the commit on the shadow branch for you")
+        lesson = wording.correction_lesson({"said": said})
+        self.assertTrue(lesson.startswith('The user said: "for manual-commits we use git hooks'), lesson)
+        self.assertLessEqual(len(lesson), wording.LESSON_CHARS)
+        quoted = lesson[len('The user said: "'):-len('…".')]
+        self.assertTrue(lesson.endswith('…".'), lesson)
+        self.assertIn(quoted.split()[-1], said.split(), lesson)   # its last word whole, not "com"
+
     def test_momentary_corrections_stay_episodes(self):
         for said in ["we do need a migration here", "it needs to be faster", "this must be a typo",
                      "you left debug prints everywhere", "no, use the other file", "use the second approach instead", "no, only change the header",
