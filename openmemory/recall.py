@@ -830,12 +830,11 @@ def hits_text(query: str, hits: list, cwd: str | None = None, max_chars: int | N
     closest hit alone) when the best is below NOTHING_RELEVANT. max_chars: hits that
     would take the text past it are left out, and counted in a last line."""
     asked = json.dumps(clip(query, QUERY_SHOWN_CHARS), ensure_ascii=False)
-    scope = f" in project {_project(cwd)}" if cwd else ""
     if not hits:
-        return f"Nothing in memory matches {asked}{scope}."
+        return f"Nothing in memory matches {asked}."
     best = max(hit["relevance"] for hit in hits)
     if best < NOTHING_RELEVANT:
-        return "\n\n".join([f"Nothing relevant in memory for {asked}{scope}: the closest match has relevance "
+        return "\n\n".join([f"Nothing relevant in memory for {asked}: the closest match has relevance "
                             f"{best:.2f} and is likely not it.\n{FRAMING}", hit_block(hits[0], query)])
     blocks, used = [], len(FRAMING) + 1         # the framing is paid from the same budget
     for hit in hits:
@@ -844,7 +843,11 @@ def hits_text(query: str, hits: list, cwd: str | None = None, max_chars: int | N
             break
         blocks.append(block)
         used += len(block) + 2
-    head = (f"{len(blocks)} {'memory' if len(blocks) == 1 else 'memories'} for {asked}{scope}, most relevant first:"
+    # the project only orders hits of about the same relevance: memory is searched whole, and the
+    # header says how many of the hits shown are the project's (never "in project X" of them all)
+    ours = sum(1 for hit in hits[:len(blocks)] if hit.get("in_project"))
+    scope = f" ({ours if ours else 'none'} from project {_project(cwd)})" if cwd else ""
+    head = (f"{len(blocks)} {'memory' if len(blocks) == 1 else 'memories'} for {asked}, most relevant first{scope}:"
             f"\n{FRAMING}")
     left = len(hits) - len(blocks)
     tail = [f"({left} more left out to keep this short: ask with a smaller k or a narrower query.)"] if left else []

@@ -158,7 +158,8 @@ class Remember(TempHome):
         p = subprocess.run([sys.executable, "-m", "openmemory", "recall", "deploys", "--cwd", "."],
                            capture_output=True, text=True, env=self.env(), cwd=str(repo / "src"), timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertTrue(p.stdout.startswith(f'1 memory for "deploys" in project {os.path.realpath(repo)}, '), p.stdout)
+        self.assertTrue(p.stdout.startswith(f'1 memory for "deploys", most relevant first (1 from project '
+                                            f'{os.path.realpath(repo)}):\n'), p.stdout)
 
     def test_remember_reads_stdin_and_can_be_for_every_project(self):
         p = self.cli("remember", "--everywhere", "--json", input="Never commit .env files.\n")

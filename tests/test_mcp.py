@@ -284,11 +284,11 @@ class Tools(TempHome):
         relevances = [float(line.rsplit(" ", 1)[1]) for line in strong.splitlines() if line.startswith("[")]
         self.assertGreaterEqual(relevances[0], recall.NOTHING_RELEVANT)
         self.assertEqual(relevances, sorted(relevances, reverse=True))
-        self.assertRegex(strong, r'^\d memories for "unittest ImportError" in project /home/dev/shop, most relevant '
-                                 r'first:\n' + re.escape(recall.FRAMING) + r'\n\n\[e\d+\] error · ')
+        self.assertRegex(strong, r'^(\d) memories for "unittest ImportError", most relevant first \(\1 from project '
+                                 r'/home/dev/shop\):\n' + re.escape(recall.FRAMING) + r'\n\n\[e\d+\] error · ')
         weak = self.text(mcp.handle(call("recall", {"query": "kubernetes ingress helm rollout tests"}), PROJECT))
         self.assertRegex(weak.splitlines()[0], r'^Nothing relevant in memory for "kubernetes ingress helm rollout '
-                                               r'tests" in project /home/dev/shop: the closest match has relevance '
+                                               r'tests": the closest match has relevance '
                                                r'0\.[01]\d and is likely not it\.$')
         self.assertEqual(weak.splitlines()[1], recall.FRAMING)          # framed, weak or strong
         self.assertEqual(len(re.findall(r"^\[[epl]\d+\] ", weak, re.M)), 1)   # at most one hit
@@ -311,7 +311,7 @@ class Tools(TempHome):
 
     def test_recall_with_nothing_to_find_says_so(self):
         text = self.text(mcp.handle(call("recall", {"query": "zebra giraffe"}), PROJECT))
-        self.assertEqual(text, f'Nothing in memory matches "zebra giraffe" in project {PROJECT}.')
+        self.assertEqual(text, 'Nothing in memory matches "zebra giraffe".')   # memory searched whole
 
     def test_remember_then_the_very_next_recall_finds_the_note_and_show_opens_it_whole(self):
         note = ("Releases: always run `make release VERSION=x.y.z` from a clean main; the script tags, "
@@ -479,7 +479,7 @@ class OverPipes(TempHome):
         self.assertEqual(self.receive(), {"jsonrpc": "2.0", "id": 1, "result": {}})  # nothing for the notification
         self.send(call("recall", {"query": "anything"}, rid=2))
         self.assertEqual(self.receive()["result"]["content"][0]["text"],
-                         f'Nothing in memory matches "anything" in project {PROJECT}.')
+                         'Nothing in memory matches "anything".')
 
     def test_bad_lines_in_between_never_break_the_session(self):
         self.start()
