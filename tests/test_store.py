@@ -52,7 +52,8 @@ class Store(TempHome):
                     pass
                 after = raw.execute("PRAGMA freelist_count").fetchone()[0]
                 raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            return before, after, raw_db(store.connect(path)).execute("PRAGMA auto_vacuum").fetchone()[0]
+            with store.connect(path) as again:
+                return before, after, raw_db(again).execute("PRAGMA auto_vacuum").fetchone()[0]
         new = self.tmp / "new" / "memory.db"
         before, after, mode = freed(new)
         self.assertGreater(before, 40)
