@@ -513,7 +513,7 @@ def _checked(found, request: Request) -> tuple:
 # The passes: messages before consolidation, repeated failures' candidates after it
 
 def _ask(model, request: Request) -> dict | None:
-    return read_answer(model.ask(request.system, request.user, request.max_tokens), request)
+    return read_answer(model.ask(request.system, request.user, request.max_tokens, item=request.item), request)
 
 
 def _project(store_places: dict, cwd) -> str:

@@ -214,7 +214,8 @@ class Model:
 
     def ask(self, system: str, user: str, max_tokens: int, item: str | None = None) -> str | None:
         """The model's answer to one question, from the cache or the server; None when it fails.
-        item: the memory it is about, kept with the answer (a judge's question names its own)."""
+        item: the memory it is about (a judge's item, a session's key), kept with the answer so
+        that forgetting the memory takes the answer too."""
         self.asked += 1
         key = question_key(self._name(), system, user, max_tokens)
         if self.cache is not None:
@@ -259,8 +260,7 @@ class Model:
         self.answered += 1
         self.last_answer = time.time()
         if self.cache is not None:
-            found = _ITEM.match(user) if item is None else None    # a judge's question opens with its item
-            self.cache.put(key, text, item if found is None else found.group(1))
+            self.cache.put(key, text, item)
         return text
 
     def _stop(self, why: str) -> None:
@@ -293,9 +293,6 @@ def question_key(model: str, system: str, user: str, max_tokens: int) -> str:
     """The cache key of a question: the hash of everything that shapes its answer."""
     text = json.dumps([PROMPT_VERSION, model, system, user, max_tokens], ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-_ITEM = re.compile(r"Item: (\S+)")     # the first line of a judge's question (judge.message_request)
 
 
 class MemoryCache(dict):
