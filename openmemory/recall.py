@@ -2,7 +2,8 @@
 
 Relevance decides (issue 25, a departure from the design's 0.6·relevance + 0.25·recency +
 0.15·strength): hits are ranked by relevance, and recency, strength and the project only
-order hits of comparable relevance (RECENCY_TIE, STRENGTH_TIE, PROJECT_TIE). Identical
+order hits of comparable relevance (RECENCY_TIE, STRENGTH_TIE, PROJECT_TIE; for a question about
+what the person said, whether a hit shows their words, SAID_TIE). Identical
 hits appear once; the calling session's own memories can be left out (exclude_sessions).
 Relevance fuses two channels over one candidate set:
 
@@ -50,6 +51,8 @@ from .store import Store
 RECENCY_TIE = 0.04              # × 2^(−age/30 days)
 STRENGTH_TIE = 0.02             # × min(strength, 2)/2: what recall keeps returning
 PROJECT_TIE = 0.2               # in the project recalled for (or meant everywhere): first unless another is clearly better
+SAID_TIE = 0.1                  # shows the person's words, when the query asks what the person said (asks_said):
+                                # 0.1 to 0.3 measured alike on the dev corpus (OPERATIONS.md, "recall28")
 RECENCY_HALF_LIFE_DAYS = 30.0
 STRENGTH_CAP = 2.0
 TOUCH_STRENGTH = 0.1            # added to an episode or passage each time recall returns it
@@ -239,7 +242,8 @@ def search(store: Store, query: str, k: int = 5, cwd: str | None = None, include
     if lexical is None:
         rows = _without(_fallback_candidates(store, query, include_archived), exclude)
         weights = {stem: 1.0 for stem in set(_compared(_plain(query)))}
-        return distinct(rank(rows, None, qvec, now, scope, lexical_share, weights, None, store.contexts), k)
+        hits = rank(rows, None, qvec, now, scope, lexical_share, weights, None, store.contexts)
+        return distinct(by_whose_words(store, hits) if asks_said(query) else hits, k)
     scores, counted = lexical
     total = store.indexed_total()
     weights = query_weights(query, counted, total)
@@ -258,7 +262,67 @@ def search(store: Store, query: str, k: int = 5, cwd: str | None = None, include
             rows += _rows(store, [key for key in more if key not in scores], include_archived, exclude)
             hits = rank(rows, merged, qvec, now, scope, lexical_share, weights, cosines, store.contexts,
                         coverage_share, unheld)
+    if asks_said(query):
+        hits = by_whose_words(store, hits)
     return distinct(answers_after_questions(store, hits, k), k)
+
+
+# What a query asks for, by whose words. An agent asks "what did the user say about X", "why did the
+# user reject Y", "how did the user want Z": the answer is the person's own words (a correction, the
+# person's lines of an exchange, their reply shown beside what the agent proposed), while a failure's
+# output or the agent's prose may share more of the question's nouns. The person is "the user" (or
+# "the person") as the subject of a verb of saying, wanting or judging: after "did", "does", "would"…
+# ("what did the user object to"), or in the past or third person ("what the user wanted", "the user
+# says"), or "the user's" words, objection, request… A named speaker ("what did Caroline say") is not
+# asked about this way, nor "the user" as a thing ("the user object", "the user request handler") or
+# what a sentence is about ("files the user dismissed", "help the user do").
+_ASKED_FORMS = ("say|tell|ask|want|wish|mean|decide|choose|pick|prefer|like|dislike|think|feel|notice|object|reject|"
+          "refuse|push back|complain|insist|suggest|propose|agree|disagree|approve|accept|correct|"
+          "point out|mention|answer|reply|expect|care|worry|argue|question|doubt|mind|confirm|specify|explain")
+_SAID_FORMS = ("said|told|asked|wanted|wished|meant|decided|chose|picked|preferred|liked|disliked|thought|felt|noticed|"
+         "objected|rejected|refused|pushed back|complained|insisted|suggested|proposed|requested|agreed|disagreed|"
+         "approved|accepted|corrected|pointed out|mentioned|answered|replied|expected|cared|worried|argued|"
+         "questioned|doubted|minded|confirmed|specified|explained|says|wants|prefers|thinks|feels|insists|expects|"
+         "likes|dislikes|asks|means|cares|minds")
+_SAID_BY = ("words|request|objection|feedback|preference|answer|reply|correction|complaint|concern|suggestion|idea|"
+            "question|comment|decision|choice|reason|view|opinion|instruction")
+_BY_THE_PERSON = r"(?:user|person)\s+(?:(?:not|really|originally|first|finally|actually|then|also|just|initially|" \
+                 r"later|ever|instead|explicitly|still)\s+)?"
+ASKS_SAID = re.compile(r"\b(?:do|does|did|would|will|should|could|can|might)(?:n't|\s+not)?\s+(?:the\s+)?"
+                       + _BY_THE_PERSON + r"(?:" + _ASKED_FORMS + r")\b"
+                       r"|\b" + _BY_THE_PERSON + r"(?:" + _SAID_FORMS + r")\b"
+                       r"|\b(?:user|person)'s\s+(?:\w+\s+)?(?:" + _SAID_BY + r")s?\b", re.IGNORECASE)
+
+
+def asks_said(query: str) -> bool:
+    """Whether a query asks what the person said, wanted or objected to ("what did the user say about X")."""
+    return bool(ASKS_SAID.search(query or ""))
+
+
+def by_whose_words(store: Store, hits: list) -> list:
+    """Hits, those that show the person's words (shows_person) first among hits of comparable relevance
+    (SAID_TIE): for a question about what the person said, a memory that shows none of their words is
+    not the answer, however many of the question's words its output or the agent's prose holds. Measured
+    on the dev corpus's tuning questions: two answers more in the top five (OPERATIONS.md, "recall28")."""
+    beside = store.passages_beside([h["id"] for h in hits if h["source"] == "passage" and h["kind"] == "exchange"])
+    for hit in hits:
+        if shows_person(hit, *beside.get(hit["id"], ("", "")) if hit["source"] == "passage" else ("", "")):
+            hit["score"] = round(hit["score"] + SAID_TIE, 4)
+    hits.sort(key=by_score, reverse=True)
+    return hits
+
+
+def shows_person(hit: dict, before: str = "", after: str = "") -> bool:
+    """Whether a hit shows the person's own words: a passage's `person:` parts, or those with_replies
+    shows beside what the agent said (before, after: the texts of the passages around it); a correction
+    that quotes what the person said (a refusal without words does not)."""
+    if hit["source"] == "passage":
+        if hit["kind"] not in ("exchange", "question"):
+            return False        # a summary, a plan: the agent's words about the person's
+        if "\nperson: " in "\n" + hit["gist"]:
+            return True
+        return hit["kind"] == "exchange" and bool(_reply_in(after) or _asked_in(before))
+    return hit["source"] == "episode" and hit["kind"] == "correction" and bool(_SAID.match(hit["title"]))
 
 
 def answers_after_questions(store: Store, hits: list, k: int) -> list:
@@ -429,8 +493,13 @@ def rank(rows: list, lexical: dict | None, qvec: list, now: str, scope=None,
         hit["in_project"] = None if scope is None else scope(row["cwd"])
         hit["score"] = round(score(relevance, row["at"], row["strength"], now, hit["in_project"]), 4)
         hits.append(hit)
-    hits.sort(key=lambda h: (h["score"], h["relevance"], h["at"], h["source"] == "lesson", h["id"]), reverse=True)
+    hits.sort(key=by_score, reverse=True)
     return hits
+
+
+def by_score(hit: dict) -> tuple:
+    """What orders hits, best last: score, then relevance, then the newer, a lesson, the later stored."""
+    return hit["score"], hit["relevance"], hit["at"], hit["source"] == "lesson", hit["id"]
 
 
 # Proximity: a pair of the query's words within PROXIMITY_WINDOW words of each other in a

@@ -548,6 +548,15 @@ class Store:
             "SELECT * FROM passages WHERE session_id = ? AND seq BETWEEN ? AND ? ORDER BY seq, id",
             (session_id, first, last))]
 
+    def passages_beside(self, passage_ids) -> dict:
+        """{id: (text of the passage before it in its session, of the one after it)}, '' where there is
+        none: what recall shows beside a passage (the person's words around what the agent said)."""
+        return {i: (before or "", after or "") for i, before, after in self._in(
+            "SELECT p.id, b.text, a.text FROM passages p "
+            "LEFT JOIN passages b ON b.session_id = p.session_id AND b.seq = p.seq - 1 "
+            "LEFT JOIN passages a ON a.session_id = p.session_id AND a.seq = p.seq + 1 WHERE p.id IN (%s)",
+            passage_ids)}
+
     def passages_near(self, session_id: str, at: str, each_side: int) -> list:
         """A session's passages said up to a time (the last each_side) and after it (the first
         each_side), in order: what was said around an episode."""

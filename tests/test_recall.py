@@ -300,6 +300,60 @@ class ThePerson(TempHome):
             self.assertEqual([h["id"] for h in hits], [ids["said"], ids["ran"]])   # before: the failure first
 
 
+HARNESS_IGNORED = ("Exit code 1\nThe following paths are ignored by one of your .gitignore files:\n.entire\n"
+                   "hint: Use -f if you really want to add them.")
+
+
+class WhoseWords(TempHome):
+    """A question about what the person said, wanted or objected to is answered by the person's own
+    words: a hit that shows them comes before one of comparable relevance that shows none."""
+
+    def harness_session(self):
+        t = Transcript(cwd=PROJECT)
+        t.user("set up a fresh repo for the manual strategy")
+        t.assistant("Setting it up.", tools=[
+            ("Bash", {"command": "./test-harness.sh setup-repo"}, HARNESS_IGNORED, True)])
+        t.assistant("Git refuses ignored paths, so I'll stop adding that folder.", tools=[
+            ("Edit", {"file_path": f"{PROJECT}/test-harness.sh", "old_string": "git add .entire",
+                      "new_string": "# .entire is ignored"}, "The file has been updated.", False)])
+        t.user("no, we don't gitignore the whole entire folder, settings.json should be committed")
+        t.assistant("You're right, only the metadata folder is ignored. Committing settings.json again.")
+        t.write(project_folder(self.claude, t.cwd))
+
+    def test_the_persons_objection_comes_before_a_failure_that_names_the_question_words(self):
+        self.harness_session()
+        self.ok("ingest")
+        hits = json.loads(self.ok("recall", "What did the user object to about ignoring .entire in the test harness?",
+                                  "--json").stdout)
+        self.assertIn("settings.json should be committed", hits[0]["text"])   # before: the failure first
+        self.assertIn("error", [h["kind"] for h in hits])                       # still shown, after it
+        plain = json.loads(self.ok("recall", "ignoring .entire in the test harness", "--json").stdout)
+        self.assertEqual(plain[0]["kind"], "error")     # without that ask, the order is relevance's, as before
+
+    def test_what_asks_for_the_persons_words(self):
+        for query in ("what did the user say about the retry budget", "Why did the user reject the first test?",
+                      "How did the user want the error handling structured?", "what did the person object to",
+                      "the user's objection to the schema", "Why didn't the user want a personal token?"):
+            self.assertTrue(recall.asks_said(query), query)
+        for query in ("What did Caroline say about the adoption agency?", "files the user already dismissed",
+                      "What should the notice help the user do?", "how do I add a user to the database",
+                      "which user owns the cron job", "where is the user object created?",
+                      "what did the user push to main?"):
+            self.assertFalse(recall.asks_said(query), query)
+
+    def test_what_shows_the_persons_words(self):
+        def hit(source, kind, title="", gist=""):
+            return {"source": source, "kind": kind, "title": title, "gist": gist}
+        proposal = hit("passage", "exchange", gist="agent: Done. Want me to also set `gc.auto 0`?")
+        self.assertTrue(recall.shows_person(proposal, after="person: no don't set it\nagent: Leaving it."))
+        self.assertFalse(recall.shows_person(proposal, after="agent: …set `gc.auto 0`?\nagent: Setting it."))
+        self.assertTrue(recall.shows_person(hit("passage", "exchange", gist="agent: Pushed.\nperson: thanks")))
+        self.assertTrue(recall.shows_person(hit("episode", "correction", "Said: keep it at three")))
+        self.assertFalse(recall.shows_person(hit("episode", "correction", "Refused: Edit deploy.sh")))
+        self.assertFalse(recall.shows_person(hit("episode", "error", "`make` failed: the user is not allowed")))
+        self.assertFalse(recall.shows_person(hit("passage", "summary", gist="User asked to keep it at three")))
+
+
 LINT = ("Exit code 1\n[fmt] $ gofmt -w .\n\n[lint] $ golangci-lint run ./...\n"
         "internal/store/users_test.go:88:14: os/exec.Command must not be called. use os/exec.CommandContext (noctx)\n"
         "\tcmd := exec.Command(\"git\", \"init\", dir)\n\t              ^\n1 issues:\n* noctx: 1\n[lint] ERROR task failed")
