@@ -245,7 +245,8 @@ class RealCodexArchive(unittest.TestCase):
 
     def stored(self):
         import sqlite3
-        with sqlite3.connect(os.path.join(self.home, "om", "memory.db")) as db:
+        from contextlib import closing
+        with closing(sqlite3.connect(os.path.join(self.home, "om", "memory.db"))) as db:
             return ([tuple(r) for r in db.execute("SELECT id, session_id, kind, title FROM episodes ORDER BY id")],
                     [tuple(r) for r in db.execute("SELECT id, session_id, text FROM passages ORDER BY id")],
                     [tuple(r) for r in db.execute("SELECT id, path FROM sessions ORDER BY id")])
