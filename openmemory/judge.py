@@ -40,7 +40,7 @@ from . import embed, llm, render, review
 from .corrections import own_lines
 from .episodes import SETTLED, shown_as
 from .failures import cause_key, is_lesson_error, is_work_failure
-from .paths import project_of
+from .paths import project_of, same_project
 from .passages import AGENT, PERSON
 from .redact import redact
 from .shorten import clip, wellformed
@@ -767,7 +767,8 @@ def _said_already(store: Store, text: str, root, join_at: float) -> dict | None:
     mine = embed.vector(text)
     best, score = None, join_at
     for lesson in store.all_lessons():
-        if lesson["kind"] != "project" or lesson["cwd"] != root or lesson["vetoed"] or lesson["archived"]:
+        if lesson["kind"] != "project" or not same_project(lesson["cwd"], root) or lesson["vetoed"] \
+                or lesson["archived"]:
             continue
         similarity = sum(a * b for a, b in zip(mine, embed.vector(lesson["text"])))
         if similarity >= score:

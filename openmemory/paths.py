@@ -300,6 +300,110 @@ def project_of(cwd) -> str:
         return _worktree_home(os.path.normpath(text), "/")
 
 
+def project_identity(cwd) -> str:
+    """What two folders are one project by: the `origin` remote of the repository holding the
+    folder when it exists here and has one (two clones of one repository are one project), else
+    its project (project_of, by project_key). A folder whose project is not on this machine is
+    never resolved: it stays its project as written."""
+    root = project_of(cwd)
+    if not is_foreign(root) and os.path.isabs(root):
+        try:
+            url = origin_url(root) if os.path.isdir(root) else None
+        except OSError:
+            url = None
+        if url:
+            return "origin " + url
+    return project_key(root)
+
+
+def same_project(a, b) -> bool:
+    """Whether two folders are one project (project_identity); None, for every project, only as None."""
+    if not a or not b:
+        return not a and not b
+    return a == b or project_identity(a) == project_identity(b)
+
+
+def origin_url(cwd) -> str | None:
+    """The `origin` remote of the repository holding cwd, read from its git config without
+    running git (a linked worktree's from its common dir), normalised (remote_key); None
+    without one."""
+    top = work_tree(cwd)
+    if top is None:
+        return None
+    gitdir = _git_dir(top)
+    try:
+        common = (gitdir / (gitdir / "commondir").read_text(encoding="utf-8").strip()).resolve()
+    except OSError:
+        common = gitdir
+    try:
+        text = (common / "config").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    url = _config_value(text, "remote", "origin", "url")
+    return remote_key(url, git_root(cwd) or top) if url else None
+
+
+def _git_dir(top: Path) -> Path:
+    """The git directory of a working tree: its `.git` folder, or the one its `.git` file names."""
+    dot_git = top / ".git"
+    if dot_git.is_dir():
+        return dot_git
+    try:
+        text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return dot_git
+    return (top / text[len("gitdir:"):].strip()).resolve() if text.startswith("gitdir:") else dot_git
+
+
+_SECTION = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]\s*(.*)$')
+
+
+def _config_value(text: str, section: str, subsection: str, key: str) -> str | None:
+    """The last value of `[section "subsection"] key` in a git config file's text (sections and
+    keys without case, the subsection with it, as git reads them); includes are not followed."""
+    found, inside = None, False
+    for line in text.splitlines():
+        head = _SECTION.match(line)
+        if head:
+            inside = head.group(1).lower() == section and (head.group(2) or "").replace('\\"', '"') == subsection
+            line = head.group(3)
+        if not inside:
+            continue
+        name, eq, value = line.partition("=")
+        if eq and name.strip().lower() == key:
+            value = value.strip()
+            value = re.split(r'\s[#;]', value, maxsplit=1)[0].strip() if not value.startswith('"') else value
+            found = value.strip('"').strip()
+    return found
+
+
+_SCP_LIKE = re.compile(r"^(?:[^@/:]+@)?([^/:]+):(?!//)(.+)$")      # git@github.com:org/cli.git
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/]*@)?([^/:]+)(?::\d*)?(/.*)?$")
+
+
+def remote_key(url: str, top) -> str:
+    """A remote's URL as two clones of one repository both write it: `git@github.com:org/cli.git`,
+    `https://github.com/org/cli` and `ssh://git@github.com:22/org/cli.git/` are all
+    `github.com/org/cli` (host without case; user, port, scheme and `.git` dropped); a path on
+    this machine (`/srv/git/cli.git`, `../cli`, `file://...`) is its real path, `.git` dropped."""
+    url = url.strip()
+    if url.startswith("file://"):
+        url = url[len("file://"):]
+    found = _URL.match(url)
+    if found:
+        host, path = found.group(1).lower(), found.group(2) or ""
+    else:
+        found = _SCP_LIKE.match(url) if not os.path.isabs(url) and not url.startswith(".") else None
+        if found and "/" not in found.group(1):
+            host, path = found.group(1).lower(), "/" + found.group(2).lstrip("/")
+        else:
+            host, path = "", os.path.realpath(os.path.join(str(top), os.path.expanduser(url)))
+    path = path.rstrip("/")
+    if path.endswith(".git"):
+        path = path[:-len(".git")].rstrip("/")
+    return host + path
+
+
 # A linked worktree kept inside its repository, where the tools that make them put it:
 # `<repo>/.worktrees/<name>` (the superpowers skill), `<repo>/.claude/worktrees/<name>` (Claude
 # Code's --worktree). Where the folder cannot be looked up (a transcript from another machine),

@@ -200,6 +200,24 @@ def project_folders(store: Store) -> list:
     return sorted(found)
 
 
+def clone_roots(cwds) -> dict:
+    """{paths.project_identity: the roots of its clones here}: two clones of one repository (the
+    same `origin`) are one project, so its lessons go to the memory folder of each clone here that
+    a stored session ran in. Folders not on this machine are left out (never resolved)."""
+    out: dict = {}
+    for cwd in cwds:
+        if _usable_cwd(cwd) and not paths.is_foreign(cwd) and os.path.isdir(cwd):
+            root = paths.project_of(cwd)
+            out.setdefault(paths.project_identity(root), set()).add(root)
+    return out
+
+
+def _project_roots(cwd, clones: dict) -> list:
+    """The lesson's project root and those of the project's other clones here (clone_roots)."""
+    root = paths.project_of(cwd)
+    return [root] + sorted(clones.get(paths.project_identity(root), set()) - {root})
+
+
 def _folder_ok(folder: Path) -> bool:
     """A memory folder render may write: projects/<one name>/memory, also once symlinks resolve."""
     projects = Path(os.path.realpath(paths.projects_dir()))
@@ -283,7 +301,7 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
         result["folders"] = [str(f) for f in sorted(placed)]
         result["lessons"] = len(rendered)
         result["candidates"] = len(listed) - len(rendered)
-        _render_agent_files(rendered, limit, sections, now, before_replace, result, optout)
+        _render_agent_files(rendered, limit, sections, now, before_replace, result, optout, store.session_cwds())
 
         predictions = store.predictions_by_lesson()
         records = (lesson_record(l, [sources[i] for i in l["sources"] if i in sources],   # one at a time
@@ -346,6 +364,7 @@ def _place(store: Store, live: list, limit: int, result: dict, optout: forget.Op
     folders_of = {}
     placed = {}
     cwds = store.session_cwds()
+    clones = None
     for lesson in live:
         cwd = lesson["cwd"]
         if cwd and not _usable_cwd(cwd):
@@ -358,7 +377,12 @@ def _place(store: Store, live: list, limit: int, result: dict, optout: forget.Op
                 # a project of another machine's (a Windows folder read here) only where its
                 # transcripts are: a memory folder is not made for a project that is not here
                 foreign = paths.is_foreign(cwd) and not folder.parent.is_dir()
-                folders_of[cwd] = [] if foreign or optout.reason(cwd) else [folder]
+                if foreign or optout.reason(cwd):
+                    folders_of[cwd] = []
+                else:           # and the memory folder of each other clone of its repository here
+                    clones = clone_roots(cwds) if clones is None else clones
+                    folders_of[cwd] = [folder] + [paths.memory_dir_for(r) for r in _project_roots(cwd, clones)[1:]
+                                                  if not optout.reason(r)]
             folders = folders_of[cwd]
         else:
             if everywhere is None:
@@ -1011,16 +1035,22 @@ def unseen(text: str) -> tuple:
 # the person put the markers). Neither agent follows links, so each line is the lesson itself;
 # deleting a line is a veto, as deleting an om-<id>.md is for Claude Code.
 
-def agent_files(live: list, limit: int, optout: forget.OptOut) -> dict:
-    """{instruction file: its lessons, strongest first, at most limit}, for the agents installed."""
+def agent_files(live: list, limit: int, optout: forget.OptOut, cwds=()) -> dict:
+    """{instruction file: its lessons, strongest first, at most limit}, for the agents installed.
+    cwds: the folders of stored sessions, where the project's other clones are (clone_roots)."""
     have = agents.found()
     if not have:
         return {}
     everywhere = [l for l in live if not l["cwd"]]
-    by_project = {}
+    by_project, by_identity = {}, {}    # each clone's root, and the project (paths.project_identity): its lessons
+    clones = clone_roots(cwds) if any(l["cwd"] for l in live) else {}
     for lesson in live:
         if lesson["cwd"] and _usable_cwd(lesson["cwd"]) and not optout.reason(lesson["cwd"]):
-            by_project.setdefault(paths.project_of(lesson["cwd"]), []).append(lesson)
+            roots = _project_roots(lesson["cwd"], clones)
+            by_identity.setdefault(paths.project_identity(roots[0]), []).append(lesson)
+            for root in roots:
+                if not optout.reason(root):
+                    by_project.setdefault(root, []).append(lesson)
     out = {}
     if agents.CODEX in have:
         out[paths.codex_agents_md()] = list(everywhere)
@@ -1034,7 +1064,7 @@ def agent_files(live: list, limit: int, optout: forget.OptOut) -> dict:
             private = agents.gemini_private_memory(short)
             if not private.parent.parent.is_dir() or not _usable_cwd(root):
                 continue    # a project Gemini no longer keeps
-            lessons = by_project.get(paths.project_of(root), [])
+            lessons = [] if optout.reason(root) else by_identity.get(paths.project_identity(root), [])
             if lessons or private.exists():
                 out.setdefault(private, []).extend(l for l in lessons if l not in out.get(private, []))
     for lessons in out.values():
@@ -1095,8 +1125,8 @@ def _collect_line_vetoes(store: Store, lessons: dict, sections: dict, vetoes: li
 
 
 def _render_agent_files(live: list, limit: int, sections: dict, now: str, before_replace, result: dict,
-                        optout: forget.OptOut) -> None:
-    placed = agent_files([l for l in live if not l["vetoed"]], limit, optout)
+                        optout: forget.OptOut, cwds=()) -> None:
+    placed = agent_files([l for l in live if not l["vetoed"]], limit, optout, cwds)
     for name, rec in list(sections.items()):   # files written before that are no longer meant: emptied
         if "lines" in rec and Path(name) not in placed:
             placed[Path(name)] = []

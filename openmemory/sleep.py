@@ -497,7 +497,7 @@ class _Consolidation:
             if lesson.archived:
                 lesson.archived, lesson.revived = False, True
         project = self.places.project(ep["cwd"])
-        if lesson.cwd and project and project != lesson.cwd:
+        if lesson.cwd and project and project != self.places.project(lesson.cwd):
             lesson.cwd, lesson.widened = None, not lesson.new
             if not lesson.edited:       # the person's own text stays as they wrote it
                 lesson.text = unscoped(lesson.text)
@@ -611,7 +611,7 @@ def _same_rule(ep: dict, vec: dict, tonight: "_Consolidation") -> "_Lesson | Non
     project = tonight.places.project(ep["cwd"])
     best, score = None, RULE_SIMILARITY
     for lesson in tonight.lessons:
-        if lesson.kind != "feedback" or (lesson.cwd and lesson.cwd != project):
+        if lesson.kind != "feedback" or (lesson.cwd and tonight.places.project(lesson.cwd) != project):
             continue
         s = lesson.similarity(vec)
         if s >= score and same_rule(mine, stance(lesson.text)):
@@ -641,6 +641,8 @@ def _load_lessons(store: Store, only: set | None = None, places: "_Places | None
     places = places or _Places()
     rows = store.lessons_to_consolidate() if rows is None else rows
     lessons = [_Lesson(r) for r in rows if only is None or r["id"] in only]
+    for lesson in lessons:
+        places.project(lesson.cwd)      # a lesson's folder spells its project tonight
     ids = sorted({i for ls in lessons for i in ls.sources[-SIGNATURE_SOURCES:]})
     episodes = store.episodes_by_id(ids)
     for lesson in lessons:
@@ -657,18 +659,20 @@ def _load_lessons(store: Store, only: set | None = None, places: "_Places | None
 
 
 class _Places:
-    """The project of a cwd (paths.project_of), asked once a night."""
+    """The project of a cwd (paths.project_of), asked once a night; two clones of one repository
+    here (paths.project_identity: the same `origin`) are one project, spelt as the first seen
+    (a lesson's own folder, when it has one: _load_lessons asks for those first)."""
 
     def __init__(self):
         self._roots: dict = {}
-        self._spelling: dict = {}      # paths.project_key -> the first spelling seen tonight
+        self._spelling: dict = {}      # paths.project_identity -> the first spelling seen tonight
 
     def project(self, cwd):
         if not cwd:
             return None
         if cwd not in self._roots:     # also for a folder since deleted: its repository may remain
             root = paths.project_of(cwd)
-            self._roots[cwd] = self._spelling.setdefault(paths.project_key(root), root)
+            self._roots[cwd] = self._spelling.setdefault(paths.project_identity(root), root)
         return self._roots[cwd]
 
     def is_repository(self, cwd) -> bool:
@@ -767,7 +771,7 @@ def verify(store: Store, now: str, keep=None) -> dict:
             # the project's next session, and with none for PREDICTION_WAIT_DAYS it lapses.
             made = parse_time(p["made"])
             first = next((at for cwd, at in sessions if at > p["made"]
-                          and (not p["cwd"] or places.project(cwd) == p["cwd"])), None)
+                          and (not p["cwd"] or places.project(cwd) == places.project(p["cwd"]))), None)
             deadline = made + timedelta(days=PREDICTION_DAYS)
             if first is not None and parse_time(first) > deadline:
                 deadline = parse_time(first) + timedelta(days=PREDICTION_DAYS)
@@ -779,7 +783,7 @@ def verify(store: Store, now: str, keep=None) -> dict:
                     continue
                 if ep["at"] > end:
                     break
-                if p["cwd"] and places.project(ep["cwd"]) != p["cwd"]:
+                if p["cwd"] and places.project(ep["cwd"]) != places.project(p["cwd"]):
                     continue
                 if ep["id"] not in vectors:
                     vectors[ep["id"]] = surprise_unit(ep)

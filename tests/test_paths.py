@@ -2,6 +2,7 @@
 Claude Code's project folder names; the project a folder belongs to."""
 import json
 import os
+import subprocess
 from pathlib import Path
 
 from openmemory import paths
@@ -97,6 +98,50 @@ class Paths(TempHome):
         # Claude Code on Windows names the project folder after the path as written
         self.assertEqual(paths.memory_dir_for("C:\\Users\\Alex\\shop"),
                          self.claude / "projects" / "C--Users-Alex-shop" / "memory")
+
+    def git(self, folder, *args):
+        env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_AUTHOR_NAME="a",
+                   GIT_AUTHOR_EMAIL="a@example.com", GIT_COMMITTER_NAME="a", GIT_COMMITTER_EMAIL="a@example.com")
+        subprocess.run(["git", "-C", str(folder), *args], check=True, capture_output=True, env=env)
+
+    def test_two_clones_of_one_repository_are_one_project(self):
+        # ~/work/cli over ssh, ~/src/cli-review over https, a worktree of the second: one project;
+        # a fork, a repository without a remote and a folder not on this machine: each its own.
+        clones = {}
+        for name, url in (("work/cli", "git@github.com:org/cli.git"), ("src/cli-review", "https://github.com/org/cli"),
+                          ("src/fork", "ssh://git@github.com:22/someone/cli.git"), ("src/bare", None)):
+            clones[name] = self.tmp / name
+            clones[name].mkdir(parents=True)
+            self.git(clones[name], "init", "-q")
+            if url:
+                self.git(clones[name], "remote", "add", "origin", url)
+        self.git(clones["src/cli-review"], "commit", "-q", "--allow-empty", "-m", "first")
+        self.git(clones["src/cli-review"], "worktree", "add", "-q", str(self.tmp / "wt-3"))
+        (clones["work/cli"] / "pkg").mkdir()
+        work = str(clones["work/cli"] / "pkg")
+        self.assertTrue(paths.same_project(work, str(clones["src/cli-review"])))
+        self.assertTrue(paths.same_project(work, str(self.tmp / "wt-3")))           # its commondir's config
+        self.assertFalse(paths.same_project(work, str(clones["src/fork"])))
+        self.assertFalse(paths.same_project(str(clones["src/bare"]), str(self.tmp / "src")))
+        self.assertFalse(paths.same_project(work, "/Users/alex/work/cli"))          # not here: as written
+        self.assertEqual(paths.project_identity("/Users/alex/work/cli/.worktrees/3"), "/Users/alex/work/cli")
+        self.assertEqual(paths.project_of(work), str(clones["work/cli"].resolve()))  # each clone its own folder
+        from openmemory import recall
+        self.assertTrue(recall.project_scope(str(self.tmp / "wt-3"))(work))
+        self.assertFalse(recall.project_scope(str(clones["src/fork"]))(work))
+
+    def test_a_remote_is_compared_as_both_clones_write_it(self):
+        top = self.tmp / "work" / "cli"
+        same = ["git@github.com:org/cli.git", "https://github.com/org/cli", "https://GitHub.com/org/cli.git/",
+                "ssh://git@github.com:22/org/cli.git", "https://user@github.com/org/cli", "git://github.com/org/cli"]
+        self.assertEqual({paths.remote_key(url, top) for url in same}, {"github.com/org/cli"})
+        self.assertNotEqual(paths.remote_key("git@github.com:org/cli-old.git", top), "github.com/org/cli")
+        local = os.path.realpath(self.tmp / "srv" / "cli")
+        self.assertEqual({paths.remote_key(url, top) for url in (f"{local}.git", f"file://{local}", "../../srv/cli")},
+                         {local})
+        config = '[core]\n\tbare = false\n[remote "upstream"]\n\turl = git@github.com:org/up.git\n' \
+                 '[Remote "origin"] ; the clone\'s\n\tURL = "git@github.com:org/cli.git"\n'
+        self.assertEqual(paths._config_value(config, "remote", "origin", "url"), "git@github.com:org/cli.git")
 
     def test_recall_scope_compares_windows_folders_without_case(self):
         from openmemory import recall

@@ -539,6 +539,50 @@ class Consolidation(SleepCase):
         [lesson] = self.lessons()
         self.assertEqual((lesson["cwd"], lesson["seen"]), ("C:\\Users\\Alex\\shop", 2))
 
+    def clone(self, name, origin):
+        """A real git repository in the temp folder, cloned from origin (only its remote is set)."""
+        folder = self.tmp / name
+        folder.mkdir(parents=True)
+        env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull)
+        for args in (["init", "-q"], ["remote", "add", "origin", origin]):
+            subprocess.run(["git", "-C", str(folder), *args], check=True, capture_output=True, env=env)
+        return Path(os.path.realpath(folder))
+
+    def test_two_clones_of_one_repository_are_one_project(self):
+        # ~/work/cli and ~/src/cli-review, both cloned from github.com/org/cli (over ssh and over
+        # https): a correction said in both stays the project's, in both clones' memory, and in
+        # no other project's; a project-bound failure in each is grouped into one lesson.
+        work = self.clone("work/cli", "git@github.com:org/cli.git")
+        review = self.clone("src/cli-review", "https://github.com/org/cli")
+        other = self.clone("src/site", "git@github.com:org/site.git")
+        t = Transcript(cwd=str(other), start=when(11, 1))
+        t.user("hello")
+        self.write(t)
+        self.write(tests_corrected(work, when(11, 2), "python -m unittest",
+                                   "No, don't use unittest here, run the tests with pytest -q"))
+        self.ingest()
+        self.sleep(night(11, 3))
+        self.write(tests_corrected(review / "pkg", when(11, 6), "python -m unittest",
+                                   "no, don't use unittest, run the tests with pytest -q"))
+        self.write(docs_fail(work, when(11, 6, 10)))
+        self.write(docs_fail(review, when(11, 6, 11)))
+        self.ingest()
+        out = self.sleep(night(11, 7))
+        tests, docs = self.lessons()
+        self.assertEqual((tests["text"], tests["cwd"], tests["seen"]),
+                         ("In this repository run the tests with `pytest -q`, not `python -m unittest`.", str(work), 2))
+        self.assertEqual((docs["kind"], docs["cwd"], docs["seen"]), ("project", str(work), 2))
+        report = (self.home / "morning.md").read_text()
+        self.assertNotIn("every project", report)
+        self.assertIn(f"(cli; lesson:{docs['id']};", report)
+        self.assertIn("1 new candidate to review", out)
+        for clone in (work, review):        # Claude Code loads the lesson in either clone
+            self.assertTrue((paths.memory_dir_for(clone) / f"om-{tests['id']}.md").is_file(), clone)
+        self.assertFalse((paths.memory_dir_for(other) / f"om-{tests['id']}.md").exists())
+        code, listed, err = run("lessons")         # where each source came from: both clones
+        self.assertIn(f"· project {work}\n  In this repository run the tests", listed)
+        self.assertIn("- 2026-11-06, cli-review: you said", listed)
+
     def test_vetoes_hold_through_reingest_and_new_copies(self):
         path = self.write(tests_corrected(self.shop, when(11, 2), "python -m unittest",      # live: standing
                                           "From now on, don't use unittest here, run the tests with pytest -q"))
