@@ -602,18 +602,20 @@ def cmd_show(args) -> int:
 
 
 def cmd_remember(args) -> int:
-    """Store a note in memory at once, from the terminal or a script (as the agent's `remember` tool does)."""
+    """Store a note in memory at once, from the terminal or a script (as the agent's `remember` tool does); the same words again in a project are not stored twice."""
     text = " ".join(args.text) if args.text else wellformed(sys.stdin.read())
     cwd = os.path.realpath(args.cwd) if args.cwd else None if args.everywhere else os.getcwd()
     cwd = cwd and wellformed(cwd)   # a folder named in bytes that are not UTF-8: stored as its name reads
     from . import forget
     forget.refuse_kept_out(cwd)
-    with store.connect() as db:
-        note_id = db.add_note(text, title=args.title or "", cwd=cwd)
-    if args.json:
-        _print_json({"id": f"e{note_id}", "cwd": cwd})     # the id as recall shows it, which forget takes
+    from .recall import TOUCH_STRENGTH
+    with store.connect() as db:     # the same words in the same project again: the note stored, touched
+        again = db.note_again(text, cwd, TOUCH_STRENGTH)
+        note_id = again or db.add_note(text, title=args.title or "", cwd=cwd)
+    if args.json:   # the id as recall shows it, which forget takes
+        _print_json({"id": f"e{note_id}", "cwd": cwd, "already": bool(again)})
     else:
-        print(f"remembered as note e{note_id} "
+        print(f"{'already remembered' if again else 'remembered'} as note e{note_id} "
               f"({f'project {paths.one_line(paths.project_of(cwd))}' if cwd else 'every project'})")
     return 0
 

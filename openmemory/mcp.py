@@ -466,8 +466,12 @@ def remember_tool(arguments: dict, project_dir: str | None) -> str:
     deadline = time.monotonic() + WRITE_PATIENCE_S
     while True:
         try:
+            # The same words in the same project, from another session or the terminal: the note
+            # stored, touched; said again in this session's conversation, a turn of its own.
             with store.connect() as db:
-                note_id = db.add_note(text, title=title, cwd=cwd, conversation=CONVERSATION, agent=CLIENT["agent"])
+                again = db.note_again(text, cwd, recall_lib.TOUCH_STRENGTH, conversation=CONVERSATION)
+                note_id = again or db.add_note(text, title=title, cwd=cwd, conversation=CONVERSATION,
+                                               agent=CLIENT["agent"])
             break
         except sqlite3.OperationalError as e:
             if not errors.is_busy(e):
@@ -479,7 +483,8 @@ def remember_tool(arguments: dict, project_dir: str | None) -> str:
             log.info("remember: the database is locked (%s); trying again", e)
             time.sleep(0.05)
     where = f"project {paths.one_line(paths.project_of(cwd))}" if cwd else "no project"
-    said = f"Remembered as note [e{note_id}] ({where}); recall finds it from now on."
+    said = f"Already remembered as note [e{note_id}] ({where}); recall finds it." if again else \
+        f"Remembered as note [e{note_id}] ({where}); recall finds it from now on."
     if redact(text) != text or redact(title) != title:
         said += " Secret-looking text in it was stored as [REDACTED]."
     return said

@@ -326,12 +326,7 @@ class Store:
                  conversation: str | None = None, agent: str = "claude-code") -> int:
         """Store a note at once (MCP `remember`); returns its id. With a conversation, neighbours are context."""
         now = now or iso()
-        text = " ".join(text.split()) if "\n" not in text else text.strip()
-        if not text:
-            raise OpenMemoryError("a note needs some text")
-        title = clip(title, 100) if title.strip() else clip(text.splitlines()[0], 100)
-        ep = clean_episode({"key": "", "kind": "note", "title": title, "gist": text, "detail": "", "at": now,
-                            "facts": {"conversation": conversation} if conversation else {}, "cwd": cwd})
+        ep = _note(text, title, cwd, now, conversation)
         with self.transaction():
             recent = self._db.execute(  # the notes of the last few conversation gaps, newest first
                 "SELECT id, title, gist, at, cwd, facts, context FROM episodes WHERE kind = 'note' AND at >= ? "
@@ -349,6 +344,25 @@ class Store:
             _index_stored(self._db)
             self._index_holds(cur.lastrowid, ep["gist"])     # its title may be a cut of it, not indexed (m013)
         return cur.lastrowid
+
+    def note_again(self, text: str, cwd: str | None, strength: float, now: str | None = None,
+                   conversation: str | None = None) -> int | None:
+        """The note already stored with the same words (as add_note stores them) in the same
+        project (paths.same_project; for every project: one for every project), not archived,
+        strengthened by strength and touched now; None when there is none (`remember` said twice).
+        A note of the conversation given does not count: a dialog stored turn by turn keeps
+        every turn, the same words said again in it too."""
+        now = now or iso()
+        ep = _note(text, "", cwd, now, None)
+        with self.transaction():
+            same = [i for i, where in self._db.execute(
+                "SELECT id, cwd FROM episodes WHERE kind = 'note' AND NOT archived AND gist = ? "
+                "AND (? IS NULL OR json_extract(facts, '$.conversation') IS NOT ?) ORDER BY id",
+                (ep["gist"], conversation, conversation)) if paths.same_project(where, ep["cwd"])]
+            if same:
+                self._db.execute("UPDATE episodes SET strength = strength + ?, last_touched = max(last_touched, ?) "
+                                 "WHERE id = ?", (strength, now, same[0]))
+        return same[0] if same else None
 
     def _index_holds(self, episode_id: int, text: str) -> None:
         """Raise DamagedDatabase unless the text index finds the episode just indexed by its words:
@@ -1190,6 +1204,17 @@ INDEX_PASSAGES = (f"INSERT INTO recall_index (rowid, title, body, detail, contex
                   f"{migrations.PASSAGE_ROWIDS}, '', {migrations.PASSAGE_BODY.format('passages')}, '', context "
                   f"FROM passages WHERE id >= ?")
 _UNINDEXED = {}     # (connection, table) -> the first id its open transaction stored and did not index
+
+
+def _note(text: str, title: str, cwd, now: str, conversation) -> dict:
+    """A note as it is stored: its words with whitespace folded (a one-line note) or trimmed,
+    its title (default its first line), redacted (clean_episode)."""
+    text = " ".join(text.split()) if "\n" not in text else text.strip()
+    if not text:
+        raise OpenMemoryError("a note needs some text")
+    title = clip(title, 100) if title.strip() else clip(text.splitlines()[0], 100)
+    return clean_episode({"key": "", "kind": "note", "title": title, "gist": text, "detail": "", "at": now,
+                          "facts": {"conversation": conversation} if conversation else {}, "cwd": cwd})
 
 
 def _stored(db: sqlite3.Connection, episode_id: int, table: str = "episodes") -> None:

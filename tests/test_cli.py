@@ -186,6 +186,28 @@ class Remember(TempHome):
         self.assertIn("caf\ufffd deploys on Fridays", p.stdout.decode("utf-8"))
         self.assertIn("caf\ufffd uses uv", self.ok("recall", "uv").stdout)
 
+    def test_the_same_note_remembered_twice_is_stored_once(self):
+        repo = self.tmp / "shop"
+        (repo / ".git").mkdir(parents=True)
+        (repo / "src").mkdir()
+        project = os.path.realpath(repo)
+        first = self.ok("remember", "--cwd", repo, "the staging db is postgres 16")
+        self.assertEqual(first.stdout, f"remembered as note e1 (project {project})\n")
+        again = self.ok("remember", "--cwd", repo / "src", "the  staging db is\tpostgres 16 ")   # the same words
+        self.assertEqual(again.stdout, f"already remembered as note e1 (project {project})\n")
+        self.assertEqual(json.loads(self.ok("remember", "--cwd", repo, "--json", "the staging db is postgres 16").stdout),
+                         {"id": "e1", "cwd": project, "already": True})
+        with store.connect() as db:
+            [note] = db.episodes(kind="note")
+        self.assertGreater(note["strength"], 1.0)                          # touched: said again, it matters
+        # another project, every project, other words: each a note of its own
+        self.assertIn("remembered as note e2 (every project)", self.ok("remember", "--everywhere",
+                                                                         "the staging db is postgres 16").stdout)
+        self.assertIn("remembered as note e3", self.ok("remember", "--cwd", self.tmp, "the staging db is postgres 16").stdout)
+        self.assertIn("remembered as note e4", self.ok("remember", "--cwd", repo, "the staging db is postgres 17").stdout)
+        self.ok("forget", "e1", "--yes")                                   # forgotten: remembered anew
+        self.assertIn("remembered as note e5", self.ok("remember", "--cwd", repo, "the staging db is postgres 16").stdout)
+
     def test_an_empty_note_is_an_error(self):
         p = self.cli("remember", input="  \n")
         self.assertEqual(p.returncode, 1)

@@ -337,6 +337,23 @@ class Tools(TempHome):
         with store.connect() as db:
             self.assertEqual([n["cwd"] for n in db.episodes(kind="note")], ["/srv/api", None])
 
+    def test_the_same_note_remembered_in_another_session_is_stored_once(self):
+        # Each session's server is a conversation: the agent noting again, in a later session, what
+        # it noted before gets the note stored; said again within one conversation (a dialog
+        # stored turn by turn), it is a turn of its own.
+        first = self.text(mcp.handle(call("remember", {"text": "the staging db is postgres 16"}), PROJECT))
+        with mock.patch.object(mcp, "CONVERSATION", "mcp:1@2"):       # the next session's server
+            again = self.text(mcp.handle(call("remember", {"text": " the staging db  is postgres 16"}), PROJECT))
+            self.text(mcp.handle(call("remember", {"text": "the staging db is postgres 16", "cwd": "/srv/api"}),
+                                 PROJECT))
+        with store.connect() as db:
+            [note, elsewhere] = db.episodes(kind="note")
+        self.assertEqual(first, f"Remembered as note [e{note['id']}] (project {PROJECT}); recall finds it from now on.")
+        self.assertEqual(again, f"Already remembered as note [e{note['id']}] (project {PROJECT}); recall finds it.")
+        self.assertEqual(elsewhere["cwd"], "/srv/api")                  # another project: a note of its own
+        turn = self.text(mcp.handle(call("remember", {"text": "the staging db is postgres 16"}), PROJECT))
+        self.assertTrue(turn.startswith("Remembered as note ["), turn)  # the first conversation again
+
     def test_remember_redacts_secrets_and_says_so(self):
         key = "sk-ant-api03-" + "A1b2C3d4" * 6
         said = self.text(mcp.handle(call("remember", {"text": f"the staging key is {key}"}), PROJECT))
