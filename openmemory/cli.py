@@ -747,8 +747,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--judge-url", metavar="URL", help="endpoint: its OpenAI-compatible base URL")
     p.add_argument("--judge-command", metavar="PATH", help="claude: the `claude` binary (default: found on PATH)")
     p.add_argument("--judge-calls", type=_positive, metavar="N",
-                   help="the judge's calls a UTC day at most, sleep and ingest --model together (20)")
-    p.add_argument("--judge-tokens", type=_positive, metavar="N", help="the judge's tokens a UTC day at most (60000)")
+                   help="the judge's calls a night at most: the nightly sleep and ingest --model of the same "
+                        "day (your clock) together (20)")
+    p.add_argument("--judge-tokens", type=_positive, metavar="N",
+                   help="the judge's tokens a night at most, counted as the calls are (60000)")
 
     p = verb("doctor", cmd_doctor)
     p.add_argument("--json", action="store_true", help="print the checks as JSON")

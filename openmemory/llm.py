@@ -37,7 +37,7 @@ import urllib.parse
 from dataclasses import dataclass
 
 from . import files, paths, settings
-from .clock import iso
+from .clock import iso, parse_time
 from .redact import redact
 from .shorten import wellformed
 from .store import Store
@@ -49,7 +49,7 @@ log = logging.getLogger(__name__)
 
 CALL_SECONDS = 20.0         # OPENMEMORY_LLM_TIMEOUT: one call, wall clock; a 7B model on a laptop
                             # CPU writes a 150-character line from a 1 KB question in a few seconds
-NIGHT_CALLS = 60            # OPENMEMORY_LLM_CALLS: calls a night (one sleep, or one ingest --model)
+NIGHT_CALLS = 60            # OPENMEMORY_LLM_CALLS: calls a night (night_of: every sleep and ingest --model of it)
 NIGHT_SECONDS = 300.0       # OPENMEMORY_LLM_SECONDS: seconds a night spends waiting for the model
 FAILURES_IN_A_ROW = 3       # then the night goes on without the model
 MAX_REPLY_BYTES = 64 * 1024  # an HTTP body past this is not read: the longest answer asked is 240 characters
@@ -181,7 +181,7 @@ def _number(name: str, default: float) -> float:
 # One night's model: budget, cache, and the circuit that stops asking a dead server
 
 class Model:
-    """The model for one night (one sleep, or one ingest --model): every question goes through ask().
+    """The model for one run (a sleep, or an ingest --model) of a night: every question goes through ask().
 
     cache: anything with get(key) -> str | None and put(key, text); answers the model gave
     are kept there, so a re-run never asks the same question twice. spent: (calls, seconds,
@@ -200,7 +200,7 @@ class Model:
         self.answered = 0           # answers the model gave tonight
         self.last_answer = None     # time.time() of the last answer from the wire
         self.stopped = None         # why the night goes on without the model
-        self.day = None             # the UTC day whose budget this is (open_model)
+        self.day = None             # the night whose budget this is (open_model, night_of)
         self._in_a_row = 0
 
     @classmethod
@@ -667,15 +667,24 @@ SESSION_COMMANDS = 12       # of a session's commands, shown to the model: every
 # --------------------------------------------------------------------------------------
 # Tonight's model: its cache and budget live in the store
 
+def night_of(now: str) -> str:
+    """The night whose cap a run at now spends: the person's own calendar day (local time), so the
+    nightly sleep (03:30 local, schedule.HOUR) and every sleep and `ingest --model` run after it
+    until midnight share one cap, and an evening's `ingest --model` never spends the coming
+    night's (a UTC day would split the person's day, or join an evening to the next night)."""
+    return parse_time(now).astimezone().strftime("%Y-%m-%d")
+
+
 def open_model(store: Store, now: str) -> "Model | None":
-    """Tonight's model, with its answers cached in the store and what today already spent; None without one."""
+    """Tonight's model, with its answers cached in the store and what tonight (night_of) already
+    spent; None without one."""
     cfg = config()
     if cfg is None:
         if problem():
             _consult_log.warning("no model: %s", problem())
         return None
     spent = _load(store.get_state("model_spent"))
-    day = now[:10]
+    day = night_of(now)
     today = spent.get("day") == day
     model = Model(cfg, spent=(spent.get("calls", 0), spent.get("seconds", 0.0), spent.get("tokens", 0)) if today
                   else (0, 0.0, 0))
@@ -685,7 +694,7 @@ def open_model(store: Store, now: str) -> "Model | None":
 
 
 def close_model(store: Store, model: "Model | None") -> dict | None:
-    """Keep what the model spent today and when it last answered (for `status`); its night's facts."""
+    """Keep what the model spent tonight and when it last answered (for `status`); its night's facts."""
     if model is None:
         return None
     facts = model.facts()

@@ -33,7 +33,7 @@ DEFAULT_CLAUDE_MODEL = "haiku"      # the cheap model; `setup --judge-model` set
 
 @dataclass(frozen=True)
 class Judge:
-    """Which judge, and its cap a night (a UTC day)."""
+    """Which judge, and its cap a night (llm.night_of: the person's calendar day)."""
     backend: str = "off"            # off | endpoint | claude
     model: str = ""                 # the endpoint's model name, or Claude Code's (`haiku`, a full id)
     url: str = ""                   # endpoint: its OpenAI-compatible base URL
@@ -142,7 +142,8 @@ def explain(current: Judge) -> list:
 def cost(choice: Judge) -> list:
     """What a judge may spend a night, and what goes first when the cap is reached."""
     return [f"It may use at most {choice.calls} calls and {choice.tokens:,} tokens a night (about "
-            f"{CALL_TOKENS:,} tokens a call; `--judge-calls`, `--judge-tokens` set the cap).",
+            f"{CALL_TOKENS:,} tokens a call; `--judge-calls`, `--judge-tokens` set the cap): the nightly "
+            f"sleep and every `ingest --model` of the same day (your clock) share it.",
             "Past the cap, what waits for the next night: first judged are the corrections the rules would "
             "make a lesson of, then messages left in doubt, then the other corrections, then the other messages "
             "the rules did not settle, then the messages they settled as nothing (newest first), then repeated "

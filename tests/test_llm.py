@@ -248,6 +248,39 @@ class Budget(ModelEnv):
             self.assertIsNone(ask_judge(model))
         self.assertEqual(server.requests, [])
 
+    def test_the_cap_is_a_night_of_the_persons_own_days(self):
+        # A person five hours west of UTC: an evening's `ingest --model` (21:00, 02:00 UTC the next
+        # day) spends its own day's cap, not the coming night's; the nightly sleep at 03:30 starts
+        # a night, and the runs of that day after it (15:00) share its cap.
+        server = self.serve("ok")
+        server.answer = lambda body: LASTING
+        os.environ["OPENMEMORY_LLM_CALLS"] = "2"
+        saved = os.environ.get("TZ")
+        os.environ["TZ"] = "EST+5"
+        time.tzset()
+
+        def restore():
+            if saved is None:
+                os.environ.pop("TZ", None)
+            else:
+                os.environ["TZ"] = saved
+            time.tzset()
+        self.addCleanup(restore)
+
+        def run(now, *said):
+            with store.connect() as db:
+                model = llm.open_model(db, now)
+                with self.assertNoLogs("openmemory.llm", logging.WARNING) if len(said) < 3 else \
+                        self.assertLogs("openmemory.llm", logging.WARNING):
+                    got = [ask_judge(model, said=f"{SAID} ({x})") is not None for x in said]
+                llm.close_model(db, model)
+            return got
+
+        self.assertEqual(run("2026-11-06T02:00:00Z", "evening 1", "evening 2"), [True, True])
+        self.assertEqual(run("2026-11-06T08:30:00Z", "night 1"), [True])            # the night: its own cap
+        self.assertEqual(run("2026-11-06T20:00:00Z", "day 1", "day 2", "day 3"), [True, False, False])
+        self.assertEqual(len(server.requests), 4)
+
     def test_tokens_budget(self):
         server = self.serve("ok")
         server.answer = lambda body: LASTING
@@ -527,7 +560,7 @@ class AWellBehavedModel(WithSessions):
             self.assertEqual((doubt["facts"]["judge"]["correction"], doubt["facts"]["doubtful"]), (True, False))
             morning = self.ok("morning").stdout
             self.assertIn("## The model", morning)
-            # The cap is a day's: the ingest's 5 calls (3 gists, 2 messages) count with the night's one.
+            # The cap is a night's (the calendar day): the ingest's 5 calls (3 gists, 2 messages) count with the sleep's one.
             self.assertIn("1 question (0 answered from the cache), 1 new answer, 0 failures; 6 calls, 720 tokens, "
                           "of a cap of 60 calls and 1,000,000 tokens a night.", morning)
             self.assertIn("Judged 0 messages (0 corrections, 0 lasting) and 1 repeated failure (1 lasting); "
