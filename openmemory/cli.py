@@ -181,7 +181,7 @@ def cmd_forget(args) -> int:
     episode_ids, lesson_ids, passage_ids = forget.parse_ids(args.ids)
     project = os.path.realpath(os.path.expanduser(args.project)) if args.project else None
     if not (episode_ids or lesson_ids or passage_ids or args.query or project or args.session is not None):
-        raise OpenMemoryError("say what to forget: ids as recall shows them (e12, p45, l3), --query Q, "
+        raise errors.UsageError("say what to forget: ids as recall shows them (e12, p45, l3), --query Q, "
                               "--project PATH or --session ID")
     with store.connect() as db:
         if args.query:
@@ -275,7 +275,7 @@ def cmd_lessons(args) -> int:
     with store.connect() as db:
         if args.action == "list":
             if args.args:
-                raise OpenMemoryError("`openmemory lessons` lists them all; to act on one: "
+                raise errors.UsageError("`openmemory lessons` lists them all; to act on one: "
                                       "openmemory lessons approve|reject lesson:N, or edit lesson:N \"text\"")
             entries = review.listing(db)
             if args.json:
@@ -287,11 +287,11 @@ def cmd_lessons(args) -> int:
             return 0
         if args.action == "edit":
             if len(args.args) < 2:
-                raise OpenMemoryError("edit takes a lesson and its new text: openmemory lessons edit lesson:N \"text\"")
+                raise errors.UsageError("edit takes a lesson and its new text: openmemory lessons edit lesson:N \"text\"")
             lessons = [review.edit(db, review.parse_id(args.args[0]), " ".join(args.args[1:]))]
         else:
             if not args.args:
-                raise OpenMemoryError(f"say which: openmemory lessons {args.action} lesson:N")
+                raise errors.UsageError(f"say which: openmemory lessons {args.action} lesson:N")
             act = review.approve if args.action == "approve" else review.reject
             lessons = [act(db, i) for i in dict.fromkeys(map(review.parse_id, args.args))]
         rendered = render.render(db)
@@ -442,7 +442,7 @@ def cmd_setup(args) -> int:
     server too (--undo removes them); --judge turns the optional judge on or off."""
     from . import setup
     if args.purge and not args.undo:
-        raise OpenMemoryError("--purge goes with --undo: `openmemory setup --undo --purge`")
+        raise errors.UsageError("--purge goes with --undo: `openmemory setup --undo --purge`")
     if args.judge is not None or _asks_for_a_judge(args):
         _setup_judge(args)
     changes = setup.undo_plan(purge=args.purge) if args.undo else setup.plan(args.schedule)
@@ -565,7 +565,7 @@ def _time_arg(value, option: str):
     try:
         return clock.iso(value)
     except (ValueError, TypeError):
-        raise OpenMemoryError(f"{option} takes an ISO 8601 time such as 2026-11-03T03:00:00Z, "
+        raise errors.UsageError(f"{option} takes an ISO 8601 time such as 2026-11-03T03:00:00Z, "
                               f"not {value!r}") from None
 
 

@@ -7,8 +7,10 @@ class OpenMemoryError(Exception):
 
 
 class UsageError(OpenMemoryError):
-    """A value on the command line that names nothing certain (a session prefix matching none or
-    several): said as `openmemory VERB: error: ...`, exit 2, as argparse says a bad value."""
+    """What was typed is wrong in itself: a value on the command line that names nothing certain
+    (an id not in memory, a session prefix matching none or several, a path not there) or is not
+    of its form, arguments missing or that do not go together; nothing was done. Said as
+    `openmemory VERB: error: ...`, exit 2, as argparse says a bad value."""
 
 
 class StoreError(OpenMemoryError):

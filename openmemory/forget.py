@@ -176,7 +176,7 @@ def parse_ids(words: list) -> tuple:
     for word in words:
         m = _ID.fullmatch(word.strip())
         if not m:
-            raise OpenMemoryError(f"{word!r} is not an id: give one as recall shows it (e12, p45, l3), or an "
+            raise UsageError(f"{word!r} is not an id: give one as recall shows it (e12, p45, l3), or an "
                                   f"episode id (12), or a lesson id as lesson:3")
         kind = (m.group(1) or "e").lower()[0]
         {"e": episodes, "l": lessons, "p": passages}[kind].append(int(m.group(2)))
@@ -197,7 +197,7 @@ def query_match(query: str) -> str:
     words (each quoted: nothing in it is FTS5 syntax; a word of several tokens is a phrase)."""
     words = query_words(query)
     if not words:
-        raise OpenMemoryError(f"{query!r} holds no word to look for; give words, or ids to forget by id")
+        raise UsageError(f"{query!r} holds no word to look for; give words, or ids to forget by id")
     return OWN_FIELDS + " : (" + " AND ".join('"%s"' % w.replace('"', '""') for w in words) + ")"
 
 
@@ -397,7 +397,7 @@ def _gone(ids: set, found: dict, done: list, kind: str, shown) -> set:
     gone = (ids - set(found)) & set(done)
     missing = sorted(ids - set(found) - gone)
     if missing:
-        raise OpenMemoryError(f"no {kind} {', '.join(map(shown, missing))} in memory; "
+        raise UsageError(f"no {kind} {', '.join(map(shown, missing))} in memory; "
                               f"`openmemory recall --json` shows the ids")
     return gone
 
@@ -433,7 +433,7 @@ def plan(store, episode_ids=(), lesson_ids=(), project=None, passage_ids=(), wor
     p.finished = (sorted(gone_e), sorted(gone_l), sorted(gone_p))
     missing = sorted(lesson_ids - set(all_lessons) - gone_l)
     if missing:
-        raise OpenMemoryError(f"no lesson {', '.join(map(str, missing))} in memory")
+        raise UsageError(f"no lesson {', '.join(map(str, missing))} in memory")
     gone = set(episodes)
     for ls in all_lessons.values():
         if ls["id"] in lesson_ids:

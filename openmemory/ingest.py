@@ -30,7 +30,7 @@ from typing import NamedTuple
 from . import forget, paths, redact, settings, transcripts
 from .clock import iso, iso_or_none
 from .episodes import episodes_of
-from .errors import OpenMemoryError
+from .errors import UsageError
 from .passages import passages_of
 from .shorten import wellformed
 from .store import Store, prepare, prepare_passages
@@ -201,7 +201,7 @@ def discover(roots=None) -> list:
             folders = [(_child(str(root), e.name), root.parts + (e.name,), _entries(e.path, ".jsonl"))
                        for e in _entries(str(root)) if _is(e.is_dir)]
         elif roots:
-            raise OpenMemoryError(f"no transcript or folder at {root}; pass a .jsonl file or a folder "
+            raise UsageError(f"no transcript or folder at {root}; pass a .jsonl file or a folder "
                                   f"of Claude Code projects, Codex's sessions or Gemini's tmp")
         else:
             folders = []

@@ -36,7 +36,7 @@ from datetime import timedelta
 from math import log
 
 from . import embed, neighbours, paths
-from .errors import OpenMemoryError
+from .errors import UsageError
 from .clock import iso, parse_time
 from .migrations import PASSAGE_ROWIDS
 from .shorten import clip, clip_block
@@ -1027,7 +1027,7 @@ def open_memory(store, memory_id: str, around: int = AROUND) -> dict:
     if passages:
         found = store.passage(passages[0])
         if found is None:
-            raise OpenMemoryError(f"no memory {memory_id} (passage {passages[0]}); recall shows the ids")
+            raise UsageError(f"no memory {memory_id} (passage {passages[0]}); recall shows the ids")
         seq = found["seq"]
         said = store.passages_around(found["session_id"], seq - around, seq + around)
         return dict(_fields(found, "passage"), before=[_said(p) for p in said if p["seq"] < seq],
@@ -1035,7 +1035,7 @@ def open_memory(store, memory_id: str, around: int = AROUND) -> dict:
     if lessons:
         found = store.lesson(lessons[0])
         if found is None:
-            raise OpenMemoryError(f"no memory {memory_id} (lesson {lessons[0]}); recall shows the ids")
+            raise UsageError(f"no memory {memory_id} (lesson {lessons[0]}); recall shows the ids")
         sources = store.episodes_by_id(found["sources"], ("id", "kind", "title", "at", "session_id"))
         return dict(_fields(found, "lesson"), sources=[{"id": ref("episode", e["id"]), "kind": e["kind"],
                                                         "title": e["title"], "at": e["at"],
@@ -1043,7 +1043,7 @@ def open_memory(store, memory_id: str, around: int = AROUND) -> dict:
                                                        for e in sorted(sources.values(), key=lambda e: e["at"])])
     found = store.episode(episodes[0])
     if found is None:
-        raise OpenMemoryError(f"no memory {memory_id} (episode {episodes[0]}); recall shows the ids")
+        raise UsageError(f"no memory {memory_id} (episode {episodes[0]}); recall shows the ids")
     out = _fields(found, "episode")
     if found["session_id"]:
         near = store.passages_near(found["session_id"], found["at"], around)

@@ -9,7 +9,7 @@ import re
 
 from . import backing, counts, paths, render
 from .clock import iso, parse_time
-from .errors import OpenMemoryError
+from .errors import OpenMemoryError, UsageError
 from .forget import incident
 from .shorten import clip
 from .store import Store
@@ -174,7 +174,7 @@ def parse_id(word: str) -> int:
     """A lesson id as `forget` takes it (`lesson:3`), as recall shows it (`l3`), or its number alone."""
     m = _LESSON_ID.fullmatch(str(word).strip())
     if not m or int(m.group(1)) < 1:
-        raise OpenMemoryError(f"{word!r} is not a lesson id; `openmemory lessons` lists them as lesson:N "
+        raise UsageError(f"{word!r} is not a lesson id; `openmemory lessons` lists them as lesson:N "
                               f"(recall shows them as lN)")
     return int(m.group(1))
 
@@ -182,7 +182,7 @@ def parse_id(word: str) -> int:
 def _lesson(store: Store, lesson_id: int) -> dict:
     found = next((ls for ls in store.all_lessons() if ls["id"] == lesson_id), None)
     if found is None:
-        raise OpenMemoryError(f"no lesson {lesson_id} in memory; `openmemory lessons` lists them")
+        raise UsageError(f"no lesson {lesson_id} in memory; `openmemory lessons` lists them")
     return found
 
 
@@ -225,10 +225,10 @@ def edit(store: Store, lesson_id: int, text: str, now: str | None = None) -> dic
     now = iso(now)
     text = " ".join(str(text or "").split())
     if len(text) > LESSON_CHARS:      # said first: a long text of one word is too long before it is too short
-        raise OpenMemoryError(f"a lesson is one line of at most {LESSON_CHARS} characters (Claude Code's "
+        raise UsageError(f"a lesson is one line of at most {LESSON_CHARS} characters (Claude Code's "
                               f"MEMORY.md index line); this one has {len(text)}")
     if len(text.split()) < 2:
-        raise OpenMemoryError("say the lesson in a few words: openmemory lessons edit lesson:N \"the lesson\"")
+        raise UsageError("say the lesson in a few words: openmemory lessons edit lesson:N \"the lesson\"")
     lesson = _lesson(store, lesson_id)
     _not_vetoed(lesson, "edit")
     by = ["edited"] + [b for b in lesson["backing"].get("by") or [] if b != "edited"]

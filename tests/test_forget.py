@@ -272,7 +272,7 @@ class Forget(ForgetWorld):
 
     def test_a_query_of_no_words_is_refused(self):
         p = self.cli("forget", "--query", "-- ''", "--yes")
-        self.assertEqual(p.returncode, 1)
+        self.assertEqual(p.returncode, 2)
         self.assertIn("holds no word", p.stderr)
 
     def memory_bytes(self) -> bytes:
@@ -348,11 +348,15 @@ class Forget(ForgetWorld):
         self.assert_gone("make check", "blog's tests")
 
     def test_nothing_to_forget_and_bad_ids(self):
-        self.assertIn("say what to forget", self.cli("forget").stderr)
-        p = self.cli("forget", "9999")
-        self.assertEqual(p.returncode, 1)
-        self.assertIn("no episode 9999", p.stderr)
-        self.assertIn("is not an id", self.cli("forget", "abc").stderr)
+        # what was typed is wrong in itself: said as argparse says a bad value, exit 2, nothing done
+        for args, said in ((("forget",), "say what to forget"), (("forget", "9999"), "no episode 9999 in memory"),
+                           (("forget", "note:999"), "'note:999' is not an id"),
+                           (("forget", "lesson:9"), "no lesson 9 in memory")):
+            with self.subTest(args=args):
+                p = self.cli(*args)
+                self.assertEqual((p.returncode, p.stdout), (2, ""))
+                self.assertTrue(p.stderr.startswith(f"openmemory forget: error: {said}"), p.stderr)
+                self.assertEqual(p.stderr.count("\n"), 1)
 
     def test_an_id_forgotten_is_never_given_to_another_memory(self):
         # SQLite gives a new row the largest id + 1: forgetting the newest memory would hand its id on,

@@ -232,9 +232,9 @@ class IngestCommand(TempHome):
         path = test_session().write(self.tmp / "elsewhere")
         self.assertIn("read 1 of 1", self.ok("ingest", path).stdout)
         p = self.cli("ingest", self.tmp / "missing.jsonl")
-        self.assertEqual(p.returncode, 1)
+        self.assertEqual(p.returncode, 2)                   # a path that names nothing: a usage error
         self.assertEqual(p.stdout, "")
-        self.assertRegex(p.stderr, r"^openmemory: error: no transcript or folder at .*missing\.jsonl")
+        self.assertRegex(p.stderr, r"^openmemory ingest: error: no transcript or folder at .*missing\.jsonl")
         self.assertEqual(p.stderr.count("\n"), 1)
 
     def test_quiet_prints_nothing_at_all(self):

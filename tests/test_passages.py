@@ -221,8 +221,8 @@ class Stored(TempHome):
         self.assertIn("after:\n[p", rest)
         self.assertIn("agent: Opened it against develop.", rest)
         p = self.cli("show", "p9999")
-        self.assertEqual(p.returncode, 1)
-        self.assertIn("no memory p9999", p.stderr)
+        self.assertEqual(p.returncode, 2)                   # an id that names nothing: a usage error
+        self.assertIn("openmemory show: error: no memory p9999", p.stderr)
 
     def test_a_database_of_the_last_version_gets_passages_on_its_next_ingest(self):
         self.write(asked_session())

@@ -176,9 +176,9 @@ class ThepersonDecides(ReviewCase):
                            (("edit", "lesson:1", "pnpm"), "say the lesson in a few words"),
                            (("list", "lesson:1"), "`openmemory lessons` lists them all")):
             with self.subTest(args=args):
-                p = self.cli("lessons", *args)
-                self.assertEqual((p.returncode, p.stdout), (1, ""))
-                self.assertTrue(p.stderr.startswith("openmemory: error: "), p.stderr)
+                p = self.cli("lessons", *args)         # what was typed names nothing, or is not a lesson
+                self.assertEqual((p.returncode, p.stdout), (2, ""))
+                self.assertTrue(p.stderr.startswith("openmemory lessons: error: "), p.stderr)
                 self.assertIn(said, p.stderr)
         self.assertEqual(self.listed()[0]["state"], "candidate")
 

@@ -371,7 +371,7 @@ class Purge(SetupCase):
         self.assertIn("no lesson of openmemory's in Claude Code's memory folders nor in Codex's or Gemini's "
                       "instruction files: nothing to purge",
                       self.setup_cli("--undo", "--purge", "--dry-run").stdout)
-        self.assertEqual(self.cli("setup", "--purge", "--yes").returncode, 1)  # --purge goes with --undo
+        self.assertEqual(self.cli("setup", "--purge", "--yes").returncode, 2)  # --purge goes with --undo
 
 
 class Doctor(SetupCase):

@@ -829,8 +829,8 @@ class Commands(SleepCase):
 
     def test_a_bad_time_is_a_clear_error_and_changes_nothing(self):
         p = self.cli("sleep", "--now", "yesterday")
-        self.assertEqual((p.returncode, p.stdout), (1, ""))
-        self.assertEqual(p.stderr, "openmemory: error: --now takes an ISO 8601 time such as 2026-11-03T03:00:00Z, "
+        self.assertEqual((p.returncode, p.stdout), (2, ""))
+        self.assertEqual(p.stderr, "openmemory sleep: error: --now takes an ISO 8601 time such as 2026-11-03T03:00:00Z, "
                                    "not 'yesterday'\n")
         self.assertFalse((self.home / "morning.md").exists())
         self.assertIn("--now ISO", self.ok("sleep", "--help").stdout)
