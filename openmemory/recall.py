@@ -734,9 +734,10 @@ def project_scope(cwd):
     folder alone: every memory stored below it is not its project."""
     foreign = {paths.project_key(str(cwd)).rstrip("\\")} if paths.is_foreign(cwd) else set()
     given = os.path.abspath(os.path.expanduser(str(cwd)))
-    here = paths.project_identity(given) if os.path.isdir(given) else None
+    home = paths.project_of(given) if os.path.isdir(given) else None
+    here = paths.project_identity(home) if home is not None else None
     roots = {given, os.path.realpath(given)}  # a folder not here: matched by its text, subfolders too
-    cache = {}
+    cache, identities = {}, {home: here}        # a project's identity read once (its git config)
 
     def in_project(memory_cwd) -> bool:
         if not memory_cwd:
@@ -746,7 +747,10 @@ def project_scope(cwd):
                 key = paths.project_key(memory_cwd).rstrip("\\")
                 cache[memory_cwd] = any(key == k or key.startswith(k + "\\") for k in foreign)
             elif here is not None:
-                cache[memory_cwd] = paths.project_identity(memory_cwd) == here
+                root = paths.project_of(memory_cwd)
+                if root not in identities:
+                    identities[root] = paths.project_identity(root)
+                cache[memory_cwd] = identities[root] == here
             else:
                 cache[memory_cwd] = any(memory_cwd == r or memory_cwd.startswith(r.rstrip("/") + "/") for r in roots)
         return cache[memory_cwd]
