@@ -466,6 +466,18 @@ def is_lesson_error(facts: dict) -> bool:
     return not _WORK.search(head)
 
 
+def is_askable(facts: dict) -> bool:
+    """Whether a judge may be asked about a failure: one that can teach a lesson (is_lesson_error),
+    or one the rules take for the work itself (a failing test, a compile or lint error, a failure
+    the session got past by editing code), which only a reader of the context can tell from a
+    tool used wrongly ("golangci-lint run file.go" reports type errors of a package it was not
+    given). Never Claude Code's own guards and prompts, nor a banner with nothing to learn from."""
+    if facts.get("guard") and not facts.get("found"):
+        return False
+    head = error_line(facts)
+    return len(embed.words(head)) >= 2 and not _HARNESS.search(head)
+
+
 def is_work_failure(facts: dict) -> bool:
     """Whether a failure reads as the code's, not the command's: a failing test, a type error."""
     return bool(_WORK.search(error_line(facts)))

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from . import embed, llm, render, review
 from .corrections import own_lines
 from .episodes import SETTLED, shown_as
-from .failures import cause_key, is_lesson_error, is_work_failure
+from .failures import cause_key, is_askable, is_lesson_error, is_work_failure
 from .paths import project_of, same_project
 from .passages import AGENT, PERSON
 from .redact import redact
@@ -700,11 +700,18 @@ def _verdicts(model, asked, out: dict, now: str):
 
 
 def one_session(members: list) -> bool:
-    """Whether failures of one cause in one session are worth a judge's question: any cause but
-    the work itself (a failing test). A cause that failed once and was never got past is asked
-    too (a command that needs a terminal, a flag a tool does not take: the definition's lasting
-    failures teach said once), after those that failed twice or were got past (`_telling`)."""
-    return not any(is_work_failure(m.get("facts") or {}) for m in members)
+    """Whether failures of one cause in one session are asked before the work itself: any cause but
+    a failing test, a compile or lint error, or a failure the session got past by editing code
+    (`_work`). A cause that failed once and was never got past is asked too (a command that needs
+    a terminal, a flag a tool does not take: the definition's lasting failures teach said once),
+    after those that failed twice or were got past (`_telling`)."""
+    return not any(_work(m.get("facts") or {}) for m in members)
+
+
+def _work(facts: dict) -> bool:
+    """Whether the rules take a failure for the work itself: it reads as the code's
+    (is_work_failure), or the session got past it by editing the code (`work`)."""
+    return is_work_failure(facts) or bool(facts.get("work"))
 
 
 def _telling(members: list) -> bool:
@@ -718,20 +725,24 @@ def _telling(members: list) -> bool:
 
 def one_session_requests(store: Store, now: str) -> list:
     """[(the failures, Request)] for each cause that failed in one session only, no lesson came of
-    and no judge has read (`one_session`), asked after the repeated failures: those that failed
-    twice or were got past first (`_telling`), each part newest first."""
+    and no judge has read (is_askable), asked after the repeated failures: first those that are not
+    the work itself (`one_session`), then the work itself (a failing test, a compile or lint error,
+    one got past by editing code: the rules cannot tell a tool used wrongly from the code's own
+    error; a reader of the context can); within each, those that failed twice or were got past
+    first (`_telling`), then newest first."""
     groups: dict = {}
     for ep in store.pending_surprises(now):
         facts = ep.get("facts") or {}
-        if ep["kind"] != "error" or "judge" in facts or not is_lesson_error(facts):
+        if ep["kind"] != "error" or "judge" in facts or not is_askable(facts):
             continue
         cause = facts["cause"] if "cause" in facts else cause_key(facts)
         if cause:
             groups.setdefault((ep.get("session_id") or ep["id"], cause), []).append(ep)
-    found = [members for members in groups.values() if one_session(members)]
+    found = list(groups.values())
     full = store.episodes_by_id(sorted(m["id"] for ms in found for m in ms))
     found = [[full[m["id"]] for m in ms] for ms in found]
-    found.sort(key=lambda ms: (_telling(ms), max(m["at"] or "" for m in ms), max(m["id"] for m in ms)), reverse=True)
+    found.sort(key=lambda ms: (one_session(ms), _telling(ms), max(m["at"] or "" for m in ms), max(m["id"] for m in ms)),
+               reverse=True)
     places: dict = {}
     return [(ms, failure_request({"id": 0}, ms, _project(places, ms[0].get("cwd")), _room(ms[0].get("cwd"))))
             for ms in found]

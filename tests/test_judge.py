@@ -515,14 +515,40 @@ class EveryMessageTyped(unittest.TestCase):
             files = [_session(2, ("restart the service", twice), ("restart it please", twice),
                               ("check the keys", once), ("and the tests", failing)).write(Path(tmp))]
             failures = [r for r in judge_requests.requests_of(files) if r["kind"] == "failure"]
-        self.assertEqual(len(failures), 2)                     # the failing test (the work itself) is never asked
+        self.assertEqual(len(failures), 3)
         self.assertIn("sudo systemctl", failures[0]["user"])   # failed twice: asked first, though older
         self.assertIn("The failure came up in one session, 2 times", failures[0]["user"])
         self.assertIn("ssh-add -l", failures[1]["user"])       # once, never got past: asked after it
         self.assertIn("The failure came up in one session, 1 time:", failures[1]["user"])
         self.assertIn("nothing after it shows what made it work", failures[1]["user"])
+        self.assertIn("python -m unittest", failures[2]["user"])   # the work itself (a failing test): last
         self.assertTrue(judge.one_session([{"facts": {"count": 1, "error": ["Exit code 1", "boom"]}}]))
         self.assertFalse(judge.one_session([{"facts": {"count": 2, "error": ["Exit code 1", "FAILED (failures=1)"]}}]))
+
+    def test_a_tool_used_wrongly_that_reads_as_the_codes_error_is_put_to_the_judge(self):
+        # golangci-lint given one file of a package reports its siblings' names as undefined: a
+        # compile error by its shape, which the rules take for the work itself; only a reader of
+        # the context tells a tool used wrongly. It is asked (after everything else), a lasting
+        # verdict makes it live; Claude Code's own guard on a file tool is never asked.
+        import tempfile
+        from pathlib import Path
+        from tests import judge_requests
+        lint = ("Bash", {"command": "golangci-lint run ./pkg/push.go"},
+                "Exit code 1\npkg/push.go:12:9: undefined: OpenRepository (typecheck)", True)
+        guard = ("Edit", {"file_path": "/home/dev/shop/pkg/push.go", "old_string": "a", "new_string": "b"},
+                 "<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>", True)
+        with tempfile.TemporaryDirectory() as tmp:
+            files = [_session(2, ("lint the push code", lint), ("fix push.go", guard)).write(Path(tmp))]
+            [q] = [r for r in judge_requests.requests_of(files) if r["kind"] == "failure"]
+            self.assertIn("golangci-lint run ./pkg/push.go", q["user"])
+            lesson = "Run golangci-lint on the package (`golangci-lint run ./pkg/`), not on one .go file."
+            night = judge_requests.replay_night(files, {q["key"]: json.dumps(
+                {"lasting": True, "cause": "one file of a package", "fix": "", "lesson": lesson,
+                 "scope": "everywhere", "why": "x"})})
+            rules_alone = judge_requests.replay_night(files, {})
+        self.assertEqual([ls for ls in rules_alone["lessons"] if "golangci" in ls["text"]], [])
+        self.assertEqual([(ls["kind"], ls["state"]) for ls in night["lessons"] if "golangci" in ls["text"]],
+                         [("project", "live")])
 
     def test_the_order_under_the_cap(self):
         eps = [{"id": i, "at": "2026-11-02T09:00:00Z", "consolidated": None, "facts": facts}
