@@ -211,8 +211,40 @@ def hosts_named(command: str) -> frozenset:
 
 @lru_cache(maxsize=4096)
 def pipes_download(command: str) -> bool:
-    """Whether a command runs what it downloads (_PIPED_DOWNLOAD): never a fix a lesson names."""
-    return bool(_PIPED_DOWNLOAD.search(command))
+    """Whether a command runs what it downloads (_PIPED_DOWNLOAD, or saved to a file and then
+    run: runs_saved_download): never a fix a lesson names."""
+    return bool(_PIPED_DOWNLOAD.search(command)) or runs_saved_download(command)
+
+
+# A download saved to a file, then that file run: `curl -fsSL URL -o /tmp/i.sh && bash /tmp/i.sh`,
+# `wget URL/install.sh; sh install.sh`, `curl -LO URL/tool && chmod +x tool && ./tool`,
+# `iwr URL -OutFile i.ps1; .\i.ps1`. The file is the one named by -o/--output/-O/-OutFile/`>`,
+# else (wget, `curl -O`) the URL's last part; it is run when an interpreter, `source`, `.` or
+# `chmod +x` is given it, or it is called by its path.
+_FETCH = re.compile(r"(?i)\b(curl|wget|iwr|invoke-webrequest)\b([^\n;&|`]*)")
+_SAVED_AS = re.compile(r"(?i)(?:^|\s)(?:-o|--output|-O|--output-document|-OutFile)(?:\s+|=)['\"]?([^\s'\"`]+)|>\s*['\"]?([^\s'\"`]+)")
+_REMOTE_NAME = re.compile(r"(?:^|\s)(?:-[a-zA-Z]*O[a-zA-Z]*|--remote-name)(?=\s|$)")
+_LAST_PART = re.compile(r"(?i)\bhttps?://\S+?/([^/\s?#'\"]+)(?:[?#]\S*)?(?=['\"]?(?:\s|$))")
+_RUNNERS = r"(?:sudo\s+)?(?:(?:ba|z|da|k|fi|tc|c)?sh|source|\.|python[\d.]*|perl|ruby|node|pwsh|powershell|iex|chmod\s+[+0-7a-z]+)"
+
+
+def runs_saved_download(text: str) -> bool:
+    """Whether text downloads to a file and then runs that file (_FETCH, above)."""
+    for m in _FETCH.finditer(text or ""):
+        args = m.group(2)
+        saved = _SAVED_AS.search(args)
+        name = (saved.group(1) or saved.group(2)) if saved else None
+        if name is None and (m.group(1).lower() == "wget" or _REMOTE_NAME.search(args)):
+            last = _LAST_PART.search(args)
+            name = last.group(1) if last else None
+        if not name or name == "-":
+            continue
+        base = re.escape(re.split(r"[\\/]", name)[-1])
+        rest = text[m.end():]
+        if re.search(r"(?i)" + _RUNNERS + r"\s+(?:-\S+\s+)*['\"]?(?:\S*[\\/])?" + base + r"(?![\w.-])", rest) \
+                or re.search(r"(?im)(?:^|[;&|(`])\s*(?:sudo\s+)?(?:\.{1,2}|~|[^\s`]*)[\\/]" + base + r"(?![\w.-])", rest):
+            return True
+    return False
 
 
 def unsafe_fix(command: str, failed_output: str, seen_output, said, failed: str = "") -> bool:

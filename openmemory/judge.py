@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from . import embed, llm, render, review
 from .corrections import own_lines
 from .episodes import SETTLED, shown_as
-from .failures import cause_key, is_askable, is_lesson_error, is_work_failure
+from .failures import cause_key, is_askable, is_lesson_error, is_work_failure, runs_saved_download
 from .paths import project_of, same_project
 from .passages import AGENT, PERSON
 from .redact import redact
@@ -399,8 +399,9 @@ BORROWED_WORDS = 5          # a run of this many words of quoted data in a lesso
 
 
 def pipes_download_into_shell(text: str) -> bool:
-    """Whether text downloads something and runs it (`curl … | sh`, `bash <(wget …)`, `iex (iwr …)`)."""
-    return bool(_DOWNLOAD_TO_SHELL.search(text or ""))
+    """Whether text downloads something and runs it (`curl … | sh`, `bash <(wget …)`, `iex (iwr …)`,
+    or saved to a file first: `curl … -o i.sh && bash i.sh`, failures.runs_saved_download)."""
+    return bool(_DOWNLOAD_TO_SHELL.search(text or "")) or runs_saved_download(text or "")
 
 
 def _object(text: str):

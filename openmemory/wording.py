@@ -21,7 +21,9 @@ LESSON_CHARS = 150           # Claude Code's MEMORY.md index: one line "under ~1
 def correction_lesson(facts: dict, found: dict | None = None) -> str | None:
     """A lesson from what the person typed, or None when it holds nothing lasting ("check
     again", "that still fails", a pasted log with no words of its own) or its instruction is
-    a secret ("always export DB_PASS=… before migrating": redact.mostly_secret).
+    a secret ("always export DB_PASS=… before migrating": redact.mostly_secret) or runs a
+    download ("always run `curl … | sh` first": failures.pipes_download; a judge's lesson may
+    not either), which would be put before the agent in every session.
 
     The sentence that instructs (corrections.lasting_sentence), in one of three forms: an
     imperative, rewritten into "use X, not `what the agent ran`" where it rejects that
@@ -32,8 +34,8 @@ def correction_lesson(facts: dict, found: dict | None = None) -> str | None:
     """
     said = facts.get("own") or facts.get("said") or ""
     found = found or what_lasts(said, facts.get("form") or "")     # found: what_lasts of these words
-    if found["sentence"] is None or mostly_secret(found["sentence"]):
-        return None   # nothing lasting; or its instruction is a secret, which no lesson may hold
+    if found["sentence"] is None or mostly_secret(found["sentence"]) or pipes_download(found["sentence"]):
+        return None   # nothing lasting; or its instruction is a secret, or runs a download, which no lesson may hold
     sentence, form = found["sentence"], found["kind"]
     if facts.get("trigger_tool") == "Bash":
         command = core_command(facts.get("trigger") or "")
