@@ -610,8 +610,7 @@ def cmd_remember(args) -> int:
     forget.refuse_kept_out(cwd)
     from .recall import TOUCH_STRENGTH
     with store.connect() as db:     # the same words in the same project again: the note stored, touched
-        again = db.note_again(text, cwd, TOUCH_STRENGTH)
-        note_id = again or db.add_note(text, title=args.title or "", cwd=cwd)
+        note_id, again = db.remember_note(text, title=args.title or "", cwd=cwd, strength=TOUCH_STRENGTH)
     if args.json:   # the id as recall shows it, which forget takes
         _print_json({"id": f"e{note_id}", "cwd": cwd, "already": bool(again)})
     else:

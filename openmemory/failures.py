@@ -488,14 +488,11 @@ def is_lesson_error(facts: dict) -> bool:
     that came before any edit of the session, can teach whatever its class; otherwise a
     failing test, a type or compile error, a lint finding is the work itself.
     """
-    if (facts.get("guard") and not facts.get("found")) or facts.get("work"):
-        return False                    # a guard teaches only the file meant by a path not found
-    head = error_line(facts)
-    if len(embed.words(head)) < 2 or _HARNESS.search(head):
-        return False                    # "Exit code 1", "Error", a banner: nothing to learn from
+    if not is_askable(facts) or facts.get("work"):
+        return False                    # a guard, a banner; or fixed by editing code: the work itself
     if facts.get("fixed_by") or facts.get("before_edit"):
         return True
-    return not _WORK.search(head)
+    return not _WORK.search(error_line(facts))
 
 
 def is_askable(facts: dict) -> bool:
@@ -503,7 +500,8 @@ def is_askable(facts: dict) -> bool:
     or one the rules take for the work itself (a failing test, a compile or lint error, a failure
     the session got past by editing code), which only a reader of the context can tell from a
     tool used wrongly ("golangci-lint run file.go" reports type errors of a package it was not
-    given). Never Claude Code's own guards and prompts, nor a banner with nothing to learn from."""
+    given). Never Claude Code's own guards and prompts (a guard teaches only the file meant by a
+    path not found, `found`), nor a banner with nothing to learn from ("Exit code 1", "Error")."""
     if facts.get("guard") and not facts.get("found"):
         return False
     head = error_line(facts)

@@ -469,9 +469,8 @@ def remember_tool(arguments: dict, project_dir: str | None) -> str:
             # The same words in the same project, from another session or the terminal: the note
             # stored, touched; said again in this session's conversation, a turn of its own.
             with store.connect() as db:
-                again = db.note_again(text, cwd, recall_lib.TOUCH_STRENGTH, conversation=CONVERSATION)
-                note_id = again or db.add_note(text, title=title, cwd=cwd, conversation=CONVERSATION,
-                                               agent=CLIENT["agent"])
+                note_id, again = db.remember_note(text, title=title, cwd=cwd, strength=recall_lib.TOUCH_STRENGTH,
+                                                  conversation=CONVERSATION, agent=CLIENT["agent"])
             break
         except sqlite3.OperationalError as e:
             if not errors.is_busy(e):

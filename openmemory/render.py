@@ -200,22 +200,31 @@ def project_folders(store: Store) -> list:
     return sorted(found)
 
 
-def clone_roots(cwds) -> dict:
-    """{paths.project_identity: the roots of its clones here}: two clones of one repository (the
-    same `origin`) are one project, so its lessons go to the memory folder of each clone here that
-    a stored session ran in. Folders not on this machine are left out (never resolved)."""
-    out: dict = {}
-    for cwd in cwds:
-        if _usable_cwd(cwd) and not paths.is_foreign(cwd) and os.path.isdir(cwd):
-            root = paths.project_of(cwd)
-            out.setdefault(paths.project_identity(root), set()).add(root)
-    return out
+class Clones:
+    """The clones of each project here, for one render: two clones of one repository (the same
+    `origin`, paths.project_identity) are one project, so its lessons go to the memory folder of
+    each clone here that a stored session ran in (cwds). Folders not on this machine are left out
+    (never resolved). Each repository's identity (its git config) is read once a render."""
 
+    def __init__(self, cwds: list):
+        self.cwds = cwds
+        self._identity: dict = {}
+        self._roots: dict | None = None     # identity -> the roots of its clones here
 
-def _project_roots(cwd, clones: dict) -> list:
-    """The lesson's project root and those of the project's other clones here (clone_roots)."""
-    root = paths.project_of(cwd)
-    return [root] + sorted(clones.get(paths.project_identity(root), set()) - {root})
+    def identity(self, root) -> str:
+        if root not in self._identity:
+            self._identity[root] = paths.project_identity(root)
+        return self._identity[root]
+
+    def roots(self, cwd) -> list:
+        """The project root of cwd, then those of the project's other clones here."""
+        if self._roots is None:
+            self._roots = {}
+            for root in {paths.project_of(c) for c in self.cwds
+                         if _usable_cwd(c) and not paths.is_foreign(c) and os.path.isdir(c)}:
+                self._roots.setdefault(self.identity(root), set()).add(root)
+        root = paths.project_of(cwd)
+        return [root] + sorted(self._roots.get(self.identity(root), set()) - {root})
 
 
 def _folder_ok(folder: Path) -> bool:
@@ -266,9 +275,10 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
                     files.sweep_memory_temps(folder)
         # Where each lesson belongs now: a file gone from a folder its lesson no longer belongs
         # in was removed by a render that was stopped before it said so, not by the person.
+        clones = Clones(store.session_cwds())
         meant = {(folder, l["id"]) for folder, ls in _place(
             store, [l for l in lessons.values() if live(l)], limit,
-            {"warnings": []}, optout).items() for l in ls}
+            {"warnings": []}, optout, clones).items() for l in ls}
         _collect_vetoes(store, lessons, written, vetoes, now, result, meant)
         _collect_line_vetoes(store, lessons, sections, vetoes, now, result)
         if len(vetoes) != vetoes_before:  # before written.json forgets the deleted files
@@ -278,7 +288,7 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
         sources = store.episodes_by_id((i for l in listed for i in l["sources"]),  # what the files say of them
                                        ("id", "session_id", "kind", "at", "title", "facts"))
         _with_gists(store, rendered, sources)
-        placed = _place(store, rendered, limit, result, optout)
+        placed = _place(store, rendered, limit, result, optout, clones)
 
         projects = paths.projects_dir()
         visit = set(placed)
@@ -301,7 +311,7 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
         result["folders"] = [str(f) for f in sorted(placed)]
         result["lessons"] = len(rendered)
         result["candidates"] = len(listed) - len(rendered)
-        _render_agent_files(rendered, limit, sections, now, before_replace, result, optout, store.session_cwds())
+        _render_agent_files(rendered, limit, sections, now, before_replace, result, optout, clones)
 
         predictions = store.predictions_by_lesson()
         records = (lesson_record(l, [sources[i] for i in l["sources"] if i in sources],   # one at a time
@@ -358,13 +368,12 @@ def _collect_vetoes(store: Store, lessons: dict, written: dict, vetoes: list, no
         store.veto_lessons(sorted(vetoed_ids))
 
 
-def _place(store: Store, live: list, limit: int, result: dict, optout: forget.OptOut) -> dict:
+def _place(store: Store, live: list, limit: int, result: dict, optout: forget.OptOut, clones: Clones) -> dict:
     """{memory folder: its lessons, strongest first, at most limit}; none in a project kept out."""
     everywhere = None
     folders_of = {}
     placed = {}
-    cwds = store.session_cwds()
-    clones = None
+    cwds = clones.cwds
     for lesson in live:
         cwd = lesson["cwd"]
         if cwd and not _usable_cwd(cwd):
@@ -380,8 +389,7 @@ def _place(store: Store, live: list, limit: int, result: dict, optout: forget.Op
                 if foreign or optout.reason(cwd):
                     folders_of[cwd] = []
                 else:           # and the memory folder of each other clone of its repository here
-                    clones = clone_roots(cwds) if clones is None else clones
-                    folders_of[cwd] = [folder] + [paths.memory_dir_for(r) for r in _project_roots(cwd, clones)[1:]
+                    folders_of[cwd] = [folder] + [paths.memory_dir_for(r) for r in clones.roots(cwd)[1:]
                                                   if not optout.reason(r)]
             folders = folders_of[cwd]
         else:
@@ -1035,19 +1043,19 @@ def unseen(text: str) -> tuple:
 # the person put the markers). Neither agent follows links, so each line is the lesson itself;
 # deleting a line is a veto, as deleting an om-<id>.md is for Claude Code.
 
-def agent_files(live: list, limit: int, optout: forget.OptOut, cwds=()) -> dict:
+def agent_files(live: list, limit: int, optout: forget.OptOut, clones: Clones | None = None) -> dict:
     """{instruction file: its lessons, strongest first, at most limit}, for the agents installed.
-    cwds: the folders of stored sessions, where the project's other clones are (clone_roots)."""
+    clones: the project's other clones here (Clones; none without)."""
     have = agents.found()
     if not have:
         return {}
     everywhere = [l for l in live if not l["cwd"]]
     by_project, by_identity = {}, {}    # each clone's root, and the project (paths.project_identity): its lessons
-    clones = clone_roots(cwds) if any(l["cwd"] for l in live) else {}
+    clones = clones or Clones([])
     for lesson in live:
         if lesson["cwd"] and _usable_cwd(lesson["cwd"]) and not optout.reason(lesson["cwd"]):
-            roots = _project_roots(lesson["cwd"], clones)
-            by_identity.setdefault(paths.project_identity(roots[0]), []).append(lesson)
+            roots = clones.roots(lesson["cwd"])
+            by_identity.setdefault(clones.identity(roots[0]), []).append(lesson)
             for root in roots:
                 if not optout.reason(root):
                     by_project.setdefault(root, []).append(lesson)
@@ -1064,7 +1072,7 @@ def agent_files(live: list, limit: int, optout: forget.OptOut, cwds=()) -> dict:
             private = agents.gemini_private_memory(short)
             if not private.parent.parent.is_dir() or not _usable_cwd(root):
                 continue    # a project Gemini no longer keeps
-            lessons = [] if optout.reason(root) else by_identity.get(paths.project_identity(root), [])
+            lessons = [] if optout.reason(root) else by_identity.get(clones.identity(root), [])
             if lessons or private.exists():
                 out.setdefault(private, []).extend(l for l in lessons if l not in out.get(private, []))
     for lessons in out.values():
@@ -1125,8 +1133,8 @@ def _collect_line_vetoes(store: Store, lessons: dict, sections: dict, vetoes: li
 
 
 def _render_agent_files(live: list, limit: int, sections: dict, now: str, before_replace, result: dict,
-                        optout: forget.OptOut, cwds=()) -> None:
-    placed = agent_files([l for l in live if not l["vetoed"]], limit, optout, cwds)
+                        optout: forget.OptOut, clones: Clones) -> None:
+    placed = agent_files([l for l in live if not l["vetoed"]], limit, optout, clones)
     for name, rec in list(sections.items()):   # files written before that are no longer meant: emptied
         if "lines" in rec and Path(name) not in placed:
             placed[Path(name)] = []

@@ -328,32 +328,17 @@ class Store:
         now = now or iso()
         ep = _note(text, title, cwd, now, conversation)
         with self.transaction():
-            recent = self._db.execute(  # the notes of the last few conversation gaps, newest first
-                "SELECT id, title, gist, at, cwd, facts, context FROM episodes WHERE kind = 'note' AND at >= ? "
-                "AND at <= ? ORDER BY at DESC, id DESC LIMIT ?",
-                (neighbours.window_start(now), now, 500 * bool(conversation)))
-            mine, changed = neighbours.new_note_contexts(neighbours.thread_before(recent, conversation, ep["cwd"], now), ep)
-            cur = self._db.execute(
-                "INSERT INTO episodes (id, key, session_id, cwd, kind, title, gist, detail, facts, at, created, "
-                "last_touched, embedding, context, agent) VALUES (?, ?, NULL, ?, 'note', ?, ?, '', ?, ?, ?, ?, ?, ?, ?)",
-                (self._next_id("episodes"), f"note:{now}:{zlib.crc32(ep['gist'].encode('utf-8')):08x}", ep["cwd"],
-                 ep["title"], ep["gist"],
-                 ep["facts"], now, now, now, embed.encoded(ep["title"] + "\n" + ep["gist"]), mine, agent))
-            _stored(self._db, cur.lastrowid)
-            self._db.executemany("UPDATE episodes SET context = ? WHERE id = ?", changed)
-            _index_stored(self._db)
-            self._index_holds(cur.lastrowid, ep["gist"])     # its title may be a cut of it, not indexed (m013)
-        return cur.lastrowid
+            return self._insert_note(ep, now, conversation, agent)
 
-    def note_again(self, text: str, cwd: str | None, strength: float, now: str | None = None,
-                   conversation: str | None = None) -> int | None:
-        """The note already stored with the same words (as add_note stores them) in the same
-        project (paths.same_project; for every project: one for every project), not archived,
-        strengthened by strength and touched now; None when there is none (`remember` said twice).
-        A note of the conversation given does not count: a dialog stored turn by turn keeps
-        every turn, the same words said again in it too."""
+    def remember_note(self, text: str, title: str = "", cwd: str | None = None, strength: float = 0.0,
+                      now: str | None = None, conversation: str | None = None, agent: str = "claude-code") -> tuple:
+        """(id, True) for the note already stored with the same words (as add_note stores them) in
+        the same project (paths.same_project; for every project: one for every project), not
+        archived, strengthened by strength and touched now (`remember` said twice); else (the id
+        of the note stored, False). A note of the conversation given does not count: a dialog
+        stored turn by turn keeps every turn, the same words said again in it too."""
         now = now or iso()
-        ep = _note(text, "", cwd, now, None)
+        ep = _note(text, title, cwd, now, conversation)
         with self.transaction():
             same = [i for i, where in self._db.execute(
                 "SELECT id, cwd FROM episodes WHERE kind = 'note' AND NOT archived AND gist = ? "
@@ -362,7 +347,27 @@ class Store:
             if same:
                 self._db.execute("UPDATE episodes SET strength = strength + ?, last_touched = max(last_touched, ?) "
                                  "WHERE id = ?", (strength, now, same[0]))
-        return same[0] if same else None
+                return same[0], True
+            return self._insert_note(ep, now, conversation, agent), False
+
+    def _insert_note(self, ep: dict, now: str, conversation: str | None, agent: str) -> int:
+        """Insert a note (_note) inside the caller's transaction; returns its id."""
+        recent = self._db.execute(  # the notes of the last few conversation gaps, newest first
+            "SELECT id, title, gist, at, cwd, facts, context FROM episodes WHERE kind = 'note' AND at >= ? "
+            "AND at <= ? ORDER BY at DESC, id DESC LIMIT ?",
+            (neighbours.window_start(now), now, 500 * bool(conversation)))
+        mine, changed = neighbours.new_note_contexts(neighbours.thread_before(recent, conversation, ep["cwd"], now), ep)
+        cur = self._db.execute(
+            "INSERT INTO episodes (id, key, session_id, cwd, kind, title, gist, detail, facts, at, created, "
+            "last_touched, embedding, context, agent) VALUES (?, ?, NULL, ?, 'note', ?, ?, '', ?, ?, ?, ?, ?, ?, ?)",
+            (self._next_id("episodes"), f"note:{now}:{zlib.crc32(ep['gist'].encode('utf-8')):08x}", ep["cwd"],
+             ep["title"], ep["gist"],
+             ep["facts"], now, now, now, embed.encoded(ep["title"] + "\n" + ep["gist"]), mine, agent))
+        _stored(self._db, cur.lastrowid)
+        self._db.executemany("UPDATE episodes SET context = ? WHERE id = ?", changed)
+        _index_stored(self._db)
+        self._index_holds(cur.lastrowid, ep["gist"])     # its title may be a cut of it, not indexed (m013)
+        return cur.lastrowid
 
     def _index_holds(self, episode_id: int, text: str) -> None:
         """Raise DamagedDatabase unless the text index finds the episode just indexed by its words:
