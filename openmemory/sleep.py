@@ -684,8 +684,11 @@ class _Places:
 
 def surprise_unit(ep: dict, memo: dict | None = None) -> dict:
     """The hashed vector (embed.unit_of) of what a surprise is about: the command and its error,
-    or the words said and the call they answered; a note's title and text. Not the episode's
-    gist, whose session context ("While working on ...") would make unrelated surprises look alike.
+    or the words said and the call they answered (a correction a judge found lasting: the lesson
+    it worded, which says what was meant where the words lean on their moment: "Seems you did
+    commit by yourself?" and "Next time you made changes, let me commit" share no word, their
+    judged lessons most); a note's title and text. Not the episode's gist, whose session
+    context ("While working on ...") would make unrelated surprises look alike.
 
     memo: a night's {words: what they give} (a failure that recurs all year, a correction said
     again): the same vector, worked out once; its vectors are read, never changed."""
@@ -695,12 +698,17 @@ def surprise_unit(ep: dict, memo: dict | None = None) -> dict:
         text = core_command(facts.get("command") or facts.get("tool") or "") + "\n" + \
             "\n".join(telling_lines(facts))
     elif ep.get("kind") == "correction":
+        judged = backing.verdict(facts) or {}
         said = facts.get("own") or facts.get("said") or ""
         strict = facts.get("form") in ("review", "pasted-failure")
-        if ("said", said, strict) not in memo:
-            found = lasting_sentence(said, strict=strict)
-            memo["said", said, strict] = found[0] if found else correction_head(said)
-        text = memo["said", said, strict] + "\n" + _about(facts)
+        if judged.get("lasting") and judged.get("lesson"):
+            meant = unscoped(str(judged["lesson"]))
+        else:
+            if ("said", said, strict) not in memo:
+                found = lasting_sentence(said, strict=strict)
+                memo["said", said, strict] = found[0] if found else correction_head(said)
+            meant = memo["said", said, strict]
+        text = meant + "\n" + _about(facts)
     else:
         text = (ep.get("title") or "") + "\n" + (ep.get("gist") or "")
     if ("text", text) not in memo:

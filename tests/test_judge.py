@@ -413,6 +413,29 @@ class EveryMessageTyped(unittest.TestCase):
         self.assertEqual([(ls["text"], ls["state"]) for ls in night["lessons"]],
                          [("In this project run the tests with `make check`.", "live")])
 
+    def test_two_messages_the_judge_finds_say_one_rule_make_one_lesson(self):
+        # the person's two messages share no word ("let me commit", "you did commit by
+        # yourself?"); what the judge found each meant says the same: one lesson, not two lines
+        # in the agent's memory saying it twice
+        import tempfile
+        from pathlib import Path
+        from tests import judge_requests
+        first, again = "Next time you made changes to the code, let me do it.", "Seems you did commit by yourself?"
+        with tempfile.TemporaryDirectory() as tmp:
+            files = [_session(2, (first, None), (again, ("Bash", {"command": "git commit -am wip"}, "1 file", False)),
+                              ("add a README section on the config file", None)).write(Path(tmp))]
+            keys = {_message_of(r): r["key"] for r in judge_requests.requests_of(files)}
+            night = judge_requests.replay_night(files, {
+                keys[first]: answer(True, "Do not commit code changes yourself; leave committing to the user"),
+                keys[again]: json.dumps({"correction": True, "lasting": True, "scope": "everywhere", "why": "x",
+                                         "lesson": "Never commit changes yourself; leave all commits to the user."}),
+                keys["add a README section on the config file"]: answer(
+                    True, "Document every config key in the README's config section")})
+        lessons = sorted((ls["text"], len(ls["sources"])) for ls in night["lessons"])
+        self.assertEqual(lessons, [("In this project do not commit code changes yourself; leave committing to the "
+                                    "user", 2),
+                                   ("In this project document every config key in the README's config section", 1)])
+
     def test_what_cannot_carry_anything_is_never_asked(self):
         import tempfile
         from pathlib import Path
