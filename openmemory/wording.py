@@ -252,7 +252,7 @@ def scoped(body: str, cwd, in_repository: bool | None = None) -> str:
     if in_repository is None:
         in_repository = paths.git_root(cwd) is not None
     where = "In this repository" if in_repository else "In this project"
-    if body.startswith(("After ", "The user said")):   # a quote: it goes to this project's memory as it is
+    if _QUOTED_LESSON.match(body):      # a quote: it goes to this project's memory as it is
         return _fit(body)
     body = _HERE_ALREADY.sub(lambda m: "" if m.group().lower().startswith("in") else "the ", body, count=1)
     # ("This repo's config is ..." -> "the config is ...": the prefix says where)
@@ -261,7 +261,18 @@ def scoped(body: str, cwd, in_repository: bool | None = None) -> str:
     # this repo is `.golangci.yaml`" and "run X here" read as a slip; a reviewer edited them)
     if _common_first_word(body):         # "Run ..." -> "run ...", but "PR ...", "`make` ..." and "Claude Code's ..." stay
         body = body[:1].lower() + body[1:]
+    if _LEADING_CLAUSE.match(body):      # "In this project, after changing `x`, check ...", not "In this project after ..."
+        return _fit(f"{where}, {body}")
     return _fit(f"{where} {body}")
+
+
+# The rules' quote of the person (wording.correction_lesson): "The user said: ..." or "After `git
+# push` failed, the user said: ...", not a lesson that begins "After changing `x`, check ...".
+_QUOTED_LESSON = re.compile(r'(?:After [^"]*?, )?the user said: "', re.I)
+# A lesson that opens with when or where it holds, up to a comma ("in tests, compare ...", "when
+# asked to merge, run ..."): after "In this project" it reads as two places without a comma.
+_LEADING_CLAUSE = re.compile(r"(?:in|on|when|whenever|if|unless|before|after|while|once|for|with|during|inside|"
+                             r"within|outside)\s(?:`[^`\n]*`|[^,.;:`]){1,80},\s", re.I)
 
 
 _HERE_ALREADY = re.compile(r"(?i)^(?:in\s+(?:this|the)\s+(?:repo|repository|project|codebase),?\s+|"

@@ -218,6 +218,20 @@ class Wording(unittest.TestCase):
                              "In this project run the linter with `mise run lint`, not golangci-lint directly.")
             self.assertEqual(wording.scoped("Check where the hooks live.", str(plain)),
                              "In this project check where the hooks live.")
+            # a lesson that opens with when or where it holds reads as one place, not two
+            for body, shown in (("In tests, compare against literal values.",
+                                 "In this project, in tests, compare against literal values."),
+                                ("When asked to merge from main, run `git fetch origin main` first.",
+                                 "In this project, when asked to merge from main, run `git fetch origin main` first."),
+                                ("After changing `src/omp.lua`, check that the prompt still renders.",
+                                 "In this project, after changing `src/omp.lua`, check that the prompt still renders.")):
+                self.assertEqual(wording.scoped(body, str(plain)), shown)
+                self.assertEqual(wording.unscoped(shown), body)
+            # the person's words quoted go as they are
+            quote = 'After `git push` failed, the user said: "use --set-upstream".'
+            self.assertEqual(wording.scoped(quote, str(plain)), quote)
+            self.assertEqual(wording.scoped('The user said: "we commit .entire/settings.json".', str(plain)),
+                             'The user said: "we commit .entire/settings.json".')
 
     def test_a_known_issue_leaves_out_the_numbers_and_ids_it_was_run_with(self):
         diff = {"tool": "Bash", "command": "gh pr diff 104 --stat", "error": ["Exit code 1", "unknown flag: --stat"],
