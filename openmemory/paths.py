@@ -6,6 +6,7 @@ callers that write make the folders they need.
 import ntpath
 import os
 import re
+import stat
 from pathlib import Path
 
 from .errors import OpenMemoryError
@@ -247,18 +248,52 @@ def git_root(cwd) -> Path | None:
 
 def _main_worktree(folder: Path, dot_git: Path) -> Path:
     """A linked worktree's `.git` file names its gitdir; the main tree holds the common dir."""
-    try:
-        text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
+    text = _git_text(dot_git)
+    if text is None or not text.startswith("gitdir:"):
         return folder
-    if not text.startswith("gitdir:"):
-        return folder
-    gitdir = (folder / text[len("gitdir:"):].strip()).resolve()
-    try:
-        common = (gitdir / (gitdir / "commondir").read_text(encoding="utf-8").strip()).resolve()
-    except OSError:
+    gitdir = _resolved(folder / text[len("gitdir:"):].strip())
+    commondir = None if gitdir is None else _git_text(gitdir / "commondir")
+    common = None if commondir is None else _resolved(gitdir / commondir)
+    if common is None:
         return folder  # a submodule or a plain gitdir file: the folder itself is the root
     return common.parent if common.name == ".git" else folder
+
+
+# A file of git's a folder holds is read only when it is a regular file of at most this size: a
+# folder someone else made (a downloaded tarball with its .git) may hold a named pipe there, which
+# would block the read for ever, or a link to /dev/zero, which never ends. A real config is a few
+# KB; git's own files named here (config, commondir, a `.git` file) are read by every ingest,
+# render and recall of a project, so none of them may hang or crash it.
+GIT_FILE_LIMIT = 1 << 20
+
+
+def _git_text(path: Path) -> str | None:
+    """The stripped text of one of git's small files (config, commondir, a `.git` file), or None
+    when it is missing, not a regular file, larger than GIT_FILE_LIMIT or holds a NUL byte."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except (OSError, ValueError):
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read(GIT_FILE_LIMIT + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(data) > GIT_FILE_LIMIT or b"\0" in data:
+        return None
+    return data.decode("utf-8", "replace").strip()
+
+
+def _resolved(path: Path) -> Path | None:
+    """path with its links resolved, or None where it cannot be (a loop of links, a NUL byte)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return None
 
 
 # A folder as a Windows machine writes it (C:\\Users\\…, \\\\server\\share\\…). Read elsewhere (a
@@ -331,28 +366,25 @@ def origin_url(cwd) -> str | None:
     if top is None:
         return None
     gitdir = _git_dir(top)
-    try:
-        common = (gitdir / (gitdir / "commondir").read_text(encoding="utf-8").strip()).resolve()
-    except OSError:
-        common = gitdir
-    try:
-        text = (common / "config").read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    commondir = None if gitdir is None else _git_text(gitdir / "commondir")
+    common = gitdir if commondir is None else _resolved(gitdir / commondir)
+    text = None if common is None else _git_text(common / "config")
+    if text is None:
         return None
     url = _config_value(text, "remote", "origin", "url")
     return remote_key(url, git_root(cwd) or top) if url else None
 
 
-def _git_dir(top: Path) -> Path:
-    """The git directory of a working tree: its `.git` folder, or the one its `.git` file names."""
+def _git_dir(top: Path) -> Path | None:
+    """The git directory of a working tree: its `.git` folder, or the one its `.git` file names
+    (None where that cannot be resolved)."""
     dot_git = top / ".git"
     if dot_git.is_dir():
         return dot_git
-    try:
-        text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
+    text = _git_text(dot_git)
+    if text is None or not text.startswith("gitdir:"):
         return dot_git
-    return (top / text[len("gitdir:"):].strip()).resolve() if text.startswith("gitdir:") else dot_git
+    return _resolved(top / text[len("gitdir:"):].strip())
 
 
 _SECTION = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]\s*(.*)$')

@@ -3,6 +3,7 @@ Claude Code's project folder names; the project a folder belongs to."""
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 from openmemory import paths
@@ -142,6 +143,35 @@ class Paths(TempHome):
         config = '[core]\n\tbare = false\n[remote "upstream"]\n\turl = git@github.com:org/up.git\n' \
                  '[Remote "origin"] ; the clone\'s\n\tURL = "git@github.com:org/cli.git"\n'
         self.assertEqual(paths._config_value(config, "remote", "origin", "url"), "git@github.com:org/cli.git")
+
+    def test_a_git_folder_someone_else_made_cannot_hang_or_crash_a_lookup(self):
+        # A downloaded tarball keeps its .git as its maker wrote it: a named pipe or a link to
+        # /dev/zero as its config, a binary or NUL-holding commondir, a `.git` file naming a loop
+        # of links, a config of 2 MB. Each folder is then its own project, and nothing blocks,
+        # runs out of memory or raises (a sleep or a recall of every project ran through these).
+        made = {}
+        for name in ("fifo", "zero", "binary", "nul", "loop", "huge"):
+            made[name] = self.tmp / "Downloads" / name
+            made[name].mkdir(parents=True)
+        (made["fifo"] / ".git").mkdir()
+        os.mkfifo(made["fifo"] / ".git" / "config")
+        (made["zero"] / ".git").mkdir()
+        os.symlink("/dev/zero", made["zero"] / ".git" / "config")
+        for name, commondir in (("binary", b"\xff\xfe\x00.."), ("nul", b"..\x00/x")):
+            (made[name] / "g").mkdir()
+            (made[name] / ".git").write_text("gitdir: g\n")
+            (made[name] / "g" / "commondir").write_bytes(commondir)
+        os.symlink("a", made["loop"] / "a")
+        (made["loop"] / ".git").write_text("gitdir: a/x\n")
+        (made["huge"] / ".git").mkdir()
+        (made["huge"] / ".git" / "config").write_text("#" * (2 << 20) + '\n[remote "origin"]\n\turl = x:org/cli\n')
+        code = ("import json, sys; from openmemory import paths; print(json.dumps("
+                "[[paths.project_of(f), paths.project_identity(f)] for f in sys.argv[1:]]))")
+        done = subprocess.run([sys.executable, "-c", code, *map(str, made.values())], capture_output=True,
+                              text=True, timeout=60, env=self.env())   # a hang fails here, not for ever
+        self.assertEqual(done.returncode, 0, done.stderr)
+        real = [os.path.realpath(f) for f in made.values()]
+        self.assertEqual(json.loads(done.stdout), [[f, f] for f in real])
 
     def test_recall_scope_compares_windows_folders_without_case(self):
         from openmemory import recall
