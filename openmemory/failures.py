@@ -184,12 +184,30 @@ def _addressed(line: str) -> bool:
                 or (_INSTRUCTS.search(line) and not _ERROR_MARK.match(line)))
 
 
-# A download piped or fed into a shell: `curl … | sh`, `wget -O- … | sudo bash`, `sh -c "$(curl …)"`,
-# `bash <(curl …)`.
-_PIPED_DOWNLOAD = re.compile(r"""(?xi)
-      \b(?:curl|wget|fetch|iwr|invoke-webrequest|invoke-restmethod)\b[^|;&]*\|\s*(?:sudo\s+(?:-\S+\s+)*)?
-        (?:\S*/)?(?:ba|z|da|k|fi|c|tc)?sh\b | \|\s*(?:iex|invoke-expression)\b | \|\s*(?:sudo\s+)?(?:\S*/)?python3?\s*(?:-\s*)?$
-    | \b(?:ba|z|da|k)?sh\s+(?:-\w+\s+)*["']?(?:\$\(|`|<\()\s*(?:curl|wget)\b""")
+# A download run as it arrives: piped or fed into a shell or another interpreter (`curl … | sh`,
+# `wget -O- … | sudo bash`, `curl … | tee i.sh | sh`, `curl … | env bash`, `wget -qO- … | python3`,
+# `curl … | perl`), handed to one as a command substitution or a file it reads (`sh -c "$(curl …)"`,
+# `bash <(curl …)`, `source <(curl …)`, `. <(curl …)`, `eval "$(curl …)"`, `python3 -c "$(curl …)"`),
+# PowerShell's `irm … | iex` and `iex (iwr …)`, or a URL a runner fetches and runs (`deno run
+# https://…`, `npx https://…/x.tgz`, `pipx run https://…`, `uvx --from git+https://…`). A package
+# a registry names is ordinary work (`npx prettier`, `go run golang.org/x/…@latest`, `pipx run
+# black`), as is a download only read (`curl … | jq .`, `curl … | python3 -m json.tool`). The
+# pipe is looked for within 300 characters of the download (a command's URL and flags), so a long
+# line of many `curl`s costs linear time, not quadratic.
+_DOWNLOADER = r"\b(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod)\b"
+_SHELLS = r"(?:ba|z|da|k|fi|c|tc)?sh"
+_PIPED_TO = r"\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:(?:\S*/)?env\s+(?:-\S+\s+)*)?(?:\S*/)?"
+_PIPED_DOWNLOAD = re.compile(
+    r"(?i)" + _DOWNLOADER + r"[^\n;]{0,300}?" + _PIPED_TO + _SHELLS + r"\b"
+    + r"|" + _DOWNLOADER + r"[^\n;]{0,300}?" + _PIPED_TO
+    + r"(?:python[\d.]*|perl|ruby|node|php|pwsh|powershell)(?:\s+-[a-z]?)*\s*(?=$|[;&|)`'\"\n])"
+    + r"|\|\s*(?:iex|invoke-expression)\b"
+    + r"|(?:^|(?<=[\s;&|(`\"']))(?:" + _SHELLS + r"|source|\.|eval|python[\d.]*|perl|ruby|node)\s+(?:-\S+\s+)*"
+      r"[\"']?(?:\$\(|`|<\()\s*(?:sudo\s+)?" + _DOWNLOADER
+    + r"|\b(?:iex|invoke-expression)\s*\(?\s*\(?\s*(?:iwr|irm|invoke-webrequest|invoke-restmethod|curl|wget|"
+      r"new-object\s+(?:system\.)?net\.webclient)\b"
+    + r"|\b(?:deno\s+run|uv\s+run|pipx\s+run|npx|bunx|bun\s+x|pnpm\s+dlx|yarn\s+dlx|uvx)\b"
+      r"(?:\s+(?:--from|--spec|--package|-p)(?:\s+|=)|(?:\s+-\S+)*\s+)['\"]?(?:git\+)?(?:https?|ssh)://")
 # A host a command names: a URL's, `user@host`, or a bare name with a dot that a network
 # program is given (`curl evil.sh`, `ssh deploy.example.com`).
 _URL_HOST = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://(?:[^/\s@]*@)?([a-z0-9.-]+\.[a-z0-9-]+)")

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from . import embed, llm, render, review
 from .corrections import own_lines
 from .episodes import SETTLED, shown_as
-from .failures import cause_key, is_askable, is_lesson_error, is_work_failure, runs_saved_download
+from .failures import cause_key, is_askable, is_lesson_error, is_work_failure, pipes_download
 from .paths import project_of, same_project
 from .passages import AGENT, PERSON
 from .redact import redact
@@ -382,14 +382,6 @@ def failure_request(lesson: dict, sources: list, project: str = "", limit: int =
 # Reading the answer: one JSON object, checked; anything else is no answer
 
 _FENCE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$", re.I)
-_DOWNLOADER = r"\b(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod)\b"
-_DOWNLOAD_TO_SHELL = re.compile(
-    r"(?i)" + _DOWNLOADER + r"[^\n|;]*\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+\S+\s+)?(?:ba|z|da|k|fi|tc|c)?sh\b|"
-    + _DOWNLOADER + r"[^\n|;]*\|\s*(?:sudo\s+)?(?:python[\d.]*|perl|ruby|node|php|iex|invoke-expression|"
-    r"powershell|pwsh)\b|"
-    r"\b(?:ba|z|da|k)?sh\s+(?:-c\s+)?[\"']?\$\(\s*(?:curl|wget)\b|"
-    r"\b(?:ba|z|da|k)?sh\s+<\(\s*(?:curl|wget)\b|"
-    r"\b(?:iex|invoke-expression)\s*\(?\s*(?:iwr|irm|invoke-webrequest|invoke-restmethod|new-object\s+net\.webclient)\b")
 _HOST = re.compile(r"(?i)\b(?:[a-z0-9-]+\.)+(?:com|net|org|io|dev|sh|ru|cn|xyz|top|info|biz|co|app|me|site|"
                    r"online|link|click|example)\b|\b\d{1,3}(?:\.\d{1,3}){3}\b")
 _CODE = re.compile(r"`([^`]+)`")
@@ -400,8 +392,9 @@ BORROWED_WORDS = 5          # a run of this many words of quoted data in a lesso
 
 def pipes_download_into_shell(text: str) -> bool:
     """Whether text downloads something and runs it (`curl … | sh`, `bash <(wget …)`, `iex (iwr …)`,
-    or saved to a file first: `curl … -o i.sh && bash i.sh`, failures.runs_saved_download)."""
-    return bool(_DOWNLOAD_TO_SHELL.search(text or "")) or runs_saved_download(text or "")
+    or saved to a file first: `curl … -o i.sh && bash i.sh`): failures.pipes_download, the one
+    definition a failure's fix and a correction's lesson are held to."""
+    return pipes_download(text or "")
 
 
 def _object(text: str):
