@@ -386,7 +386,12 @@ _HOST = re.compile(r"(?i)\b(?:[a-z0-9-]+\.)+(?:com|net|org|io|dev|sh|ru|cn|xyz|t
                    r"online|link|click|example)\b|\b\d{1,3}(?:\.\d{1,3}){3}\b")
 _CODE = re.compile(r"`([^`]+)`")
 _INERT = re.compile(r"[|;&$<>]|://|^\s*(?:sudo|run|curl|wget|bash|sh|pip|npm|npx|brew|apt(?:-get)?|"
-                    r"yarn|pnpm|go|cargo|python\d?|node|chmod|rm|git)\b", re.I)
+                    r"yarn|pnpm|go|cargo|python\d?|node|chmod|rm|git)\b|"
+                    r"^\s*(?:make|docker(?:-compose)?|podman|kubectl|helm|terraform|systemctl)\s+[^\s:]", re.I)
+# A flag (`-v`, `--force`) is a command's: a lesson or fix may hold one only as the person or the
+# agent typed it. A failing test's message can offer a step ("rebuild with docker compose down -v
+# then rerun"); a judge that obeys it words that step, in code or not, as the lesson.
+_FLAG = re.compile(r"(?<![\w./-])--?[A-Za-z][\w-]*")
 BORROWED_WORDS = 5          # a run of this many words of quoted data in a lesson: lifted from it
 
 
@@ -435,10 +440,13 @@ def _lifted(line: str, quoted_text: str, trusted: str) -> str | None:
 
 
 def _foreign(field: str, request: Request, failure: bool) -> str | None:
-    """What in a lesson or fix comes from nowhere it may: a URL or host, or a command, that only
-    quoted data holds (or nothing shown at all)."""
+    """What in a lesson or fix comes from nowhere it may: a URL or host, a flag, or a command, that
+    only quoted data holds (or nothing shown at all)."""
     trusted = " ".join(request.trusted.lower().split())
     everything = " ".join((request.trusted + "\n" + request.quoted).lower().split())
+    for flag in _FLAG.findall(field):
+        if not re.search(r"(?<![\w-])" + re.escape(flag.lower()) + r"(?![\w-])", trusted):
+            return f"{flag!r} is a flag no one typed"
     for host in _HOST.findall(field) + re.findall(r"(?i)\b(?:https?|ftp)://\S+|\bwww\.\S+", field):
         if " ".join(host.lower().split()) not in trusted:
             return f"{host!r} is not in what the person typed or the agent ran"
