@@ -639,8 +639,16 @@ def _around(text: str) -> int:
     return value
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose error line does not echo a secret typed as a value (`setup --purge
+    <token>`: "unrecognized arguments: [REDACTED:…]"); its verbs' parsers are of this class too."""
+
+    def error(self, message):
+        super().error(redact(message))
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="openmemory",
         description="A memory for coding agents that lasts between sessions.")
     parser.add_argument("--version", action="version", version=f"openmemory {__version__}")
@@ -792,12 +800,12 @@ def _run(argv) -> int:
     try:
         return args.func(args)
     except errors.UsageError as e:     # a value that names nothing certain: said as argparse says a bad one
-        _debug_traceback()
-        print(f"openmemory {args.verb}: error: {e}", file=sys.stderr)
+        _debug_traceback()              # what was typed is echoed redacted: a token given for an id, a time
+        print(f"openmemory {args.verb}: error: {redact(str(e))}", file=sys.stderr)
         return 2
     except OpenMemoryError as e:
         _debug_traceback()
-        print(f"openmemory: error: {e}", file=sys.stderr)
+        print(f"openmemory: error: {redact(str(e))}", file=sys.stderr)
         return 1
     except sqlite3.DatabaseError as e:  # damaged; or locked past the busy timeout, disk full, read-only
         _debug_traceback()
@@ -814,7 +822,7 @@ def _run(argv) -> int:
         return 1
     except Exception as e:  # a bug: still one line, with the way to see more
         _debug_traceback()
-        print(f"openmemory: error: {type(e).__name__}: {e} (set OPENMEMORY_DEBUG=1 for the traceback)",
+        print(f"openmemory: error: {type(e).__name__}: {redact(str(e))} (set OPENMEMORY_DEBUG=1 for the traceback)",
               file=sys.stderr)
         return 1
 

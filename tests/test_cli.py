@@ -45,6 +45,19 @@ class Cli(TempHome):
         self.assertEqual(p.returncode, 2)
         self.assertEqual(p.stdout, "")
 
+    def test_a_usage_error_never_echoes_a_secret_typed_as_a_value(self):
+        # A token pasted where an id, a session, a time or a verb goes: the error says what is
+        # wrong (exit 2 as before) without printing the token back (a terminal's scrollback, a
+        # CI log, the transcript of an agent that ran the command).
+        token = "ghp_" + "Ab1" * 12
+        for args in (["forget", token], ["forget", "--session", token], ["show", token], ["lessons", "approve", token],
+                     ["sleep", "--now", token], ["setup", "--purge", token], ["recall", "-k", token, "q"], [token]):
+            with self.subTest(args=args[:-1]):
+                p = self.cli(*args)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertNotIn(token, p.stderr + p.stdout)
+                self.assertIn("[REDACTED:", p.stderr)
+
 
 class StartsLight(TempHome):
     """A command that stores nothing loads no more than its verb runs: recall and a session
