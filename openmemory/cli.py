@@ -34,6 +34,7 @@ def cmd_ingest(args) -> int:
     """Read new and changed sessions of Claude Code, Codex CLI and Gemini CLI into episodes."""
     from . import ingest  # each verb imports its stage: `recall` must start fast
     roots = args.paths or None
+    now = _time_arg(args.now, "--now")     # a time that is none is a usage error, sessions or not
     if roots is None and not any(root.is_dir() for root in ingest.default_roots()):
         if not args.quiet:
             print(f"no sessions at {paths.projects_dir()}, {paths.codex_sessions_dir()}, "
@@ -50,7 +51,7 @@ def cmd_ingest(args) -> int:
 
     with store.connect() as db:
         report = ingest.ingest(db, roots, progress=progress if show else None, force=args.force,
-                               now=_time_arg(args.now, "--now"))
+                               now=now)
         if show:
             print("\r\033[K", end="", file=_unescaped(sys.stderr), flush=True)
         asked = _model_after_ingest(db, args.quiet) if args.model else None

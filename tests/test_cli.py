@@ -134,6 +134,11 @@ class IngestCommand(TempHome):
         self.assertEqual((report["files"], report["read"], report["added"]), (0, 0, {}))
         self.assertIn("no sessions at", p.stderr)
 
+    def test_a_time_that_is_none_is_a_usage_error_with_no_sessions_too(self):
+        p = self.cli("ingest", "--now", "yesterday")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("openmemory ingest: error: --now takes an ISO 8601 time", p.stderr)
+
     def test_an_unknown_option_shows_the_verbs_own_usage(self):
         p = self.cli("ingest", "--bogus")
         self.assertEqual(p.returncode, 2)
