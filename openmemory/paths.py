@@ -352,10 +352,38 @@ def project_identity(cwd) -> str:
 
 
 def same_project(a, b) -> bool:
-    """Whether two folders are one project (project_identity); None, for every project, only as None."""
+    """Whether two folders are one project (project_identity; two clones only when they share a
+    commit: shares_history); None, for every project, only as None."""
     if not a or not b:
         return not a and not b
-    return a == b or project_identity(a) == project_identity(b)
+    if a == b:
+        return True
+    found = project_identity(a)
+    return found == project_identity(b) and (not found.startswith("origin ") or shares_history(a, b))
+
+
+class Identities:
+    """Each project root's identity, read once (for one render, one night, one recall): its
+    project_identity, but a folder naming the same `origin` as one seen before is its clone only
+    when they share a commit (shares_history), else a project of its own (a downloaded folder
+    whose .git claims another repository's origin gets none of that repository's lessons)."""
+
+    def __init__(self):
+        self._of: dict = {}
+        self._firsts: dict = {}     # origin identity -> the first root of each group that claims it
+
+    def __call__(self, root) -> str:
+        if root not in self._of:
+            found = project_identity(root)
+            if found.startswith("origin "):
+                firsts = self._firsts.setdefault(found, [])
+                n = next((i for i, first in enumerate(firsts) if first == root or shares_history(first, root)), None)
+                if n is None:
+                    firsts.append(root)
+                    n = len(firsts) - 1
+                found = found if n == 0 else f"{found} #{n}"
+            self._of[root] = found
+        return self._of[root]
 
 
 def origin_url(cwd) -> str | None:
@@ -365,14 +393,122 @@ def origin_url(cwd) -> str | None:
     top = work_tree(cwd)
     if top is None:
         return None
-    gitdir = _git_dir(top)
-    commondir = None if gitdir is None else _git_text(gitdir / "commondir")
-    common = gitdir if commondir is None else _resolved(gitdir / commondir)
+    common = _common_dir(_git_dir(top))
     text = None if common is None else _git_text(common / "config")
     if text is None:
         return None
     url = _config_value(text, "remote", "origin", "url")
     return remote_key(url, git_root(cwd) or top) if url else None
+
+
+def _common_dir(gitdir: Path | None) -> Path | None:
+    """The directory a git directory shares with its repository's other worktrees (its
+    `commondir`), else the git directory itself; None where it cannot be resolved."""
+    if gitdir is None:
+        return None
+    commondir = _git_text(gitdir / "commondir")
+    return gitdir if commondir is None else _resolved(gitdir / commondir)
+
+
+def shares_history(a, b) -> bool:
+    """Whether the repositories holding two folders share a commit: one of the commits the refs
+    of either name (HEAD, branches, origin's branches) is an object the other holds. Clones of
+    one repository do; a folder whose git config only claims that `origin` (a downloaded
+    tarball's .git, written by anyone) holds none of its commits, so it is no clone of it."""
+    tops = work_tree(a), work_tree(b)
+    if None in tops:
+        return False
+    gitdirs = [_git_dir(top) for top in tops]
+    commons = [_common_dir(g) for g in gitdirs]
+    if None in gitdirs or None in commons:
+        return False
+    if commons[0] == commons[1]:
+        return True         # worktrees of one repository
+    return _holds_any(commons[1], _commits_named(gitdirs[0], commons[0])) \
+        or _holds_any(commons[0], _commits_named(gitdirs[1], commons[1]))
+
+
+_OBJECT_ID = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")     # SHA-1, or SHA-256
+REFS_READ = 64          # commits a repository's refs are read for, at most: enough to meet a clone's
+
+
+def _commits_named(gitdir: Path, common: Path) -> list:
+    """The commits a repository's refs name (HEAD first, then its branches and origin's, loose
+    and packed), at most REFS_READ; read from its files, never by running git."""
+    found = []
+
+    def add(text):
+        if text and _OBJECT_ID.match(text) and text not in found:
+            found.append(text)
+    head = _git_text(gitdir / "HEAD") or ""
+    if head.startswith("ref:"):
+        name = head[len("ref:"):].strip()
+        if name.startswith("refs/") and ".." not in name:
+            add(_git_text(common / name))
+    else:
+        add(head)
+    for folder in ("refs/heads", "refs/remotes/origin"):
+        for where, _, names in os.walk(common / folder):
+            for name in sorted(names):
+                if len(found) >= REFS_READ:
+                    return found
+                add(_git_text(Path(where) / name))
+    for line in (_git_text(common / "packed-refs") or "").splitlines()[:4 * REFS_READ]:
+        if len(found) >= REFS_READ:
+            break
+        sha, _, ref = line.partition(" ")
+        if ref.startswith(("refs/heads/", "refs/remotes/origin/")):
+            add(sha)
+    return found
+
+
+def _holds_any(common: Path, commits: list) -> bool:
+    """Whether a repository holds any of these objects: a loose object, or one in a pack's index
+    (version 2: a fan-out table, then the sorted ids, searched by halves)."""
+    if not commits:
+        return False
+    objects = common / "objects"
+    if any(os.path.isfile(objects / c[:2] / c[2:]) for c in commits):
+        return True
+    try:
+        indexes = sorted(p for p in os.listdir(objects / "pack") if p.endswith(".idx"))[:256]
+    except (OSError, ValueError):
+        return False
+    wanted = [bytes.fromhex(c) for c in commits]
+    return any(_index_holds(objects / "pack" / name, wanted) for name in indexes)
+
+
+def _index_holds(path: Path, wanted: list) -> bool:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except (OSError, ValueError):
+        return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            head = f.read(8 + 1024)
+            if len(head) < 8 + 1024 or head[:8] != b"\xfftOc\x00\x00\x00\x02":
+                return False
+            fan = [int.from_bytes(head[8 + 4 * i:12 + 4 * i], "big") for i in range(256)]
+            size = os.fstat(fd).st_size
+            for raw in wanted:
+                width = len(raw)
+                if 8 + 1024 + fan[255] * width > size:
+                    continue
+                lo, hi = (fan[raw[0] - 1] if raw[0] else 0), fan[raw[0]]
+                while lo < hi:
+                    mid = (lo + hi) // 2
+                    f.seek(8 + 1024 + mid * width)
+                    here = f.read(width)
+                    if here == raw:
+                        return True
+                    lo, hi = (mid + 1, hi) if here < raw else (lo, mid)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return False
 
 
 def _git_dir(top: Path) -> Path | None:

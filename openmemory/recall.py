@@ -730,14 +730,15 @@ def touch_episodes(store: Store, ids: list, now: str, passage_ids=(), wait: bool
 def project_scope(cwd):
     """A predicate: is a memory with this cwd in the project of cwd (or meant everywhere)? The
     project is the repository that holds cwd (paths.project_of), any clone of it here (the same
-    `origin`: paths.project_identity); from a folder in no repository ("/", $HOME, /tmp), that
+    `origin` and a commit in common: paths.Identities); from a folder in no repository ("/", $HOME, /tmp), that
     folder alone: every memory stored below it is not its project."""
     foreign = {paths.project_key(str(cwd)).rstrip("\\")} if paths.is_foreign(cwd) else set()
     given = os.path.abspath(os.path.expanduser(str(cwd)))
     home = paths.project_of(given) if os.path.isdir(given) else None
-    here = paths.project_identity(home) if home is not None else None
+    identities = paths.Identities()             # a project's identity read once (its git config)
+    here = identities(home) if home is not None else None
     roots = {given, os.path.realpath(given)}  # a folder not here: matched by its text, subfolders too
-    cache, identities = {}, {home: here}        # a project's identity read once (its git config)
+    cache = {}
 
     def in_project(memory_cwd) -> bool:
         if not memory_cwd:
@@ -747,10 +748,7 @@ def project_scope(cwd):
                 key = paths.project_key(memory_cwd).rstrip("\\")
                 cache[memory_cwd] = any(key == k or key.startswith(k + "\\") for k in foreign)
             elif here is not None:
-                root = paths.project_of(memory_cwd)
-                if root not in identities:
-                    identities[root] = paths.project_identity(root)
-                cache[memory_cwd] = identities[root] == here
+                cache[memory_cwd] = identities(paths.project_of(memory_cwd)) == here
             else:
                 cache[memory_cwd] = any(memory_cwd == r or memory_cwd.startswith(r.rstrip("/") + "/") for r in roots)
         return cache[memory_cwd]

@@ -202,26 +202,21 @@ def project_folders(store: Store) -> list:
 
 class Clones:
     """The clones of each project here, for one render: two clones of one repository (the same
-    `origin`, paths.project_identity) are one project, so its lessons go to the memory folder of
+    `origin` and a commit in common, paths.Identities) are one project, so its lessons go to the memory folder of
     each clone here that a stored session ran in (cwds). Folders not on this machine are left out
     (never resolved). Each repository's identity (its git config) is read once a render."""
 
     def __init__(self, cwds: list):
         self.cwds = cwds
-        self._identity: dict = {}
+        self.identity = paths.Identities()  # a root's project: its origin, among clones that share a commit
         self._roots: dict | None = None     # identity -> the roots of its clones here
-
-    def identity(self, root) -> str:
-        if root not in self._identity:
-            self._identity[root] = paths.project_identity(root)
-        return self._identity[root]
 
     def roots(self, cwd) -> list:
         """The project root of cwd, then those of the project's other clones here."""
         if self._roots is None:
             self._roots = {}
-            for root in {paths.project_of(c) for c in self.cwds
-                         if _usable_cwd(c) and not paths.is_foreign(c) and os.path.isdir(c)}:
+            for root in sorted({paths.project_of(c) for c in self.cwds
+                                if _usable_cwd(c) and not paths.is_foreign(c) and os.path.isdir(c)}):
                 self._roots.setdefault(self.identity(root), set()).add(root)
         root = paths.project_of(cwd)
         return [root] + sorted(self._roots.get(self.identity(root), set()) - {root})
@@ -1050,7 +1045,7 @@ def agent_files(live: list, limit: int, optout: forget.OptOut, clones: Clones | 
     if not have:
         return {}
     everywhere = [l for l in live if not l["cwd"]]
-    by_project, by_identity = {}, {}    # each clone's root, and the project (paths.project_identity): its lessons
+    by_project, by_identity = {}, {}    # each clone's root, and the project (Clones.identity): its lessons
     clones = clones or Clones([])
     for lesson in live:
         if lesson["cwd"] and _usable_cwd(lesson["cwd"]) and not optout.reason(lesson["cwd"]):

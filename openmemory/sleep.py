@@ -660,19 +660,20 @@ def _load_lessons(store: Store, only: set | None = None, places: "_Places | None
 
 class _Places:
     """The project of a cwd (paths.project_of), asked once a night; two clones of one repository
-    here (paths.project_identity: the same `origin`) are one project, spelt as the first seen
+    here (paths.Identities: the same `origin` and a commit in common) are one project, spelt as the first seen
     (a lesson's own folder, when it has one: _load_lessons asks for those first)."""
 
     def __init__(self):
         self._roots: dict = {}
-        self._spelling: dict = {}      # paths.project_identity -> the first spelling seen tonight
+        self._spelling: dict = {}      # paths.Identities -> the first spelling seen tonight
+        self._identity = paths.Identities()
 
     def project(self, cwd):
         if not cwd:
             return None
         if cwd not in self._roots:     # also for a folder since deleted: its repository may remain
             root = paths.project_of(cwd)
-            self._roots[cwd] = self._spelling.setdefault(paths.project_identity(root), root)
+            self._roots[cwd] = self._spelling.setdefault(self._identity(root), root)
         return self._roots[cwd]
 
     def is_repository(self, cwd) -> bool:

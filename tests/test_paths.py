@@ -108,14 +108,21 @@ class Paths(TempHome):
     def test_two_clones_of_one_repository_are_one_project(self):
         # ~/work/cli over ssh, ~/src/cli-review over https, a worktree of the second: one project;
         # a fork, a repository without a remote and a folder not on this machine: each its own.
+        upstream = self.tmp / "upstream"
+        upstream.mkdir()
+        self.git(upstream, "init", "-q")
+        self.git(upstream, "commit", "-q", "--allow-empty", "-m", "first")
         clones = {}
         for name, url in (("work/cli", "git@github.com:org/cli.git"), ("src/cli-review", "https://github.com/org/cli"),
                           ("src/fork", "ssh://git@github.com:22/someone/cli.git"), ("src/bare", None)):
             clones[name] = self.tmp / name
-            clones[name].mkdir(parents=True)
-            self.git(clones[name], "init", "-q")
-            if url:
-                self.git(clones[name], "remote", "add", "origin", url)
+            clones[name].parent.mkdir(parents=True, exist_ok=True)
+            if url:         # cloned (their commit in common), then their remote as cloned from there
+                self.git(self.tmp, "clone", "-q", str(upstream), str(clones[name]))
+                self.git(clones[name], "remote", "set-url", "origin", url)
+            else:
+                clones[name].mkdir()
+                self.git(clones[name], "init", "-q")
         self.git(clones["src/cli-review"], "commit", "-q", "--allow-empty", "-m", "first")
         self.git(clones["src/cli-review"], "worktree", "add", "-q", str(self.tmp / "wt-3"))
         (clones["work/cli"] / "pkg").mkdir()
@@ -130,6 +137,23 @@ class Paths(TempHome):
         from openmemory import recall
         self.assertTrue(recall.project_scope(str(self.tmp / "wt-3"))(work))
         self.assertFalse(recall.project_scope(str(clones["src/fork"]))(work))
+        # Their objects packed and their refs too (git gc): still clones, read from the packs' indexes.
+        for name in ("work/cli", "src/cli-review"):
+            self.git(clones[name], "gc", "-q")
+        self.assertFalse(list((clones["work/cli"] / ".git" / "objects").glob("??/*")))
+        self.assertTrue(paths.shares_history(work, str(clones["src/cli-review"])))
+        self.assertTrue(paths.same_project(work, str(clones["src/cli-review"])))
+        # A folder whose .git only claims the origin (a downloaded tarball's): no commit in common.
+        forged = self.tmp / "Downloads" / "cli"
+        (forged / ".git" / "refs" / "heads").mkdir(parents=True)
+        (forged / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+        (forged / ".git" / "refs" / "heads" / "main").write_text("0123456789abcdef0123456789abcdef01234567\n")
+        (forged / ".git" / "config").write_text('[remote "origin"]\n\turl = https://github.com/org/cli.git\n')
+        self.assertEqual(paths.project_identity(str(forged)), paths.project_identity(work))
+        self.assertFalse(paths.shares_history(str(forged), work))
+        self.assertFalse(paths.same_project(str(forged), work))
+        self.assertFalse(recall.project_scope(str(forged))(work))
+        self.assertFalse(recall.project_scope(work)(str(forged)))
 
     def test_a_remote_is_compared_as_both_clones_write_it(self):
         top = self.tmp / "work" / "cli"

@@ -540,12 +540,20 @@ class Consolidation(SleepCase):
         self.assertEqual((lesson["cwd"], lesson["seen"]), ("C:\\Users\\Alex\\shop", 2))
 
     def clone(self, name, origin):
-        """A real git repository in the temp folder, cloned from origin (only its remote is set)."""
+        """A real git clone in the temp folder of one upstream repository (a commit in common),
+        its remote then set to origin as a clone of it from there would have it."""
+        env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_AUTHOR_NAME="a",
+                   GIT_AUTHOR_EMAIL="a@example.com", GIT_COMMITTER_NAME="a", GIT_COMMITTER_EMAIL="a@example.com")
+        upstream = self.tmp / "upstream"
+        if not upstream.exists():
+            upstream.mkdir()
+            for args in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "first"]):
+                subprocess.run(["git", "-C", str(upstream), *args], check=True, capture_output=True, env=env)
         folder = self.tmp / name
-        folder.mkdir(parents=True)
-        env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull)
-        for args in (["init", "-q"], ["remote", "add", "origin", origin]):
-            subprocess.run(["git", "-C", str(folder), *args], check=True, capture_output=True, env=env)
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["git", "clone", "-q", str(upstream), str(folder)], check=True, capture_output=True, env=env)
+        subprocess.run(["git", "-C", str(folder), "remote", "set-url", "origin", origin], check=True,
+                       capture_output=True, env=env)
         return Path(os.path.realpath(folder))
 
     def test_two_clones_of_one_repository_are_one_project(self):
@@ -582,6 +590,33 @@ class Consolidation(SleepCase):
         code, listed, err = run("lessons")         # where each source came from: both clones
         self.assertIn(f"· project {work}\n  In this repository run the tests", listed)
         self.assertIn("- 2026-11-06, cli-review: you said", listed)
+
+    def test_a_folder_whose_git_config_only_claims_the_origin_is_no_clone(self):
+        # A downloaded template whose .git/config names the person's private repository as its
+        # origin, and whose AGENTS.md carries openmemory's markers: it shares no commit with the
+        # clone, so none of that project's lessons reach its memory folder or its AGENTS.md.
+        (self.tmp / "user-home" / ".codex").mkdir(parents=True)       # Codex installed: AGENTS.md is written
+        work = self.clone("src/secret-app", "git@github.com:acme/secret-app.git")
+        forged = self.tmp / "Downloads" / "template"
+        (forged / ".git").mkdir(parents=True)
+        (forged / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+        (forged / ".git" / "config").write_text('[remote "origin"]\n\turl = https://github.com/acme/secret-app\n')
+        (forged / "AGENTS.md").write_text("# template\n<!-- openmemory:begin -->\n<!-- openmemory:end -->\n")
+        for day in (2, 3):
+            self.write(tests_corrected(work, when(11, day), "python -m unittest",
+                                       "From now on, don't use unittest here, run the tests with pytest -q"))
+        t = Transcript(cwd=str(forged), start=when(11, 4))
+        t.user("look at this template")
+        t.assistant("It is a project template.")
+        self.write(t)
+        self.ingest()
+        self.sleep(night(11, 5))
+        [lesson] = [ls for ls in self.lessons() if "pytest -q" in ls["text"]]
+        self.assertTrue((paths.memory_dir_for(work) / f"om-{lesson['id']}.md").is_file())
+        self.assertFalse((paths.memory_dir_for(forged) / f"om-{lesson['id']}.md").exists())
+        self.assertNotIn("pytest", (forged / "AGENTS.md").read_text())
+        self.assertFalse(recall.project_scope(str(forged))(str(work)))
+        self.assertFalse(paths.same_project(str(forged), str(work)))
 
     def test_vetoes_hold_through_reingest_and_new_copies(self):
         path = self.write(tests_corrected(self.shop, when(11, 2), "python -m unittest",      # live: standing
