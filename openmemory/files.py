@@ -18,8 +18,10 @@ makes its database, the CLI its log folder):
 Each writes atomically: a temporary file beside its target, complete and synced before the
 one rename that puts it in place (the primitives at the top; call the writers, not these).
 """
+import errno
 import fcntl
 import os
+import stat
 import tempfile
 import time
 from datetime import datetime, timezone
@@ -43,11 +45,22 @@ def _resolved(path: Path) -> Path:
 
 
 def read(path: Path):
-    """A file's bytes, or None when it does not exist."""
+    """A file's bytes, or None when it does not exist or is no regular file: a named pipe (which
+    would block the read for ever: a repository's AGENTS.md is anyone's) or a device."""
     try:
-        return path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         return None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+        if not stat.S_ISREG(mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read()
+    finally:
+        os.close(fd)
 
 
 def _temp_beside(path: Path, data: bytes, mode: int) -> str:
@@ -258,13 +271,17 @@ def agent_instruction_file(path: Path) -> bool:
             real.parent.parent.parent == Path(os.path.realpath(paths.gemini_chats_root())):
         return True
     if real.name == "AGENTS.md":
-        held = read(real)
+        try:
+            held = read(real) if os.stat(real).st_size <= AGENTS_MD_LIMIT else None
+        except OSError:
+            return False
         lines = [] if held is None else [l.strip() for l in held.decode("utf-8", "replace").splitlines()]
         return MARKERS[0] in lines and MARKERS[1] in lines
     return False
 
 
 MARKERS = ("<!-- openmemory:begin -->", "<!-- openmemory:end -->")   # render.BEGIN, render.END
+AGENTS_MD_LIMIT = 4 << 20   # a repository's AGENTS.md larger than this (a sparse file in a tarball) is none of ours
 
 
 def make_memory_folder(folder: Path) -> None:

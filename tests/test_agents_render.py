@@ -6,6 +6,9 @@ test_e2e_agents.py.
 """
 import json
 import os
+import stat
+import subprocess
+import sys
 from pathlib import Path
 
 from openmemory import agents, render, store
@@ -90,6 +93,28 @@ class AgentFiles(AgentHome):
         text = (self.repo / "AGENTS.md").read_text()
         self.assertIn(PROJECT, text)
         self.assertTrue(text.startswith(mine) and text.endswith("\nMore of mine.\n"))
+
+    def test_a_repositorys_agents_md_that_is_a_named_pipe_or_huge_never_stops_a_render(self):
+        # A repository's AGENTS.md is anyone's (a checkout, a tarball): once written into, it
+        # becomes a named pipe, which a read would wait on for ever (every night's render with
+        # it), or a file of 5 MB holding the markers, which is none of ours.
+        lesson = add_lesson(self.db, PROJECT, kind="project", cwd=str(self.repo))
+        agents_md = self.repo / "AGENTS.md"
+        agents_md.write_text(f"{render.BEGIN}\n{render.END}\n")
+        render.render(self.db)
+        self.assertIn(PROJECT, agents_md.read_text())
+        agents_md.unlink()
+        os.mkfifo(agents_md)
+        done = subprocess.run([sys.executable, "-m", "openmemory", "render"], capture_output=True, text=True,
+                              timeout=60, env=self.env())       # a hang fails here, not for ever
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertTrue(stat.S_ISFIFO(os.lstat(agents_md).st_mode))              # left as it is
+        from openmemory import paths
+        self.assertTrue((paths.memory_dir_for(self.repo) / f"om-{lesson}.md").is_file())
+        agents_md.unlink()
+        agents_md.write_text(f"{render.BEGIN}\n{render.END}\n" + "#" * (5 << 20))
+        render.render(self.db)
+        self.assertNotIn(PROJECT, agents_md.read_text())
 
     def test_deleting_a_lessons_line_is_its_veto(self):
         lesson = add_lesson(self.db, EVERYWHERE)
