@@ -336,7 +336,7 @@ def habit(text: str) -> bool:
     if not _HABIT_WORDS.search(text or ""):
         return False                # most messages: one search
     return any(practice(part) for line in own_lines(_EMPHASIS.sub(r"\1", text))
-               for part in re.split(r"(?<=[.!?])\s+|\s*\(", line.strip()) if part.strip())
+               for part in split_outside_code(r"(?<=[.!?])\s+|\s*\(", line.strip()) if part.strip())
 # A fact the person states against what the agent just said or did, in a short reply that asks
 # for nothing: what a thing is for ("it's a test value for gitleaks detection", "that's a
 # fixture for the tests"), or what it only does set against what it should ("the command
@@ -647,9 +647,23 @@ def sentences(said: str):
     """The person's own sentences, list marks and pasted output left out."""
     for line in own_lines(said):
         line = re.sub(r"^\s*(?:\d+[.)]|[-*•])\s+", "", line)
-        for s in re.split(r"(?<=[.!?])(?<!/\.\.\.)\s+|\s{2,}|\s+-\s+|\(|\)", line):
+        for s in split_outside_code(r"(?<=[.!?])(?<!/\.\.\.)\s+|\s{2,}|\s+-\s+|\(|\)", line):
             if s.strip():
                 yield s.strip()
+
+
+_CODE_SPAN = re.compile(r"`[^`\n]+`")
+
+
+def split_outside_code(pattern: str, line: str) -> list:
+    """re.split(pattern, line) where code spans stay whole: "run `source <(kubectl completion
+    bash)` first" is one sentence, not "run `source <" and what follows its parenthesis."""
+    spans = _CODE_SPAN.findall(line)
+    if not spans:
+        return re.split(pattern, line)
+    masked = _CODE_SPAN.sub(lambda m: f"\x00{spans.index(m.group())}\x00", line.replace("\x00", ""))
+    return [re.sub(r"\x00(\d+)\x00", lambda m: spans[int(m.group(1))], part)
+            for part in re.split(pattern, masked) if part is not None]
 
 
 def lasting_sentence(said: str, strict: bool = False):

@@ -88,6 +88,14 @@ class Wording(unittest.TestCase):
         self.assertEqual(self.lesson("always run the linter first... it catches things"),
                          "Always run the linter first.")
 
+    def test_parentheses_inside_a_code_span_are_the_command_not_a_sentence_break(self):
+        # a parenthesis in prose ends the part that lasts; inside backticks it is the command's
+        # (it had made the live lesson "Run `source <.")
+        self.assertEqual(self.lesson("from now on run `source <(kubectl completion bash)` first"),
+                         "Run `source <(kubectl completion bash)` first.")
+        self.assertEqual(self.lesson("always call `Close()` on the store (or the test leaks it)"),
+                         "Always call `Close()` on the store.")
+
     def test_openers_and_chatter_are_dropped(self):
         self.assertEqual(self.lesson("ok. let's use apple container instead of docker proper. it works basically "
                                      "the same way. you can run 'container' to see the help.", "Write /x/tools.ts",
