@@ -752,10 +752,13 @@ def one_session_requests(store: Store, now: str) -> list:
 
 def _lesson_of_one_session(store: Store, members: list, judged: dict, now: str, join_at: float) -> int:
     """The live-to-be lesson a lasting verdict makes of one session's failures: the judge's words,
-    in their project unless the judge said everywhere (as consolidation places one), backed
-    by the verdict; its failures feed it. Returns its id (review.settle then makes it live)."""
+    in their project whatever scope the judge gave (one session's tool output is one
+    repository's, which a judge's "everywhere" would put before the agent in every project; the
+    same cause failing in another project joins it there and widens it, as consolidation
+    does), backed by the verdict; its failures feed it. Returns its id (review.settle then
+    makes it live)."""
     cwd = members[0].get("cwd")
-    root = project_of(cwd) if cwd and judged.get("scope") != "everywhere" else None
+    root = project_of(cwd) if cwd else None
     text = scoped(unscoped(judged["lesson"]), root)
     same = _said_already(store, text, root, join_at)
     if same is not None:        # never a second lesson that says the same: its failures join it

@@ -650,6 +650,50 @@ class ATestsOutputOffersAStep(TempHome):
         [kept] = self.night_with(lesson)
         self.assertIn("fails in tests/test_db.py with `AssertionError: stale fixture volume`.", kept)
 
+class OneSessionsFailureStaysInItsProject(TempHome):
+    """A lesson a judge words for one session's failure is filed under that session's project,
+    whatever scope the judge gave: the failure's output is that repository's, and one session
+    of one repository does not write a rule into every project's memory. The same failure in
+    another project joins it there and widens it."""
+
+    OUTPUT = "Exit code 1\nunknown flag: --stat\n\nUsage:  gh pr diff [<number> | <url> | <branch>] [flags]"
+
+    def session(self, folder: str, day: int) -> str:
+        cwd = str(self.tmp / folder)
+        t = Transcript(cwd=cwd, start=when(11, day))
+        t.user("which files does the PR change?")
+        t.assistant("Checking.", tools=[("Bash", {"command": "gh pr diff 7 --stat"}, self.OUTPUT, True)])
+        t.assistant("That flag does not exist here; I will read the diff instead.")
+        t.write(project_folder(self.claude, cwd))
+        return cwd
+
+    def test_a_judges_everywhere_is_the_sessions_project_until_another_project_fails_alike(self):
+        def judge(body):
+            if "gh pr diff" in body["messages"][-1]["content"] and "--stat" in body["messages"][-1]["content"]:
+                return json.dumps({"lasting": True, "cause": "gh pr diff has no --stat flag", "fix": "",
+                                   "lesson": "`gh pr diff` has no `--stat` flag; do not pass it.",
+                                   "scope": "everywhere", "why": "a tool's flags"})
+            return json.dumps({"correction": False, "lasting": False, "lesson": "", "scope": "project", "why": "-",
+                               "cause": "", "fix": ""})
+        shop = self.session("shop", 2)
+        with ModelServer("ok") as server:
+            server.answer = judge
+            env = self.env(OPENMEMORY_LLM_URL=server.url, OPENMEMORY_LLM_MODEL="test-model")
+            self.ok("ingest", "--now", clock.iso(when(11, 3)), env=env)
+            self.ok("sleep", "--now", night(11, 3), env=env)
+            with store.connect() as db:
+                [lesson] = [ls for ls in db.all_lessons() if "--stat" in ls["text"]]
+            self.assertEqual((lesson["cwd"], lesson["state"]), (shop, "live"))
+            self.assertTrue(lesson["text"].startswith("In this project"), lesson["text"])
+            self.session("blog", 4)
+            self.ok("ingest", "--now", clock.iso(when(11, 5)), env=env)
+            self.ok("sleep", "--now", night(11, 5), env=env)
+        with store.connect() as db:
+            [lesson] = [ls for ls in db.all_lessons() if "--stat" in ls["text"]]
+        self.assertIsNone(lesson["cwd"])                # the same failure in a second project: every project's
+        self.assertEqual(lesson["seen"], 2)
+
+
 class RecallFrames(TempHome):
     """The server and every recall result say that memory is recorded history, not instructions,
     within Claude Code's cut of server instructions and recall's budget of tokens."""
