@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import re
+import shlex
 import signal
 import sqlite3
 import sys
@@ -200,6 +201,8 @@ def cmd_forget(args) -> int:
                            + [f"p{i}" for i in plan.finished[2]] + ([f"session {session}"] if session else []))
                 print(f"already forgotten: {', '.join(already)}" if already else "nothing in memory to forget",
                       file=sys.stderr)
+                if project and plan.elsewhere:
+                    _tell_kept(project, plan.elsewhere)
                 return 0
             done = None
         else:
@@ -221,6 +224,10 @@ def cmd_forget(args) -> int:
             for ls, text, _ in plan.reworded:
                 again = "your text, kept" if (ls.get("backing") or {}).get("edited") else "worded again"
                 print(f"lesson l{ls['id']} · {again}: {clip(text, 100)}")
+            for lesson_id, folder in sorted(plan.moved.items()):
+                print(f"lesson l{lesson_id} · kept: also learnt in {paths.one_line(folder)}, filed under it from now on")
+            if project:
+                _tell_kept(project, plan.elsewhere)
             sys.stdout.flush()
             if (args.query or project or session) and not args.yes:
                 if not sys.stdin.isatty():
@@ -315,6 +322,21 @@ def cmd_lessons(args) -> int:
 
 
 PASSAGES_LISTED = 20     # a forget lists at most this many of the passages it takes
+
+
+def _tell_kept(folder: str, elsewhere: list) -> None:
+    """forget --project: what it does not forget, said before it asks: the memories of the same
+    project stored outside the folder (another clone of the repository, the rest of the repository
+    a subfolder is in), with the forget that takes them too; and that later sessions come in."""
+    from . import forget
+    for root, episodes, passages in elsewhere:
+        what = "the rest of its repository" if folder.startswith(root.rstrip("/") + "/") else \
+            "another clone or worktree of its repository"
+        print(f"not forgotten: {episodes} episode(s) and {passages} passage(s) of {paths.one_line(root)}, {what}; "
+              f"`openmemory forget --project {shlex.quote(root)}` forgets those too")
+    if not forget.OptOut().reason(folder):
+        print(f"not kept out: sessions in {paths.one_line(folder)} from now on are stored as before; to keep it "
+              f"out, put an empty {forget.IGNORE_MARKER} file in it")
 
 
 def _tell_morning(db, vetoed: list, how: str) -> None:

@@ -45,6 +45,8 @@ class Plan:
     sessions: list = field(default_factory=list)         # session rows to drop (forget --project, --session)
     kept_out: list = field(default_factory=list)         # session ids kept out from now on (forget --session)
     words: list = field(default_factory=list)            # a query's words (the model's answers holding them go)
+    moved: dict = field(default_factory=dict)            # lesson id -> its new folder (forget --project: learnt elsewhere too)
+    elsewhere: list = field(default_factory=list)        # [(folder, episodes, passages)] of the project kept (--project)
     finished: tuple = ((), (), ())                       # (episode, lesson, passage) ids the last forget took already
 
 
@@ -408,11 +410,14 @@ def plan(store, episode_ids=(), lesson_ids=(), project=None, passage_ids=(), wor
     done (the same forget run again finishes its files)."""
     p = Plan(words=[w.lower() for w in words])
     episode_ids, lesson_ids, passage_ids = set(episode_ids), set(lesson_ids), set(passage_ids)
+    project_lessons = set()
     if project:
         found_e, found_l, p.sessions, found_p = store.memories_under(project)
         episode_ids |= set(found_e)
+        project_lessons = set(found_l) - lesson_ids     # those not named: kept when learnt elsewhere too
         lesson_ids |= set(found_l)
         passage_ids |= set(found_p)
+        p.elsewhere = kept_of_project(store, project)
     if session:
         found_e, found_p, stored = store.memories_of_session(session)
         episode_ids |= set(found_e)
@@ -435,6 +440,10 @@ def plan(store, episode_ids=(), lesson_ids=(), project=None, passage_ids=(), wor
     if missing:
         raise UsageError(f"no lesson {', '.join(map(str, missing))} in memory")
     gone = set(episodes)
+    for ls in all_lessons.values():     # a lesson of the folder learnt in another clone too: that clone's now
+        if ls["id"] in project_lessons and (folder := _learnt_elsewhere(store, ls, gone)):
+            lesson_ids.discard(ls["id"])
+            p.moved[ls["id"]] = folder
     for ls in all_lessons.values():
         if ls["id"] in lesson_ids:
             p.lessons.append(ls)
@@ -449,6 +458,7 @@ def plan(store, episode_ids=(), lesson_ids=(), project=None, passage_ids=(), wor
         text = _reword(store, ls, remaining) if remaining else None
         if text is None:
             p.lessons.append(ls)  # fed only by forgotten episodes (or nothing left to say)
+            p.moved.pop(ls["id"], None)
         else:
             p.reworded.append((ls, text, remaining))
     for ep in p.episodes + p.passages:
@@ -458,6 +468,32 @@ def plan(store, episode_ids=(), lesson_ids=(), project=None, passage_ids=(), wor
         if len(text) >= QUOTE_MIN and text not in p.quotes:
             p.quotes.append(text)
     return p
+
+
+def _learnt_elsewhere(store, lesson: dict, gone: set) -> str | None:
+    """The project folder a lesson of a forgotten folder is learnt in too (its earliest source
+    that stays: another clone of its repository), or None when every source goes."""
+    left = [ep for i, ep in store.episodes_by_id([i for i in lesson["sources"] if i not in gone]).items()
+            if ep.get("cwd")]
+    first = min(left, key=lambda ep: (ep["at"], ep["id"]), default=None)
+    return paths.project_of(first["cwd"]) if first else None
+
+
+def kept_of_project(store, folder: str) -> list:
+    """[(project folder, episodes, passages)] of the memories of folder's project that a forget
+    of folder keeps: stored outside it (another clone of its repository, the rest of the
+    repository a subfolder is in), by project folder, most first."""
+    kept, same = {}, {}
+    for cwd, episodes, passages in store.memories_by_folder():
+        if not cwd or cwd == folder or cwd.startswith(folder.rstrip("/") + "/"):   # as memories_under reads
+            continue
+        root = paths.project_of(cwd)
+        if root not in same:
+            same[root] = paths.same_project(root, folder)
+        if same[root]:
+            e, p = kept.get(root, (0, 0))
+            kept[root] = (e + episodes, p + passages)
+    return sorted(((root, e, p) for root, (e, p) in kept.items()), key=lambda k: (-k[1] - k[2], k[0]))
 
 
 def _messages_held(store, passages: list) -> set:
@@ -571,7 +607,7 @@ def apply(store, p: Plan, now: str) -> dict:
                         passage_ids=sorted(gone_passages), scrubbed_passages=scrubbed_passages,
                         reworded=reworded, session_ids=p.sessions,
                         titles=[(sid, t) for sid, t in titles if sid not in p.sessions], now=now,
-                        answers=answers,
+                        answers=answers, moved=sorted(p.moved.items()),
                         last=json.dumps({"episodes": sorted(gone), "lessons": [ls["id"] for ls in p.lessons],
                                          "passages": sorted(gone_passages), "finished": False}),
                         morning=None if report is None else json.dumps(report, ensure_ascii=False, sort_keys=True))

@@ -800,6 +800,14 @@ class Store:
         passages |= {ps["id"] for ps in self.passages_of_sessions(sessions)}
         return sorted(episodes), lessons, sessions, sorted(passages)
 
+    def memories_by_folder(self) -> list:
+        """[(cwd, episodes, passages)] of every working folder memories are stored for."""
+        counts = {}
+        for table, at in (("episodes", 0), ("passages", 1)):
+            for cwd, n in self._db.execute(f"SELECT cwd, count(*) FROM {table} WHERE cwd IS NOT NULL GROUP BY cwd"):
+                counts.setdefault(cwd, [0, 0])[at] = n
+        return [(cwd, e, p) for cwd, (e, p) in counts.items()]
+
     def sessions_starting(self, prefix: str) -> list:
         """[{id, cwd, started}] of the sessions whose id starts with prefix (forget --session)."""
         return [dict(r) for r in self._db.execute(
@@ -825,7 +833,8 @@ class Store:
                 {r[0]: r[1] or "" for r in self._in("SELECT id, title FROM sessions WHERE id IN (%s)", ids)})
 
     def forget(self, tombstones, episode_ids, scrubbed, lesson_ids, reworded, session_ids, titles, now: str,
-               morning: str | None = None, passage_ids=(), scrubbed_passages=(), answers=(), last: str = "") -> dict:
+               morning: str | None = None, passage_ids=(), scrubbed_passages=(), answers=(), last: str = "",
+               moved=()) -> dict:
         """Forget in one transaction (forget.apply says what); freed bytes zeroed, index merged, WAL emptied."""
         db = self._db
         db.execute("PRAGMA secure_delete = ON")  # freed pages and cells are overwritten with zeros
@@ -841,6 +850,7 @@ class Store:
             db.executemany("UPDATE lessons SET text = ?, sources = ?, seen = ?, embedding = ?, updated = ? WHERE id = ?",
                            [(redact(t), json.dumps(src), max(seen, 1), embed.encode(embed.vector(redact(t))), now, i)
                             for i, t, src, seen in reworded])
+            db.executemany("UPDATE lessons SET cwd = ?, updated = ? WHERE id = ?", [(cwd, now, i) for i, cwd in moved])
             db.executemany("DELETE FROM passages WHERE id = ?", [(i,) for i in passage_ids])
             db.executemany("UPDATE passages SET text = ?, context = ?, embedding = ? WHERE id = ?",
                            [(text, context, embed.encoded(_unlabelled(text)), i) for i, text, context in scrubbed_passages])

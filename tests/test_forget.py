@@ -11,7 +11,7 @@ from unittest import mock
 
 from openmemory import forget, ingest, mcp, paths, store, transcripts
 from tests.fixtures import Transcript, project_folder, test_session
-from tests.helpers import TempHome, figures
+from tests.helpers import TempHome, figures, raw_db
 from tests.llm_server import ModelServer
 
 A_SAID = "No, don't use unittest here, run the tests with pytest -q like Marguerite Vasquez said"
@@ -1136,6 +1136,76 @@ class OptOutRender(TempHome):
         render.render(self.db)
         self.assertEqual(list(self.nda_memory.glob("om-*.md")), [])
         self.assertEqual(len(list(self.blog_memory.glob("om-*.md"))), 1)
+
+
+class ForgetAClone(TempHome):
+    """Two clones of one repository (real git repositories, one origin) are one project for sleep,
+    render and recall; `forget --project` takes the folder named, says what of the project it
+    keeps and how to forget that too, and keeps a lesson the other clone taught as well."""
+
+    def setUp(self):
+        super().setUp()
+        self.work = self.clone("work/cli", "git@github.com:org/cli.git")
+        self.review = self.clone("src/cli-review", "https://github.com/org/cli")
+        corrected(self.work, 2, "python -m unittest", A_SAID).write(project_folder(self.claude, self.work))
+        corrected(self.review, 3, "python -m unittest discover", B_SAID).write(project_folder(self.claude, self.review))
+        self.ok("ingest")
+        self.ok("sleep", "--now", "2026-11-05T03:00:00Z")
+        [self.lesson] = self.lessons()
+
+    def clone(self, name, origin):
+        folder = self.tmp / name
+        folder.mkdir(parents=True)
+        env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull)
+        for args in (["init", "-q"], ["remote", "add", "origin", origin]):
+            subprocess.run(["git", "-C", str(folder), *args], check=True, capture_output=True, env=env)
+        return Path(os.path.realpath(folder))
+
+    def lessons(self):
+        with store.connect() as db:
+            return db.all_lessons()
+
+    def folders(self):
+        with store.connect() as db:
+            return sorted({e["cwd"] for e in db.episodes()})
+
+    def test_forget_one_clone_keeps_the_other_says_so_and_keeps_the_lesson_it_taught_too(self):
+        self.assertEqual((self.lesson["cwd"], self.lesson["seen"]), (str(self.work), 2))   # filed under the first
+        p = self.cli("forget", "--project", self.work, "--yes")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.folders(), [str(self.review)])
+        self.assertIn(f"not forgotten: 3 episode(s) and 2 passage(s) of {self.review}, another clone or worktree of "
+                      f"its repository; `openmemory forget --project {self.review}` forgets those too", p.stdout)
+        self.assertIn(f"not kept out: sessions in {self.work} from now on are stored as before; to keep it out, put "
+                      f"an empty .openmemory-ignore file in it", p.stdout)
+        self.assertIn(f"lesson l{self.lesson['id']} · kept: also learnt in {self.review}", p.stdout)
+        [lesson] = self.lessons()         # worded from what the other clone said, and filed under it
+        self.assertEqual((lesson["id"], lesson["vetoed"], lesson["cwd"]), (self.lesson["id"], 0, str(self.review)))
+        self.assertIn("Zephyrine", lesson["text"])
+        raw = b"".join(p.read_bytes() for p in self.home.rglob("*") if p.is_file())
+        self.assertNotIn(b"Marguerite", raw)
+        p = self.cli("forget", "--project", self.work, "--yes")     # nothing left of it: and what is not
+        self.assertIn("nothing in memory to forget", p.stderr)
+        self.assertIn(f"`openmemory forget --project {self.review}` forgets those too", p.stdout)
+        self.ok("forget", "--project", self.review, "--yes")         # the rest, as it said
+        self.assertEqual((self.folders(), self.lessons()), ([], []))
+
+    def test_a_lesson_filed_under_the_folder_but_learnt_only_in_the_other_clone_stays_whole(self):
+        # a night spells the project by the first clone it meets: the lesson may be filed under
+        # a clone none of its sources came from; forgetting that clone leaves it as it was
+        with store.connect() as db, db.transaction():
+            raw_db(db).execute("UPDATE lessons SET sources = ? WHERE id = ?",
+                               (json.dumps([self.correction(B_SAID)]), self.lesson["id"]))
+        p = self.cli("forget", "--project", self.work, "--yes")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        [lesson] = self.lessons()
+        self.assertEqual((lesson["text"], lesson["vetoed"], lesson["cwd"]),
+                         (self.lesson["text"], 0, str(self.review)))
+        self.assertIn("0 lesson(s) worded again", p.stderr)
+
+    def correction(self, words):
+        with store.connect() as db:
+            return next(e["id"] for e in db.episodes("correction") if words in e["facts"]["said"])
 
 
 class Campaign(TempHome):
