@@ -626,7 +626,12 @@ def cmd_show(args) -> int:
 
 def cmd_remember(args) -> int:
     """Store a note in memory at once, from the terminal or a script (as the agent's `remember` tool does); the same words again in a project are not stored twice."""
+    if not args.text and sys.stdin.isatty():    # typed by a person, who would otherwise see it wait in silence
+        print("openmemory remember: type the note, then Ctrl-D on a line of its own "
+              "(or give it on the command line: openmemory remember \"the note\")", file=sys.stderr)
     text = " ".join(args.text) if args.text else wellformed(sys.stdin.read())
+    if not text.strip():    # nothing to store: what was typed is wrong in itself
+        raise errors.UsageError("a note needs some text: openmemory remember \"the note\" (or the note on stdin)")
     cwd = os.path.realpath(args.cwd) if args.cwd else None if args.everywhere else os.getcwd()
     cwd = cwd and wellformed(cwd)   # a folder named in bytes that are not UTF-8: stored as its name reads
     from . import forget

@@ -227,6 +227,43 @@ class Remember(TempHome):
         self.assertIn("remembered as note e5", self.ok("remember", "--cwd", repo, "the staging db is postgres 16").stdout)
 
     def test_an_empty_note_is_an_error(self):
-        p = self.cli("remember", input="  \n")
-        self.assertEqual(p.returncode, 1)
-        self.assertIn("openmemory: error: a note needs some text", p.stderr)
+        # nothing to store is what was typed, wrong in itself: exit 2 and the verb's prefix, as for
+        # `forget` with nothing to forget; nothing stored
+        for args, given in ((("remember",), "  \n"), (("remember", " "), None), (("remember", "--json"), "")):
+            with self.subTest(args=args):
+                p = self.cli(*args, input=given)
+                self.assertEqual((p.returncode, p.stdout), (2, ""))
+                self.assertEqual(p.stderr, "openmemory remember: error: a note needs some text: openmemory remember "
+                                           "\"the note\" (or the note on stdin)\n")
+        self.assertEqual(json.loads(self.ok("status", "--json").stdout)["episodes"]["total"], 0)
+
+    def test_remember_at_a_terminal_says_what_it_waits_for(self):
+        # `openmemory remember` typed with no words reads the note from the terminal: it says so
+        # (on stderr) rather than wait in silence, and stores what was typed
+        import pty
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.environ["PYTHONPATH"] = self.env()["PYTHONPATH"]
+            os.chdir(self.tmp)
+            os.execv(sys.executable, [sys.executable, "-m", "openmemory", "remember"])
+        import select
+        import signal
+        out = b""
+        while b"Ctrl-D" not in out and select.select([fd], [], [], 30)[0]:   # silence: it waits, unsaid
+            out += os.read(fd, 1024)
+        if b"Ctrl-D" not in out:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            self.fail(f"remember waited in silence for the note: {out!r}")
+        os.write(fd, b"the staging db is postgres 16\n\x04")
+        try:
+            while True:
+                chunk = os.read(fd, 1024)
+                if not chunk:
+                    break
+                out += chunk
+        except OSError:     # the terminal closed: the program ended
+            pass
+        self.assertEqual(os.waitpid(pid, 0)[1], 0, out)
+        self.assertIn(b"openmemory remember: type the note, then Ctrl-D on a line of its own", out)
+        self.assertIn(b"remembered as note e1", out)
