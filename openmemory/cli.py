@@ -58,6 +58,11 @@ def cmd_ingest(args) -> int:
         asked = _model_after_ingest(db, args.quiet) if args.model else None
     if args.quiet:
         return 0
+    for root in roots or ():    # a folder named that holds none where ingest looks: said, not a silent 0 of 0
+        if os.path.isdir(os.path.expanduser(root)) and not ingest.discover([root]):
+            print(f"openmemory: warning: no transcript in {shown(root)}: ingest reads a transcript file, a folder "
+                  f"of them (one project's) or a folder of such folders (Claude Code's projects/), and Codex's "
+                  f"sessions/ or Gemini's tmp/; name the folder that holds them", file=sys.stderr)
     if args.json:
         _print_json(dict(report.as_dict(), **({"model": asked} if args.model else {})))
     else:

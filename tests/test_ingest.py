@@ -237,6 +237,21 @@ class IngestCommand(TempHome):
         self.assertRegex(p.stderr, r"^openmemory ingest: error: no transcript or folder at .*missing\.jsonl")
         self.assertEqual(p.stderr.count("\n"), 1)
 
+    def test_a_folder_with_no_transcript_where_ingest_looks_is_said(self):
+        # transcripts two folders down (a copy of several machines' projects/): ingest reads a
+        # folder of project folders, not deeper, and says so rather than a silent "0 of 0"
+        deep = self.tmp / "copied"
+        test_session().write(deep / "laptop" / "-home-dev-shop")
+        p = self.ok("ingest", deep)
+        self.assertIn("read 0 of 0 transcripts", p.stdout)
+        self.assertEqual(p.stderr, f"openmemory: warning: no transcript in {deep}: ingest reads a transcript file, a "
+                                   f"folder of them (one project's) or a folder of such folders (Claude Code's "
+                                   f"projects/), and Codex's sessions/ or Gemini's tmp/; name the folder that holds them\n")
+        p = self.ok("ingest", deep / "laptop")                          # the folder that holds them: read, no warning
+        self.assertIn("read 1 of 1", p.stdout)
+        self.assertEqual(p.stderr, "")
+        self.assertEqual(self.ok("ingest", "--quiet", deep).stderr, "")  # --quiet prints nothing at all
+
     def test_quiet_prints_nothing_at_all(self):
         self.write_session()
         p = self.ok("ingest", "--quiet")
