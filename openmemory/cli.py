@@ -523,11 +523,20 @@ def _setup_judge(args) -> None:
         backend = "off" if backend in ("n", "no", "none") else backend   # the question reads as yes or no
         if backend not in settings.BACKENDS:
             raise OpenMemoryError(f"no judge called {backend!r}; the choices are {', '.join(settings.BACKENDS)}")
+    url, model = args.judge_url, args.judge_model
+    if args.judge is None and backend == "endpoint" and not (current.backend == "endpoint" and current.url):
+        url = url or _ask("its URL, OpenAI-compatible (such as http://localhost:11434/v1): ")   # chosen here:
+        model = model or _ask("its model (such as qwen2.5:7b): ")                               # asked here too
     try:
-        choice = settings.choose(backend, model=args.judge_model, url=args.judge_url, command=args.judge_command,
+        choice = settings.choose(backend, model=model, url=url, command=args.judge_command,
                                  calls=args.judge_calls, tokens=args.judge_tokens, current=current)
     except ValueError as e:
-        raise OpenMemoryError(f"setup --judge {backend}: {e}") from None
+        if args.judge is not None:
+            raise OpenMemoryError(f"setup --judge {backend}: {e}") from None
+        # an answer typed here that cannot run: the judge stays as it was, and the rest of setup goes on
+        print(f"judge: {current.describe()}, as it was: {backend}: {e} (`openmemory setup --judge {backend} ...` "
+              f"turns it on later)", file=sys.stderr)
+        return
     if choice.backend != "off":
         for line in settings.cost(choice):
             print(line, file=sys.stderr)
@@ -546,6 +555,12 @@ def _setup_judge(args) -> None:
 
 
 _MARK = {"add": "+", "replace": "~", "remove": "-", "keep": "=", "manual": "!", "skip": "="}
+
+
+def _ask(question: str) -> str:
+    """One line typed at the terminal, in answer to question."""
+    print(question, end="", file=sys.stderr, flush=True)
+    return sys.stdin.readline().strip()
 
 
 def _confirm(question: str) -> bool:

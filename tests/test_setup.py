@@ -178,14 +178,14 @@ class Setup(SetupCase):
         self.assertEqual([c.split()[:2] + c.split()[-1:] for c in calls],
                          [["mcp", "add", "nonessential=1"], ["mcp", "remove", "nonessential=1"]])
 
-    def at_a_terminal(self, *answers):
+    def at_a_terminal(self, *answers, env=None):
         """`openmemory setup` with its stdin a terminal, answering each question in turn."""
         import pty
         primary, secondary = pty.openpty()
         os.write(primary, "".join(a + "\n" for a in answers).encode())
         try:
             return subprocess.run([sys.executable, "-m", "openmemory", "setup", "--schedule", "none"],
-                                  stdin=secondary, capture_output=True, text=True, env=self.env(),
+                                  stdin=secondary, capture_output=True, text=True, env=env or self.env(),
                                   cwd=str(self.tmp), timeout=60)
         finally:
             os.close(secondary)
@@ -207,6 +207,30 @@ class Setup(SetupCase):
         self.assertIn("done; `openmemory doctor` checks it", p.stdout)
         self.assertEqual(set(self.hooks_added()), set(setup.HOOK_EVENTS))
         self.assertIn("no judge called 'maybe'", self.at_a_terminal("maybe").stderr)
+
+    def test_at_a_terminal_endpoint_asks_its_url_and_model_and_a_judge_that_cannot_run_stops_nothing_else(self):
+        # "endpoint" is one of the answers the question offers: it asks for the URL and the model
+        # rather than fail on flags nobody typed; a judge that cannot run (claude not on PATH, no
+        # URL given) stays as it was, said in one line, and the rest of setup goes on
+        p = self.at_a_terminal("endpoint", "http://localhost:11434/v1", "qwen2.5:7b", "y", "y")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("its URL, OpenAI-compatible (such as http://localhost:11434/v1): ", p.stderr)
+        chosen = json.loads((self.home / "settings.json").read_text())["judge"]
+        self.assertEqual((chosen["backend"], chosen["url"], chosen["model"]),
+                         ("endpoint", "http://localhost:11434/v1", "qwen2.5:7b"))
+        self.assertEqual(set(self.hooks_added()), set(setup.HOOK_EVENTS))
+        self.assertEqual(self.setup_cli("--undo", "--yes").returncode, 0)
+        (self.home / "settings.json").unlink()
+        for answers, why in ((("endpoint", "", "", "y"), "endpoint: an endpoint judge needs --judge-url"),
+                             (("claude", "y"), "claude: no `claude` on PATH")):
+            with self.subTest(answers=answers):
+                p = self.at_a_terminal(*answers, env=self.env(PATH=str(self.tmp / "no-programs")))   # no claude
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertIn(f"judge: off, as it was: {why}", p.stderr)
+                self.assertIn("done; `openmemory doctor` checks it", p.stdout)
+                self.assertEqual(set(self.hooks_added()), set(setup.HOOK_EVENTS))
+                self.assertFalse((self.home / "settings.json").exists())
+                self.assertEqual(self.setup_cli("--undo", "--yes").returncode, 0)
 
     def test_a_settings_file_setup_created_is_removed_by_undo(self):
         self.settings.unlink()
