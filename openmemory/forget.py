@@ -480,16 +480,21 @@ def _learnt_elsewhere(store, lesson: dict, gone: set) -> str | None:
 
 
 def kept_of_project(store, folder: str) -> list:
-    """[(project folder, episodes, passages)] of the memories of folder's project that a forget
-    of folder keeps: stored outside it (another clone of its repository, the rest of the
-    repository a subfolder is in), by project folder, most first."""
-    kept, same = {}, {}
+    """[(folder, episodes, passages)] of the memories of folder's project that a forget of
+    folder keeps: stored outside it (another clone or worktree of its repository, the rest of
+    the repository a subfolder is in), by working tree (`forget --project` of it takes them),
+    most first."""
+    kept, same, identity = {}, {}, paths.project_identity(folder)    # each repository's config read once
     for cwd, episodes, passages in store.memories_by_folder():
         if not cwd or cwd == folder or cwd.startswith(folder.rstrip("/") + "/"):   # as memories_under reads
             continue
-        root = paths.project_of(cwd)
+        try:    # by working tree: a linked worktree is named as its own folder, which its forget takes
+            tree = paths.work_tree(cwd) if os.path.isabs(cwd) else None
+        except OSError:
+            tree = None
+        root = str(tree) if tree else paths.project_of(cwd)
         if root not in same:
-            same[root] = paths.same_project(root, folder)
+            same[root] = paths.project_identity(root) == identity
         if same[root]:
             e, p = kept.get(root, (0, 0))
             kept[root] = (e + episodes, p + passages)

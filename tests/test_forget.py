@@ -1207,6 +1207,26 @@ class ForgetAClone(TempHome):
         with store.connect() as db:
             return next(e["id"] for e in db.episodes("correction") if words in e["facts"]["said"])
 
+    def test_a_linked_worktree_and_the_rest_of_a_repository_are_named_by_the_folder_their_forget_takes(self):
+        env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_AUTHOR_NAME="t",
+                   GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
+        for args in (["commit", "-q", "--allow-empty", "-m", "start"],
+                     ["worktree", "add", "-q", str(self.tmp / "wt-fix"), "-b", "fix"]):
+            subprocess.run(["git", "-C", str(self.work), *args], check=True, capture_output=True, env=env)
+        linked = Path(os.path.realpath(self.tmp / "wt-fix"))
+        (self.work / "pkg").mkdir()
+        for cwd, day in ((linked, 6), (self.work / "pkg", 7)):
+            corrected(cwd, day, "make lint", "No, run the linter with ruff check .").write(project_folder(self.claude, cwd))
+        self.ok("ingest")
+        p = self.cli("forget", "--project", self.work / "pkg", "--yes")         # a subfolder: the rest stays
+        self.assertIn(f"of {self.work}, the rest of its repository; `openmemory forget --project {self.work}`",
+                      p.stdout)
+        p = self.cli("forget", "--project", self.work, "--yes")
+        self.assertIn(f"of {linked}, another clone or worktree of its repository; `openmemory forget --project "
+                      f"{linked}` forgets those too", p.stdout)
+        self.ok("forget", "--project", linked, "--yes")
+        self.assertEqual(self.folders(), [str(self.review)])
+
 
 class Campaign(TempHome):
     """The forget/opt-out/kill campaign (tests/forgets.py), short; `python3 -m tests.forgets --full` is long."""
