@@ -441,7 +441,7 @@ def plan(store, episode_ids=(), lesson_ids=(), project=None, passage_ids=(), wor
         raise UsageError(f"no lesson {', '.join(map(str, missing))} in memory")
     gone = set(episodes)
     for ls in all_lessons.values():     # a lesson of the folder learnt in another clone too: that clone's now
-        if ls["id"] in project_lessons and (folder := _learnt_elsewhere(store, ls, gone)):
+        if ls["id"] in project_lessons and (folder := _learnt_elsewhere(store, ls, gone, project)):
             lesson_ids.discard(ls["id"])
             p.moved[ls["id"]] = folder
     for ls in all_lessons.values():
@@ -470,13 +470,23 @@ def plan(store, episode_ids=(), lesson_ids=(), project=None, passage_ids=(), wor
     return p
 
 
-def _learnt_elsewhere(store, lesson: dict, gone: set) -> str | None:
+def _learnt_elsewhere(store, lesson: dict, gone: set, folder: str) -> str | None:
     """The project folder a lesson of a forgotten folder is learnt in too (its earliest source
-    that stays: another clone of its repository), or None when every source goes."""
+    that stays: another clone of its repository; a linked worktree of the folder forgotten is
+    its own), or None when every source goes."""
     left = [ep for i, ep in store.episodes_by_id([i for i in lesson["sources"] if i not in gone]).items()
             if ep.get("cwd")]
     first = min(left, key=lambda ep: (ep["at"], ep["id"]), default=None)
-    return paths.project_of(first["cwd"]) if first else None
+    if first is None:
+        return None
+    root = paths.project_of(first["cwd"])
+    if root == folder or root.startswith(folder.rstrip("/") + "/"):
+        try:
+            tree = paths.work_tree(first["cwd"]) if os.path.isabs(first["cwd"]) else None
+        except OSError:
+            tree = None
+        root = str(tree) if tree else first["cwd"]
+    return root
 
 
 def kept_of_project(store, folder: str) -> list:

@@ -1218,12 +1218,18 @@ class ForgetAClone(TempHome):
         for cwd, day in ((linked, 6), (self.work / "pkg", 7)):
             corrected(cwd, day, "make lint", "No, run the linter with ruff check .").write(project_folder(self.claude, cwd))
         self.ok("ingest")
+        self.ok("sleep", "--now", "2026-11-08T03:00:00Z")
+        [lint] = [ls for ls in self.lessons() if "make lint" in ls["text"]]
+        self.assertEqual((lint["cwd"], lint["seen"]), (str(self.work), 2))   # a worktree's project: the main tree
         p = self.cli("forget", "--project", self.work / "pkg", "--yes")         # a subfolder: the rest stays
         self.assertIn(f"of {self.work}, the rest of its repository; `openmemory forget --project {self.work}`",
                       p.stdout)
         p = self.cli("forget", "--project", self.work, "--yes")
         self.assertIn(f"of {linked}, another clone or worktree of its repository; `openmemory forget --project "
                       f"{linked}` forgets those too", p.stdout)
+        self.assertIn(f"lesson l{lint['id']} · kept: also learnt in {linked}, filed under it", p.stdout)  # not the tree gone
+        [lint] = [ls for ls in self.lessons() if "make lint" in ls["text"]]
+        self.assertEqual(lint["cwd"], str(linked))
         self.ok("forget", "--project", linked, "--yes")
         self.assertEqual(self.folders(), [str(self.review)])
 
