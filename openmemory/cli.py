@@ -774,7 +774,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("ids", nargs="*", metavar="ID", help="ids as recall shows them (e12, p45, l3; 12 is e12)")
     p.add_argument("--query", "-q", metavar="Q", help="forget every memory that holds each word of Q, as the "
                    "text index reads words (lists them and asks first)")
-    p.add_argument("--project", metavar="PATH", help="forget everything stored for PATH and below (asks first)")
+    p.add_argument("--project", metavar="PATH", help="forget everything stored for PATH and below, not another "
+                   "clone of its repository (it says what it keeps; asks first)")
     p.add_argument("--session", metavar="ID", help="forget a whole session, and keep what it says later out: its id, "
                    "or its first 8 characters or more as recall shows them (asks first)")
     p.add_argument("--yes", "-y", action="store_true", help="do not ask (for scripts)")
