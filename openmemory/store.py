@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import re
+import shlex
 import sqlite3
 import zlib
 from contextlib import contextmanager
@@ -1449,6 +1450,10 @@ def _copy(db: sqlite3.Connection, dest) -> None:
     while others keep reading and writing), private to the person; an existing dest is refused."""
     if os.path.exists(dest):
         raise OpenMemoryError(f"{dest} already exists; name a new file for the backup")
+    folder = os.path.dirname(os.path.abspath(dest))
+    if not os.path.isdir(folder):   # SQLite would say only "unable to open database"
+        raise OpenMemoryError(f"cannot write the backup at {dest}: there is no folder {folder} (make it first: "
+                              f"mkdir -p {shlex.quote(folder)})")
     mask = os.umask(0o077)
     try:
         db.execute("VACUUM INTO ?", (str(dest),))

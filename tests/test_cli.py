@@ -127,6 +127,19 @@ class Status(TempHome):
         self.assertNotIn("sessions ", out)
 
 
+class Backup(TempHome):
+    def test_a_backup_into_a_folder_not_there_says_so_and_how_to_make_it(self):
+        self.ok("remember", "--everywhere", "the staging db is postgres 16")
+        dest = self.tmp / "backups" / "memory-2026-12-05.db"
+        p = self.cli("backup", dest)
+        self.assertEqual((p.returncode, p.stdout), (1, ""))
+        self.assertEqual(p.stderr, f"openmemory: error: cannot write the backup at {dest}: there is no folder "
+                                   f"{dest.parent} (make it first: mkdir -p {dest.parent})\n")
+        self.assertFalse(dest.parent.exists())
+        dest.parent.mkdir()
+        self.assertIn(f"backed up {self.home / 'memory.db'} to {dest}", self.ok("backup", dest).stderr)
+
+
 class IngestCommand(TempHome):
     def test_json_without_a_claude_code_folder_is_still_one_object(self):
         p = self.ok("ingest", "--json")
