@@ -339,9 +339,11 @@ def _tell_kept(folder: str, elsewhere: list) -> None:
             "another clone or worktree of its repository"
         print(f"not forgotten: {episodes} episode(s) and {passages} passage(s) of {paths.one_line(root)}, {what}; "
               f"`openmemory forget --project {shlex.quote(root)}` forgets those too")
-    if not forget.OptOut().reason(folder):
+    if not forget.OptOut().reason(folder):   # a folder not on this machine (copied transcripts): the list
+        how = (f"put an empty {forget.IGNORE_MARKER} file in it" if os.path.isdir(folder)
+               else f"add it as a line of {paths.one_line(paths.ignore_list_path())}")
         print(f"not kept out: sessions in {paths.one_line(folder)} from now on are stored as before; to keep it "
-              f"out, put an empty {forget.IGNORE_MARKER} file in it")
+              f"out, {how}")
 
 
 def _tell_morning(db, vetoed: list, how: str) -> None:

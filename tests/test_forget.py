@@ -1207,6 +1207,23 @@ class ForgetAClone(TempHome):
         with store.connect() as db:
             return next(e["id"] for e in db.episodes("correction") if words in e["facts"]["said"])
 
+    def test_a_folder_not_on_this_machine_is_kept_out_by_the_list_and_said_so(self):
+        # transcripts copied from another machine: no marker can be put in a folder not here
+        elsewhere = "/Users/alex/src/cli"
+        corrected(elsewhere, 4, "make", "No, build it with just build").write(project_folder(self.claude, elsewhere))
+        self.ok("ingest")
+        p = self.cli("forget", "--project", elsewhere, "--yes")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(f"not kept out: sessions in {elsewhere} from now on are stored as before; to keep it out, add "
+                      f"it as a line of {self.home / 'ignore'}", p.stdout)
+        self.assertNotIn("not forgotten", p.stdout)     # another machine's folder: no clone of it is known here
+        corrected(elsewhere, 5, "make", "No, build it with just build-all").write(project_folder(self.claude, elsewhere))
+        self.ok("ingest")
+        (self.home / "ignore").write_text(elsewhere + "\n")              # as it said: kept out, and not said again
+        p = self.cli("forget", "--project", elsewhere, "--yes")
+        self.assertIn("forgot 3 episode(s)", p.stderr)
+        self.assertNotIn("not kept out", p.stdout + p.stderr)
+
     def test_a_linked_worktree_and_the_rest_of_a_repository_are_named_by_the_folder_their_forget_takes(self):
         env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_AUTHOR_NAME="t",
                    GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
