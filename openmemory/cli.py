@@ -285,6 +285,8 @@ def cmd_forget(args) -> int:
 def cmd_lessons(args) -> int:
     """List every lesson and candidate with what backs it and where it came from; approve, reject or edit one."""
     from . import render, review
+    if args.undo_veto and args.action not in ("approve", "edit"):
+        raise errors.UsageError("--undo-veto goes with approve or edit: openmemory lessons approve lesson:N --undo-veto")
     with store.connect() as db:
         if args.action == "list":
             if args.args:
@@ -301,12 +303,14 @@ def cmd_lessons(args) -> int:
         if args.action == "edit":
             if len(args.args) < 2:
                 raise errors.UsageError("edit takes a lesson and its new text: openmemory lessons edit lesson:N \"text\"")
-            lessons = [review.edit(db, review.parse_id(args.args[0]), " ".join(args.args[1:]))]
+            lessons = [review.edit(db, review.parse_id(args.args[0]), " ".join(args.args[1:]),
+                                   undo_veto=args.undo_veto)]
         else:
             if not args.args:
                 raise errors.UsageError(f"say which: openmemory lessons {args.action} lesson:N")
-            act = review.approve if args.action == "approve" else review.reject
-            lessons = [act(db, i) for i in dict.fromkeys(map(review.parse_id, args.args))]
+            ids = dict.fromkeys(map(review.parse_id, args.args))
+            lessons = [review.approve(db, i, undo_veto=args.undo_veto) for i in ids] if args.action == "approve" \
+                else [review.reject(db, i) for i in ids]
         rendered = render.render(db)
         vetoed = [{"id": ls["id"], "text": ls["text"]} for ls in lessons if ls["vetoed"]] if args.action == "reject" \
             else []
@@ -753,6 +757,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("args", nargs="*", metavar="ID [TEXT]",
                    help="lesson ids as `forget` takes them (lesson:3, or l3 as recall shows it); "
                         "for edit, one id and the new text")
+    p.add_argument("--undo-veto", action="store_true",
+                   help="approve or edit: also a lesson you rejected or whose file you deleted (the veto taken back)")
     p.add_argument("--json", action="store_true", help="print JSON (the list: with the episode ids of each source)")
 
     p = verb("render", cmd_render)

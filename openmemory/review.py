@@ -186,19 +186,24 @@ def _lesson(store: Store, lesson_id: int) -> dict:
     return found
 
 
-def _not_vetoed(lesson: dict, act: str) -> None:
-    if lesson["vetoed"]:
-        raise OpenMemoryError(f"lesson:{lesson['id']} was rejected (vetoed) and stays so; to {act} it, undo the "
-                              f"veto first (OPERATIONS.md, \"Render\")")
+def _not_vetoed(store: Store, lesson: dict, act: str, undo_veto: bool = False) -> None:
+    """A vetoed lesson is approved or edited only when the person takes the veto back, by name."""
+    if lesson["vetoed"] and undo_veto:
+        render.undo_veto(store, lesson)
+    elif lesson["vetoed"]:
+        text = '"text" ' if act == "edit" else ""
+        raise OpenMemoryError(f"lesson:{lesson['id']} was rejected (vetoed) and stays so; to {act} it all the same, "
+                              f"take the veto back: openmemory lessons {act} lesson:{lesson['id']} {text}--undo-veto")
 
 
-def approve(store: Store, lesson_id: int, now: str | None = None) -> dict:
-    """The person approves a lesson: it is live (and back from the archive), whatever else says.
+def approve(store: Store, lesson_id: int, now: str | None = None, undo_veto: bool = False) -> dict:
+    """The person approves a lesson: it is live (and back from the archive), whatever else says;
+    a vetoed one only with undo_veto (the veto taken back).
 
     Returns the lesson as it is now."""
     now = iso(now)
     lesson = _lesson(store, lesson_id)
-    _not_vetoed(lesson, "approve")
+    _not_vetoed(store, lesson, "approve", undo_veto)
     with store.transaction():
         store.set_lesson_states([(lesson_id, backing.LIVE, dict(lesson["backing"], approved=now,
                                   by=["approved"] + [b for b in lesson["backing"].get("by") or [] if b != "approved"]))],
@@ -217,7 +222,7 @@ def reject(store: Store, lesson_id: int, now: str | None = None) -> dict:
     return _lesson(store, lesson_id)
 
 
-def edit(store: Store, lesson_id: int, text: str, now: str | None = None) -> dict:
+def edit(store: Store, lesson_id: int, text: str, now: str | None = None, undo_veto: bool = False) -> dict:
     """The person's own text for a lesson: kept whatever rewords lessons (a forgotten source, a
     wider scope, a judge), and live, as approving it is: a lesson the person had neither approved
     nor edited is made as strong as approve makes it (so it gets its prediction, and fades no
@@ -230,7 +235,7 @@ def edit(store: Store, lesson_id: int, text: str, now: str | None = None) -> dic
     if len(text.split()) < 2:
         raise UsageError("say the lesson in a few words: openmemory lessons edit lesson:N \"the lesson\"")
     lesson = _lesson(store, lesson_id)
-    _not_vetoed(lesson, "edit")
+    _not_vetoed(store, lesson, "edit", undo_veto)
     by = ["edited"] + [b for b in lesson["backing"].get("by") or [] if b != "edited"]
     with store.transaction():
         store.edit_lesson(lesson_id, text, dict(lesson["backing"], edited=now, by=by))

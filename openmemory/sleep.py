@@ -1005,11 +1005,13 @@ def told_approved(store: Store, approved: list, how: str) -> bool:
     Whether it changed."""
     report = _load_json(store.get_state("morning"))
     texts = {int(a["id"]): a["text"] for a in approved}
-    if not report or not any(ls["id"] in texts for key in LISTED for ls in report.get(key, [])):
+    if not report or not any(ls["id"] in texts for key in LISTED + ("vetoed",) for ls in report.get(key, [])):
         return False
-    decided = [ls["id"] for key in WAITING for ls in report.get(key, []) if ls["id"] in texts]
+    # a veto taken back (`--undo-veto`) leaves "Vetoed by you" for "Approved by you" too
+    decided = [ls["id"] for key in WAITING + ("vetoed",) for ls in report.get(key, []) if ls["id"] in texts]
     report = dict(report, **{key: [dict(ls, text=texts.get(ls["id"], ls["text"])) for ls in report.get(key, [])
-                                   if key not in WAITING or ls["id"] not in texts] for key in LISTED})
+                                   if key not in WAITING or ls["id"] not in texts] for key in LISTED},
+                  vetoed=[v for v in report.get("vetoed", []) if v["id"] not in texts])
     told = {a["id"] for a in report["approved"]}
     report["approved"] = [dict(a, how="edited") if a["id"] in texts and how == "edited" else a
                           for a in report["approved"]] + \

@@ -1013,6 +1013,11 @@ class Store:
             self._db.executemany("UPDATE lessons SET vetoed = 1 WHERE id = ?", [(i,) for i in ids])
             self.close_predictions_not_live(now or iso())
 
+    def unveto_lessons(self, ids) -> None:
+        """The person took back their veto of these lessons (render.undo_veto)."""
+        with self.transaction():
+            self._db.executemany("UPDATE lessons SET vetoed = 0 WHERE id = ?", [(i,) for i in ids])
+
     def close_predictions_not_live(self, now: str) -> int:
         """Close the open predictions of vetoed lessons and candidates (resolved, no outcome):
         nothing is left waiting on a lesson the person rejected or that is not rendered. Call

@@ -119,6 +119,40 @@ class ThepersonDecides(ReviewCase):
         self.assertEqual((p.returncode, p.stdout), (1, ""))
         self.assertIn("lesson:1 was rejected (vetoed) and stays so", p.stderr)
 
+    def test_a_veto_is_taken_back_only_by_name_and_then_holds_no_more(self):
+        # a lesson rejected by mistake (or its file deleted): approve refuses and names the way
+        # back; --undo-veto takes the veto back, and no later render or sleep vetoes it again
+        self.night(corrected(self.repo, 2, "from now on, don't use unittest here, run the tests with pytest -q"))
+        self.ok("lessons", "reject", "lesson:1")
+        p = self.cli("lessons", "approve", "lesson:1")
+        self.assertEqual((p.returncode, p.stdout), (1, ""))
+        self.assertIn("lesson:1 was rejected (vetoed) and stays so; to approve it all the same, take the veto back: "
+                      "openmemory lessons approve lesson:1 --undo-veto", p.stderr)
+        self.assertIn("Vetoed by you", (self.home / "morning.md").read_text())
+        p = self.ok("lessons", "approve", "lesson:1", "--undo-veto")
+        self.assertEqual(p.stdout, f"lesson:1 · live · {LESSON}\n")
+        self.assertTrue((self.memory / "om-1.md").is_file())
+        self.assertIn("pytest", self.index())
+        self.assertEqual(json.loads((self.home / "vetoed.json").read_text())["lessons"], [])
+        morning = (self.home / "morning.md").read_text()
+        self.assertNotIn("Vetoed by you", morning)
+        self.assertIn("## Approved by you", morning)
+        self.ok("render")
+        self.ok("sleep", "--now", "2026-11-21T03:00:00Z")
+        [entry] = self.listed()
+        self.assertEqual((entry["state"], (self.memory / "om-1.md").is_file()), ("live", True))
+        (self.memory / "om-1.md").unlink()                  # the other veto: its file deleted
+        self.assertIn("1 vetoed (file deleted)", self.ok("render").stdout)
+        self.assertIn("openmemory lessons edit lesson:1 \"text\" --undo-veto",
+                      self.cli("lessons", "edit", "lesson:1", "Run the tests with `pytest -q`.").stderr)
+        p = self.ok("lessons", "edit", "lesson:1", "Run the tests with `pytest -q`.", "--undo-veto")
+        self.assertEqual(p.stdout, "lesson:1 · live · Run the tests with `pytest -q`.\n")
+        self.ok("render")
+        self.assertIn("Run the tests with `pytest -q`.", (self.memory / "om-1.md").read_text())
+        p = self.cli("lessons", "reject", "lesson:1", "--undo-veto")
+        self.assertEqual((p.returncode, p.stderr), (2, "openmemory lessons: error: --undo-veto goes with approve or "
+                                                       "edit: openmemory lessons approve lesson:N --undo-veto\n"))
+
     def test_an_edited_candidate_is_as_approved_one_it_gets_its_prediction(self):
         self.night(corrected(self.repo, 2), corrected(self.tmp / "blog", 3, "no, don't use npm here, use yarn",
                                                       "npm install"))
