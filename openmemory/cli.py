@@ -752,7 +752,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = verb("lessons", cmd_lessons)
     p.add_argument("action", nargs="?", default="list", choices=("list", "approve", "reject", "edit"),
-                   help="list (default); approve: it goes into the agent's memory; reject: never again, as deleting "
+                   help="list (default); approve: it goes into the agent's memory; reject: never again (until --undo-veto), as deleting "
                         "its file; edit: your own text for it (and approve it)")
     p.add_argument("args", nargs="*", metavar="ID [TEXT]",
                    help="lesson ids as `forget` takes them (lesson:3, or l3 as recall shows it); "
