@@ -189,3 +189,22 @@ class SetupCase(TempHome):
         from openmemory import setup
         settings = json.loads(self.settings.read_text(encoding="utf-8"))
         return {e: setup.hook_commands(settings, e) for e in setup.HOOK_EVENTS}
+
+
+def git_clone(tmp: Path, name: str, origin: str) -> Path:
+    """A real git clone, at tmp/name, of one upstream repository made once under tmp (so clones
+    share a commit: paths.shares_history), its remote then set to origin as a clone of it from
+    there would have it. Git reads no config of the person's (no system, no global file)."""
+    env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_AUTHOR_NAME="a",
+               GIT_AUTHOR_EMAIL="a@example.com", GIT_COMMITTER_NAME="a", GIT_COMMITTER_EMAIL="a@example.com")
+    upstream = Path(tmp) / "upstream"
+    if not upstream.exists():
+        upstream.mkdir()
+        for args in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "first"]):
+            subprocess.run(["git", "-C", str(upstream), *args], check=True, capture_output=True, env=env)
+    folder = Path(tmp) / name
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "clone", "-q", str(upstream), str(folder)], check=True, capture_output=True, env=env)
+    subprocess.run(["git", "-C", str(folder), "remote", "set-url", "origin", origin], check=True,
+                   capture_output=True, env=env)
+    return Path(os.path.realpath(folder))

@@ -11,7 +11,7 @@ from unittest import mock
 
 from openmemory import forget, ingest, mcp, paths, store, transcripts
 from tests.fixtures import Transcript, project_folder, test_session
-from tests.helpers import TempHome, figures, raw_db
+from tests.helpers import TempHome, figures, git_clone, raw_db
 from tests.llm_server import ModelServer
 
 A_SAID = "No, don't use unittest here, run the tests with pytest -q like Marguerite Vasquez said"
@@ -1154,12 +1154,7 @@ class ForgetAClone(TempHome):
         [self.lesson] = self.lessons()
 
     def clone(self, name, origin):
-        folder = self.tmp / name
-        folder.mkdir(parents=True)
-        env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull)
-        for args in (["init", "-q"], ["remote", "add", "origin", origin]):
-            subprocess.run(["git", "-C", str(folder), *args], check=True, capture_output=True, env=env)
-        return Path(os.path.realpath(folder))
+        return git_clone(self.tmp, name, origin)
 
     def lessons(self):
         with store.connect() as db:

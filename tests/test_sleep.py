@@ -15,7 +15,7 @@ from pathlib import Path
 
 from openmemory import cli, clock, ingest, paths, recall, sleep, store, wording
 from tests.fixtures import Transcript, project_folder
-from tests.helpers import TempHome, claude_code, raw_db
+from tests.helpers import TempHome, claude_code, git_clone, raw_db
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE_GOLDEN = os.environ.get("OPENMEMORY_UPDATE_GOLDEN") == "1"
@@ -540,21 +540,7 @@ class Consolidation(SleepCase):
         self.assertEqual((lesson["cwd"], lesson["seen"]), ("C:\\Users\\Alex\\shop", 2))
 
     def clone(self, name, origin):
-        """A real git clone in the temp folder of one upstream repository (a commit in common),
-        its remote then set to origin as a clone of it from there would have it."""
-        env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_AUTHOR_NAME="a",
-                   GIT_AUTHOR_EMAIL="a@example.com", GIT_COMMITTER_NAME="a", GIT_COMMITTER_EMAIL="a@example.com")
-        upstream = self.tmp / "upstream"
-        if not upstream.exists():
-            upstream.mkdir()
-            for args in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "first"]):
-                subprocess.run(["git", "-C", str(upstream), *args], check=True, capture_output=True, env=env)
-        folder = self.tmp / name
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["git", "clone", "-q", str(upstream), str(folder)], check=True, capture_output=True, env=env)
-        subprocess.run(["git", "-C", str(folder), "remote", "set-url", "origin", origin], check=True,
-                       capture_output=True, env=env)
-        return Path(os.path.realpath(folder))
+        return git_clone(self.tmp, name, origin)
 
     def test_two_clones_of_one_repository_are_one_project(self):
         # ~/work/cli and ~/src/cli-review, both cloned from github.com/org/cli (over ssh and over
