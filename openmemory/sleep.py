@@ -1150,8 +1150,10 @@ def morning_text(report: dict, prediction_days: int, archive_after_days: int) ->
         if a.get("how") == "edited" else
         "  (you approved it with `openmemory lessons approve`; it is in the agent's memory now)"])
     section("Vetoed by you", report["vetoed"], lambda v: [
-        f"- {v['text']}", "  (you rejected it with `openmemory lessons reject`; it will not come back)"
-        if v.get("how") == "rejected" else "  (you deleted it from Claude Code's memory; it will not come back)"])
+        f"- {v['text']}", ("  (you rejected it with `openmemory lessons reject`" if v.get("how") == "rejected" else
+                           "  (you deleted it from Claude Code's memory") +
+        f"; it will not come back unless you take the veto back: "
+        f"`openmemory lessons approve lesson:{v['id']} --undo-veto`)"])
     section("The model", [report["model"]] if report.get("model") else [], _model_line)
     section("Warnings", report["warnings"], lambda w: [f"- {w}"])
     return "\n".join(lines).rstrip() + "\n"

@@ -151,8 +151,10 @@ class EveryCountAgrees(TempHome):
         report = self.surfaces_agree(None)            # the stored report follows the vetoes
         self.assertEqual(sorted(v["id"] for v in report["vetoed"]), sorted([lint, docs]))
         morning = self.ok("morning").stdout
-        self.assertIn("(you rejected it with `openmemory lessons reject`; it will not come back)", morning)
-        self.assertIn("(you deleted it from Claude Code's memory; it will not come back)", morning)
+        self.assertIn("(you rejected it with `openmemory lessons reject`; it will not come back unless you take the "
+                      "veto back: `openmemory lessons approve lesson:3 --undo-veto`)", morning)
+        self.assertIn("(you deleted it from Claude Code's memory; it will not come back unless you take the veto "
+                      "back: `openmemory lessons approve lesson:1 --undo-veto`)", morning)
         self.assertNotIn("## Candidates to review", morning)
 
         # The next night: the correction again, and the failure again (the vetoed lesson takes it in).
