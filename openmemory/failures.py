@@ -20,11 +20,11 @@ _EXIT = re.compile(r"^Exit code -?\d+$")
 # A failed tool call: the lines that say why
 
 # A terminal's escape sequences (colour, a hyperlink's or a title's OSC, ended by BEL or by ESC
-# and a backslash), then what else a reader would not see as written: control characters but
+# and a backslash, a character set's choice: `tput sgr0`'s ESC ( B), then what else a reader would not see as written: control characters but
 # the line breaks splitlines reads, and the characters that reorder or hide text (bidi
 # overrides and isolates, zero-width marks). A cause line is quoted in lessons and in the
 # person's `lessons` list; it must read as it is.
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\|$)|\x1b[@-Z\\-_]")
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\|$)|\x1b[@-Z\\-_]|\x1b[ -/]+[0-~]")
 _UNSEEN = re.compile("[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f\u061c\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]")
 
 
@@ -315,6 +315,14 @@ _DIAGNOSTIC = re.compile(r"^(?:[\w.@+-]*[\\/])*[\w@+-][\w.@+-]*\.[A-Za-z]\w{0,5}
                          re.I)
 
 
+# Where a diff's body begins (`git diff`, `diff -u`, `cargo fmt --check`'s "Diff in src/a.rs:12:",
+# `gofmt -d`, `black --diff`): the lines after it that begin with "+", "-", " " or "\" are a
+# file's lines, not what the tool says of the failure.
+# (Not "--- ": go test's "--- FAIL: TestX" is followed by its indented reasons.)
+_DIFF_HEAD = re.compile(r"^(?:@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@|diff (?:--git |-u )|"
+                        r"index [0-9a-f]{7,}\.\.[0-9a-f]{7,}|Diff in \S.*?:\d+:?\s*$)")
+
+
 def error_lines(result: str, limit: int = 3) -> list:
     """The lines of a failed tool call's output that say why it failed, the cause first.
 
@@ -329,8 +337,11 @@ def error_lines(result: str, limit: int = 3) -> list:
     made = _MAKE_RAN.search(text) is not None
     kept = []                   # (text, rank), the ranks above
     tracebacks = []             # index in kept of each line that ends a Python traceback
-    in_traceback = False
+    in_traceback = in_diff = False
     for line in text.splitlines():
+        if in_diff and line[:1] in ("+", "-", " ", "\\", ""):
+            continue            # a diff's body: the file's lines, never the tool's words (a line of code naming an error)
+        in_diff = bool(_DIFF_HEAD.match(line))
         s = line.strip()
         if s.startswith("Traceback (most recent call last)"):
             in_traceback = True

@@ -38,6 +38,23 @@ class FailureCauses(unittest.TestCase):
         self.assertEqual(failures.error_lines(out), ["Exit code 2", "some.module.SomethingError: the cache is stale"])
 
 
+    def test_a_diffs_lines_are_the_files_not_the_tools_words(self):
+        # `cargo fmt --check` (with `tput sgr0`'s ESC ( B around each line) and `git diff
+        # --exit-code` print the file's lines: one that names an error is code, never the cause
+        reset, red, green = "\x1b(B\x1b[m", "\x1b[31m", "\x1b[32m"
+        rustfmt = ("Exit code 1\nDiff in /home/dev/app/src/config.rs:34:\n /// Returns an error if the file cannot "
+                   f"be read.\n{red}-    .map_err(|e| Error::Config(e))?;\n{reset}{green}+    .map_err(Error::Config)?;\n"
+                   f"{reset}")
+        self.assertEqual(failures.error_lines(rustfmt), ["Exit code 1", "Diff in /home/dev/app/src/config.rs:34:"])
+        self.assertTrue(failures.is_work_failure({"error": failures.error_lines(rustfmt)}))     # unformatted code
+        git = ("Exit code 1\ndiff --git a/app.py b/app.py\nindex 1a2b3c4..5d6e7f8 100644\n--- a/app.py\n+++ b/app.py\n"
+               "@@ -1,2 +1,2 @@\n-raise ValueError('bad')\n+raise TypeError('an error here')\n")
+        self.assertFalse([line for line in failures.error_lines(git) if "Error" in line or "error" in line])
+        # go test's "--- FAIL:" opens no diff
+        self.assertIn("FAIL", failures.error_lines("Exit code 1\n--- FAIL: TestPush (0.00s)\nFAIL\n"))
+        self.assertEqual(failures.plain(f"{reset}{red}-  let x{reset}"), "-  let x")
+
+
 class WrapperLines(unittest.TestCase):
     """A wrapper's line is found as the one pattern with every wrapper in it would find it."""
 
