@@ -9,7 +9,7 @@ asks paths whether a folder is in a git repository when not told.
 import re
 
 from . import embed, paths
-from .corrections import IMPERATIVE, TOOLS, end_trimmed, what_lasts
+from .corrections import IMPERATIVE, TOOLS, end_trimmed, own_lines, what_lasts
 from .failures import error_line, pipes_download, telling_lines
 from .redact import mostly_secret
 from .shorten import clip
@@ -459,7 +459,7 @@ def source(ep: dict) -> dict:
     """An episode in a few plain words: its date and what happened."""
     facts = ep.get("facts") or {}
     if ep["kind"] == "correction":
-        said = clip((facts.get("said") or "").splitlines()[0] if facts.get("said") else "", 100)
+        said, pasted = _own_words(facts.get("said") or "")
         if facts.get("rejected"):
             command, tool = facts.get("command") or "", facts.get("tool")
         else:
@@ -470,10 +470,11 @@ def source(ep: dict) -> dict:
             action = f"{tool} `{clip(command.split(' ', 1)[-1].rsplit('/', 1)[-1], 50)}`"
         else:
             action = clip(command, 60)
+        words = f"said \"{said}\"" if said else f"pasted {pasted} lines" if pasted else ""
         if facts.get("rejected"):
-            what = f"you refused {action}" + (f" and said \"{said}\"" if said else "")
+            what = f"you refused {action}" + (f" and {words}" if words else "")
         else:
-            what = f"you said \"{said}\"" + (f" after {action}" if command else "")
+            what = "you " + (words or 'said ""') + (f" after {action}" if command else "")
     elif ep["kind"] == "error":
         command = facts.get("command") or facts.get("tool") or ""
         shown = f"`{clip(core_command(command), 60)}`" if facts.get("tool") == "Bash" else clip(command, 60)
@@ -482,6 +483,17 @@ def source(ep: dict) -> dict:
     else:
         what = f"{ep['kind']}: {clip(ep.get('title') or '', 100)}"
     return {"id": ep["id"], "kind": ep["kind"], "at": ep["at"], "what": what}
+
+
+def _own_words(said: str) -> tuple:
+    """(the first line the person typed, clipped; how many lines were pasted) of a message: a log
+    pasted before their words is not what they said (corrections.own_lines). A message of one
+    line is theirs as sent; one of nothing but pasted lines is said as its count."""
+    lines = [line for line in said.splitlines() if line.strip()]
+    if len(lines) <= 1:
+        return clip(lines[0].strip() if lines else "", 100), 0
+    own = own_lines(said)
+    return (clip(own[0].strip(), 100), 0) if own else ("", len(lines))
 
 
 def call_about(facts: dict) -> tuple:

@@ -64,6 +64,15 @@ class Listing(ReviewCase):
         self.assertEqual([(s["kind"], s["episode"], s["project"]) for s in entry["sources"]],
                          [("correction", episodes["correction"], "shop")])      # one line a session
 
+    def test_where_it_came_from_quotes_the_persons_words_not_the_log_they_pasted_first(self):
+        paste = "$ pytest tests/test_orders.py\nE   ImportError: no module named shop.tests\n1 error in 0.21s\n"
+        self.night(corrected(self.repo, 2, said=paste + SAID))
+        listed = self.ok("lessons").stdout
+        self.assertIn(f"  - 2026-11-02, shop: you said \"{SAID}\" after `python -m unittest` failed", listed)
+        self.assertNotIn("pytest tests/test_orders.py", listed)
+        [source] = self.listed()[0]["sources"]
+        self.assertIn(f"you said \"{SAID}\"", source["what"])
+
     def test_nothing_to_list(self):
         p = self.ok("lessons")
         self.assertEqual(p.stdout, "")
