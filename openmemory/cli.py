@@ -659,6 +659,9 @@ def cmd_remember(args) -> int:
     if not text.strip():    # nothing to store: what was typed is wrong in itself
         raise errors.UsageError("a note needs some text: openmemory remember \"the note\" (or the note on stdin)")
     cwd = os.path.realpath(args.cwd) if args.cwd else None if args.everywhere else os.getcwd()
+    if args.cwd and not os.path.isdir(cwd):     # a typo: a note no session there would ever recall
+        raise errors.UsageError(f"--cwd {paths.one_line(args.cwd)}: no such folder here; name the project's "
+                                f"folder, or --everywhere for a note for every project")
     cwd = cwd and wellformed(cwd)   # a folder named in bytes that are not UTF-8: stored as its name reads
     from . import forget
     forget.refuse_kept_out(cwd)

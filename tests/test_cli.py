@@ -239,6 +239,16 @@ class Remember(TempHome):
         self.ok("forget", "e1", "--yes")                                   # forgotten: remembered anew
         self.assertIn("remembered as note e5", self.ok("remember", "--cwd", repo, "the staging db is postgres 16").stdout)
 
+    def test_a_note_for_a_folder_that_is_not_here_is_an_error(self):
+        # a typo in --cwd would file the note under a project no session ever runs in: exit 2, the
+        # verb's prefix, nothing stored
+        p = self.cli("remember", "--cwd", self.tmp / "shpo", "the staging db is postgres 16")
+        self.assertEqual((p.returncode, p.stdout), (2, ""))
+        self.assertTrue(p.stderr.startswith(f"openmemory remember: error: --cwd {self.tmp / 'shpo'}: no such folder "
+                                            f"here"), p.stderr)
+        with store.connect() as db:
+            self.assertEqual(db.episodes(kind="note"), [])
+
     def test_an_empty_note_is_an_error(self):
         # nothing to store is what was typed, wrong in itself: exit 2 and the verb's prefix, as for
         # `forget` with nothing to forget; nothing stored

