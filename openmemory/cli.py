@@ -537,8 +537,9 @@ def _setup_judge(args) -> None:
         choice = settings.choose(backend, model=model, url=url, command=args.judge_command,
                                  calls=args.judge_calls, tokens=args.judge_tokens, current=current)
     except ValueError as e:
-        if args.judge is not None:
-            raise OpenMemoryError(f"setup --judge {backend}: {e}") from None
+        if args.judge is not None:      # named on the command line: a value missing there is a usage error
+            raise (errors.UsageError if isinstance(e, settings.NotAsTyped) else OpenMemoryError)(
+                f"setup --judge {backend}: {e}") from None
         # an answer typed here that cannot run: the judge stays as it was, and the rest of setup goes on
         print(f"judge: {current.describe()}, as it was: {backend}: {e} (`openmemory setup --judge {backend} ...` "
               f"turns it on later)", file=sys.stderr)

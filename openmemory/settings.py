@@ -100,10 +100,16 @@ def problem() -> str | None:
 CALL_TOKENS = 2_600          # a judged message through `claude -p` (see DEFAULT_CALLS)
 
 
+class NotAsTyped(ValueError):
+    """A judge asked for with a value missing or not of its form (no URL, --judge-command not
+    a program): wrong in itself, not the machine's state (no `claude` on PATH)."""
+
+
 def choose(backend: str, model=None, url=None, command=None, calls=None, tokens=None,
            current: Judge = Judge()) -> Judge:
     """The judge the person asked for, what they did not say taken from the current one or the
-    defaults. Raises ValueError (a clear message) when it cannot run as asked."""
+    defaults. Raises ValueError (a clear message) when it cannot run as asked, NotAsTyped when
+    what was given is wrong in itself."""
     if backend == "off":
         return Judge(calls=current.calls, tokens=current.tokens)
     same = current.backend == backend
@@ -115,13 +121,13 @@ def choose(backend: str, model=None, url=None, command=None, calls=None, tokens=
             raise ValueError("no `claude` on PATH: pass --judge-command with the binary's path")
         path = shutil.which(found)
         if path is None:
-            raise ValueError(f"{found} is not an executable file")
+            raise (NotAsTyped if command else ValueError)(f"{found} is not an executable file")
         return Judge(backend="claude", model=model or (current.model if same else "") or DEFAULT_CLAUDE_MODEL,
                      command=os.path.abspath(path), calls=calls, tokens=tokens)
     url = url or (current.url if same else "")
     model = model or (current.model if same else "")
     if not url.startswith(("http://", "https://")) or not model:
-        raise ValueError("an endpoint judge needs --judge-url (http:// or https://) and --judge-model")
+        raise NotAsTyped("an endpoint judge needs --judge-url (http:// or https://) and --judge-model")
     return Judge(backend="endpoint", model=model, url=url, calls=calls, tokens=tokens)
 
 

@@ -163,6 +163,21 @@ class Setup(SetupCase):
         p = self.setup_cli("--yes", "--schedule", "none", "--judge", "endpoint", "--judge-url", "ftp://x")
         self.assertIn("needs --judge-url (http:// or https://) and --judge-model", p.stderr)
 
+    def test_a_judge_named_without_the_values_it_needs_is_a_usage_error_and_changes_nothing(self):
+        # what was typed is wrong in itself (README's exit codes): 2, the verb's prefix, no judge saved
+        judge_file = self.home / "settings.json"
+        for args in ((), ("--judge-url", "ftp://x", "--judge-model", "qwen2.5:7b"), ("--judge-model", "qwen2.5:7b")):
+            with self.subTest(args=args):
+                p = self.setup_cli("--yes", "--schedule", "none", "--judge", "endpoint", *args)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn("openmemory setup: error: setup --judge endpoint: an endpoint judge needs --judge-url",
+                              p.stderr)
+                self.assertFalse(judge_file.exists())
+                self.assertEqual(self.settings.read_bytes(), self.original)   # no hooks, no server
+        p = self.setup_cli("--yes", "--schedule", "none", "--judge", "claude", "--judge-command", self.tmp / "no-claude")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("no-claude is not an executable file", p.stderr)
+
     def test_claude_mcp_add_and_remove_run_without_claude_codes_telemetry(self):
         # Each run of Claude Code tries to send telemetry (offline: ~/.claude/telemetry/1p_failed_events.*);
         # registering a local server needs no network.
