@@ -668,12 +668,13 @@ def cmd_remember(args) -> int:
     forget.refuse_kept_out(cwd)
     from .recall import TOUCH_STRENGTH
     with store.connect() as db:     # the same words in the same project again: the note stored, touched
-        note_id, again = db.remember_note(text, title=args.title or "", cwd=cwd, strength=TOUCH_STRENGTH)
+        note_id, again, retitled = db.remember_note(text, title=args.title or "", cwd=cwd, strength=TOUCH_STRENGTH)
     if args.json:   # the id as recall shows it, which forget takes
         _print_json({"id": f"e{note_id}", "cwd": cwd, "already": bool(again)})
     else:
         print(f"{'already remembered' if again else 'remembered'} as note e{note_id} "
-              f"({f'project {paths.one_line(paths.project_of(cwd))}' if cwd else 'every project'})")
+              f"({f'project {paths.one_line(paths.project_of(cwd))}' if cwd else 'every project'})"
+              + (f", now titled \"{paths.one_line(retitled)}\"" if retitled else ""))
     return 0
 
 

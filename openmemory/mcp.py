@@ -469,7 +469,7 @@ def remember_tool(arguments: dict, project_dir: str | None) -> str:
             # The same words in the same project, from another session or the terminal: the note
             # stored, touched; said again in this session's conversation, a turn of its own.
             with store.connect() as db:
-                note_id, again = db.remember_note(text, title=title, cwd=cwd, strength=recall_lib.TOUCH_STRENGTH,
+                note_id, again, retitled = db.remember_note(text, title=title, cwd=cwd, strength=recall_lib.TOUCH_STRENGTH,
                                                   conversation=CONVERSATION, agent=CLIENT["agent"])
             break
         except sqlite3.OperationalError as e:
@@ -482,7 +482,8 @@ def remember_tool(arguments: dict, project_dir: str | None) -> str:
             log.info("remember: the database is locked (%s); trying again", e)
             time.sleep(0.05)
     where = f"project {paths.one_line(paths.project_of(cwd))}" if cwd else "no project"
-    said = f"Already remembered as note [e{note_id}] ({where}); recall finds it." if again else \
+    said = f"Already remembered as note [e{note_id}] ({where}" + (", now with the title given" if retitled else "") + \
+        "); recall finds it." if again else \
         f"Remembered as note [e{note_id}] ({where}); recall finds it from now on."
     if redact(text) != text or redact(title) != title:
         said += " Secret-looking text in it was stored as [REDACTED]."

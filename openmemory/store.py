@@ -333,23 +333,30 @@ class Store:
 
     def remember_note(self, text: str, title: str = "", cwd: str | None = None, strength: float = 0.0,
                       now: str | None = None, conversation: str | None = None, agent: str = "claude-code") -> tuple:
-        """(id, True) for the note already stored with the same words (as add_note stores them) in
-        the same project (paths.same_project; for every project: one for every project), not
-        archived, strengthened by strength and touched now (`remember` said twice); else (the id
-        of the note stored, False). A note of the conversation given does not count: a dialog
-        stored turn by turn keeps every turn, the same words said again in it too."""
+        """(id, True, retitled) for the note already stored with the same words (as add_note
+        stores them) in the same project (paths.same_project; for every project: one for every
+        project), not archived, strengthened by strength and touched now (`remember` said twice),
+        and given the title named now if one is and it differs (retitled: that title as stored,
+        the latest the person chose; else ""); else (the id of the note stored, False, ""). A note
+        of the conversation given does not count: a dialog stored turn by turn keeps every turn,
+        the same words said again in it too."""
         now = now or iso()
         ep = _note(text, title, cwd, now, conversation)
         with self.transaction():
-            same = [i for i, where in self._db.execute(
-                "SELECT id, cwd FROM episodes WHERE kind = 'note' AND NOT archived AND gist = ? "
+            same = [(i, was) for i, where, was in self._db.execute(
+                "SELECT id, cwd, title FROM episodes WHERE kind = 'note' AND NOT archived AND gist = ? "
                 "AND (? IS NULL OR json_extract(facts, '$.conversation') IS NOT ?) ORDER BY id",
                 (ep["gist"], conversation, conversation)) if paths.same_project(where, ep["cwd"])]
             if same:
+                note_id, was = same[0]
+                retitled = ep["title"] if title.strip() and ep["title"] != was else ""
                 self._db.execute("UPDATE episodes SET strength = strength + ?, last_touched = max(last_touched, ?) "
-                                 "WHERE id = ?", (strength, now, same[0]))
-                return same[0], True
-            return self._insert_note(ep, now, conversation, agent), False
+                                 "WHERE id = ?", (strength, now, note_id))
+                if retitled:        # the text index follows by its trigger; the embedding here
+                    self._db.execute("UPDATE episodes SET title = ?, embedding = ? WHERE id = ?",
+                                     (ep["title"], embed.encoded(ep["title"] + "\n" + ep["gist"]), note_id))
+                return note_id, True, retitled
+            return self._insert_note(ep, now, conversation, agent), False, ""
 
     def _insert_note(self, ep: dict, now: str, conversation: str | None, agent: str) -> int:
         """Insert a note (_note) inside the caller's transaction; returns its id."""

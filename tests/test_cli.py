@@ -239,6 +239,24 @@ class Remember(TempHome):
         self.ok("forget", "e1", "--yes")                                   # forgotten: remembered anew
         self.assertIn("remembered as note e5", self.ok("remember", "--cwd", repo, "the staging db is postgres 16").stdout)
 
+    def test_the_same_note_remembered_with_a_new_title_takes_the_new_title_and_says_so(self):
+        repo = self.tmp / "shop"
+        repo.mkdir()
+        self.ok("remember", "--cwd", repo, "--title", "staging db", "the staging db is postgres 16")
+        again = self.ok("remember", "--cwd", repo, "--title", "database versions", "the staging db is postgres 16")
+        self.assertEqual(again.stdout, f"already remembered as note e1 (project {os.path.realpath(repo)}), "
+                                       f"now titled \"database versions\"\n")
+        shown = self.ok("show", "e1").stdout.splitlines()
+        self.assertIn("database versions", shown)
+        self.assertNotIn("staging db", shown)
+        hits = json.loads(self.ok("recall", "database versions", "--json", "--cwd", repo).stdout)
+        self.assertEqual([h["id"] for h in hits][:1], ["e1"])              # found by its new title
+        # the same title, or none: the note as it was, nothing said of a title
+        for args in (("--title", "database versions"), ()):
+            p = self.ok("remember", "--cwd", repo, *args, "the staging db is postgres 16")
+            self.assertEqual(p.stdout, f"already remembered as note e1 (project {os.path.realpath(repo)})\n")
+        self.assertIn("database versions", self.ok("show", "e1").stdout.splitlines())
+
     def test_a_note_for_a_folder_that_is_not_here_is_an_error(self):
         # a typo in --cwd would file the note under a project no session ever runs in: exit 2, the
         # verb's prefix, nothing stored

@@ -354,6 +354,17 @@ class Tools(TempHome):
         turn = self.text(mcp.handle(call("remember", {"text": "the staging db is postgres 16"}), PROJECT))
         self.assertTrue(turn.startswith("Remembered as note ["), turn)  # the first conversation again
 
+    def test_the_same_note_remembered_with_another_title_takes_it(self):
+        self.text(mcp.handle(call("remember", {"text": "the staging db is postgres 16", "title": "staging"}), PROJECT))
+        with mock.patch.object(mcp, "CONVERSATION", "mcp:1@2"):       # the next session's server
+            again = self.text(mcp.handle(call("remember", {"text": "the staging db is postgres 16",
+                                                           "title": "db versions"}), PROJECT))
+        with store.connect() as db:
+            [note] = db.episodes(kind="note")
+        self.assertEqual(note["title"], "db versions")
+        self.assertEqual(again, f"Already remembered as note [e{note['id']}] (project {PROJECT}, now with the title "
+                                f"given); recall finds it.")
+
     def test_remember_redacts_secrets_and_says_so(self):
         key = "sk-ant-api03-" + "A1b2C3d4" * 6
         said = self.text(mcp.handle(call("remember", {"text": f"the staging key is {key}"}), PROJECT))
