@@ -259,16 +259,17 @@ def vetoed_wording(text: str) -> bool:
 def render(store: Store, now: str | None = None, max_lines=None, before_replace=None) -> dict:
     """Write every live lesson into Claude Code's memory folders and lessons.jsonl.
 
-    Returns {"written", "removed", "left", "vetoed", "warnings", "errors", "folders", "lessons",
-    "lessons_jsonl"}: files written and removed this time, edited files left as they are,
+    Returns {"written", "removed", "left", "vetoed", "warnings", "errors", "folders", "elsewhere",
+    "lessons", "lessons_jsonl"}: files written and removed this time, edited files left as they are,
     lessons the person vetoed since the last render ({"id", "text"}), plain-English
     warnings (a MEMORY.md whose section Claude Code does not load, damaged markers, ...) and
-    errors (a folder that could not be written: a disk full, a read-only folder).
+    errors (a folder that could not be written: a disk full, a read-only folder); elsewhere: the
+    ids of live lessons of a project not on this machine, written to lessons.jsonl only.
     """
     now = iso(now)
     limit = index_lines_limit(max_lines)
     result = {"written": [], "removed": [], "left": [], "vetoed": [], "warnings": [], "errors": [], "folders": [],
-              "lessons": 0, "candidates": 0, "lessons_jsonl": str(paths.lessons_path())}
+              "elsewhere": [], "lessons": 0, "candidates": 0, "lessons_jsonl": str(paths.lessons_path())}
     with files.Lock("render.lock", LOCK_WAIT_SECONDS, "render"):
         written = _load_state(paths.written_path(), "files", dict)
         sections = _load_state(paths.written_path(), "sections", dict)
@@ -380,7 +381,7 @@ def _collect_vetoes(store: Store, lessons: dict, written: dict, vetoes: list, no
 def _place(store: Store, live: list, limit: int, result: dict, optout: forget.OptOut, clones: Clones) -> dict:
     """{memory folder: its lessons, strongest first, at most limit}; none in a project kept out."""
     everywhere = None
-    folders_of = {}
+    folders_of, elsewhere_of = {}, {}
     placed = {}
     cwds = clones.cwds
     for lesson in live:
@@ -392,15 +393,20 @@ def _place(store: Store, live: list, limit: int, result: dict, optout: forget.Op
         if cwd:
             if cwd not in folders_of:
                 folder = paths.memory_dir_for(cwd)
-                # a project of another machine's (a Windows folder read here) only where its
-                # transcripts are: a memory folder is not made for a project that is not here
-                foreign = paths.is_foreign(cwd) and not folder.parent.is_dir()
-                if foreign or optout.reason(cwd):
+                # a project not on this machine (transcripts copied from another, a Windows folder
+                # read here) only where Claude Code already keeps it: no project folder is made
+                # in Claude Code's projects for a folder that is not here
+                elsewhere = not folder.parent.is_dir() and (paths.is_foreign(cwd) or
+                                                            not os.path.isdir(paths.project_of(cwd)))
+                elsewhere_of[cwd] = elsewhere
+                if elsewhere or optout.reason(cwd):
                     folders_of[cwd] = []
                 else:           # and the memory folder of each other clone of its repository here
                     folders_of[cwd] = [folder] + [paths.memory_dir_for(r) for r in clones.roots(cwd)[1:]
                                                   if not optout.reason(r)]
             folders = folders_of[cwd]
+            if elsewhere_of.get(cwd) and lesson["id"] not in result.setdefault("elsewhere", []):
+                result["elsewhere"].append(lesson["id"])
         else:
             if everywhere is None:
                 everywhere = project_folders(store)
@@ -632,8 +638,9 @@ def _agent_sections(sections: dict) -> list:
 def purge() -> dict:
     """Remove from every memory folder what render put there: each lesson file as it was
     written, and the section of each MEMORY.md, markers included. A lesson file the person
-    edited is theirs and stays. Returns {"removed", "sections", "left", "warnings"}: paths."""
-    result = {"removed": [], "sections": [], "left": [], "warnings": []}
+    edited is theirs and stays; a memory folder left empty goes, and its project's folder if
+    left empty. Returns {"removed", "sections", "folders", "left", "warnings"}: paths."""
+    result = {"removed": [], "sections": [], "folders": [], "left": [], "warnings": []}
     with files.Lock("render.lock", LOCK_WAIT_SECONDS, "purge"):
         written = _load_state(paths.written_path(), "files", dict)
         sections = _load_state(paths.written_path(), "sections", dict)
@@ -668,10 +675,27 @@ def purge() -> dict:
             except RenderError as e:
                 result["warnings"].append(f"left {md} as it is: {e}; remove the `{BEGIN}` and `{END}` lines "
                                           f"and what is between them yourself")
+        # a memory folder purge left empty goes, and its project's folder if that is empty too:
+        # one render made for a project with no transcripts here (none of the person's or Claude Code's in it)
+        result["folders"] = []
+        for folder in sorted({Path(name).parent for name in result["removed"] + result["sections"]}):
+            for empty in (folder, folder.parent):
+                if not _folder_ok(folder) or not _remove_if_empty(empty):
+                    break
+                result["folders"].append(str(empty))
         _purge_agent_sections(sections, result)
         files.write_own(paths.written_path(), _dump({"version": STATE_VERSION, "files": written,
                                                         "sections": sections}))
     return result
+
+
+def _remove_if_empty(folder: Path) -> bool:
+    """Remove folder if nothing is in it; whether it went."""
+    try:
+        folder.rmdir()
+    except OSError:        # not empty, not there, not ours to remove
+        return False
+    return True
 
 
 def _purge_agent_sections(sections: dict, result: dict) -> None:
@@ -706,6 +730,9 @@ def summary(result: dict) -> str:
     parts = [f"{result['lessons']} live lesson{'' if result['lessons'] == 1 else 's'} in "
              f"{len(result['folders'])} memory folder{'' if len(result['folders']) == 1 else 's'}",
              f"{written} file{'' if written == 1 else 's'} written"]
+    if result.get("elsewhere"):   # their project's folder is not on this machine: lessons.jsonl holds them
+        n = len(result["elsewhere"])
+        parts.append(f"{n} of a project not on this machine, in lessons.jsonl only")
     if result["removed"]:
         parts.append(f"{len(result['removed'])} removed")
     if result["left"]:

@@ -655,6 +655,7 @@ def _purge(rec) -> str:
     done = render.purge()
     lines = [f"removed {name}" for name in done["removed"]]
     lines += [f"took openmemory's section out of {name}" for name in done["sections"]]
+    lines += [f"removed {name}, left empty" for name in done.get("folders", [])]
     lines += [f"took the lessons out of {name}; the markers you put there stay (remove them to stop "
               f"lessons going there)" for name in done.get("emptied", [])]
     lines += [f"left {name}: you edited it, so it is yours (delete it yourself)" for name in done["left"]]

@@ -461,6 +461,25 @@ class Placement(RenderCase):
         self.assertIn("1 line(s) of openmemory's section", result["warnings"][0])  # its heading still loads
 
 
+class ProjectsNotHere(RenderCase):
+    def test_no_claude_code_project_folder_is_made_for_a_project_not_on_this_machine(self):
+        # transcripts copied from another machine: their folder is not here, nor does Claude Code
+        # keep a project for it; the lesson is in lessons.jsonl, the render says where
+        elsewhere = "/Users/someone-else/work/cli"
+        add_lesson(self.db, cwd=elsewhere)
+        p = self.ok("render")
+        self.assertFalse(paths.projects_dir().exists() and any(paths.projects_dir().iterdir()),
+                         list(paths.projects_dir().rglob("*")) if paths.projects_dir().exists() else [])
+        self.assertIn("1 live lesson in 0 memory folders", p.stdout + p.stderr)
+        self.assertIn("1 of a project not on this machine, in lessons.jsonl only", p.stdout + p.stderr)
+        [listed] = [json.loads(line) for line in (self.home / "lessons.jsonl").read_text().splitlines()]
+        self.assertEqual((listed["text"], listed["cwd"]), (TEXT, elsewhere))
+        # once Claude Code keeps the project (a session there), its memory folder is written
+        (paths.memory_dir_for(elsewhere).parent).mkdir(parents=True)
+        self.assertIn("1 live lesson in 1 memory folder", self.ok("render").stdout)
+        self.assertTrue((paths.memory_dir_for(elsewhere) / "MEMORY.md").is_file())
+
+
 class SlugsAndSafety(RenderCase):
     def test_slug_rule_matches_claude_code(self):
         # Folder names the real Claude Code 2.1.328 made (PROTOCOL.md, "Written: Claude Code's memory folder").

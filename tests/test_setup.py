@@ -412,6 +412,29 @@ class Purge(SetupCase):
                       self.setup_cli("--undo", "--purge", "--dry-run").stdout)
         self.assertEqual(self.cli("setup", "--purge", "--yes").returncode, 2)  # --purge goes with --undo
 
+    def test_undo_purge_removes_the_folders_render_made_and_left_empty(self):
+        # a project here with no Claude Code session yet: render made its project folder in
+        # Claude Code's projects; purge takes it away again, and never a folder holding anything else
+        from openmemory import paths, store
+        from tests.test_render import add_lesson
+        real = Path(os.path.realpath(self.tmp))
+        shop, blog = real / "shop", real / "blog"
+        for repo in (shop, blog):
+            (repo / ".git").mkdir(parents=True)
+        (paths.memory_dir_for(blog).parent / "a-session.jsonl").parent.mkdir(parents=True)
+        (paths.memory_dir_for(blog).parent / "a-session.jsonl").write_text("{}\n")   # Claude Code's
+        with store.connect() as db:
+            add_lesson(db, "Run the tests with pytest -q, never unittest", cwd=str(shop))
+            add_lesson(db, "Keep the changelog in CHANGELOG.md up to date", cwd=str(blog))
+        self.ok("render")
+        self.assertTrue((paths.memory_dir_for(shop) / "MEMORY.md").is_file())
+        p = self.setup_cli("--undo", "--purge", "--yes")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertFalse(paths.memory_dir_for(shop).parent.exists())
+        self.assertIn(f"removed {paths.memory_dir_for(shop).parent}, left empty", p.stderr)
+        self.assertFalse(paths.memory_dir_for(blog).exists())
+        self.assertEqual(os.listdir(paths.memory_dir_for(blog).parent), ["a-session.jsonl"])
+
 
 class Doctor(SetupCase):
     def doctor(self, **env):
