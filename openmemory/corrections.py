@@ -645,11 +645,32 @@ def end_trimmed(text: str, chars: str = ".!") -> str:
 
 def sentences(said: str):
     """The person's own sentences, list marks and pasted output left out."""
+    for sentence, _ in _sentences(said):
+        yield sentence
+
+
+def _sentences(said: str):
+    """(sentence, of a question) of the person's own sentences (sentences): of a question are
+    its parts, what the person asks about and not what they ask for — an aside in parentheses
+    after a question ("…, right? (we use go-git elsewhere …)") and the options listed under one
+    ("Which approach is better?" then "1. Asking only once …")."""
+    options, before = False, ""
     for line in own_lines(said):
+        listed = bool(_LIST_MARK.match(line))
+        options = listed and (options if before == "list" else before.endswith("?"))
+        before = "list" if listed else line.rstrip()
         line = re.sub(r"^\s*(?:\d+[.)]|[-*•])\s+", "", line)
-        for s in split_outside_code(r"(?<=[.!?])(?<!/\.\.\.)\s+|\s{2,}|\s+-\s+|\(|\)", line):
-            if s.strip():
-                yield s.strip()
+        aside = last = ""
+        for s in split_outside_code(r"(?<=[.!?])(?<!/\.\.\.)\s+|\s{2,}|\s+-\s+|(\()|(\))", line):
+            if s is None:           # a separator other than a parenthesis
+                continue
+            if s == "(":
+                aside = "?" if last.endswith("?") else "("
+            elif s == ")":
+                aside = ""
+            elif s.strip():
+                yield s.strip(), options or aside == "?"
+                last = s.strip()
 
 
 _CODE_SPAN = re.compile(r"`[^`\n]+`")
@@ -727,10 +748,11 @@ def _said_before_keep(said: str):
 def _lasting(said: str, strict: bool):
     """lasting_sentence's reading, with the person's sentence as they wrote it: (sentence, form, raw)."""
     found = []
-    parts = list(sentences(said))
+    read = list(_sentences(said))
+    parts = [sentence for sentence, _ in read]
     for n, raw in enumerate(parts):
         after = parts[n + 1] if n + 1 < len(parts) else ""
-        judged = _judge(raw) if raw else None
+        judged = _judge(raw) if raw and not read[n][1] else None     # a question's part asks
         if judged is None and raw and re.match(r"(?i)(?:not|never)\s", after) and len(after.split()) <= 8:
             judged = _judge(f"{end_trimmed(raw)}, {after}")     # "it needs to be local. not in the cloud"
             after = parts[n + 1] = "" if judged else after

@@ -73,6 +73,27 @@ class Listing(ReviewCase):
         [source] = self.listed()[0]["sources"]
         self.assertIn(f"you said \"{SAID}\"", source["what"])
 
+    def test_what_a_question_asks_about_is_no_lesson(self):
+        # an aside in parentheses after a question, and the options listed under one, are what
+        # the person asks about: neither is an instruction ("we use X elsewhere" read as "use X")
+        asked = ["running the migrations with the make target should be fine here, right? (we use alembic directly "
+                 "in other places to not depend on the Makefile of a branch)",
+                 "Which way do you think is better for the cache?\n1. Clearing the cache only once at startup, update "
+                 "the config and if the key is in the config, do not fetch anymore.\n2. something else?"]
+        for day, said in enumerate(asked, 2):
+            t = Transcript(cwd=str(self.repo), start=datetime(2026, 11, day, 9, tzinfo=timezone.utc))
+            t.user("set up the migrations")
+            t.assistant("Running them.", tools=[("Bash", {"command": "make migrate"}, "REJECT", said)])
+            t.user("go on")
+            t.assistant("Done.")
+            t.write(project_folder(self.claude, t.cwd))
+        self.ok("ingest")
+        self.ok("sleep", "--now", "2026-11-20T03:00:00Z")
+        self.assertEqual([e["text"] for e in self.listed()], [])
+        # the same words said as the person's own sentences are a lesson
+        self.night(corrected(self.repo, 9, said="We use alembic directly, not the Makefile.", command="make migrate"))
+        self.assertEqual(len(self.listed()), 1)
+
     def test_nothing_to_list(self):
         p = self.ok("lessons")
         self.assertEqual(p.stdout, "")
