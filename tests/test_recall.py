@@ -6,6 +6,7 @@ import sqlite3
 import subprocess
 import sys
 import unittest
+from math import log
 from unittest import mock
 from pathlib import Path
 
@@ -482,6 +483,41 @@ class NamedNowhere(TempHome):
                                       'and go.mod and ENTIRE_DISABLE_HOOKS'),
                          ["go mod vendor", "cannot lock ref", "SessionState.PausedAt", "go.mod", "ENTIRE_DISABLE_HOOKS"])
 
+
+class WholeWords(TempHome):
+    """A word the query writes as one (GitHub, PostHog, spawnDetachedAnalytics) is one word when relevance
+    says how much of the query memory holds: camelCase splits it into parts the index does not count
+    apart, and each part weighed as a word no memory holds (recall.query_weights' whole_words)."""
+
+    def test_a_camelcase_word_weighs_as_one_word_of_its_own_count(self):
+        counted = [(200, "github"), (5, "label"), (40, "issue")]
+        whole = recall.query_weights("which label does the GitHub issue form set", counted, 1000, whole_words=True)
+        self.assertAlmostEqual(whole["git"] + whole["hub"], log(1 + 1001 / 201))     # one word, held in 200
+        self.assertAlmostEqual(whole["label"], log(1 + 1001 / 6))
+        ranked = recall.query_weights("which label does the GitHub issue form set", counted, 1000)
+        self.assertEqual(ranked["git"], ranked["form"])         # ranking's weights: as before (a part, unheld)
+        own = recall.query_weights("the git log of a GitHub issue", [(300, "git"), (200, "github")], 1000,
+                                   whole_words=True)
+        self.assertAlmostEqual(own["git"], log(1 + 1001 / 301))  # a part the query also writes alone: its own count
+
+    def test_a_question_naming_a_product_in_words_memory_holds_only_apart_is_nothing_relevant(self):
+        with store.connect() as db:
+            put_apart(db, [episode(f"g{i}", f"GitHub issue form {i}", f"the bug report form on GitHub, field {i}",
+                                   kind="note") for i in range(6)]
+                      + [episode("l", "Linear issues", "we track the work in Linear: one issue a task", kind="note"),
+                         episode("w", "the weekly report", "a label on every bug", kind="note")]
+                      + [episode(f"f{i}", f"`npm run build` failed: step {i}", f"webpack compiled step {i}")
+                         for i in range(8)])
+            # absence counts in full however small the store (as from ABSENCE_FROM memories on)
+            with mock.patch.object(recall, "ABSENCE_FROM", 1):
+                query = "Which Linear label goes on bugs from the GitHub issue form?"    # held apart, never together
+                hits = recall.search(db, query, now=NOW)
+                self.assertTrue(recall.hits_text(query, hits).startswith("Nothing relevant in memory"),
+                                [(h["title"], h["relevance"]) for h in hits[:3]])     # 0.27 as two words
+                query = "Which bug report field does the GitHub issue form have?"      # what it holds: found
+                hits = recall.search(db, query, now=NOW)
+                self.assertGreaterEqual(hits[0]["relevance"], recall.NOTHING_RELEVANT)
+                self.assertTrue(hits[0]["title"].startswith("GitHub issue form"))
 
 class AbsenceByWordsHeld(TempHome):
     """A word no memory holds counts by how much memory holds: its words, not its rows
