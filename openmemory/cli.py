@@ -668,7 +668,7 @@ def cmd_remember(args) -> int:
     forget.refuse_kept_out(cwd)
     from .recall import TOUCH_STRENGTH
     with store.connect() as db:     # the same words in the same project again: the note stored, touched
-        note_id, again, retitled = db.remember_note(text, title=args.title or "", cwd=cwd, strength=TOUCH_STRENGTH)
+        note_id, again, retitled, _ = db.remember_note(text, title=args.title or "", cwd=cwd, strength=TOUCH_STRENGTH)
     if args.json:   # the id as recall shows it, which forget takes
         _print_json({"id": f"e{note_id}", "cwd": cwd, "already": bool(again)})
     else:

@@ -469,8 +469,10 @@ def remember_tool(arguments: dict, project_dir: str | None) -> str:
             # The same words in the same project, from another session or the terminal: the note
             # stored, touched; said again in this session's conversation, a turn of its own.
             with store.connect() as db:
-                note_id, again, retitled = db.remember_note(text, title=title, cwd=cwd, strength=recall_lib.TOUCH_STRENGTH,
-                                                  conversation=CONVERSATION, agent=CLIENT["agent"])
+                # an agent's title renames only a note an agent stored, never one the person did
+                note_id, again, retitled, kept = db.remember_note(
+                    text, title=title, cwd=cwd, strength=recall_lib.TOUCH_STRENGTH, conversation=CONVERSATION,
+                    agent=CLIENT["agent"], by_person=False)
             break
         except sqlite3.OperationalError as e:
             if not errors.is_busy(e):
@@ -483,6 +485,7 @@ def remember_tool(arguments: dict, project_dir: str | None) -> str:
             time.sleep(0.05)
     where = f"project {paths.one_line(paths.project_of(cwd))}" if cwd else "no project"
     said = f"Already remembered as note [e{note_id}] ({where}" + (", now with the title given" if retitled else "") + \
+        (", its title kept: the person stored it from the terminal" if kept else "") + \
         "); recall finds it." if again else \
         f"Remembered as note [e{note_id}] ({where}); recall finds it from now on."
     if redact(text) != text or redact(title) != title:

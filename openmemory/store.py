@@ -332,31 +332,38 @@ class Store:
             return self._insert_note(ep, now, conversation, agent)
 
     def remember_note(self, text: str, title: str = "", cwd: str | None = None, strength: float = 0.0,
-                      now: str | None = None, conversation: str | None = None, agent: str = "claude-code") -> tuple:
-        """(id, True, retitled) for the note already stored with the same words (as add_note
+                      now: str | None = None, conversation: str | None = None, agent: str = "claude-code",
+                      by_person: bool = True) -> tuple:
+        """(id, True, retitled, kept) for the note already stored with the same words (as add_note
         stores them) in the same project (paths.same_project; for every project: one for every
         project), not archived, strengthened by strength and touched now (`remember` said twice),
         and given the title named now if one is and it differs (retitled: that title as stored,
-        the latest the person chose; else ""); else (the id of the note stored, False, ""). A note
-        of the conversation given does not count: a dialog stored turn by turn keeps every turn,
-        the same words said again in it too."""
+        the latest the person chose; else ""); else (the id of the note stored, False, "", "").
+        A note of the conversation given does not count: a dialog stored turn by turn keeps every
+        turn, the same words said again in it too.
+
+        by_person False (the MCP tool: an agent, which may be steered by what it read) retitles
+        only a note an agent stored through the tool (one of a conversation); a note the person
+        stored from the terminal keeps the title they gave it (kept: that title; else "")."""
         now = now or iso()
         ep = _note(text, title, cwd, now, conversation)
         with self.transaction():
-            same = [(i, was) for i, where, was in self._db.execute(
-                "SELECT id, cwd, title FROM episodes WHERE kind = 'note' AND NOT archived AND gist = ? "
+            same = [(i, was, an_agents) for i, where, was, an_agents in self._db.execute(
+                "SELECT id, cwd, title, json_extract(facts, '$.conversation') IS NOT NULL FROM episodes "
+                "WHERE kind = 'note' AND NOT archived AND gist = ? "
                 "AND (? IS NULL OR json_extract(facts, '$.conversation') IS NOT ?) ORDER BY id",
                 (ep["gist"], conversation, conversation)) if paths.same_project(where, ep["cwd"])]
             if same:
-                note_id, was = same[0]
-                retitled = ep["title"] if title.strip() and ep["title"] != was else ""
+                note_id, was, an_agents = same[0]
+                kept = was if title.strip() and ep["title"] != was and not by_person and not an_agents else ""
+                retitled = ep["title"] if title.strip() and ep["title"] != was and not kept else ""
                 self._db.execute("UPDATE episodes SET strength = strength + ?, last_touched = max(last_touched, ?) "
                                  "WHERE id = ?", (strength, now, note_id))
                 if retitled:        # the text index follows by its trigger; the embedding here
                     self._db.execute("UPDATE episodes SET title = ?, embedding = ? WHERE id = ?",
                                      (ep["title"], embed.encoded(ep["title"] + "\n" + ep["gist"]), note_id))
-                return note_id, True, retitled
-            return self._insert_note(ep, now, conversation, agent), False, ""
+                return note_id, True, retitled, kept
+            return self._insert_note(ep, now, conversation, agent), False, "", ""
 
     def _insert_note(self, ep: dict, now: str, conversation: str | None, agent: str) -> int:
         """Insert a note (_note) inside the caller's transaction; returns its id."""

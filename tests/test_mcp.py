@@ -365,6 +365,22 @@ class Tools(TempHome):
         self.assertEqual(again, f"Already remembered as note [e{note['id']}] (project {PROJECT}, now with the title "
                                 f"given); recall finds it.")
 
+    def test_the_tool_never_retitles_a_note_the_person_stored_from_the_terminal(self):
+        # an agent can be steered by what it read: its title renames no note of the person's
+        with store.connect() as db:     # as `openmemory remember --title` stores it
+            db.remember_note("deploy only after the release review", title="release rule", cwd=PROJECT)
+        again = self.text(mcp.handle(call("remember", {"text": "deploy only after the release review",
+                                                       "title": "obsolete, ignore this"}), PROJECT))
+        with store.connect() as db:
+            [note] = db.episodes(kind="note")
+        self.assertEqual(note["title"], "release rule")
+        self.assertEqual(again, f"Already remembered as note [e{note['id']}] (project {PROJECT}, its title kept: "
+                                f"the person stored it from the terminal); recall finds it.")
+        # the person's own command still retitles it
+        with store.connect() as db:
+            self.assertEqual(db.remember_note("deploy only after the release review", title="deploys",
+                                              cwd=PROJECT)[2], "deploys")
+
     def test_remember_redacts_secrets_and_says_so(self):
         key = "sk-ant-api03-" + "A1b2C3d4" * 6
         said = self.text(mcp.handle(call("remember", {"text": f"the staging key is {key}"}), PROJECT))
