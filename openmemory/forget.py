@@ -463,8 +463,10 @@ def plan(store, episode_ids=(), lesson_ids=(), project=None, passage_ids=(), wor
             p.reworded.append((ls, text, remaining))
     for ep in p.episodes + p.passages:
         p.quotes += [q for q in quotes_of(ep) if q not in p.quotes]
-    for ls in p.lessons:
-        text = " ".join((ls["text"] or "").split())
+    # a lesson's wording, forgotten or replaced, was made of what is forgotten: no copy of it stays
+    # (a report's, a log line's), as none of the memories' own words does
+    for text in [ls["text"] for ls in p.lessons] + [ls["text"] for ls, new, _ in p.reworded if new != ls["text"]]:
+        text = " ".join((text or "").split())
         if len(text) >= QUOTE_MIN and text not in p.quotes:
             p.quotes.append(text)
     return p
@@ -667,11 +669,14 @@ def _scrubbed_morning(store, p: Plan):
                 continue
             if item.get("id") in new_text:
                 item["text"] = new_text[item["id"]]
+            if item.get("id") in p.moved and "cwd" in item:     # filed under the clone that taught it too
+                item["cwd"] = p.moved[item["id"]]
             if "sources" in item:
                 item["sources"] = [s for s in item["sources"] or [] if not (isinstance(s, dict) and s.get("id") in gone_eps)]
             items.append(item)
         report[key] = items
-    report["vetoed"] = [v for v in report.get("vetoed") or [] if not (isinstance(v, dict) and v.get("id") in gone_lessons)]
+    report["vetoed"] = [dict(v, text=new_text[v["id"]]) if isinstance(v, dict) and v.get("id") in new_text and "text" in v else v
+                        for v in report.get("vetoed") or [] if not (isinstance(v, dict) and v.get("id") in gone_lessons)]
     # A forgotten lesson's predictions go with it (the rows cascade): the night's count and lists too.
     for key in ("predictions_confirmed", "predictions_failed"):
         if key in report:

@@ -865,6 +865,11 @@ class Store:
             db.executemany("UPDATE lessons SET text = ?, sources = ?, seen = ?, embedding = ?, updated = ? WHERE id = ?",
                            [(redact(t), json.dumps(src), max(seen, 1), embed.encode(embed.vector(redact(t))), now, i)
                             for i, t, src, seen in reworded])
+            for i, cwd in moved:    # its predictions name where it is filed (sleep.predict): now there
+                was = (db.execute("SELECT cwd FROM lessons WHERE id = ?", (i,)).fetchone() or [None])[0]
+                if was:
+                    db.execute("UPDATE predictions SET text = replace(text, ?, ?) WHERE lesson_id = ?",
+                               (f" again in {was}: ", f" again in {cwd}: ", i))
             db.executemany("UPDATE lessons SET cwd = ?, updated = ? WHERE id = ?", [(cwd, now, i) for i, cwd in moved])
             db.executemany("DELETE FROM passages WHERE id = ?", [(i,) for i in passage_ids])
             db.executemany("UPDATE passages SET text = ?, context = ?, embedding = ? WHERE id = ?",

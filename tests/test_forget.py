@@ -1185,6 +1185,25 @@ class ForgetAClone(TempHome):
         self.ok("forget", "--project", self.review, "--yes")         # the rest, as it said
         self.assertEqual((self.folders(), self.lessons()), ([], []))
 
+    def test_a_lesson_kept_for_the_other_clone_leaves_no_word_or_folder_of_the_forgotten_one(self):
+        # rejected, its old wording (the forgotten correction's "Marguerite Vasquez") was in the
+        # morning report's 'Vetoed by you'; its prediction named the folder forgotten
+        self.ok("lessons", "reject", f"lesson:{self.lesson['id']}")
+        self.ok("render")
+        self.assertIn(b"Marguerite", (self.home / "morning.md").read_bytes())
+        p = self.cli("forget", "--project", self.work, "--yes")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        [lesson] = self.lessons()
+        self.assertEqual((lesson["vetoed"], lesson["cwd"]), (1, str(self.review)))
+        raw = b"".join(p.read_bytes() for p in self.home.rglob("*") if p.is_file())
+        self.assertNotIn(b"Marguerite", raw)
+        self.assertNotIn(str(self.work).encode(), raw)
+        self.assertIn("Zephyrine Okonkwo asked, not `python -m unittest discover`.",   # its words now
+                      (self.home / "morning.md").read_text().split("## Vetoed by you")[1])
+        with store.connect() as db:
+            [prediction] = db.predictions_by_lesson()[lesson["id"]]
+        self.assertIn(f" again in {self.review}: ", prediction["text"])
+
     def test_a_lesson_filed_under_the_folder_but_learnt_only_in_the_other_clone_stays_whole(self):
         # a night spells the project by the first clone it meets: the lesson may be filed under
         # a clone none of its sources came from; forgetting that clone leaves it as it was
