@@ -179,6 +179,16 @@ def reject(store: Store, lesson: dict, now: str) -> None:
     store.veto_lessons([lesson["id"]], now)
 
 
+def forgotten_wording(text: str) -> bool:
+    """Whether text is the wording of a lesson the person forgot (vetoed by its hash for good:
+    render vetoes any lesson worded so, whatever approved it)."""
+    try:
+        vetoes = _load_state(paths.vetoed_path(), "lessons", list)
+    except RenderError:
+        return False        # render stops on it and says why
+    return forgotten_key(text) in {v.get("sha256") for v in vetoes if isinstance(v, dict)}
+
+
 def undo_veto(store: Store, lesson: dict) -> None:
     """The person takes back a veto (`openmemory lessons approve|edit lesson:N --undo-veto`):
     the vetoes of this lesson (by its id, or by its wording) leave vetoed.json and it is no longer

@@ -186,8 +186,14 @@ def _lesson(store: Store, lesson_id: int) -> dict:
     return found
 
 
-def _not_vetoed(store: Store, lesson: dict, act: str, undo_veto: bool = False) -> None:
-    """A vetoed lesson is approved or edited only when the person takes the veto back, by name."""
+def _not_vetoed(store: Store, lesson: dict, act: str, undo_veto: bool = False, text: str | None = None) -> None:
+    """A vetoed lesson is approved or edited only when the person takes the veto back, by name;
+    never into the words of a lesson they forgot (text: an edit's), whose veto no command takes
+    back (the next render vetoes it again)."""
+    if render.forgotten_wording(lesson["text"] if text is None else text):
+        raise OpenMemoryError(f"lesson:{lesson['id']} would have the words of a lesson you forgot, which stay out "
+                              f"for good; to keep it, put it in other words: openmemory lessons edit "
+                              f"lesson:{lesson['id']} \"text\"{' --undo-veto' if lesson['vetoed'] else ''}")
     if lesson["vetoed"] and undo_veto:
         render.undo_veto(store, lesson)
     elif lesson["vetoed"]:
@@ -235,7 +241,7 @@ def edit(store: Store, lesson_id: int, text: str, now: str | None = None, undo_v
     if len(text.split()) < 2:
         raise UsageError("say the lesson in a few words: openmemory lessons edit lesson:N \"the lesson\"")
     lesson = _lesson(store, lesson_id)
-    _not_vetoed(store, lesson, "edit", undo_veto)
+    _not_vetoed(store, lesson, "edit", undo_veto, text)
     by = ["edited"] + [b for b in lesson["backing"].get("by") or [] if b != "edited"]
     with store.transaction():
         store.edit_lesson(lesson_id, text, dict(lesson["backing"], edited=now, by=by))

@@ -183,6 +183,27 @@ class ThepersonDecides(ReviewCase):
         self.assertEqual((p.returncode, p.stderr), (2, "openmemory lessons: error: --undo-veto goes with approve or "
                                                        "edit: openmemory lessons approve lesson:N --undo-veto\n"))
 
+    def test_a_forgotten_lessons_words_come_back_by_no_undo_veto(self):
+        # forget's veto is for good: approve --undo-veto said 'lesson:2 · live' and 'Approved by
+        # you' of a lesson the same command's render vetoed again
+        self.night(corrected(self.repo, 2, "from now on, don't use unittest here, run the tests with pytest -q"))
+        self.ok("forget", "lesson:1", "--yes")
+        self.night(corrected(self.repo, 3, "from now on, don't use unittest here, run the tests with pytest -q"),
+                   now="2026-11-21T03:00:00Z")
+        [entry] = self.listed()
+        self.assertEqual((entry["text"], entry["state"]), (LESSON, "vetoed"))
+        lesson = f"lesson:{entry['id']}"
+        for args in (("approve", lesson, "--undo-veto"), ("edit", lesson, LESSON, "--undo-veto")):
+            p = self.cli("lessons", *args)
+            self.assertEqual((p.returncode, p.stdout), (1, ""))
+            self.assertIn(f"{lesson} would have the words of a lesson you forgot, which stay out for good; to keep "
+                          f"it, put it in other words: openmemory lessons edit {lesson} \"text\" --undo-veto", p.stderr)
+        [entry] = self.listed()
+        self.assertEqual(entry["state"], "vetoed")
+        self.assertNotIn("Approved by you", (self.home / "morning.md").read_text())
+        p = self.ok("lessons", "edit", lesson, "Run the tests with `pytest -q`.", "--undo-veto")   # as it says
+        self.assertEqual(p.stdout, f"{lesson} · live · Run the tests with `pytest -q`.\n")
+
     def test_an_edited_candidate_is_as_approved_one_it_gets_its_prediction(self):
         self.night(corrected(self.repo, 2), corrected(self.tmp / "blog", 3, "no, don't use npm here, use yarn",
                                                       "npm install"))
