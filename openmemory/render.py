@@ -191,13 +191,16 @@ def forgotten_wording(text: str) -> bool:
 
 def undo_veto(store: Store, lesson: dict) -> None:
     """The person takes back a veto (`openmemory lessons approve|edit lesson:N --undo-veto`):
-    the vetoes of this lesson (by its id, or by its wording) leave vetoed.json and it is no longer
-    marked vetoed; those of forgotten lessons (kept by hash only) stay."""
+    the vetoes of this lesson (by its wording, or by its id when made since it was: a rebuilt
+    database numbers its lessons anew, and an older veto by that id is another lesson's) leave
+    vetoed.json and it is no longer marked vetoed; those of forgotten lessons (kept by hash
+    only) stay."""
     with files.Lock("render.lock", LOCK_WAIT_SECONDS, "undo veto"):
         vetoes = _load_state(paths.vetoed_path(), "lessons", list)
         key = veto_key(lesson["text"])
         kept = [v for v in vetoes if v.get("sha256") or not (
-            v.get("id") == lesson["id"] or (v.get("key") or veto_key(v.get("text", ""))) == key)]
+            (v.get("id") == lesson["id"] and str(v.get("vetoed") or "") >= (lesson["created"] or ""))
+            or (v.get("key") or veto_key(v.get("text", ""))) == key)]
         if kept != vetoes:
             files.write_own(paths.vetoed_path(), _dump({"version": STATE_VERSION, "lessons": kept}))
     store.unveto_lessons([lesson["id"]])

@@ -5,7 +5,7 @@ import json
 import os
 from datetime import datetime, timezone
 
-from openmemory import mcp, paths, store
+from openmemory import mcp, paths, render, store
 from tests.fixtures import Transcript, project_folder
 from tests.helpers import TempHome, raw_db
 
@@ -203,6 +203,20 @@ class ThepersonDecides(ReviewCase):
         self.assertNotIn("Approved by you", (self.home / "morning.md").read_text())
         p = self.ok("lessons", "edit", lesson, "Run the tests with `pytest -q`.", "--undo-veto")   # as it says
         self.assertEqual(p.stdout, f"{lesson} · live · Run the tests with `pytest -q`.\n")
+
+    def test_undo_veto_takes_back_no_veto_of_another_lesson_that_had_its_id(self):
+        # a database rebuilt (the recovery procedure) numbers lessons anew: vetoed.json's older
+        # veto of 'lesson 1' is another lesson's, and stays when this lesson:1's is taken back
+        other = "In this project use `yarn`, never `npm install`."
+        self.home.mkdir(parents=True, exist_ok=True)
+        (self.home / "vetoed.json").write_text(json.dumps({"version": 1, "lessons": [
+            {"id": 1, "text": other, "key": render.veto_key(other), "cwd": self.repo, "file": None,
+             "vetoed": "2026-10-01T00:00:00.000000Z"}]}))
+        self.night(corrected(self.repo, 2, "from now on, don't use unittest here, run the tests with pytest -q"))
+        self.ok("lessons", "reject", "lesson:1")
+        self.ok("lessons", "approve", "lesson:1", "--undo-veto")
+        self.assertEqual([v["text"] for v in json.loads((self.home / "vetoed.json").read_text())["lessons"]], [other])
+        self.assertTrue(render.vetoed_wording(other))
 
     def test_an_edited_candidate_is_as_approved_one_it_gets_its_prediction(self):
         self.night(corrected(self.repo, 2), corrected(self.tmp / "blog", 3, "no, don't use npm here, use yarn",
