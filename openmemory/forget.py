@@ -540,9 +540,18 @@ def _reword(store, lesson: dict, remaining: list) -> str | None:
     errors = sorted((e for e in eps if e["kind"] == "error"), key=lambda e: (e["at"], e["id"]))
     # Of the same kind as sleep made it: a correction's lesson from the corrections left (the
     # failed calls they answered alone do not make it), an error's from the errors left.
-    from . import wording  # here: ingest and render ask this module, but only a forget words lessons
+    from . import backing, wording  # here: ingest and render ask this module, but only a forget words lessons
+    from .redact import mostly_secret
+
+    def said(facts: dict) -> str | None:
+        """A correction's lesson as sleep words it: the judge's when it found one lasting (a
+        judge's lesson the rules do not see was forgotten and vetoed for good, though another
+        clone taught it too), else the rules'."""
+        judged = backing.verdict(facts) or {}
+        text = wording.unscoped(str(judged["lesson"])) if judged.get("lasting") and judged.get("lesson") else None
+        return text if text and not mostly_secret(text) else wording.correction_lesson(facts)
     if lesson["kind"] == "feedback":
-        body = next((b for b in (wording.correction_lesson(e["facts"]) for e in corrections) if b), None)
+        body = next((b for b in (said(e["facts"]) for e in corrections) if b), None)
     else:
         body = wording.error_lesson([e["facts"] for e in errors]) if errors else None
     if body is None:

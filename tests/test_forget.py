@@ -1204,6 +1204,24 @@ class ForgetAClone(TempHome):
             [prediction] = db.predictions_by_lesson()[lesson["id"]]
         self.assertIn(f" again in {self.review}: ", prediction["text"])
 
+    def test_a_judges_lesson_the_other_clone_taught_too_is_kept_in_the_judges_words(self):
+        # the rules see no lesson in what the other clone said, a judge did: the lesson was
+        # forgotten and vetoed for good (approved or not) though the other clone taught it
+        judged = "Run the tests with `pytest -q`, not `python -m unittest discover`."
+        with store.connect() as db, db.transaction():
+            i = self.correction(B_SAID)
+            facts = dict(db.episodes_by_id([i])[i]["facts"], said="hmm, that is not how we test in this one",
+                         own="hmm, that is not how we test in this one",
+                         judge={"correction": True, "lasting": True, "lesson": judged})
+            raw_db(db).execute("UPDATE episodes SET facts = ? WHERE id = ?", (json.dumps(facts), i))
+        self.ok("lessons", "approve", f"lesson:{self.lesson['id']}")
+        p = self.cli("forget", "--project", self.work, "--yes")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        [lesson] = self.lessons()
+        self.assertEqual((lesson["id"], lesson["vetoed"], lesson["cwd"], lesson["text"]),
+                         (self.lesson["id"], 0, str(self.review), "In this repository run the tests with `pytest -q`, "
+                                                                    "not `python -m unittest discover`."))
+
     def test_a_lesson_filed_under_the_folder_but_learnt_only_in_the_other_clone_stays_whole(self):
         # a night spells the project by the first clone it meets: the lesson may be filed under
         # a clone none of its sources came from; forgetting that clone leaves it as it was
