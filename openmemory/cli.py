@@ -300,6 +300,8 @@ def cmd_lessons(args) -> int:
             else:
                 print("\n\n".join("\n".join(review.told(e)) for e in entries))
             return 0
+        if args.action in ("approve", "edit"):   # a lesson file deleted since the last render is a veto
+            _tell_morning(db, render.render(db)["vetoed"], "deleted")   # made before: taken back by name only
         if args.action == "edit":
             if len(args.args) < 2:
                 raise errors.UsageError("edit takes a lesson and its new text: openmemory lessons edit lesson:N \"text\"")

@@ -218,6 +218,23 @@ class ThepersonDecides(ReviewCase):
         self.assertEqual([v["text"] for v in json.loads((self.home / "vetoed.json").read_text())["lessons"]], [other])
         self.assertTrue(render.vetoed_wording(other))
 
+    def test_a_file_deleted_then_its_veto_taken_back_before_any_render_comes_back(self):
+        # the deletion is found by the next render: the one approve ran after approving, which
+        # vetoed the lesson the command had just said was live and 'in the agent's memory now'
+        self.night(corrected(self.repo, 2, "from now on, don't use unittest here, run the tests with pytest -q"))
+        (self.memory / "om-1.md").unlink()
+        p = self.cli("lessons", "approve", "lesson:1")
+        self.assertEqual((p.returncode, p.stdout), (1, ""))
+        self.assertIn("lesson:1 was rejected (vetoed) and stays so", p.stderr)
+        p = self.ok("lessons", "approve", "lesson:1", "--undo-veto")
+        self.assertEqual(p.stdout, f"lesson:1 · live · {LESSON}\n")
+        self.assertIn("1 live lesson in 1 memory folder", p.stderr)
+        [entry] = self.listed()
+        self.assertEqual((entry["state"], (self.memory / "om-1.md").is_file()), ("live", True))
+        self.assertIn("## Approved by you", (self.home / "morning.md").read_text())
+        self.ok("sleep", "--now", "2026-11-21T03:00:00Z")
+        self.assertEqual((self.listed()[0]["state"], (self.memory / "om-1.md").is_file()), ("live", True))
+
     def test_an_edited_candidate_is_as_approved_one_it_gets_its_prediction(self):
         self.night(corrected(self.repo, 2), corrected(self.tmp / "blog", 3, "no, don't use npm here, use yarn",
                                                       "npm install"))
