@@ -412,11 +412,15 @@ def plan(store, episode_ids=(), lesson_ids=(), project=None, passage_ids=(), wor
     episode_ids, lesson_ids, passage_ids = set(episode_ids), set(lesson_ids), set(passage_ids)
     project_lessons = set()
     if project:
-        found_e, found_l, p.sessions, found_p = store.memories_under(project)
-        episode_ids |= set(found_e)
+        found_l = []
+        for folder in [project] + aliases(store, project):     # the folder as named, and as stored through a link
+            found_e, more_l, sessions, found_p = store.memories_under(folder)
+            episode_ids |= set(found_e)
+            found_l += [i for i in more_l if i not in found_l]
+            p.sessions += [s for s in sessions if s not in p.sessions]
+            passage_ids |= set(found_p)
         project_lessons = set(found_l) - lesson_ids     # those not named: kept when learnt elsewhere too
         lesson_ids |= set(found_l)
-        passage_ids |= set(found_p)
         p.elsewhere = kept_of_project(store, project)
     if session:
         found_e, found_p, stored = store.memories_of_session(session)
@@ -491,14 +495,30 @@ def _learnt_elsewhere(store, lesson: dict, gone: set, folder: str) -> str | None
     return root
 
 
+def _within(cwd: str, folder: str) -> bool:
+    return cwd == folder or cwd.startswith(folder.rstrip("/") + "/")
+
+
+def aliases(store, folder: str) -> list:
+    """The working folders stored under another spelling of folder (resolved) or of a folder
+    below it: a path through a symlink, as a session started there recorded it. memories_under
+    reads folders as written, so `forget --project` (which resolves what it is given) left
+    their memories, and said to forget them with the very command just run."""
+    cwds = {cwd for cwd, _, _ in store.memories_by_folder()} | set(store.session_cwds()) | \
+        {ls["cwd"] for ls in store.all_lessons() if ls.get("cwd")}
+    return sorted(cwd for cwd in cwds if cwd and os.path.isabs(cwd) and not paths.is_foreign(cwd)
+                  and not _within(cwd, folder) and _within(os.path.realpath(cwd), folder))
+
+
 def kept_of_project(store, folder: str) -> list:
     """[(folder, episodes, passages)] of the memories of folder's project that a forget of
     folder keeps: stored outside it (another clone or worktree of its repository, the rest of
     the repository a subfolder is in), by working tree (`forget --project` of it takes them),
     most first."""
     kept, same, identity = {}, {}, paths.project_identity(folder)    # each repository's config read once
+    linked = set(aliases(store, folder))
     for cwd, episodes, passages in store.memories_by_folder():
-        if not cwd or cwd == folder or cwd.startswith(folder.rstrip("/") + "/"):   # as memories_under reads
+        if not cwd or _within(cwd, folder) or cwd in linked:    # as forget --project reads
             continue
         try:    # by working tree: a linked worktree is named as its own folder, which its forget takes
             tree = paths.work_tree(cwd) if os.path.isabs(cwd) else None

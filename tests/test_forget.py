@@ -1222,6 +1222,34 @@ class ForgetAClone(TempHome):
                          (self.lesson["id"], 0, str(self.review), "In this repository run the tests with `pytest -q`, "
                                                                     "not `python -m unittest discover`."))
 
+    def test_memories_stored_through_a_link_to_the_folder_are_forgotten_with_it(self):
+        # a session started in a link to the folder records the link: forget --project (which
+        # resolves the folder) left its memories and said 'forget --project <the folder>', again
+        link = self.stored_through_a_link()
+        for named in (self.work, self.work):    # and the forget it suggested left them too
+            p = self.cli("forget", "--project", named, "--yes")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(self.folders(), [str(self.review)])
+            self.assertNotIn(f"of {self.work},", p.stdout)
+            self.assertNotIn(f"of {link},", p.stdout)
+            self.assertIn(f"of {self.review}, another clone", p.stdout)
+
+    def test_forget_of_the_link_takes_the_folder_and_what_was_stored_through_the_link(self):
+        link = self.stored_through_a_link()
+        p = self.cli("forget", "--project", link, "--yes")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.folders(), [str(self.review)])
+        self.assertNotIn(f"of {self.work},", p.stdout)
+
+    def stored_through_a_link(self):
+        link = self.tmp / "link-cli"
+        os.symlink(self.work, link)
+        corrected(str(link), 7, "make", "No, build it with just build please").write(
+            project_folder(self.claude, str(link)))
+        self.ok("ingest")
+        self.assertIn(str(link), self.folders())
+        return link
+
     def test_a_lesson_filed_under_the_folder_but_learnt_only_in_the_other_clone_stays_whole(self):
         # a night spells the project by the first clone it meets: the lesson may be filed under
         # a clone none of its sources came from; forgetting that clone leaves it as it was
