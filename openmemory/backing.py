@@ -133,6 +133,12 @@ def state_of(lesson: dict, sources: list) -> str:
     return LIVE if backers(lesson, sources) else CANDIDATE
 
 
+def judged_lesson(facts: dict) -> str | None:
+    """The lesson a judge worded for an episode it found lasting (a model's words), else None."""
+    judged = verdict(facts) or {}
+    return str(judged["lesson"]) if judged.get("lasting") and judged.get("lesson") else None
+
+
 def judged_no(lesson: dict, sources: list) -> bool:
     """Whether a judge read the lesson and found nothing lasting in it (so it is not worth a look)."""
     own, corrections = _judged(lesson, sources)

@@ -486,17 +486,20 @@ def _learnt_elsewhere(store, lesson: dict, gone: set, folder: str) -> str | None
     if first is None:
         return None
     root = paths.project_of(first["cwd"])
-    if root == folder or root.startswith(folder.rstrip("/") + "/"):
-        try:
-            tree = paths.work_tree(first["cwd"]) if os.path.isabs(first["cwd"]) else None
-        except OSError:
-            tree = None
-        root = str(tree) if tree else first["cwd"]
-    return root
+    return (_tree_of(first["cwd"]) or first["cwd"]) if _within(root, folder) else root
 
 
 def _within(cwd: str, folder: str) -> bool:
     return cwd == folder or cwd.startswith(folder.rstrip("/") + "/")
+
+
+def _tree_of(cwd: str) -> str | None:
+    """The working tree a stored folder is in (a linked worktree is its own), None when none is here."""
+    try:
+        tree = paths.work_tree(cwd) if os.path.isabs(cwd) else None
+    except OSError:
+        tree = None
+    return str(tree) if tree else None
 
 
 def aliases(store, folder: str) -> list:
@@ -520,11 +523,8 @@ def kept_of_project(store, folder: str) -> list:
     for cwd, episodes, passages in store.memories_by_folder():
         if not cwd or _within(cwd, folder) or cwd in linked:    # as forget --project reads
             continue
-        try:    # by working tree: a linked worktree is named as its own folder, which its forget takes
-            tree = paths.work_tree(cwd) if os.path.isabs(cwd) else None
-        except OSError:
-            tree = None
-        root = str(tree) if tree else paths.project_of(cwd)
+        # by working tree: a linked worktree is named as its own folder, which its forget takes
+        root = _tree_of(cwd) or paths.project_of(cwd)
         if root not in same:
             same[root] = paths.project_identity(root) == identity
         if same[root]:
@@ -567,8 +567,8 @@ def _reword(store, lesson: dict, remaining: list) -> str | None:
         """A correction's lesson as sleep words it: the judge's when it found one lasting (a
         judge's lesson the rules do not see was forgotten and vetoed for good, though another
         clone taught it too), else the rules'."""
-        judged = backing.verdict(facts) or {}
-        text = wording.unscoped(str(judged["lesson"])) if judged.get("lasting") and judged.get("lesson") else None
+        judged = backing.judged_lesson(facts)
+        text = wording.unscoped(judged) if judged else None
         return text if text and not mostly_secret(text) else wording.correction_lesson(facts)
     if lesson["kind"] == "feedback":
         body = next((b for b in (said(e["facts"]) for e in corrections) if b), None)

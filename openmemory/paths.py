@@ -7,6 +7,7 @@ import ntpath
 import os
 import re
 import stat
+from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import OpenMemoryError
@@ -267,23 +268,31 @@ def _main_worktree(folder: Path, dot_git: Path) -> Path:
 GIT_FILE_LIMIT = 1 << 20
 
 
+@contextmanager
+def _regular_file(path: Path):
+    """One of git's files open for binary reading when it is a regular file, else None (missing,
+    a named pipe that would block a read for ever, a device): opened without blocking."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except (OSError, ValueError):
+        yield None
+        return
+    try:
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            yield f if stat.S_ISREG(os.fstat(fd).st_mode) else None
+    finally:
+        os.close(fd)
+
+
 def _git_text(path: Path) -> str | None:
     """The stripped text of one of git's small files (config, commondir, a `.git` file), or None
     when it is missing, not a regular file, larger than GIT_FILE_LIMIT or holds a NUL byte."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
-    except (OSError, ValueError):
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            data = f.read(GIT_FILE_LIMIT + 1)
+        with _regular_file(path) as f:
+            data = None if f is None else f.read(GIT_FILE_LIMIT + 1)
     except OSError:
         return None
-    finally:
-        os.close(fd)
-    if len(data) > GIT_FILE_LIMIT or b"\0" in data:
+    if data is None or len(data) > GIT_FILE_LIMIT or b"\0" in data:
         return None
     return data.decode("utf-8", "replace").strip()
 
@@ -480,18 +489,14 @@ def _holds_any(common: Path, commits: list) -> bool:
 
 def _index_holds(path: Path, wanted: list) -> bool:
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except (OSError, ValueError):
-        return False
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return False
-        with os.fdopen(fd, "rb", closefd=False) as f:
+        with _regular_file(path) as f:
+            if f is None:
+                return False
             head = f.read(8 + 1024)
             if len(head) < 8 + 1024 or head[:8] != b"\xfftOc\x00\x00\x00\x02":
                 return False
             fan = [int.from_bytes(head[8 + 4 * i:12 + 4 * i], "big") for i in range(256)]
-            size = os.fstat(fd).st_size
+            size = os.fstat(f.fileno()).st_size
             for raw in wanted:
                 width = len(raw)
                 if 8 + 1024 + fan[255] * width > size:
@@ -506,8 +511,6 @@ def _index_holds(path: Path, wanted: list) -> bool:
                     lo, hi = (mid + 1, hi) if here < raw else (lo, mid)
     except OSError:
         return False
-    finally:
-        os.close(fd)
     return False
 
 

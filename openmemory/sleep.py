@@ -369,7 +369,7 @@ def consolidate(store: Store, now: str, keep=None, hold: bool = False) -> dict:
                 tonight.join(lesson, ep)
             else:
                 judged = backing.verdict(ep["facts"]) or {}
-                said = judged.get("lesson") if judged.get("lasting") else None   # in the judge's (a model's) words
+                said = backing.judged_lesson(ep["facts"])      # in the judge's (a model's) words
                 body = unscoped(said) if said else (tonight.lesson_words(ep) if lasts(ep["facts"]) else None)
                 if body is None or mostly_secret(body):
                     continue            # nothing that lasts alone, or a secret is its instruction: it stays an episode
@@ -699,11 +699,11 @@ def surprise_unit(ep: dict, memo: dict | None = None) -> dict:
         text = core_command(facts.get("command") or facts.get("tool") or "") + "\n" + \
             "\n".join(telling_lines(facts))
     elif ep.get("kind") == "correction":
-        judged = backing.verdict(facts) or {}
+        judged = backing.judged_lesson(facts)
         said = facts.get("own") or facts.get("said") or ""
         strict = facts.get("form") in ("review", "pasted-failure")
-        if judged.get("lasting") and judged.get("lesson"):
-            meant = unscoped(str(judged["lesson"]))
+        if judged:
+            meant = unscoped(judged)
         else:
             if ("said", said, strict) not in memo:
                 found = lasting_sentence(said, strict=strict)
