@@ -494,7 +494,8 @@ def _within(cwd: str, folder: str) -> bool:
 
 
 def _tree_of(cwd: str) -> str | None:
-    """The working tree a stored folder is in (a linked worktree is its own), None when none is here."""
+    """The working tree a stored folder is in (a linked worktree is its own), None when none is here
+    (one removed since is its own folder as written: paths.gone_from)."""
     try:
         tree = paths.work_tree(cwd) if os.path.isabs(cwd) else None
     except OSError:
@@ -524,7 +525,7 @@ def kept_of_project(store, folder: str) -> list:
         if not cwd or _within(cwd, folder) or cwd in linked:    # as forget --project reads
             continue
         # by working tree: a linked worktree is named as its own folder, which its forget takes
-        root = _tree_of(cwd) or paths.project_of(cwd)
+        root = _tree_of(cwd) or (cwd if paths.gone_from(cwd) else paths.project_of(cwd))
         if root not in same:
             same[root] = paths.project_identity(root) == identity
         if same[root]:

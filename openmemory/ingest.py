@@ -508,7 +508,8 @@ def _note_not_transcript(store: Store, path: str, st, report: Report) -> None:
 
 def _row_of(session) -> dict:
     """The session row's fields that come from the transcript itself."""
-    return {"cwd": session.cwd or None, "title": session.title, "started": iso_or_none(session.started),
+    return {"cwd": session.cwd or None, "project": paths.project_here(session.cwd), "title": session.title,
+            "started": iso_or_none(session.started),
             "ended": iso_or_none(session.ended), "version": session.version, "turns": len(session.turns),
             "skipped": session.skipped}
 

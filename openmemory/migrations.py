@@ -9,7 +9,7 @@ are the store's.
 import json
 import sqlite3
 
-from . import neighbours
+from . import neighbours, paths
 from .errors import StoreError
 
 
@@ -448,11 +448,27 @@ def m016_findings_read_again(db: sqlite3.Connection) -> None:
     db.execute("UPDATE sessions SET mtime_ns = -1")
 
 
+def m017_session_projects(db: sqlite3.Connection) -> None:
+    """Each session keeps the repository its working folder belonged to when it was read
+    (`sessions.project`), so that a linked worktree removed since (`git worktree add ../shop-fix`,
+    merged, `git worktree remove`) still belongs to its repository: its lessons go into the
+    repository's memory, its recall and forget --project are the repository's. Filled here for
+    the sessions whose folder is still on this machine; a folder already gone stays as written."""
+    if "project" not in {row[1] for row in db.execute("PRAGMA table_info(sessions)")}:
+        db.execute("ALTER TABLE sessions ADD COLUMN project TEXT")
+    # only a folder that is not its own project has one: what store.connect reads stays small
+    db.execute("CREATE INDEX IF NOT EXISTS sessions_project ON sessions (project) WHERE project IS NOT NULL")
+    for (cwd,) in db.execute("SELECT DISTINCT cwd FROM sessions WHERE cwd IS NOT NULL").fetchall():
+        project = paths.project_here(cwd)
+        if project is not None:
+            db.execute("UPDATE sessions SET project = ? WHERE cwd = ?", (project, cwd))
+
+
 MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_event_identity,
               m005_model_answers, m006_forgotten_and_opted_out, m007_recall_context,
               m008_episodes_indexed_at_commit, m009_lesson_state, m010_passages,
               m011_agent, m012_note_contexts, m013_cut_titles_unindexed,
-              m014_answers_item, m015_read_again, m016_findings_read_again]
+              m014_answers_item, m015_read_again, m016_findings_read_again, m017_session_projects]
 
 
 def migrate(db: sqlite3.Connection, path="") -> None:

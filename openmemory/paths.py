@@ -335,6 +335,8 @@ def project_of(cwd) -> str:
         return _worktree_home(ntpath.normpath(text), "\\")
     if not os.path.isabs(text):
         return text
+    if text in _SEEN_IN and not os.path.exists(text):
+        return _SEEN_IN[text]
     try:
         root = git_root(text)
         if root:
@@ -342,6 +344,40 @@ def project_of(cwd) -> str:
         return os.path.realpath(text) if os.path.exists(text) else _worktree_home(os.path.normpath(text), "/")
     except OSError:
         return _worktree_home(os.path.normpath(text), "/")
+
+
+# The repository each working folder belonged to when its session was read (sessions.project, as
+# store.connect loads it): a linked worktree is often made beside its repository, not inside it
+# (`git worktree add ../shop-fix`, Conductor's workspaces), and removed once merged. Gone, nothing
+# in the folder's name says whose it was, so project_of asks here for a folder that no longer
+# exists; a folder that exists is always looked up.
+_SEEN_IN: dict = {}
+
+
+def seen_in(projects: dict) -> None:
+    """{folder: the repository it belonged to when read}, for project_of (the store's, whole)."""
+    global _SEEN_IN
+    _SEEN_IN = dict(projects)
+
+
+def gone_from(cwd) -> bool:
+    """Whether cwd is a folder removed since its session was read in another folder's project (a
+    linked worktree gone): project_of names its repository; the folder as written is its own tree."""
+    return cwd in _SEEN_IN and not os.path.exists(cwd)
+
+
+def project_here(cwd) -> str | None:
+    """The project of a working folder that is on this machine now (project_of), kept with its
+    session, when it is another folder (a linked worktree's repository, a subfolder's); None for
+    a folder that is its own project or is not here (removed since, another machine's)."""
+    text = str(cwd or "")
+    if not text or is_foreign(text) or not os.path.isabs(text):
+        return None
+    try:
+        project = project_of(text) if os.path.isdir(text) else None
+    except OSError:
+        return None
+    return project if project and project != text else None
 
 
 def project_identity(cwd) -> str:

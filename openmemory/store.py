@@ -284,7 +284,7 @@ class Store:
             self._db.execute(_SESSION_UPSERT, (
                 sid, session["path"], session["mtime_ns"], session["size"], now, len(keep), session.get("cwd"),
                 redacted(session.get("title") or ""), session.get("started"), session.get("ended"),
-                session.get("version"), session.get("turns", 0), session.get("skipped", 0)))
+                session.get("version"), session.get("turns", 0), session.get("skipped", 0), session.get("project")))
         return counts
 
     def _replace_passages(self, sid: str, passages: list, now: str) -> int:
@@ -486,6 +486,12 @@ class Store:
                                         "WHERE col != 'context'").fetchone()[0])
         except sqlite3.Error:
             return 0
+
+    def folders_seen_in(self) -> dict:
+        """{working folder: the repository it belonged to when its session was read}, for the
+        folders that were not their own project (a linked worktree, a subfolder): paths.seen_in."""
+        return dict(self._db.execute("SELECT cwd, project FROM sessions WHERE project IS NOT NULL "
+                                     "AND cwd IS NOT NULL").fetchall())
 
     def indexed_count(self, match: str, limit: int) -> int:
         """How many index rows an FTS5 match expression finds, counted up to limit."""
@@ -1050,9 +1056,12 @@ GONE_FROM = "#replaced-by-another-session:"     # the path of a session whose fi
 
 
 _SESSION = ("id", "path", "mtime_ns", "size", "ingested", "episodes", "cwd", "title", "started", "ended", "version",
-            "turns", "skipped")
+            "turns", "skipped", "project")
+# A session read again once its folder is gone (a worktree removed) keeps the project it was read in.
 _SESSION_UPSERT = (f"INSERT INTO sessions ({', '.join(_SESSION)}) VALUES ({', '.join('?' * len(_SESSION))}) "
-                   "ON CONFLICT (id) DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in _SESSION[1:]))
+                   "ON CONFLICT (id) DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in _SESSION[1:-1])
+                   + ", project = CASE WHEN excluded.cwd IS sessions.cwd THEN coalesce(excluded.project, "
+                     "sessions.project) ELSE excluded.project END")
 # `+kind`: no index on kind, so SQLite walks the ids after the last night, not every error
 # and correction ever stored (which the kind index would have it read, the old ones included).
 # A light episode (episodes.SETTLED: a message the rules settled as nothing, kept for a judge, with
@@ -1172,7 +1181,9 @@ def connect(path=None, busy_ms: int | None = None) -> Store:
     except sqlite3.Error as e:
         raise StoreError(f"cannot open the memory database at {path}: {e}; check the folder's "
                          f"permissions or set OPENMEMORY_HOME") from e
-    return Store(_ready(db, path, timeout_ms), path, timeout_ms)
+    store = Store(_ready(db, path, timeout_ms), path, timeout_ms)
+    paths.seen_in(store.folders_seen_in())
+    return store
 
 
 # The page size of a new database. An episode's row (its texts, facts and vector) is about

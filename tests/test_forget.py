@@ -1310,6 +1310,33 @@ class ForgetAClone(TempHome):
         self.ok("forget", "--project", linked, "--yes")
         self.assertEqual(self.folders(), [str(self.review)])
 
+    def test_a_linked_worktree_removed_since_stays_its_repositorys_and_is_named_as_written(self):
+        # `git worktree add ../wt-fix`, a session there (read by the SessionEnd hook while the
+        # worktree is there), `git worktree remove`: nothing in the folder's name says whose it
+        # was. Its lesson stays the repository's, and forget --project of the repository names it.
+        env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_AUTHOR_NAME="t",
+                   GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
+        git = lambda *args: subprocess.run(["git", "-C", str(self.work), *args], check=True, capture_output=True,
+                                           env=env)
+        git("commit", "-q", "--allow-empty", "-m", "start")
+        git("worktree", "add", "-q", str(self.tmp / "wt-fix"), "-b", "fix")
+        linked = os.path.realpath(self.tmp / "wt-fix")
+        corrected(linked, 6, "make lint", "No, run the linter with ruff check .").write(project_folder(self.claude, linked))
+        self.ok("ingest")
+        git("worktree", "remove", linked)
+        corrected(self.work, 7, "make lint", "no, run the linter with ruff check .").write(
+            project_folder(self.claude, self.work))
+        self.ok("ingest")
+        self.ok("sleep", "--now", "2026-11-08T03:00:00Z")
+        [lint] = [ls for ls in self.lessons() if "make lint" in ls["text"]]
+        self.assertEqual((lint["cwd"], lint["seen"]), (str(self.work), 2))   # one lesson, the repository's
+        p = self.cli("forget", "--project", self.work, "--yes")
+        self.assertIn(f"of {linked}, another clone or worktree of its repository; `openmemory forget --project "
+                      f"{linked}` forgets those too", p.stdout)
+        self.assertIn(f"lesson l{lint['id']} · kept: also learnt in {linked}, filed under it", p.stdout)
+        self.ok("forget", "--project", linked, "--yes")
+        self.assertEqual([ls for ls in self.lessons() if "make lint" in ls["text"] and not ls["vetoed"]], [])
+
 
 class Campaign(TempHome):
     """The forget/opt-out/kill campaign (tests/forgets.py), short; `python3 -m tests.forgets --full` is long."""

@@ -542,6 +542,55 @@ class Consolidation(SleepCase):
     def clone(self, name, origin):
         return git_clone(self.tmp, name, origin)
 
+    def worktree_removed_after_its_session(self, standing: str, before_sleep=None):
+        """A repository and a linked worktree beside it (`git worktree add ../shop-fix`); a session
+        there, read as it ends (the SessionEnd hook), says standing; then the worktree is removed
+        (`git worktree remove`) and a night passes. Returns (repository, worktree folder)."""
+        repo = self.clone("work/shop", "git@github.com:org/shop.git")
+        env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull)
+        subprocess.run(["git", "-C", str(repo), "worktree", "add", "-q", str(self.tmp / "work/shop-fix"), "-b", "fix"],
+                       check=True, capture_output=True, env=env)
+        linked = Path(os.path.realpath(self.tmp / "work/shop-fix"))
+        self.write(tests_corrected(linked, when(11, 2), "python -m unittest", standing))
+        if before_sleep:
+            before_sleep()
+        subprocess.run(["git", "-C", str(repo), "worktree", "remove", str(linked)], check=True, capture_output=True,
+                       env=env)
+        self.sleep(night(11, 3))
+        return repo, linked
+
+    def test_a_lesson_from_a_worktree_removed_since_goes_into_its_repositorys_memory(self):
+        repo, linked = self.worktree_removed_after_its_session(
+            "From now on always run the tests with pytest -q, never python -m unittest.")
+        [lesson] = [ls for ls in self.lessons() if ls["state"] == "live"]
+        self.assertIn("pytest -q", lesson["text"])
+        memory = paths.memory_dir_for(str(repo)) / "MEMORY.md"
+        self.assertIn(lesson["text"], memory.read_text())
+        self.assertFalse((project_folder(self.claude, linked) / "memory" / "MEMORY.md").exists())
+        with self.db() as db:       # and recall in the repository reads its session as this project's
+            hits = recall.search(db, "run the tests with pytest", k=5, cwd=str(repo))
+        self.assertTrue(hits and all(h["in_project"] for h in hits if h["cwd"] == str(linked)), hits)
+        self.assertIn(str(linked), [h["cwd"] for h in hits])
+
+    def test_a_database_from_before_keeps_the_repository_of_a_worktree_still_here(self):
+        from openmemory import migrations
+
+        def as_stored_before():     # the version before m017: no project kept with the session
+            with self.db() as db:
+                raw = raw_db(db)
+                raw.execute("DROP INDEX sessions_project")
+                raw.execute("ALTER TABLE sessions DROP COLUMN project")
+                raw.execute(f"PRAGMA user_version = {len(migrations.MIGRATIONS) - 1}")
+                raw.commit()
+            with self.db() as db:   # migrated while the worktree is still here
+                self.assertEqual(raw_db(db).execute("SELECT count(*) FROM sessions WHERE project IS NOT NULL")
+                                 .fetchone()[0], 1)
+
+        repo, _ = self.worktree_removed_after_its_session(
+            "From now on always run the tests with pytest -q, never python -m unittest.", as_stored_before)
+        [lesson] = [ls for ls in self.lessons() if ls["state"] == "live"]
+        self.assertIn(lesson["text"], (paths.memory_dir_for(str(repo)) / "MEMORY.md").read_text())
+
     def test_two_clones_of_one_repository_are_one_project(self):
         # ~/work/cli and ~/src/cli-review, both cloned from github.com/org/cli (over ssh and over
         # https): a correction said in both stays the project's, in both clones' memory, and in
