@@ -18,6 +18,7 @@ import shlex
 import shutil
 import signal
 import site
+import sqlite3
 import subprocess
 import sys
 import sysconfig
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import __version__, agents, files, paths, render, schedule, store, transcripts
+from . import __version__, agents, errors, files, paths, render, schedule, store, transcripts
 from .clock import iso, parse_time
 from .errors import OpenMemoryError
 
@@ -1029,20 +1030,33 @@ def healthy(findings: list[Finding]) -> bool:
 
 # -- the checks --------------------------------------------------------------------------------
 
+REBUILD = "move memory.db aside and run `openmemory ingest` to rebuild it from the transcripts"
+
+
 def check_database() -> Finding:
     try:
         with store.connect() as db:
             problem = db.quick_check()
             counts = None if problem else db.counts()
     except Exception as e:  # noqa: BLE001 - whatever the file does, doctor reports it
-        return Finding("database", FAIL, str(e), "move memory.db aside and run `openmemory ingest` to "
-                                                 "rebuild it from the transcripts")
+        return _database_fault(e)
     if problem:
-        return Finding("database", FAIL, f"{paths.db_path()} fails SQLite's quick check: {problem}",
-                       "move memory.db aside and run `openmemory ingest` to rebuild it from the transcripts")
+        return Finding("database", FAIL, f"{paths.db_path()} fails SQLite's quick check: {problem}", REBUILD)
     total = counts["episodes"]["total"]
     return Finding("database", OK, f"{paths.db_path()} opens and passes SQLite's quick check "
                                    f"({total} episode{'' if total == 1 else 's'})")
+
+
+def _database_fault(e: Exception) -> Finding:
+    """A database that did not open, with its own fix: a rebuild only for damage. A file that is
+    locked, not writable, on a full disk or of a newer openmemory is whole, and a rebuild would
+    lose the notes and the lessons' history that only it holds."""
+    if isinstance(e, sqlite3.Error):
+        e = store.explained(e, paths.db_path())
+    if isinstance(e, errors.DamagedDatabase):
+        return Finding("database", FAIL, str(e), REBUILD)
+    what, _, how = str(e).partition("; ")
+    return Finding("database", FAIL, what, how or "run `openmemory status` to see the whole error")
 
 
 def check_fts5() -> Finding:

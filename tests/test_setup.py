@@ -9,6 +9,7 @@ import json
 import os
 import plistlib
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -559,6 +560,20 @@ class Doctor(SetupCase):
         self.assertEqual(rc, 1)
         self.assertIn("✘ database: ", out)
         self.assertIn("run `openmemory ingest` to rebuild it", out)
+
+    def test_a_whole_database_that_does_not_open_gets_its_own_fix_not_a_rebuild(self):
+        # A newer openmemory's file (two installs, one upgraded): moving it aside and rebuilding
+        # from the transcripts would lose the notes and the lessons' history only it holds.
+        self.ok("remember", "deploys go out on Fridays")
+        with sqlite3.connect(self.home / "memory.db") as db:
+            db.execute("PRAGMA user_version = 999")
+        rc, out = self.doctor()
+        self.assertEqual(rc, 1)
+        self.assertIn("✘ database: the database at ", out)
+        self.assertIn("has schema version 999, newer than this openmemory knows", out)
+        self.assertIn("    fix: upgrade openmemory\n", out)
+        self.assertNotIn("rebuild", out)
+        self.assertNotIn("move memory.db aside", out)
 
     def test_two_installs_are_reported(self):
         self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
