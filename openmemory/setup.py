@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import __version__, agents, errors, files, paths, render, schedule, store, transcripts
+from . import __version__, agents, errors, files, migrations, paths, render, schedule, store, transcripts
 from .clock import iso, parse_time
 from .errors import OpenMemoryError
 
@@ -1060,10 +1060,15 @@ def _database_fault(e: Exception) -> Finding:
 
 
 def check_fts5() -> Finding:
+    """A property of this Python's SQLite, asked of a database in memory: a memory.db that does not
+    open is the database check's failure, not a second one here."""
     try:
-        with store.connect() as db:
-            has = db.has_fts5()
-    except Exception as e:  # noqa: BLE001
+        probe = sqlite3.connect(":memory:")
+        try:
+            has = migrations.fts5_available(probe)
+        finally:
+            probe.close()
+    except sqlite3.Error as e:
         return Finding("fts5", FAIL, f"cannot check SQLite's FTS5: {e}")
     if has:
         return Finding("fts5", OK, "this Python's SQLite has FTS5 (full-text recall)")

@@ -575,6 +575,14 @@ class Doctor(SetupCase):
         self.assertNotIn("rebuild", out)
         self.assertNotIn("move memory.db aside", out)
 
+    def test_a_database_that_does_not_open_is_one_failure_not_also_fts5s(self):
+        self.ok("remember", "deploys go out on Fridays")
+        with sqlite3.connect(self.home / "memory.db") as db:
+            db.execute("PRAGMA user_version = 999")
+        out = self.doctor()[1]
+        self.assertEqual(out.count("✘ database: "), 1)
+        self.assertIn("✔ fts5: this Python's SQLite has FTS5 (full-text recall)\n", out)
+
     def test_two_installs_are_reported(self):
         self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
         plugins = self.claude / "plugins"
