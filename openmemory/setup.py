@@ -75,14 +75,40 @@ def invocation() -> tuple[list[str], dict]:
     env = {}
     if installed():
         script = Path(sys.executable).parent / "openmemory"  # a venv's or pipx's console script
-        argv = [str(script)] if script.is_file() and os.access(script, os.X_OK) else \
-            [sys.executable, "-m", "openmemory"]
+        argv = [str(script)] if script.is_file() and os.access(script, os.X_OK) and _interpreter_there(script) \
+            else [sys.executable, "-m", "openmemory"]
     else:
         argv = [sys.executable, "-m", "openmemory"]
         env["PYTHONPATH"] = str(package_parent())
     if os.environ.get("OPENMEMORY_HOME"):
         env["OPENMEMORY_HOME"] = str(paths.home())
     return argv, env
+
+
+# pip's second line when the interpreter's path is long or has a space (the first is `#!/bin/sh`).
+_SH_EXEC = re.compile(rb"""^'''exec' (?:"([^"]+)"|(\S+)) "\$0" "\$@"$""")
+
+
+def _interpreter_there(script: Path) -> bool:
+    """Whether the Python a console script starts is still there. A venv moved or copied to another
+    folder keeps its scripts, whose first line names the Python of its old place: they fail with
+    `required file not found`, while its own python (`bin/python -m openmemory`) still runs."""
+    try:
+        with open(script, "rb") as f:
+            lines = f.read(4096).split(b"\n")
+    except OSError:
+        return False
+    if not lines[0].startswith(b"#!"):
+        return True                 # a launcher of its own (a binary): nothing to look into
+    words = lines[0][2:].split()
+    if not words:
+        return False
+    interpreter = words[0]
+    if interpreter == b"/bin/sh" and len(lines) > 1:
+        named = _SH_EXEC.match(lines[1].rstrip(b"\r"))
+        if named:
+            interpreter = named.group(1) or named.group(2)
+    return os.access(os.fsdecode(interpreter), os.X_OK)
 
 
 def shell_command(verb: str, with_config_dir: bool = False) -> str:

@@ -634,6 +634,31 @@ class Moved(SetupCase):
         self.assertEqual(json.loads(self.settings.read_text(encoding="utf-8")), USER_SETTINGS)
         self.assertEqual(self.crontab_file.read_text(), "0 9 * * 1 ~/bin/weekly.sh\n")
 
+    def test_a_moved_venvs_script_is_not_written_into_the_hooks_its_python_is(self):
+        # `mv ~/.openmemory-venv ~/tools/om-venv`: the venv's python runs, but bin/openmemory still
+        # starts the python of the old place (`required file not found`): setup, run again from the
+        # moved venv as doctor's fix says, must write a command that runs.
+        bin_dir = self.tmp / "tools" / "om venv" / "bin"
+        bin_dir.mkdir(parents=True)
+        python = bin_dir / "python3"
+        python.symlink_to(sys.executable)
+        script = bin_dir / "openmemory"
+        from unittest import mock
+        with mock.patch.object(setup, "installed", return_value=True), \
+                mock.patch.object(sys, "executable", str(python)):
+            for first_lines in ("#!/home/me/.openmemory-venv/bin/python3\n",
+                                "#!/bin/sh\n'''exec' \"/home/me/old venv/bin/python3\" \"$0\" \"$@\"\n' '''\n"):
+                script.write_text(first_lines + "from openmemory.cli import main\n")
+                script.chmod(0o755)
+                self.assertTrue(setup.shell_command("hook").endswith(f"'{python}' -m openmemory hook"),
+                                setup.shell_command("hook"))
+                self.assertEqual(setup.mcp_server()["command"], str(python))
+            # pip's two forms: the interpreter's path on the first line, or (long, or with a space) the second
+            for first_lines in ("#!/usr/bin/env python3\n",
+                                f"#!/bin/sh\n'''exec' \"{python}\" \"$0\" \"$@\"\n' '''\n"):
+                script.write_text(first_lines + "from openmemory.cli import main\n")
+                self.assertTrue(setup.shell_command("hook").endswith(f"'{script}' hook"), first_lines)
+
 
 class DoctorOnHooks(SetupCase):
     def test_sessions_the_hook_never_ingested_fail_the_check_one_left_open_does_not(self):
