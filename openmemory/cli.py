@@ -703,9 +703,16 @@ def _around(text: str) -> int:
 class _Parser(argparse.ArgumentParser):
     """argparse's parser, whose error line does not echo a secret typed as a value (`setup --purge
     <token>`: "unrecognized arguments: [REDACTED:…]"); its verbs' parsers are of this class too."""
+    quiet = False   # the hook's: a bad argument is logged, never exit 2 ("block" to Claude Code)
 
     def error(self, message):
+        if self.quiet:
+            raise _HookArguments(redact(message))
         super().error(redact(message))
+
+
+class _HookArguments(Exception):
+    """The hook's command line could not be parsed (a flag another version wrote into settings.json)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -829,6 +836,7 @@ def build_parser() -> argparse.ArgumentParser:
     verb("serve", cmd_serve)
 
     p = verb("hook", cmd_hook)
+    p.quiet = True
     p.add_argument("--detach", choices=("auto", "always", "never"), default="auto",
                    help="ingest in a detached process: always, never, or auto (transcripts over 2 MB)")
     return parser
@@ -854,10 +862,15 @@ _TEXT_ARGUMENTS = ("query", "text", "title", "args")     # words stored or searc
 
 def _run(argv) -> int:
     parser = build_parser()
-    args, unknown = parser.parse_known_args(argv)
-    if unknown:  # said with the verb's own usage, not the top-level one
-        verbs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        verbs.choices[args.verb].error(f"unrecognized arguments: {' '.join(unknown)}")
+    try:
+        args, unknown = parser.parse_known_args(argv)
+        if unknown:  # said with the verb's own usage, not the top-level one
+            verbs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+            verbs.choices[args.verb].error(f"unrecognized arguments: {' '.join(unknown)}")
+    except _HookArguments as e:     # the hook prints nothing and exits 0, whatever it is given
+        _log_to_file()
+        logging.getLogger("openmemory.hook").error("hook not run: openmemory hook: %s", e)
+        return 0
     for name in _TEXT_ARGUMENTS:   # bytes the locale cannot decode come as lone surrogates (paths keep them)
         if getattr(args, name, None):
             setattr(args, name, wellformed(getattr(args, name)))

@@ -191,6 +191,20 @@ class BadInput(HookCase):
                 self.assertRegex(hook.run(value), "no hook event on stdin|no readable transcript|no transcript at")
         self.assertEqual(self.episodes(), [])
 
+    def test_arguments_it_does_not_know_exit_0_silently_and_are_logged(self):
+        # A hook command another version wrote into settings.json: exit 2 would mean "block" to
+        # Claude Code, and the usage on stderr would land in the session.
+        path = self.transcript()
+        for args in (("--bogus",), ("--detach", "sometimes"), ("extra",)):
+            with self.subTest(args=args):
+                self.assert_silent_success(self.hook(event("SessionEnd", path), *args))
+        self.assertIn("ERROR hook not run: openmemory hook: unrecognized arguments: --bogus", self.log())
+        self.assertIn("argument --detach: invalid choice: 'sometimes'", self.log())
+        self.assertEqual(self.hook({}, "--detach", "never")[0], 0)
+        p = subprocess.run([sys.executable, "-m", "openmemory", "recall", "--bogus", "x"], capture_output=True,
+                           text=True, env=self.env(), cwd=str(self.tmp))
+        self.assertEqual(p.returncode, 2)   # every other verb: the usage and exit 2, as before
+
     def test_a_session_that_wrote_no_transcript_is_normal_and_logs_nothing(self):
         # What every `claude mcp list` sends (2.1.328): a SessionEnd naming a transcript never written.
         missing = self.claude / "projects" / "-tmp-rec" / "cfa82aa0-eb20-4d5c-be6a-8b63ce42edca.jsonl"
