@@ -690,6 +690,16 @@ def _positive(text: str) -> int:
     return value
 
 
+def _whole(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a whole number of 0 or more, not {text!r}")
+    return value
+
+
 def _around(text: str) -> int:
     try:
         value = int(text)
@@ -776,7 +786,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON (the list: with the episode ids of each source)")
 
     p = verb("render", cmd_render)
-    p.add_argument("--max-lines", type=int, metavar="N",
+    p.add_argument("--max-lines", type=_whole, metavar="N",
                    help="lessons indexed per MEMORY.md (default $OPENMEMORY_INDEX_LINES, else 20)")
     p.add_argument("--json", action="store_true", help="print what was done as JSON")
 

@@ -646,6 +646,12 @@ class Command(RenderCase):
         self.assertEqual(out["written"], [])
         self.assertEqual(out["removed"], [str(self.memory / "MEMORY.md")])  # it held only the section
         p = self.cli("render", "--max-lines", "-1")
+        # what was typed is wrong in itself: its usage and exit 2, as for `--max-lines abc` (README, exit codes)
+        self.assertEqual((p.returncode, p.stdout), (2, ""))
+        self.assertIn("openmemory render: error: argument --max-lines: must be a whole number of 0 or more, "
+                      "not '-1'", p.stderr)
+        self.assertEqual(self.cli("render", "--max-lines", "abc").returncode, 2)
+        p = self.cli("render", env=self.env(OPENMEMORY_INDEX_LINES="-1"))   # not typed: the setting is wrong
         self.assertEqual((p.returncode, p.stdout), (1, ""))
         self.assertIn("must be a whole number", p.stderr)
 
