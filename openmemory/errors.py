@@ -85,7 +85,20 @@ def read_only_fix(path, how: str = "") -> str:
     remount = "remount its disk read-write"
     chmod = f"make it yours to write (chmod u+rwx {folder})"
     do = remount if how == "fs" else chmod if how == "permission" else f"{chmod}, or {remount}"
-    return f"{do}, or set OPENMEMORY_HOME to a writable folder"
+    return f"{do}, or set OPENMEMORY_HOME to a writable folder" if _in_openmemorys_folder(path) else do
+
+
+def _in_openmemorys_folder(path) -> bool:
+    """Whether path is openmemory's folder, in it or on the way to it: OPENMEMORY_HOME moves only
+    that, not Claude Code's folder (settings.json, a memory folder) nor a transcript."""
+    from pathlib import Path
+    from . import paths
+    try:
+        home = paths.home().absolute()
+    except OpenMemoryError:
+        return True
+    where = Path(path).absolute()
+    return where == home or home in where.parents or where in home.parents
 
 
 def _folder(path) -> str:

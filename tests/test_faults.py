@@ -126,6 +126,25 @@ class ReadOnlyFolder(TempHome):
             self.assertNotIn("Errno", p.stderr, args)
 
 
+class ReadOnlyClaudeFolder(TempHome):
+    def test_a_read_only_folder_of_claude_codes_is_not_said_to_move_with_openmemory_home(self):
+        # OPENMEMORY_HOME moves openmemory's own folder, not Claude Code's: no fix for this one.
+        from openmemory import paths
+        folder = paths.memory_dir_for(PROJECT)
+        folder.mkdir(parents=True)
+        with store.connect() as db:
+            db.add_lesson("Run the tests with `pytest -q` in this repository.", "feedback", PROJECT, 1.0, 1, [],
+                          "2026-11-02T09:00:00.000000Z")
+        p = subprocess.run([*read_only(folder), sys.executable, "-m", "openmemory", "render"],
+                           capture_output=True, text=True, env=self.env(), cwd=str(self.tmp), timeout=120)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        [line] = [x for x in p.stderr.splitlines() if "error" in x]
+        self.assertIn(str(folder), line)
+        self.assertRegex(line, r"read-only disk; remount its disk read-write$|permission denied; make it yours "
+                               r"to write \(chmod u\+rwx [^)]*\)$")
+        self.assertNotIn("OPENMEMORY_HOME", line)
+
+
 def on_a_full_disk(folder):
     """A command prefix under which folder is a tiny file system filled to the last byte (a
     16 KB tmpfs in a private mount namespace): writes there fail with ENOSPC. Needs root."""
