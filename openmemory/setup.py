@@ -1045,6 +1045,7 @@ def doctor(now: float | None = None) -> list[Finding]:
     findings.append(check_hook())
     findings += check_recent(now)
     findings.append(check_nightly())
+    findings.append(check_judge())
     findings.append(check_memory_folders())
     findings += check_agents()
     return findings
@@ -1271,6 +1272,33 @@ def check_nightly() -> Finding:
     return Finding("nightly job", FAIL, "no nightly job runs sleep: lessons wait for a session start to catch "
                                         "up a night, or for you", f"run `{_here()} setup` (it adds one; "
                                                                    f"`--schedule none` to go without)")
+
+
+def check_judge() -> Finding:
+    """The optional judge the nightly sleep asks: off (a note), or the one chosen and whether it can
+    be reached without asking it (a call costs): Claude Code's binary still there. One that is gone
+    or misconfigured fails, since each night then goes on without it and says so only in the log."""
+    from . import llm
+    cfg, problem = llm.config(), llm.problem()
+    how = f"`{_here()} setup --judge claude` (or `--judge endpoint`, or `--judge off`)"
+    if cfg is None and problem:
+        by_env = any((os.environ.get(k) or "").strip() for k in ("OPENMEMORY_LLM_URL", "OPENMEMORY_LLM_MODEL"))
+        return Finding("judge", FAIL, f"a judge is set but not used: {problem}",
+                       "set OPENMEMORY_LLM_URL (http:// or https://) and OPENMEMORY_LLM_MODEL together, or "
+                       "neither" if by_env else how)
+    if cfg is None:
+        return Finding("judge", NOTE, "off (optional: `openmemory setup --judge claude|endpoint` turns one on); "
+                                      "nothing leaves this machine")
+    if cfg.backend == "claude":
+        if not (os.path.isfile(cfg.command) and os.access(cfg.command, os.X_OK)):
+            return Finding("judge", FAIL, f"{cfg.describe()}: {cfg.command} is not there, so each night goes on "
+                                          f"without the judge", f"`{_here()} setup --judge claude` finds `claude` "
+                                                                f"on PATH again (or `--judge-command PATH`); "
+                                                                f"`--judge off` to go without")
+        return Finding("judge", OK, f"{cfg.describe()}, run by the nightly sleep: {cfg.command} is there (not "
+                                    f"called here: a call counts against your Claude usage)")
+    return Finding("judge", OK, f"{cfg.describe()}, asked by the nightly sleep (not called here; `openmemory "
+                                f"status` says when it last answered)")
 
 
 def _job_in_place(sched: dict) -> bool:

@@ -583,6 +583,35 @@ class Doctor(SetupCase):
         self.assertEqual(out.count("✘ database: "), 1)
         self.assertIn("✔ fts5: this Python's SQLite has FTS5 (full-text recall)\n", out)
 
+    def test_the_judge_is_said_off_and_one_whose_claude_is_gone_fails_with_the_fix(self):
+        line = lambda out: next(x for x in out.splitlines(True) if " judge: " in x)   # noqa: E731
+        self.assertEqual(line(self.doctor()[1]), "• judge: off (optional: `openmemory setup --judge claude|endpoint` "
+                                                 "turns one on); nothing leaves this machine\n")
+        claude = self.bin / "claude"
+        claude.write_text("#!/bin/sh\nexit 0\n")
+        claude.chmod(0o755)
+        self.home.mkdir(parents=True, exist_ok=True)
+        (self.home / "settings.json").write_text(json.dumps({"version": 1, "judge": {
+            "backend": "claude", "command": str(claude), "model": "haiku"}}))
+        self.assertEqual(line(self.doctor()[1]), f"✔ judge: Claude Code headless (`claude -p --model haiku`), run by "
+                                                 f"the nightly sleep: {claude} is there (not called here: a call "
+                                                 f"counts against your Claude usage)\n")
+        claude.unlink()     # Claude Code uninstalled, or moved by an upgrade: each night goes on without it
+        rc, out = self.doctor()
+        self.assertEqual(rc, 1)
+        self.assertIn(f"✘ judge: Claude Code headless (`claude -p --model haiku`): {claude} is not there, so each "
+                      f"night goes on without the judge\n    fix: `", out)
+        self.assertIn(" setup --judge claude` finds `claude` on PATH again (or `--judge-command PATH`); "
+                      "`--judge off` to go without\n", out)
+        (self.home / "settings.json").write_text(json.dumps({"version": 1, "judge": {
+            "backend": "endpoint", "url": "ftp://judge.local", "model": "qwen"}}))
+        self.assertIn("✘ judge: a judge is set but not used: the judge's URL must be an http:// or https:// "
+                      "address, not 'ftp://judge.local'", self.doctor()[1])
+        rc, out = self.doctor(OPENMEMORY_LLM_MODEL="qwen")
+        self.assertIn("✘ judge: a judge is set but not used: OPENMEMORY_LLM_MODEL is set but OPENMEMORY_LLM_URL "
+                      "is not\n    fix: set OPENMEMORY_LLM_URL (http:// or https://) and OPENMEMORY_LLM_MODEL "
+                      "together, or neither\n", out)
+
     def test_two_installs_are_reported(self):
         self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
         plugins = self.claude / "plugins"
