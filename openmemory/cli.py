@@ -521,6 +521,13 @@ def _setup_judge(args) -> None:
     name (--judge, or the answer typed here)."""
     from . import settings
     current = settings.judge()
+    if args.judge is not None:      # named on the command line: what cannot run is said alone, first
+        try:
+            settings.choose(args.judge, model=args.judge_model, url=args.judge_url, command=args.judge_command,
+                            calls=args.judge_calls, tokens=args.judge_tokens, current=current)
+        except ValueError as e:
+            raise (errors.UsageError if isinstance(e, settings.NotAsTyped) else OpenMemoryError)(
+                f"setup --judge {args.judge}: {e}") from None
     for line in settings.explain(current):
         print(line, file=sys.stderr)
     backend = args.judge

@@ -173,11 +173,15 @@ class Setup(SetupCase):
                 self.assertEqual(p.returncode, 2, p.stderr)
                 self.assertIn("openmemory setup: error: setup --judge endpoint: an endpoint judge needs --judge-url",
                               p.stderr)
+                self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)   # the error alone, not after the pitch
                 self.assertFalse(judge_file.exists())
                 self.assertEqual(self.settings.read_bytes(), self.original)   # no hooks, no server
         p = self.setup_cli("--yes", "--schedule", "none", "--judge", "claude", "--judge-command", self.tmp / "no-claude")
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("no-claude is not an executable file", p.stderr)
+        self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+        p = self.setup_cli("--yes", "--schedule", "none", "--judge", "claude")   # no `claude` on PATH: exit 1
+        self.assertEqual((p.returncode, p.stderr.count("\n")), (1, 1), p.stderr)
 
     def test_claude_mcp_add_and_remove_run_without_claude_codes_telemetry(self):
         # Each run of Claude Code tries to send telemetry (offline: ~/.claude/telemetry/1p_failed_events.*);
