@@ -84,8 +84,58 @@ def read_only_fix(path, how: str = "") -> str:
     folder = _folder(path)
     remount = "remount its disk read-write"
     chmod = f"make it yours to write (chmod u+rwx {folder})"
+    owner = _someone_elses(path) if how != "fs" else None
+    if owner:   # chmod cannot help: only its owner (or root) may change it
+        chmod = f"it belongs to {owner} (as after a `sudo openmemory ...`): make it yours again " \
+                f"(sudo chown -R {_me()} {_quoted(owner_path(path))})"
     do = remount if how == "fs" else chmod if how == "permission" else f"{chmod}, or {remount}"
     return f"{do}, or set OPENMEMORY_HOME to a writable folder" if _in_openmemorys_folder(path) else do
+
+
+def owner_path(path) -> str:
+    """The file or folder itself when it is there and someone else's, else its folder."""
+    import os
+    path = str(path)
+    return path if os.path.lexists(path) and _owner(path) not in (None, os.geteuid()) else _folder(path)
+
+
+def _owner(path):
+    import os
+    try:
+        return os.lstat(path).st_uid
+    except OSError:
+        return None
+
+
+def _someone_elses(path) -> str | None:
+    """The name of the user who owns path (or, when it is not there, its folder), when that is not
+    the one running: a file left by `sudo`, which no chmod of the person's can open again."""
+    import os
+    for where in (str(path), _folder(path)):
+        uid = _owner(where)
+        if uid is None:
+            continue
+        if uid == os.geteuid():
+            return None
+        try:
+            import pwd
+            return pwd.getpwuid(uid).pw_name
+        except (ImportError, KeyError):
+            return f"user {uid}"
+    return None
+
+
+def _me() -> str:
+    import getpass
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "$USER"
+
+
+def _quoted(path: str) -> str:
+    import shlex
+    return shlex.quote(path)
 
 
 def _in_openmemorys_folder(path) -> bool:

@@ -145,6 +145,28 @@ class ReadOnlyClaudeFolder(TempHome):
         self.assertNotIn("OPENMEMORY_HOME", line)
 
 
+class SomeoneElsesFile(TempHome):
+    def test_a_database_left_by_sudo_is_said_to_be_chowned_back_not_chmodded(self):
+        # `sudo openmemory ingest` once: memory.db is root's, and the person's own chmod of the
+        # folder (the fix said before) cannot open it again.
+        import errno
+        from openmemory import errors
+        with store.connect() as db:
+            db.add_note("deploy with the blue pipeline", cwd=PROJECT)
+        db_path = self.home / "memory.db"
+        me = os.geteuid()
+        with mock.patch("os.geteuid", return_value=me + 1):
+            said = str(errors.os_fault(PermissionError(errno.EPERM, "Operation not permitted", str(db_path)),
+                                       "open the memory database in"))
+        self.assertIn(f"could not open the memory database in {db_path}: permission denied; it belongs to ", said)
+        self.assertIn(f"make it yours again (sudo chown -R ", said)
+        self.assertIn(f" {db_path}), or set OPENMEMORY_HOME to a writable folder", said)
+        self.assertNotIn("chmod", said)
+        # the person's own file: chmod, as before
+        said = str(errors.os_fault(PermissionError(errno.EACCES, "Permission denied", str(db_path)), "write"))
+        self.assertIn(f"make it yours to write (chmod u+rwx {self.home})", said)
+
+
 def on_a_full_disk(folder):
     """A command prefix under which folder is a tiny file system filled to the last byte (a
     16 KB tmpfs in a private mount namespace): writes there fail with ENOSPC. Needs root."""
