@@ -141,13 +141,13 @@ def _quoted(path: str) -> str:
 def _in_openmemorys_folder(path) -> bool:
     """Whether path is openmemory's folder, in it or on the way to it: OPENMEMORY_HOME moves only
     that, not Claude Code's folder (settings.json, a memory folder) nor a transcript."""
+    import os
     from pathlib import Path
-    from . import paths
-    try:
-        home = paths.home().absolute()
-    except OpenMemoryError:
-        return True
-    where = Path(path).absolute()
+    value = os.environ.get("OPENMEMORY_HOME")     # as paths.home(), which imports this module
+    home = Path(value).expanduser() if value else Path.home() / ".openmemory"
+    if not home.is_absolute():
+        return True                                 # refused where it is read: that error says so
+    home, where = home.absolute(), Path(path).absolute()
     return where == home or home in where.parents or where in home.parents
 
 

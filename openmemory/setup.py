@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import __version__, agents, errors, files, migrations, paths, render, schedule, store, transcripts
+from . import __version__, agents, errors, files, paths, render, schedule, store, transcripts
 from .clock import iso, parse_time
 from .errors import OpenMemoryError
 
@@ -1090,11 +1090,7 @@ def check_fts5() -> Finding:
     """A property of this Python's SQLite, asked of a database in memory: a memory.db that does not
     open is the database check's failure, not a second one here."""
     try:
-        probe = sqlite3.connect(":memory:")
-        try:
-            has = migrations.fts5_available(probe)
-        finally:
-            probe.close()
+        has = store.sqlite_has_fts5()
     except sqlite3.Error as e:
         return Finding("fts5", FAIL, f"cannot check SQLite's FTS5: {e}")
     if has:

@@ -1158,6 +1158,16 @@ class _Decoded:
         return out
 
 
+def sqlite_has_fts5() -> bool:
+    """Whether this Python's SQLite has FTS5, asked of a database in memory (doctor: a memory.db
+    that does not open is its own failure, not also this one's)."""
+    probe = sqlite3.connect(":memory:")
+    try:
+        return migrations.fts5_available(probe)
+    finally:
+        probe.close()
+
+
 # --------------------------------------------------------------------------------------
 # The connection: opened, set up, migrated
 
