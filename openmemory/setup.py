@@ -1179,6 +1179,10 @@ def check_hook() -> Finding:
         settings, _ = read_settings()
     except OpenMemoryError as e:
         return Finding("hook", FAIL, str(e), "fix the file, then run `openmemory setup`")
+    if settings.get("disableAllHooks") is True:     # Claude Code 2.1.328 then runs none, the plugin's too
+        return Finding("hook", FAIL, f"{paths.settings_path()} has \"disableAllHooks\": true: Claude Code runs no "
+                                     f"hook, so no session is ingested as it ends",
+                       "remove that key (or set it to false) if openmemory is to learn as sessions end")
     ours = [cmd for event, cmd in openmemory_hooks(settings) if event == "SessionEnd"]
     if not ours:
         if plugins:

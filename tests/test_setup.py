@@ -546,6 +546,23 @@ class Doctor(SetupCase):
         self.assertIn("✘ hook: the SessionEnd hook `openmemory hook` does not run: exit 127", out)
         self.assertIn("to write a hook with absolute paths", out)
 
+    def test_hooks_claude_code_is_told_not_to_run_fail_though_they_are_in_place(self):
+        # `"disableAllHooks": true` (measured with 2.1.328: no hook fires, a session is not ingested
+        # as it ends), with setup's hooks all in place and runnable.
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
+        self.assertIn("✔ hook: ", self.doctor()[1])
+        settings = json.loads(self.settings.read_text(encoding="utf-8"))
+        settings["disableAllHooks"] = True
+        self.settings.write_text(json.dumps(settings))
+        rc, out = self.doctor()
+        self.assertEqual(rc, 1)
+        self.assertIn(f"✘ hook: {self.settings} has \"disableAllHooks\": true: Claude Code runs no hook, so no "
+                      f"session is ingested as it ends\n    fix: remove that key (or set it to false) if openmemory "
+                      f"is to learn as sessions end\n", out)
+        settings["disableAllHooks"] = False
+        self.settings.write_text(json.dumps(settings))
+        self.assertIn("✔ hook: ", self.doctor()[1])
+
     def test_a_server_that_does_not_start_fails(self):
         (self.claude / ".claude.json").write_text(json.dumps({"mcpServers": {"openmemory": {
             "type": "stdio", "command": "openmemory-not-here", "args": ["serve"]}}}))
