@@ -1324,6 +1324,11 @@ def _job_added_by_hand() -> str | None:
 
 
 def check_memory_folders() -> Finding:
+    off = auto_memory_off()
+    if off:
+        return Finding("memory folders", FAIL, f"Claude Code loads no MEMORY.md: {off}, so the lessons never "
+                                               f"reach the agent (recall still works)",
+                       "take that out if the agent is to start each session with the lessons")
     projects = paths.projects_dir()
     if not projects.exists():
         return Finding("memory folders", NOTE, f"{projects} does not exist yet (no Claude Code session has run)")
@@ -1337,6 +1342,27 @@ def check_memory_folders() -> Finding:
         return Finding("memory folders", OK, f"{projects} is writable; no project has a memory folder yet "
                                              f"(Claude Code, or render with a lesson to write, makes one)")
     return Finding("memory folders", OK, f"Claude Code's memory folders are writable ({count} under {projects})")
+
+
+_TRUE = ("1", "true", "yes", "on")
+
+
+def auto_memory_off() -> str | None:
+    """What turns Claude Code's auto memory off, which takes MEMORY.md out of every request
+    (measured with 2.1.328): `"autoMemoryEnabled": false` in settings.json, or
+    CLAUDE_CODE_DISABLE_AUTO_MEMORY set here or in settings.json's `env`; None when nothing does."""
+    try:
+        settings, _ = read_settings()
+    except OpenMemoryError:
+        settings = {}       # the hook check says why the file cannot be read
+    if settings.get("autoMemoryEnabled") is False:
+        return f"{paths.settings_path()} has \"autoMemoryEnabled\": false"
+    env = settings.get("env") if isinstance(settings.get("env"), dict) else {}
+    for where, value in ((f"in the `env` of {paths.settings_path()}", env.get("CLAUDE_CODE_DISABLE_AUTO_MEMORY")),
+                         ("in this shell's environment", os.environ.get("CLAUDE_CODE_DISABLE_AUTO_MEMORY"))):
+        if str(value or "").strip().lower() in _TRUE:
+            return f"CLAUDE_CODE_DISABLE_AUTO_MEMORY={value} is set {where}"
+    return None
 
 
 def check_agents() -> list[Finding]:

@@ -525,6 +525,25 @@ class Doctor(SetupCase):
         self.assertIn(f"✔ memory folders: Claude Code's memory folders are writable (1 under {projects})",
                       self.doctor()[1])
 
+    def test_auto_memory_turned_off_fails_the_memory_folders_check(self):
+        # Claude Code 2.1.328 then sends no MEMORY.md (measured: a real session's requests held none).
+        (self.claude / "projects" / "-home-dev-shop" / "memory").mkdir(parents=True)
+        self.assertIn("✔ memory folders: ", self.doctor()[1])
+        settings = json.loads(self.settings.read_text(encoding="utf-8"))
+        self.settings.write_text(json.dumps(dict(settings, autoMemoryEnabled=False)))
+        rc, out = self.doctor()
+        self.assertEqual(rc, 1)
+        self.assertIn(f"✘ memory folders: Claude Code loads no MEMORY.md: {self.settings} has \"autoMemoryEnabled\": "
+                      f"false, so the lessons never reach the agent (recall still works)\n    fix: take that out if "
+                      f"the agent is to start each session with the lessons\n", out)
+        self.settings.write_text(json.dumps(dict(settings, env={"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"})))
+        self.assertIn(f"✘ memory folders: Claude Code loads no MEMORY.md: CLAUDE_CODE_DISABLE_AUTO_MEMORY=1 is set in "
+                      f"the `env` of {self.settings}", self.doctor()[1])
+        self.settings.write_text(json.dumps(dict(settings, autoMemoryEnabled=True)))
+        self.assertIn("✘ memory folders: Claude Code loads no MEMORY.md: CLAUDE_CODE_DISABLE_AUTO_MEMORY=true is set "
+                      "in this shell's environment", self.doctor(CLAUDE_CODE_DISABLE_AUTO_MEMORY="true")[1])
+        self.assertIn("✔ memory folders: ", self.doctor()[1])
+
     def test_show_not_allowed_fails_though_recall_and_remember_are(self):
         # `show` refused leaves the agent with ids it cannot open (`claude -p`: "you haven't granted it yet");
         # setup would add the rule, so doctor must not pass without it.
