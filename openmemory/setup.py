@@ -1041,6 +1041,7 @@ def doctor(now: float | None = None) -> list[Finding]:
     findings = [check_database(), check_fts5()]
     findings += check_installs()
     findings.append(check_server())
+    findings += check_server_turned_off()
     findings.append(check_tools_allowed())
     findings.append(check_hook())
     findings += check_recent(now)
@@ -1145,6 +1146,32 @@ def check_server() -> Finding:
         return Finding("mcp server", FAIL, f"`{shlex.join(argv)}` answers without the tools "
                                            f"{', '.join(sorted(missing))}", "upgrade openmemory")
     return Finding("mcp server", OK, f"registered and answers tools/list ({', '.join(tools)}): {shlex.join(argv)}")
+
+
+def turned_off_in() -> list[str]:
+    """The project folders where the person turned openmemory's server off in Claude Code (`/mcp`),
+    as .claude.json keeps it (2.1.328: `projects.<folder>.disabledMcpServers`; `claude mcp list`
+    there says `⊘ Disabled for this project`)."""
+    try:
+        projects = json.loads(paths.claude_json_path().read_text(encoding="utf-8")).get("projects") or {}
+        names = {MCP_NAME, f"plugin:{PLUGIN_NAME}:{MCP_NAME}"}
+        return sorted(folder for folder, conf in projects.items() if isinstance(conf, dict)
+                      and isinstance(conf.get("disabledMcpServers"), list)
+                      and names & {str(n) for n in conf["disabledMcpServers"]})
+    except (OSError, ValueError, AttributeError):
+        return []
+
+
+def check_server_turned_off() -> list[Finding]:
+    """A note, not a failure: turning the server off for a project is the person's choice, but the
+    agent there then has no recall, which `✔ mcp server` alone would hide."""
+    folders = turned_off_in()
+    if not folders:
+        return []
+    shown = ", ".join(folders[:3]) + (f" and {len(folders) - 3} more" if len(folders) > 3 else "")
+    return [Finding("mcp server", NOTE, f"turned off in Claude Code for {len(folders)} project"
+                                        f"{'' if len(folders) == 1 else 's'}, whose agent has no recall "
+                                        f"(`/mcp` there turns it back on): {shown}")]
 
 
 def check_tools_allowed() -> Finding:

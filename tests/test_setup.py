@@ -582,6 +582,16 @@ class Doctor(SetupCase):
         self.settings.write_text(json.dumps(settings))
         self.assertIn("✔ hook: ", self.doctor()[1])
 
+    def test_a_server_turned_off_for_a_project_is_said_with_where(self):
+        # `/mcp` in a project (2.1.328): `claude mcp list` there says "⊘ Disabled for this project", and
+        # a session there gets "No such tool available: mcp__openmemory__recall" (measured).
+        self.assertNotIn("turned off", self.doctor()[1])
+        (self.claude / ".claude.json").write_text(json.dumps({"projects": {
+            "/home/dev/shop": {"disabledMcpServers": ["openmemory"]},
+            "/home/dev/blog": {"disabledMcpServers": ["github"]}, "/home/dev/cli": {}}}))
+        self.assertIn("• mcp server: turned off in Claude Code for 1 project, whose agent has no recall (`/mcp` "
+                      "there turns it back on): /home/dev/shop\n", self.doctor()[1])
+
     def test_a_server_that_does_not_start_fails(self):
         (self.claude / ".claude.json").write_text(json.dumps({"mcpServers": {"openmemory": {
             "type": "stdio", "command": "openmemory-not-here", "args": ["serve"]}}}))
