@@ -119,8 +119,10 @@ def _night(store: Store, now: str, render, model) -> dict:
     previous = _load_json(store.get_state("morning"))
     total, keep = report, False
     if previous and previous.get("night", "")[:10] == now[:10]:
-        # Another sleep the same night: morning shows the night's total, and the run says it.
-        keep = not eventful(report)
+        # Another sleep the same night: morning shows the night's total, and the run says it; one
+        # that changed nothing keeps the report as it was, unless it has something new to warn of (a
+        # judge that could not be reached on the second run: the warning was printed, never kept).
+        keep = not eventful(report) and set(report["warnings"]) <= set(previous.get("warnings") or [])
         total = previous if keep else merge_nights(previous, report)
         report = dict(report, tonight={k: v for k, v in total.items() if k != "errors"})
     morning = None if keep else json.dumps(_redacted(total), ensure_ascii=False, sort_keys=True)
@@ -1167,7 +1169,7 @@ def _model_line(m: dict) -> list:
         f", of a cap of {cap['calls']} calls and {cap['tokens']:,} tokens a night" if cap else "")
     return [f"- {m['model']}: {_count(m['asked'], 'question')} ({m['cached']} answered from the cache), "
             f"{_count(m['answered'], 'new answer')}, {_count(m['failures'], 'failure')}; {spent}.",
-            f"  Judged {_count(j.get('messages', 0), 'message')} ({j.get('corrections', 0)} corrections, "
+            f"  Asked about {_count(j.get('messages', 0), 'message')} ({j.get('corrections', 0)} corrections, "
             f"{j.get('lasting', 0)} lasting) and {_count(j.get('failures', 0), 'repeated failure')} "
             f"({j.get('failures_lasting', 0)} lasting); {_count(m.get('gists', 0), 'session gist')} led by it."]
 

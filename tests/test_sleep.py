@@ -1105,5 +1105,24 @@ class TwoSleepsOneNight(TempHome):
         self.assertEqual(json.loads(self.ok("morning", "--json").stdout)["lessons_new"], [])
 
 
+    def test_a_second_sleep_with_only_a_new_warning_puts_it_in_the_morning_report(self):
+        # The judge turned on after the first sleep of the night cannot be reached: the second sleep
+        # changes nothing else, and its warning was printed but never kept for `morning`.
+        shop = str(self.tmp / "shop")
+        tests_corrected(shop, when(11, 2), "python -m unittest",
+                        "no, don't use unittest here, run the tests with pytest -q").write(project_folder(self.claude, shop))
+        self.ok("ingest")
+        self.ok("sleep", "--now", "2026-11-03T03:00:00Z")
+        closed = self.env(OPENMEMORY_LLM_URL="http://127.0.0.1:9/v1/chat/completions", OPENMEMORY_LLM_MODEL="m")
+        second = self.ok("sleep", "--now", "2026-11-03T04:00:00Z", env=closed).stdout
+        self.assertIn("1 warning", second)
+        morning = self.ok("morning").stdout
+        self.assertIn("## Warnings", morning)
+        self.assertIn("was set aside tonight: it did not answer", morning)
+        self.assertIn("1 new candidate to review", morning)        # what the first sleep did stays
+        third = self.ok("sleep", "--now", "2026-11-03T05:00:00Z").stdout   # nothing new at all: kept as it is
+        self.assertIn("was set aside tonight: it did not answer", self.ok("morning").stdout)
+        self.assertNotIn("warning", third.split(";")[0])
+
 if __name__ == "__main__":
     unittest.main()
