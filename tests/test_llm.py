@@ -563,7 +563,7 @@ class AWellBehavedModel(WithSessions):
             # The cap is a night's (the calendar day): the ingest's 5 calls (3 gists, 2 messages) count with the sleep's one.
             self.assertIn("1 question (0 answered from the cache), 1 new answer, 0 failures; 6 calls, 720 tokens, "
                           "of a cap of 60 calls and 1,000,000 tokens a night.", morning)
-            self.assertIn("Judged 0 messages (0 corrections, 0 lasting) and 1 repeated failure (1 lasting); "
+            self.assertIn("Asked about 0 messages (0 corrections, 0 lasting) and 1 repeated failure (1 lasting); "
                           "0 session gists led by it.", morning)
             status = self.ok("status", env=env).stdout
             self.assertRegex(status, r"model        test-model at http://127\.0\.0\.1:\d+/v1/chat/completions; "
@@ -605,7 +605,7 @@ class AWellBehavedModel(WithSessions):
         self.assertIn("failure", asked)
         self.assertEqual(len(written), len(asked))
         morning = self.ok("morning").stdout
-        self.assertIn("Judged 2 messages (2 corrections, 2 lasting) and 1 repeated failure (1 lasting)", morning)
+        self.assertIn("Asked about 2 messages (2 corrections, 2 lasting) and 1 repeated failure (1 lasting)", morning)
 
     def test_requests_carry_no_secret_no_file_no_page_no_tool_output(self):
         with ModelServer("ok") as server:
