@@ -1,14 +1,17 @@
 """The conversation kept as passages: what was said, cut on sentences, redacted whole, stored,
 re-read in place, forgotten for good, kept out, decayed; and the failures beside it."""
 import json
+import os
 import sqlite3
+import subprocess
+import sys
 import unittest
 from unittest import mock
 
 from openmemory import mcp, migrations, passages, recall, sleep, store
 from openmemory.transcripts import parse_lines
 from tests.fixtures import Transcript, project_folder
-from tests.helpers import TempHome, raw_db
+from tests.helpers import ROOT, TempHome, raw_db
 
 SECRET = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"      # a GitHub token's shape
 
@@ -150,6 +153,22 @@ class Splitting(unittest.TestCase):
         contexts = " ".join(p["context"] for p in passages.passages_of(parse(t)))
         self.assertIn("deploy with [REDACTED:", contexts)
         self.assertNotIn(SECRET[:12], contexts)
+
+
+    def test_a_long_run_of_spaces_or_one_long_word_is_read_once(self):
+        # What the person pastes may hold a run of a million spaces (a padded table, a log) or a
+        # line with no space at all (minified code): the sentence ends were looked for again from
+        # each space of a run (250,000 spaces: 49 s, these 2,000,000: most of an hour), and a long
+        # word was cut by copying what was left after each piece (16 MB: 7 s, 100 MB: hours). A
+        # child process, so a return to either is a timeout here, not a hung suite.
+        code = ("from openmemory import passages\n"
+                "said = passages._pieces('word' + ' ' * 2_000_000 + 'end.\\nnext', 'person')\n"
+                "long = passages._pieces('x' * 3000, 'agent')\n"
+                "print(repr(said), [len(p) for p in long])\n")
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                              env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout.strip(), "['person: word end.\\nnext'] [600, 600, 600, 600, 600, 42]")
 
 
 class Stored(TempHome):
