@@ -15,7 +15,7 @@ import traceback
 
 from . import __version__, clock, errors, paths, store
 from .errors import OpenMemoryError
-from .shorten import clip, wellformed
+from .shorten import HIDDEN, clip, wellformed
 from .redact import redact
 
 
@@ -925,14 +925,24 @@ def _run(argv) -> int:
 # them (bidi overrides and isolates, direction and zero-width marks): a note, a lesson or an
 # error line read from a transcript may hold them, to make what the person reads before
 # approving it differ from what the agent reads.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069]")
+_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069"
+                      f"{HIDDEN}]")
 
 
 def shown(text: str) -> str:
     """text safe to print: every control character but newline and tab (a terminal's escape
-    sequences, a carriage return) and every bidi or zero-width mark written as \\u001b; in
-    JSON that is the same character."""
-    return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    sequences, a carriage return), every bidi or zero-width mark and every tag character
+    (shorten.HIDDEN) written as \\u001b (a tag character as its two UTF-16 halves, \\udb40\\udc49);
+    in JSON that is the same character."""
+    return _CONTROL.sub(_escaped, text)
+
+
+def _escaped(m: re.Match) -> str:
+    code = ord(m.group())
+    if code > 0xFFFF:
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
 
 
 class _Shown:

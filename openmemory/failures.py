@@ -9,7 +9,7 @@ import re
 from functools import lru_cache
 
 from . import embed
-from .shorten import clip
+from .shorten import HIDDEN, clip
 
 # "Exit code N" is the first line Claude Code writes for a failed Bash call (N may be negative
 # when the process died of a signal); it says that the command failed, not why.
@@ -22,10 +22,10 @@ _EXIT = re.compile(r"^Exit code -?\d+$")
 # A terminal's escape sequences (colour, a hyperlink's or a title's OSC, ended by BEL or by ESC
 # and a backslash, a character set's choice: `tput sgr0`'s ESC ( B), then what else a reader would not see as written: control characters but
 # the line breaks splitlines reads, and the characters that reorder or hide text (bidi
-# overrides and isolates, zero-width marks). A cause line is quoted in lessons and in the
-# person's `lessons` list; it must read as it is.
+# overrides and isolates, zero-width marks, Unicode's tag characters: shorten.HIDDEN). A cause line
+# is quoted in lessons and in the person's `lessons` list; it must read as it is.
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\|$)|\x1b[@-Z\\-_]|\x1b[ -/]+[0-~]")
-_UNSEEN = re.compile("[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f\u061c\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]")
+_UNSEEN = re.compile(f"[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f\u061c\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff{HIDDEN}]")
 
 
 @lru_cache(maxsize=8)       # one output is read again for each step after its failure: asked once (few kept: outputs are large)

@@ -15,7 +15,7 @@ from . import __version__, errors, paths, recall as recall_lib, store
 from .clock import iso
 from .errors import OpenMemoryError
 from .redact import redact
-from .shorten import clip_block, wellformed
+from .shorten import clip_block, unhidden, wellformed
 
 log = logging.getLogger(__name__)
 
@@ -353,7 +353,8 @@ def _tools_call(params, project_dir) -> dict:
 def _tool_result(text: str, error: bool = False) -> dict:
     # Text only, no structuredContent: Claude Code shows the model only the structured part
     # when both are present (anthropics/claude-code#79944).
-    return {"content": [{"type": "text", "text": text}], "isError": error}
+    # Nothing the model reads that the person cannot see (shorten.HIDDEN), from memory or not.
+    return {"content": [{"type": "text", "text": unhidden(text)}], "isError": error}
 
 
 METHODS = {

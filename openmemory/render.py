@@ -21,7 +21,7 @@ from .failures import error_line
 from .clock import iso
 from .errors import RenderError, os_fault
 from .redact import redact
-from .shorten import clip
+from .shorten import clip, unhidden
 from .store import Store
 
 INDEX_LINES = 20            # lessons indexed per MEMORY.md; OPENMEMORY_INDEX_LINES overrides
@@ -46,7 +46,7 @@ def lesson_record(lesson: dict, sources: list, predictions: list) -> dict:
     return {
         "schema": JSONL_SCHEMA if state == "live" else CANDIDATE_SCHEMA,
         "id": lesson["id"],
-        "text": redact(lesson["text"]),
+        "text": unhidden(redact(lesson["text"])),
         "kind": lesson["kind"],
         "cwd": lesson["cwd"],
         "project": _project_or_none(lesson["cwd"]),
@@ -783,10 +783,12 @@ WHY_CHARS = 240             # characters of one source's account
 _URL = re.compile(r"(?i)\b(?:[a-z][a-z0-9+.\-]*://|www\.)[^\s`]+|[\w.+\-]+@[\w\-]+\.[\w.\-]+")
 _CODE = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)")
 _BIDI = dict.fromkeys(map(ord, "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f"))
+_BIDI.update(dict.fromkeys(range(0xE0000, 0xE0080)))   # and tag characters (shorten.HIDDEN): read, never seen
 
 
 def one_line(text: str) -> str:
-    """Redacted text on one line: control characters gone, HTML comment tokens broken."""
+    """Redacted text on one line: control characters, bidi marks and tag characters gone, HTML
+    comment tokens broken."""
     text = redact(text or "").translate(_BIDI)
     text = "".join(" " if unicodedata.category(c) == "Cc" else c for c in text)
     text = " ".join(text.split())  # every Unicode line break and space run

@@ -22,6 +22,21 @@ def clip_block(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
+# Characters no reader sees that a model reads: Unicode's tag characters (U+E0000-E007F), each the
+# invisible shadow of an ASCII one ("ASCII smuggling"). A command's output, a page or a file can
+# carry an order in them that no person reviewing a lesson, MEMORY.md or a recall ever sees, and
+# only a subdivision flag's emoji uses them: what openmemory writes for an agent holds none
+# (lessons, rendered files, the MCP tools' answers, failures' cause lines), and the person's
+# terminal shows them escaped (cli.shown).
+HIDDEN = "\U000e0000-\U000e007f"
+_HIDDEN = re.compile(f"[{HIDDEN}]")
+
+
+def unhidden(text: str) -> str:
+    """text without the characters a reader cannot see and a model reads (HIDDEN)."""
+    return _HIDDEN.sub("", text) if text else text
+
+
 # A half of a surrogate pair alone: JavaScript cuts strings by UTF-16 unit, so a tool output or a
 # message cut in the middle of an emoji is written by JSON.stringify as "\ud83d" with no low half
 # (Claude Code's own API calls have failed on such transcripts: "no low surrogate in string").

@@ -24,6 +24,7 @@ from .clock import iso
 from .errors import OpenMemoryError, RenderError, StoreError, damaged, explain, is_busy, os_fault
 from .redact import clean_episode, redact, redact_obj, redacted, redactor_for, strings_in
 from .redact import secret_safe_clip as clip   # a cut never keeps part of a secret (issue 27)
+from .shorten import unhidden
 
 BUSY_TIMEOUT_MS = 5000      # a concurrent ingest (hook + cron) waits instead of failing
 
@@ -37,6 +38,12 @@ def busy_timeout_ms() -> int:
 
 
 EPISODE_KINDS = ("session", "error", "correction", "note")
+
+
+def lesson_words(text: str) -> str:
+    """A lesson's words as stored: redacted, with no character a reader cannot see and a model
+    reads (shorten.HIDDEN): a lesson is rendered into the agent's memory and read by the person."""
+    return unhidden(redact(text))
 
 
 def _judged_kept(ep: dict, facts: str, title: str, gist: str) -> dict:
@@ -687,7 +694,7 @@ class Store:
         cur = self._db.execute(
             "INSERT INTO lessons (id, text, kind, cwd, strength, seen, sources, created, updated, embedding, decayed, "
             "state, since) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (self._next_id("lessons"), redact(text), kind, cwd, strength, seen, json.dumps(sources), now, now,
+            (self._next_id("lessons"), lesson_words(text), kind, cwd, strength, seen, json.dumps(sources), now, now,
              embed.encoded(text), now, state, now if state == "candidate" else None))
         return cur.lastrowid
 
@@ -706,7 +713,7 @@ class Store:
     def edit_lesson(self, lesson_id: int, text: str, backing: dict) -> None:
         """The person's own text for a lesson (and what backs it: their edit); it is live."""
         self._db.execute("UPDATE lessons SET text = ?, embedding = ?, backing = ?, state = 'live', since = NULL "
-                         "WHERE id = ?", (redact(text), embed.encoded(text),
+                         "WHERE id = ?", (lesson_words(text), embed.encoded(text),
                                           json.dumps(backing, ensure_ascii=False, sort_keys=True), lesson_id))
 
     def unarchive_lesson(self, lesson_id: int, now: str) -> None:
@@ -725,7 +732,7 @@ class Store:
         self._db.execute(
             "UPDATE lessons SET text = ?, cwd = ?, strength = ?, seen = ?, sources = ?, archived = ?, "
             "updated = ?, embedding = ?, decayed = ? WHERE id = ?",
-            (redact(text), cwd, strength, seen, json.dumps(sources), int(archived), now,
+            (lesson_words(text), cwd, strength, seen, json.dumps(sources), int(archived), now,
              embed.encoded(text), now, lesson_id))
 
     def mark_consolidated(self, fed: dict, examined: list) -> None:
@@ -869,7 +876,7 @@ class Store:
                            for eid, n in scrubbed])
             db.executemany("DELETE FROM lessons WHERE id = ?", [(i,) for i in lesson_ids])  # predictions cascade
             db.executemany("UPDATE lessons SET text = ?, sources = ?, seen = ?, embedding = ?, updated = ? WHERE id = ?",
-                           [(redact(t), json.dumps(src), max(seen, 1), embed.encode(embed.vector(redact(t))), now, i)
+                           [(lesson_words(t), json.dumps(src), max(seen, 1), embed.encode(embed.vector(redact(t))), now, i)
                             for i, t, src, seen in reworded])
             for i, cwd in moved:    # its predictions name where it is filed (sleep.predict): now there
                 was = (db.execute("SELECT cwd FROM lessons WHERE id = ?", (i,)).fetchone() or [None])[0]
@@ -968,7 +975,7 @@ class Store:
     def reword_lesson(self, lesson_id: int, text: str) -> None:
         """Replace a lesson's words (and the vector recall compares them by)."""
         self._db.execute("UPDATE lessons SET text = ?, embedding = ? WHERE id = ?",
-                         (redact(text), embed.encode(embed.vector(text)), lesson_id))
+                         (lesson_words(text), embed.encode(embed.vector(text)), lesson_id))
 
     def sessions_without_summary(self, limit: int) -> list:
         """Live session episodes whose gist no model has led yet, newest first."""
