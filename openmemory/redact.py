@@ -5,7 +5,8 @@ Four families, branches of ONE pattern scanned once over the text:
   or cut short where a line or the text ends (cut_token), private-key PEM blocks whole or in halves
   (a BEGIN whose END is in another text; a run of base64 lines ending in an END), bare DER
   and OpenSSH bodies, JWTs, credentials and keys in URLs (database URLs, Sentry DSNs,
-  webhook URLs), signatures of signed URLs, cloud secret keys on their own, base64 that
+  webhook URLs), signatures of signed URLs, an Authorization header's credentials (`Bearer`,
+  `Basic`, GitHub's `token <hex>`, an API's bare key), cloud secret keys on their own, base64 that
   decodes to credentials (`user:pass`, JSON holding a secret, a PEM private key);
 - words: a secret word (password, passphrase, secret, token, api key, ..., and "password",
   "secret", "key" in seventeen other languages) read with the few words after it, so "the
@@ -247,6 +248,11 @@ _BRANCHES = [
     # A key as a URL's user (a Sentry DSN: https://<key>@o1.ingest.sentry.io/2): random, not a name.
     ("url_key", r"\b[a-zA-Z][a-zA-Z0-9+.\-]{0,20}://(?P<urlkey>[A-Za-z0-9_\-]{16,200})@"),
     ("bearer", r"(?i:\b(?:bearer|basic))\s+(?P<bearer_value>[A-Za-z0-9_\-\.=+/]{12,})"),
+    # An Authorization header's credentials under any other scheme or none (GitHub's `token
+    # <40 hex>`, an API's bare key): whatever follows the header is a credential, a hex run too;
+    # 12 or more token characters holding a digit, so "Authorization: required" stays prose.
+    ("authorization", r"(?i:\b(?:proxy-)?authorization)[\"']?[ \t]*[:=][ \t]*[\"']?(?!(?i:bearer|basic)\s)"
+                      r"(?:[A-Za-z][A-Za-z0-9_\-]{0,30}[ \t]+)?(?P<authz>(?=[A-Za-z_\-.=+/~]*\d)[A-Za-z0-9_\-.=+/~]{12,})"),
     # Passwords given to a command as arguments.
     ("cli", r"(?:\b(?:mysql|mariadb)[a-z\-]*\b[^\n|;&]{0,200}?\s-p(?P<cli_a>[^\s\-|;&'\"][^\s|;&]*|'[^'\n]+'|\"[^\"\n]+\")"
             r"|\bsshpass\s+-p\s*(?P<cli_b>\S+)"
@@ -291,7 +297,8 @@ _BRANCHES = [
 _ORDER = {name: i for i, (name, _) in enumerate(_BRANCHES)}
 _NOT_CUT = frozenset(name for name, _ in _BRANCHES if name != "cut_token")
 # Branches that keep their context and redact only one group.
-_VALUE_GROUP = {"url_signature": "sig", "url_credentials": "urlpw", "bearer": "bearer_value", "sql_password": "sqlpw"}
+_VALUE_GROUP = {"url_signature": "sig", "url_credentials": "urlpw", "bearer": "bearer_value", "sql_password": "sqlpw",
+                "authorization": "authz"}
 # Kinds reported under another name than their branch.
 _KIND = {"url_signature": "signature", "vault_legacy": "vault-token", "pem_tail": "private-key",
          "putty_key": "private-key", "b64_pem": "private-key", "b64_json": "credentials", "b64_creds": "credentials"}
@@ -401,6 +408,7 @@ _NEEDLE_SPECS = [(needle, precise, tuple(branches.split()))
     ("x-amz-security-token=", None, "url_signature"), ("q~", None, "azure_client_secret"),
     ("bearer", r"(?:bearer|basic)\s+[a-z0-9_\-.=+/]{12}", "bearer"),
     ("basic", r"(?:bearer|basic)\s+[a-z0-9_\-.=+/]{12}", "bearer"),
+    ("authorization", r"authorization[\"']?[ \t]*[:=]", "authorization"),
     ("ls0tls1crudjti", None, "b64_pem"), ("b3blbnnzac1rzxktdje", None, "openssh_key"),
     ("mysql", None, "cli"), ("mariadb", None, "cli"), ("sshpass", None, "cli"), ("7z", None, "cli"),
     ("rar", None, "cli"), ("zip", None, "cli"), ("sqlcmd", None, "cli"), ("bcp", None, "cli"), ("isql", None, "cli"),
