@@ -173,10 +173,8 @@ def ingest_patiently(path: Path, name: str = "hook") -> str:
 
 def transcript_path(value) -> Path | None:
     """The transcript a hook names, spelled as `openmemory ingest` spells it, or None."""
-    if not isinstance(value, str) or not value.endswith(".jsonl"):
-        return None
-    path = Path(value).expanduser()
-    if not path.is_absolute() or not path.is_file():
+    path = _named(value)
+    if path is None or not path.is_absolute() or not path.is_file():
         return None
     # The same file under Claude Code's folder as ingest's scan sees it, so a symlinked home
     # does not store one session twice under two paths.
@@ -191,10 +189,19 @@ def transcript_path(value) -> Path | None:
 
 def never_written(value) -> bool:
     """Whether a hook names a transcript file, whole, that is not there: a session that wrote none."""
+    path = _named(value)
+    return path is not None and path.is_absolute() and not os.path.lexists(path)
+
+
+def _named(value) -> Path | None:
+    """The .jsonl file a hook's value names, ~ expanded; None for anything else ('~someone/x.jsonl'
+    of a user this machine does not have: Path.expanduser raises RuntimeError)."""
     if not isinstance(value, str) or not value.endswith(".jsonl"):
-        return False
-    path = Path(value).expanduser()
-    return path.is_absolute() and not os.path.lexists(path)
+        return None
+    try:
+        return Path(value).expanduser()
+    except RuntimeError:
+        return None
 
 
 def run_detached(work) -> None:

@@ -186,7 +186,8 @@ class BadInput(HookCase):
         for value in (None, [1, 2], "SessionEnd", {"hook_event_name": "SessionEnd"},
                       event("SessionEnd", path.parent), event("SessionEnd", str(path) + ".txt"),
                       event("SessionEnd", path.name), event("SessionEnd", 42), event("SessionEnd", None),
-                      event("SessionEnd", self.tmp / "missing.jsonl")):
+                      event("SessionEnd", self.tmp / "missing.jsonl"),
+                      event("SessionEnd", "~no-such-user-here/x.jsonl")):
             with self.subTest(value=str(value)[:60]):
                 self.assertRegex(hook.run(value), "no hook event on stdin|no readable transcript|no transcript at")
         self.assertEqual(self.episodes(), [])
