@@ -16,7 +16,7 @@ import re
 import unicodedata
 from pathlib import Path
 
-from . import agents, counts, embed, files, forget, paths
+from . import agents, counts, embed, files, forget, paths, wording
 from .failures import error_line
 from .clock import iso
 from .errors import RenderError, os_fault
@@ -870,7 +870,8 @@ def topic_file(lesson: dict, sources: list) -> str:
              "**Why:** " + _why_intro(lesson, sources)]
     shown = _newest(sources)
     for s in shown:
-        lines.append(f"- {(s.get('at') or '')[:10] or 'undated'}: " + neutralise(clip(_account(s, s["gist"]), WHY_CHARS)))
+        told = wording.told_by_person(s["facts"]) if s.get("kind") == "correction" and s.get("facts") else s["gist"]
+        lines.append(f"- {(s.get('at') or '')[:10] or 'undated'}: " + neutralise(clip(_account(s, told), WHY_CHARS)))
     if len(sources) > len(shown):
         lines.append(f"- and {len(sources) - len(shown)} earlier time(s)")
     lines += ["", "**How to apply:** " + _how_to_apply(lesson, kind, sources), "",

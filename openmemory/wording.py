@@ -460,16 +460,7 @@ def source(ep: dict) -> dict:
     facts = ep.get("facts") or {}
     if ep["kind"] == "correction":
         said, pasted = _own_words(facts.get("said") or "")
-        if facts.get("rejected"):
-            command, tool = facts.get("command") or "", facts.get("tool")
-        else:
-            command, tool = call_about(facts)
-        if tool == "Bash":
-            action = f"`{clip(core_command(command), 60)}`"
-        elif tool in ("Edit", "MultiEdit", "Write", "NotebookEdit", "Read"):   # the file, not its path
-            action = f"{tool} `{clip(command.split(' ', 1)[-1].rsplit('/', 1)[-1], 50)}`"
-        else:
-            action = clip(command, 60)
+        command, action = _correction_call(facts)
         words = f"said \"{said}\"" if said else f"pasted {pasted} lines" if pasted else ""
         if facts.get("rejected"):
             what = f"you refused {action}" + (f" and {words}" if words else "")
@@ -483,6 +474,32 @@ def source(ep: dict) -> dict:
     else:
         what = f"{ep['kind']}: {clip(ep.get('title') or '', 100)}"
     return {"id": ep["id"], "kind": ep["kind"], "at": ep["at"], "what": what}
+
+
+def told_by_person(facts: dict) -> str:
+    """A correction as a lesson's file in the agent's memory tells it (its Why): the person's own
+    words as source() quotes them, never a log they pasted before them nor what the agent said
+    (a page it quoted): anyone may have written those, and there they would read as the person's."""
+    said, pasted = _own_words(facts.get("said") or "")
+    command, action = _correction_call(facts)
+    words = f"said: \"{said}\"" if said else f"pasted {pasted} lines" if pasted else "said nothing more"
+    if facts.get("rejected"):
+        return f"The person refused to let the agent run {action} and {words}"
+    return (f"After the agent ran {action}, the person {words}" if command else f"The person {words}")
+
+
+def _correction_call(facts: dict) -> tuple:
+    """(command, how it is named) of the call a correction was about: a shell command in code,
+    a file tool with the file's name (not its path), anything else as it is."""
+    if facts.get("rejected"):
+        command, tool = facts.get("command") or "", facts.get("tool")
+    else:
+        command, tool = call_about(facts)
+    if tool == "Bash":
+        return command, f"`{clip(core_command(command), 60)}`"
+    if tool in ("Edit", "MultiEdit", "Write", "NotebookEdit", "Read"):   # the file, not its path
+        return command, f"{tool} `{clip(command.split(' ', 1)[-1].rsplit('/', 1)[-1], 50)}`"
+    return command, clip(command, 60)
 
 
 def _own_words(said: str) -> tuple:
