@@ -43,7 +43,7 @@ from .failures import cause_key, is_askable, is_lesson_error, is_work_failure, p
 from .paths import project_of, same_project
 from .passages import AGENT, PERSON
 from .redact import redact
-from .shorten import clip, wellformed
+from .shorten import clip, unhidden, wellformed
 from .store import Store
 from .wording import LESSON_CHARS, correction_lesson, scoped, unscoped
 
@@ -222,7 +222,7 @@ def _message(facts: dict) -> tuple:
 
 
 def _call_line(command: str, failed: list | None = None, refused: bool = False) -> str:
-    line = f"- `{redact(' '.join(str(command).split())[:200])}`"
+    line = f"- `{unhidden(redact(' '.join(str(command).split())[:200]))}`"
     if refused:
         return line + " — the person refused to let it run"
     if failed is not None:

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from . import files, paths, settings
 from .clock import iso, parse_time
 from .redact import redact
-from .shorten import wellformed
+from .shorten import unhidden, wellformed
 from .store import Store
 
 log = logging.getLogger(__name__)
@@ -614,7 +614,7 @@ def _commands(commands: list, shown: int = 12) -> str:
     for c in commands[-shown:]:
         if not isinstance(c, dict) or not c.get("command"):
             continue
-        line = f"- `{redact(' '.join(str(c['command']).split())[:200])}`"
+        line = f"- `{unhidden(redact(' '.join(str(c['command']).split())[:200]))}`"
         if c.get("refused"):
             line += " (the person refused to let it run)"
         elif c.get("failed"):
@@ -631,8 +631,11 @@ _MARKER_RUN = re.compile(r"[<\uff1c\ufe64]{3,}|[>\uff1e\ufe65]{3,}")
 
 
 def unmarked(text: str) -> str:
-    """text with no run of three angle brackets: each run longer than two cut into pairs by spaces."""
-    return _MARKER_RUN.sub(lambda m: " ".join(m.group()[i:i + 2] for i in range(0, len(m.group()), 2)), text)
+    """text with no run of three angle brackets: each run longer than two cut into pairs by spaces;
+    and no character a reader cannot see and a model reads (shorten.HIDDEN): a hidden order in
+    quoted data would reach the model past every check of what the data says."""
+    return _MARKER_RUN.sub(lambda m: " ".join(m.group()[i:i + 2] for i in range(0, len(m.group()), 2)),
+                           unhidden(text))
 
 
 def _one_line(text) -> str:

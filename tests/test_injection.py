@@ -792,6 +792,29 @@ class AHiddenOrderInOutput(TempHome):
             with self.subTest(name=name):
                 self.assertFalse(TAGS.search(text), name)
 
+    def test_no_model_is_asked_with_a_tag_character(self):
+        from openmemory import judge, llm
+        facts = {"said": "no, use the docs target" + HIDDEN_ORDER, "tool": "Bash", "command": "make docs" + HIDDEN_ORDER,
+                 "trigger": "make docs", "agent_said": "Built." + HIDDEN_ORDER}
+        errors = [{"facts": {"command": "make docs" + HIDDEN_ORDER, "error": ["Exit code 2", "make: *** x" + HIDDEN_ORDER]}}]
+        request = judge.message_request({"key": "correction:s:1", "kind": "correction", "cwd": "/home/dev/shop",
+                                         "session_id": "s", "facts": facts}, errors, task="build" + HIDDEN_ORDER)
+        self.assertIn("make docs", request.user)
+        self.assertFalse(TAGS.search(request.system + request.user), request.user)
+
+        class Asked:
+            user = ""
+
+            def ask(self, system, user, **kw):
+                Asked.user = user
+                return None
+        llm.session_gist({"asked": ["build the docs" + HIDDEN_ORDER], "files": ["docs/a.md" + HIDDEN_ORDER],
+                          "commands": [{"command": "make docs" + HIDDEN_ORDER, "failed": True,
+                                        "errors": ["make: *** x" + HIDDEN_ORDER]}],
+                          "agent_said": "Built." + HIDDEN_ORDER}, Asked())
+        self.assertIn("make docs", Asked.user)
+        self.assertFalse(TAGS.search(Asked.user), Asked.user)
+
     def test_the_persons_terminal_shows_a_tag_character_it_prints_escaped(self):
         from openmemory import cli
         self.assertEqual(cli.shown("make" + HIDDEN_ORDER[:2]), "make\\udb40\\udc20\\udb40\\udc49")
