@@ -6,7 +6,8 @@ Four families, branches of ONE pattern scanned once over the text:
   (a BEGIN whose END is in another text; a run of base64 lines ending in an END), bare DER
   and OpenSSH bodies, JWTs, credentials and keys in URLs (database URLs, Sentry DSNs,
   webhook URLs), signatures of signed URLs, an Authorization header's credentials (`Bearer`,
-  `Basic`, GitHub's `token <hex>`, an API's bare key), cloud secret keys on their own, base64 that
+  `Basic`, GitHub's `token <hex>`, an API's bare key), a Cookie or Set-Cookie header's session
+  values, cloud secret keys on their own, base64 that
   decodes to credentials (`user:pass`, JSON holding a secret, a PEM private key);
 - words: a secret word (password, passphrase, secret, token, api key, ..., and "password",
   "secret", "key" in seventeen other languages) read with the few words after it, so "the
@@ -253,6 +254,9 @@ _BRANCHES = [
     # 12 or more token characters holding a digit, so "Authorization: required" stays prose.
     ("authorization", r"(?i:\b(?:proxy-)?authorization)[\"']?[ \t]*[:=][ \t]*[\"']?(?!(?i:bearer|basic)\s)"
                       r"(?:[A-Za-z][A-Za-z0-9_\-]{0,30}[ \t]+)?(?P<authz>(?=[A-Za-z_\-.=+/~]*\d)[A-Za-z0-9_\-.=+/~]{12,})"),
+    # A Cookie or Set-Cookie header's values: a session's cookie is a login (`_cookie` judges each).
+    ("cookie", r"(?i:\b(?:set-)?cookie)[\"']?[ \t]*[:=][ \t]*[\"']?"
+               r"(?P<cookies>[^=;,\s\"'\\]{1,200}=[^;\s\"'\\]*(?:;[ \t]*[^=;,\s\"'\\]{1,200}(?:=[^;\s\"'\\]*)?){0,50})"),
     # Passwords given to a command as arguments.
     ("cli", r"(?:\b(?:mysql|mariadb)[a-z\-]*\b[^\n|;&]{0,200}?\s-p(?P<cli_a>[^\s\-|;&'\"][^\s|;&]*|'[^'\n]+'|\"[^\"\n]+\")"
             r"|\bsshpass\s+-p\s*(?P<cli_b>\S+)"
@@ -409,6 +413,7 @@ _NEEDLE_SPECS = [(needle, precise, tuple(branches.split()))
     ("bearer", r"(?:bearer|basic)\s+[a-z0-9_\-.=+/]{12}", "bearer"),
     ("basic", r"(?:bearer|basic)\s+[a-z0-9_\-.=+/]{12}", "bearer"),
     ("authorization", r"authorization[\"']?[ \t]*[:=]", "authorization"),
+    ("cookie", r"cookie[\"']?[ \t]*[:=]", "cookie"),
     ("ls0tls1crudjti", None, "b64_pem"), ("b3blbnnzac1rzxktdje", None, "openssh_key"),
     ("mysql", None, "cli"), ("mariadb", None, "cli"), ("sshpass", None, "cli"), ("7z", None, "cli"),
     ("rar", None, "cli"), ("zip", None, "cli"), ("sqlcmd", None, "cli"), ("bcp", None, "cli"), ("isql", None, "cli"),
@@ -817,6 +822,30 @@ def _url_credentials(m):
     return m.group(0)[: start - m.start()] + "[REDACTED:url-credentials]" + m.group(0)[end - m.start():], m.end()
 
 
+# A cookie's attributes (Set-Cookie's) say where and how long it holds, never what it is.
+_COOKIE_ATTRIBUTES = frozenset(("expires", "max-age", "domain", "path", "samesite", "priority", "secure",
+                                "httponly", "partitioned", "version", "comment"))
+_COOKIE_PAIR = _later(r"(?P<name>[^=;,\s\"'\\]{1,200})=(?P<value>[^;\s\"'\\]*)")
+
+
+def _cookie(m):
+    """Each cookie's value in a Cookie or Set-Cookie header redacted ([REDACTED:cookie]) when it
+    is 12 or more characters holding a digit (a session id, a signed token), or shaped like a
+    password; a short setting (theme=dark, lang=en) and Set-Cookie's attributes stay."""
+    start = m.start("cookies")
+    text, out, pos = m.group("cookies"), [], 0
+    for pair in _COOKIE_PAIR.finditer(text):
+        value = pair.group("value").strip('"')
+        if pair.group("name").lower() in _COOKIE_ATTRIBUTES or not value or value.startswith("[REDACTED:"):
+            continue
+        if (len(value) >= 12 and any(c.isdigit() for c in value)) or _passwordish(value):
+            out.append(text[pos:pair.start("value")] + "[REDACTED:cookie]")
+            pos = pair.end("value")
+    if not out:
+        return m.group(0), m.end()
+    return m.group(0)[: start - m.start()] + "".join(out) + text[pos:], m.end()
+
+
 def _cli(m):
     for group in ("cli_a", "cli_b", "cli_c", "cli_d", "cli_e", "cli_f", "cli_g", "cli_h", "cli_i", "cli_j",
                   "cli_l", "cli_k", "cli_k2"):
@@ -911,7 +940,8 @@ def _without_cut() -> re.Pattern:
 _HANDLERS = {"pem": _pem, "der": _der, "openssh_key": lambda m: ("[REDACTED:private-key]", m.end()),
              "aws_secret_key": _aws_secret, "azure_account_key": _azure_account,
              "vault_legacy": _random_only("vault-token"), "twilio_key": _twilio, "url_key": _url_key,
-             "url_credentials": _url_credentials, "cli": _cli, "b64_pem": _b64_pem, "b64_json": _b64_credentials,
+             "url_credentials": _url_credentials, "cli": _cli, "cookie": _cookie, "b64_pem": _b64_pem,
+             "b64_json": _b64_credentials,
              "b64_creds": _b64_credentials, "cut_token": _cut_token}
 
 
