@@ -477,21 +477,25 @@ def source(ep: dict) -> dict:
 
 
 def told_by_person(facts: dict) -> str:
-    """A correction as a lesson's file in the agent's memory tells it (its Why): the person's own
-    words as source() quotes them, never a log they pasted before them nor what the agent said
-    (a page it quoted): anyone may have written those, and there they would read as the person's."""
-    said, pasted = _own_words(facts.get("said") or "")
-    command, action = _correction_call(facts)
-    words = f"said: \"{said}\"" if said else f"pasted {pasted} lines" if pasted else "said nothing more"
+    """A correction as a lesson's file in the agent's memory tells it (its Why), as its gist does
+    (the call the agent had just made, what the person said) but in the person's own lines only:
+    never a log they pasted before them nor what the agent had said (a page it quoted), which
+    anyone may have written and which would read there as the person's."""
+    said = facts.get("said") or ""
+    own = " ".join(" ".join(own_lines(said)).split()) if len(said.splitlines()) > 1 else " ".join(said.split())
+    pasted = len([ln for ln in said.splitlines() if ln.strip()])
+    words = f"said: \"{own}\"" if own else f"pasted {pasted} lines" if pasted else "said nothing more"
+    command, action = _correction_call(facts, last=True)
     if facts.get("rejected"):
         return f"The person refused to let the agent run {action} and {words}"
     return (f"After the agent ran {action}, the person {words}" if command else f"The person {words}")
 
 
-def _correction_call(facts: dict) -> tuple:
-    """(command, how it is named) of the call a correction was about: a shell command in code,
-    a file tool with the file's name (not its path), anything else as it is."""
-    if facts.get("rejected"):
+def _correction_call(facts: dict, last: bool = False) -> tuple:
+    """(command, how it is named) of the call a correction was about (with last, the agent's last
+    call before it, as its gist names it): a shell command in code, a file tool with the file's
+    name (not its path), anything else as it is."""
+    if facts.get("rejected") or last:
         command, tool = facts.get("command") or "", facts.get("tool")
     else:
         command, tool = call_about(facts)
