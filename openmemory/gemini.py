@@ -23,6 +23,10 @@ AGENT = "gemini"
 SNIFF_LINES = 50
 # The harness's first user message of every run (date, OS, workspace, folder listing).
 _CONTEXT = "<session_context>"
+# What Gemini CLI sends after the typed words when they name a file (`@README.md`): the file's
+# text, then "--- End of content ---". A message recorded without its displayContent (older
+# versions) holds it: a file's words, anyone's, never the person's.
+_REFERENCED = "--- Content from referenced files ---"
 # run_shell_command's output, wrapped by Gemini: "Output: ...\nExit Code: N\n...Process Group PGID: N";
 # no Exit Code line when it is 0. Read from the end, where Gemini writes it after the command's own text.
 _SHELL_END = re.compile(r"\nExit Code: (-?\d+)\n(?:(?:Signal|Background PIDs|Error): [^\n]*\n)*"
@@ -212,7 +216,7 @@ def _person_text(m: dict) -> str:
     content = m.get("content")
     if isinstance(content, list) and any(isinstance(p, dict) and "functionResponse" in p for p in content):
         return ""       # a tool's result, sent to the model as a user message
-    text = _parts_text(m.get("displayContent")) or _parts_text(content)
+    text = _parts_text(m.get("displayContent")) or _parts_text(content).split(_REFERENCED, 1)[0]
     text = text.strip()
     return "" if text.startswith(_CONTEXT) else text
 
