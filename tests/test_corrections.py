@@ -1,13 +1,16 @@
 """Correction detection, measured on every human-typed message of the real corpus, labelled
 by the written definition (ARCHITECTURE.md, "What a correction is")."""
 import json
+import os
 import re
+import subprocess
+import sys
 import unittest
 from pathlib import Path
 
 from openmemory import corrections, episodes, transcripts
 from tests.fixtures import Transcript
-from tests.helpers import CORPUS, corpus_files, figures
+from tests.helpers import CORPUS, ROOT, corpus_files, figures
 
 LABELS = Path(__file__).with_name("data") / "learning" / "corpus_labels.json"
 MIN_PRECISION = 0.85    # a false correction becomes a wrong lesson: precision matters most
@@ -444,3 +447,18 @@ class LedPatterns(unittest.TestCase):
         # a rule written so that its openings cannot be read would quietly lose the look-ahead
         for name in ("_PHRASE", "_RULE", "_WRONG_FACT", "_PUSHBACK", "_MAY_STAND", "_UNSETTLED", "_STANDING"):
             self.assertTrue(getattr(corrections, name).pattern.startswith("(?:"), name)
+
+
+class ALongPaste(unittest.TestCase):
+    def test_a_pasted_list_of_a_hundred_thousand_lines_is_read_once(self):
+        # Each line's nearest pasted line before and after it was looked for from that line: a
+        # list of 40,000 lines pasted into a message held ingest for a minute, this one 5 (a child
+        # process, so a return to that is a timeout here, not a hung suite).
+        code = ("from openmemory import corrections\n"
+                "lines = corrections.own_lines('- item\\n' * 100_000 + '\\nand this one too')\n"
+                "print(len(lines), lines[-2:])\n")
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                              env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout.strip(), "100001 ['- item', 'and this one too']")
+
