@@ -273,7 +273,8 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list, said=lambda: "
     edits, steps, dictated = [], [], False
 
     def unsafe(command):
-        return unsafe_fix(command, call.result or "", lambda: _output_before(history, later), said, failed)
+        return unsafe_fix(command, call.result or "", lambda: _output_before(history, later), said, failed,
+                          lambda: _output_between(history, call, later))
     for later in history[at + 1:]:
         if later.name in _EDITS and not later.is_error:
             path = str(later.input.get("file_path") or later.input.get("notebook_path") or "")
@@ -361,6 +362,14 @@ def _output_before(history: list, call: ToolCall) -> str:
     """What every tool call before this one printed."""
     at = next(i for i, c in enumerate(history) if c is call)
     return "\n".join(c.result or "" for c in history[:at])
+
+
+def _output_between(history: list, failed: ToolCall, call: ToolCall) -> str:
+    """What the tool calls after a failure and before this one printed (what the agent read
+    while getting past it: a page, a file, another command's output)."""
+    start = next(i for i, c in enumerate(history) if c is failed) + 1
+    end = next(i for i, c in enumerate(history) if c is call)
+    return "\n".join(c.result or "" for c in history[start:end])
 
 
 _FOUND_WITHIN = 6           # calls after a path not found in which the one meant is looked for

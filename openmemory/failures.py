@@ -265,27 +265,38 @@ def runs_saved_download(text: str) -> bool:
     return False
 
 
-def unsafe_fix(command: str, failed_output: str, seen_output, said, failed: str = "") -> bool:
+def unsafe_fix(command: str, failed_output: str, seen_output, said, failed: str = "",
+               read_since=lambda: "") -> bool:
     """Whether a command that made a failure go away may not be a lesson's fix: it runs a
     download, it or what it adds to the failed command (`pytest -q --deselect tests` after
-    `pytest -q`) is what a line of the failure's output told its reader to run, or it names a host
-    that tool output named and the person's words did not (seen_output(), said(): asked only
-    then). Tool output can be written by anyone (issue 27)."""
+    `pytest -q`) is what a line of the failure's output, or of what the agent read since (a page
+    fetched, a file read: read_since(), asked only when the failure's did not), told its reader
+    to run, or it names a host that tool output named and the person's words did not
+    (seen_output(), said(): asked only then). Tool output can be written by anyone (issue 27)."""
     if pipes_download(command):
         return True
     flat = " ".join(command.split())
-    failed_output = plain(failed_output)
     told = [flat]
     failed = " ".join(failed.split())
     if failed and flat.startswith(failed + " "):
         told.append(flat[len(failed) + 1:])
-    for step in told:
-        first = step.partition(" ")[0]
-        if first and first in failed_output:     # most outputs never name the step: one search
-            if any(step in " ".join(line.split()) and addressed_to_reader(line)
-                   for line in failed_output.splitlines() if first in line):
-                return True
+    if _told_to_run(told, plain(failed_output)):
+        return True
+    since = read_since()
+    if since and _told_to_run(told, plain(since)):
+        return True
     return output_host(command, seen_output, said)
+
+
+def _told_to_run(steps: list, output: str) -> bool:
+    """Whether a line of output that speaks to its reader (addressed_to_reader) holds a step."""
+    for step in steps:
+        first = step.partition(" ")[0]
+        if first and first in output:     # most outputs never name the step: one search
+            if any(step in " ".join(line.split()) and addressed_to_reader(line)
+                   for line in output.splitlines() if first in line):
+                return True
+    return False
 
 
 def output_host(text: str, seen_output, said) -> bool:
