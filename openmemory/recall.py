@@ -965,9 +965,21 @@ def hit_block(hit: dict, query: str = "") -> str:
     """One hit: its header line, then its text (cut around the query's words when long), between
     the person's words it answers and the start of their reply to it, when there are (with_replies):
     beside the text, not in place of part of it, as the answer is most often in the text itself."""
-    reply, asked = hit.get("reply") or "", hit.get("asked") or ""
-    text = excerpt(hit_text(hit), query, HIT_CHARS)
+    reply, asked = unforged(hit.get("reply") or ""), unforged(hit.get("asked") or "")
+    text = unforged(excerpt(hit_text(hit), query, HIT_CHARS))
     return header(hit) + "\n" + (f"{asked}\n" if asked else "") + text + (f"\n{reply}" if reply else "")
+
+
+# A line of what a memory holds that opens as a hit's header does ("[l3] lesson · … · relevance
+# 0.99", in a page the agent quoted or a note an agent stored) would read as another hit, a
+# lesson of its own, inside the one shown: it is quoted, as passages quote a line that opens as
+# a speaker's label (passages.QUOTED_LABEL). Only hit_block and memory_text start a line so.
+_HEADER_LIKE = re.compile(r"(?m)^(?=[ \t]*\[[epl]\d+\])")
+
+
+def unforged(text: str) -> str:
+    """text with each line that opens as a hit's header quoted ("> [l3] lesson · …")."""
+    return _HEADER_LIKE.sub("> ", text) if "[" in text else text
 
 
 def header(hit: dict, session_chars: int = SESSION_SHOWN) -> str:
@@ -1130,7 +1142,7 @@ def memory_text(found: dict) -> str:
         title = clip(session["title"] or "", 120)
         lines.append(f"session: {title} ({session['path']})" if title else f"session: {session['path']}")
     if found["source"] == "lesson":
-        lines += ["", found["text"], "", f"state: {found['state']}; seen in {found.get('seen') or 0} session(s)"]
+        lines += ["", unforged(found["text"]), "", f"state: {found['state']}; seen in {found.get('seen') or 0} session(s)"]
         if found["sources"]:
             lines.append("from:")
             lines += [f"  [{s['id']}] {s['kind']} · {when(s['at'])} · {clip(s['title'], 100)}" for s in found["sources"]]
@@ -1140,17 +1152,17 @@ def memory_text(found: dict) -> str:
         lines += ["", "before:"] + [_passage_lines(p) for p in before]
     lines += ["", "this memory:" if (before or after) else ""]
     if found["source"] == "passage":
-        lines.append(found["text"])
+        lines.append(unforged(found["text"]))
     else:
-        lines.append(hit_text({"source": "episode", "title": found["title"], "gist": found["gist"]}))
-        lines += _facts_lines(found)
+        lines.append(unforged(hit_text({"source": "episode", "title": found["title"], "gist": found["gist"]})))
+        lines += [unforged(line) for line in _facts_lines(found)]
     if after:
         lines += ["", "after:"] + [_passage_lines(p) for p in after]
     return "\n".join(line for line in lines if line is not None).replace("\n\n\n", "\n\n").strip()
 
 
 def _passage_lines(p: dict) -> str:
-    return f"[{p['id']}] {p['kind']} · {when(p['at'])}\n{p['text']}"
+    return f"[{p['id']}] {p['kind']} · {when(p['at'])}\n{unforged(p['text'])}"
 
 
 def _facts_lines(found: dict) -> list:
