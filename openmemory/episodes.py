@@ -19,7 +19,7 @@ from .failures import (cause_key, error_lines, is_guard, never_ran, output_host,
 # a cut redacts first where it cuts (issue 27): it never keeps part of a secret
 from .redact import secret_safe_clip as clip, secret_safe_clip_block as clip_block
 from .transcripts import OWN_TOOL, QUESTION_TOOL, Session, ToolCall, Turn
-from .wording import correction_lesson, other_flags
+from .wording import correction_lesson, other_flags, slip_of
 
 GIST_LIMIT = 600            # characters of a gist: enough to recognise the episode
 DETAIL_LIMIT = 2000         # characters of detail kept per episode
@@ -51,7 +51,7 @@ class Surprise:
     trigger_tool: str = ""
     trigger_failed: bool = False
     command_failed: bool = False  # corrections: the call of `command` failed (not refused)
-    fixed_by: str = ""          # errors: the command after which the same command succeeded
+    fixed_by: str = ""          # errors: the command after which the same command succeeded, or it put right
     found: str = ""             # errors of file tools: the file meant, for a path that does not exist
     work: bool = False          # errors: fixed in the same session by editing code (the work itself)
     before_edit: bool = False   # errors: came before any edit of the session
@@ -255,9 +255,10 @@ _LOOKING = re.compile(r"^(?:ls|cat|head|tail|less|grep|rg|find|fd|echo|pwd|which
 
 def _aftermath(surprise: Surprise, call: ToolCall, history: list, said=lambda: "") -> None:
     """What the session did about a failure: fixed by editing code (the work itself), or by a
-    command or a setup step (what a lesson may name), before the same command succeeded. A
-    step that output may have dictated is no fix (failures.unsafe_fix); another one that ran
-    after it can be."""
+    command or a setup step (what a lesson may name), before the same command succeeded; or
+    the same command put right worked (other flags, a runner before it, the word its output
+    said names nothing: _put_right). A step that output may have dictated is no fix
+    (failures.unsafe_fix); another one that ran after it can be."""
     at = next((i for i, c in enumerate(history) if c is call), None)
     if at is None:
         return
@@ -306,6 +307,13 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list, said=lambda: "
                     surprise.dictated = True
                 surprise.worked = True
                 return
+            if not later.is_error and not later.interrupted and not edits and _put_right(command, failed, call.result):
+                if not dictated and not unsafe(command):
+                    surprise.fixed_by = later.summary()     # the same command with the word it got wrong put right
+                else:
+                    surprise.dictated = True
+                surprise.worked = True
+                return
             if not later.is_error and not later.interrupted and command.startswith(failed + " "):
                 # The same command with more to it (`git push --set-upstream origin x`): shown as
                 # how the failure was got past, not a fix a lesson names (other_flags decides that).
@@ -315,6 +323,29 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list, said=lambda: "
             if not later.is_error and not _LOOKING.match(command):
                 dictated = dictated or unsafe(command)
                 steps.append(command)
+
+
+# A line of a failure's output that says a word of the command names nothing: not found, unknown,
+# not a command, no rule to make it (make), did not match (git), missing script (npm), ...
+_NAMES_NOTHING = re.compile(r"(?i)not found|no such|(?:does ?n[o']t|not) exist|unknown|unrecogni[sz]ed|not recognized|"
+                            r"no rule to make target|is not an? [\w-]+ command|not a valid|invalid choice|"
+                            r"did not match|(?:can ?not|can't|could ?n[o']t) (?:find|open|read|stat)|no matches|"
+                            r"missing script|no module named")
+
+
+def _put_right(command: str, failed: str, output: str) -> bool:
+    """Whether a command is the failed one with one word put right (wording.slip_of) that a line
+    of the failure's output said names nothing: the agent's own correction of what it got
+    wrong. The output only says which word was wrong; the correction is the command the agent
+    ran (a suggestion in the output is never one)."""
+    slip = slip_of(command, failed)
+    if not slip:
+        return False
+    word = slip[0].strip("'\"").split("=", 1)[-1]
+    names = {word, word.rsplit("/", 1)[-1]} - {""}
+    told = [re.compile(r"(?<![\w-])" + re.escape(name) + r"(?![\w-]|\.\w)") for name in names]
+    return any(_NAMES_NOTHING.search(line) and any(t.search(line) for t in told)
+               for line in plain((output or "")[-20_000:]).splitlines())
 
 
 # The Bash tool keeps its working folder from call to call: a `cd` that opens a command (not in a

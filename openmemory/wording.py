@@ -146,7 +146,9 @@ def error_lesson(members: list, cwd=None) -> str:
     """A known issue from repeated failures: the command (what they share), the cause (the
     first error line of the agent's own failed command) and, when a session shows it, what
     fixed it: "`npm run seed` fails with `relation "users" does not exist` until `npm run
-    db:migrate` has run."; for a path not found whose file a later call found, that file:
+    db:migrate` has run."; when the fix is the same command run another way (a runner before
+    it, other flags, a word put right: slip_of), "; run it as `make test`"; for a path not
+    found whose file a later call found, that file:
     "There is no `.golangci.yml`: the file is `.golangci.yaml`." Never "don't run X": running
     it is usually the work. cwd: the folder they ran in, whose paths are written from it (and a
     home folder as ~)."""
@@ -165,12 +167,17 @@ def error_lesson(members: list, cwd=None) -> str:
         return _finish(f"There is no `{clip(missing, 60)}`: the file is `{clip(found, 60)}`")
     cause = _local(next((error_line(f) for f in reversed(members) if error_line(f)), ""), cwd)
     what = f"`{_short(command, 50)}`" if tool == "Bash" else clip(command, 50)
-    fix = next((f.get("fixed_by") for f in reversed(members) if f.get("fixed_by")), "")
+    fixed = next((f for f in reversed(members) if f.get("fixed_by")), {})
+    fix = fixed.get("fixed_by") or ""
     if fix and pipes_download(fix):
         fix = ""                # stored before such a step was no fix (issue 27): never named
     if fix:
         fix = _local(_no_ids(core_command(fix)), cwd)
-        if fix != command and (_bare_words(fix).endswith(_bare_words(command)) or other_flags(fix, command)):
+        slip = slip_of(fix, _local(_no_ids(core_command(fixed.get("command") or "")), cwd))
+        if slip and slip[0] in command.split():     # the words the failures share, with that word put right
+            fix = " ".join(slip[1] if word == slip[0] else word for word in command.split())
+        if fix != command and (_bare_words(fix).endswith(_bare_words(command)) or other_flags(fix, command)
+                               or slip_of(fix, command)):
             after = f"; run it as `{clip(fix, 60)}`"
         else:
             after = f" until `{_short(fix, 45)}` has run"
@@ -212,6 +219,59 @@ def other_flags(command: str, failed: str) -> bool:
         return [w for w in c.split() if not w.startswith("-")]
     return command != failed and "&&" not in command + failed and len(words(failed)) >= 2 \
         and words(command) == words(failed) and any(w.startswith("-") for w in failed.split())
+
+
+def slip_of(command: str, failed: str) -> tuple:
+    """The one word a command puts right in the failed one, as (failed word, its correction):
+    the same words but one, and that one a near word (near_word: `make tests` -> `make test`,
+    `git stauts` -> `git status`, `tests/test_order.py` -> `tests/test_orders.py`); else ()."""
+    a, b = failed.split(), command.split()
+    if len(a) != len(b):
+        return ()
+    changed = [(x, y) for x, y in zip(a, b) if x != y]
+    if len(changed) != 1:
+        return ()
+    x, y = changed[0]
+    return (x, y) if near_word(x.strip("'\""), y.strip("'\"")) else ()
+
+
+_NUMBER_OR_ID = re.compile(r"#?(?:\d+|(?=[0-9a-f]*\d)[0-9a-f]{7,40})")
+
+
+def near_word(a: str, b: str) -> bool:
+    """Whether b is a put right: a slip of one letter (one added, dropped, changed or two
+    swapped; a digit changed is another target), the same file in another folder, or the same
+    name with another ending (`.golangci.yml`, `.golangci.yaml`); never a number or a commit id
+    (`gh pr view 105` after 104 is another pull request, not a slip)."""
+    if a == b or min(len(a), len(b)) < 2 or _NUMBER_OR_ID.fullmatch(a) or _NUMBER_OR_ID.fullmatch(b):
+        return False
+    if "/" in a or "/" in b:
+        (folder_a, _, a), (folder_b, _, b) = a.rpartition("/"), b.rpartition("/")
+        if a == b:
+            return "." in a.strip(".")          # the same file, in another folder
+        if folder_a != folder_b:
+            return False
+    (stem_a, _, end_a), (stem_b, _, end_b) = a.rpartition("."), b.rpartition(".")
+    if stem_a.strip(".") and stem_b.strip("."):     # file names: the same name, another ending, or a slip in the name
+        return stem_a == stem_b or (end_a == end_b and _one_slip(stem_a, stem_b))
+    return _one_slip(a, b)
+
+
+def _one_slip(a: str, b: str) -> bool:
+    """Whether two words differ by one letter added, dropped or changed (in words of four
+    letters or more), or by two next to each other swapped: a digit added or dropped is a name
+    put right (`python3` after `python`), a digit changed another target (`v2` after `v1`)."""
+    if len(a) == len(b):
+        at = [i for i in range(len(a)) if a[i] != b[i]]
+        if len(at) == 1:
+            return len(a) >= 4 and not (a[at[0]].isdigit() or b[at[0]].isdigit())
+        return len(at) == 2 and at[1] == at[0] + 1 and a[at[0]] == b[at[1]] and a[at[1]] == b[at[0]] \
+            and not a[at[0]].isdigit() and not a[at[1]].isdigit()
+    longer, shorter = (a, b) if len(a) > len(b) else (b, a)
+    if len(longer) - len(shorter) != 1:
+        return False
+    at = next((i for i in range(len(shorter)) if shorter[i] != longer[i]), len(shorter))
+    return longer[:at] + longer[at + 1:] == shorter
 
 
 _HOME = re.compile(r"(?:/Users|/home)/[^/\s`'\"]+/|[A-Za-z]:\\Users\\[^\\\s`'\"]+\\")

@@ -365,3 +365,89 @@ class AFolderACdLeftBehind(unittest.TestCase):
             errors = self.errors(first_cd)
             self.assertEqual([e["facts"]["cause"].startswith("git: ") for e in errors], [True, True], first_cd)
             self.assertTrue(all("moved" not in e["facts"] for e in errors))
+
+
+class AFailureKeepsWhatMadeTheSameThingWork(unittest.TestCase):
+    """fix32 (issue 24 item 5, issue 25 item 2): a failed command whose output says one of its
+    words names nothing, then the same command with that word put right (a slip of one letter,
+    another folder for the same file, another ending), run by the agent and working: that call
+    is the failure's fix, shown with it and named by its lesson. The agent's own later command
+    is the only evidence: a suggestion in the output is never a fix."""
+
+    def error(self, failed, output, then, worked="ok"):
+        t = Transcript()
+        t.user("get the build green")
+        t.assistant(None, tools=[("Bash", {"command": failed}, output, True)])
+        t.assistant("Let me look.", tools=[("Bash", {"command": "ls"}, "Makefile\nsrc", False)])
+        if then:
+            t.assistant("Trying again.", tools=[("Bash", {"command": then}, worked, False)])
+        t.assistant("Done.")
+        [error] = [e for e in episodes.episodes_of(parse(t)) if e["kind"] == "error"]
+        return error
+
+    def test_a_word_put_right_is_the_fix_and_the_lesson_says_run_it_as(self):
+        cases = [
+            ("make tests", "Exit code 2\nmake: *** No rule to make target 'tests'.  Stop.", "make test"),
+            ("git stauts", "Exit code 1\ngit: 'stauts' is not a git command. See 'git --help'.\n\n"
+                           "The most similar command is\n\tstatus", "git status"),
+            ("npm rn build", 'Exit code 1\nUnknown command: "rn"\n\nDid you mean this?\n'
+                             "  npm run # Run arbitrary package scripts", "npm run build"),
+            ("cd /home/dev/shop && pytest -q tests/test_order.py",
+             "Exit code 4\nERROR: file or directory not found: tests/test_order.py", "pytest -q tests/test_orders.py"),
+            ("golangci-lint run -c .golangci.yml ./...",
+             "Exit code 3\nError: can't read config: open .golangci.yml: no such file or directory",
+             "golangci-lint run -c .golangci.yaml ./..."),
+            ("pytest tests/test_cart.py", "Exit code 4\nERROR: file or directory not found: tests/test_cart.py",
+             "pytest tests/unit/test_cart.py"),
+            ("python gen.py", "Exit code 127\n/bin/bash: line 1: python: command not found", "python3 gen.py"),
+        ]
+        for failed, output, then in cases:
+            error = self.error(failed, output, then)
+            self.assertEqual(error["facts"].get("fixed_by"), then, failed)
+            self.assertIn(f"Worked after `{then}`", error["gist"])
+            lesson = wording.error_lesson([error["facts"]])
+            self.assertTrue(lesson.endswith(f"; run it as `{then.removeprefix('cd /home/dev/shop && ')}`."), lesson)
+
+    def test_the_tools_suggestion_is_no_fix_until_the_agent_runs_it(self):
+        output = "Exit code 1\ngit: 'stauts' is not a git command. See 'git --help'.\n\nThe most similar command is\n\tstatus"
+        # git named `status`; the agent went on to something else: nothing made it work
+        error = self.error("git stauts", output, "git log --oneline -3")
+        self.assertNotIn("fixed_by", error["facts"])
+        self.assertNotIn("run it as", wording.error_lesson([error["facts"]]))
+        # the agent ran it: its own command is the evidence
+        error = self.error("git stauts", output, "git status")
+        self.assertEqual(error["facts"]["fixed_by"], "git status")
+
+    def test_another_target_is_no_fix_a_word_put_right_is(self):
+        self.assertEqual(self.error("git checkout mian", "Exit code 1\nerror: pathspec 'mian' did not match any "
+                                    "file(s) known to git", "git checkout main")["facts"]["fixed_by"], "git checkout main")
+        cases = [
+            # a test file that failed, then another that passed: two targets, not a slip
+            ("pytest tests/test_a1.py", "Exit code 1\nFAILED tests/test_a1.py::test_total - assert 3 == 4",
+             "pytest tests/test_b1.py"),
+            ("pytest tests/test_cart.py", "Exit code 1\nFAILED tests/test_cart.py::test_total - assert 3 == 4",
+             "pytest tests/test_carts.py"),
+            # another number or commit is another target, whatever the output says of the first
+            ("gh pr view 104", "Exit code 1\nno pull requests found for 104", "gh pr view 105"),
+            ("git show 3f2a9c1", "Exit code 128\nfatal: bad object 3f2a9c1 not found", "git show 3f2a9c2"),
+            ("git checkout feature-1", "Exit code 1\nerror: pathspec 'feature-1' did not match any file(s) known to git",
+             "git checkout feature-2"),
+            # another subcommand, more than a slip away
+            ("make tests", "Exit code 2\nmake: *** No rule to make target 'tests'.  Stop.", "make lint"),
+        ]
+        for failed, output, then in cases:
+            error = self.error(failed, output, then)
+            self.assertNotIn("fixed_by", error["facts"], failed)
+
+    def test_an_edit_before_it_worked_is_the_work_not_a_fix(self):
+        self.assertEqual(self.error("make tests", "Exit code 2\nmake: *** No rule to make target 'tests'.  Stop.",
+                                    "make test")["facts"]["fixed_by"], "make test")
+        t = Transcript()
+        t.user("add a tests target")
+        t.assistant(None, tools=[("Bash", {"command": "make tests"},
+                                  "Exit code 2\nmake: *** No rule to make target 'tests'.  Stop.", True)])
+        t.assistant(None, tools=[("Edit", {"file_path": "/home/dev/shop/Makefile", "old_string": "a",
+                                           "new_string": "b"}, "updated", False)])
+        t.assistant(None, tools=[("Bash", {"command": "make test"}, "ok", False)])
+        [error] = [e for e in episodes.episodes_of(parse(t)) if e["kind"] == "error"]
+        self.assertNotIn("fixed_by", error["facts"])

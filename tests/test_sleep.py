@@ -485,9 +485,13 @@ class Consolidation(SleepCase):
         self.ingest()
         self.sleep(night(11, 6))
         [lesson] = self.lessons()
+        # the fix both sessions show (`python3`: the word the output said names nothing, put right), not
+        # one project's path: fix32
         self.assertEqual((lesson["text"], lesson["cwd"], lesson["state"]),
-                         ("`python` fails with `/bin/bash: line 1: python: command not found`.", None, "candidate"))
-        self.assertIn("- `python` fails with `/bin/bash: line 1: python: command not found`. (every project; "
+                         ("`python` fails with `/bin/bash: line 1: python: command not found`; run it as `python3`.",
+                          None, "candidate"))
+        self.assertIn("- `python` fails with `/bin/bash: line 1: python: command not found`; run it as `python3`. "
+                      "(every project; "
                       "lesson:1; approve: `openmemory lessons approve lesson:1`)", (self.home / "morning.md").read_text())
 
     def test_a_lesson_seen_in_another_project_applies_everywhere(self):
