@@ -326,10 +326,10 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list, said=lambda: "
 
 
 # A line of a failure's output that says a word of the command names nothing: not found, unknown,
-# not a command, no rule to make it (make), did not match (git), missing script (npm), ...
+# not a command, no rule to make it (make), did not match or does not match (git), missing script (npm), ...
 _NAMES_NOTHING = re.compile(r"(?i)not found|no such|(?:does ?n[o']t|not) exist|unknown|unrecogni[sz]ed|not recognized|"
                             r"no rule to make target|is not an? [\w-]+ command|not a valid|invalid choice|"
-                            r"did not match|(?:can ?not|can't|could ?n[o']t) (?:find|open|read|stat)|no matches|"
+                            r"(?:did|does) not match|(?:can ?not|can't|could ?n[o']t) (?:find|open|read|stat)|no matches|"
                             r"missing script|no module named")
 
 

@@ -400,6 +400,8 @@ class AFailureKeepsWhatMadeTheSameThingWork(unittest.TestCase):
             ("pytest tests/test_cart.py", "Exit code 4\nERROR: file or directory not found: tests/test_cart.py",
              "pytest tests/unit/test_cart.py"),
             ("python gen.py", "Exit code 127\n/bin/bash: line 1: python: command not found", "python3 gen.py"),
+            ("git push origin mian", "Exit code 1\nerror: src refspec mian does not match any\n"
+                                     "error: failed to push some refs to 'github.com:o/r.git'", "git push origin main"),
         ]
         for failed, output, then in cases:
             error = self.error(failed, output, then)
