@@ -1131,6 +1131,13 @@ def check_installs() -> list[Finding]:
 
 def check_server() -> Finding:
     command = registered_server_command()
+    others = [a.capitalize() for a in agents.found()]
+    if command is None and others and not claude_code_here():
+        # Codex or Gemini alone: nothing of Claude Code's to connect, and no failure of openmemory's
+        return Finding("mcp server", NOTE, f"Claude Code is not installed here (no `claude` on PATH, no "
+                                           f"{paths.claude_json_path()}): {' and '.join(others)} recall through "
+                                           f"openmemory's server (checked below); once you install Claude Code, "
+                                           f"run `{_here()} setup` again to connect it too")
     if command is None:
         fix = f"run `{_here()} setup` (or install the plugin)" if shutil.which("claude") else \
             f"`claude` is not on PATH here, so setup cannot register it; where `claude` runs: `{shlex.join(mcp_add_argv(mcp_server()))}`"
@@ -1146,6 +1153,12 @@ def check_server() -> Finding:
         return Finding("mcp server", FAIL, f"`{shlex.join(argv)}` answers without the tools "
                                            f"{', '.join(sorted(missing))}", "upgrade openmemory")
     return Finding("mcp server", OK, f"registered and answers tools/list ({', '.join(tools)}): {shlex.join(argv)}")
+
+
+def claude_code_here() -> bool:
+    """Claude Code is installed or has run here: `claude` on PATH, or the state file it writes at
+    its first start (.claude.json, where `claude mcp add` registers servers)."""
+    return bool(shutil.which("claude")) or paths.claude_json_path().exists()
 
 
 def turned_off_in() -> list[str]:

@@ -236,6 +236,25 @@ class AgentSetup(AgentHome):
         self.assertFalse(self.codex.parent.exists())
         self.assertIn("with Gemini", p.stdout)
 
+    def test_doctor_passes_for_codex_and_gemini_alone_without_claude_code(self):
+        # Only Codex and Gemini here (no `claude` on PATH, no .claude.json): doctor failed
+        # "no openmemory MCP server is registered with Claude Code" for ever, exit 1, though
+        # nothing was wrong with what a Codex or Gemini user has.
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
+        p = self.cli("doctor", "--json")
+        found = {f["check"]: f for f in json.loads(p.stdout)["checks"]}
+        self.assertEqual(found["mcp server"]["status"], "note", found["mcp server"])
+        self.assertIn("Claude Code is not installed here", found["mcp server"]["text"])
+        self.assertIn("Codex and Gemini recall through", found["mcp server"]["text"])
+        self.assertEqual((found["codex"]["status"], found["gemini"]["status"]), ("ok", "ok"))
+        self.assertEqual(p.returncode, 0, p.stdout)
+        # Claude Code has run here (its .claude.json), without openmemory's server: that fails, as before
+        (self.claude / ".claude.json").write_text("{}")
+        p = self.cli("doctor", "--json")
+        found = {f["check"]: f for f in json.loads(p.stdout)["checks"]}
+        self.assertEqual(found["mcp server"]["status"], "fail", found["mcp server"])
+        self.assertEqual(p.returncode, 1)
+
     def test_doctor_checks_each_agents_server_and_that_recall_is_allowed(self):
         p = self.cli("doctor", "--json")
         found = {f["check"]: f for f in json.loads(p.stdout)["checks"]}
