@@ -280,7 +280,9 @@ def _settings_changes(server: str, with_hooks: bool) -> tuple[Change, list[Chang
         if current == before:
             return None
         data = dump_settings(current, raw)
+        made = _missing_folders(path)
         backup = files.replace_config_if_unchanged(path, raw, data)
+        _note_made(rec, made)
         _note_settings_written(rec, raw, data, backup)
         if added_rules:
             made = "permissions" if not isinstance(before.get("permissions"), dict) else \
@@ -340,6 +342,30 @@ def _written_above(rec) -> None:
 
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def _missing_folders(path: Path) -> list[str]:
+    """The folders above path that do not exist yet (writing it makes them), deepest first."""
+    out, folder = [], path.parent
+    while not folder.exists() and folder != folder.parent:
+        out.append(str(folder))
+        folder = folder.parent
+    return out
+
+
+def _note_made(rec: dict, folders: list[str]) -> None:
+    """Record the folders setup made (a `~/.codex` for a `codex` that has not run yet, a `~/.claude`
+    on a machine without Claude Code): undo takes each away again when it is left empty."""
+    rec["made_folders"] = rec.get("made_folders", []) + [f for f in folders if f not in rec.get("made_folders", [])]
+
+
+def _remove_made_folders(folders: list[str]) -> None:
+    """rmdir each folder setup made, deepest first, only while it is empty: what else is there stays."""
+    for folder in sorted(folders, key=lambda f: f.count(os.sep), reverse=True):
+        try:
+            Path(folder).rmdir()
+        except OSError:
+            pass
 
 
 def _note_settings_written(rec: dict, raw: bytes | None, data: bytes, backup: Path | None) -> None:
@@ -485,8 +511,10 @@ def _codex_change() -> Change:
                 raise files.ConfigError(f"{path} changed while openmemory was updating it; run this again")
         added = agents.codex_appended(base, want)
         new = (base or "") + added
+        made = _missing_folders(path)
         backup = files.replace_config_if_unchanged(path, current.encode("utf-8") if current is not None else None,
                                                    new.encode("utf-8"))
+        _note_made(rec, made)
         rec["codex"] = {"config": str(path), "before": earlier.get("before", current) if earlier else current,
                         "after": new, "added": added}
         return f"backup of {path} as it was: {backup}" if backup else None
@@ -531,7 +559,9 @@ def _gemini_changes() -> list[Change]:
         def run(rec):
             current, raw = read_settings(path)
             new = dump_settings(agents.with_gemini_server(current, want), raw)
+            made = _missing_folders(path)
             backup = files.replace_config_if_unchanged(path, raw, new)
+            _note_made(rec, made)
             earlier = rec.get("gemini") or {}
             rec["gemini"] = dict(earlier, settings=str(path), server=want,
                                  before=earlier.get("before", _text(raw)) if "before" in earlier else _text(raw),
@@ -691,8 +721,10 @@ def _purge(rec) -> str:
 
 def undo(changes: list[Change]) -> list[str]:
     """Remove what the plan says, then the record itself: what is left was reported as left."""
+    made = record().get("made_folders", [])
     notes = apply(changes)
     files.remove_own(record_path())
+    _remove_made_folders(made)
     return notes
 
 

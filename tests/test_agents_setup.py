@@ -333,6 +333,39 @@ class AgentSetup(AgentHome):
         self.assertEqual(found["codex"]["status"], "fail")      # openmemory's block is there, but unread
 
 
+class FoldersSetupMade(SetupCase):
+    """Codex and Gemini on PATH that have not run yet, and no Claude Code folder: setup makes
+    ~/.codex, ~/.gemini and the Claude Code folder for the files it writes there; undo leaves the
+    home as it was. It left each of them behind, empty (measured with codex-cli 0.171.0 and
+    gemini-cli 0.61.0 on PATH in a fresh home), and an empty ~/.codex or ~/.gemini alone is what
+    makes setup and doctor take that agent as installed (agents.found)."""
+
+    def test_undo_takes_away_the_folders_setup_made_and_keeps_one_in_use(self):
+        import shutil
+        shutil.rmtree(self.claude)
+        for name in ("codex", "gemini"):
+            (self.bin / name).write_text("#!/bin/sh\nexit 0\n")
+            (self.bin / name).chmod(0o755)
+        user = self.tmp / "user-home"
+        user.mkdir()
+        env = self.env(PATH=f"{self.bin}:/usr/bin:/bin")
+        before = sorted(str(p.relative_to(self.tmp)) for p in self.tmp.rglob("*") if "om-home" not in p.parts)
+        p = self.setup_cli("--yes", "--schedule", "none", env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for folder in (user / ".codex", user / ".gemini", self.claude):
+            self.assertTrue(folder.is_dir(), folder)
+        p = self.setup_cli("--undo", "--yes", env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        after = sorted(str(p.relative_to(self.tmp)) for p in self.tmp.rglob("*") if "om-home" not in p.parts)
+        self.assertEqual(after, before)
+        # a folder setup made that holds something since (Codex ran) stays, with what is in it
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "none", env=env).returncode, 0)
+        (user / ".codex" / "sessions").mkdir()
+        self.assertEqual(self.setup_cli("--undo", "--yes", env=env).returncode, 0)
+        self.assertEqual(os.listdir(user / ".codex"), ["sessions"])
+        self.assertFalse((user / ".gemini").exists())
+
+
 class Purge(AgentHome):
     """`setup --undo --purge` takes the lessons out of Codex's and Gemini's instruction files too."""
 
