@@ -383,6 +383,26 @@ def _note_settings_written(rec: dict, raw: bytes | None, data: bytes, backup: Pa
     rec["settings"]["written"] = _sha(data)
 
 
+def session_start_catches_up() -> bool:
+    """Claude Code's SessionStart hook catches up a night; Codex and Gemini run no hook of
+    openmemory's, so with only them here (no Claude Code) nothing does."""
+    return claude_code_here() or not agents.found()
+
+
+def catch_up() -> str:
+    """What reads and sleeps on the sessions without a nightly job."""
+    if session_start_catches_up():
+        return "a session start catches up a night over a day old once there is something new"
+    return (f"no session start catches up a night here ({_no_hook()}): their sessions are read and learnt "
+            f"from only when you run `openmemory ingest` and `openmemory sleep`")
+
+
+def _no_hook() -> str:
+    """'Codex runs no hook of openmemory's', or both agents found here."""
+    names = [a.capitalize() for a in agents.found()]
+    return f"{' and '.join(names)} run{'s' if len(names) == 1 else ''} no hook of openmemory's"
+
+
 def _schedule_change(mode: str) -> Change:
     kind = schedule.choose(mode)
     command = schedule.nightly_command(*_nightly_parts())
@@ -393,15 +413,14 @@ def _schedule_change(mode: str) -> Change:
     if kind == "none":
         def run(rec):
             rec["schedule"] = {"kind": "none"}  # chosen: doctor notes it rather than failing
-        return Change("schedule", "skip", "nightly sleep: not scheduled (--schedule none); a session start "
-                                          "catches up a night over a day old once there is something new",
+        return Change("schedule", "skip", f"nightly sleep: not scheduled (--schedule none); {catch_up()}",
                       None if (record().get("schedule") or {}).get("kind") == "none" else run)
     if kind == "print" and mode == "auto":
         return Change("schedule", "manual", "nightly sleep: NOT scheduled: this machine has neither systemd's "
-                                            "user manager nor `crontab`, so nothing runs sleep each night. A "
-                                            "session start catches up a night over a day old once there is "
-                                            "something new; or run `openmemory sleep` yourself, or install cron "
-                                            "and run `openmemory setup` again. The line cron would run:\n"
+                                            f"user manager nor `crontab`, so nothing runs sleep each night. "
+                                            f"{catch_up()[:1].upper()}{catch_up()[1:]}; or run `openmemory "
+                                            f"sleep` yourself, or install cron and run `openmemory setup` again. "
+                                            f"The line cron would run:\n"
                                             f"    {schedule.cron_line(command)}")
     if kind == "print":
         return Change("schedule", "manual", "nightly sleep: add this line to your crontab (`crontab -e`):\n"
@@ -1318,8 +1337,7 @@ def check_nightly() -> Finding:
     sched = record().get("schedule") or {}
     kind = sched.get("kind")
     if kind == "none":
-        return Finding("nightly job", NOTE, "none (`setup --schedule none`): sleep runs when a session start "
-                                            "catches up a night over a day old, or by hand")
+        return Finding("nightly job", NOTE, f"none (`setup --schedule none`): {catch_up()}")
     try:
         if kind in ("cron", "systemd", "launchd"):
             there = _job_in_place(sched)
@@ -1336,13 +1354,15 @@ def check_nightly() -> Finding:
     if found:
         return Finding("nightly job", OK, f"sleep runs nightly from {found} (not added by setup)")
     if schedule.choose("auto") == "print":
+        when = "when a session start catches up a night, or by hand" if session_start_catches_up() \
+            else f"by hand: {_no_hook()}, and no session start catches up here"
         return Finding("nightly job", FAIL, "no nightly job, and this machine has neither systemd's user manager "
-                                            "nor `crontab` to run one: sleep runs only when a session start catches "
-                                            "up a night, or by hand",
+                                            f"nor `crontab` to run one: sleep runs only {when}",
                        f"install cron (its package is usually `cron` or `cronie`) and run `{_here()} setup`; "
                        f"or run `{_here()} sleep` each day yourself")
-    return Finding("nightly job", FAIL, "no nightly job runs sleep: lessons wait for a session start to catch "
-                                        "up a night, or for you", f"run `{_here()} setup` (it adds one; "
+    wait = "a session start to catch up a night, or for you" if session_start_catches_up() else \
+        f"you ({_no_hook()}, and no session start catches up here)"
+    return Finding("nightly job", FAIL, f"no nightly job runs sleep: lessons wait for {wait}", f"run `{_here()} setup` (it adds one; "
                                                                    f"`--schedule none` to go without)")
 
 

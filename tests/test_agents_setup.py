@@ -255,6 +255,20 @@ class AgentSetup(AgentHome):
         self.assertEqual(found["mcp server"]["status"], "fail", found["mcp server"])
         self.assertEqual(p.returncode, 1)
 
+    def test_without_claude_code_nothing_claims_a_session_start_catches_up(self):
+        # Codex and Gemini run no hook of openmemory's: with only them here, setup and doctor
+        # said "a session start catches up a night" for `--schedule none`, which no session does.
+        p = self.setup_cli("--yes", "--schedule", "none")
+        self.assertIn("nightly sleep: not scheduled (--schedule none); no session start catches up a night here "
+                      "(Codex and Gemini run no hook of openmemory's)", p.stdout)
+        found = {f["check"]: f for f in json.loads(self.cli("doctor", "--json").stdout)["checks"]}
+        self.assertEqual(found["nightly job"]["status"], "note")
+        self.assertIn("no session start catches up a night here", found["nightly job"]["text"])
+        self.assertIn("`openmemory ingest` and `openmemory sleep`", found["nightly job"]["text"])
+        (self.claude / ".claude.json").write_text("{}")     # Claude Code here: its SessionStart hook does
+        found = {f["check"]: f for f in json.loads(self.cli("doctor", "--json").stdout)["checks"]}
+        self.assertIn("a session start catches up a night", found["nightly job"]["text"])
+
     def test_doctor_checks_each_agents_server_and_that_recall_is_allowed(self):
         p = self.cli("doctor", "--json")
         found = {f["check"]: f for f in json.loads(p.stdout)["checks"]}
