@@ -393,7 +393,8 @@ def catch_up() -> str:
     """What reads and sleeps on the sessions without a nightly job."""
     if session_start_catches_up():
         return "a session start catches up a night over a day old once there is something new"
-    return (f"no session start catches up a night here ({_no_hook()}): their sessions are read and learnt "
+    its = "its" if len(agents.found()) == 1 else "their"
+    return (f"no session start catches up a night here ({_no_hook()}): {its} sessions are read and learnt "
             f"from only when you run `openmemory ingest` and `openmemory sleep`")
 
 
@@ -1186,7 +1187,8 @@ def check_server() -> Finding:
     if command is None and others and not claude_code_here():
         # Codex or Gemini alone: nothing of Claude Code's to connect, and no failure of openmemory's
         return Finding("mcp server", NOTE, f"Claude Code is not installed here (no `claude` on PATH, no "
-                                           f"{paths.claude_json_path()}): {' and '.join(others)} recall through "
+                                           f"{paths.claude_json_path()}): {' and '.join(others)} recall"
+                                           f"{'s' if len(others) == 1 else ''} through "
                                            f"openmemory's server (checked below); once you install Claude Code, "
                                            f"run `{_here()} setup` again to connect it too")
     if command is None:
