@@ -593,8 +593,13 @@ def _in_repository(path: Path) -> bool:
     real = Path(os.path.realpath(path))
     home = {Path(os.path.realpath(p)) for p in (paths.codex_home() / "AGENTS.md", paths.codex_home() / "AGENTS.override.md",
                                                 paths.gemini_md())}
-    private = real.name == "MEMORY.md" and real.parent.parent.parent == Path(os.path.realpath(paths.gemini_chats_root()))
-    return real not in home and not private
+    return real not in home and not _gemini_private(path)
+
+
+def _gemini_private(path: Path) -> bool:
+    """Whether path is Gemini's private memory of one project, <gemini dir>/tmp/<id>/memory/MEMORY.md."""
+    real = Path(os.path.realpath(path))
+    return real.name == "MEMORY.md" and real.parent.parent.parent == Path(os.path.realpath(paths.gemini_chats_root()))
 
 
 def rendered() -> dict:
@@ -727,6 +732,8 @@ def _purge_agent_sections(sections: dict, result: dict) -> None:
                     str(path) if done else f"{path} changed while openmemory read it; run this again")
             elif _remove_section(path, current, text):
                 result["sections"].append(str(path))
+                if _gemini_private(path) and not path.exists() and _remove_if_empty(path.parent):
+                    result["folders"].append(str(path.parent))     # the memory folder render made for it
             else:
                 result["warnings"].append(f"{path} changed while openmemory read it; run this again")
                 continue

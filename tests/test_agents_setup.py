@@ -415,6 +415,11 @@ class Purge(AgentHome):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertFalse(self.codex_md.exists())                 # the section was all it held
         self.assertFalse(self.private.exists())
+        # and the memory folder render made for it, left empty (gemini-cli 0.61.0 had made only
+        # tmp/shop/, its chats and logs: purge left an empty memory/ behind)
+        self.assertFalse(self.private.parent.exists())
+        self.assertTrue(self.private.parent.parent.is_dir())
+        self.assertIn(f"removed {self.private.parent}, left empty", p.stderr)
         self.assertEqual(self.gemini_md.read_bytes(), GEMINI_MD)  # the person's bytes, as they were
         for path in (self.codex_md, self.gemini_md, self.private):
             self.assertIn(f"took openmemory's section out of {path}", p.stderr)
