@@ -744,6 +744,9 @@ def undo(changes: list[Change]) -> list[str]:
     made = record().get("made_folders", [])
     notes = apply(changes)
     files.remove_own(record_path())
+    if str(paths.claude_dir()) in made:
+        # Claude Code's folder setup made (none was there): render's projects/ in it, left empty by purge
+        made = made + [str(paths.projects_dir())]
     _remove_made_folders(made)
     return notes
 

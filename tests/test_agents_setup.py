@@ -379,6 +379,32 @@ class FoldersSetupMade(SetupCase):
         self.assertEqual(os.listdir(user / ".codex"), ["sessions"])
         self.assertFalse((user / ".gemini").exists())
 
+    def test_undo_purge_leaves_no_claude_code_folder_where_there_was_none(self):
+        # Codex alone: render writes a project's lessons into Claude Code's memory folders too
+        # (<claude>/projects/<project>/memory/); purge took those out but left <claude>/projects,
+        # so the Claude Code folder setup made stayed behind on a machine without Claude Code.
+        import shutil
+        from pathlib import Path
+        from openmemory import store
+        from tests.test_render import add_lesson
+        shutil.rmtree(self.claude)
+        (self.bin / "codex").write_text("#!/bin/sh\nexit 0\n")
+        (self.bin / "codex").chmod(0o755)
+        user = self.tmp / "user-home"
+        user.mkdir()
+        repo = Path(os.path.realpath(self.tmp)) / "shop ü"
+        repo.mkdir()
+        env = self.env(PATH=f"{self.bin}:/usr/bin:/bin")
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "none", env=env).returncode, 0)
+        with store.connect() as db:
+            add_lesson(db, "In this repository run the tests with make test", cwd=str(repo), strength=1.2)
+        self.assertEqual(self.cli("render", env=env).returncode, 0)
+        self.assertTrue(any(self.projects.glob("*/memory/MEMORY.md")))
+        p = self.setup_cli("--undo", "--purge", "--yes", env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertFalse(self.claude.exists(), list(self.claude.rglob("*")) if self.claude.exists() else None)
+        self.assertFalse((user / ".codex").exists())
+
 
 class Purge(AgentHome):
     """`setup --undo --purge` takes the lessons out of Codex's and Gemini's instruction files too."""
