@@ -616,7 +616,7 @@ class ProjectScope(TempHome):
         reply = mcp.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
             "name": "recall", "arguments": {"query": "docker compose port"}}}, str(loose))
         text = reply["result"]["content"][0]["text"]
-        self.assertLess(text.index(f"e{ids['newer']}"), text.index(f"e{ids['below']}"), text)
+        self.assertLess(text.index(f"[e{ids['newer']}]"), text.index(f"[e{ids['below']}]"), text)
 
     def test_a_path_that_does_not_exist_here_is_matched_as_text(self):
         scope = recall.project_scope("/nowhere/repo")
