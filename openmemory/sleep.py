@@ -21,7 +21,8 @@ from .redact import mostly_secret, redact, redact_obj, redacted
 from .review import by_session
 from .shorten import clip
 from .store import Store, shared_loads
-from .wording import (call_about, core_command, correction_lesson, error_lesson, same_rule, scoped, source, stance,
+from .wording import (call_about, core_command, correction_lesson, error_lesson, said_of_this_project, same_rule,
+                      scoped, source, stance,
                       unscoped)
 
 # --------------------------------------------------------------------------------------
@@ -508,13 +509,23 @@ class _Consolidation:
         """The lesson nearest a surprise's vector at JOIN_SIMILARITY or more; for a correction, else
         one that says the same rule in other words."""
         best, score = None, JOIN_SIMILARITY
+        here = self._only_here(ep)
         for lesson in self.lessons:
+            if here and lesson.cwd and self.places.project(lesson.cwd) != here:
+                continue
             s = lesson.similarity(vec)
             if s >= score:
                 best, score = lesson, s
         if best is None and ep is not None and ep["kind"] == "correction":
             best = _same_rule(ep, vec, self)     # the same rule in other words
         return best
+
+    def _only_here(self, ep: dict | None):
+        """The project a correction is of when the person's words said it is this project's ("in this
+        repo we ..."): it joins no lesson of another project, which would make it every project's."""
+        if ep is None or ep["kind"] != "correction" or not said_of_this_project(ep["facts"]):
+            return None
+        return self.places.project(ep["cwd"])
 
     def lesson_words(self, ep: dict) -> str | None:
         """A correction's lesson in the rules' words (wording.correction_lesson), worked out once a
@@ -544,7 +555,9 @@ class _Consolidation:
         projects = {self.places.project(m["cwd"]) for m in members} - {None}
         cwd = projects.pop() if len(projects) == 1 and not everywhere else None
         text = scoped(body, cwd, self.places.is_repository(cwd))
-        same = next((ls for ls in self.lessons if ls.text.lower() == text.lower()), None)
+        here = {self._only_here(m) for m in members} - {None}
+        same = next((ls for ls in self.lessons if ls.text.lower() == text.lower()
+                     and not (here and ls.cwd and self.places.project(ls.cwd) not in here)), None)
         if same is not None:        # never a second copy of a lesson, vetoed or not
             for m in members:
                 self.join(same, m)

@@ -359,6 +359,14 @@ def _common_first_word(body: str) -> bool:
     return not after[:1].isupper()      # "Claude Code's", "Claude Code transcript files": a name of two words
 
 
+def said_of_this_project(facts: dict) -> bool:
+    """Whether the person's own words scope what they said to the project they said it in ("in this
+    repo we use `make test`", "don't use unittest here"): the same words in another project are that
+    project's rule too, not one for every project."""
+    said = facts.get("own") or facts.get("said") or ""
+    return bool(_SCOPE.search(" " + " ".join(own_lines(said))))
+
+
 def unscoped(text: str) -> str:
     """The same lesson for every project."""
     for prefix in ("In this repository, ", "In this project, ", "In this repository ", "In this project "):

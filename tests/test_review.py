@@ -275,8 +275,9 @@ class ThepersonDecides(ReviewCase):
         out = forgot.stdout
         self.assertIn(f"lesson l1 · your text, kept: {mine}", out)
         self.assertIn("; 0 lesson(s) worded again, 1 kept in your own words, ", forgot.stderr)   # as listed
-        # A source from another project widens its scope to every project: its text stays.
-        self.night(corrected(self.tmp / "blog", 9), now="2026-11-21T03:00:00Z")
+        # A source from another project widens its scope to every project: its text stays. (Said
+        # there without "here": words that scope it to that project make that project's lesson.)
+        self.night(corrected(self.tmp / "blog", 9, "no, don't use unittest, use pytest -q"), now="2026-11-21T03:00:00Z")
         [entry] = [e for e in self.listed() if e["id"] == 1]
         self.assertEqual((entry["text"], entry["scope"], entry["edited"], entry["state"]),
                          (mine, "everywhere", True, "live"))

@@ -524,6 +524,21 @@ class Consolidation(SleepCase):
                          ("Run the tests with `pytest -q`, not `python -m unittest`.", None, 2, 1.5))
         self.assertNotIn("now applies in every project", (self.home / "morning.md").read_text())  # it is new
 
+    def test_a_rule_said_of_this_repository_in_two_repositories_is_each_ones(self):
+        # "in this repo we ..." said in two repositories: each repository's rule, never one for
+        # every project (a third repository that runs `go test` would be told not to).
+        blog = self.tmp / "blog"
+        (blog / ".git").mkdir(parents=True)
+        for cwd, day in ((self.shop, 2), (blog, 3)):
+            self.write(tests_corrected(cwd, when(11, day), "go test ./...",
+                                       "no, in this repo we use `make test`, never `go test` directly"))
+        self.ingest()
+        self.sleep(night(11, 4))
+        lessons = self.lessons()
+        self.assertEqual(sorted((ls["cwd"], ls["seen"], ls["state"]) for ls in lessons),
+                         sorted([(str(self.shop), 1, "live"), (str(blog), 1, "live")]), lessons)
+        self.assertTrue(all(ls["text"].startswith("In this repository ") for ls in lessons), lessons)
+
     def test_a_windows_folder_read_here_is_one_project_kept_as_written(self):
         # Transcripts copied from a Windows machine, read by an openmemory started inside a git
         # repository: the folder names nothing here, so it must not be resolved against the
