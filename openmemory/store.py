@@ -496,9 +496,12 @@ class Store:
 
     def folders_seen_in(self) -> dict:
         """{working folder: the repository it belonged to when its session was read}, for the
-        folders that were not their own project (a linked worktree, a subfolder): paths.seen_in."""
-        return dict(self._db.execute("SELECT cwd, project FROM sessions WHERE project IS NOT NULL "
-                                     "AND cwd IS NOT NULL").fetchall())
+        folders that were not their own project (a linked worktree, a subfolder): paths.seen_in.
+        A folder read in two repositories (`git worktree add ../fix` in one, removed, then in
+        another) is left out: gone, it is its own, as nothing says which session was whose, and
+        one repository's lessons must not go into the other's memory."""
+        return dict(self._db.execute("SELECT cwd, min(project) FROM sessions WHERE project IS NOT NULL "
+                                     "AND cwd IS NOT NULL GROUP BY cwd HAVING count(DISTINCT project) = 1").fetchall())
 
     def indexed_count(self, match: str, limit: int) -> int:
         """How many index rows an FTS5 match expression finds, counted up to limit."""

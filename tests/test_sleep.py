@@ -612,6 +612,27 @@ class Consolidation(SleepCase):
         [lesson] = [ls for ls in self.lessons() if ls["state"] == "live"]
         self.assertIn(lesson["text"], (paths.memory_dir_for(str(repo)) / "MEMORY.md").read_text())
 
+    def test_a_folder_that_was_a_worktree_of_two_repositories_gives_neither_the_others_lesson(self):
+        # `git worktree add ../fix` in one repository, merged and removed; later the same folder name
+        # for another repository's worktree, removed too. The first session's rule is the first
+        # repository's (or the folder's own): never the second's, whose agent it would be told to.
+        env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull)
+        bank, shop = self.clone("work/bank", "git@github.com:org/bank.git"), self.clone("work/shop", "git@github.com:org/shop.git")
+        fix = self.tmp / "work/fix"
+        for repo, day, standing in ((bank, 2, "From now on always run the tests with pytest -q, never python -m unittest."),
+                                    (shop, 4, "no, run the tests with make check here")):
+            subprocess.run(["git", "-C", str(repo), "worktree", "add", "-q", str(fix), "-b", f"fix{day}"], check=True,
+                           capture_output=True, env=env)
+            self.write(tests_corrected(Path(os.path.realpath(fix)), when(11, day), "python -m unittest", standing))
+            subprocess.run(["git", "-C", str(repo), "worktree", "remove", str(fix)], check=True, capture_output=True,
+                           env=env)
+        self.sleep(night(11, 5))
+        pytest = [ls for ls in self.lessons() if "pytest -q" in ls["text"]]
+        self.assertTrue(pytest, self.lessons())
+        self.assertNotIn(str(shop), [ls["cwd"] for ls in pytest])
+        memory = paths.memory_dir_for(str(shop)) / "MEMORY.md"
+        self.assertNotIn("pytest -q", memory.read_text() if memory.exists() else "")
+
     def test_two_clones_of_one_repository_are_one_project(self):
         # ~/work/cli and ~/src/cli-review, both cloned from github.com/org/cli (over ssh and over
         # https): a correction said in both stays the project's, in both clones' memory, and in
