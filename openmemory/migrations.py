@@ -458,10 +458,14 @@ def m017_session_projects(db: sqlite3.Connection) -> None:
         db.execute("ALTER TABLE sessions ADD COLUMN project TEXT")
     # only a folder that is not its own project has one: what store.connect reads stays small
     db.execute("CREATE INDEX IF NOT EXISTS sessions_project ON sessions (project) WHERE project IS NOT NULL")
-    for (cwd,) in db.execute("SELECT DISTINCT cwd FROM sessions WHERE cwd IS NOT NULL").fetchall():
-        project = paths.project_here(cwd)
-        if project is not None:
-            db.execute("UPDATE sessions SET project = ? WHERE cwd = ?", (project, cwd))
+    # by id, each folder looked up once: an UPDATE by cwd (no index) read every session again for each
+    # folder, 60,000 sessions in 8,000 worktrees or subfolders 24 s with the write lock held
+    rows, projects = db.execute("SELECT id, cwd FROM sessions WHERE cwd IS NOT NULL").fetchall(), {}
+    for _, cwd in rows:
+        if cwd not in projects:
+            projects[cwd] = paths.project_here(cwd)
+    db.executemany("UPDATE sessions SET project = ? WHERE id = ?",
+                   [(projects[cwd], sid) for sid, cwd in rows if projects[cwd] is not None])
 
 
 MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_event_identity,
