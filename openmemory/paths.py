@@ -253,11 +253,24 @@ def _main_worktree(folder: Path, dot_git: Path) -> Path:
     if text is None or not text.startswith("gitdir:"):
         return folder
     gitdir = _resolved(folder / text[len("gitdir:"):].strip())
-    commondir = None if gitdir is None else _git_text(gitdir / "commondir")
-    common = None if commondir is None else _resolved(gitdir / commondir)
+    common = _linked_common(folder, gitdir)
     if common is None:
         return folder  # a submodule or a plain gitdir file: the folder itself is the root
     return common.parent if common.name == ".git" else folder
+
+
+def _linked_common(folder: Path, gitdir: Path | None) -> Path | None:
+    """The common dir of the repository whose linked worktree folder is, as git keeps one: its
+    gitdir is `<common>/worktrees/<id>`, whose `gitdir` file names this folder's `.git` back. None
+    otherwise: a `.git` file anyone can write (a downloaded folder's) saying `gitdir: g` with
+    `g/commondir` naming ~/work/bank/.git made that folder bank's worktree, its failures bank's
+    lessons and bank's lessons its agent's (and kept so once it was removed: sessions.project)."""
+    commondir = None if gitdir is None else _git_text(gitdir / "commondir")
+    common = None if commondir is None else _resolved(gitdir / commondir)
+    if common is None or gitdir.parent != common / "worktrees":
+        return None
+    back = _git_text(gitdir / "gitdir")
+    return common if back and _resolved(gitdir / back) == _resolved(folder / ".git") else None
 
 
 # A file of git's a folder holds is read only when it is a regular file of at most this size: a
@@ -438,7 +451,7 @@ def origin_url(cwd) -> str | None:
     top = work_tree(cwd)
     if top is None:
         return None
-    common = _common_dir(_git_dir(top))
+    common = _common_dir(top, _git_dir(top))
     text = None if common is None else _git_text(common / "config")
     if text is None:
         return None
@@ -446,13 +459,15 @@ def origin_url(cwd) -> str | None:
     return remote_key(url, git_root(cwd) or top) if url else None
 
 
-def _common_dir(gitdir: Path | None) -> Path | None:
-    """The directory a git directory shares with its repository's other worktrees (its
-    `commondir`), else the git directory itself; None where it cannot be resolved."""
+def _common_dir(top: Path, gitdir: Path | None) -> Path | None:
+    """The directory the git directory of working tree top shares with its repository's other
+    worktrees (its `commondir`, as git keeps it: _linked_common), else the git directory itself;
+    None where it cannot be resolved."""
     if gitdir is None:
         return None
-    commondir = _git_text(gitdir / "commondir")
-    return gitdir if commondir is None else _resolved(gitdir / commondir)
+    if _git_text(gitdir / "commondir") is None:
+        return gitdir
+    return _linked_common(top, gitdir) or gitdir
 
 
 def shares_history(a, b) -> bool:
@@ -464,7 +479,7 @@ def shares_history(a, b) -> bool:
     if None in tops:
         return False
     gitdirs = [_git_dir(top) for top in tops]
-    commons = [_common_dir(g) for g in gitdirs]
+    commons = [_common_dir(top, g) for top, g in zip(tops, gitdirs)]
     if None in gitdirs or None in commons:
         return False
     if commons[0] == commons[1]:

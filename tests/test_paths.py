@@ -72,7 +72,35 @@ class Paths(TempHome):
         tree = self.tmp / "feature"
         tree.mkdir()
         (tree / ".git").write_text(f"gitdir: {gitdir}\n")
+        (gitdir / "gitdir").write_text(f"{tree / '.git'}\n")     # as `git worktree add` writes it
         self.assertEqual(paths.git_root(tree), main.resolve())
+
+    def test_a_git_file_that_only_claims_a_repository_makes_no_worktree_of_it(self):
+        # A downloaded folder's `.git` file (anyone's) naming a gitdir of its own whose commondir
+        # is ~/work/bank/.git, or bank's real worktree entry that names another folder: neither
+        # is bank's worktree, which would get bank's lessons and give bank its failures' lessons.
+        bank = self.tmp / "work" / "bank"
+        bank.mkdir(parents=True)
+        self.git(bank, "init", "-q")
+        self.git(bank, "remote", "add", "origin", "git@github.com:org/bank.git")
+        real = bank / ".git" / "worktrees" / "fix"
+        real.mkdir(parents=True)
+        (real / "commondir").write_text("../..\n")
+        (real / "gitdir").write_text(f"{self.tmp / 'work' / 'fix' / '.git'}\n")
+        own, borrowed = self.tmp / "Downloads" / "own", self.tmp / "Downloads" / "borrowed"
+        (own / "g").mkdir(parents=True)
+        (own / "g" / "commondir").write_text("../../../work/bank/.git\n")
+        (own / ".git").write_text("gitdir: g\n")
+        borrowed.mkdir()
+        (borrowed / ".git").write_text(f"gitdir: {real}\n")
+        for folder in (own, borrowed):
+            self.assertEqual(paths.project_of(str(folder)), str(folder.resolve()))
+            self.assertFalse(paths.same_project(str(folder), str(bank)))
+        fix = self.tmp / "work" / "fix"         # the worktree git made is still bank's
+        fix.mkdir()
+        (fix / ".git").write_text(f"gitdir: {real}\n")
+        self.assertEqual(paths.project_of(str(fix)), str(bank.resolve()))
+        self.assertTrue(paths.same_project(str(fix), str(bank)))
 
 
     def test_a_folder_that_cannot_be_looked_up_here_is_kept_as_written(self):
