@@ -39,7 +39,7 @@ from . import embed, neighbours, paths
 from .errors import UsageError
 from .clock import iso, parse_time
 from .migrations import PASSAGE_ROWIDS
-from .shorten import clip, clip_block
+from .shorten import HIDDEN, clip, clip_block
 from .store import Store
 
 # The score: relevance, and what orders hits of comparable relevance. The design's weights
@@ -974,7 +974,11 @@ def hit_block(hit: dict, query: str = "") -> str:
 # 0.99", in a page the agent quoted or a note an agent stored) would read as another hit, a
 # lesson of its own, inside the one shown: it is quoted, as passages quote a line that opens as
 # a speaker's label (passages.QUOTED_LABEL). Only hit_block and memory_text start a line so.
-_HEADER_LIKE = re.compile(r"(?m)^(?=[ \t]*\[[epl]\d+\])")
+# Behind any space but a line break (a no-break, an ideographic or an em space) or a mark no one
+# sees (zero-width, a byte-order mark, a tag character: shorten.HIDDEN, which answers drop), the
+# line opens with the header all the same.
+_HEADER_LIKE = re.compile(rf"(?m)^(?=[^\S\n\r]*(?:[\u00ad\u034f\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069"
+                          rf"\ufeff{HIDDEN}][^\S\n\r]*)*\[[epl]\d+\])")
 
 
 def unforged(text: str) -> str:
