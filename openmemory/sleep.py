@@ -510,12 +510,19 @@ class _Consolidation:
         one that says the same rule in other words."""
         best, score = None, JOIN_SIMILARITY
         here = self._only_here(ep)
+        mine, own, own_score = None if ep is None else self.places.project(ep["cwd"]), None, JOIN_SIMILARITY
         for lesson in self.lessons:
             if here and lesson.cwd and self.places.project(lesson.cwd) != here:
                 continue
             s = lesson.similarity(vec)
             if s >= score:
                 best, score = lesson, s
+            if mine and lesson.cwd and s >= own_score and self.places.project(lesson.cwd) == mine:
+                own, own_score = lesson, s
+        if own is not None and best.cwd and self.places.project(best.cwd) != mine:
+            # its own project's lesson, not another's that it would widen to every project beside
+            # that one (two of one rule, split by a correction said "in this repo": _only_here)
+            best = own
         if best is None and ep is not None and ep["kind"] == "correction":
             best = _same_rule(ep, vec, self)     # the same rule in other words
         return best

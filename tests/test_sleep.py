@@ -539,6 +539,22 @@ class Consolidation(SleepCase):
                          sorted([(str(self.shop), 1, "live"), (str(blog), 1, "live")]), lessons)
         self.assertTrue(all(ls["text"].startswith("In this repository ") for ls in lessons), lessons)
 
+    def test_a_rule_said_again_here_joins_this_repositorys_lesson_not_anothers(self):
+        # Said "in this repo" in shop, then in blog (each one's lesson), then in shop without the
+        # words: it joined blog's lesson, which became every project's, and shop's MEMORY.md
+        # listed the rule twice, its own and the one for every project.
+        blog = self.tmp / "blog"
+        (blog / ".git").mkdir(parents=True)
+        for cwd, day, said in ((self.shop, 2, "no, in this repo we use `make test`, never `go test` directly"),
+                               (blog, 3, "no, in this repo we use `make test`, never `go test` directly"),
+                               (self.shop, 4, "no, we use `make test`, never `go test` directly")):
+            self.write(tests_corrected(cwd, when(11, day), "go test ./...", said))
+            self.sleep(night(11, day + 1))
+        lessons = self.lessons()
+        self.assertEqual({(ls["cwd"], ls["seen"]) for ls in lessons}, {(str(self.shop), 2), (str(blog), 1)}, lessons)
+        shop = (paths.memory_dir_for(str(self.shop)) / "MEMORY.md").read_text()
+        self.assertEqual(shop.count("never `go test` directly"), 1, shop)
+
     def test_a_windows_folder_read_here_is_one_project_kept_as_written(self):
         # Transcripts copied from a Windows machine, read by an openmemory started inside a git
         # repository: the folder names nothing here, so it must not be resolved against the
