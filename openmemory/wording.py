@@ -240,15 +240,16 @@ _NUMBER_OR_ID = re.compile(r"#?(?:\d+|(?=[0-9a-f]*\d)[0-9a-f]{7,40})")
 
 def near_word(a: str, b: str) -> bool:
     """Whether b is a put right: a slip of one letter (one added, dropped, changed or two
-    swapped; a digit changed is another target), the same file in another folder, or the same
-    name with another ending (`.golangci.yml`, `.golangci.yaml`); never a number or a commit id
-    (`gh pr view 105` after 104 is another pull request, not a slip)."""
+    swapped; a digit changed is another target), the same file in another folder of the project
+    (a relative one: `/tmp/x/setup.py` after `scripts/setup.py` is a file the session made, no
+    fix), or the same name with another ending (`.golangci.yml`, `.golangci.yaml`); never a
+    number or a commit id (`gh pr view 105` after 104 is another pull request, not a slip)."""
     if a == b or min(len(a), len(b)) < 2 or _NUMBER_OR_ID.fullmatch(a) or _NUMBER_OR_ID.fullmatch(b):
         return False
     if "/" in a or "/" in b:
         (folder_a, _, a), (folder_b, _, b) = a.rpartition("/"), b.rpartition("/")
         if a == b:
-            return "." in a.strip(".")          # the same file, in another folder
+            return "." in a.strip(".") and not folder_b.startswith(("/", "~"))  # the same file, in another folder
         if folder_a != folder_b:
             return False
     (stem_a, _, end_a), (stem_b, _, end_b) = a.rpartition("."), b.rpartition(".")

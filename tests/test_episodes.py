@@ -436,6 +436,11 @@ class AFailureKeepsWhatMadeTheSameThingWork(unittest.TestCase):
              "git checkout feature-2"),
             # another subcommand, more than a slip away
             ("make tests", "Exit code 2\nmake: *** No rule to make target 'tests'.  Stop.", "make lint"),
+            # the same file's name outside the project: a copy the session made, not the one meant
+            ("python scripts/setup.py", "Exit code 2\npython: can't open file 'scripts/setup.py': [Errno 2] No such "
+             "file or directory", "python /tmp/x/setup.py"),
+            ("python scripts/setup.py", "Exit code 2\npython: can't open file 'scripts/setup.py': [Errno 2] No such "
+             "file or directory", "python ~/setup.py"),
         ]
         for failed, output, then in cases:
             error = self.error(failed, output, then)
