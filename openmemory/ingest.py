@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from . import forget, paths, redact, settings, transcripts
-from .clock import iso, iso_or_none
+from .clock import iso, iso_or_none, parse_time
 from .episodes import episodes_of
 from .errors import UsageError
 from .passages import passages_of
@@ -210,6 +210,25 @@ def discover(roots=None) -> list:
                 if _is(e.is_file):
                     found[prefix + e.name] = parts + (e.name,)
     return sorted(found, key=found.__getitem__) + [p for p in dict.fromkeys(others) if p not in found]
+
+
+def waiting(store: Store, after: str | None) -> bool:
+    """Whether a transcript written after `after` (an ISO time; None: ever) is not stored as it is
+    now: what the next ingest would read. Stops at the first one found."""
+    try:
+        since = parse_time(after).timestamp() if after else None
+    except ValueError:
+        since = None
+    known = store.file_index()
+    known.update(not_transcripts(store))
+    for path in reversed(discover()):   # newest last among Codex's dated folders: look there first
+        try:
+            st = transcripts.file_stat(path)
+        except OSError:
+            continue
+        if (since is None or st.st_mtime_ns / 1e9 > since) and known.get(path) != (st.st_mtime_ns, st.st_size):
+            return True
+    return False
 
 
 def _entries(folder: str, suffix: str = "") -> list:

@@ -56,6 +56,12 @@ CONVERSATION = f"mcp:{os.getpid()}@{int(STARTED)}"
 CLIENT = {"agent": "claude-code"}
 
 
+# A session start of an agent whose sessions no hook of openmemory's reads (Codex, Gemini) starts
+# the catch-up Claude Code's SessionStart hook starts (schedule.start_catch_up), once per server.
+CATCH_UP_AGENTS = ("codex", "gemini")
+_catching_up: list = []              # [why not, or None once started]: once per server process
+
+
 def agent_of_client(name) -> str:
     """The agent a client's clientInfo.name says it is: codex, gemini, else claude-code."""
     name = name.lower() if isinstance(name, str) else ""
@@ -200,6 +206,7 @@ def serve(stdin, stdout, project_dir: str | None = None) -> None:
         except (BrokenPipeError, ValueError):  # the client went away (ValueError: stream closed)
             log.info("stdout closed; exiting")
             return
+        catch_up_once()  # after the reply: an initialize from Codex or Gemini is answered first
 
 
 def encode(reply) -> bytes:
@@ -278,6 +285,61 @@ def _handle_one(msg, project_dir):
 
 def _error(rid, code: int, message: str) -> dict:
     return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
+
+
+def catch_up_once() -> str | None:
+    """Once the client has said it is Codex or Gemini, start the catch-up a Claude Code session
+    start's hook would (a night over a day old, and something new: an ingest and a sleep,
+    detached). The look runs in a detached process of its own (hook.run_detached), its stdout
+    /dev/null: the server answers meanwhile, nothing reaches the protocol stream, and a client
+    that stops the server the moment its session ends (`codex exec`, after one turn) stops no
+    look under way. Never in openmemory's own judge run, nor twice in one server. Returns why not,
+    or None once started."""
+    if _catching_up:
+        return "already looked"
+    if CLIENT["agent"] not in CATCH_UP_AGENTS:
+        return f"{CLIENT['agent']}: its own hook catches up"
+    if os.environ.get(paths.JUDGE_MARK) or _in_judge_folder():
+        _catching_up.append("inside openmemory's judge")
+        return _catching_up[0]
+    _catching_up.append(None)
+    from . import hook
+    agent = CLIENT["agent"]
+    try:
+        hook.run_detached(lambda: _catch_up(agent))
+    except OSError as e:  # no process to be had: the server goes on
+        log.warning("%s session start: no catch-up: %s", agent, errors.os_fault(e))
+    return None
+
+
+def _catch_up(agent: str) -> None:
+    from . import schedule
+    try:
+        done = schedule.start_catch_up(_since_last_night)
+    except Exception as e:  # the server goes on answering whatever the look met
+        log.warning("%s session start: no catch-up: %s", agent,
+                    store.explained(e, paths.db_path()) if isinstance(e, sqlite3.Error) else _first_line(e))
+        return
+    log.log(logging.INFO if done.endswith(schedule.CATCH_UP_STARTED) else logging.DEBUG,
+            "%s session start: %s", agent, done)
+
+
+def _since_last_night() -> tuple:
+    """(the last sleep's time, whether anything came since to learn from): an error or a correction
+    stored since, or a transcript written since that no ingest has read (no hook reads Codex's or
+    Gemini's sessions as they end; the catch-up's ingest does)."""
+    from . import ingest
+    with store.connect() as db:
+        last = db.get_state("last_sleep")
+        return last, db.new_since_last_night() or ingest.waiting(db, last)
+
+
+def _in_judge_folder() -> bool:
+    try:
+        here, judge = os.path.realpath(os.getcwd()), os.path.realpath(paths.judge_dir())
+    except OSError:
+        return False
+    return here == judge or here.startswith(judge + os.sep)
 
 
 # --------------------------------------------------------------------------------------

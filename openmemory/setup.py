@@ -383,25 +383,15 @@ def _note_settings_written(rec: dict, raw: bytes | None, data: bytes, backup: Pa
     rec["settings"]["written"] = _sha(data)
 
 
-def session_start_catches_up() -> bool:
-    """Claude Code's SessionStart hook catches up a night; Codex and Gemini run no hook of
-    openmemory's, so with only them here (no Claude Code) nothing does."""
-    return claude_code_here() or not agents.found()
-
-
 def catch_up() -> str:
-    """What reads and sleeps on the sessions without a nightly job."""
-    if session_start_catches_up():
-        return "a session start catches up a night over a day old once there is something new"
-    its = "its" if len(agents.found()) == 1 else "their"
-    return (f"no session start catches up a night here ({_no_hook()}): {its} sessions are read and learnt "
-            f"from only when you run `openmemory ingest` and `openmemory sleep`")
-
-
-def _no_hook() -> str:
-    """'Codex runs no hook of openmemory's', or both agents found here."""
-    names = [a.capitalize() for a in agents.found()]
-    return f"{' and '.join(names)} run{'s' if len(names) == 1 else ''} no hook of openmemory's"
+    """What reads and sleeps on the sessions without a nightly job: a session start. Claude Code's
+    SessionStart hook starts the catch-up; Codex and Gemini run no hook of openmemory's, but start
+    its MCP server at each session's start, which starts the same catch-up (mcp.catch_up_once)."""
+    said = "a session start catches up a night over a day old once there is something new"
+    others = [a.capitalize() for a in agents.found()]
+    if claude_code_here() or not others:
+        return said
+    return f"{said} ({' and '.join(others)} start{'s' if len(others) == 1 else ''} openmemory's server, which does it)"
 
 
 def _schedule_change(mode: str) -> Change:
@@ -1359,14 +1349,12 @@ def check_nightly() -> Finding:
     if found:
         return Finding("nightly job", OK, f"sleep runs nightly from {found} (not added by setup)")
     if schedule.choose("auto") == "print":
-        when = "when a session start catches up a night, or by hand" if session_start_catches_up() \
-            else f"by hand: {_no_hook()}, and no session start catches up here"
+        when = "when a session start catches up a night, or by hand"
         return Finding("nightly job", FAIL, "no nightly job, and this machine has neither systemd's user manager "
                                             f"nor `crontab` to run one: sleep runs only {when}",
                        f"install cron (its package is usually `cron` or `cronie`) and run `{_here()} setup`; "
                        f"or run `{_here()} sleep` each day yourself")
-    wait = "a session start to catch up a night, or for you" if session_start_catches_up() else \
-        f"you ({_no_hook()}, and no session start catches up here)"
+    wait = "a session start to catch up a night, or for you"
     return Finding("nightly job", FAIL, f"no nightly job runs sleep: lessons wait for {wait}", f"run `{_here()} setup` (it adds one; "
                                                                    f"`--schedule none` to go without)")
 

@@ -255,17 +255,20 @@ class AgentSetup(AgentHome):
         self.assertEqual(found["mcp server"]["status"], "fail", found["mcp server"])
         self.assertEqual(p.returncode, 1)
 
-    def test_without_claude_code_nothing_claims_a_session_start_catches_up(self):
-        # Codex and Gemini run no hook of openmemory's: with only them here, setup and doctor
-        # said "a session start catches up a night" for `--schedule none`, which no session does.
+    def test_without_claude_code_a_session_start_of_codex_or_gemini_catches_up(self):
+        # Codex and Gemini run no hook of openmemory's, but start its server at each session's start,
+        # which catches up a night (test_schedule.ServerCatchup): setup and doctor said "no session
+        # start catches up a night here", and sent the person to run ingest and sleep by hand.
         p = self.setup_cli("--yes", "--schedule", "none")
-        self.assertIn("nightly sleep: not scheduled (--schedule none); no session start catches up a night here "
-                      "(Codex and Gemini run no hook of openmemory's)", p.stdout)
+        self.assertIn("nightly sleep: not scheduled (--schedule none); a session start catches up a night over a "
+                      "day old once there is something new (Codex and Gemini start openmemory's server, which "
+                      "does it)", p.stdout)
         found = {f["check"]: f for f in json.loads(self.cli("doctor", "--json").stdout)["checks"]}
         self.assertEqual(found["nightly job"]["status"], "note")
-        self.assertIn("no session start catches up a night here", found["nightly job"]["text"])
-        self.assertIn("`openmemory ingest` and `openmemory sleep`", found["nightly job"]["text"])
-        (self.claude / ".claude.json").write_text("{}")     # Claude Code here: its SessionStart hook does
+        self.assertIn("a session start catches up a night", found["nightly job"]["text"])
+        self.assertNotIn("no session start", found["nightly job"]["text"])
+        self.assertNotIn("`openmemory ingest` and `openmemory sleep`", found["nightly job"]["text"])
+        (self.claude / ".claude.json").write_text("{}")     # Claude Code here too: its SessionStart hook as well
         found = {f["check"]: f for f in json.loads(self.cli("doctor", "--json").stdout)["checks"]}
         self.assertIn("a session start catches up a night", found["nightly job"]["text"])
 

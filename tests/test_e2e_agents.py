@@ -464,5 +464,61 @@ class LessonFromCodex(unittest.TestCase):
         self.assertTrue(main and all("python3 -m unittest" in body for body in main), "the lesson reaches Gemini")
 
 
+class CatchUpFromCodex(unittest.TestCase):
+    """With Codex alone and no nightly job (`--schedule none`), a Codex session's start catches up: the
+    server Codex starts reads the session waiting since a night two days old, and sleeps on it."""
+
+    def setUp(self):
+        binary("codex")
+        self.home = os.path.realpath(tempfile.mkdtemp(prefix="om-test-catchup-"))
+        self.addCleanup(shutil.rmtree, self.home, True)
+
+    def last_sleep(self):
+        return json.loads(openmemory(self.home, "status", "--json").stdout)["last_sleep"]
+
+    def test_a_codex_session_start_reads_the_waiting_session_and_sleeps(self):
+        self.catches_up("codex")
+
+    def test_a_gemini_session_start_too(self):
+        binary("gemini")
+        self.catches_up("gemini")
+
+    def catches_up(self, agent):
+        import sqlite3
+        import time
+        os.makedirs(os.path.join(self.home, f".{agent}"))
+        openmemory(self.home, "setup", "--yes", "--schedule", "none")
+        two_days_ago = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 2 * 86400))
+        openmemory(self.home, "sleep", "--no-model", "--now", two_days_ago)
+        last = self.last_sleep()
+        om = Path(self.home, "om")
+        (om / "morning.md").unlink()
+        # A Codex session since, with a correction (the recording of 0.171.0), that nothing has read.
+        source = DATA / "codex" / "correction.jsonl"
+        sid = json.loads(source.read_text().splitlines()[0])["payload"]["id"]
+        day = Path(self.home, ".codex", "sessions", "2026", "12", "03")
+        day.mkdir(parents=True)
+        waiting = day / f"rollout-2026-12-03T12-28-21-{sid}.jsonl"
+        shutil.copy(source, waiting)
+        run = e2e.run_codex if agent == "codex" else e2e.run_gemini
+        r = run({"steps": [], "default": "Hello."}, ["hello"], home=self.home)
+        self.assertEqual([t["rc"] for t in r["turns"]], [0], r["turns"])
+        sent = [json.dumps(e["body"]) for e in e2e.read_jsonl(r["log"])]
+        tool = "mcp__openmemory" if agent == "codex" else "mcp_openmemory_recall"
+        self.assertTrue(sent and any(tool in body for body in sent), f"{agent} listed openmemory's tools")
+        for _ in range(600):
+            if (om / "morning.md").exists() and self.last_sleep() != last:   # the night is written
+                break
+            time.sleep(0.1)
+        self.assertNotEqual(self.last_sleep(), last)
+        with sqlite3.connect(f"file:{om / 'memory.db'}?mode=ro", uri=True) as db:
+            stored = [row[0] for row in db.execute("SELECT path FROM sessions")]
+        self.assertIn(str(waiting), stored)
+        self.assertIn("1 new candidate", (om / "morning.md").read_text())
+        name = {"codex": "codex-mcp-client", "gemini": "gemini-cli-mcp-client"}[agent]
+        self.assertRegex((om / "logs" / "openmemory.log").read_text(),
+                         rf"INFO initialize from {name} [^\n]*\n(.*\n)*.* INFO {agent} session start: "
+                         r"last sleep \S+: catch-up sleep started\n")
+
 if __name__ == "__main__":
     unittest.main()

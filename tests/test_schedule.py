@@ -1,10 +1,19 @@
 """When sleep runs (schedule.py): the catch-up a session start gives, never a second sleep at once."""
 import json
+import os
+import re
+import select
+import shutil
 import subprocess
+import sys
+import time
+from pathlib import Path
 
 from openmemory import schedule, store
 from tests.fixtures import Transcript, test_session
 from tests.helpers import SetupCase, raw_db
+
+AGENTS = Path(__file__).parent / "data" / "agents"
 
 
 class Catchup(SetupCase):
@@ -127,3 +136,168 @@ class Catchup(SetupCase):
         self.assertTrue(schedule.sleep_due(None, now))
         self.assertFalse(schedule.sleep_due("2027-01-15T07:00:00Z", now))   # 1 h 0 min before now
         self.assertTrue(schedule.sleep_due("2027-01-14T07:59:00Z", now))    # a day and a minute
+
+
+class ServerCatchup(SetupCase):
+    """Codex and Gemini run no hook of openmemory's but start its MCP server at each session's start:
+    `openmemory serve`, initialized by either, catches up as Claude Code's SessionStart hook does."""
+
+    def setUp(self):
+        super().setUp()
+        two_days_ago = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 2 * 86400))
+        self.ok("sleep", "--now", two_days_ago)             # the last night: two days old
+        self.last = self.last_sleep()
+        (self.home / "morning.md").unlink()
+        self.rollout = self.codex_rollout("correction.jsonl")   # a Codex session since, never read
+
+    def codex_rollout(self, name: str) -> Path:
+        source = AGENTS / "codex" / name
+        sid = json.loads(source.read_text().splitlines()[0])["payload"]["id"]
+        folder = self.tmp / "user-home" / ".codex" / "sessions" / "2026" / "12" / "03"
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / f"rollout-2026-12-03T12-28-21-{sid}.jsonl"
+        shutil.copy(source, target)
+        return target
+
+    def last_sleep(self):
+        return json.loads(self.ok("status", "--json").stdout)["last_sleep"]
+
+    def sessions(self) -> list:
+        with store.connect() as db:
+            return [tuple(r) for r in raw_db(db).execute("SELECT path FROM sessions")]
+
+    def serve(self, client: str, **env):
+        """A server started as the agent starts it, initialized as that agent (clientInfo.name as
+        measured), then asked tools/list; stdin stays open, as during a session."""
+        proc = subprocess.Popen([sys.executable, "-m", "openmemory", "serve"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(self.tmp), env=self.env(**env))
+        self.addCleanup(self.stop, proc)
+        for message in ({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                            "protocolVersion": "2025-06-18", "capabilities": {},
+                            "clientInfo": {"name": client, "version": "1"}}},
+                        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}):
+            proc.stdin.write(json.dumps(message).encode() + b"\n")
+            proc.stdin.flush()
+        replies = [self.receive(proc), self.receive(proc)]
+        self.assertEqual([r["id"] for r in replies], [1, 2])
+        self.assertEqual([t["name"] for t in replies[1]["result"]["tools"]], ["recall", "show", "remember"])
+        return proc
+
+    def receive(self, proc) -> dict:
+        ready, _, _ = select.select([proc.stdout], [], [], 60)
+        self.assertTrue(ready, "no reply from the server")
+        return json.loads(proc.stdout.readline())
+
+    def stop(self, proc):
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            stream.close()
+
+    def end_session(self, proc) -> bytes:
+        """Close stdin as the agent does at the session's end; what else the server wrote on stdout."""
+        proc.stdin.close()
+        rest = proc.stdout.read()
+        self.assertEqual(proc.wait(60), 0)
+        return rest
+
+    def wait_for_a_night(self):
+        for _ in range(600):
+            if self.last_sleep() != self.last and not schedule.sleep_running():
+                break
+            time.sleep(0.1)
+        return self.last_sleep()
+
+    def log(self) -> str:
+        path = self.home / "logs" / "openmemory.log"
+        return path.read_text() if path.exists() else ""
+
+    def wait_for_log(self, pattern: str) -> str:
+        """The log once it matches: the look runs in a detached process, after the server's reply."""
+        for _ in range(600):
+            if re.search(pattern, self.log()):
+                break
+            time.sleep(0.1)
+        self.assertRegex(self.log(), pattern)
+        return self.log()
+
+    def test_a_codex_session_start_reads_codexs_sessions_and_sleeps(self):
+        proc = self.serve("codex-mcp-client")
+        self.assertNotEqual(self.wait_for_a_night(), self.last)
+        self.assertEqual(self.sessions(), [(str(self.rollout),)])          # the waiting session was read
+        self.assertIn("1 new candidate", (self.home / "morning.md").read_text())  # its correction learnt from
+        self.assertRegex(self.log(), r"INFO codex session start: last sleep \S+: catch-up sleep started\n")
+        # The server still answers, and its stdout carried replies only.
+        proc.stdin.write(b'{"jsonrpc": "2.0", "id": 3, "method": "ping"}\n')
+        proc.stdin.flush()
+        self.assertEqual(self.receive(proc), {"jsonrpc": "2.0", "id": 3, "result": {}})
+        self.assertEqual(self.end_session(proc), b"")
+        # The next session start within the hour starts nothing (the hook's stamp), nor says anything.
+        night = self.last_sleep()
+        self.end_session(self.serve("gemini-cli-mcp-client", OPENMEMORY_DEBUG="1"))
+        self.wait_for_log(r"DEBUG gemini session start: looked within the hour; not again\n")
+        self.assertEqual(self.last_sleep(), night)
+        self.assertEqual(self.log().count("catch-up sleep started"), 1)
+
+    def test_a_gemini_session_start_catches_up_too(self):
+        self.end_session(self.serve("gemini-cli-mcp-client"))
+        self.assertNotEqual(self.wait_for_a_night(), self.last)
+        self.assertEqual(self.sessions(), [(str(self.rollout),)])
+        self.assertIn("INFO gemini session start: last sleep", self.log())
+
+    def test_claude_code_or_openmemorys_own_clients_start_none(self):
+        # Claude Code's SessionStart hook catches up; doctor's check of the server is no session.
+        for client in ("claude-code", "openmemory-doctor"):
+            self.assertEqual(self.end_session(self.serve(client)), b"")
+        self.assert_nothing_started()
+        self.end_session(self.serve("codex-mcp-client"))     # where Codex's session start would have
+        self.assertNotEqual(self.wait_for_a_night(), self.last)
+
+    def test_no_catch_up_from_inside_openmemorys_judge(self):
+        self.end_session(self.serve("codex-mcp-client", OPENMEMORY_JUDGE="1"))
+        judge = self.home / "judge"
+        judge.mkdir()
+        proc = subprocess.Popen([sys.executable, "-m", "openmemory", "serve"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(judge), env=self.env())
+        self.addCleanup(self.stop, proc)
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "clientInfo": {"name": "codex-mcp-client"}}}).encode() + b"\n")
+        proc.stdin.flush()
+        self.assertEqual(self.receive(proc)["id"], 1)
+        self.end_session(proc)
+        self.assert_nothing_started()
+        self.end_session(self.serve("codex-mcp-client"))     # the same, outside the judge
+        self.assertNotEqual(self.wait_for_a_night(), self.last)
+
+    def test_nothing_new_since_the_last_night_starts_none(self):
+        self.ok("ingest")                         # the Codex session read by hand...
+        self.ok("sleep", "--now", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 2 * 86400)))
+        self.last = self.last_sleep()             # ...and learnt from, two days ago
+        os.utime(self.rollout, (time.time() - 3 * 86400,) * 2)
+        self.ok("ingest")
+        self.end_session(self.serve("codex-mcp-client", OPENMEMORY_DEBUG="1"))
+        self.wait_for_log(r"DEBUG codex session start: last sleep \S+: nothing new to learn from since; no catch-up\n")
+        self.assertFalse((self.home / "catch-up.stamp").exists())  # looked, found nothing: the next start looks
+        self.assertEqual(self.last_sleep(), self.last)
+        # A session written since (Codex's rollout goes on) is news again: the next start catches up.
+        with self.rollout.open("a") as f:
+            f.write(self.rollout.read_text().splitlines()[-1] + "\n")
+        self.end_session(self.serve("codex-mcp-client"))
+        self.wait_for_log(r"INFO codex session start: last sleep \S+: catch-up sleep started\n")
+        self.assertTrue((self.home / "catch-up.stamp").exists())
+        # The detached sleep reads it and says what it found.
+        self.wait_for_log(r"INFO catch-up sleep: no error or correction since the last night; no night\n")
+        for _ in range(600):
+            if not schedule.sleep_running():
+                break
+            time.sleep(0.1)
+        self.assertEqual(self.last_sleep(), self.last)   # read again, nothing new in it: no night
+
+    def assert_nothing_started(self):
+        self.assertFalse((self.home / "catch-up.stamp").exists())
+        self.assertEqual(self.sessions(), [])
+        self.assertEqual(self.last_sleep(), self.last)
+        self.assertFalse((self.home / "morning.md").exists())
+        self.assertNotIn("session start", self.log())
