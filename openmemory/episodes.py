@@ -15,7 +15,7 @@ from . import neighbours
 from .clock import iso_or_none
 from .corrections import carries_nothing, correction_verdict, own_lines, unsettled, what_lasts
 from .failures import (cause_key, error_lines, is_guard, never_ran, output_host, pipes_download, plain,
-                       telling_lines, unsafe_advice, unsafe_fix)
+                       telling_lines, told_to_run, unsafe_advice, unsafe_fix)
 # a cut redacts first where it cuts (issue 27): it never keeps part of a secret
 from .redact import secret_safe_clip as clip, secret_safe_clip_block as clip_block
 from .transcripts import OWN_TOOL, QUESTION_TOOL, Session, ToolCall, Turn
@@ -272,10 +272,17 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list, said=lambda: "
         return
     failed = _bare(call.summary())
     edits, steps, dictated = [], [], False
+    ran_at = []         # each step's call: what the agent read before it is asked only once it matters
 
-    def unsafe(command):
+    def unsafe(command, since=True):
         return unsafe_fix(command, call.result or "", lambda: _output_before(history, later), said, failed,
-                          lambda: _output_between(history, call, later))
+                          (lambda: _output_between(history, call, later)) if since else tuple)
+
+    def read_then_ran():
+        # a step a page or a file read since the failure told the agent to run (failures.told_to_run),
+        # asked when the failure was got past: for every step as it came, a long session's
+        # outputs were searched again and again (the benchmark's large sessions, 0.28 -> 1.2 s)
+        return any(told_to_run(step, failed, _output_between(history, call, c)) for step, c in zip(steps, ran_at))
     for later in history[at + 1:]:
         if later.name in _EDITS and not later.is_error:
             path = str(later.input.get("file_path") or later.input.get("notebook_path") or "")
@@ -287,6 +294,7 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list, said=lambda: "
                 if later.is_error or later.interrupted:
                     continue            # failed again: keep looking for the run that worked
                 surprise.worked = True
+                dictated = dictated or read_then_ran()
                 # what got it past, as recall shows it: never a step output may have dictated
                 surprise.ran = steps[-1] if steps and not dictated else ""
                 surprise.dictated = dictated or (command != failed and unsafe(command))
@@ -301,14 +309,14 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list, said=lambda: "
                     surprise.fixed_by = later.summary()     # the same command, run another way
                 return
             if not later.is_error and not later.interrupted and not edits and other_flags(command, failed):
-                if not dictated and not unsafe(command):
+                if not dictated and not read_then_ran() and not unsafe(command):
                     surprise.fixed_by = later.summary()     # the same command with other flags
                 else:
                     surprise.dictated = True
                 surprise.worked = True
                 return
             if not later.is_error and not later.interrupted and not edits and _put_right(command, failed, call.result):
-                if not dictated and not unsafe(command):
+                if not dictated and not read_then_ran() and not unsafe(command):
                     surprise.fixed_by = later.summary()     # the same command with the word it got wrong put right
                 else:
                     surprise.dictated = True
@@ -317,12 +325,13 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list, said=lambda: "
             if not later.is_error and not later.interrupted and command.startswith(failed + " "):
                 # The same command with more to it (`git push --set-upstream origin x`): shown as
                 # how the failure was got past, not a fix a lesson names (other_flags decides that).
-                surprise.worked, surprise.dictated = True, dictated or unsafe(command)
+                surprise.worked, surprise.dictated = True, dictated or read_then_ran() or unsafe(command)
                 surprise.ran = "" if surprise.dictated else later.summary()
                 return
             if not later.is_error and not _LOOKING.match(command):
-                dictated = dictated or unsafe(command)
+                dictated = dictated or unsafe(command, since=False)
                 steps.append(command)
+                ran_at.append(later)
 
 
 # A line of a failure's output that says a word of the command names nothing: not found, unknown,
@@ -395,12 +404,19 @@ def _output_before(history: list, call: ToolCall) -> str:
     return "\n".join(c.result or "" for c in history[:at])
 
 
-def _output_between(history: list, failed: ToolCall, call: ToolCall) -> str:
+def _output_between(history: list, failed: ToolCall, call: ToolCall):
     """What the tool calls after a failure and before this one printed (what the agent read
-    while getting past it: a page, a file, another command's output)."""
+    while getting past it: a page, a file, another command's output), each as a reader sees it
+    (failures.plain, worked out once a call: each step after a failure asks again, and a long
+    session's outputs joined and read again for each took 1.1 s of 1.4 on the benchmark's large
+    sessions)."""
     start = next(i for i, c in enumerate(history) if c is failed) + 1
     end = next(i for i, c in enumerate(history) if c is call)
-    return "\n".join(c.result or "" for c in history[start:end])
+    for c in history[start:end]:
+        if c.result:
+            if c._plain is None:
+                c._plain = plain(c.result)
+            yield c._plain
 
 
 _FOUND_WITHIN = 6           # calls after a path not found in which the one meant is looked for

@@ -266,35 +266,39 @@ def runs_saved_download(text: str) -> bool:
 
 
 def unsafe_fix(command: str, failed_output: str, seen_output, said, failed: str = "",
-               read_since=lambda: "") -> bool:
+               read_since=lambda: ()) -> bool:
     """Whether a command that made a failure go away may not be a lesson's fix: it runs a
     download, it or what it adds to the failed command (`pytest -q --deselect tests` after
     `pytest -q`) is what a line of the failure's output, or of what the agent read since (a page
-    fetched, a file read: read_since(), asked only when the failure's did not), told its reader
+    fetched, a file read: read_since(), each output as plain() reads it, asked only when the
+    failure's did not), told its reader
     to run, or it names a host that tool output named and the person's words did not
     (seen_output(), said(): asked only then). Tool output can be written by anyone (issue 27)."""
     if pipes_download(command):
         return True
+    if told_to_run(command, failed, [plain(failed_output)]) or told_to_run(command, failed, read_since()):
+        return True
+    return output_host(command, seen_output, said)
+
+
+def told_to_run(command: str, failed: str, outputs) -> bool:
+    """Whether a line of one of outputs (each as plain() reads it) that speaks to its reader holds
+    command, or what it adds to the failed command."""
     flat = " ".join(command.split())
     told = [flat]
     failed = " ".join(failed.split())
     if failed and flat.startswith(failed + " "):
         told.append(flat[len(failed) + 1:])
-    if _told_to_run(told, plain(failed_output)):
-        return True
-    since = read_since()
-    if since and _told_to_run(told, plain(since)):
-        return True
-    return output_host(command, seen_output, said)
+    return any(_told_to_run(told, output) for output in outputs)
 
 
 def _told_to_run(steps: list, output: str) -> bool:
     """Whether a line of output that speaks to its reader (addressed_to_reader) holds a step."""
     for step in steps:
-        first = step.partition(" ")[0]
-        if first and first in output:     # most outputs never name the step: one search
+        word = max(step.split(), key=len, default="")     # its rarest-looking word: one search
+        if word and word in output:     # most outputs never name the step
             if any(step in " ".join(line.split()) and addressed_to_reader(line)
-                   for line in output.splitlines() if first in line):
+                   for line in output.splitlines() if word in line):
                 return True
     return False
 

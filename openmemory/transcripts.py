@@ -169,6 +169,7 @@ class ToolCall:
     result_at: str = ""
     answers: dict = field(default_factory=dict)    # AskUserQuestion: {question: the answer chosen}
     _summary: str | None = field(default=None, repr=False, compare=False)  # worked out once
+    _plain: str | None = field(default=None, repr=False, compare=False)    # its result as read (episodes)
 
     def summary(self) -> str:
         """What the call did in a few words: the command, the file, the pattern."""
