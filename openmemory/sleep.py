@@ -307,6 +307,7 @@ class _Lesson:
         self.joined: list = []          # episode ids that joined tonight (not for new lessons)
         self.counted: list = []         # of those, the ones from a session not seen before
         self.widened = False            # a source from another project: now applies everywhere
+        self.here = False               # tonight the person said it of this project ("in this repo ...")
         self.revived = False
         self.by_model = False           # worded by the model (a doubtful turn's lesson line)
 
@@ -480,6 +481,7 @@ class _Consolidation:
     def join(self, lesson: _Lesson, ep: dict) -> None:
         """The surprise joins the lesson: a session not seen before counts, and strengthens it."""
         self.fed[ep["id"]] = lesson
+        lesson.here = lesson.here or self._only_here(ep) is not None
         if ep["kind"] == "error" and cause_of(ep):
             lesson.causes.add((cause_of(ep), self.cause_place(ep)))
         lesson.sources.append(ep["id"])
@@ -552,9 +554,15 @@ class _Consolidation:
         return self.places.project(ep["cwd"]) if project_bound(cause_of(ep)) else None
 
     def of_cause(self, ep: dict) -> "_Lesson | None":
-        """The lesson of a failure's cause (and place), if there is one."""
+        """The lesson of a failure's cause (and place), if there is one: of the failure's own project
+        first, as nearest prefers (one of another project would be widened to every project beside
+        that project's own)."""
         mine = (cause_of(ep), self.cause_place(ep))
-        return next((ls for ls in self.lessons if mine in ls.causes), None)
+        here = self.places.project(ep["cwd"])
+        # a rule the person said of another project is not made every project's by a failure here
+        held = [ls for ls in self.lessons if mine in ls.causes
+                and not (ls.here and ls.cwd and self.places.project(ls.cwd) != here)]
+        return next((ls for ls in held if ls.cwd and self.places.project(ls.cwd) == here), held[0] if held else None)
 
     def found(self, kind: str, members: list, body: str, everywhere: bool = False) -> _Lesson:
         """A new lesson of these surprises (or the one that already says it), each of them joined;

@@ -555,6 +555,31 @@ class Consolidation(SleepCase):
         shop = (paths.memory_dir_for(str(self.shop)) / "MEMORY.md").read_text()
         self.assertEqual(shop.count("never `go test` directly"), 1, shop)
 
+    def test_a_failure_elsewhere_does_not_make_a_rule_said_of_this_repository_every_projects(self):
+        # "in this repo ..." said in shop after `python -m unittest` failed; the same failure (a cause
+        # of no one project's) in blog, where nobody said anything: blog's failure joined shop's lesson
+        # by its cause and made the person's rule for shop one for every project, beside any lesson
+        # of the rule a project has of its own (the same rule twice in its MEMORY.md).
+        failing = "Exit code 1\nImportError: Failed to import test module: tests"
+        blog = self.tmp / "blog"
+        (blog / ".git").mkdir(parents=True)
+        t = Transcript(cwd=str(self.shop), start=when(11, 2))
+        t.user("run the tests")
+        t.assistant("Running the tests.", tools=[("Bash", {"command": "python -m unittest"}, failing, True)])
+        t.user("no, in this repo we run the tests with pytest -q, never python -m unittest")
+        t.assistant("Understood.", tools=[("Bash", {"command": "pytest -q"}, "12 passed in 0.4s", False)])
+        self.write(t)
+        for day in (3, 4):
+            t = Transcript(cwd=str(blog), start=when(11, day))
+            t.user("run the tests")
+            t.assistant("Running the tests.", tools=[("Bash", {"command": "python -m unittest"}, failing, True)])
+            t.assistant("They fail to import.")
+            self.write(t)
+        self.ingest()
+        self.sleep(night(11, 5))
+        [rule] = [ls for ls in self.lessons() if "pytest" in ls["text"]]
+        self.assertEqual((rule["cwd"], rule["seen"]), (str(self.shop), 1), self.lessons())
+
     def test_a_windows_folder_read_here_is_one_project_kept_as_written(self):
         # Transcripts copied from a Windows machine, read by an openmemory started inside a git
         # repository: the folder names nothing here, so it must not be resolved against the
