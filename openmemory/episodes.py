@@ -272,18 +272,18 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list, said=lambda: "
         return
     failed = _bare(call.summary())
     edits, steps, dictated = [], [], False
-    ran_at = []         # each step's call: what the agent read before it is asked only once it matters
+    ran_at = []         # each step's place in history: what the agent read before it is asked once it matters
 
     def unsafe(command, since=True):
         return unsafe_fix(command, call.result or "", lambda: _output_before(history, later), said, failed,
-                          (lambda: _output_between(history, call, later)) if since else tuple)
+                          (lambda: _output_between(history, at, here)) if since else tuple)
 
     def read_then_ran():
         # a step a page or a file read since the failure told the agent to run (failures.told_to_run),
         # asked when the failure was got past: for every step as it came, a long session's
         # outputs were searched again and again (the benchmark's large sessions, 0.28 -> 1.2 s)
-        return any(told_to_run(step, failed, _output_between(history, call, c)) for step, c in zip(steps, ran_at))
-    for later in history[at + 1:]:
+        return any(told_to_run(step, failed, _output_between(history, at, i)) for step, i in zip(steps, ran_at))
+    for here, later in enumerate(history[at + 1:], start=at + 1):
         if later.name in _EDITS and not later.is_error:
             path = str(later.input.get("file_path") or later.input.get("notebook_path") or "")
             if path and path not in edits:
@@ -331,7 +331,7 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list, said=lambda: "
             if not later.is_error and not _LOOKING.match(command):
                 dictated = dictated or unsafe(command, since=False)
                 steps.append(command)
-                ran_at.append(later)
+                ran_at.append(here)
 
 
 # A line of a failure's output that says a word of the command names nothing: not found, unknown,
@@ -404,15 +404,13 @@ def _output_before(history: list, call: ToolCall) -> str:
     return "\n".join(c.result or "" for c in history[:at])
 
 
-def _output_between(history: list, failed: ToolCall, call: ToolCall):
-    """What the tool calls after a failure and before this one printed (what the agent read
-    while getting past it: a page, a file, another command's output), each as a reader sees it
+def _output_between(history: list, failed_at: int, call_at: int):
+    """What the tool calls between a failure's place in history and a later call's printed (what
+    the agent read while getting past it: a page, a file, another command's output), each as a reader sees it
     (failures.plain, worked out once a call: each step after a failure asks again, and a long
     session's outputs joined and read again for each took 1.1 s of 1.4 on the benchmark's large
     sessions)."""
-    start = next(i for i, c in enumerate(history) if c is failed) + 1
-    end = next(i for i, c in enumerate(history) if c is call)
-    for c in history[start:end]:
+    for c in history[failed_at + 1:call_at]:
         if c.result:
             if c._plain is None:
                 c._plain = plain(c.result)
