@@ -509,6 +509,22 @@ class Store:
             "SELECT count(*) FROM (SELECT rowid FROM recall_index WHERE recall_index MATCH ? LIMIT ?)",
             (match, limit)).fetchone()[0]
 
+    def indexed_texts(self, match: str, limit: int) -> list:
+        """The texts of at most limit index rows a match finds in memories' own words (title, body,
+        detail; not the context, which repeats their neighbours'): what they hold as written, where
+        the index holds only stems."""
+        keys = [k for (k,) in self._db.execute(
+            "SELECT rowid FROM recall_index WHERE recall_index MATCH ? LIMIT ?",
+            ("{title body detail}: (%s)" % match, limit))]
+        episodes = [k for k in keys if 0 < k < migrations.PASSAGE_ROWIDS]
+        passages = [k - migrations.PASSAGE_ROWIDS for k in keys if k >= migrations.PASSAGE_ROWIDS]
+        lessons = [-k for k in keys if k < 0]
+        texts = [t for (t,) in self._in("SELECT title || ' ' || gist || ' ' || ifnull(detail, '') FROM episodes "
+                                        "WHERE id IN (%s)", episodes)]
+        texts += [t for (t,) in self._in("SELECT text FROM passages WHERE id IN (%s)", passages)]
+        texts += [t for (t,) in self._in("SELECT text FROM lessons WHERE id IN (%s)", lessons)]
+        return texts
+
     def best_indexed(self, match: str, weights, limit: int) -> list:
         """[(rowid, bm25)] of the best index rows for a match (bm25: lower is better)."""
         weights = ", ".join(str(w) for w in weights)

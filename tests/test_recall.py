@@ -484,6 +484,47 @@ class NamedNowhere(TempHome):
                          ["go mod vendor", "cannot lock ref", "SessionState.PausedAt", "go.mod", "ENTIRE_DISABLE_HOOKS"])
 
 
+class AcronymsAsWritten(TempHome):
+    """The index stems as Porter does: "LFS" is stored as "lf", as "LF" (line feed) is. A question about
+    an acronym no memory writes is nothing relevant, however many memories hold its stem
+    (recall.as_written); one a memory does write still finds it."""
+
+    def setUp(self):
+        super().setUp()
+        self.db = store.connect()
+        self.addCleanup(self.db.close)
+        put_apart(self.db, [
+            episode("crlf", "How checkpoints handle files tracked by git", "the checkpoint writer normalises "
+                    "line endings to LF before it stores the files git tracks", kind="note"),
+            episode("eol", "git autocrlf", "files tracked with LF endings show as modified on Windows", kind="note"),
+        ] + [episode(f"f{i}", f"`npm run build` failed: step {i}", f"webpack compiled step {i}") for i in range(8)])
+        patcher = mock.patch.object(recall, "ABSENCE_FROM", 1)    # absence counts in full however small the store
+        patcher.start()
+        self.addCleanup(patcher.stop)
+
+    def head(self, query):
+        return recall.hits_text(query, recall.search(self.db, query, now=NOW)).split("\n", 1)[0]
+
+    def test_an_acronym_held_only_by_its_stem_is_nothing_relevant(self):
+        self.assertTrue(self.head("How do checkpoints handle files tracked with Git LFS?").startswith(
+            "Nothing relevant in memory"))
+
+    def test_an_acronym_a_memory_writes_is_found(self):
+        self.db.add_note("Git LFS: the checkpoint writer stores files tracked with LFS as their pointers",
+                         cwd="/home/dev/shop")
+        query = "How do checkpoints handle files tracked with Git LFS?"
+        hits = recall.search(self.db, query, now=NOW)
+        self.assertRegex(recall.hits_text(query, hits).split("\n", 1)[0], r"^\d memor(y|ies) for ")
+        self.assertTrue(any("Git LFS" in h["gist"] for h in hits), [h["gist"] for h in hits])
+
+    def test_only_capitals_ending_in_s_are_read_as_written(self):
+        self.assertEqual(recall.as_written(self.db, "which files does git track", [(2, "files")]), [(2, "files")])
+        self.assertEqual(recall.as_written(self.db, "Git LFS", [(2, "lfs")]), [(0, "lfs")])
+        self.assertEqual(recall.as_written(self.db, "git lfs", [(2, "lfs")]), [(2, "lfs")])
+        self.assertEqual(recall.as_written(self.db, "ENTIRE_DISABLE_HOOKS and `LFS`", [(2, "hooks"), (2, "lfs")]),
+                         [(2, "hooks"), (2, "lfs")])           # part of a name, or quoted (named_nowhere's)
+
+
 class WholeWords(TempHome):
     """A word the query writes as one (GitHub, PostHog, spawnDetachedAnalytics) is one word when relevance
     says how much of the query memory holds: camelCase splits it into parts the index does not count
