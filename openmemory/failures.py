@@ -39,10 +39,11 @@ _GLYPHS = "\u2500-\u257f\u2580-\u259f\u25a0-\u25ff\u2190-\u21ff\u2700-\u27bf\u28
 _BOX = re.compile(rf"^[\s{_GLYPHS}|=_*#~^.:-]*$")
 _BANNER = re.compile(r"^_{3,}.*_{3,}$|^={3,}.*={3,}$")
 _FRAMED = re.compile(r"^[│┃║].*[│┃║]$|^┃")       # a line inside a box: a banner, a job header
-# Lines that carry nothing: progress meters, frames of a stack or a code excerpt, hints.
+# Lines that carry nothing: progress meters, frames of a stack or a code excerpt, hints, a script
+# runner's echo of the command it runs (npm's `> biome check`, bun's and yarn's `$ biome check`).
 _NOISE = re.compile(r"""(?x)^(?:
       %\s*Total\b | [\d\s.:kMG%-]+(?:--:--:--.*)?$
-    | \[\+\]\s*Building | =>\s | -->\s | >\s | \#\d+\s | \d+\s*[|│] | [|│]\s
+    | \[\+\]\s*Building | =>\s | -->\s | >\s | \$\s | \#\d+\s | \d+\s*[|│] | [|│]\s
     | at\s+\S | File\s+" | hint: | note: | LINE\s+\d+: | \[SQL:
     | -\s(?:hook\ id|exit\ code|files\ were\ modified):
     | Require\ stack: | -\s/ )""")
