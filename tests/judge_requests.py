@@ -3,11 +3,14 @@
     python3 -m tests.judge_requests dump --sessions tune|heldout --out FILE
     python3 -m tests.judge_requests replay --sessions tune|heldout --answers FILE [--json]
 
+A capable model's answers to every request of the two splits, recorded blind (2026-12-05,
+`_v16`), are in tests/data/learning/judge/answers_<split>.jsonl.
+
 `dump` ingests the sessions of a split into a private home and writes, one JSON object a
 line, every request the judge would send on the first night over them (no cap): each
 message the person typed that can carry something (corrections, doubtful, unsettled, then
 settled as nothing by the rules), then each repeated failure's candidate that consolidation
-makes, then each failure of one session worth a question (`judge.one_session`). The format (/work/labels/judge_format.md):
+makes, then each failure of one session worth a question (`judge.one_session`). The format:
 
     {"key": "<item id>", "kind": "message"|"failure", "session": "<session id>",
      "system": "...", "user": "...", "max_tokens": 300}
@@ -40,7 +43,7 @@ from pathlib import Path
 
 from openmemory import episodes, ingest, judge, llm, sleep, store, transcripts
 from openmemory.clock import iso, parse_time
-from tests.learning_eval import environment, private_home as _private_home, split_of
+from tests.learning_eval import LABELS, environment, private_home as _private_home, split_of
 from tests.llm_server import ModelServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -332,8 +335,7 @@ def main(argv=None) -> int:
     p.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     if args.verb == "replay" and args.labels is None:
-        args.labels = (ROOT / "tests" / "data" / "learning" / "dev_labels.json" if args.sessions == "tune"
-                       else Path("/work/labels/heldout/labels.json"))
+        args.labels = LABELS[args.sessions]
     if args.verb == "dump":
         n = dump(args.sessions, args.out, args.corpus)
         print(f"{n} requests for {len(session_files(args.sessions, args.corpus))} sessions in {args.out}",

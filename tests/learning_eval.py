@@ -33,7 +33,8 @@ night of sleep over all of them, in a private home. It reports:
   written.
 
 The sessions: `tune` (default) are the labelled two thirds, whose session id's SHA-256 is not
-divisible by 3; `heldout` the third set aside (labels at /work/labels/heldout/labels.json).
+divisible by 3; `heldout` the third set aside (labels in tests/data/learning/heldout_labels.json:
+measured, never read while tuning).
 Pure reading but for the first night, which writes a memory in a temporary home it removes.
 """
 import argparse
@@ -50,7 +51,7 @@ from openmemory import episodes, ingest, sleep, store, transcripts
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).with_name("data") / "learning"
-LABELS = {"tune": DATA / "dev_labels.json", "heldout": Path("/work/labels/heldout/labels.json")}
+LABELS = {"tune": DATA / "dev_labels.json", "heldout": DATA / "heldout_labels.json"}
 VERDICTS = {"tune": DATA / "dev_verdicts.json", "heldout": DATA / "heldout_verdicts.json"}
 CORPUS = ROOT.parent / "shared" / "corpus" / "dev" / "entireio__cli"
 if os.environ.get("OPENMEMORY_DEV_CORPUS"):
