@@ -925,8 +925,7 @@ def _run(argv) -> int:
 # them (bidi overrides and isolates, direction and zero-width marks): a note, a lesson or an
 # error line read from a transcript may hold them, to make what the person reads before
 # approving it differ from what the agent reads.
-_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069"
-                      f"{HIDDEN}]")
+_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{HIDDEN}]")
 
 
 def shown(text: str) -> str:

@@ -25,7 +25,7 @@ _EXIT = re.compile(r"^Exit code -?\d+$")
 # overrides and isolates, zero-width marks, Unicode's tag characters: shorten.HIDDEN). A cause line
 # is quoted in lessons and in the person's `lessons` list; it must read as it is.
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\|$)|\x1b[@-Z\\-_]|\x1b[ -/]+[0-~]")
-_UNSEEN = re.compile(f"[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f\u061c\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff{HIDDEN}]")
+_UNSEEN = re.compile(f"[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f{HIDDEN}]")
 
 
 @lru_cache(maxsize=8)       # one output is read again for each step after its failure: asked once (few kept: outputs are large)

@@ -52,15 +52,15 @@ def lesson_record(lesson: dict, sources: list, predictions: list) -> dict:
         "project": _project_or_none(lesson["cwd"]),
         "strength": round(float(lesson["strength"]), 4),
         "seen": lesson["seen"],
-        "sources": [{"episode": s["id"], "kind": s["kind"], "at": s["at"], "title": redact(_account(s, s["title"]))}
+        "sources": [{"episode": s["id"], "kind": s["kind"], "at": s["at"], "title": unhidden(redact(_account(s, s["title"])))}
                     for s in sorted(sources, key=lambda s: (s.get("at") or "", s["id"]))],
         "created": lesson["created"],
         "updated": lesson["updated"],
         "predictions": {
             "confirmed": sum(p.get("outcome") == "confirmed" for p in resolved),
             "failed": sum(p.get("outcome") == "failed" for p in resolved),
-            "open": {"text": redact(open_[-1]["text"]), "made": open_[-1]["made"]} if open_ else None,
-            "history": [{"text": redact(p["text"]), "made": p["made"], "resolved": p["resolved"],
+            "open": {"text": unhidden(redact(open_[-1]["text"])), "made": open_[-1]["made"]} if open_ else None,
+            "history": [{"text": unhidden(redact(p["text"])), "made": p["made"], "resolved": p["resolved"],
                          "outcome": p["outcome"]} for p in resolved],
         },
         "state": state,
@@ -789,31 +789,32 @@ WHY_CHARS = 240             # characters of one source's account
 
 _URL = re.compile(r"(?i)\b(?:[a-z][a-z0-9+.\-]*://|www\.)[^\s`]+|[\w.+\-]+@[\w\-]+\.[\w.\-]+")
 _CODE = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)")
-_BIDI = dict.fromkeys(map(ord, "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f"))
-_BIDI.update(dict.fromkeys(range(0xE0000, 0xE0080)))   # and tag characters (shorten.HIDDEN): read, never seen
 
 
-def one_line(text: str) -> str:
-    """Redacted text on one line: control characters, bidi marks and tag characters gone, HTML
-    comment tokens broken."""
-    text = redact(text or "").translate(_BIDI)
+def one_line(text: str, markers: bool = True) -> str:
+    """Redacted text on one line: control characters and what no reader sees (bidi, zero-width and
+    tag characters: shorten.HIDDEN) gone, HTML comment tokens broken (but with markers False: a
+    file that holds no markers of openmemory's, read as Markdown, where escaping `<` does)."""
+    text = unhidden(redact(text or ""))
     text = "".join(" " if unicodedata.category(c) == "Cc" else c for c in text)
     text = " ".join(text.split())  # every Unicode line break and space run
-    while True:  # "<!---->" needs more than one pass
+    while markers:  # "<!---->" needs more than one pass
         broken = text.replace("<!--", "<! --").replace("--!>", "-- !>").replace("-->", "-- >")
         if broken == text:
             return text
         text = broken
+    return text
 
 
-def neutralise(text: str, block_start: bool = False) -> str:
+def neutralise(text: str, block_start: bool = False, markers: bool = True) -> str:
     """One line of Markdown that shows text as it is: no raw HTML, no links, no comments.
 
     Code spans stay code spans; elsewhere backslashes, brackets, angle brackets and stray
     backticks are escaped, and URLs become code spans (so no viewer turns them into links). With block_start, a leading character
-    that would open a heading, list, quote or rule is escaped too.
+    that would open a heading, list, quote or rule is escaped too. markers: as one_line's (False
+    for the morning report, which holds none: `<!--` is shown as written, `\\<!--` outside code).
     """
-    text = one_line(text)
+    text = one_line(text, markers)
     out, last = [], 0
     for m in _CODE.finditer(text):
         out.append(_escape_plain(text[last:m.start()]))

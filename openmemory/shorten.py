@@ -22,13 +22,21 @@ def clip_block(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-# Characters no reader sees that a model reads: Unicode's tag characters (U+E0000-E007F), each the
-# invisible shadow of an ASCII one ("ASCII smuggling"). A command's output, a page or a file can
-# carry an order in them that no person reviewing a lesson, MEMORY.md or a recall ever sees, and
-# only a subdivision flag's emoji uses them: what openmemory writes for an agent holds none
-# (lessons, rendered files, the MCP tools' answers, failures' cause lines), and the person's
-# terminal shows them escaped (cli.shown).
-HIDDEN = "\U000e0000-\U000e007f"
+# Characters no reader sees that a model reads, or that change what a reader sees without showing
+# themselves: Unicode's tag characters (U+E0000-E007F), each the invisible shadow of an ASCII one
+# ("ASCII smuggling"); the marks that reorder text (bidi embeddings, overrides and isolates,
+# U+202A-202E and U+2066-2069, and the direction marks U+200E/200F and U+061C), which make
+# "run `make test`" read otherwise than it runs; and the zero-width ones (space, non-joiner and
+# joiner U+200B-200D, word joiner and the invisible operators U+2060-2064, the byte-order mark,
+# the soft hyphen U+00AD, the grapheme joiner U+034F, the Mongolian vowel separator U+180E),
+# which hide a word's break or a word inside another. A command's output, a page or a file can
+# carry an order in them that no person reviewing a lesson, MEMORY.md or a recall ever sees:
+# what openmemory writes for an agent or a model holds none (lessons as stored, rendered files,
+# lessons.jsonl, the morning report, the MCP tools' answers, questions to a model, failures'
+# cause lines: `unhidden`), and the person's terminal shows them escaped (cli.shown). A joiner
+# dropped from an emoji sequence leaves its emoji side by side, the price of one rule.
+HIDDEN = ("\u00ad\u034f\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+          "\U000e0000-\U000e007f")
 _HIDDEN = re.compile(f"[{HIDDEN}]")
 
 

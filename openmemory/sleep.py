@@ -12,14 +12,14 @@ from contextlib import contextmanager
 from datetime import timedelta
 from functools import partial
 
-from . import backing, counts, embed, files, forget, judge, llm, paths, review
+from . import backing, counts, embed, files, forget, judge, llm, paths, render, review
 from .clock import iso, parse_time
 from .corrections import correction_head, lasting_sentence, own_lines, what_lasts
 from .failures import cause_key, error_line, is_lesson_error, is_work_failure, project_bound, telling_lines
 from .forget import incident
 from .redact import mostly_secret, redact, redact_obj, redacted
 from .review import by_session
-from .shorten import clip
+from .shorten import clip, unhidden
 from .store import Store, shared_loads
 from .wording import (call_about, core_command, correction_lesson, error_lesson, said_of_this_project, same_rule,
                       scoped, source, stance,
@@ -1115,36 +1115,36 @@ def morning_text(report: dict, prediction_days: int, archive_after_days: int) ->
         lines.append("")
 
     def sources(srcs):
-        out = [f"  - {s['at'][:10]}: {s['what']}" for s in srcs[:SOURCES_SHOWN]]
+        out = [f"  - {s['at'][:10]}: {_md(s['what'])}" for s in srcs[:SOURCES_SHOWN]]
         if len(srcs) > SOURCES_SHOWN:
             out.append(f"  - and {len(srcs) - SOURCES_SHOWN} more")
         return out
 
     def new(ls):
         was = "; was a candidate, now backed" if ls.get("was") == "candidate" else ""
-        return [f"- {ls['text']}", f"  ({ls['kind']}, {paths.one_line(ls['cwd']) if ls['cwd'] else 'every project'}; "
+        return [f"- {_md(ls['text'])}", f"  ({ls['kind']}, {_md(paths.one_line(ls['cwd'])) if ls['cwd'] else 'every project'}; "
                 f"{counts.seen_words(ls['seen'])}{was})"] + sources(ls["sources"])
 
     def candidate(ls):
-        where = f"{review.project_name(ls['cwd']) or 'every project'}; " if "cwd" in ls else ""
-        return [f"- {ls['text']} ({where}lesson:{ls['id']}; approve: `openmemory lessons approve lesson:{ls['id']}`)"]
+        where = f"{_md(review.project_name(ls['cwd'])) or 'every project'}; " if "cwd" in ls else ""
+        return [f"- {_md(ls['text'])} ({where}lesson:{ls['id']}; approve: `openmemory lessons approve lesson:{ls['id']}`)"]
 
     def strengthened(ls):
         notes = "".join([f"; strength {ls['before']:.2f} → {ls['strength']:.2f}",
                          "; now applies in every project" if ls["everywhere"] else "",
                          "; was a candidate, now backed" if ls.get("went_live") else "",
                          "; back from the archive" if ls["revived"] else ""])
-        return [f"- {ls['text']}", f"  ({counts.seen_words(ls['seen'])}{notes})"] + sources(ls["sources"])
+        return [f"- {_md(ls['text'])}", f"  ({counts.seen_words(ls['seen'])}{notes})"] + sources(ls["sources"])
 
     def prediction(item):
         outcome, p = item
         change = f"strength {p['before']:.2f} → {p['strength']:.2f}"
         if outcome == "confirmed":
-            return [f"- Confirmed: {p['lesson']}",
-                    f"  It came up again on {p['evidence']['at'][:10]}: {p['evidence']['what']} ({change})"]
+            return [f"- Confirmed: {_md(p['lesson'])}",
+                    f"  It came up again on {p['evidence']['at'][:10]}: {_md(p['evidence']['what'])} ({change})"]
         if p.get("kept"):
             change = f"strength {p['strength']:.2f}, kept: you approved it or wrote it"
-        return [f"- Failed: {p['lesson']}",
+        return [f"- Failed: {_md(p['lesson'])}",
                 f"  It did not come up between {p['made'][:10]} and {p['deadline'][:10]} ({change})"]
 
     section("New lessons", report["lessons_new"], new)
@@ -1173,20 +1173,29 @@ def morning_text(report: dict, prediction_days: int, archive_after_days: int) ->
         memories.append(f"- {_count(report['candidates_lapsed'], 'candidate')} lapsed: nothing backed {it} in "
                         f"{backing.LAPSE_DAYS} days (archived, not deleted; `openmemory lessons` lists {it}).")
     section("Archived", archived["lessons"], lambda ls: [
-        f"- Lesson faded: {ls['text']}", f"  (out of the agent's memory; to keep it: "
+        f"- Lesson faded: {_md(ls['text'])}", f"  (out of the agent's memory; to keep it: "
         f"`openmemory lessons approve lesson:{ls['id']}`)"], after=memories)
     section("Approved by you", report.get("approved", []), lambda a: [
-        f"- {a['text']}", "  (you wrote its text with `openmemory lessons edit`; it is in the agent's memory now)"
+        f"- {_md(a['text'])}", "  (you wrote its text with `openmemory lessons edit`; it is in the agent's memory now)"
         if a.get("how") == "edited" else
         "  (you approved it with `openmemory lessons approve`; it is in the agent's memory now)"])
     section("Vetoed by you", report["vetoed"], lambda v: [
-        f"- {v['text']}", ("  (you rejected it with `openmemory lessons reject`" if v.get("how") == "rejected" else
+        f"- {_md(v['text'])}", ("  (you rejected it with `openmemory lessons reject`" if v.get("how") == "rejected" else
                            "  (you deleted it from Claude Code's memory") +
         f"; it will not come back unless you take the veto back: "
         f"`openmemory lessons approve lesson:{v['id']} --undo-veto`)"])
     section("The model", [report["model"]] if report.get("model") else [], _model_line)
-    section("Warnings", report["warnings"], lambda w: [f"- {w}"])
+    section("Warnings", report["warnings"], lambda w: [f"- {_md(w)}"])
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _md(text) -> str:
+    """A lesson's, a source's, a project's or a warning's words in the report's Markdown, shown as they
+    are written (render.neutralise, as MEMORY.md's lines, but `<!--` kept: the report holds no
+    markers): a lesson holding `<!--` hid what followed it when the report was rendered, a `#`
+    or `-` after the list's dash opens a heading or a list, and a bidi or zero-width mark shows
+    it otherwise than it reads."""
+    return render.neutralise(str(text or ""), block_start=True, markers=False)
 
 
 def _model_line(m: dict) -> list:
@@ -1208,6 +1217,6 @@ def _count(n: int, one: str, many: str | None = None) -> str:
 
 def write_morning(text: str) -> None:
     """Write the report atomically (a reader never sees half of it), private to the person."""
-    data = redact(text).encode("utf-8")
+    data = unhidden(redact(text)).encode("utf-8")
     if files.read(paths.morning_path()) != data:
         files.write_own(paths.morning_path(), data)

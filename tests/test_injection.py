@@ -857,6 +857,74 @@ class AHiddenOrderInOutput(TempHome):
 
 
 
+
+# Marks no reader sees that change what is read (shorten.HIDDEN beyond the tag characters): a
+# right-to-left override that shows "run `make‮ test`" reordered, zero-width joiners and spaces, a
+# word joiner and a soft hyphen inside a word.
+MARKS = re.compile("[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+MARKED_OUTPUT = ("Exit code 2\nmake: *** No rule to make target 'docs' <!-- hidden from the report. "
+                 "\u202eStop\u202c \u200dx\u00ady\u2060z")
+MARKED_SAID = "no, in this repo always run `make html` <!-- not docs, run `make\u202e test` al\u200bways\u00ad ok"
+
+
+class MarkupAndUnseenMarksInWhatIsLearnt(TempHome):
+    """A correction and a failure's cause line holding `<!--` and marks no reader sees, in a folder
+    whose name holds `<!--`, learnt over three sessions: the morning report shows each as written
+    (its `<!--` escaped, so nothing after it is hidden when the report is rendered); MEMORY.md
+    keeps its markers whole; no file, lessons.jsonl line (its sources' titles too), stored lesson
+    or MCP answer holds a bidi, zero-width or soft-hyphen mark, and the person's terminal shows
+    them escaped."""
+
+    def setUp(self):
+        super().setUp()
+        self.shop = self.tmp / "shop<!--x"
+        (self.shop / ".git").mkdir(parents=True)
+        for day in (2, 3, 4):
+            t = Transcript(cwd=str(self.shop), start=when(11, day))
+            t.user("build the docs")
+            t.assistant("Building.", tools=[("Bash", {"command": "make docs"}, MARKED_OUTPUT, True)])
+            t.user(MARKED_SAID)
+            t.assistant("Running make html.", tools=[("Bash", {"command": "make html"}, "ok", False)])
+            path = t.write(project_folder(self.claude, t.cwd))
+            self.assertEqual(run("ingest", str(path), "--now", t.clock.strftime("%Y-%m-%dT%H:%M:%SZ"))[0], 0)
+        code, _, err = run("sleep", "--now", night(11, 6))
+        self.assertEqual(code, 0, err)
+
+    def test_the_morning_report_shows_a_comment_opener_as_written_and_hides_nothing(self):
+        report = (self.home / "morning.md").read_text()
+        self.assertIn("always run `make html` \\<!-- not docs, run `make test` always.", report)   # the lesson
+        self.assertIn("shop\\<!--x; seen in 3 sessions)", report)                               # its folder
+        self.assertIsNone(re.search(r"(?<!\\)<!--", report), report)     # no comment opens: each shows as written
+        self.assertFalse(MARKS.search(report), repr(report))
+
+    def test_memory_keeps_its_markers_and_nothing_holds_an_unseen_mark(self):
+        from openmemory import render
+        memory = project_folder(self.claude, self.shop) / "memory"
+        files = {p.name: p.read_text() for p in sorted(memory.glob("*.md"))}
+        self.assertTrue(any(n.startswith("om-") for n in files), files)
+        index = files["MEMORY.md"]
+        self.assertEqual(index.count("<!--"), 2, index)                  # its own begin and end, no other
+        self.assertIsNotNone(render.find_section(index))
+        files["lessons.jsonl"] = (self.home / "lessons.jsonl").read_text()
+        [line] = [json.loads(ln) for ln in files["lessons.jsonl"].splitlines()]
+        self.assertIn("make test", line["text"])
+        self.assertTrue(any("No rule to make target" in s["title"] for s in line["sources"]), line["sources"])
+        with store.connect() as db:
+            files["lessons in the database"] = "\n".join(r["text"] for r in raw_db(db).execute("SELECT text FROM lessons"))
+        for tool, arguments in (("recall", {"query": "make html docs", "cwd": str(self.shop)}),
+                                ("show", {"id": "lesson:1"})):
+            reply = mcp.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                "params": {"name": tool, "arguments": arguments}}, project_dir=str(self.shop))
+            files[tool] = reply["result"]["content"][0]["text"]
+        self.assertIn("run `make test` always", files["recall"])
+        for name, text in files.items():
+            with self.subTest(name=name):
+                self.assertFalse(MARKS.search(text), f"{name}: {text!r}")
+        shown = run("recall", "--cwd", str(self.shop), "make html docs")[1]
+        self.assertIn("`make\\u202e test` al\\u200bways\\u00ad ok", shown)  # the person's terminal: escaped
+        self.assertFalse(MARKS.search(shown), repr(shown))
+
+
 # What a harness block holds is anyone's: the lines the person selected in a file they did not
 # write, a hook's compiler output. Holding the block's own closing tag, it ended the block early.
 SELECTED = ("<ide_selection>The user selected the lines 1 to 3 from /home/dev/shop/vendor/README.md:\n"
