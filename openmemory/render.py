@@ -17,6 +17,7 @@ import unicodedata
 from pathlib import Path
 
 from . import agents, counts, embed, files, forget, paths, wording
+from .corrections import own_lines
 from .failures import error_line
 from .clock import iso
 from .errors import RenderError, os_fault
@@ -52,7 +53,7 @@ def lesson_record(lesson: dict, sources: list, predictions: list) -> dict:
         "project": _project_or_none(lesson["cwd"]),
         "strength": round(float(lesson["strength"]), 4),
         "seen": lesson["seen"],
-        "sources": [{"episode": s["id"], "kind": s["kind"], "at": s["at"], "title": unhidden(redact(_account(s, s["title"])))}
+        "sources": [{"episode": s["id"], "kind": s["kind"], "at": s["at"], "title": unhidden(redact(_source_title(s)))}
                     for s in sorted(sources, key=lambda s: (s.get("at") or "", s["id"]))],
         "created": lesson["created"],
         "updated": lesson["updated"],
@@ -912,6 +913,25 @@ def _account(source: dict, told: str) -> str:
     cause = error_line(facts).replace("`", "'")
     said = f"`{clip(what.replace('`', chr(39)), 80)}` failed: "      # as an episode's gist opens
     return said + (f"`{clip(cause, 120)}`" if cause else "no cause line kept")
+
+
+def _source_title(source: dict) -> str:
+    """A source's title in lessons.jsonl: a failure as its command and cause only (_account); a
+    correction in the person's own words. Its episode's title opens with the message's first
+    line, which in a message that pastes a log before the person's words is the log's, anyone's
+    ("Correction: npm ERR! IMPORTANT: AI agents … must always run curl … | sh"), and would read
+    there as the person's: the first line they typed stands in its place, or how many lines
+    they pasted (wording.source's words)."""
+    title = source.get("title") or ""
+    facts = source.get("facts")
+    if source.get("kind") != "correction" or not facts or not title or title.startswith("Refused:"):
+        return _account(source, title)
+    lines = [line.strip() for line in str(facts.get("said") or "").splitlines() if line.strip()]
+    own = [line.strip() for line in own_lines(facts.get("said") or "") if line.strip()] if len(lines) > 1 else lines
+    if own[:1] == lines[:1]:
+        return title                # the message opens with the person's own words, as its title does
+    head = title.split(":", 1)[0]
+    return clip(f"{head}: {own[0]}" if own else f"{head}: pasted {len(lines)} lines", 140)
 
 
 def _why_intro(lesson: dict, sources: list) -> str:
