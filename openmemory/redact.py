@@ -7,15 +7,17 @@ Four families, branches of ONE pattern scanned once over the text:
   and OpenSSH bodies, JWTs, credentials and keys in URLs (database URLs, Sentry DSNs,
   webhook URLs), signatures of signed URLs, an Authorization header's credentials (`Bearer`,
   `Basic`, GitHub's `token <hex>`, an API's bare key), a Cookie or Set-Cookie header's session
-  values, cloud secret keys on their own, base64 that
+  values, cloud secret keys on their own, Google's OAuth refresh tokens (`1//0…`), base64 that
   decodes to credentials (`user:pass`, JSON holding a secret, a PEM private key);
 - words: a secret word (password, passphrase, secret, token, api key, ..., and "password",
   "secret", "key" in seventeen other languages) read with the few words after it, so "the
   staging password is hunter2" and "la contraseña es hunter2X" lose their value while "the
-  password is wrong" keeps its words;
+  password is wrong" keeps its words; a passphrase's value is its words ("passphrase: correct
+  horse battery staple") when none is one prose needs ("passphrase: see the wiki"); a base64
+  key is no path for its slashes ("secret: /cJIG…+…/gJt…");
 - names: an assignment to a name whose last part says pass, pw, key, auth, dsn, webhook or
   credentials, in any case and separator style (`DB_PASS=`, `encryptionKey:`, `"db-pw": `,
-  `--db-pass x`), its value judged by what the name says;
+  `--db-pass x`), and to `pw` alone (`pw: hunter2xyz`), its value judged by what the name says;
 - commands: passwords given as arguments (`mysql -p…`, `curl -u user:pass`, `sshpass -p`,
   `redis-cli -a`, `docker login -p`, `openssl -passin pass:…`, `IDENTIFIED BY '…'`).
 A false positive costs a few characters of a memory; a false negative copies a secret
@@ -185,6 +187,10 @@ _BRANCHES = [
     ("aws_session_token", r"\b(?:FwoGZXIvYXdzE|IQoJb3JpZ2luX2Vj)[A-Za-z0-9+/=]{60,}"),
     ("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}"),
     ("google_oauth", r"\bya29\.[0-9A-Za-z_\-]{20,}"),
+    # Google's OAuth refresh tokens: "1//0" and about a hundred URL-safe characters (gcloud's and
+    # an OAuth client's credentials files, `application_default_credentials.json`); 40 at least,
+    # so "1//0" in a path or a comment stays.
+    ("google_refresh_token", r"(?<![A-Za-z0-9_\-/])1//0[0-9A-Za-z_\-]{40,}"),
     ("google_client_secret", r"\bGOCSPX-[A-Za-z0-9_\-]{20,}"),
     ("firebase_key", r"\bAAAA[A-Za-z0-9_\-]{7}:APA91b[A-Za-z0-9_\-]{100,}"),
     ("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b"),
@@ -278,7 +284,10 @@ _BRANCHES = [
              r"(?:s|_[A-Za-z0-9_]{1,30}|-[A-Za-z0-9\-]{1,30})?\b)"),
     ("foreign", r"(?i:\b(?:" + _FOREIGN_LATIN + r")\b|(?:" + _FOREIGN_OTHER + r"))"),
     # A name whose last part is a weak secret word, then (in `_name`) its assignment.
-    ("name", r"[A-Za-z_][A-Za-z0-9_\-.]{0,60}?(?i:" + _WEAK + r")(?![A-Za-z0-9_])"
+    # "pw" alone is a name too when a value is assigned to it (`pw: hunter2xyz`, `PW=…`); "pass",
+    # "key" or "auth" alone are not (a test runner's `PASS: TestFoo`, a YAML map's `key: name`).
+    ("name", r"(?:(?<![A-Za-z0-9_\-.])(?i:pw)(?=(?:\\?[\"'])?\]? *(?::=|=>|[:=：]))|"
+             r"[A-Za-z_][A-Za-z0-9_\-.]{0,60}?(?i:" + _WEAK + r"))(?![A-Za-z0-9_])"
              r"(?=(?:\\?[\"'])?\]? *(?::=|=>|[:=：])| +\S)"),
     # base64 of a PEM block ("-----BEGIN"): kubeconfig's client-key-data, a Secret's tls.key.
     ("b64_pem", r"(?<![A-Za-z0-9+/=])LS0tLS1CRUdJTi[A-Za-z0-9+/]*={0,2}"),
@@ -327,6 +336,20 @@ changed reset unknown available unavailable present absent there here where what
 being be been was were is are has have had should must will would can could may might
 case sensitive insensitive per-user shared public private local global secret secure insecure
 too-short mandatory supported unsupported ignored accepted rejected
+see ask check below above later elsewhere tbd todo
+""".split())
+# A passphrase is words ("passphrase: correct horse battery staple"): after a word for one and its
+# connector, a run of three to twelve words to the line's or the clause's end is its value when
+# none of them is a word prose needs (an article, a preposition, a pronoun, a verb's helper, a
+# pointer elsewhere): "passphrase: see the wiki", "passphrase is stored in 1Password" keep theirs.
+_PHRASE_WORD = _later(r"(?i)pass[ _\-]?phrase")
+_PHRASE = _later(r"[A-Za-z][A-Za-z'’\-]*(?:[ \t]+[A-Za-z][A-Za-z'’\-]*){2,11}(?=[ \t]*(?:[.,;!?)\]]|\n|\\n|$))")
+_FUNCTION_WORDS = frozenset("""
+a an the this that these those it its is are was were be been being not no never none nothing in on at of for to
+from with by as into onto via per and or but if then so than see ask check use using stored saved kept set same
+different empty required optional needed unknown here there where what which who whom how why when we you i me my
+our your they them their he she his her do does did done has have had should must will would can could may might
+now still also just only already again yet please enter type give provide
 """.split())
 _PROSE_SUFFIX = _later(r"^[a-z]+(?:ed|ing|ly|able|ible|ment|tion|sion|ness|ous|ive|ful|less)$")
 _CONNECTOR = _later(r"""^\\?["']?(?:[ \t]+[\w.\-/']{1,20}){0,3}?\s*(?:[:=：＝]{1,2}|=>|->|\bis\b|\bwas\b|\bare\b|"""
@@ -382,7 +405,7 @@ _NEEDLE_SPECS = [(needle, precise, tuple(branches.split()))
     ("akia", None, "aws_access_key"), ("asia", None, "aws_access_key"), ("aroa", None, "aws_access_key"),
     ("aida", None, "aws_access_key"), ("fwogzxivyxdze", None, "aws_session_token"),
     ("iqojb3jpz2lux2vj", None, "aws_session_token"), ("aiza", None, "google_api_key"),
-    ("ya29.", None, "google_oauth"), ("gocspx-", None, "google_client_secret"), (":apa91b", None, "firebase_key"),
+    ("ya29.", None, "google_oauth"), ("1//0", r"1//0[0-9a-z_\-]{40}", "google_refresh_token"), ("gocspx-", None, "google_client_secret"), (":apa91b", None, "firebase_key"),
     ("npm_", None, "npm_token"), ("pypi-age", None, "pypi_token"), ("rubygems_", None, "rubygems_key"),
     ("hf_", None, "huggingface_token"), ("r8_", None, "replicate_token"), ("gsk_", None, "groq_key"),
     ("xai-", None, "xai_key"), ("pplx-", None, "perplexity_key"), ("lsv2_", None, "langsmith_key"),
@@ -979,6 +1002,10 @@ def _words(m: re.Match):
         said = connector.group(0).lower().split()
         weak = said == ["are"] or said[-1:] == ["of"] or bool({"that", "which"} & set(said[:-1]))
         secret = _passwordish(v, quoted) if weak else _is_secret_value(v, quoted)
+        if not quoted and not weak and not called and _PHRASE_WORD.search(m.group(0)):
+            phrase = _PHRASE.match(text, value.start("v"))
+            if phrase and not any(w.lower().strip("'’-") in _FUNCTION_WORDS for w in phrase.group(0).split()):
+                return _value_redacted(m, value.start("v"), phrase.group(0))
         if not called and (pin or secret):
             return _value_redacted(m, value.start("v"), v)
         return _skip(m)
@@ -1199,7 +1226,7 @@ def _is_secret_value(value: str, quoted: bool) -> bool:
     value = value.strip().rstrip(".,;:!?")
     if len(value) < 3 or _PLACEHOLDER.match(value) or value.startswith("[REDACTED:"):
         return False
-    if value.startswith(("/", "./", "../", "~/")) or "://" in value:
+    if (value.startswith(("/", "./", "../", "~/")) or "://" in value) and not _b64_secret(value):
         return False  # a path or a URL (credentials inside a URL have their own rule)
     if not quoted and (value.lower() in _PROSE or _PROSE_SUFFIX.match(value)) and value.islower():
         return False
@@ -1238,11 +1265,34 @@ def _looks_random(value: str, min_len: int) -> bool:
         return False
     if min_len >= 40 and (upper == 0 or lower == 0):
         return False  # hex digests and lowercase identifiers: a key on its own has both cases
-    if value.startswith(("/", "./", "~/")) or value.count("/") >= 3:
+    if (value.startswith(("/", "./", "~/")) or value.count("/") >= 3) and not _b64_secret(value):
         return False  # a path
     if re.fullmatch(r"[a-z]+(?:[-_.][a-z0-9]+)+", value) or re.fullmatch(r"v?\d+(?:\.\d+)+[\w.\-]*", value):
         return False  # an identifier-like name (token-bucket-v2) or a version
     return _entropy(value) >= (4.2 if len(value) >= 40 else 3.0)
+
+
+_B64_RUN = _later(r"[A-Za-z0-9+/]{20,}={0,2}|[A-Za-z0-9_\-]{20,}={0,2}")
+
+
+def _b64_secret(value: str) -> bool:
+    """A run of base64 (15 bytes or more, unpadded or not) that its slashes, a leading one among
+    them, do not make a path: a base64 key has a slash in one of 64 characters (three or more in
+    one of six 64-byte keys, a leading one in one of 64), and "secret: /cJIGRz4…" and "the token
+    for staging …/4/t2fk9O/9nU…" were kept whole. It holds a "+" or a long part between slashes
+    (16 or more) mixing capitals and small letters as random text does (each a fifth of it or
+    more, and capitals a quarter without a digit), which no folder's name or identifier does
+    ("/home/runner/work/SomeRepositoryName2024"). (A key with no digit and no connector before it,
+    "secret YJEVuuNjlZnlLemzjfbFuA", one 16-byte key in 40, stays: the gate reads folded text,
+    and a run of letters alone is not tried, `_value_may_follow`.)"""
+    if not _B64_RUN.fullmatch(value):
+        return False
+    if "+" in value:
+        return True
+    part = max(value.split("/"), key=len)
+    n, upper, lower = len(part), sum(c.isupper() for c in part), sum(c.islower() for c in part)
+    digits = n - upper - lower
+    return n >= 16 and 5 * upper >= n and 5 * lower >= n and (digits > 0 or 4 * upper >= n) and _entropy(part) >= 3.5
 
 
 def _entropy(value: str) -> float:

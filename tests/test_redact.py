@@ -406,6 +406,63 @@ LOOKALIKES += [
     ("password_hash = bcrypt.hashpw(pw, salt)", "code hashing a password"),
 ]
 
+# The red team's gaps (red34): a bare "pw", a passphrase of words, a Google OAuth refresh token, a
+# base64 key that opens with a slash or holds three: each with what it must not take.
+REFRESH = "1//0gLxYzAbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_abcdefghijklmnopqrstuvwxyzABCDEFGHIJ"
+SLASHED_KEY = "/cJIGRz4DlFp8iOQh3f2UEoxCeFJx2KPZmYreSDPSkdmbTZiW7+twKtilKu4F72GuD/gJtHOnbznw1KC8WBtPw"
+GAPS = [
+    ("pw: hunter2xyz", "pw: [REDACTED:secret]"),
+    ("the vpn pw: Tr0ub4dor&3", "the vpn pw: [REDACTED:secret]"),
+    ("PW=hunter2xyz make deploy", "PW=[REDACTED:secret] make deploy"),
+    ("pwd=hunter2", "pwd=[REDACTED:secret]"),
+    ("passphrase: correct horse battery staple", "passphrase: [REDACTED:secret]"),
+    ("the passphrase is correct horse battery staple, then run ssh-add",
+     "the passphrase is [REDACTED:secret], then run ssh-add"),
+    ("PASSPHRASE=Correct Horse Battery Staple", "PASSPHRASE=[REDACTED:secret]"),
+    (REFRESH, "[REDACTED:google-refresh-token]"),
+    ('{"refresh_token": "%s"}' % REFRESH[:60], '{"refresh_token": "[REDACTED:google-refresh-token]"}'),
+    ("secret: " + SLASHED_KEY, "secret: [REDACTED:secret]"),
+    ("the token for staging Rayd2aYewmgD5ZjLIkhAP3x/4/t2fk9O/9nUNh52bevG1AZ25pWiIQ5VtP/phOQ8LuRdDSlx2",
+     "the token for staging [REDACTED:secret]"),
+    ("passphrase /EIYyAbEf9h1JKCelI4QCw", "passphrase [REDACTED:secret]"),
+]
+NEAR_GAPS = [
+    ("pw: see the wiki", "a pointer to where it is"),
+    ("pw: TBD", "not set yet"),
+    ("pw: ${DB_PW}", "a variable"),
+    ("--- PASS: TestCheckpointWrite (0.00s)", "Go's test runner: a bare pass is no name"),
+    ("key: name", "a YAML map's key"),
+    ("no-pw: hunter2x", "a name whose qualifier says it is no password"),
+    ("PWD=/home/dev/shop", "the shell's working folder"),
+    ("passphrase: see the wiki", "a pointer to where it is"),
+    ("password: see below", "a pointer to where it is"),
+    ("the passphrase is stored in 1Password", "where it is kept"),
+    ("passphrase: not needed for this key", "prose after a connector"),
+    ("Enter passphrase for key '/root/.ssh/id_rsa':", "ssh's prompt"),
+    ("passphrase: required when the key is encrypted", "prose after a connector"),
+    ("see file:1//0 in the notes", "a refresh token's prefix alone"),
+    ("token: /home/runner/work/SomeRepositoryName2024", "a path after a secret word"),
+    ("secret: /Users/JohnDoe/Projects/MyCoolApp2", "a path after a secret word"),
+]
+SECRETS += [("pw: hunter2xyz", "hunter2xyz"), ("PW=hunter2xyz make deploy", "hunter2xyz"),
+            ("passphrase: correct horse battery staple", "horse battery"), (REFRESH, REFRESH[20:])]
+LOOKALIKES += NEAR_GAPS[:7]
+
+
+class TheRedTeamsGaps(unittest.TestCase):
+    """Secrets the table missed (a bare `pw:`, a passphrase of words, a Google refresh token, a
+    base64 key with slashes), and what looks like them and must stay."""
+
+    def test_each_is_redacted_and_its_prose_kept(self):
+        for text, want in GAPS:
+            with self.subTest(text=text[:60]):
+                self.assertEqual(redact(text), want)
+
+    def test_each_near_miss_stays(self):
+        for text, why in NEAR_GAPS:
+            with self.subTest(why=why, text=text):
+                self.assertEqual(redact(text), text)
+
 
 class RedactTable(unittest.TestCase):
     def test_at_least_a_hundred_of_each(self):
