@@ -114,9 +114,18 @@ def _count(n: int, one: str) -> str:
     return f"{n} {one}{'' if n == 1 else 's'}"
 
 
+def _reading():
+    """The database opened for a verb that only reads (recall, show, status, lessons, backup): one
+    this process cannot write (read-only file, folder or disk) is read as it is, said in one note."""
+    db = store.connect(read_only_ok=True)
+    if db.read_only:
+        print(f"openmemory: note: read only, nothing written: {db.read_only}", file=sys.stderr)
+    return db
+
+
 def cmd_status(args) -> int:
     """Show what memory holds: episodes by kind, sessions, lessons, predictions, size; check the file."""
-    with store.connect() as db:
+    with _reading() as db:
         problem = db.quick_check()
         if problem:
             raise errors.damaged(db.path, problem)
@@ -173,7 +182,7 @@ def _model_facts(db) -> dict:
 
 def cmd_backup(args) -> int:
     """Copy the memory database to PATH, safely while the server, a hook or cron use it."""
-    with store.connect() as db:
+    with _reading() as db:
         problem = db.quick_check()
         if problem:
             raise errors.damaged(db.path, problem)
@@ -287,7 +296,7 @@ def cmd_lessons(args) -> int:
     from . import render, review
     if args.undo_veto and args.action not in ("approve", "edit"):
         raise errors.UsageError("--undo-veto goes with approve or edit: openmemory lessons approve lesson:N --undo-veto")
-    with store.connect() as db:
+    with (_reading() if args.action == "list" else store.connect()) as db:
         if args.action == "list":
             if args.args:
                 raise errors.UsageError("`openmemory lessons` lists them all; to act on one: "
@@ -602,7 +611,7 @@ def cmd_doctor(args) -> int:
 def cmd_morning(args) -> int:
     """Print the morning report: what the last sleep learnt, confirmed, failed, archived and was told."""
     if args.json:
-        with store.connect() as db:
+        with _reading() as db:
             facts = db.get_state("morning")
         if facts is None:
             raise OpenMemoryError(f"no morning report yet in {paths.db_path()}; run `openmemory sleep` first")
@@ -636,7 +645,7 @@ def cmd_recall(args) -> int:
         print(f"openmemory: note: the query is {len(' '.join(args.query)):,} characters; recall used its first "
               f"{len(query):,}", file=sys.stderr)
     cwd = os.getcwd() if args.here else os.path.realpath(args.cwd) if args.cwd else None
-    with store.connect() as db:
+    with _reading() as db:
         hits = recall.recall(db, query, k=args.k, cwd=cwd, include_archived=args.archived)
         archived = 0 if hits or args.archived else recall.archived_matches(db, query, cwd)
     if args.json:
@@ -651,7 +660,7 @@ def cmd_recall(args) -> int:
 def cmd_show(args) -> int:
     """Open one memory by the id recall shows (e12, p45, l3): in full, with what was said around it."""
     from . import recall
-    with store.connect() as db:
+    with _reading() as db:
         found = recall.open_memory(db, args.id, args.around)
     if args.json:
         _print_json(found)

@@ -81,9 +81,12 @@ DISK_FULL_FIX = "free some space on that disk and run the command again; what wa
 def read_only_fix(path, how: str = "") -> str:
     """What to do about a folder openmemory may not write: how is "fs" (a read-only disk),
     "permission", or "" (either)."""
+    import os
     folder = _folder(path)
     remount = "remount its disk read-write"
     chmod = f"make it yours to write (chmod u+rwx {folder})"
+    if os.path.isfile(path) and not os.access(path, os.W_OK):   # the file's own mode (chmod 0444), not its folder's
+        chmod = f"make it yours to write (chmod u+w {_quoted(str(path))})"
     owner = _someone_elses(path) if how != "fs" else None
     if owner:   # chmod cannot help: only its owner (or root) may change it
         chmod = f"it belongs to {owner} (as after a `sudo openmemory ...`): make it yours again " \

@@ -460,7 +460,7 @@ def recall_tool(arguments: dict, project_dir: str | None, asking: str = "") -> s
     if not isinstance(include_archived, bool):
         raise _ToolError("include_archived must be true or false")
     mine = calling_sessions(project_dir) | ({asking} if asking else set())
-    with store.connect() as db:
+    with store.connect(read_only_ok=True) as db:     # a read-only database is recalled from as it is
         hits = recall_lib.recall(db, query, k=k, cwd=cwd, include_archived=include_archived, touch=False,
                                  exclude_sessions=mine)
         archived = (0 if hits or include_archived
@@ -487,7 +487,7 @@ def show_tool(arguments: dict, project_dir: str | None) -> str:
         around = int(around)
     if isinstance(around, bool) or not isinstance(around, int) or not 0 <= around <= recall_lib.AROUND_MAX:
         raise _ToolError(f"around must be an integer from 0 to {recall_lib.AROUND_MAX} (got {json.dumps(around)})")
-    with store.connect() as db:
+    with store.connect(read_only_ok=True) as db:
         found = recall_lib.open_memory(db, memory, around)
     return clip_block(recall_lib.memory_text(found), OUTPUT_MAX_CHARS)
 

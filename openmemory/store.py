@@ -15,13 +15,14 @@ import os
 import re
 import shlex
 import sqlite3
+import urllib.parse
 import zlib
 from contextlib import contextmanager
 from pathlib import Path
 
 from . import embed, files, migrations, neighbours, paths
 from .clock import iso
-from .errors import OpenMemoryError, RenderError, StoreError, damaged, explain, is_busy, os_fault
+from .errors import OpenMemoryError, RenderError, StoreError, damaged, explain, is_busy, is_damage, os_fault
 from .redact import clean_episode, redact, redact_obj, redacted, redactor_for, strings_in
 from .redact import secret_safe_clip as clip   # a cut never keeps part of a secret (issue 27)
 from .shorten import unhidden
@@ -71,6 +72,7 @@ class Store:
         self.path = path
         self._busy_ms = busy_timeout_ms() if busy_ms is None else busy_ms
         self._facts = None  # a _Decoded inside facts_once(), else None
+        self.read_only = None   # why, when it was opened to read only (connect's read_only_ok): nothing is written
 
     def __enter__(self):
         return self
@@ -584,7 +586,10 @@ class Store:
 
     def touch_episodes(self, ids: list, strength: float, now: str, passage_ids=(), wait: bool = True) -> bool:
         """Strengthen recalled episodes (and passages) by strength, count the recall, revive the archived.
-        wait False: give up at once (False) when another process holds the write lock."""
+        wait False: give up at once (False) when another process holds the write lock.
+        Opened to read only: nothing is written (False)."""
+        if self.read_only:
+            return False
         if not wait:
             self._db.execute("PRAGMA busy_timeout = 0")
         try:
@@ -1197,18 +1202,27 @@ def sqlite_has_fts5() -> bool:
 # --------------------------------------------------------------------------------------
 # The connection: opened, set up, migrated
 
-def connect(path=None, busy_ms: int | None = None) -> Store:
+def connect(path=None, busy_ms: int | None = None, read_only_ok: bool = False) -> Store:
     """Open (creating if needed) the memory database: folder 0700, file 0600, WAL, migrated.
-    busy_ms: how long its writes wait for another process's (default busy_timeout_ms())."""
+    busy_ms: how long its writes wait for another process's (default busy_timeout_ms()).
+    read_only_ok: a reading verb's open (recall, show, status, lessons, backup). A database this
+    process may read but not write (the file or its folder read-only to it, or on a read-only
+    disk) is then opened read-only and left as it is (Store.read_only says why); without it,
+    such a database is refused in one line saying what to do, before anything is written."""
     path = Path(path) if path else paths.db_path()
+    unwritable = _unwritable(path)
+    if unwritable is not None:
+        if read_only_ok and os.access(path, os.R_OK):
+            return _connect_read_only(path, unwritable)
+        raise unwritable
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         if path.parent == paths.home():
-            os.chmod(path.parent, 0o700)
+            _private(path.parent)
         _recover_unsynced(path)  # a first ingest stopped with the machine: that memory is moved aside
         if not path.exists():
             os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
-        os.chmod(path, 0o600)
+        _private(path)
         timeout_ms = busy_timeout_ms() if busy_ms is None else busy_ms
         db = sqlite3.connect(str(path), timeout=timeout_ms / 1000, isolation_level=None,
                              check_same_thread=False)
@@ -1218,6 +1232,79 @@ def connect(path=None, busy_ms: int | None = None) -> Store:
         raise StoreError(f"cannot open the memory database at {path}: {e}; check the folder's "
                          f"permissions or set OPENMEMORY_HOME") from e
     store = Store(_ready(db, path, timeout_ms), path, timeout_ms)
+    paths.seen_in(store.folders_seen_in())
+    return store
+
+
+def _private(path: Path) -> None:
+    """No one else may read it (group and others' bits taken away); the owner's own bits stay:
+    a database or folder its owner made read-only (chmod 0444) is not made writable again."""
+    mode = os.stat(path).st_mode & 0o7777
+    if mode & 0o077:
+        os.chmod(path, mode & 0o700)
+
+
+def _unwritable(path: Path) -> StoreError | None:
+    """Why this process could not write the database that is at path (the file, or its folder
+    where SQLite keeps the -wal and -shm beside it, read-only to it, or on a read-only disk), as
+    the one line a writing verb fails with; None when it can, or when there is no database yet."""
+    import errno
+    if not path.is_file():
+        return None
+    for where, need, doing in ((path, os.W_OK, "write the memory database at"),
+                               (path.parent, os.W_OK | os.X_OK, "write the memory database's folder")):
+        if os.access(where, need):
+            continue
+        try:
+            read_only_disk = bool(os.statvfs(where).f_flag & os.ST_RDONLY)
+        except OSError:
+            read_only_disk = False
+        code = errno.EROFS if read_only_disk else errno.EACCES
+        return StoreError(str(os_fault(OSError(code, os.strerror(code), str(where)), doing)))
+    return None
+
+
+def _connect_read_only(path: Path, why: StoreError) -> Store:
+    """The database opened to read only, never written: SQLite's mode=ro, or, where it cannot
+    make its -shm beside a WAL database (the folder read-only) and no WAL holds writes that the
+    file lacks, immutable=1 (nothing else can write it there either). A schema this version would
+    have to migrate first cannot be read so: said in one line with what to do."""
+    uri = "file:" + urllib.parse.quote(str(path)) + "?mode=ro"
+    wal = Path(f"{path}-wal")
+    tries = [uri]
+    if not (wal.exists() and wal.stat().st_size) and not os.access(path.parent, os.W_OK | os.X_OK):
+        tries.append(uri + "&immutable=1")
+    db = None
+    for tried in tries:
+        try:
+            db = sqlite3.connect(tried, uri=True, isolation_level=None, check_same_thread=False)
+            db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone()
+            break
+        except sqlite3.DatabaseError as e:
+            if db is not None:
+                db.close()
+                db = None
+            if is_damage(e):
+                raise damaged(path, e) from e
+            error = e
+    if db is None:
+        raise StoreError(f"{why}; it could not be read as it is either ({error})") from error
+    try:
+        db.row_factory = sqlite3.Row
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+    except sqlite3.DatabaseError as e:
+        db.close()
+        raise explain(e, path) from e
+    if version != len(migrations.MIGRATIONS):
+        try:
+            if version > len(migrations.MIGRATIONS):
+                migrations.migrate(db, path)    # raises, writing nothing: newer than this openmemory knows
+        finally:
+            db.close()
+        raise StoreError(f"{why}; it cannot be read as it is: it was written by an older openmemory and "
+                         f"needs a write to bring it up to date")
+    store = Store(db, path, 0)
+    store.read_only = str(why)
     paths.seen_in(store.folders_seen_in())
     return store
 

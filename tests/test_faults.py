@@ -12,7 +12,7 @@ from unittest import mock
 
 from openmemory import cli, mcp, store
 from tests.fixtures import project_folder, test_session
-from tests.helpers import TempHome, raw_db
+from tests.helpers import ROOT, TempHome, raw_db
 
 PROJECT = "/home/dev/shop"
 
@@ -124,6 +124,91 @@ class ReadOnlyFolder(TempHome):
             self.assertIn("OPENMEMORY_HOME", p.stderr, args)
             self.assertNotIn("OSError", p.stderr, args)
             self.assertNotIn("Errno", p.stderr, args)
+
+
+    def test_the_reading_verbs_read_it_as_it_is_and_the_writing_ones_lose_nothing(self):
+        # A memory on a read-only disk (a backup mounted to look at, a home read-only to this
+        # process): recall, show, status and lessons answered from it, each with one note saying
+        # why nothing was written; writing verbs refuse in one line and nothing is lost.
+        for args, holds in ((("recall", "blue pipeline"), "deploy with the blue pipeline"),
+                            (("show", "e1"), "deploy with the blue pipeline"),
+                            (("status",), "episodes     1 (0 session episodes, 0 errors, 0 corrections, 1 note"),
+                            (("lessons",), ""), (("recall", "blue pipeline", "--json"), '"id": "e1"')):
+            p = self.om(*args)
+            self.assertEqual(p.returncode, 0, (args, p.stderr))
+            self.assertIn(holds, p.stdout, args)
+            [line] = [x for x in p.stderr.splitlines() if "lessons yet" not in x]
+            self.assertTrue(line.startswith("openmemory: note: read only, nothing written: could not write the memory "
+                                            "database"), line)
+            self.assertRegex(line, r"read-only disk; remount its disk read-write|permission denied; make it yours")
+        if args[-1] == "--json":
+            json.loads(p.stdout)            # the note on stderr: the JSON on stdout is whole
+        p = self.om("remember", "a new note")
+        self.assertEqual((p.returncode, p.stdout), (1, ""))
+        self.assertIn("could not write the memory database", p.stderr)
+        os.chmod(self.home, 0o700)
+        with store.connect() as db:         # nothing lost, nothing added, nothing strengthened by the recalls
+            [note] = db.episodes(kind="note")
+            self.assertEqual((note["gist"], note["recalls"]), ("deploy with the blue pipeline", 0))
+
+
+def as_another_user():
+    """A command prefix running the command as user nobody (no capabilities), for what root's
+    own permissions cannot show (a file mode 0444 stops no root); or skip."""
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or not setpriv:
+        raise unittest.SkipTest("needs root and setpriv to run a command as another user")
+    prefix = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all"]
+    probe = subprocess.run([*prefix, sys.executable, "-c", "import openmemory"], capture_output=True,
+                           env={"PYTHONPATH": str(ROOT)})
+    if probe.returncode:
+        raise unittest.SkipTest(f"user nobody cannot run this checkout's Python: {probe.stderr[-200:]!r}")
+    return prefix
+
+
+class ReadOnlyFile(TempHome):
+    """The person made memory.db read-only (chmod 0444): it stays so, reading verbs read it, writing ones refuse."""
+
+    def setUp(self):
+        super().setUp()
+        with store.connect() as db:
+            db.add_note("deploy with the blue pipeline", cwd=PROJECT)
+        self.db = self.home / "memory.db"
+
+    def test_a_database_made_read_only_is_not_made_writable_again(self):
+        os.chmod(self.db, 0o444)
+        os.chmod(self.home, 0o500)
+        self.ok("recall", "blue pipeline")
+        with store.connect():   # root may write it; still, its mode and its folder's are the person's
+            pass
+        self.assertEqual((oct(self.db.stat().st_mode & 0o777), oct(self.home.stat().st_mode & 0o777)),
+                         ("0o400", "0o500"))   # only others' bits taken away, never a write bit given
+
+    def test_as_its_owner_the_reading_verbs_work_and_remember_says_chmod_u_w(self):
+        prefix = as_another_user()
+        os.chmod(self.tmp, 0o755)
+        shutil.chown(self.home, 65534, 65534)
+        shutil.chown(self.db, 65534, 65534)
+        os.chmod(self.db, 0o444)
+        before = self.db.read_bytes()
+
+        def om(*args):
+            return subprocess.run([*prefix, sys.executable, "-m", "openmemory", *args], capture_output=True,
+                                  text=True, env=self.env(), cwd="/", timeout=120)
+        for args in (("recall", "blue pipeline"), ("show", "e1"), ("status",)):
+            p = om(*args)
+            self.assertEqual(p.returncode, 0, (args, p.stderr))
+            self.assertIn("blue pipeline" if args[0] != "status" else "1 note", p.stdout)
+            self.assertEqual(p.stderr, f"openmemory: note: read only, nothing written: could not write the memory "
+                                       f"database at {self.db}: permission denied; make it yours to write (chmod u+w "
+                                       f"{self.db}), or set OPENMEMORY_HOME to a writable folder\n")
+        p = om("remember", "a new note")
+        self.assertEqual((p.returncode, p.stdout), (1, ""))
+        self.assertEqual(p.stderr, f"openmemory: error: could not write the memory database at {self.db}: permission "
+                                   f"denied; make it yours to write (chmod u+w {self.db}), or set OPENMEMORY_HOME to a "
+                                   f"writable folder\n")
+        self.assertEqual(oct(self.db.stat().st_mode & 0o777), "0o444")
+        self.assertEqual(self.db.read_bytes(), before)
 
 
 class ReadOnlyClaudeFolder(TempHome):
