@@ -514,8 +514,12 @@ def cmd_setup(args) -> int:
         return 0
     for note in notes:
         print(note, file=sys.stderr)
-    print("done; `openmemory doctor` checks it" if not args.undo else "done: removed what setup had added")
+    print(f"done; {SETUP_DONE}" if not args.undo else "done: removed what setup had added")
     return 0
+
+
+# setup reads no session: the history already on disk waits for an ingest (README's quick start)
+SETUP_DONE = "`openmemory ingest` reads the sessions you already have, `openmemory doctor` checks it"
 
 
 def _asks_for_a_judge(args) -> bool:

@@ -43,16 +43,19 @@ class Documents(TempHome):
         self.assertIn("pip install .", lines[0])
         self.assertTrue(lines[0].startswith("python3 -m venv "), lines[0])  # PEP 668: a venv, not the system
         self.assertTrue(lines[1].endswith("openmemory setup"), lines)
-        self.assertTrue(lines[2].endswith("openmemory doctor"), lines)
-        self.assertEqual(lines[3], "python3 -m unittest")
+        self.assertTrue(lines[2].endswith("openmemory ingest"), lines)   # setup reads no session: the history waits for it
+        self.assertTrue(lines[3].endswith("openmemory doctor"), lines)
+        self.assertEqual(lines[4], "python3 -m unittest")
         for name in ("OPENMEMORY_CORPUS", "OPENMEMORY_E2E_HARNESS", "OPENMEMORY_E2E=skip"):
             self.assertIn(name, README)
 
     def test_ci_runs_the_readme_commands(self):
         ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-        install, _, _, test = quick_start()
+        install, _, ingest, _, test = quick_start()
         self.assertIn(f"\n{test}\n", ci)
-        self.assertIn(install, ci)
+        self.assertIn(f"install='{install}'", ci)
+        self.assertIn(f"ingest='{ingest}'", ci)
+        self.assertIn('sh -c "${ingest//\\~/$tmp}', ci)       # run as written, ~ the throwaway folder
 
     def test_the_plugin_manifest_runs_this_version_in_place(self):
         plugin = json.loads((ROOT / ".claude-plugin" / "plugin.json").read_text(encoding="utf-8"))

@@ -224,7 +224,7 @@ class Setup(SetupCase):
             self.assertEqual(self.settings.read_bytes(), self.original)
         p = self.at_a_terminal("n", "y")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("done; `openmemory doctor` checks it", p.stdout)
+        self.assertIn("done; `openmemory ingest` reads the sessions you already have, `openmemory doctor` checks it", p.stdout)
         self.assertEqual(set(self.hooks_added()), set(setup.HOOK_EVENTS))
         self.assertIn("no judge called 'maybe'", self.at_a_terminal("maybe").stderr)
 
@@ -247,7 +247,7 @@ class Setup(SetupCase):
                 p = self.at_a_terminal(*answers, env=self.env(PATH=str(self.tmp / "no-programs")))   # no claude
                 self.assertEqual(p.returncode, 0, p.stderr)
                 self.assertIn(f"judge: off, as it was: {why}", p.stderr)
-                self.assertIn("done; `openmemory doctor` checks it", p.stdout)
+                self.assertIn("done; `openmemory ingest` reads the sessions you already have, `openmemory doctor` checks it", p.stdout)
                 self.assertEqual(set(self.hooks_added()), set(setup.HOOK_EVENTS))
                 self.assertFalse((self.home / "settings.json").exists())
                 self.assertEqual(self.setup_cli("--undo", "--yes").returncode, 0)
