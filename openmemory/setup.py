@@ -1089,6 +1089,7 @@ def doctor(now: float | None = None) -> list[Finding]:
     findings += check_server_turned_off()
     findings.append(check_tools_allowed())
     findings.append(check_hook())
+    findings += check_project_settings()
     findings += check_recent(now)
     findings.append(check_nightly())
     findings.append(check_judge())
@@ -1284,6 +1285,53 @@ def check_hook() -> Finding:
     also = "" if starts else " (no SessionStart hook: a missed night is caught up only by the nightly job; " \
                              "`openmemory setup` adds it)"
     return Finding("hook", OK, f"SessionEnd hook in {paths.settings_path()} runs: {ours[0]}{also}")
+
+
+PROJECT_SETTINGS = ("settings.json", "settings.local.json")
+
+
+def project_settings(folder) -> list[tuple[Path, dict]]:
+    """(path, settings) of the project settings Claude Code reads when started in folder: that
+    folder's own `.claude/settings.json` and `.claude/settings.local.json` (2.1.328, measured with
+    `claude -p`: not a parent folder's, in a git repository or not), never the person's own
+    settings.json (the folder being home). A file that does not parse is left to Claude Code."""
+    out = []
+    for name in PROJECT_SETTINGS:
+        path = Path(folder) / ".claude" / name
+        try:
+            if path.resolve() == paths.settings_path().resolve():
+                continue
+            settings, raw = read_settings(path)
+        except (OSError, OpenMemoryError):
+            continue
+        if raw is not None and isinstance(settings, dict):
+            out.append((path, settings))
+    return out
+
+
+def check_project_settings(folder=None) -> list[Finding]:
+    """Notes, run in a project: where its own settings turn openmemory off there, naming the file
+    and the key. Measured with Claude Code 2.1.328: `"disableAllHooks": true` in either file runs
+    none of the person's hooks in that folder; a deny or ask rule there holds the tools back though
+    the person's settings allow them. Hooks merge and a user-scope server is not one of the
+    project's `.mcp.json` servers, so no other key of a project's turns openmemory off."""
+    folder = os.path.realpath(folder or os.getcwd())
+    server = PLUGIN_SERVER if [p for p in plugin_installs() if p["enabled"]] and registered_server() is None \
+        else MCP_NAME
+    out = []
+    for path, settings in project_settings(folder):
+        if settings.get("disableAllHooks") is True:
+            out.append(Finding("hook", NOTE, f"{path} has \"disableAllHooks\": true: Claude Code started in {folder} "
+                                             f"runs no hook there, openmemory's neither, so sessions there are read only "
+                                             f"by the nightly job's ingest or `openmemory ingest` (remove that key there "
+                                             f"to have them read as they end)"))
+        for kind, rule in held_back(settings, server)[:1]:
+            out.append(Finding("tools allowed", NOTE, f"{path} has `{rule}` under permissions.{kind}: in {folder} "
+                                                      f"Claude Code {'refuses' if kind == 'deny' else 'asks before'} "
+                                                      f"the tool it names, though {paths.settings_path()} allows it "
+                                                      f"(`claude -p` there refuses it; remove that rule there to "
+                                                      f"allow it)"))
+    return out
 
 
 def check_recent(now: float) -> list[Finding]:

@@ -582,6 +582,44 @@ class Doctor(SetupCase):
         self.settings.write_text(json.dumps(settings))
         self.assertIn("✔ hook: ", self.doctor()[1])
 
+    def test_a_projects_own_settings_that_turn_openmemory_off_there_are_said_with_the_file_and_the_key(self):
+        # Measured with 2.1.328 (`claude -p` in the folder, setup's hooks and server at user level):
+        # `"disableAllHooks": true` in the launch folder's .claude/settings.json or settings.local.json
+        # fires none of the person's hooks there (a parent folder's does nothing, git repository or
+        # not); a deny rule there refuses the tool the person allows; `hooks: {}`,
+        # `disabledMcpjsonServers` and `enabledMcpjsonServers` there leave hooks and server working.
+        import subprocess
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
+        project = self.tmp / "shop"
+        (project / ".claude").mkdir(parents=True)
+        (project / "sub").mkdir()
+        real = os.path.realpath(project)
+
+        def doctor_in(folder):
+            p = subprocess.run([sys.executable, "-m", "openmemory", "doctor"], capture_output=True, text=True,
+                               env=self.env(), cwd=str(folder), timeout=60)
+            return p.returncode, p.stdout
+        (project / ".claude" / "settings.json").write_text(json.dumps({
+            "hooks": {}, "disabledMcpjsonServers": ["openmemory"], "enabledMcpjsonServers": ["other"],
+            "permissions": {"allow": ["Bash(make:*)"]}}))
+        rc, clean = doctor_in(project)
+        self.assertNotIn(str(project / ".claude"), clean)
+        (project / ".claude" / "settings.local.json").write_text(json.dumps({"disableAllHooks": True}))
+        (project / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"deny": [
+            "mcp__openmemory__recall"]}}))
+        rc2, out = doctor_in(project)
+        self.assertEqual(rc2, rc)       # notes: the person's (or the team's) choice for that project
+        self.assertIn(f"• hook: {real}/.claude/settings.local.json has \"disableAllHooks\": true: Claude Code started "
+                      f"in {real} runs no hook there, openmemory's neither, so sessions there are read only by the "
+                      f"nightly job's ingest or `openmemory ingest` (remove that key there to have them read as they "
+                      f"end)\n", out)
+        self.assertIn(f"• tools allowed: {real}/.claude/settings.json has `mcp__openmemory__recall` under "
+                      f"permissions.deny: in {real} Claude Code refuses the tool it names, though {self.settings} "
+                      f"allows it (`claude -p` there refuses it; remove that rule there to allow it)\n", out)
+        self.assertIn("✔ hook: ", out)  # the person's own settings are as setup left them
+        for elsewhere in (project / "sub", self.tmp):   # a parent's settings do not apply, nor another folder's
+            self.assertNotIn(".claude/settings", doctor_in(elsewhere)[1])
+
     def test_a_server_turned_off_for_a_project_is_said_with_where(self):
         # `/mcp` in a project (2.1.328): `claude mcp list` there says "⊘ Disabled for this project", and
         # a session there gets "No such tool available: mcp__openmemory__recall" (measured).
