@@ -1397,6 +1397,11 @@ def check_nightly() -> Finding:
     if found:
         return Finding("nightly job", OK, f"sleep runs nightly from {found} (not added by setup)")
     if schedule.choose("auto") == "print":
+        if session_start_catches_up():     # nothing broken: a container, WSL, a machine without cron
+            return Finding("nightly job", NOTE, f"none: this machine has neither systemd's user manager nor "
+                                                f"`crontab`; {catch_up()} (for a nightly job as well: install cron, "
+                                                f"its package is usually `cron` or `cronie`, and run `{_here()} "
+                                                f"setup` again)")
         when = "when a session start catches up a night, or by hand"
         return Finding("nightly job", FAIL, "no nightly job, and this machine has neither systemd's user manager "
                                             f"nor `crontab` to run one: sleep runs only {when}",
@@ -1432,6 +1437,29 @@ def check_judge() -> Finding:
                                     f"called here: a call counts against your Claude usage)")
     return Finding("judge", OK, f"{cfg.describe()}, asked by the nightly sleep (not called here; `openmemory "
                                 f"status` says when it last answered)")
+
+
+def session_start_catches_up() -> bool:
+    """Whether a session start here would start the catch-up: openmemory's SessionStart hook in
+    Claude Code's settings (or the plugin's, enabled), or openmemory's server registered with Codex
+    or Gemini, whose start runs it (mcp.catch_up_once)."""
+    try:
+        settings, _ = read_settings()
+    except OpenMemoryError:
+        settings = {}
+    if any(event == "SessionStart" for event, _ in openmemory_hooks(settings)):
+        return True
+    if any(p["enabled"] for p in plugin_installs()):
+        return True
+    have = agents.found()
+    if agents.CODEX in have and agents.codex_server(agents.read_text(paths.codex_config_path())) is not None:
+        return True
+    if agents.GEMINI in have:
+        try:
+            return agents.gemini_server(read_gemini_settings(paths.gemini_settings_path())[0]) is not None
+        except OpenMemoryError:
+            return False
+    return False
 
 
 def _job_in_place(sched: dict) -> bool:

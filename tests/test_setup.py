@@ -12,6 +12,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import unittest
 from pathlib import Path
 
 from openmemory import schedule, setup
@@ -481,6 +482,34 @@ class Doctor(SetupCase):
         self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
         rc, out = self.doctor()
         self.assertIn("• nightly job: none (`setup --schedule none`)", out)
+
+    @unittest.skipIf(sys.platform == "darwin", "macOS always has launchd")
+    def test_no_scheduler_with_the_session_start_catch_up_in_place_is_a_note_not_a_failure(self):
+        # A container, WSL, a machine without cron: nothing is broken when the SessionStart hook
+        # catches up a night; ✘ stays for nothing at all to run sleep, and for a job setup added
+        # that is gone (test_a_missing_nightly_job_fails_with_the_fix_and_one_setup_added_passes_until_it_is_gone).
+        nowhere = self.tmp / "not-installed"
+        bare = dict(OPENMEMORY_SYSTEMCTL=nowhere, OPENMEMORY_CRONTAB=nowhere)
+        p = self.setup_cli("--yes", env=self.env(**bare))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        found = {f["check"]: f for f in json.loads(self.cli("doctor", "--json", env=self.env(**bare)).stdout)["checks"]}
+        self.assertEqual(found["nightly job"]["status"], "note", found["nightly job"]["text"])
+        self.assertEqual(found["nightly job"], {
+            "check": "nightly job", "status": "note", "fix": "",
+            "text": "none: this machine has neither systemd's user manager nor `crontab`; a session start catches up "
+                    "a night over a day old once there is something new (for a nightly job as well: install cron, "
+                    f"its package is usually `cron` or `cronie`, and run `{found['nightly job']['text'].split('`')[7]}` "
+                    "again)"})
+        self.assertTrue(found["nightly job"]["text"].split("`")[7].endswith(" setup"))
+        rc, out = self.doctor(**bare)
+        self.assertIn("• nightly job: none: this machine has neither systemd's user manager nor `crontab`; ", out)
+        settings = json.loads(self.settings.read_text(encoding="utf-8"))
+        del settings["hooks"]["SessionStart"]       # nothing left to catch a night up: sleep would never run
+        self.settings.write_text(json.dumps(settings))
+        rc, out = self.doctor(**bare)
+        self.assertEqual(rc, 1)
+        self.assertIn("✘ nightly job: no nightly job, and this machine has neither systemd's user manager nor "
+                      "`crontab` to run one", out)
 
     def test_after_setup_every_check_passes_and_notes_what_has_not_happened_yet(self):
         # Register the server as `claude mcp add` would (no claude here): .claude.json's mcpServers.
