@@ -219,6 +219,9 @@ def catch_up_stamp() -> Path:
 CATCH_UP_STARTED = "catch-up sleep started"
 
 
+CATCH_UP_LOCK = "catch-up.lock"    # held by the one session start looking (two terminals opened at once)
+
+
 def start_catch_up(look) -> str:
     """At a session start: start `sleep --catch-up` detached when the last night is over a day old
     and an error or a correction came since; returns what was done.
@@ -226,18 +229,38 @@ def start_catch_up(look) -> str:
     look: a callable returning (the last sleep's time, whether anything came since to learn
     from), called only when needed. Cheap first: a recent look or a running sleep ends it
     before the database is opened. A look that finds nothing new leaves no stamp: the session
-    now starting may bring something, and the next start looks again.
+    now starting may bring something, and the next start looks again. Two session starts at
+    once: the one that holds the catch-up lock looks, the other starts nothing (and one that
+    gets the lock after the first has looked finds its stamp), so one catch-up is started.
     """
     if not paths.db_path().exists():
         return "no memory yet; nothing to catch up"
-    stamp = catch_up_stamp()
-    try:
-        if time.time() - stamp.stat().st_mtime < CATCH_UP_RETRY_S:
-            return "looked within the hour; not again"
-    except FileNotFoundError:
-        pass
+    if _looked_lately():
+        return "looked within the hour; not again"
     if sleep_running():
         return "a sleep is running; no catch-up"
+    try:
+        claim = files.Lock(CATCH_UP_LOCK, 0, "session start")
+        claim.__enter__()
+    except RenderError:
+        return "another session start is looking; not again"
+    try:
+        if _looked_lately():    # the other start looked (and started one) while this one came to the lock
+            return "looked within the hour; not again"
+        return _look_and_start(look)
+    finally:
+        claim.__exit__(None, None, None)
+
+
+def _looked_lately() -> bool:
+    try:
+        return time.time() - catch_up_stamp().stat().st_mtime < CATCH_UP_RETRY_S
+    except FileNotFoundError:
+        return False
+
+
+def _look_and_start(look) -> str:
+    stamp = catch_up_stamp()
     try:
         last, new = look()
     except BaseException:

@@ -116,6 +116,49 @@ class Catchup(SetupCase):
                                                                  (0,)))
         self.assertIn("INTEGER PRIMARY KEY (rowid>?)", plan)
 
+    def test_two_session_starts_at_once_start_one_catch_up(self):
+        # Two terminals opened at once: both found no stamp and no sleep running, both looked, both
+        # started `sleep --catch-up` (measured with 4 real hooks at once: 2 started in 4 of 6 tries;
+        # the sleep lock kept it to one night, the other logging "another sleep is running").
+        # Here the first is held mid-look, a real process, while a second real hook starts.
+        self.ok("sleep", "--now", "2020-01-01T03:00:00Z")
+        self.ok("ingest", test_session(cwd=str(self.tmp)).write(self.projects / "-tmp-x"))
+        looking, go = self.tmp / "looking", self.tmp / "go"
+        first = subprocess.Popen([sys.executable, "-c", f"""
+import os, time
+from openmemory import hook, schedule
+def look():
+    open({str(looking)!r}, "w").close()
+    while not os.path.exists({str(go)!r}):
+        time.sleep(0.02)
+    return hook._since_last_night()
+print(schedule.start_catch_up(look))
+"""], env=self.env(), stdout=subprocess.PIPE, text=True)
+        try:
+            for _ in range(600):
+                if looking.exists():
+                    break
+                subprocess.run(["sleep", "0.05"])
+            self.assertTrue(looking.exists(), "the first session start never looked")
+            self.session_start()                # the second, while the first looks
+            log = self.home / "logs" / "openmemory.log"
+            self.assertNotIn("catch-up sleep started", log.read_text() if log.exists() else "")
+        except BaseException:
+            first.kill()                        # never left waiting by a failed assertion
+            first.wait()
+            raise
+        go.touch()
+        out, _ = first.communicate(timeout=60)
+        self.assertEqual(out, "last sleep 2020-01-01T03:00:00.000000Z: catch-up sleep started\n")
+        last = self.wait_for_a_night("2020-01-01T03:00:00.000000Z")
+        self.assertFalse(last.startswith("2020"), last)
+        subprocess.run(["sleep", "1"])      # a second catch-up, had one started, would have logged by now
+        said = log.read_text()
+        self.assertEqual(len(re.findall(r"INFO catch-up sleep: .*; report in ", said)), 1, said)
+        self.assertNotIn("another sleep is running", said)
+        self.session_start()                # and the stamp the first left holds the next start off
+        self.assertEqual(self.last_sleep(), last)
+
     def lock_held(self) -> bool:
         return schedule.sleep_running()
 
