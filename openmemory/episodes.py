@@ -53,6 +53,7 @@ class Surprise:
     command_failed: bool = False  # corrections: the call of `command` failed (not refused)
     fixed_by: str = ""          # errors: the command after which the same command succeeded, or it put right
     found: str = ""             # errors of file tools: the file meant, for a path that does not exist
+    found_by: str = ""          # errors of file tools: the later call that used it (its summary)
     work: bool = False          # errors: fixed in the same session by editing code (the work itself)
     before_edit: bool = False   # errors: came before any edit of the session
     hints: list = field(default_factory=list)       # errors: the tool's own advice (git's `hint:` lines)
@@ -61,6 +62,7 @@ class Surprise:
     worked: bool = False        # errors: a later call did the same thing without failing
     explained: str = ""         # errors: the agent's first words after the failure
     dictated: bool = False      # errors: got past after a step its output may have dictated (not shown)
+    worked_as: str = ""         # errors: the call that worked after edits or a step, the failed one with more to it
     moved: str = ""             # errors: the folder an earlier `cd` left the shell in, where a path was not found
 
 
@@ -264,7 +266,7 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list, said=lambda: "
         return
     surprise.before_edit = not any(c.name in _EDITS for c in history[:at])     # not even an attempt
     if call.name != "Bash":     # another tool: the file meant instead, or the same call that later succeeded
-        surprise.found = _found_instead(call, history[at + 1:at + 1 + _FOUND_WITHIN])
+        surprise.found, surprise.found_by = _found_instead(call, history[at + 1:at + 1 + _FOUND_WITHIN])
         if surprise.found:
             surprise.fixed_by = surprise.found
         surprise.worked = bool(surprise.found) or any(
@@ -324,9 +326,16 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list, said=lambda: "
                 return
             if not later.is_error and not later.interrupted and command.startswith(failed + " "):
                 # The same command with more to it (`git push --set-upstream origin x`): shown as
-                # how the failure was got past, not a fix a lesson names (other_flags decides that).
+                # how the failure was got past, not a fix a lesson names (other_flags decides that);
+                # after edits or a step (`git read-tree HEAD` before `git status --short`), those
+                # got it past, as for the same command run again.
                 surprise.worked, surprise.dictated = True, dictated or read_then_ran() or unsafe(command)
-                surprise.ran = "" if surprise.dictated else later.summary()
+                if edits:
+                    surprise.work = True
+                    surprise.edited = edits[-FILES_SHOWN:]
+                if not surprise.dictated:
+                    surprise.ran = steps[-1] if steps else "" if edits else later.summary()
+                    surprise.worked_as = later.summary() if steps or edits else ""
                 return
             if not later.is_error and not _LOOKING.match(command):
                 dictated = dictated or unsafe(command, since=False)
@@ -433,23 +442,25 @@ def _set_its_state(step: str, failed: str, error: str) -> bool:
     return bool(named & set(_PATH_WORD.findall(step)))
 
 
-def _found_instead(call: ToolCall, later: list) -> str:
+def _found_instead(call: ToolCall, later: list) -> tuple:
     """The file a failed file tool meant: after a path that does not exist, the name of the one
     a later call of the session used that has the same name but for its ending (`.golangci.yaml`
-    after `.golangci.yml`); "" when none."""
+    after `.golangci.yml`), and that call's summary; ("", "") when none. A name with no ending
+    has none to get wrong: Grep's or Glob's path `strategy/manual_commit` is a folder guessed (or
+    a prefix), and the `manual_commit.go` read five calls later is no file it meant."""
     if not _NOT_FOUND.search(call.result or ""):
-        return ""
+        return "", ""
     missing = _file_name(call)
-    if not missing:
-        return ""
-    stem = missing.lower().rsplit(".", 1)[0] if "." in missing.strip(".") else missing.lower()
+    if "." not in missing.strip("."):
+        return "", ""
+    stem = missing.lower().rsplit(".", 1)[0]
     for other in later:
         name = _file_name(other)
         if other.is_error or not name or name == missing:
             continue
         if (name.lower().rsplit(".", 1)[0] if "." in name.strip(".") else name.lower()) == stem:
-            return name
-    return ""
+            return name, other.summary()
+    return "", ""
 
 
 def _file_name(call: ToolCall) -> str:
@@ -680,6 +691,7 @@ def _error_episode(s: Surprise, cwd, at: str, task: str) -> dict:
         facts["fix"] = s.found or s.fixed_by     # what made it work: a command, or the file meant
     if s.found:
         facts["found"] = s.found
+        facts["found_by"] = s.found_by
     if s.work:
         facts["work"] = True
     if s.hints:
@@ -692,6 +704,8 @@ def _error_episode(s: Surprise, cwd, at: str, task: str) -> dict:
         facts["explained"] = s.explained
     if s.dictated:
         facts["dictated"] = True
+    if s.worked_as:
+        facts["worked_as"] = s.worked_as
     return {
         "key": f"error:{s.anchor}",
         "legacy_key": f"error:{s.legacy}" if s.legacy else None,
@@ -707,9 +721,12 @@ def _error_episode(s: Surprise, cwd, at: str, task: str) -> dict:
 
 def _resolution(s: Surprise, cwd) -> str:
     """How a failure ended when a later call did the same thing without failing: the command
-    run in between, or the files edited; '' when it never worked in the session."""
+    run in between, or the files edited; for a path not found, the later call that used the file
+    meant; '' when it never worked in the session."""
     if not s.worked:
         return ""
+    if s.found:     # another file, named by a later call: the failed call itself never ran again
+        return f"Then `{clip(s.found_by or s.found, 120)}` worked (the file `{clip(s.found, 60)}`)"
     done = [f"`{clip(s.fixed_by or s.ran, 120)}`"] if (s.fixed_by or s.ran) else []
     if s.dictated and not done:
         done.append(DICTATED)

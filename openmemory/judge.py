@@ -47,7 +47,7 @@ from .passages import AGENT, PERSON
 from .redact import redact
 from .shorten import clip, wellformed
 from .store import Store
-from .wording import LESSON_CHARS, correction_lesson, scoped, unscoped
+from .wording import LESSON_CHARS, core_command, correction_lesson, runs_otherwise, scoped, unscoped
 
 log = logging.getLogger(__name__)
 
@@ -366,14 +366,11 @@ def failure_request(lesson: dict, sources: list, project: str = "", limit: int =
         lines = [str(x) for x in (f.get("error") or [])][:ERROR_LINES]
         trusted.append(command)
         untrusted.append("\n".join(lines))
-        after = "nothing after it shows what made it work"
-        if f.get("fixed_by"):
-            trusted.append(f["fixed_by"])
-            after = f"the agent then ran {llm.command_shown(redact(clip(str(f['fixed_by']), 200)))}, and the same command worked"
-        elif f.get("work"):
-            after = "the agent then edited the code, and the same command worked"
-        elif len(by_session) == 1 and (f.get("ran") or f.get("dictated")):
-            after = "the same command worked later, after a step its output may have dictated (not shown)"
+        if f.get("fixed_by") or (len(by_session) == 1 and f.get("ran") and not f.get("dictated")):
+            trusted.append(f.get("found_by") or f.get("fixed_by") or f["ran"])
+        if f.get("worked_as") and (f.get("work") or len(by_session) == 1):
+            trusted.append(f["worked_as"])
+        after = _afterwards(f, command, len(by_session) == 1)
         label = f"Failure {n}" if len(by_session) == 1 else f"Session {n}"
         parts.append(f"{label} ({(e.get('at') or '')[:10]}): the agent ran "
                      f"{llm.command_shown(redact(clip(' '.join(str(command).split()), 200)))}; it failed:\n"
@@ -381,6 +378,37 @@ def failure_request(lesson: dict, sources: list, project: str = "", limit: int =
     parts.append("Judge the failure by the definitions. Answer with the JSON object only.")
     return Request(item=item, kind="failure", system=FAILURE_SYSTEM.format(limit=limit), user="\n\n".join(parts),
                    trusted=redact("\n".join(trusted)), quoted=redact("\n".join(untrusted)), limit=limit)
+
+
+def _afterwards(f: dict, command: str, one_session: bool) -> str:
+    """What the session did after a failure, as it happened (its facts): the call that used the
+    file meant instead, the failed command run another way or again from the root, a step after
+    which the same command worked, edits; never "the same command worked" where another call
+    did (a Grep of `strategy/manual_commit`, then a Read of `manual_commit.go`)."""
+    def ran(call):
+        return f"the agent later ran {llm.command_shown(redact(clip(' '.join(str(call).split()), 200)))}"
+    fix = f.get("fixed_by") or ""
+    if f.get("found"):          # a file tool's path not found; a later call used the file meant
+        if f.get("found_by"):
+            return ran(f["found_by"]) + f", which worked (the file {llm.command_shown(redact(clip(str(f['found']), 80)))})"
+        return f"a later call used the file {llm.command_shown(redact(clip(str(f['found']), 80)))} instead, which worked"
+    if fix:
+        if f.get("moved") or runs_otherwise(core_command(fix), core_command(command)):
+            return ran(fix) + ", which worked"      # the failed command itself, put right or from the root
+        return ran(fix) + ", and after it the same command worked"
+    worked = f"{llm.command_shown(redact(clip(' '.join(str(f['worked_as']).split()), 200)))} worked" if f.get("worked_as") \
+        else "the same command worked"              # worked_as: the failed command with more to it
+    if f.get("work"):
+        return "the agent then edited the code, and " + worked
+    if not one_session:
+        return "nothing after it shows what made it work"
+    if f.get("dictated"):
+        return "the agent got past it later, in a way its output may have dictated (not shown)"
+    if f.get("ran"):
+        if not f.get("worked_as") and core_command(f["ran"]).startswith(core_command(command) + " "):
+            return ran(f["ran"]) + ", which worked"   # the same command with more to it, nothing before it
+        return ran(f["ran"]) + ", and after it " + worked
+    return "nothing after it shows what made it work"
 
 
 # --------------------------------------------------------------------------------------

@@ -1209,6 +1209,9 @@ def _facts_lines(found: dict) -> list:
             out += ["error lines:"] + [f"  {line}" for line in facts["error"]]
         for key, label in (("hints", "hints"), ("fixed_by", "fixed by"), ("explained", "the agent said")):
             value = facts.get(key)
+            if key == "fixed_by" and facts.get("found"):    # the file meant, used by a later call: no fix run
+                label, value = "the file meant", f"{facts['found']}" + (
+                    f" (then `{facts['found_by']}` worked)" if facts.get("found_by") else "")
             if value:
                 out.append(f"{label}: " + ("; ".join(value) if isinstance(value, list) else str(value)))
     detail = found.get("detail") or ""

@@ -176,8 +176,7 @@ def error_lesson(members: list, cwd=None) -> str:
         slip = slip_of(fix, _local(_no_ids(core_command(fixed.get("command") or "")), cwd))
         if slip and slip[0] in command.split():     # the words the failures share, with that word put right
             fix = " ".join(slip[1] if word == slip[0] else word for word in command.split())
-        if fix != command and (_bare_words(fix).endswith(_bare_words(command)) or other_flags(fix, command)
-                               or slip_of(fix, command)):
+        if runs_otherwise(fix, command):
             after = f"; run it as `{clip(fix, 60)}`"
         else:
             after = f" until `{_short(fix, 45)}` has run"
@@ -210,6 +209,14 @@ def _short(command: str, limit: int) -> str:
             break
         kept.append(word)
     return " ".join(kept or [clip(command.split()[0], limit - 2)]) + " …"
+
+
+def runs_otherwise(fix: str, failed: str) -> bool:
+    """Whether what made a failure work is the failed command itself run another way (a runner or
+    `VAR=…` before it, other flags, one word put right: "run it as"), not a step run before the
+    same command worked ("until … has run")."""
+    return fix != failed and (_bare_words(fix).endswith(_bare_words(failed)) or other_flags(fix, failed)
+                              or bool(slip_of(fix, failed)))
 
 
 def other_flags(command: str, failed: str) -> bool:

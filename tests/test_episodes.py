@@ -226,6 +226,56 @@ class FailuresKeepTheirResolution(unittest.TestCase):
         self.assertIn("Worked after `git push --set-upstream origin feature/login`", error["gist"])
         self.assertIn('The agent then said: "The branch has no upstream yet; I will set it."', error["gist"])
 
+    def errors_of(self, *calls) -> list:
+        t = Transcript(cwd="/home/dev/cli")
+        t.user("where is EnsureSetup?")
+        for call in calls:
+            t.assistant(None, tools=[call])
+        t.assistant("Done.")
+        return [e for e in episodes.episodes_of(parse(t)) if e["kind"] == "error"]
+
+    def test_a_folder_guessed_is_no_file_meant_by_the_file_read_later(self):
+        # Grep of `strategy/manual_commit` (a folder guessed, or a prefix: no ending), the folder
+        # grepped instead, and `manual_commit.go` read four calls later: it was "the file meant",
+        # so the episode said "Worked after `manual_commit.go`" and a candidate lesson "There is no
+        # `manual_commit`: the file is `manual_commit.go`". A wrong ending put right stays one.
+        root = "/home/dev/cli/cmd/strategy"
+        [error] = self.errors_of(
+            ("Grep", {"pattern": "EnsureSetup", "path": f"{root}/manual_commit"},
+             f"<tool_use_error>Path does not exist: {root}/manual_commit</tool_use_error>", True),
+            ("Grep", {"pattern": "EnsureSetup", "path": root}, f"{root}/auto_commit.go:60", False),
+            ("Read", {"file_path": f"{root}/common.go"}, "1→package strategy", False),
+            ("Read", {"file_path": f"{root}/manual_commit.go"}, "1→package strategy", False))
+        self.assertNotIn("found", error["facts"])
+        self.assertNotIn("fixed_by", error["facts"])
+        self.assertNotIn("Worked after", error["gist"])
+        [error] = self.errors_of(
+            ("Read", {"file_path": "/home/dev/cli/.golangci.yml"},
+             "<tool_use_error>File does not exist.</tool_use_error>", True),
+            ("Read", {"file_path": "/home/dev/cli/.golangci.yaml"}, "1→version: 2", False))
+        self.assertEqual((error["facts"]["found"], error["facts"]["found_by"]),
+                         (".golangci.yaml", "Read /home/dev/cli/.golangci.yaml"))
+        self.assertIn("Then `Read /home/dev/cli/.golangci.yaml` worked (the file `.golangci.yaml`)", error["gist"])
+
+    def test_what_got_it_past_before_the_command_with_more_to_it_is_what_is_kept(self):
+        # `git status --short` worked after `git read-tree HEAD` repaired the index: the episode
+        # said "Worked after `git status --short`", as if the flag had got it past.
+        [error] = self.errors_of(
+            ("Bash", {"command": "git status"}, "Exit code 128\nfatal: unable to read e53647ba1f1e5203", True),
+            ("Bash", {"command": "git read-tree HEAD"}, "", False),
+            ("Bash", {"command": "git status --short"}, " M app.py", False))
+        self.assertIn("Worked after `git read-tree HEAD`", error["gist"])
+        self.assertEqual((error["facts"].get("ran"), error["facts"].get("worked_as"), error["facts"].get("fixed_by")),
+                         ("git read-tree HEAD", "git status --short", None))
+        # edits before it: the work itself (no lesson of it), as for the same command run again
+        [error] = self.errors_of(
+            ("Bash", {"command": "mise run lint"}, "Exit code 1\napp/x.go:90: 90-109 lines are duplicate (dupl)", True),
+            ("Edit", {"file_path": "/home/dev/cli/app/x.go", "old_string": "a", "new_string": "b"}, "ok", False),
+            ("Bash", {"command": "mise run lint && mise run test"}, "0 issues.", False))
+        self.assertTrue(error["facts"].get("work"))
+        self.assertFalse(failures.is_lesson_error(error["facts"]))
+        self.assertIn("Worked after editing app/x.go", error["gist"])
+
     def test_failures_of_one_command_with_different_errors_are_never_merged(self):
         t = Transcript()
         t.user("run the tests")

@@ -393,6 +393,72 @@ def _message_of(request: dict) -> str:
     return found.group(1) if found else ""
 
 
+class WhatCameAfterAFailure(unittest.TestCase):
+    """The `Afterwards:` line of a failure's request says only what the session did: "the same
+    command worked" only where it ran again and worked (lessons34)."""
+
+    def afterwards(self, *calls) -> list:
+        import tempfile
+        from datetime import datetime, timezone
+        from pathlib import Path
+        from tests import judge_requests
+        from tests.fixtures import Transcript
+        t = Transcript(cwd="/home/dev/shop", start=datetime(2026, 11, 2, 9, tzinfo=timezone.utc))
+        t.user("have a look at the lint config and the branch")
+        for call in calls:
+            t.assistant("OK.", tools=[call])
+        t.assistant("Done.")
+        with tempfile.TemporaryDirectory() as tmp:
+            requests = judge_requests.requests_of([t.write(Path(tmp))])
+        return [line for r in requests if r["kind"] == "failure" for line in r["user"].splitlines()
+                if line.startswith("Afterwards:")]
+
+    def test_a_file_meant_that_another_tool_read_is_no_command_that_worked_again(self):
+        # Grep of `.golangci.yml` (no such path), then Glob and Read of `.golangci.yaml`: it read
+        # "the agent then ran `.golangci.yaml`, and the same command worked": no Grep ran again.
+        missing = ("Grep", {"pattern": "gosec", "path": ".golangci.yml"},
+                   "<tool_use_error>Path does not exist: .golangci.yml</tool_use_error>", True)
+        self.assertEqual(self.afterwards(
+            missing, ("Glob", {"pattern": "**/.golangci*"}, "/home/dev/shop/.golangci.yaml", False),
+            ("Read", {"file_path": "/home/dev/shop/.golangci.yaml"}, "1→version: 2", False)),
+            ["Afterwards: the agent later ran `Read /home/dev/shop/.golangci.yaml`, which worked "
+             "(the file `.golangci.yaml`)."])
+
+    def test_the_failed_command_run_another_way_is_what_worked_not_a_step_before_it(self):
+        self.assertEqual(self.afterwards(
+            ("Bash", {"command": "gh pr diff 104 --stat"}, "Exit code 1\nunknown flag: --stat", True),
+            ("Bash", {"command": "gh pr diff 104 --name-only"}, "cmd/a.go", False)),
+            ["Afterwards: the agent later ran `gh pr diff 104 --name-only`, which worked."])
+
+    def test_a_step_then_the_same_command_is_said_as_a_step(self):
+        self.assertEqual(self.afterwards(
+            ("Bash", {"command": "npm test"}, "Exit code 127\nsh: 1: jest: not found", True),
+            ("Bash", {"command": "npm install"}, "added 210 packages", False),
+            ("Bash", {"command": "npm test"}, "Tests: 12 passed", False)),
+            ["Afterwards: the agent later ran `npm install`, and after it the same command worked."])
+
+    def test_a_repair_step_before_the_command_with_more_to_it_is_said_and_neither_is_a_fix(self):
+        # `git status` failed on a broken index; `git read-tree HEAD` repaired it and `git status
+        # --short` then worked. It read "the same command worked later, after a step its output
+        # may have dictated": no output dictated anything, and what worked had more to it.
+        self.assertEqual(self.afterwards(
+            ("Bash", {"command": "git status"}, "Exit code 128\nfatal: unable to read e53647ba1f1e5203", True),
+            ("Bash", {"command": "git fsck --no-dangling 2>&1 | head -30"}, "error: invalid sha1 pointer", False),
+            ("Bash", {"command": "git read-tree HEAD"}, "", False),
+            ("Bash", {"command": "git status --short"}, " M app.py", False)),
+            ["Afterwards: the agent later ran `git read-tree HEAD`, and after it `git status --short` worked."])
+
+    def test_edits_before_the_command_with_more_to_it_are_the_work(self):
+        # A lint finding, an edit, then `mise run lint && mise run test` worked: it read "the same
+        # command worked later, after a step its output may have dictated" and the episode
+        # "Worked after `mise run lint && mise run test`", as if the chain had got it past.
+        self.assertEqual(self.afterwards(
+            ("Bash", {"command": "mise run lint"}, "Exit code 1\napp/x.go:90: 90-109 lines are duplicate (dupl)", True),
+            ("Edit", {"file_path": "/home/dev/shop/app/x.go", "old_string": "a", "new_string": "b"}, "ok", False),
+            ("Bash", {"command": "mise run lint && mise run test"}, "0 issues.\nok app 0.3s", False)),
+            ["Afterwards: the agent then edited the code, and `mise run lint && mise run test` worked."])
+
+
 class EveryMessageTyped(unittest.TestCase):
     """What is put to the judge when one is on: every message the person typed that can carry
     something (the rules' corrections and doubtful ones first, then those they left unsettled,
