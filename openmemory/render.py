@@ -428,11 +428,35 @@ def _place(store: Store, live: list, limit: int, result: dict, optout: forget.Op
         for folder in folders:
             if not optout.memory_folder(folder, cwds):
                 placed.setdefault(folder, []).append(lesson)
-    for lessons in placed.values():  # strongest first; ties: seen more, updated later, older id
+    for folder, lessons in placed.items():  # strongest first; ties: seen more, updated later, older id
         lessons.sort(key=lambda l: l["id"])
         lessons.sort(key=lambda l: (l["strength"], l["seen"], l["updated"] or ""), reverse=True)
+        lessons[:] = one_rule_each(lessons)
         del lessons[limit:]
     return placed
+
+
+def one_rule_each(lessons: list) -> list:
+    """The lessons one memory shows, each rule once (wording.one_rule): of two that say one rule in
+    other words ("Always run the tests with `pytest -q`." for every project, "In this repository
+    run the tests with `pytest -q`, not `python -m unittest`." the person's here), the one that
+    names more, else the project's own (the scope the person said), in the place of the stronger."""
+    kept: list = []
+    for lesson in lessons:
+        twin = next((i for i, k in enumerate(kept) if wording.one_rule(k["text"], lesson["text"])), None)
+        if twin is None:
+            kept.append(lesson)
+        elif _says_more(lesson, kept[twin]):
+            kept[twin] = lesson
+    return kept
+
+
+def _says_more(lesson: dict, other: dict) -> bool:
+    """Of two lessons of one rule, whether this one is the one to show: it names more commands, or
+    as many and it is its project's own where the other is every project's."""
+    mine, theirs = wording.rule_named(lesson["text"]), wording.rule_named(other["text"])
+    more = len(mine[0]) - len(theirs[0]) if mine and theirs else 0
+    return more > 0 or (more == 0 and bool(lesson["cwd"]) and not other["cwd"])
 
 
 def _render_folder(folder: Path, lessons: list, sources: dict, written: dict, sections: dict, now: str,
@@ -1158,6 +1182,7 @@ def agent_files(live: list, limit: int, optout: forget.OptOut, clones: Clones | 
     for lessons in out.values():
         lessons.sort(key=lambda l: l["id"])
         lessons.sort(key=lambda l: (l["strength"], l["seen"], l["updated"] or ""), reverse=True)
+        lessons[:] = one_rule_each(lessons)
         del lessons[limit:]
     return out
 

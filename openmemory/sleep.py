@@ -21,7 +21,7 @@ from .redact import mostly_secret, redact, redact_obj, redacted
 from .review import by_session
 from .shorten import clip, unhidden
 from .store import Store, shared_loads
-from .wording import (call_about, core_command, correction_lesson, error_lesson, said_of_this_project, same_rule,
+from .wording import (call_about, core_command, correction_lesson, error_lesson, other_rules, said_of_this_project, same_rule,
                       scoped, source, stance,
                       unscoped)
 
@@ -461,7 +461,8 @@ def _said_again(tonight: "_Consolidation", corrections: list) -> None:
         vec, mine = tonight.vectors[ep["id"]], stance(body)
         same = [m for m, other in ruled if m["id"] != ep["id"] and m["id"] not in tonight.fed
                 and incident(m) != incident(ep) and tonight.places.project(m["cwd"]) == tonight.places.project(ep["cwd"])
-                and (embed.dot(vec, tonight.vectors[m["id"]]) >= JOIN_SIMILARITY or same_rule(mine, stance(other)))]
+                and (embed.dot(vec, tonight.vectors[m["id"]]) >= JOIN_SIMILARITY or same_rule(mine, stance(other)))
+                and not other_rules(body, other)]
         if same:
             tonight.found("feedback", sorted([ep] + same, key=lambda m: (m["at"], m["id"])), body)
 
@@ -513,9 +514,12 @@ class _Consolidation:
         best, score = None, JOIN_SIMILARITY
         here = self._only_here(ep)
         mine, own, own_score = None if ep is None else self.places.project(ep["cwd"]), None, JOIN_SIMILARITY
+        said = self.rule_words(ep)
         for lesson in self.lessons:
             if here and lesson.cwd and self.places.project(lesson.cwd) != here:
                 continue
+            if said and other_rules(said, lesson.text):
+                continue        # another command: another rule, however alike in words (`make test-integration`)
             s = lesson.similarity(vec)
             if s >= score:
                 best, score = lesson, s
@@ -535,6 +539,14 @@ class _Consolidation:
         if ep is None or ep["kind"] != "correction" or not said_of_this_project(ep["facts"]):
             return None
         return self.places.project(ep["cwd"])
+
+    def rule_words(self, ep: dict | None) -> str | None:
+        """A correction's lesson as words to tell its rule by (wording.other_rules): the judge's, else
+        the rules'; None for a failure or words with no lesson."""
+        if ep is None or ep["kind"] != "correction":
+            return None
+        judged = backing.judged_lesson(ep["facts"])
+        return unscoped(judged) if judged else self.lesson_words(ep)
 
     def lesson_words(self, ep: dict) -> str | None:
         """A correction's lesson in the rules' words (wording.correction_lesson), worked out once a
@@ -571,8 +583,16 @@ class _Consolidation:
         cwd = projects.pop() if len(projects) == 1 and not everywhere else None
         text = scoped(body, cwd, self.places.is_repository(cwd))
         here = {self._only_here(m) for m in members} - {None}
-        same = next((ls for ls in self.lessons if ls.text.lower() == text.lower()
-                     and not (here and ls.cwd and self.places.project(ls.cwd) not in here)), None)
+        # the same text, or a lesson for every project in the same words (it holds here already: two
+        # projects' "In this project do not add dependencies …" widened it, and two more made a
+        # second "Do not add dependencies …"); never another project's failure lesson, whose cause
+        # is that project's (a quoted name of its own: it was made every project's, and the next
+        # project's own was shown beside it)
+        bare = unscoped(text).lower()
+        same = next((ls for ls in self.lessons
+                     if (ls.text.lower() == text.lower() or (not ls.cwd and ls.text.lower() == bare))
+                     and not (here and ls.cwd and self.places.project(ls.cwd) not in here)
+                     and not (kind == "project" and ls.cwd and self.places.project(ls.cwd) != cwd)), None)
         if same is not None:        # never a second copy of a lesson, vetoed or not
             for m in members:
                 self.join(same, m)
@@ -632,8 +652,8 @@ RULE_SIMILARITY = 0.3        # two corrections naming the same tools the same wa
 def _same_rule(ep: dict, vec: dict, tonight: "_Consolidation") -> "_Lesson | None":
     """A feedback lesson of the same project (or every project) that names the same tools
     the same way as the correction, and is somewhat alike in words."""
-    if ep["id"] not in tonight.rules:
-        text = tonight.lesson_words(ep)     # or, without a lesson of its own, its own lines
+    text = tonight.lesson_words(ep)
+    if ep["id"] not in tonight.rules:     # or, without a lesson of its own, its own lines
         tonight.rules[ep["id"]] = stance(text or "\n".join(own_lines(ep["facts"].get("said") or ""))[:240])
     mine = tonight.rules[ep["id"]]
     if not mine:
@@ -644,7 +664,7 @@ def _same_rule(ep: dict, vec: dict, tonight: "_Consolidation") -> "_Lesson | Non
         if lesson.kind != "feedback" or (lesson.cwd and tonight.places.project(lesson.cwd) != project):
             continue
         s = lesson.similarity(vec)
-        if s >= score and same_rule(mine, stance(lesson.text)):
+        if s >= score and same_rule(mine, stance(lesson.text)) and not other_rules(text or "", lesson.text):
             best, score = lesson, s
     return best
 

@@ -7,6 +7,7 @@ that text can carry instructions meant to poison memory. Pure but for `scoped`, 
 asks paths whether a folder is in a git repository when not told.
 """
 import re
+from functools import lru_cache
 
 from . import embed, paths
 from .corrections import IMPERATIVE, TOOLS, end_trimmed, own_lines, what_lasts
@@ -92,6 +93,77 @@ def same_rule(a: dict, b: dict) -> bool:
         return False
     small, large = sorted((a, b), key=len)
     return all(large.get(tool) == sign for tool, sign in small.items())
+
+
+# Words that say how a rule is put, not what it is about: "Run the tests with `pytest -q`" and
+# "Use `pytest -q`, not `python -m unittest`, for tests here" say one rule (one_rule).
+_PUT = frozenset("""a an the use using used run running always never not no don't dont do does instead of rather
+than and or with for to in this here repository repo project codebase we our is are how it them they tests test
+testing please just only should must""".split())
+_AGAINST = re.compile(r"\b(?:not|never|don't|dont|no|stop|avoid|instead of|rather than)\b", re.I)
+
+
+@lru_cache(maxsize=4096)      # a night asks of each lesson's text for each correction near it
+def rule_named(text: str):
+    """What a lesson says a rule of, to tell one rule in other words (one_rule): ({command: +1 for,
+    -1 against}, the other words that say what it is about); None when it names no command for
+    (nothing to tell it by). A command is what the lesson puts in backticks, whole
+    (`make test` is not `make test-integration`, nor `go test ./...` `go test -race ./...`), or a
+    tool named bare ("don't use unittest"); against when not/never/instead of is among the three
+    words of its clause before it (as `stance` reads)."""
+    text = unscoped(text.strip().rstrip("."))
+    named, words = {}, set()
+    for clause in re.split(r"[.,;:!?]+\s+|\s+(?:but|and)\s+", text):
+        at = 0
+        for m in re.finditer(r"`([^`]+)`|([\w'-]+)", clause):
+            word = m.group(1) and " ".join(m.group(1).split())
+            if word is None and m.group(2).lower() in _TOOLS:
+                word = m.group(2).lower()
+            if word is None:
+                if m.group(2).lower() not in _PUT:
+                    words.add(m.group(2).lower())
+                continue
+            before = " ".join(re.findall(r"[\w'-]+", clause[at:m.start()])[-3:])
+            sign = -1 if _AGAINST.search(before) else 1
+            if named.get(word, sign) != sign:
+                return None                 # for and against at once: no clear rule
+            named[word] = sign
+            at = m.end()
+    if not any(sign > 0 for sign in named.values()):
+        return None
+    return named, frozenset(words)
+
+
+def one_rule(a: str, b: str) -> bool:
+    """Whether two lessons say one rule: the same words but for their scope, or the same commands
+    for and nothing else they are about, and no command one is for and the other against; the bans
+    of one all said by the other ("Run the tests with `pytest -q`" and "… `pytest -q`, not `python
+    -m unittest`"). Never two that merely share a word or a command: `make test` and `make
+    test-integration`, `pytest -q` to run the tests and `pytest -q` before committing."""
+    if unscoped(a).strip().rstrip(".").lower() == unscoped(b).strip().rstrip(".").lower():
+        return True
+    one, two = rule_named(a), rule_named(b)
+    if one is None or two is None or one[1] != two[1]:
+        return False
+    (x, _), (y, _) = one, two
+    if {c for c, s in x.items() if s > 0} != {c for c, s in y.items() if s > 0}:
+        return False
+    small, large = sorted((x, y), key=len)
+    return all(large.get(c) == s for c, s in small.items())
+
+
+def other_rules(a: str, b: str) -> bool:
+    """Whether two lessons name commands that make them two rules, however alike their words: each
+    names a command for and they name other ones (`make test` and `make test-integration`, `go test
+    ./...` and `go test -race ./...`), or one is for a command the other is against. What joins a
+    surprise to a lesson by its words (sleep) asks this first."""
+    one, two = rule_named(a), rule_named(b)
+    if one is None or two is None:
+        return False
+    (x, _), (y, _) = one, two
+    if {c for c, s in x.items() if s > 0} != {c for c, s in y.items() if s > 0}:
+        return True
+    return any(y.get(c, s) != s for c, s in x.items())
 
 
 def _imperative(sentence: str, command: str) -> str:

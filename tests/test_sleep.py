@@ -580,6 +580,103 @@ class Consolidation(SleepCase):
         [rule] = [ls for ls in self.lessons() if "pytest" in ls["text"]]
         self.assertEqual((rule["cwd"], rule["seen"]), (str(self.shop), 1), self.lessons())
 
+    def test_a_rule_made_every_projects_is_not_made_again_in_the_same_words(self):
+        # "do not add dependencies without asking me first", typed into the refusal dialog twice in
+        # each of four projects, over one night: the first two projects' lessons, in the same words,
+        # made one for every project; the next two made "In this project do not add …", then that
+        # too every project's, and every MEMORY.md listed "Do not add dependencies …" twice.
+        said = "do not add dependencies without asking me first"
+        for n, name in enumerate(("docs", "notes", "cli", "infra")):
+            (self.tmp / name).mkdir()
+            for day in (2, 3):
+                t = Transcript(cwd=str(self.tmp / name), start=when(11, day + 2 * n))
+                t.user("add a left-pad helper")
+                t.assistant("Installing it.", tools=[("Bash", {"command": "npm install left-pad"}, "REJECT", said)])
+                t.assistant("OK, I won't.")
+                self.write(t)
+        self.ingest()
+        self.sleep(night(11, 12))
+        rules = [(ls["text"], ls["cwd"], ls["seen"]) for ls in self.lessons() if "dependencies" in ls["text"]]
+        self.assertEqual(rules, [("Do not add dependencies without asking me first.", None, 8)])
+        memory = (paths.memory_dir_for(str(self.tmp / "cli")) / "MEMORY.md").read_text()
+        self.assertEqual(memory.count("dependencies without asking"), 1, memory)
+
+    def test_a_failure_whose_cause_is_a_projects_own_stays_each_projects(self):
+        # `cargo build` fails on a name of the project's own code (`conf`: failures.project_bound)
+        # in three projects, each in three sessions: the second project's lesson, in the same words
+        # as the first's, joined it and made it every project's, and the third project's memory
+        # then held its own lesson and that one.
+        failing = "Exit code 101\nerror[E0425]: cannot find value `conf` in this scope\n  --> src/main.rs:3:5"
+        for n, name in enumerate(("docs", "site", "game")):
+            (self.tmp / name).mkdir()
+            for day in (2, 3, 4):
+                t = Transcript(cwd=str(self.tmp / name), start=when(11, day + 3 * n))
+                t.user("build it")
+                t.assistant("Building.", tools=[("Bash", {"command": "cargo build"}, failing, True)])
+                t.assistant("It does not build.")
+                self.write(t)
+        self.ingest()
+        self.sleep(night(11, 14))
+        built = sorted(((ls["cwd"] or "every project", ls["seen"]) for ls in self.lessons()
+                        if "cargo build" in ls["text"]))
+        self.assertEqual(built, sorted((str(self.tmp / name), 3) for name in ("docs", "site", "game")), built)
+        memory = (paths.memory_dir_for(str(self.tmp / "game")) / "MEMORY.md").read_text()
+        self.assertEqual(memory.count("cargo build"), 1, memory)
+
+    def rules_in_memory(self, sessions, one_night):
+        """The lines of shop's MEMORY.md after these sessions ((project, command run, what was said)),
+        over one night or a night after each."""
+        for name in ("blog", "site"):
+            (self.tmp / name / ".git").mkdir(parents=True, exist_ok=True)
+        for day, (name, command, said) in enumerate(sessions, start=2):
+            self.write(tests_corrected(self.tmp / name, when(11, day), command, said))
+            if not one_night:
+                self.sleep(night(11, day + 1))
+        self.ingest()
+        self.sleep(night(11, 12))
+        memory = (paths.memory_dir_for(str(self.shop)) / "MEMORY.md").read_text()
+        return [line.split("](")[0].removeprefix("- [") for line in memory.splitlines() if line.startswith("- [")]
+
+    PYTEST_TWICE = [("shop", "python -m unittest", "No, don't use unittest here, run the tests with pytest -q"),
+                    ("shop", "python -m unittest", "no, in this repo use pytest -q, not python -m unittest, for tests"),
+                    ("blog", "python -m unittest", "always run the tests with `pytest -q`"),
+                    ("site", "python -m unittest", "always run the tests with `pytest -q`")]
+
+    def test_one_rule_in_other_words_is_in_a_memory_once(self):
+        # shop's own rule, said here twice ("In this repository run the tests with `pytest -q`, not
+        # `python -m unittest`."), and blog's and site's "always run the tests with `pytest -q`",
+        # which became every project's: shop's MEMORY.md listed both. It lists its own, which
+        # names more; blog's lists the one for every project; both lessons are kept.
+        lines = self.rules_in_memory(self.PYTEST_TWICE, one_night=True)
+        self.assertEqual(lines, ["In this repository run the tests with `pytest -q`, not `python -m unittest`."])
+        self.assertEqual(len(self.lessons()), 2)
+        blog = (paths.memory_dir_for(str(self.tmp / "blog")) / "MEMORY.md").read_text()
+        self.assertIn("Always run the tests with `pytest -q`.", blog)
+
+    def test_one_rule_in_other_words_over_nights_is_in_a_memory_once(self):
+        lines = self.rules_in_memory(self.PYTEST_TWICE, one_night=False)
+        self.assertEqual(lines, ["In this repository run the tests with `pytest -q`, not `python -m unittest`."])
+
+    def test_make_test_and_make_test_integration_are_two_rules(self):
+        # "in this repo always run `make test`" joined "Always run `make test-integration` …" by
+        # their words (make, test, run, always, tests): one lesson, and shop was never told `make test`.
+        lines = self.rules_in_memory([
+            ("blog", "make check", "always run `make test-integration` for the tests"),
+            ("site", "make check", "always run `make test-integration` for the tests"),
+            ("shop", "make check", "no, in this repo always run `make test` for the tests"),
+            ("shop", "make check", "no, in this repo always run `make test` for the tests")], one_night=True)
+        self.assertEqual(sorted(lines), ["Always run `make test-integration` for the tests.",
+                                         "In this repository always run `make test` for the tests."])
+
+    def test_go_test_and_go_test_race_are_two_rules(self):
+        lines = self.rules_in_memory([
+            ("blog", "go test ./...", "always run the tests with `go test -race ./...`"),
+            ("site", "go test ./...", "always run the tests with `go test -race ./...`"),
+            ("shop", "go vet ./...", "no, in this repo always run the tests with `go test ./...`"),
+            ("shop", "go vet ./...", "no, in this repo always run the tests with `go test ./...`")], one_night=False)
+        self.assertEqual(len(lines), 2, lines)
+        self.assertIn("In this repository always run the tests with `go test ./...`.", lines)
+
     def test_a_windows_folder_read_here_is_one_project_kept_as_written(self):
         # Transcripts copied from a Windows machine, read by an openmemory started inside a git
         # repository: the folder names nothing here, so it must not be resolved against the

@@ -253,6 +253,42 @@ class Wording(unittest.TestCase):
         self.assertIn("`tail -n 5 build.log`", wording.error_lesson([tail, tail]))    # one digit: not an id
 
 
+class OneRule(unittest.TestCase):
+    """wording.one_rule (render shows one of two such lessons) and other_rules (sleep joins no two
+    such): one rule in other words, and near misses that are two rules."""
+
+    SAME = [("Run the tests with `pytest -q`.", "Use `pytest -q`, not `python -m unittest`, for tests here."),
+            ("In this repository run the tests with `pytest -q`, not `python -m unittest`.",
+             "Always run the tests with `pytest -q`."),
+            ("Use `pnpm`, not `npm`.", "Always use `pnpm`."),
+            ("In this project use `pnpm` instead of `npm`.", "Use `pnpm`, not `npm`."),
+            ("Do not add dependencies without asking me first.",
+             "In this project do not add dependencies without asking me first.")]
+    TWO = [("Always run `make test`.", "Always run `make test-integration`."),
+           ("Run the tests with `go test ./...`.", "Run the tests with `go test -race ./...`."),
+           ("Use `go test -race ./...`, not `go test ./...`.", "Use `go test ./...`."),
+           ("Use `make test`, not `go test ./...`.", "Use `make test-integration`, not `go test ./...`."),
+           ("Run `pytest -q` before committing.", "Run the tests with `pytest -q`."),
+           ("Use `pnpm`, not `npm`.", "Use `npm`, not `pnpm`."),
+           ("Use `pnpm`, not `npm`.", "Use `pnpm`, not `yarn`."),
+           ("Run `make test`, not `go test`.", "Run `make test` and `make lint`."),
+           ("Don't run `make docs`.", "Run `make docs`."),
+           ("Never force push to main.", "Never push to main directly, open a pull request."),
+           ("In this project don't use unittest, run the tests with `pytest -q`.",
+            "Run the tests with `pytest -q`, not `python -m unittest`.")]
+
+    def test_one_rule_in_other_words(self):
+        for a, b in self.SAME:
+            self.assertTrue(wording.one_rule(a, b) and wording.one_rule(b, a), (a, b))
+            self.assertFalse(wording.other_rules(a, b), (a, b))
+
+    def test_rules_that_share_a_word_or_a_command_are_two(self):
+        for a, b in self.TWO:
+            self.assertFalse(wording.one_rule(a, b) or wording.one_rule(b, a), (a, b))
+        for a, b in self.TWO[:4] + [self.TWO[5]]:
+            self.assertTrue(wording.other_rules(a, b), (a, b))
+
+
 class TempFolder:
     def __enter__(self):
         import tempfile
