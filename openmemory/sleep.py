@@ -307,7 +307,7 @@ class _Lesson:
         self.joined: list = []          # episode ids that joined tonight (not for new lessons)
         self.counted: list = []         # of those, the ones from a session not seen before
         self.widened = False            # a source from another project: now applies everywhere
-        self.here = False               # tonight the person said it of this project ("in this repo ...")
+        self.here = False               # the person said it of this project ("in this repo ..."): a source's words
         self.revived = False
         self.by_model = False           # worded by the model (a doubtful turn's lesson line)
 
@@ -571,7 +571,8 @@ class _Consolidation:
         that project's own)."""
         mine = (cause_of(ep), self.cause_place(ep))
         here = self.places.project(ep["cwd"])
-        # a rule the person said of another project is not made every project's by a failure here
+        # a rule the person said of another project (tonight or on a night before: _Lesson.here) is
+        # not made every project's by a failure here
         held = [ls for ls in self.lessons if mine in ls.causes
                 and not (ls.here and ls.cwd and self.places.project(ls.cwd) != here)]
         return next((ls for ls in held if ls.cwd and self.places.project(ls.cwd) == here), held[0] if held else None)
@@ -701,6 +702,8 @@ def _load_lessons(store: Store, only: set | None = None, places: "_Places | None
             ep = episodes.get(eid)
             if ep is not None:
                 lesson.add(ep, surprise_unit(ep))
+                # said of its project ("in this repo ..."), on any night: no failure elsewhere widens it
+                lesson.here = lesson.here or (ep["kind"] == "correction" and said_of_this_project(ep["facts"]))
                 if ep["kind"] == "error" and cause_of(ep):
                     lesson.causes.add((cause_of(ep), places.project(ep["cwd"]) if project_bound(cause_of(ep)) else None))
         if not lesson.sum:              # its sources are gone: its own words stand for it

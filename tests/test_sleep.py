@@ -580,6 +580,33 @@ class Consolidation(SleepCase):
         [rule] = [ls for ls in self.lessons() if "pytest" in ls["text"]]
         self.assertEqual((rule["cwd"], rule["seen"]), (str(self.shop), 1), self.lessons())
 
+    def test_a_failure_a_night_later_does_not_make_a_rule_said_of_this_repository_every_projects(self):
+        # The same as above over two nights: shop's "in this repo ..." the first night, blog's two
+        # `python -m unittest` failures the next. That the person said it of shop was known only
+        # the night they said it, so blog's failures joined it by its cause and made it every
+        # project's (blog, where nobody said it, was told it).
+        failing = "Exit code 1\nImportError: Failed to import test module: tests"
+        blog = self.tmp / "blog"
+        (blog / ".git").mkdir(parents=True)
+        t = Transcript(cwd=str(self.shop), start=when(11, 2))
+        t.user("run the tests")
+        t.assistant("Running the tests.", tools=[("Bash", {"command": "python -m unittest"}, failing, True)])
+        t.user("no, in this repo we run the tests with pytest -q, never python -m unittest")
+        t.assistant("Understood.", tools=[("Bash", {"command": "pytest -q"}, "12 passed in 0.4s", False)])
+        self.write(t)
+        self.ingest()
+        self.sleep(night(11, 3))
+        for day in (4, 5):
+            t = Transcript(cwd=str(blog), start=when(11, day))
+            t.user("run the tests")
+            t.assistant("Running the tests.", tools=[("Bash", {"command": "python -m unittest"}, failing, True)])
+            t.assistant("They fail to import.")
+            self.write(t)
+        self.ingest()
+        self.sleep(night(11, 6))
+        [rule] = [ls for ls in self.lessons() if "pytest" in ls["text"]]
+        self.assertEqual((rule["cwd"], rule["seen"]), (str(self.shop), 1), self.lessons())
+
     def test_a_rule_made_every_projects_is_not_made_again_in_the_same_words(self):
         # "do not add dependencies without asking me first", typed into the refusal dialog twice in
         # each of four projects, over one night: the first two projects' lessons, in the same words,
