@@ -428,7 +428,7 @@ def _place(store: Store, live: list, limit: int, result: dict, optout: forget.Op
         for folder in folders:
             if not optout.memory_folder(folder, cwds):
                 placed.setdefault(folder, []).append(lesson)
-    for folder, lessons in placed.items():  # strongest first; ties: seen more, updated later, older id
+    for lessons in placed.values():  # strongest first; ties: seen more, updated later, older id
         lessons.sort(key=lambda l: l["id"])
         lessons.sort(key=lambda l: (l["strength"], l["seen"], l["updated"] or ""), reverse=True)
         lessons[:] = one_rule_each(lessons)
