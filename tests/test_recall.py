@@ -405,6 +405,26 @@ class LintFindings(TempHome):
         self.assertIn("(noctx)", titles[0])
 
 
+class TheFileMeant(TempHome):
+    """A path not found whose file a later call used is shown as the file meant and the call that
+    used it, not "fixed by: .golangci.yaml" (no command of that name ran; lessons34)."""
+
+    def test_shown_as_the_file_meant_and_the_call_that_used_it(self):
+        t = Transcript(cwd=PROJECT)
+        t.user("which linters are on?")
+        t.assistant(None, tools=[("Grep", {"pattern": "gosec", "path": ".golangci.yml"},
+                                  "<tool_use_error>Path does not exist: .golangci.yml</tool_use_error>", True)])
+        t.assistant(None, tools=[("Read", {"file_path": f"{PROJECT}/.golangci.yaml"}, "1→version: 2", False)])
+        t.assistant("gosec is on.")
+        t.write(project_folder(self.claude, t.cwd))
+        self.ok("ingest")
+        with store.connect() as db:
+            [error] = db.episodes("error")
+        shown = self.ok("show", f"e{error['id']}").stdout
+        self.assertIn(f"the file meant: .golangci.yaml (then `Read {PROJECT}/.golangci.yaml` worked)", shown)
+        self.assertNotIn("fixed by:", shown)
+
+
 class WordFamilies(unittest.TestCase):
     """A question's word and a memory's of one family (summaries, summarization) are one word to
     coverage, proximity and the excerpt, as they mostly are to the index's Porter stemmer."""
