@@ -53,6 +53,7 @@ STRENGTH_TIE = 0.02             # × min(strength, 2)/2: what recall keeps retur
 PROJECT_TIE = 0.2               # in the project recalled for (or meant everywhere): first unless another is clearly better
 SAID_TIE = 0.1                  # shows the person's words, when the query asks what the person said (asks_said):
                                 # 0.1 to 0.3 measured alike on the dev corpus (OPERATIONS.md, "recall28")
+WHY_TIE = 0.1                   # states a cause, when the query asks why (asks_why): OPERATIONS.md, "recall35"
 RECENCY_HALF_LIFE_DAYS = 30.0
 STRENGTH_CAP = 2.0
 TOUCH_STRENGTH = 0.1            # added to an episode or passage each time recall returns it
@@ -267,6 +268,8 @@ def search(store: Store, query: str, k: int = 5, cwd: str | None = None, include
             rows += _rows(store, [key for key in more if key not in scores], include_archived, exclude)
             hits = rank(rows, merged, qvec, now, scope, lexical_share, weights, cosines, store.contexts,
                         coverage_share, unheld, whole)
+    if asks_why(query):
+        hits = by_cause_stated(hits)
     if asks_said(query):
         hits = by_whose_words(store, hits)
     return distinct(answers_after_questions(store, hits, k), k)
@@ -313,6 +316,34 @@ def by_whose_words(store: Store, hits: list) -> list:
     for hit in hits:
         if shows_person(hit, *beside.get(hit["id"], ("", "")) if hit["source"] == "passage" else ("", "")):
             hit["score"] = round(hit["score"] + SAID_TIE, 4)
+    hits.sort(key=by_score, reverse=True)
+    return hits
+
+
+# What a query asks for: a cause. "Why did X fail", "what was the root cause", "what made X happen":
+# the answer is where someone found the cause ("the root cause is…", "found the bug", "that's why",
+# "because…"), most often later than the passages that describe the symptom, the plan or the attempt,
+# which share more of the question's words (the question restates the symptom).
+ASKS_WHY = re.compile(r"\b(?:why|root cause|what caused|what made|what was wrong|the cause of|the reason)\b",
+                      re.IGNORECASE)
+STATES_CAUSE = re.compile(r"\b(?:root cause|the (?:real |actual |underlying )?(?:issue|problem|bug|reason|culprit|cause)"
+                          r" (?:is|was|here)|because|that'?s why|this is why|which is why|found (?:it|the (?:bug|issue|"
+                          r"problem|cause|culprit))|there it is|turns out|caused by|due to)\b", re.IGNORECASE)
+
+
+def asks_why(query: str) -> bool:
+    """Whether a query asks for a cause ("why did X fail", "what was the root cause of Y")."""
+    return bool(ASKS_WHY.search(query or ""))
+
+
+def by_cause_stated(hits: list) -> list:
+    """Hits, those whose text states a cause (STATES_CAUSE) first among hits of comparable relevance
+    (WHY_TIE): for a question asking why, the passage that names the symptom or the attempt again is
+    not the answer, however many of the question's words it holds. Relevance, and so "nothing
+    relevant", is unchanged. Measured on the dev corpus's tuning questions (OPERATIONS.md, "recall35")."""
+    for hit in hits:
+        if STATES_CAUSE.search(hit.get("gist") or "") or STATES_CAUSE.search(hit.get("title") or ""):
+            hit["score"] = round(hit["score"] + WHY_TIE, 4)
     hits.sort(key=by_score, reverse=True)
     return hits
 

@@ -355,6 +355,49 @@ class WhoseWords(TempHome):
         self.assertFalse(recall.shows_person(hit("passage", "summary", gist="User asked to keep it at three")))
 
 
+class WhyAsked(TempHome):
+    """A question asking why is answered where the cause was found: a hit that states a cause comes
+    before one of comparable relevance that restates the symptom in more of the question's words."""
+
+    def state_session(self):
+        t = Transcript(cwd=PROJECT)
+        t.user("the status output looks stale, can you check what is going on?")
+        t.assistant("So last_interaction_at never shows up in the session state JSON, though InitializeSession "
+                    "sets it on every prompt and the state is saved right after it. Let me read the files one by one.")
+        t.user("ok, go on")
+        t.assistant("Found the bug: the session state goes through stateFromStrategy before its JSON is "
+                    "written, and that conversion drops last_interaction_at, so it never shows up.")
+        t.user("thanks, leave it for now")
+        t.assistant("Leaving it as it is.")
+        t.write(project_folder(self.claude, t.cwd))
+
+    def test_the_hit_that_states_the_cause_comes_before_the_symptom_restated(self):
+        self.state_session()
+        self.ok("ingest")
+        hits = json.loads(self.ok("recall", "Why does last_interaction_at never show up in the session state JSON?",
+                                  "--json").stdout)
+        self.assertIn("conversion drops", hits[0]["text"])     # before: the symptom restated first
+        self.assertTrue(any("saved right after it" in h["text"] for h in hits[1:]))   # still shown, after it
+        plain = json.loads(self.ok("recall", "last_interaction_at in the session state JSON", "--json").stdout)
+        self.assertIn("saved right after it", plain[0]["text"])   # without that ask, the order is relevance's
+
+    def test_what_asks_why(self):
+        for query in ("Why did the push fail?", "What was the root cause of the corrupted index?",
+                      "What made Session B hit SessionIDConflictError?", "what was wrong with the retry loop"):
+            self.assertTrue(recall.asks_why(query), query)
+        for query in ("How did we fix the push?", "Which flag lists only the changed files?",
+                      "What did the user say about the cache?"):
+            self.assertFalse(recall.asks_why(query), query)
+
+    def test_what_states_a_cause(self):
+        for text in ("agent: Found the bug: the conversion drops it.", "The root cause is a stale index.",
+                     "It failed because the token expired.", "That's why the hook never ran.",
+                     "Turns out the remote is HTTPS."):
+            self.assertTrue(recall.STATES_CAUSE.search(text), text)
+        for text in ("agent: Let me read the state files.", "Fixed: the test passes now."):
+            self.assertFalse(recall.STATES_CAUSE.search(text), text)
+
+
 LINT = ("Exit code 1\n[fmt] $ gofmt -w .\n\n[lint] $ golangci-lint run ./...\n"
         "internal/store/users_test.go:88:14: os/exec.Command must not be called. use os/exec.CommandContext (noctx)\n"
         "\tcmd := exec.Command(\"git\", \"init\", dir)\n\t              ^\n1 issues:\n* noctx: 1\n[lint] ERROR task failed")
