@@ -1320,6 +1320,8 @@ def check_project_settings(folder=None) -> list[Finding]:
         else MCP_NAME
     out = []
     for path, settings in project_settings(folder):
+        # a cloned repository's folders are named by whoever wrote it: its name starts no line of doctor's
+        path, folder = paths.one_line(path), paths.one_line(folder)
         if settings.get("disableAllHooks") is True:
             out.append(Finding("hook", NOTE, f"{path} has \"disableAllHooks\": true: Claude Code started in {folder} "
                                              f"runs no hook there, openmemory's neither, so sessions there are read only "

@@ -649,6 +649,19 @@ class Doctor(SetupCase):
         for elsewhere in (project / "sub", self.tmp):   # a parent's settings do not apply, nor another folder's
             self.assertNotIn(".claude/settings", doctor_in(elsewhere)[1])
 
+    def test_a_projects_folder_named_to_forge_a_line_starts_none_of_doctors(self):
+        # A cloned repository's subfolder may be named anything, a line break and a check mark
+        # included: doctor run there names it, on its own line, never as a line of its own.
+        import subprocess
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
+        folder = self.tmp / "shop" / "sub\n✔ database: all good\n✔ nightly job"
+        (folder / ".claude").mkdir(parents=True)
+        (folder / ".claude" / "settings.json").write_text(json.dumps({"disableAllHooks": True}))
+        p = subprocess.run([sys.executable, "-m", "openmemory", "doctor"], capture_output=True, text=True,
+                           env=self.env(), cwd=str(folder), timeout=60)
+        self.assertIn("sub\\n✔ database: all good\\n✔ nightly job/.claude/settings.json has \"disableAllHooks\"", p.stdout)
+        self.assertFalse([line for line in p.stdout.splitlines() if line.startswith("✔ database: all good")], p.stdout)
+
     def test_a_server_turned_off_for_a_project_is_said_with_where(self):
         # `/mcp` in a project (2.1.328): `claude mcp list` there says "⊘ Disabled for this project", and
         # a session there gets "No such tool available: mcp__openmemory__recall" (measured).
