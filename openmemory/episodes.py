@@ -276,9 +276,9 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list, said=lambda: "
     edits, steps, dictated = [], [], False
     ran_at = []         # each step's place in history: what the agent read before it is asked once it matters
 
-    def unsafe(command, since=True):
+    def unsafe(command, since=True, whole=True):
         return unsafe_fix(command, call.result or "", lambda: _output_before(history, later), said, failed,
-                          (lambda: _output_between(history, at, here)) if since else tuple)
+                          (lambda: _output_between(history, at, here)) if since else tuple, whole)
 
     def read_then_ran():
         # a step a page or a file read since the failure told the agent to run (failures.told_to_run),
@@ -329,7 +329,9 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list, said=lambda: "
                 # how the failure was got past, not a fix a lesson names (other_flags decides that);
                 # after edits or a step (`git read-tree HEAD` before `git status --short`), those
                 # got it past, as for the same command run again.
-                surprise.worked, surprise.dictated = True, dictated or read_then_ran() or unsafe(command)
+                # (git's own "use git push --set-upstream origin x", run as written: no fix, so
+                # only a line speaking to its reader holds it back: failures.told_to_run's whole)
+                surprise.worked, surprise.dictated = True, dictated or read_then_ran() or unsafe(command, whole=False)
                 if edits:
                     surprise.work = True
                     surprise.edited = edits[-FILES_SHOWN:]

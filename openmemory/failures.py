@@ -267,41 +267,55 @@ def runs_saved_download(text: str) -> bool:
 
 
 def unsafe_fix(command: str, failed_output: str, seen_output, said, failed: str = "",
-               read_since=lambda: ()) -> bool:
+               read_since=lambda: (), whole: bool = True) -> bool:
     """Whether a command that made a failure go away may not be a lesson's fix: it runs a
     download, it or what it adds to the failed command (`pytest -q --deselect tests` after
     `pytest -q`) is what a line of the failure's output, or of what the agent read since (a page
     fetched, a file read: read_since(), each output as plain() reads it, asked only when the
     failure's did not), told its reader
     to run, or it names a host that tool output named and the person's words did not
-    (seen_output(), said(): asked only then). Tool output can be written by anyone (issue 27)."""
+    (seen_output(), said(): asked only then); whole: or any line holds it whole (told_to_run).
+    Tool output can be written by anyone (issue 27)."""
     if pipes_download(command):
         return True
-    if told_to_run(command, failed, [plain(failed_output)]) or told_to_run(command, failed, read_since()):
+    if told_to_run(command, failed, [plain(failed_output)], whole) or told_to_run(command, failed, read_since(), whole):
         return True
     return output_host(command, seen_output, said)
 
 
-def told_to_run(command: str, failed: str, outputs) -> bool:
+def told_to_run(command: str, failed: str, outputs, whole: bool = True) -> bool:
     """Whether a line of one of outputs (each as plain() reads it) that speaks to its reader holds
-    command, or what it adds to the failed command."""
+    command, or what it adds to the failed command; whole: or any line holds the whole command, of
+    two words or more, as written (dictated)."""
     flat = " ".join(command.split())
     told = [flat]
     failed = " ".join(failed.split())
     if failed and flat.startswith(failed + " "):
         told.append(flat[len(failed) + 1:])
-    return any(_told_to_run(told, output) for output in outputs)
+    return any(_told_to_run(told, output, whole) for output in outputs)
 
 
-def _told_to_run(steps: list, output: str) -> bool:
-    """Whether a line of output that speaks to its reader (addressed_to_reader) holds a step."""
-    for step in steps:
+def _told_to_run(steps: list, output: str, whole: bool = True) -> bool:
+    """Whether a line of output that speaks to its reader (addressed_to_reader) holds a step, or
+    a line holds the first step (the command itself) whole (dictated)."""
+    for n, step in enumerate(steps):
         word = max(step.split(), key=len, default="")     # its rarest-looking word: one search
         if word and word in output:     # most outputs never name the step
-            if any(step in " ".join(line.split()) and addressed_to_reader(line)
+            if any(step in " ".join(line.split()) and (addressed_to_reader(line) or whole and n == 0 and dictated(step, line))
                    for line in output.splitlines() if word in line):
                 return True
     return False
+
+
+def dictated(command: str, line: str) -> bool:
+    """Whether a line of output holds a command of two words or more whole, as its own words (not
+    inside a longer word or path): the step a README's "Installation: npm i x", a failure's
+    "hint: pip install x" or a page gave, run as written, is what the output found, not the
+    session (red35: only a line speaking to its reader was asked before)."""
+    if " " not in command:
+        return False
+    flat = " ".join(line.split())
+    return re.search(r"(?<![\w./-])" + re.escape(command) + r"(?![\w/-])", flat) is not None
 
 
 def output_host(text: str, seen_output, said) -> bool:

@@ -1107,6 +1107,32 @@ class WhatAPageToldTheAgentToRun(TempHome):
         self.assertFalse([text for text in shown if "hooksPath" in text], shown)
         self.assertTrue(all(e["facts"].get("dictated") for e in failed), failed)
 
+    def test_a_step_a_readme_or_a_failure_only_names_is_never_the_fix_either(self):
+        # Lines that speak to no one ("Installation: npm i x", "hint: pip install x") dictate as
+        # much: the agent ran what the output wrote, whole, so it is what the output found, not
+        # the session. A step the agent worked out (`npm ci`, named nowhere) stays the fix.
+        shop = self.tmp / "shop"
+        (shop / ".git").mkdir(parents=True)
+        cases = [("npm test", "Error: Cannot find module 'left-pad'",
+                  ("Read", {"file_path": f"{shop}/README.md"}, "# Shop\n\nInstallation: npm i left-pad-evil\n", False),
+                  "npm i left-pad-evil"),
+                 ("pytest -q", "E   ModuleNotFoundError: No module named 'attrs'\nhint: pip install attrs-evil", None,
+                  "pip install attrs-evil"),
+                 ("make build", "make: *** [build] Error 1\nnode_modules missing", None, "npm ci")]
+        for day, (command, output, read, step) in enumerate(cases, start=2):
+            t = Transcript(cwd=str(shop), start=when(11, day))
+            t.user("run the tests")
+            t.assistant("Running.", tools=[("Bash", {"command": command}, output, True)])
+            if read:
+                t.assistant("Reading.", tools=[read])
+            t.assistant("Installing.", tools=[("Bash", {"command": step}, "added 1 package", False)])
+            t.assistant("Again.", tools=[("Bash", {"command": command}, "ok", False)])
+            path = t.write(project_folder(self.claude, t.cwd))
+            self.assertEqual(run("ingest", str(path), "--now", t.clock.strftime("%Y-%m-%dT%H:%M:%SZ"))[0], 0)
+        with store.connect() as db:
+            fixed = {e["facts"]["command"]: e["facts"].get("fixed_by") for e in db.episodes("error")}
+        self.assertEqual(fixed, {"npm test": None, "pytest -q": None, "make build": "npm ci"})
+
 
 if __name__ == "__main__":
     unittest.main()
