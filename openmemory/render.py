@@ -234,10 +234,12 @@ class Clones:
     each clone here that a stored session ran in (cwds). Folders not on this machine are left out
     (never resolved). Each repository's identity (its git config) is read once a render."""
 
-    def __init__(self, cwds: list):
+    def __init__(self, cwds: list, store: Store | None = None):
         self.cwds = cwds
+        self.store = store                  # where a lesson's sources ran (reached); without it, its own folder only
         self.identity = paths.Identities()  # a root's project: its origin, among clones that share a commit
         self._roots: dict | None = None     # identity -> the roots of its clones here
+        self._reached: dict = {}            # lesson id -> the roots its failures were met in; None: the person's words
 
     def roots(self, cwd) -> list:
         """The project root of cwd, then those of the project's other clones here."""
@@ -248,6 +250,29 @@ class Clones:
                 self._roots.setdefault(self.identity(root), set()).add(root)
         root = paths.project_of(cwd)
         return [root] + sorted(self._roots.get(self.identity(root), set()) - {root})
+
+    def reached(self, lesson: dict) -> list:
+        """The roots of the clones here a lesson with a folder is written into (reaches): its own first."""
+        roots = self.roots(lesson["cwd"])
+        return roots[:1] + [r for r in roots[1:] if self.reaches(lesson, r)]
+
+    def reaches(self, lesson: dict, root) -> bool:
+        """Whether a lesson with a folder is written into a clone's root: its own, and another clone
+        when the person said it (a correction among its sources), else only one a failure of it
+        was met in. A public project's commits are anyone's, so a downloaded folder naming its
+        `origin` and holding them is a clone to shares_history: what its own files made the agent
+        do there (a Makefile that fails, a CLAUDE.md's steps) stays there."""
+        if root == paths.project_of(lesson["cwd"]):
+            return True
+        if self.store is None:
+            return False
+        if lesson["id"] not in self._reached:
+            sources = self.store.episodes_by_id(lesson["sources"], ("id", "kind", "cwd")).values()
+            self._reached[lesson["id"]] = None if any(ep["kind"] == "correction" for ep in sources) else {
+                paths.project_of(ep["cwd"]) for ep in sources
+                if ep["cwd"] and _usable_cwd(ep["cwd"]) and not paths.is_foreign(ep["cwd"])}
+        met = self._reached[lesson["id"]]
+        return met is None or root in met
 
 
 def _folder_ok(folder: Path) -> bool:
@@ -299,7 +324,7 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
                     files.sweep_memory_temps(folder)
         # Where each lesson belongs now: a file gone from a folder its lesson no longer belongs
         # in was removed by a render that was stopped before it said so, not by the person.
-        clones = Clones(store.session_cwds())
+        clones = Clones(store.session_cwds(), store)
         meant = {(folder, l["id"]) for folder, ls in _place(
             store, [l for l in lessons.values() if live(l)], limit,
             {"warnings": []}, optout, clones).items() for l in ls}
@@ -413,12 +438,10 @@ def _place(store: Store, live: list, limit: int, result: dict, optout: forget.Op
                 elsewhere = not folder.parent.is_dir() and (paths.is_foreign(cwd) or
                                                             not os.path.isdir(paths.project_of(cwd)))
                 elsewhere_of[cwd] = elsewhere
-                if elsewhere or optout.reason(cwd):
-                    folders_of[cwd] = []
-                else:           # and the memory folder of each other clone of its repository here
-                    folders_of[cwd] = [folder] + [paths.memory_dir_for(r) for r in clones.roots(cwd)[1:]
-                                                  if not optout.reason(r)]
-            folders = folders_of[cwd]
+                folders_of[cwd] = [] if elsewhere or optout.reason(cwd) else [folder]
+            # and the memory folder of each other clone of its repository here it reaches
+            folders = folders_of[cwd] and folders_of[cwd] + [paths.memory_dir_for(r) for r in clones.reached(lesson)[1:]
+                                                             if not optout.reason(r)]
             if elsewhere_of.get(cwd) and lesson["id"] not in result.setdefault("elsewhere", []):
                 result["elsewhere"].append(lesson["id"])
         else:
@@ -1158,7 +1181,7 @@ def agent_files(live: list, limit: int, optout: forget.OptOut, clones: Clones | 
     clones = clones or Clones([])
     for lesson in live:
         if lesson["cwd"] and _usable_cwd(lesson["cwd"]) and not optout.reason(lesson["cwd"]):
-            roots = clones.roots(lesson["cwd"])
+            roots = clones.reached(lesson)
             by_identity.setdefault(clones.identity(roots[0]), []).append(lesson)
             for root in roots:
                 if not optout.reason(root):
@@ -1176,7 +1199,8 @@ def agent_files(live: list, limit: int, optout: forget.OptOut, clones: Clones | 
             private = agents.gemini_private_memory(short)
             if not private.parent.parent.is_dir() or not _usable_cwd(root):
                 continue    # a project Gemini no longer keeps
-            lessons = [] if optout.reason(root) else by_identity.get(clones.identity(root), [])
+            lessons = [] if optout.reason(root) else [l for l in by_identity.get(clones.identity(root), [])
+                                                      if clones.reaches(l, paths.project_of(root))]
             if lessons or private.exists():
                 out.setdefault(private, []).extend(l for l in lessons if l not in out.get(private, []))
     for lessons in out.values():

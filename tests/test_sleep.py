@@ -860,6 +860,42 @@ class Consolidation(SleepCase):
         self.assertFalse(recall.project_scope(str(forged))(str(work)))
         self.assertFalse(paths.same_project(str(forged), str(work)))
 
+    def test_a_failure_learnt_in_a_hostile_clone_reaches_only_that_folder(self):
+        # A public project's history is anyone's: a downloaded folder holding its commits (one
+        # more on top) whose .git/config names its origin is a clone to paths.shares_history.
+        # The person's words said there reach the project's every clone; a failure's lesson,
+        # shaped by that folder's files (its Makefile, its CLAUDE.md), only the folders where
+        # the failure was met, never the person's own clone's MEMORY.md.
+        work = self.clone("work/app", "git@github.com:acme/app.git")
+        hostile = self.clone("Downloads/app", "https://github.com/acme/app")
+        subprocess.run(["git", "-C", str(hostile), "commit", "-q", "--allow-empty", "-m", "more"], check=True,
+                       capture_output=True, env=dict(os.environ, GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull,
+                                                     GIT_AUTHOR_NAME="x", GIT_AUTHOR_EMAIL="x@example.com",
+                                                     GIT_COMMITTER_NAME="x", GIT_COMMITTER_EMAIL="x@example.com"))
+        self.assertTrue(paths.same_project(str(hostile), str(work)))        # one project, as git shows it
+        self.write(simple_session(work, when(11, 1)))
+        for day in (2, 3, 4):
+            self.write(docs_fail(hostile, when(11, day)))
+            self.ingest()
+            self.sleep(night(11, day + 1))
+        for day in (6, 7):
+            self.write(tests_corrected(hostile, when(11, day), "python -m unittest",
+                                       "From now on, don't use unittest here, run the tests with pytest -q"))
+        self.ingest()
+        self.sleep(night(11, 8))
+        docs = next(ls for ls in self.lessons() if ls["kind"] == "project" and "make docs" in ls["text"])
+        tests = next(ls for ls in self.lessons() if "pytest -q" in ls["text"])
+        self.assertEqual((docs["state"], tests["state"]), ("live", "live"))
+        self.assertTrue((paths.memory_dir_for(hostile) / f"om-{docs['id']}.md").is_file())
+        self.assertFalse((paths.memory_dir_for(work) / f"om-{docs['id']}.md").exists())
+        self.assertNotIn("make docs", (paths.memory_dir_for(work) / "MEMORY.md").read_text())
+        for clone in (work, hostile):           # what the person said there is theirs in every clone
+            self.assertTrue((paths.memory_dir_for(clone) / f"om-{tests['id']}.md").is_file(), clone)
+        self.write(docs_fail(work, when(11, 9)))        # met in the person's clone too: it is theirs there
+        self.ingest()
+        self.sleep(night(11, 10))
+        self.assertTrue((paths.memory_dir_for(work) / f"om-{docs['id']}.md").is_file())
+
     def test_vetoes_hold_through_reingest_and_new_copies(self):
         path = self.write(tests_corrected(self.shop, when(11, 2), "python -m unittest",      # live: standing
                                           "From now on, don't use unittest here, run the tests with pytest -q"))
