@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from . import embed, llm, render, review
 from .corrections import own_lines
 from .episodes import SETTLED, shown_as
-from .failures import cause_key, is_askable, is_lesson_error, is_work_failure, pipes_download
+from .failures import cause_key, dictated, is_askable, is_lesson_error, is_work_failure, pipes_download
 from .paths import project_of, same_project
 from .passages import AGENT, PERSON
 from .redact import redact
@@ -367,9 +367,9 @@ def failure_request(lesson: dict, sources: list, project: str = "", limit: int =
         trusted.append(command)
         untrusted.append("\n".join(lines))
         if f.get("fixed_by") or (len(by_session) == 1 and f.get("ran") and not f.get("dictated")):
-            trusted.append(f.get("found_by") or f.get("fixed_by") or f["ran"])
+            trusted.append(_not_given(f.get("found_by") or f.get("fixed_by") or f["ran"], lines))
         if f.get("worked_as") and (f.get("work") or len(by_session) == 1):
-            trusted.append(f["worked_as"])
+            trusted.append(_not_given(f["worked_as"], lines))
         after = _afterwards(f, command, len(by_session) == 1)
         label = f"Failure {n}" if len(by_session) == 1 else f"Session {n}"
         parts.append(f"{label} ({(e.get('at') or '')[:10]}): the agent ran "
@@ -378,6 +378,15 @@ def failure_request(lesson: dict, sources: list, project: str = "", limit: int =
     parts.append("Judge the failure by the definitions. Answer with the JSON object only.")
     return Request(item=item, kind="failure", system=FAILURE_SYSTEM.format(limit=limit), user="\n\n".join(parts),
                    trusted=redact("\n".join(trusted)), quoted=redact("\n".join(untrusted)), limit=limit)
+
+
+def _not_given(call: str, lines: list) -> str:
+    """A call the agent ran after a failure, as what a lesson may name: "" when a line of the
+    failure's output holds it whole (the failed command with more to it that the output gave, as a
+    Makefile's "make deploy SKIP_CHECKS=1" or git's "use git push --set-upstream origin x": shown
+    as what got past it, never the session's own step for a lesson; failures.dictated)."""
+    flat = " ".join(str(call).split())
+    return "" if any(dictated(flat, line) for line in lines) else call
 
 
 def _afterwards(f: dict, command: str, one_session: bool) -> str:

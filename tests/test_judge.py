@@ -323,6 +323,45 @@ class ReadingTheAnswer(unittest.TestCase):
                 self.assertIsNone(lesson(bad))
 
 
+class WhatTheOutputGaveIsNoLesson(unittest.TestCase):
+    """A failed command run again with more to it that a line of its output held whole (a
+    Makefile's "make deploy SKIP_CHECKS=1 skips them") is shown as what got past it, and is not
+    what the agent ran for a lesson's trust: the output found it, not the session (red35)."""
+
+    def request(self, output, again):
+        import tempfile
+        from datetime import datetime, timezone
+        from pathlib import Path
+        from openmemory import ingest, sleep, store
+        from tests import judge_requests
+        from tests.fixtures import Transcript
+        with tempfile.TemporaryDirectory() as tmp:
+            t = Transcript(cwd="/home/dev/shop", start=datetime(2026, 11, 2, 9, tzinfo=timezone.utc))
+            t.user("deploy it")
+            for _ in range(2):
+                t.assistant("Deploying.", tools=[("Bash", {"command": "make deploy"}, output, True)])
+            t.assistant("Again.", tools=[("Bash", {"command": again}, "deployed", False)])
+            t.assistant("Deployed.")
+            files = [t.write(Path(tmp))]
+            now = judge_requests.night_of(files)
+            with judge_requests.private_home(), store.connect() as db:
+                with judge_requests.judge_on():
+                    ingest.ingest(db, [str(p) for p in files], now=now)
+                sleep.consolidate(db, now)
+                [(_, q)] = judge.one_session_requests(db, now)
+        self.assertIn(f"the agent later ran `{again}`, which worked", q.user)
+        return lambda lesson: judge.read_answer(json.dumps({"lasting": True, "cause": "checks fail", "fix": "",
+                                                            "lesson": lesson, "scope": "project", "why": "x"}), q)
+
+    def test_a_command_the_output_gave_is_no_lesson_one_the_agent_worked_out_is(self):
+        given = self.request("make: *** [deploy] Error 2\nchecks failed; make deploy SKIP_CHECKS=1 skips them",
+                             "make deploy SKIP_CHECKS=1")
+        self.assertIsNone(given("`make deploy` fails its checks here; deploy with `make deploy SKIP_CHECKS=1`."))
+        own = self.request("make: *** [deploy] Error 2\nchecks failed", "make deploy ENV=staging")
+        lesson = "`make deploy` fails its checks here; deploy with `make deploy ENV=staging`."
+        self.assertEqual(own(lesson)["lesson"], lesson)
+
+
 class RecordedAnswersReplayed(unittest.TestCase):
     """tests/judge_requests.py: the requests dumped are the ones the night sends, and a recorded
     answer reaches the request of its key through a real endpoint."""
