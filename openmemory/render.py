@@ -16,7 +16,7 @@ import re
 import unicodedata
 from pathlib import Path
 
-from . import agents, counts, embed, files, forget, paths, wording
+from . import agents, backing, counts, embed, files, forget, paths, wording
 from .corrections import own_lines
 from .failures import error_line
 from .clock import iso
@@ -258,12 +258,12 @@ class Clones:
 
     def reaches(self, lesson: dict, root) -> bool:
         """Whether a lesson with a folder is written into a clone's root: its own, and another clone
-        when the person said it (a correction among its sources), else only one a failure of it
-        was met in. A public project's commits are anyone's, so a downloaded folder naming its
+        when the person said it (a correction among its sources) or approved or wrote it, else only
+        one a failure of it was met in. A public project's commits are anyone's, so a downloaded folder naming its
         `origin` and holding them is a clone to shares_history: what its own files made the agent
         do there (a Makefile that fails, a CLAUDE.md's steps) stays there."""
-        if root == paths.project_of(lesson["cwd"]):
-            return True
+        if root == paths.project_of(lesson["cwd"]) or backing.kept_by_person(lesson.get("backing") or {}):
+            return True             # its own folder; one the person approved or wrote is theirs in every clone
         if self.store is None:
             return False
         if lesson["id"] not in self._reached:

@@ -896,6 +896,21 @@ class Consolidation(SleepCase):
         self.sleep(night(11, 10))
         self.assertTrue((paths.memory_dir_for(work) / f"om-{docs['id']}.md").is_file())
 
+    def test_a_failure_lesson_the_person_approved_reaches_every_clone(self):
+        work = self.clone("work/app", "git@github.com:acme/app.git")
+        other = self.clone("src/app", "https://github.com/acme/app")
+        self.assertTrue(paths.same_project(str(other), str(work)))
+        self.write(simple_session(work, when(11, 1)))
+        for day in (2, 3, 4):
+            self.write(docs_fail(other, when(11, day)))
+            self.ingest()
+            self.sleep(night(11, day + 1))
+        docs = next(ls for ls in self.lessons() if ls["kind"] == "project" and "make docs" in ls["text"])
+        self.assertFalse((paths.memory_dir_for(work) / f"om-{docs['id']}.md").exists())
+        run("lessons", "approve", f"lesson:{docs['id']}")         # the person's decision: theirs everywhere
+        self.assertTrue((paths.memory_dir_for(work) / f"om-{docs['id']}.md").is_file())
+        self.assertIn("make docs", (paths.memory_dir_for(work) / "MEMORY.md").read_text())
+
     def test_vetoes_hold_through_reingest_and_new_copies(self):
         path = self.write(tests_corrected(self.shop, when(11, 2), "python -m unittest",      # live: standing
                                           "From now on, don't use unittest here, run the tests with pytest -q"))
