@@ -451,6 +451,8 @@ def _place(store: Store, live: list, limit: int, result: dict, optout: forget.Op
         for folder in folders:
             if not optout.memory_folder(folder, cwds):
                 placed.setdefault(folder, []).append(lesson)
+    if not paths.claude_dir().is_dir() and agents.found():
+        return {}   # Codex or Gemini alone: no Claude Code folder is made for lessons it would never read
     for lessons in placed.values():  # strongest first; ties: seen more, updated later, older id
         lessons.sort(key=lambda l: l["id"])
         lessons.sort(key=lambda l: (l["strength"], l["seen"], l["updated"] or ""), reverse=True)

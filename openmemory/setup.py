@@ -198,6 +198,15 @@ def plan(schedule_mode: str = "auto") -> list[Change]:
     """What setup would change, each step with the function that does it; allowing the
     tools comes first (without it a `claude -p` session is refused its first recall)."""
     plugins = [p for p in plugin_installs() if p["enabled"]]
+    if without_claude_code():
+        others = agents.found()
+        # Codex or Gemini alone: Claude Code's settings.json, its hooks and its folder are none of
+        # theirs (setup wrote them, and said "register the MCP server yourself with claude mcp add")
+        names = " and ".join(a.capitalize() for a in others)
+        return [Change("note", "skip", f"Claude Code is not installed here (no `claude` on PATH, no "
+                                       f"{paths.claude_json_path()}): setup leaves its settings alone and "
+                                       f"sets up {names}; run `openmemory setup` again once you install it"),
+                _schedule_change(schedule_mode), *agent_changes()]
     server = PLUGIN_SERVER if plugins else MCP_NAME
     allow, hooks = _settings_changes(server, with_hooks=not plugins)
     if plugins:
@@ -1086,16 +1095,25 @@ def doctor(now: float | None = None) -> list[Finding]:
     findings = [check_database(), check_fts5()]
     findings += check_installs()
     findings.append(check_server())
-    findings += check_server_turned_off()
-    findings.append(check_tools_allowed())
-    findings.append(check_hook())
-    findings += check_project_settings()
-    findings += check_recent(now)
+    claude = not without_claude_code()
+    if claude:      # Codex or Gemini alone: Claude Code's allow rules, hooks and folders are not theirs
+        findings += check_server_turned_off()
+        findings.append(check_tools_allowed())
+        findings.append(check_hook())
+        findings += check_project_settings()
+    findings += [f for f in check_recent(now) if claude or f.check != "last hook run"]
     findings.append(check_nightly())
     findings.append(check_judge())
-    findings.append(check_memory_folders())
+    if claude:
+        findings.append(check_memory_folders())
     findings += check_agents()
     return findings
+
+
+def without_claude_code() -> bool:
+    """Codex or Gemini here and Claude Code not (no `claude` on PATH, no .claude.json, no plugin):
+    setup leaves Claude Code's settings and folder alone, and doctor checks none of its parts."""
+    return bool(agents.found()) and not claude_code_here() and not any(p["enabled"] for p in plugin_installs())
 
 
 def healthy(findings: list[Finding]) -> bool:

@@ -315,7 +315,7 @@ class AgentSetup(AgentHome):
         p = self.setup_cli("--yes", "--schedule", "none")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(self.gemini.read_text(), commented)        # the person's comments stay
-        self.assertNotIn("Claude Code", p.stdout)
+        self.assertNotIn("Claude Code ignores", p.stdout)
         self.assertIn("comments", p.stdout)
         self.assertIn('"openmemory": {"command":', p.stdout)        # the entry to add, by hand
         self.assertIn("recall", self.policy.read_text())            # the policy file is setup's own
@@ -369,8 +369,9 @@ class FoldersSetupMade(SetupCase):
         before = sorted(str(p.relative_to(self.tmp)) for p in self.tmp.rglob("*") if "om-home" not in p.parts)
         p = self.setup_cli("--yes", "--schedule", "none", env=env)
         self.assertEqual(p.returncode, 0, p.stderr)
-        for folder in (user / ".codex", user / ".gemini", self.claude):
+        for folder in (user / ".codex", user / ".gemini"):
             self.assertTrue(folder.is_dir(), folder)
+        self.assertFalse(self.claude.exists())      # Claude Code is not here: none of its folder
         p = self.setup_cli("--undo", "--yes", env=env)
         self.assertEqual(p.returncode, 0, p.stderr)
         after = sorted(str(p.relative_to(self.tmp)) for p in self.tmp.rglob("*") if "om-home" not in p.parts)
@@ -382,31 +383,46 @@ class FoldersSetupMade(SetupCase):
         self.assertEqual(os.listdir(user / ".codex"), ["sessions"])
         self.assertFalse((user / ".gemini").exists())
 
-    def test_undo_purge_leaves_no_claude_code_folder_where_there_was_none(self):
-        # Codex alone: render writes a project's lessons into Claude Code's memory folders too
-        # (<claude>/projects/<project>/memory/); purge took those out but left <claude>/projects,
-        # so the Claude Code folder setup made stayed behind on a machine without Claude Code.
+    def test_codex_or_gemini_alone_gets_nothing_of_claude_codes(self):
+        # codex-cli (or gemini-cli) alone in a fresh home: setup wrote Claude Code's settings.json
+        # (allow rules, three hooks) into a ~/.claude it made, said "`claude` is not on PATH: register
+        # the MCP server yourself", doctor then failed 'tools allowed' and 'hook' (exit 1), and render
+        # made <claude>/projects/<project>/memory/ for a project's lessons nobody reads there.
         import shutil
         from pathlib import Path
         from openmemory import store
         from tests.test_render import add_lesson
         shutil.rmtree(self.claude)
-        (self.bin / "codex").write_text("#!/bin/sh\nexit 0\n")
-        (self.bin / "codex").chmod(0o755)
         user = self.tmp / "user-home"
         user.mkdir()
-        repo = Path(os.path.realpath(self.tmp)) / "shop ü"
+        repo = Path(os.path.realpath(self.tmp)) / "shop"
         repo.mkdir()
-        env = self.env(PATH=f"{self.bin}:/usr/bin:/bin")
-        self.assertEqual(self.setup_cli("--yes", "--schedule", "none", env=env).returncode, 0)
         with store.connect() as db:
             add_lesson(db, "In this repository run the tests with make test", cwd=str(repo), strength=1.2)
-        self.assertEqual(self.cli("render", env=env).returncode, 0)
-        self.assertTrue(any(self.projects.glob("*/memory/MEMORY.md")))
-        p = self.setup_cli("--undo", "--purge", "--yes", env=env)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertFalse(self.claude.exists(), list(self.claude.rglob("*")) if self.claude.exists() else None)
-        self.assertFalse((user / ".codex").exists())
+        for name in ("codex", "gemini"):
+            with self.subTest(agent=name):
+                for other in ("codex", "gemini"):
+                    (self.bin / other).unlink(missing_ok=True)
+                (self.bin / name).write_text("#!/bin/sh\nexit 0\n")
+                (self.bin / name).chmod(0o755)
+                env = self.env(PATH=f"{self.bin}:/usr/bin:/bin")
+                p = self.setup_cli("--yes", "--schedule", "none", env=env)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertFalse(self.claude.exists())
+                self.assertNotIn(str(self.claude), p.stdout.split("\n", 1)[1])    # but for "no .claude.json"
+                self.assertNotIn("claude mcp add", p.stdout)
+                self.assertIn("Claude Code is not installed here", p.stdout)
+                self.assertIn(f"with {name.capitalize()}", p.stdout)
+                doctor = self.cli("doctor", "--json", env=env)
+                checks = {f["check"]: f["status"] for f in json.loads(doctor.stdout)["checks"]}
+                self.assertEqual(doctor.returncode, 0, doctor.stdout)
+                self.assertEqual(checks[name], "ok")
+                self.assertNotIn("hook", checks)
+                self.assertNotIn("tools allowed", checks)
+                self.assertEqual(self.cli("render", env=env).returncode, 0)
+                self.assertFalse(self.claude.exists())
+                self.assertEqual(self.setup_cli("--undo", "--purge", "--yes", env=env).returncode, 0)
+                self.assertEqual(os.listdir(user), [])
 
 
 class Purge(AgentHome):
