@@ -280,6 +280,41 @@ def agent_instruction_file(path: Path) -> bool:
     return False
 
 
+def git_would_commit(path: Path) -> str:
+    """Why git would take this file of a repository into a commit ("" when it would not: no git
+    repository holds it, or git ignores it and does not track it). A lesson written into a file git
+    tracks is in the next `git commit -a` and, pushed, public; one git does not ignore, in the next
+    `git add -A`. Git is asked (`ls-files`, `check-ignore`: .gitignore, .git/info/exclude and the
+    person's core.excludesFile), with the repository's fsmonitor command off (a downloaded
+    repository's config may name any program) and no lock taken."""
+    import shutil
+    import subprocess
+    if paths.work_tree(path.parent) is None:
+        return ""
+    git = shutil.which("git")
+    if git is None:
+        return "it is in a git repository, and git is not here to say whether a commit would take it"
+    env = dict(os.environ, GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0")
+    base = [git, "-c", "core.fsmonitor=false", "-C", str(path.parent)]
+
+    def ask(*args):
+        try:
+            return subprocess.run([*base, *args, "--", path.name], env=env, stdin=subprocess.DEVNULL,
+                                  capture_output=True, timeout=GIT_TIMEOUT_S).returncode
+        except (OSError, subprocess.SubprocessError):
+            return None
+    tracked = ask("ls-files", "--error-unmatch")
+    if tracked == 0:
+        return "git tracks it, so a commit would take the lessons with it"
+    ignored = ask("check-ignore", "-q") if tracked == 1 else None
+    if ignored == 0:
+        return ""
+    if ignored == 1:
+        return "git does not ignore it, so `git add` would take the lessons with it"
+    return "git could not say whether a commit would take it"
+
+
+GIT_TIMEOUT_S = 10
 MARKERS = ("<!-- openmemory:begin -->", "<!-- openmemory:end -->")   # render.BEGIN, render.END
 AGENTS_MD_LIMIT = 4 << 20   # a repository's AGENTS.md larger than this (a sparse file in a tarball) is none of ours
 

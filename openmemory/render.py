@@ -1172,9 +1172,11 @@ def unseen(text: str) -> tuple:
 # the person put the markers). Neither agent follows links, so each line is the lesson itself;
 # deleting a line is a veto, as deleting an om-<id>.md is for Claude Code.
 
-def agent_files(live: list, limit: int, optout: forget.OptOut, clones: Clones | None = None) -> dict:
+def agent_files(live: list, limit: int, optout: forget.OptOut, clones: Clones | None = None,
+                held: dict | None = None) -> dict:
     """{instruction file: its lessons, strongest first, at most limit}, for the agents installed.
-    clones: the project's other clones here (Clones; none without)."""
+    clones: the project's other clones here (Clones; none without). held: filled with {a
+    repository's AGENTS.md with the markers: why it gets no lessons} (git would commit it)."""
     have = agents.found()
     if not have:
         return {}
@@ -1194,7 +1196,11 @@ def agent_files(live: list, limit: int, optout: forget.OptOut, clones: Clones | 
         for root, lessons in by_project.items():
             repo_file = Path(root) / "AGENTS.md"
             if files.agent_instruction_file(repo_file):   # the person asked: the markers are there
-                out[repo_file] = list(lessons)
+                why = files.git_would_commit(repo_file)     # and no commit takes the lessons away
+                if why:
+                    (held if held is not None else {})[repo_file] = why
+                else:
+                    out[repo_file] = list(lessons)
     if agents.GEMINI in have:
         out[paths.gemini_md()] = list(everywhere)
         for root, short in agents.gemini_projects().items():
@@ -1211,6 +1217,20 @@ def agent_files(live: list, limit: int, optout: forget.OptOut, clones: Clones | 
         lessons[:] = one_rule_each(lessons)
         del lessons[limit:]
     return out
+
+
+HELD_FIX = ("to have this project's lessons there, the file must stay on this machine: add `AGENTS.md` to "
+            ".git/info/exclude (one only you use, that git tracks: `git rm --cached AGENTS.md` too; not one "
+            "your team shares), or remove the two openmemory lines")
+
+
+def held_back(store: Store) -> dict:
+    """{a repository's AGENTS.md with openmemory's markers: why render writes no lessons there}
+    (doctor): the files a project of a live lesson has, where git would commit them."""
+    held: dict = {}
+    live_ = [l for l in store.all_lessons() if live(l) and not l["vetoed"]]
+    agent_files(live_, index_lines_limit(), forget.OptOut(), Clones(store.session_cwds()), held)
+    return held
 
 
 def agent_line(lesson: dict) -> str:
@@ -1265,7 +1285,10 @@ def _collect_line_vetoes(store: Store, lessons: dict, sections: dict, vetoes: li
 
 def _render_agent_files(live: list, limit: int, sections: dict, now: str, before_replace, result: dict,
                         optout: forget.OptOut, clones: Clones) -> None:
-    placed = agent_files([l for l in live if not l["vetoed"]], limit, optout, clones)
+    held: dict = {}
+    placed = agent_files([l for l in live if not l["vetoed"]], limit, optout, clones, held)
+    for path, why in sorted(held.items()):     # a section written there before empties (markers stay)
+        result["warnings"].append(f"no lessons written into {path}: {why}; {HELD_FIX}")
     for name, rec in list(sections.items()):   # files written before that are no longer meant: emptied
         if "lines" in rec and Path(name) not in placed:
             placed[Path(name)] = []

@@ -488,7 +488,10 @@ def agent_changes() -> list[Change]:
                                               f"(render keeps a section of it); a project's own lessons only into its "
                                               f"repository's AGENTS.md, which is committed and shared, so only where "
                                               f"you put the two lines `<!-- openmemory:begin -->` and "
-                                              f"`<!-- openmemory:end -->` into it"))
+                                              f"`<!-- openmemory:end -->` into it and git would not commit it (ignored "
+                                              f"and not tracked: add `AGENTS.md` to .git/info/exclude); into one git "
+                                              f"tracks or does not ignore, none (a commit would take them along; "
+                                              f"doctor says so)"))
     if agents.GEMINI in have:
         changes += _gemini_changes()
         changes.append(Change("note", "keep", f"Gemini: lessons for every project go into {paths.gemini_md()}, a "
@@ -1593,9 +1596,20 @@ def check_agents() -> list[Finding]:
         projects = render.agent_project_files()
     except OpenMemoryError:
         projects = {}       # render's own state unreadable: the render check says so
+    held = {}
+    if agents.CODEX in have:
+        try:
+            with store.connect() as db:
+                held = render.held_back(db)
+        except Exception:  # noqa: BLE001
+            held = {}       # the database check says why
     for agent, path in ((agents.CODEX, paths.codex_agents_md()), (agents.GEMINI, paths.gemini_md())):
         if agent in have:
-            out.append(_check_instructions(agent, path, projects.get(agent, [])))
+            out.append(_check_instructions(agent, path, [p for p in projects.get(agent, []) if p not in held]))
+    for path, why in sorted(held.items()):
+        out.append(Finding("codex lessons", NOTE, f"{path} has openmemory's two lines, but {why}: render writes "
+                                                  f"no lessons there (Codex has this project's lessons through "
+                                                  f"recall only); {render.HELD_FIX}", render.HELD_FIX))
     return out
 
 

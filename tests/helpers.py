@@ -191,6 +191,20 @@ class SetupCase(TempHome):
         return {e: setup.hook_commands(settings, e) for e in setup.HOOK_EVENTS}
 
 
+def git_repository(folder: Path, exclude_agents_md: bool = True) -> Path:
+    """A real git repository at folder (git init), AGENTS.md in its .git/info/exclude: the
+    person's own instructions, which render writes a project's lessons into (where the markers
+    are) only when no commit would take them (files.git_would_commit)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(folder)], check=True, capture_output=True,
+                   env=dict(os.environ, GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull))
+    if exclude_agents_md:
+        (folder / ".git" / "info").mkdir(exist_ok=True)
+        with open(folder / ".git" / "info" / "exclude", "a", encoding="utf-8") as f:
+            f.write("AGENTS.md\n")
+    return folder
+
+
 def git_clone(tmp: Path, name: str, origin: str) -> Path:
     """A real git clone, at tmp/name, of one upstream repository made once under tmp (so clones
     share a commit: paths.shares_history), its remote then set to origin as a clone of it from

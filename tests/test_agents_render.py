@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from openmemory import agents, render, store
-from tests.helpers import TempHome
+from tests.helpers import TempHome, git_repository
 from tests.test_render import add_lesson
 
 EVERYWHERE = "Run the linter with `mise run lint`, not golangci-lint directly"
@@ -21,7 +21,8 @@ THEIRS = "# My own instructions\n\nAlways answer in English.\n"
 
 
 class AgentHome(TempHome):
-    """Codex's and Gemini's folders under the temporary HOME, a repository, a memory."""
+    """Claude Code's, Codex's and Gemini's folders under the temporary HOME, a repository (its
+    AGENTS.md git ignores), a memory."""
 
     def setUp(self):
         super().setUp()
@@ -30,8 +31,8 @@ class AgentHome(TempHome):
         self.gemini = self.user / ".gemini" / "GEMINI.md"
         self.codex.parent.mkdir(parents=True)
         self.gemini.parent.mkdir(parents=True)
-        self.repo = Path(os.path.realpath(self.tmp)) / "shop"
-        (self.repo / ".git").mkdir(parents=True)
+        self.claude.mkdir()         # Claude Code here too (its memory folders are written)
+        self.repo = git_repository(Path(os.path.realpath(self.tmp)) / "shop")
         self.db = store.connect()
         self.addCleanup(self.db.close)
 
@@ -93,6 +94,40 @@ class AgentFiles(AgentHome):
         text = (self.repo / "AGENTS.md").read_text()
         self.assertIn(PROJECT, text)
         self.assertTrue(text.startswith(mine) and text.endswith("\nMore of mine.\n"))
+
+    def test_no_lesson_goes_into_an_agents_md_a_commit_would_take(self):
+        # The markers in an AGENTS.md git tracks: render wrote the project's lessons there, in the
+        # diff of the next `git commit -a` and, pushed, public (measured: `git status` ' M AGENTS.md',
+        # the lesson's line in `git diff`). Not tracked but not ignored: in the next `git add -A`.
+        env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull)
+
+        def git(*args):
+            return subprocess.run(["git", "-C", str(self.repo), *args], capture_output=True, text=True,
+                                  check=True, env=env).stdout
+        add_lesson(self.db, PROJECT, kind="project", cwd=str(self.repo))
+        agents_md = self.repo / "AGENTS.md"
+        agents_md.write_text(f"# Shop\n\n{render.BEGIN}\n{render.END}\n")
+        render.render(self.db)                                   # ignored (.git/info/exclude): ours
+        self.assertIn(PROJECT, agents_md.read_text())
+        self.assertEqual(git("status", "--porcelain"), "")
+        git("add", "-f", "AGENTS.md")                            # now git tracks it
+        result = render.render(self.db)
+        self.assertNotIn(PROJECT, agents_md.read_text())         # the section empties, markers stay
+        self.assertEqual(agents_md.read_text(), f"# Shop\n\n{render.BEGIN}\n{render.END}\n")
+        self.assertTrue(any(str(agents_md) in w and "git tracks it" in w for w in result["warnings"]),
+                        result["warnings"])
+        self.assertEqual(render.held_back(self.db), {agents_md: "git tracks it, so a commit would take the "
+                                                                "lessons with it"})
+        git("rm", "-q", "-f", "--cached", "AGENTS.md")
+        (self.repo / ".git" / "info" / "exclude").write_text("")  # untracked, not ignored
+        render.render(self.db)
+        self.assertNotIn(PROJECT, agents_md.read_text())
+        self.assertIn("git does not ignore it", render.held_back(self.db)[agents_md])
+        (self.repo / ".gitignore").write_text("AGENTS.md\n")     # ignored again: the lessons come back
+        render.render(self.db)
+        self.assertIn(PROJECT, agents_md.read_text())
+        self.assertEqual(render.held_back(self.db), {})
+        self.assertNotIn("AGENTS.md", git("status", "--porcelain"))
 
     def test_a_repositorys_agents_md_that_is_a_named_pipe_or_huge_never_stops_a_render(self):
         # A repository's AGENTS.md is anyone's (a checkout, a tarball): once written into, it

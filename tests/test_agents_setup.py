@@ -12,7 +12,7 @@ import sys
 import unittest
 
 from openmemory import agents
-from tests.helpers import SetupCase
+from tests.helpers import SetupCase, git_repository
 
 CODEX_CONFIG = 'model = "o3"\n\n[profiles.fast]\nmodel = "o4-mini"   # the person\'s comment\n\n[mcp_servers.github]\ncommand = "gh-mcp"'
 GEMINI_SETTINGS = '{\n    "theme": "Dracula",\n    "mcpServers": {"github": {"command": "gh-mcp"}},\n    "ui": {"hideTips": true}\n}\n'
@@ -432,8 +432,7 @@ class Purge(AgentHome):
         from pathlib import Path
         from openmemory import paths, store
         from tests.test_render import add_lesson
-        repo = Path(os.path.realpath(self.tmp)) / "shop"
-        (repo / ".git").mkdir(parents=True)
+        repo = self.repo = git_repository(Path(os.path.realpath(self.tmp)) / "shop")
         (self.user / ".gemini" / "projects.json").write_text(json.dumps({"projects": {str(repo): "shop"}}))
         (self.user / ".gemini" / "tmp" / "shop").mkdir(parents=True)
         self.gemini_md = self.user / ".gemini" / "GEMINI.md"
@@ -524,6 +523,25 @@ class Purge(AgentHome):
         found = {f["check"]: f for f in json.loads(self.cli("doctor", "--json").stdout)["checks"]}
         self.assertEqual(found["gemini lessons"]["status"], "fail")
         self.assertIn(str(self.private), found["gemini lessons"]["text"])
+
+    def test_doctor_says_a_repositorys_agents_md_git_would_commit_gets_no_lessons(self):
+        # The markers in an AGENTS.md git tracks: doctor said "✔ codex lessons: ... and the lessons
+        # of 1 project in <repo>/AGENTS.md", the lessons on their way into the next commit.
+        self.setup_cli("--yes", "--schedule", "none")
+        self.render_into_every_agent_file()
+        import subprocess
+        subprocess.run(["git", "-C", str(self.repo), "add", "-f", "AGENTS.md"], check=True, capture_output=True,
+                       env=dict(os.environ, GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull))
+        p = self.cli("doctor", "--json")
+        codex = [f for f in json.loads(p.stdout)["checks"] if f["check"] == "codex lessons"]
+        self.assertEqual(codex[0]["status"], "ok")
+        self.assertNotIn(str(self.repo_md), codex[0]["text"])
+        self.assertEqual([(f["status"], str(self.repo_md) in f["text"], "git tracks it" in f["text"])
+                          for f in codex[1:]], [("note", True, True)])
+        self.assertIn(".git/info/exclude", codex[1]["text"])
+        self.assertEqual(p.returncode, 0, p.stdout)
+        self.assertEqual(self.ok("render").returncode, 0)
+        self.assertNotIn("python3 -m unittest", self.repo_md.read_text())
 
 
 GEMINI_MD = b"# My Gemini notes\r\n\r\nAlways answer in British English.\r\n"

@@ -406,12 +406,17 @@ class LessonFromCodex(unittest.TestCase):
 
     def test_a_correction_typed_in_codex_reaches_claude_code_and_the_next_codex_session(self):
         os.makedirs(os.path.join(self.home, ".codex"))
+        os.makedirs(os.path.join(self.home, "claude"))       # Claude Code has run here too
+        Path(self.home, "claude", ".claude.json").write_text("{}")
         openmemory(self.home, "setup", "--yes", "--schedule", "none")
         cwd = os.path.join(self.home, "shop")
         os.makedirs(cwd)
         subprocess.run(["git", "init", "-q", cwd], check=True)
-        # The person asked for the project's lessons in its AGENTS.md: they put the markers there.
+        # The person asked for the project's lessons in its AGENTS.md: they put the markers there,
+        # in a file of theirs git ignores (no commit takes the lessons along).
         Path(cwd, "AGENTS.md").write_text("# Shop\n\n<!-- openmemory:begin -->\n<!-- openmemory:end -->\n")
+        with open(os.path.join(cwd, ".git", "info", "exclude"), "a") as f:
+            f.write("AGENTS.md\n")
         said = "No, don't use nosuchrunner here, use unittest: python3 -m unittest"
         for _ in range(2):      # the same correction in two sessions
             scenario = {"steps": [
