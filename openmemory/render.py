@@ -1202,15 +1202,29 @@ def agent_files(live: list, limit: int, optout: forget.OptOut, clones: Clones | 
                 else:
                     out[repo_file] = list(lessons)
     if agents.GEMINI in have:
-        out[paths.gemini_md()] = list(everywhere)
+        privates = {}       # each project's private MEMORY.md: its lessons (None: kept out)
         for root, short in agents.gemini_projects().items():
             private = agents.gemini_private_memory(short)
             if not private.parent.parent.is_dir() or not _usable_cwd(root):
                 continue    # a project Gemini no longer keeps
-            lessons = [] if optout.reason(root) else [l for l in by_identity.get(clones.identity(root), [])
-                                                      if clones.reaches(l, paths.project_of(root))]
-            if lessons or private.exists():
-                out.setdefault(private, []).extend(l for l in lessons if l not in out.get(private, []))
+            if optout.reason(root):
+                privates.setdefault(private, None)
+                continue
+            lessons = [l for l in by_identity.get(clones.identity(root), []) if clones.reaches(l, paths.project_of(root))]
+            mine = privates.get(private) or []
+            privates[private] = mine + [l for l in lessons if l not in mine]
+        # Gemini loads GEMINI.md and the project's private file both: a lesson for every project that
+        # says the rule of a project's own would be there twice. It leaves GEMINI.md for every
+        # project's private file, where one of the two is shown (one_rule_each: the project's own
+        # words unless the other names more).
+        own = [l for ls in privates.values() if ls for l in ls]
+        shared = [e for e in everywhere if any(wording.one_rule(e["text"], l["text"]) for l in own)]
+        out[paths.gemini_md()] = [e for e in everywhere if e not in shared]
+        for private, lessons in privates.items():
+            if lessons is not None and (lessons or shared or private.exists()):
+                out[private] = lessons + shared
+            elif lessons is None and private.exists():
+                out[private] = []
     for lessons in out.values():
         lessons.sort(key=lambda l: l["id"])
         lessons.sort(key=lambda l: (l["strength"], l["seen"], l["updated"] or ""), reverse=True)

@@ -72,6 +72,36 @@ class AgentFiles(AgentHome):
         self.assertFalse(self.codex.exists())          # the section, all it held, moved with the lessons
         self.assertIn(EVERYWHERE, self.gemini.read_text())
 
+    def test_gemini_loads_one_rule_once_in_the_projects_own_words(self):
+        # gemini-cli 0.61.0 loads ~/.gemini/GEMINI.md and the project's private MEMORY.md both
+        # (memory_files.canaries.json): "Always run the tests with `pytest -q`." (every project's)
+        # was in the one and shop's "In this repository run the tests with `pytest -q`, not
+        # `python -m unittest`." in the other, one rule twice in what Gemini read in shop.
+        every = "Always run the tests with `pytest -q`."
+        other = "Write commit messages in the imperative mood."
+        mine = "In this repository run the tests with `pytest -q`, not `python -m unittest`."
+        shop = self.gemini_project("shop")
+        blog_root = git_repository(Path(os.path.realpath(self.tmp)) / "blog")
+        projects = json.loads((self.user / ".gemini" / "projects.json").read_text())
+        projects["projects"][str(blog_root)] = "blog"
+        (self.user / ".gemini" / "projects.json").write_text(json.dumps(projects))
+        (self.user / ".gemini" / "tmp" / "blog").mkdir()
+        blog = agents.gemini_private_memory("blog")
+        add_lesson(self.db, every, seen=3, strength=1.5)
+        add_lesson(self.db, other, seen=3, strength=1.4)
+        add_lesson(self.db, mine, kind="project", cwd=str(self.repo), strength=1.2)
+        render.render(self.db)
+
+        def loaded(private):        # what Gemini reads in that project: GEMINI.md, then its private file
+            return [l for path in (self.gemini, private) for l in render._section_lines(path.read_text()) or []
+                    if l.startswith("- ")]
+        in_shop, in_blog = loaded(shop), loaded(blog)
+        self.assertEqual([l for l in in_shop if "pytest" in l], [f"- {mine} (seen in 1 session)"])
+        self.assertEqual([l for l in in_blog if "pytest" in l], [f"- {every} (seen in 3 sessions)"])
+        self.assertTrue(all(any(other in l for l in ls) for ls in (in_shop, in_blog)))
+        self.assertNotIn("pytest", self.gemini.read_text())
+        self.assertIn(other, self.gemini.read_text())           # what no project says otherwise stays global
+
     def test_a_projects_lesson_goes_to_geminis_private_memory_never_into_the_repository(self):
         private = self.gemini_project()
         add_lesson(self.db, PROJECT, kind="project", cwd=str(self.repo))

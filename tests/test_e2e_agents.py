@@ -469,6 +469,51 @@ class LessonFromCodex(unittest.TestCase):
         self.assertTrue(main and all("python3 -m unittest" in body for body in main), "the lesson reaches Gemini")
 
 
+class OneRuleOnceInGemini(unittest.TestCase):
+    """The real Gemini CLI reads ~/.gemini/GEMINI.md and the project's private MEMORY.md both: an
+    every-project rule and a project's own version of it went one into each, and reached its model
+    twice (lessons34 de-duplicated within one file only)."""
+
+    def setUp(self):
+        binary("gemini")
+        self.home = os.path.realpath(tempfile.mkdtemp(prefix="om-test-once-"))
+        self.addCleanup(shutil.rmtree, self.home, True)
+
+    def test_the_model_reads_the_projects_own_words_once(self):
+        from openmemory import store
+        from tests.test_render import add_lesson
+        os.makedirs(os.path.join(self.home, ".gemini"))
+        openmemory(self.home, "setup", "--yes", "--schedule", "none")
+        every = "Always run the tests with `pytest -q`."
+        mine = "In this repository run the tests with `pytest -q`, not `python -m unittest`."
+        roots = {}
+        for name in ("shop", "blog"):
+            roots[name] = os.path.join(self.home, name)
+            os.makedirs(roots[name])
+            subprocess.run(["git", "init", "-q", roots[name]], check=True)
+            r = e2e.run_gemini({"steps": [], "default": "Hello."}, ["hello"], home=self.home, cwd=roots[name])
+            self.assertEqual([t["rc"] for t in r["turns"]], [0], r["turns"])     # Gemini registers it
+        saved = os.environ.get("OPENMEMORY_HOME")
+        os.environ["OPENMEMORY_HOME"] = os.path.join(self.home, "om")
+        try:
+            with store.connect() as db:
+                add_lesson(db, every, seen=3, strength=1.5)
+                add_lesson(db, mine, cwd=roots["shop"], strength=1.2)
+        finally:
+            os.environ.pop("OPENMEMORY_HOME") if saved is None else os.environ.update(OPENMEMORY_HOME=saved)
+        openmemory(self.home, "render")
+        for name, want in (("shop", mine), ("blog", every)):
+            r = e2e.run_gemini({"steps": [], "default": "Hello."}, ["hello"], home=self.home, cwd=roots[name],
+                               log=os.path.join(self.home, f"{name}.jsonl"))
+            self.assertEqual([t["rc"] for t in r["turns"]], [0], r["turns"])
+            main = [json.dumps(e["body"], ensure_ascii=False) for e in e2e.read_jsonl(r["log"])
+                    if "systemInstruction" in e["body"] and e["body"].get("tools")]
+            self.assertTrue(main)
+            for body in main:
+                said = [line for line in (every, mine) if json.dumps(line, ensure_ascii=False)[1:-1] in body]
+                self.assertEqual(said, [want], name)
+
+
 class CatchUpFromCodex(unittest.TestCase):
     """With Codex alone and no nightly job (`--schedule none`), a Codex session's start catches up: the
     server Codex starts reads the session waiting since a night two days old, and sleeps on it."""
