@@ -1238,6 +1238,23 @@ HELD_FIX = ("to have this project's lessons there, the file must stay on this ma
             "your team shares), or remove the two openmemory lines")
 
 
+def codex_unreached(store: Store) -> list:
+    """The project folders of live lessons whose repository has no AGENTS.md with openmemory's
+    markers: Codex, which loads no project file of openmemory's elsewhere, meets their lessons
+    only through recall (doctor)."""
+    if agents.CODEX not in agents.found():
+        return []
+    clones, optout, out = Clones(store.session_cwds()), forget.OptOut(), []
+    for lesson in store.all_lessons():
+        cwd = lesson["cwd"]
+        if not cwd or not live(lesson) or lesson["vetoed"] or not _usable_cwd(cwd) or optout.reason(cwd):
+            continue
+        root = clones.roots(cwd)[0]
+        if root not in out and os.path.isdir(root) and not files.agent_instruction_file(Path(root) / "AGENTS.md"):
+            out.append(root)
+    return sorted(out)
+
+
 def held_back(store: Store) -> dict:
     """{a repository's AGENTS.md with openmemory's markers: why render writes no lessons there}
     (doctor): the files a project of a live lesson has, where git would commit them."""

@@ -1596,11 +1596,11 @@ def check_agents() -> list[Finding]:
         projects = render.agent_project_files()
     except OpenMemoryError:
         projects = {}       # render's own state unreadable: the render check says so
-    held = {}
+    held, unreached = {}, []
     if agents.CODEX in have:
         try:
             with store.connect() as db:
-                held = render.held_back(db)
+                held, unreached = render.held_back(db), render.codex_unreached(db)
         except Exception:  # noqa: BLE001
             held = {}       # the database check says why
     for agent, path in ((agents.CODEX, paths.codex_agents_md()), (agents.GEMINI, paths.gemini_md())):
@@ -1610,6 +1610,14 @@ def check_agents() -> list[Finding]:
         out.append(Finding("codex lessons", NOTE, f"{path} has openmemory's two lines, but {why}: render writes "
                                                   f"no lessons there (Codex has this project's lessons through "
                                                   f"recall only); {render.HELD_FIX}", render.HELD_FIX))
+    if unreached:
+        n = len(unreached)
+        out.append(Finding("codex lessons", NOTE, f"the lessons of {n} project{'' if n == 1 else 's'} "
+                                                  f"({', '.join(unreached[:3])}{', …' if n > 3 else ''}) reach Codex "
+                                                  f"through recall only: Codex loads no file of a project's but its "
+                                                  f"AGENTS.md; to have them there, put the two lines "
+                                                  f"`{render.BEGIN}` and `{render.END}` into an AGENTS.md of yours "
+                                                  f"that git ignores (`AGENTS.md` in .git/info/exclude)"))
     return out
 
 

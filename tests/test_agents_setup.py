@@ -524,6 +524,26 @@ class Purge(AgentHome):
         self.assertEqual(found["gemini lessons"]["status"], "fail")
         self.assertIn(str(self.private), found["gemini lessons"]["text"])
 
+    def test_doctor_names_the_projects_whose_lessons_reach_codex_through_recall_only(self):
+        # Codex alone for a week: a project's lesson learnt, in no file Codex loads (no markers in
+        # its AGENTS.md), and doctor said only "codex lessons: ~/.codex/AGENTS.md does not exist yet".
+        from pathlib import Path
+        from openmemory import store
+        from tests.test_render import add_lesson
+        self.setup_cli("--yes", "--schedule", "none")
+        repo = git_repository(Path(os.path.realpath(self.tmp)) / "shop")
+        with store.connect() as db:
+            add_lesson(db, "In this repository run the tests with python3 -m unittest", cwd=str(repo), strength=1.2)
+        notes = [f["text"] for f in json.loads(self.cli("doctor", "--json").stdout)["checks"]
+                 if f["check"] == "codex lessons" and "recall only" in f["text"]]
+        self.assertEqual(len(notes), 1, notes)
+        self.assertIn(f"the lessons of 1 project ({repo}) reach Codex through recall only", notes[0])
+        (repo / "AGENTS.md").write_text("<!-- openmemory:begin -->\n<!-- openmemory:end -->\n")
+        self.assertEqual(self.ok("render").returncode, 0)
+        self.assertIn("python3 -m unittest", (repo / "AGENTS.md").read_text())
+        checks = json.loads(self.cli("doctor", "--json").stdout)["checks"]
+        self.assertEqual([f["text"] for f in checks if "recall only" in f["text"]], [])
+
     def test_doctor_says_a_repositorys_agents_md_git_would_commit_gets_no_lessons(self):
         # The markers in an AGENTS.md git tracks: doctor said "✔ codex lessons: ... and the lessons
         # of 1 project in <repo>/AGENTS.md", the lessons on their way into the next commit.
