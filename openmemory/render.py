@@ -901,11 +901,11 @@ def index_line(lesson: dict, sources: list | None = None) -> str:
     seen = counts.seen_words(int(lesson["seen"]))
     hooks = [seen + (f", last {last[:10]}" if last else ""), seen]
     words = one_line(lesson["text"]).split(" ")
-    for hook in hooks:  # the lesson whole matters more than the date
-        for n in range(len(words), 0, -1):
-            title = " ".join(words[:n]) + ("" if n == len(words) else " …")
-            if n < len(words) and " ".join(words[:n]).count("`") % 2:
-                continue    # never cut inside a code span: its opening backtick would show as a stray one
+    for n in range(len(words), 0, -1):  # the lesson's words matter more than the date: it goes first
+        title = " ".join(words[:n]) + ("" if n == len(words) else " …")
+        if n < len(words) and " ".join(words[:n]).count("`") % 2:
+            continue    # never cut inside a code span: its opening backtick would show as a stray one
+        for hook in hooks:
             line = "- [" + neutralise(title) + link + hook
             if len(line) < LINE_CHARS:
                 return line

@@ -164,6 +164,19 @@ class LessonFiles(RenderCase):
         self.assertNotIn("\\`", line)
         self.assertEqual(line.split("](om-18.md)")[0].count("`") % 2, 0)
 
+    def test_a_lesson_that_fits_without_its_date_is_not_cut(self):
+        # A fresh-user pass: a lesson edited to 101 characters (`lessons edit` takes 150) lost its
+        # last words in MEMORY.md, "(else: relation "users" does not …", to keep the date.
+        text = 'In this repository run `pnpm db:migrate` before `sh seed.sh` (else: relation "users" does not exist).'
+        line = render.index_line({"id": 3, "text": text, "seen": 2, "kind": "project",
+                                  "updated": "2026-12-05T14:55:00Z"})
+        self.assertLess(len(line), render.LINE_CHARS)
+        self.assertEqual(line, "- [In this repository run `pnpm db:migrate` before `sh seed.sh` (else: relation "
+                               "\"users\" does not exist).](om-3.md) — seen in 2 sessions")
+        short = render.index_line({"id": 4, "text": "Run the tests with pytest -q.", "seen": 2, "kind": "project",
+                                   "updated": "2026-12-05T14:55:00Z"})
+        self.assertTrue(short.endswith("— seen in 2 sessions, last 2026-12-05"), short)  # the date when it fits
+
     def test_no_lessons_no_files(self):
         result = self.render()
         self.assertEqual(result["written"], [])
