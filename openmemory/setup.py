@@ -712,7 +712,22 @@ def undo_plan(purge: bool = False) -> list[Change]:
     changes += _undo_agents(rec)
     if purge:
         changes.append(_purge_change())
+    else:
+        changes += _lessons_kept()
     return changes
+
+
+def _lessons_kept() -> list[Change]:
+    """Without --purge the lessons render wrote stay in Claude Code's memory, which loads them at
+    every session start after the undo too: say so, and how to take them out."""
+    found = render.rendered()
+    lessons, sections = len(found["files"]) + len(found["left"]), len(found["sections"])
+    if not lessons and not sections:
+        return []
+    return [Change("memory", "keep", f"keep the lessons openmemory wrote into Claude Code's memory folders "
+                                     f"({lessons} lesson file{'' if lessons == 1 else 's'} and openmemory's section "
+                                     f"of {sections} MEMORY.md): Claude Code still loads them at every session "
+                                     f"start; `openmemory setup --undo --purge` removes them too")]
 
 
 def _purge_change() -> Change:

@@ -418,6 +418,26 @@ class Purge(SetupCase):
                       self.setup_cli("--undo", "--purge", "--dry-run").stdout)
         self.assertEqual(self.cli("setup", "--purge", "--yes").returncode, 2)  # --purge goes with --undo
 
+    def test_undo_without_purge_says_the_lessons_stay_where_claude_code_loads_them(self):
+        # A fresh-user pass: `setup --undo` said "done: removed what setup had added" while the next
+        # session still loaded three lessons from openmemory's section of MEMORY.md.
+        from openmemory import paths, store
+        from tests.test_render import add_lesson
+        shop = Path(os.path.realpath(self.tmp)) / "shop"
+        (shop / ".git").mkdir(parents=True)
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
+        with store.connect() as db:
+            add_lesson(db, "Run the tests with pytest -q, never unittest", cwd=str(shop), strength=1.5)
+        self.ok("render")
+        memory = paths.memory_dir_for(shop)
+        p = self.setup_cli("--undo", "--yes")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("= keep the lessons openmemory wrote into Claude Code's memory folders (1 lesson file and "
+                      "openmemory's section of 1 MEMORY.md): Claude Code still loads them at every session start; "
+                      "`openmemory setup --undo --purge` removes them too", p.stdout)
+        self.assertIn("pytest -q", (memory / "MEMORY.md").read_text())  # kept, as it says
+        self.assertEqual(sorted(os.listdir(memory)), ["MEMORY.md", "om-1.md"])
+
     def test_undo_purge_removes_the_folders_render_made_and_left_empty(self):
         # a project here with no Claude Code session yet: render made its project folder in
         # Claude Code's projects; purge takes it away again, and never a folder holding anything else
