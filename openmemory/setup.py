@@ -446,8 +446,16 @@ def _schedule_change(mode: str) -> Change:
             return Change("schedule", "keep", f"nightly sleep is a systemd user timer: {folder}/{schedule.UNIT}.timer")
 
         def run(rec):
-            unit_files = schedule.systemd_install(units)
+            # the folders the units and systemctl's link to the timer make (`~/.config/systemd/user`
+            # and `timers.target.wants` in it, where none was): undo takes them away when left empty
+            made = _missing_folders(folder / "timers.target.wants" / f"{schedule.UNIT}.timer")
+            try:
+                unit_files = schedule.systemd_install(units)
+            except BaseException:
+                _remove_made_folders(made)
+                raise
             rec["schedule"] = {"kind": "systemd", "files": unit_files, "units": units}
+            _note_made(rec, made)
         return Change("schedule", "add", f"add a systemd user timer {folder}/{schedule.UNIT}.timer "
                                          f"(03:30 daily, run at boot if missed): {command}", run)
     if kind == "launchd":

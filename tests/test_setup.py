@@ -326,7 +326,7 @@ class Setup(SetupCase):
         self.assertEqual(self.calls.read_text().splitlines(),
                          ["--user daemon-reload", "--user enable --now openmemory-sleep.timer"])
         self.assertEqual(self.setup_cli("--undo", "--yes").returncode, 0)
-        self.assertEqual(sorted(units.iterdir()), [])
+        self.assertFalse((self.tmp / "xdg").exists())  # the folders setup made for the units go too (a fresh-user pass)
         self.assertIn("--user disable --now openmemory-sleep.timer", self.calls.read_text())
 
         self.calls.unlink()
@@ -340,6 +340,14 @@ class Setup(SetupCase):
         self.assertEqual(self.calls.read_text().splitlines(), [f"load -w {agent}"])
         self.assertEqual(self.setup_cli("--undo", "--yes").returncode, 0)
         self.assertFalse(agent.exists())
+
+    def test_undo_leaves_a_systemd_folder_that_was_there_before(self):
+        units = self.tmp / "xdg" / "systemd" / "user"
+        units.mkdir(parents=True)
+        (units / "backup.timer").write_text("[Timer]\nOnCalendar=daily\n")
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "systemd").returncode, 0)
+        self.assertEqual(self.setup_cli("--undo", "--yes").returncode, 0)
+        self.assertEqual(sorted(p.name for p in units.iterdir()), ["backup.timer"])
 
     def test_a_deny_rule_for_a_tool_is_pointed_out_not_hidden_behind_the_allow(self):
         self.settings.write_text(json.dumps(dict(USER_SETTINGS, permissions={"deny": ["mcp__openmemory__show"]})))
@@ -355,8 +363,7 @@ class Setup(SetupCase):
         p = self.setup_cli("--yes", "--schedule", "systemd")
         self.assertNotEqual(p.returncode, 0)
         self.assertIn("Failed to connect to bus", p.stderr)
-        units = self.tmp / "xdg" / "systemd" / "user"
-        self.assertEqual(sorted(units.iterdir()) if units.exists() else [], [])   # nothing looks scheduled
+        self.assertFalse((self.tmp / "xdg").exists())   # nothing looks scheduled, no folder left behind
         self.assertNotIn("✔ nightly job", self.cli("doctor").stdout)
 
     def test_the_installed_hook_ingests_a_transcript_from_a_bare_environment(self):
