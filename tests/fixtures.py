@@ -138,6 +138,15 @@ class Transcript:
                 {"type": "tool_result", "content": text, "is_error": True, "tool_use_id": tid}]},
                 toolUseResult="Error: " + text)
             return
+        if output == "PROMPT_TOOL_REJECT":    # refused through a permission prompt tool (2.1.328, -p and the SDK)
+            words = is_error if isinstance(is_error, str) else ""
+            self._envelope("user", message={"role": "user", "content": [
+                {"type": "tool_result", "content": words, "is_error": True, "tool_use_id": tid}]},
+                toolUseResult="Error: " + words, toolDenialKind="permission-rule",
+                **({"holdsPersonsWords": True} if words else {}),
+                permissionDecision={"decision": "reject", "source": "user_reject",
+                                    "reasonCode": "bashMiss:no-rule-match"})
+            return
         if output == "REJECT":
             self._envelope("user", message={"role": "user", "content": [
                 {"type": "tool_result", "content": REJECTION, "is_error": True, "tool_use_id": tid}]},

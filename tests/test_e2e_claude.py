@@ -9,6 +9,7 @@ import glob
 import json
 import os
 import subprocess
+import sys
 import time
 import unittest
 
@@ -188,6 +189,59 @@ class Hook(ClaudeCode):
         [said] = self.episodes(kind="correction")
         self.assertIn(correction, said["gist"])
         self.assertIn("no_such_test_runner", said["facts"]["command"])
+
+
+# A permission prompt tool (`claude -p --permission-prompt-tool`, as an SDK host answers a prompt):
+# a stdio MCP server whose one tool refuses every call with the person's words.
+GATE = r"""
+import json, sys
+WORDS = sys.argv[1]
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    method, params = msg.get("method"), msg.get("params") or {}
+    if method == "initialize":
+        result = {"protocolVersion": params.get("protocolVersion"), "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "gate", "version": "0"}}
+    elif method == "tools/list":
+        result = {"tools": [{"name": "approve", "description": "Ask the person",
+                             "inputSchema": {"type": "object", "properties": {}}}]}
+    elif method == "tools/call":
+        answer = {"behavior": "deny", "message": WORDS}
+        result = {"content": [{"type": "text", "text": json.dumps(answer)}]}
+    else:
+        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": method}}),
+              flush=True)
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+"""
+
+
+class Refusal(ClaudeCode):
+    def test_a_refusal_through_a_permission_prompt_tool_is_a_correction_in_the_persons_words(self):
+        # Found by a fresh-user pass: the refused `npm test` was stored as an error whose output was
+        # the person's words ("`npm test` failed: No, never run ..."), never as their correction.
+        words = "No, never run npm test here, we use pnpm test"
+        gate = self.tmp / "gate.py"
+        gate.write_text(GATE)
+        scenario = {"steps": [
+            {"match": "run the tests", "reply": [{"text": "Running the tests."}, {"tool_use": {
+                "name": "Bash", "input": {"command": "npm test"}}}]},
+            {"match": "tool_result", "reply": [{"text": "OK, I won't run npm test."}]}]}
+        r = harness.run_session(scenario, ["run the tests"], home=str(self.user_home), cwd=str(self.work),
+                                mcp_config={"mcpServers": {"gate": {"command": sys.executable,
+                                                                    "args": [str(gate), words]}}},
+                                extra_args=["--permission-prompt-tool", "mcp__gate__approve"],
+                                env=self.child_env, timeout=120)
+        self.assertEqual(r["turns"][0]["rc"], 0, r["turns"])
+        self.assertEqual(self.tool_results(r), [(words, True)])     # what the model was told
+        with store.connect() as db:
+            ingest.ingest(db, [r["transcript"]])
+        self.assertEqual(self.episodes(kind="error"), [])
+        [said] = self.episodes(kind="correction")
+        self.assertIn(words, said["gist"])
+        self.assertEqual(said["facts"]["command"], "npm test")
 
 
 class Subagents(ClaudeCode):

@@ -76,6 +76,31 @@ class Surprises(unittest.TestCase):
                          ("dist is checked in, never delete it", True, "rm -rf dist", "refusal", c.legacy))
         self.assertTrue(c.legacy.startswith("toolu_"))
 
+    def test_a_refusal_through_a_permission_prompt_tool_is_a_correction_with_its_words(self):
+        # Found by a fresh-user pass with the real 2.1.328 (`claude -p --permission-prompt-tool`):
+        # the record says the person refused (permissionDecision.source "user_reject") and that the
+        # result is their words (holdsPersonsWords); it was read as `npm test` failing with them.
+        t = Transcript()
+        t.user("run the tests")
+        t.assistant(tools=[("Bash", {"command": "npm test"}, "PROMPT_TOOL_REJECT",
+                            "No, never run npm test here, we use pnpm test")])
+        t.assistant("OK, I won't run npm test.")
+        [c] = episodes.surprises_of(parse(t))
+        self.assertEqual((c.kind, c.text, c.rejected, c.command, c.form),
+                         ("correction", "No, never run npm test here, we use pnpm test", True, "npm test", "refusal"))
+        t = Transcript()
+        t.user("run the tests")
+        t.assistant(tools=[("Bash", {"command": "npm test"}, "PROMPT_TOOL_REJECT", True)])  # no words
+        [c] = episodes.surprises_of(parse(t))
+        self.assertEqual((c.kind, c.text, c.command), ("correction", "", "npm test"))
+
+    def test_a_failure_that_prints_a_refusals_words_stays_a_failure(self):
+        t = Transcript()
+        t.user("run the tests")
+        t.assistant(tools=[("Bash", {"command": "npm test"}, "Exit code 1\nNo, never run npm test here", True)])
+        [e] = episodes.surprises_of(parse(t))
+        self.assertEqual((e.kind, e.rejected), ("error", False))
+
     def test_a_run_of_refusals_is_one_correction_each(self):
         t = Transcript()
         t.user("clean up")
