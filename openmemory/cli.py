@@ -331,6 +331,8 @@ def cmd_lessons(args) -> int:
             from . import sleep
             sleep.told_approved(db, [{"id": ls["id"], "text": ls["text"]} for ls in lessons if not ls["vetoed"]],
                                 "edited" if args.action == "edit" else "approved")
+    if args.action == "edit":
+        _tell_cut(lessons[0])
     if args.json:
         _print_json({"lessons": [{"id": ls["id"], "state": review.state_name(ls), "text": ls["text"]}
                                  for ls in lessons], "render": render.summary(rendered)})
@@ -339,6 +341,17 @@ def cmd_lessons(args) -> int:
         print(review.brief(ls))
     print(render.summary(rendered), file=sys.stderr)
     return 0
+
+
+def _tell_cut(lesson: dict) -> None:
+    """One note when an edited lesson is longer than its MEMORY.md line holds: the line, which
+    loads at every session start, is cut there; the whole text is in its om-<id>.md."""
+    from . import render
+    cut = render.index_cut(lesson)
+    if cut is not None:
+        print(f"openmemory: note: MEMORY.md's line holds {len(cut)} of this lesson's {len(lesson['text'])} "
+              f"characters (\"{cut} …\"); the whole text is in {render.file_name(lesson)}, which the agent "
+              f"reads when the line leads it there", file=sys.stderr)
 
 
 PASSAGES_LISTED = 20     # a forget lists at most this many of the passages it takes

@@ -101,6 +101,20 @@ class LessonFiles(RenderCase):
         import hashlib
         self.assertEqual(written[str(topic)]["sha256"], hashlib.sha256(topic.read_bytes()).hexdigest())
 
+    def test_a_failure_lesson_the_person_edited_is_followed_not_expected_to_fail(self):
+        """Its text is theirs now: the file no longer tells the agent to expect a failure under it."""
+        from openmemory import review
+        lid = add_lesson(self.db, "Ask before running database migrations", kind="project", cwd=str(self.repo),
+                         strength=1.0, sources=[])
+        mine = "Run `make db-up` before any database migration in this repository"
+        review.edit(self.db, lid, mine)
+        self.render()
+        text = (self.memory / f"om-{lid}.md").read_text()
+        self.assertIn(mine, text)
+        how = text.split("**How to apply:** ", 1)[1].split("\n", 1)[0]
+        self.assertEqual(how, "Whenever this comes up in this project, do it this way from the start, "
+                              "without waiting to be told.")
+
     def test_golden_topic_file_and_memory_md(self):
         """The rendered files as a person reads them: a format change is a visible diff here."""
         lid = self.lesson(strength=1.3)

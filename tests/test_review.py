@@ -282,6 +282,23 @@ class ThepersonDecides(ReviewCase):
         self.assertEqual((entry["text"], entry["scope"], entry["edited"], entry["state"]),
                          (mine, "everywhere", True, "live"))
 
+    def test_an_edit_longer_than_memory_mds_line_says_what_reaches_it(self):
+        """150 characters are allowed; MEMORY.md's line, which loads at every session start, holds
+        fewer (its link and "seen in N sessions" share it): the edit says how many reach it."""
+        self.night(corrected(self.repo, 2), corrected(self.repo, 5))
+        mine = ("Run the tests with `pytest -q` from the repository root, never `python -m unittest`: "
+                "unittest cannot find the shop package nor its fixtures at all")
+        self.assertLessEqual(len(mine), 150)
+        p = self.ok("lessons", "edit", "lesson:1", mine)
+        [line] = [ln for ln in self.index().splitlines() if "(om-1.md)" in ln]
+        held = line[len("- ["):line.index(" …](om-1.md)")]
+        self.assertTrue(mine.startswith(held + " "), line)
+        self.assertIn(f"openmemory: note: MEMORY.md's line holds {len(held)} of this lesson's {len(mine)} characters "
+                      f"(\"{held} …\"); the whole text is in om-1.md", p.stderr)
+        self.assertIn(mine, (self.memory / "om-1.md").read_text())
+        short = self.ok("lessons", "edit", "lesson:1", "Run the tests with `pytest -q`.")
+        self.assertNotIn("MEMORY.md's line holds", short.stderr)
+
     def test_wrong_ids_and_texts_are_one_clear_line(self):
         self.night(corrected(self.repo, 2))
         for args, said in ((("approve", "lesson:9"), "no lesson 9 in memory"),
