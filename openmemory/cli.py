@@ -199,6 +199,7 @@ def cmd_forget(args) -> int:
     if not (episode_ids or lesson_ids or passage_ids or args.query or project or args.session is not None):
         raise errors.UsageError("say what to forget: ids as recall shows them (e12, p45, l3), --query Q, "
                               "--project PATH or --session ID")
+    named = set(episode_ids)        # the episodes named by id (a query, project or session finds the rest)
     with store.connect() as db:
         if args.query:
             found_e, found_l, found_p = forget.matching(db, args.query)
@@ -265,6 +266,7 @@ def cmd_forget(args) -> int:
             sleep.write_morning(sleep.morning_text(json.loads(report), sleep.PREDICTION_DAYS,
                                                    sleep.ARCHIVE_AFTER_DAYS))
         emptied, compacted = forget.finished(db)
+        same = _same_failures_kept(db, plan.episodes, named) if done is not None else []
     files_done = len(rendered["written"]) + len(rendered["removed"])
     if done is None:
         print(f"finished a forget that was stopped before its files were rewritten; {files_done} file(s) "
@@ -281,6 +283,11 @@ def cmd_forget(args) -> int:
         for sid in plan.kept_out:
             print(f"session {sid} is kept out of memory from now on (its line in {paths.ignore_list_path()}: "
                   f"delete it to let what the session says later in)", file=sys.stderr)
+        for title, ids in same:
+            shown = " ".join(f"e{i}" for i in ids)
+            print(f"openmemory: note: {_count(len(ids), 'other failure')} with the same cause as {clip(title, 80)} "
+                  f"{'stays' if len(ids) == 1 else 'stay'} in memory; to forget {'it' if len(ids) == 1 else 'them'} "
+                  f"too: openmemory forget {shown}", file=sys.stderr)
     if not compacted:
         print(f"openmemory: warning: {paths.db_path()} could not be compacted (see the log: no room on the disk "
               f"for a copy, or another writer), so its free space may still hold forgotten bytes; run the same "
@@ -352,6 +359,21 @@ def _tell_cut(lesson: dict) -> None:
         print(f"openmemory: note: MEMORY.md's line holds {len(cut)} of this lesson's {len(lesson['text'])} "
               f"characters (\"{cut} …\"); the whole text is in {render.file_name(lesson)}, which the agent "
               f"reads when the line leads it there", file=sys.stderr)
+
+
+def _same_failures_kept(db, forgotten: list, named: set) -> list:
+    """[(title, ids)]: for each failure forgotten by id (named), the failures with the same cause
+    key and command that stay (another session's same failure); forget never takes them unasked."""
+    gone, out, seen = {ep["id"] for ep in forgotten}, [], set()
+    for ep in forgotten:
+        facts = ep.get("facts") or {}
+        if ep.get("kind") != "error" or ep["id"] not in named or (facts.get("cause"), facts.get("command")) in seen:
+            continue
+        seen.add((facts.get("cause"), facts.get("command")))
+        ids = [i for i in db.same_failures(facts) if i not in gone]
+        if ids:
+            out.append((ep["title"], ids))
+    return out
 
 
 PASSAGES_LISTED = 20     # a forget lists at most this many of the passages it takes

@@ -1042,6 +1042,14 @@ class Store:
         return {row["id"]: _row(row, self._facts) for row in self._in(f"SELECT {columns} FROM episodes WHERE id IN (%s)",
                                                                           ids)}
 
+    def same_failures(self, facts: dict) -> list:
+        """The ids of the failures stored with this cause key and command (any session), in order."""
+        if not facts.get("cause"):
+            return []
+        return [r[0] for r in self._db.execute(
+            "SELECT id FROM episodes WHERE kind = 'error' AND json_extract(facts, '$.cause') = ? "
+            "AND json_extract(facts, '$.command') IS ? ORDER BY id", (facts["cause"], facts.get("command")))]
+
     def backing_sources(self, ids) -> dict:
         """{id: episode} as what backs a lesson reads them (backing.backers): the kind and session of
         each, and the facts of a correction only (a failure's are never read there: a lesson of a

@@ -1350,3 +1350,29 @@ class Campaign(TempHome):
         self.assertGreater(result["forgets"], 0)
         figures(f"\nforget campaign: {result['forgets']} forgets, {result['came_back']} came back; "
                 f"{result['survived']} of {result['kills']} kills mid-forget finished on the re-run")
+
+
+class ForgetOneOfTheSameFailures(TempHome):
+    def test_forgetting_one_failure_names_the_same_failure_of_other_sessions_and_keeps_it(self):
+        """The same failure in two sessions is two episodes: forget e<one> takes that one only and
+        says that the other stays, with the command that forgets it too."""
+        repo = Path(os.path.realpath(self.tmp)) / "shop"
+        (repo / ".git").mkdir(parents=True)
+        for day in (2, 3):
+            t = Transcript(cwd=str(repo), start=datetime(2026, 11, day, 9, tzinfo=timezone.utc))
+            t.user("run the tests")
+            t.assistant("Running them.", tools=[("Bash", {"command": "npm test"},
+                                                 "Exit code 1\nError: Cannot find module 'left-pad'", True)])
+            t.assistant("The module is missing; stopping here.")
+            t.write(project_folder(self.claude, repo))
+        self.ok("ingest")
+        with store.connect() as db:
+            first, second = [e["id"] for e in db.episodes("error")]
+        p = self.ok("forget", f"e{second}")
+        self.assertIn("forgot 1 episode(s)", p.stderr)
+        self.assertIn(f"openmemory: note: 1 other failure with the same cause as `npm test` failed", p.stderr)
+        self.assertIn(f"stays in memory; to forget it too: openmemory forget e{first}\n", p.stderr)
+        with store.connect() as db:
+            self.assertEqual([e["id"] for e in db.episodes("error")], [first])
+        again = self.ok("forget", f"e{first}")
+        self.assertNotIn("same cause", again.stderr)
