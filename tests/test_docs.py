@@ -27,6 +27,18 @@ def quick_start() -> list[str]:
 
 
 class Documents(TempHome):
+    def test_the_readmes_doctor_says_of_memory_folders_what_doctor_says_after_a_first_ingest(self):
+        """The README shows doctor after setup and a first ingest, before any night: Claude Code's
+        projects folder holds transcripts and no memory folder yet, and doctor says so."""
+        from tests.fixtures import project_folder, test_session
+        repo = self.tmp / "shop"
+        repo.mkdir()
+        test_session(cwd=str(repo)).write(project_folder(self.claude, str(repo)))
+        self.ok("ingest")
+        [line] = [ln for ln in self.cli("doctor").stdout.splitlines() if " memory folders: " in ln]
+        shown = README.split("$ ~/.openmemory-venv/bin/openmemory doctor\n", 1)[1].split("```", 1)[0]
+        self.assertIn(line.replace(str(self.claude), "/home/me/.claude") + "\n", shown)
+
     def test_every_verb_is_in_the_readme_and_has_help_text(self):
         found = verbs()
         self.assertGreaterEqual(set(found), {"ingest", "recall", "status", "sleep", "morning", "render",
