@@ -1272,30 +1272,59 @@ def _unwritable(path: Path) -> StoreError | None:
     return None
 
 
+READ_ONLY_RETRY_SECONDS = 2.0    # how long a reader that cannot write tries again while another process writes
+
+
+def _files_state(path: Path) -> tuple:
+    """Size and time of the database and of its -wal and -shm (None for one absent): what a writer changes."""
+    out = []
+    for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        try:
+            st = p.stat()
+            out.append((st.st_size, st.st_mtime_ns))
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
 def _connect_read_only(path: Path, why: StoreError) -> Store:
     """The database opened to read only, never written: SQLite's mode=ro, or, where it cannot
     make its -shm beside a WAL database (the folder read-only) and no WAL holds writes that the
     file lacks, immutable=1 (nothing else can write it there either). A schema this version would
     have to migrate first cannot be read so: said in one line with what to do."""
+    import time
     uri = "file:" + urllib.parse.quote(str(path)) + "?mode=ro"
     wal = Path(f"{path}-wal")
-    tries = [uri]
-    if not (wal.exists() and wal.stat().st_size) and not os.access(path.parent, os.W_OK | os.X_OK):
-        tries.append(uri + "&immutable=1")
-    db = None
-    for tried in tries:
-        try:
-            db = sqlite3.connect(tried, uri=True, isolation_level=None, check_same_thread=False)
-            db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone()
+    first, db, deadline = _files_state(path), None, None
+    while db is None:
+        tries = [uri]
+        if not (wal.exists() and wal.stat().st_size) and not os.access(path.parent, os.W_OK | os.X_OK):
+            tries.append(uri + "&immutable=1")
+        for tried in tries:
+            try:
+                db = sqlite3.connect(tried, uri=True, isolation_level=None, check_same_thread=False)
+                db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone()
+                break
+            except sqlite3.DatabaseError as e:
+                if db is not None:
+                    db.close()
+                    db = None
+                if is_damage(e):
+                    raise damaged(path, e) from e
+                error = e
+        if db is not None:
             break
-        except sqlite3.DatabaseError as e:
-            if db is not None:
-                db.close()
-                db = None
-            if is_damage(e):
-                raise damaged(path, e) from e
-            error = e
+        # Another process writing it makes and takes away its -wal and -shm beside it, which a
+        # reader that cannot write there needs as they were: "unable to open database file" or
+        # "attempt to write a readonly database" for a moment. Tried again for a while; said so.
+        deadline = deadline or time.monotonic() + READ_ONLY_RETRY_SECONDS
+        if time.monotonic() >= deadline:
+            break
+        time.sleep(0.05)
     if db is None:
+        if _files_state(path) != first:
+            raise StoreError(f"{why}; it could not be read as it is either: another process was writing it the "
+                             f"whole time ({error}); try again in a moment") from error
         raise StoreError(f"{why}; it could not be read as it is either ({error})") from error
     try:
         db.row_factory = sqlite3.Row

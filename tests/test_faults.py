@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import unittest
+from pathlib import Path
 from unittest import mock
 
 from openmemory import cli, mcp, store
@@ -209,6 +210,44 @@ class ReadOnlyFile(TempHome):
                                    f"writable folder\n")
         self.assertEqual(oct(self.db.stat().st_mode & 0o777), "0o444")
         self.assertEqual(self.db.read_bytes(), before)
+
+
+class ReadWhileAnotherWrites(TempHome):
+    def test_a_reader_that_cannot_write_waits_out_the_moment_a_writer_leaves_its_log_unreadable(self):
+        """Red-team pass: a reading verb on a database it may not write while its owner's process
+        writes it failed 2 reads in 69 with "it could not be read as it is either (unable to open
+        database file)": the writer's -wal there without its -shm, which a reader that cannot
+        write beside it cannot make. Held here until the writer closes: the read waits it out."""
+        import sqlite3
+        import time
+        prefix = as_another_user()
+        with store.connect() as db:
+            db.add_note("deploy with the blue pipeline", cwd=PROJECT)
+        path = self.home / "memory.db"
+        writer = sqlite3.connect(path)             # a write still in the log, as a writer leaves it
+        writer.execute("PRAGMA wal_autocheckpoint=0")
+        version = writer.execute("PRAGMA user_version").fetchone()[0]
+        writer.execute(f"PRAGMA user_version={version}")
+        writer.commit()
+        shutil.copy(f"{path}-wal", self.tmp / "log")
+        writer.close()
+        os.replace(self.tmp / "log", f"{path}-wal")
+        self.assertFalse(os.path.exists(f"{path}-shm"))
+        os.chmod(self.tmp, 0o755)
+        for p in (self.home, path, Path(f"{path}-wal")):
+            shutil.chown(p, 65534, 65534)
+        os.chmod(path, 0o444)
+        os.chmod(self.home, 0o500)
+        reader = subprocess.Popen([*prefix, sys.executable, "-m", "openmemory", "recall", "blue pipeline"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env(), cwd="/")
+        time.sleep(1)       # the reader has started and found the log; the writer then closes
+        closing = sqlite3.connect(path)
+        closing.execute("SELECT 1 FROM sqlite_master").fetchone()
+        closing.close()     # its log checkpointed and taken away, as a writer's last close does
+        out, err = reader.communicate(timeout=120)
+        self.assertEqual(reader.returncode, 0, err)
+        self.assertIn("deploy with the blue pipeline", out)
+        self.assertNotIn("could not be read", err)
 
 
 class ReadOnlyClaudeFolder(TempHome):
