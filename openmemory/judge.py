@@ -373,7 +373,7 @@ def failure_request(lesson: dict, sources: list, project: str = "", limit: int =
         after = _afterwards(f, command, len(by_session) == 1)
         label = f"Failure {n}" if len(by_session) == 1 else f"Session {n}"
         parts.append(f"{label} ({(e.get('at') or '')[:10]}): the agent ran "
-                     f"{llm.command_shown(redact(clip(' '.join(str(command).split()), 200)))}; it failed:\n"
+                     f"{_call_shown(command)}; it failed:\n"
                      f"<<<{quoted(chr(10).join(lines), 600)}>>>\nAfterwards: {after}.")
     parts.append("Judge the failure by the definitions. Answer with the JSON object only.")
     return Request(item=item, kind="failure", system=FAILURE_SYSTEM.format(limit=limit), user="\n\n".join(parts),
@@ -389,13 +389,19 @@ def _not_given(call: str, lines: list) -> str:
     return "" if any(dictated(flat, line) for line in lines) else call
 
 
+def _call_shown(call) -> str:
+    """A call as a failure's request shows it: on one line, redacted, cut at 200 characters, in a
+    code span none of its backticks closes (llm.command_shown)."""
+    return llm.command_shown(redact(clip(" ".join(str(call).split()), 200)))
+
+
 def _afterwards(f: dict, command: str, one_session: bool) -> str:
     """What the session did after a failure, as it happened (its facts): the call that used the
     file meant instead, the failed command run another way or again from the root, a step after
     which the same command worked, edits; never "the same command worked" where another call
     did (a Grep of `strategy/manual_commit`, then a Read of `manual_commit.go`)."""
     def ran(call):
-        return f"the agent later ran {llm.command_shown(redact(clip(' '.join(str(call).split()), 200)))}"
+        return f"the agent later ran {_call_shown(call)}"
     fix = f.get("fixed_by") or ""
     if f.get("found"):          # a file tool's path not found; a later call used the file meant
         if f.get("found_by"):
@@ -405,7 +411,7 @@ def _afterwards(f: dict, command: str, one_session: bool) -> str:
         if f.get("moved") or runs_otherwise(core_command(fix), core_command(command)):
             return ran(fix) + ", which worked"      # the failed command itself, put right or from the root
         return ran(fix) + ", and after it the same command worked"
-    worked = f"{llm.command_shown(redact(clip(' '.join(str(f['worked_as']).split()), 200)))} worked" if f.get("worked_as") \
+    worked = f"{_call_shown(f['worked_as'])} worked" if f.get("worked_as") \
         else "the same command worked"              # worked_as: the failed command with more to it
     if f.get("work"):
         return "the agent then edited the code, and " + worked

@@ -555,11 +555,10 @@ class Consolidation(SleepCase):
         shop = (paths.memory_dir_for(str(self.shop)) / "MEMORY.md").read_text()
         self.assertEqual(shop.count("never `go test` directly"), 1, shop)
 
-    def test_a_failure_elsewhere_does_not_make_a_rule_said_of_this_repository_every_projects(self):
-        # "in this repo ..." said in shop after `python -m unittest` failed; the same failure (a cause
-        # of no one project's) in blog, where nobody said anything: blog's failure joined shop's lesson
-        # by its cause and made the person's rule for shop one for every project, beside any lesson
-        # of the rule a project has of its own (the same rule twice in its MEMORY.md).
+    def said_of_shop_then_failed_in_blog(self, blog_days, night_between=None):
+        """shop's person says "in this repo we run the tests with pytest -q, never python -m unittest"
+        after its failure; then (after a night, when night_between) blog's `python -m unittest`
+        fails on each of blog_days, where nobody said anything."""
         failing = "Exit code 1\nImportError: Failed to import test module: tests"
         blog = self.tmp / "blog"
         (blog / ".git").mkdir(parents=True)
@@ -569,12 +568,22 @@ class Consolidation(SleepCase):
         t.user("no, in this repo we run the tests with pytest -q, never python -m unittest")
         t.assistant("Understood.", tools=[("Bash", {"command": "pytest -q"}, "12 passed in 0.4s", False)])
         self.write(t)
-        for day in (3, 4):
+        if night_between:
+            self.ingest()
+            self.sleep(night_between)
+        for day in blog_days:
             t = Transcript(cwd=str(blog), start=when(11, day))
             t.user("run the tests")
             t.assistant("Running the tests.", tools=[("Bash", {"command": "python -m unittest"}, failing, True)])
             t.assistant("They fail to import.")
             self.write(t)
+
+    def test_a_failure_elsewhere_does_not_make_a_rule_said_of_this_repository_every_projects(self):
+        # "in this repo ..." said in shop after `python -m unittest` failed; the same failure (a cause
+        # of no one project's) in blog, where nobody said anything: blog's failure joined shop's lesson
+        # by its cause and made the person's rule for shop one for every project, beside any lesson
+        # of the rule a project has of its own (the same rule twice in its MEMORY.md).
+        self.said_of_shop_then_failed_in_blog((3, 4))
         self.ingest()
         self.sleep(night(11, 5))
         [rule] = [ls for ls in self.lessons() if "pytest" in ls["text"]]
@@ -585,23 +594,7 @@ class Consolidation(SleepCase):
         # `python -m unittest` failures the next. That the person said it of shop was known only
         # the night they said it, so blog's failures joined it by its cause and made it every
         # project's (blog, where nobody said it, was told it).
-        failing = "Exit code 1\nImportError: Failed to import test module: tests"
-        blog = self.tmp / "blog"
-        (blog / ".git").mkdir(parents=True)
-        t = Transcript(cwd=str(self.shop), start=when(11, 2))
-        t.user("run the tests")
-        t.assistant("Running the tests.", tools=[("Bash", {"command": "python -m unittest"}, failing, True)])
-        t.user("no, in this repo we run the tests with pytest -q, never python -m unittest")
-        t.assistant("Understood.", tools=[("Bash", {"command": "pytest -q"}, "12 passed in 0.4s", False)])
-        self.write(t)
-        self.ingest()
-        self.sleep(night(11, 3))
-        for day in (4, 5):
-            t = Transcript(cwd=str(blog), start=when(11, day))
-            t.user("run the tests")
-            t.assistant("Running the tests.", tools=[("Bash", {"command": "python -m unittest"}, failing, True)])
-            t.assistant("They fail to import.")
-            self.write(t)
+        self.said_of_shop_then_failed_in_blog((4, 5), night_between=night(11, 3))
         self.ingest()
         self.sleep(night(11, 6))
         [rule] = [ls for ls in self.lessons() if "pytest" in ls["text"]]
