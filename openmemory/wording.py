@@ -394,6 +394,8 @@ def scoped(body: str, cwd, in_repository: bool | None = None) -> str:
     where = "In this repository" if in_repository else "In this project"
     if _QUOTED_LESSON.match(body):      # a quote: it goes to this project's memory as it is
         return _fit(body)
+    if _SAYS_WHERE.match(body):         # "This project uses X now": it says where already
+        return _fit(body[:1].upper() + body[1:])
     body = _HERE_ALREADY.sub(lambda m: "" if m.group().lower().startswith("in") else "the ", body, count=1)
     # ("This repo's config is ..." -> "the config is ...": the prefix says where)
     body = _unscope(body)
@@ -415,11 +417,26 @@ _LEADING_CLAUSE = re.compile(r"(?:in|on|when|whenever|if|unless|before|after|whi
                              r"within|outside)\s(?:`[^`\n]*`|[^,.;:`]){1,80},\s", re.I)
 
 
+# A lesson whose subject is the project itself ("This project uses tooluniverse now, not ...").
+_SAYS_WHERE = re.compile(r"(?i)(?:this|the)\s+(?:repo|repository|project|codebase)\s+[a-z]")
 _HERE_ALREADY = re.compile(r"(?i)^(?:in\s+(?:this|the)\s+(?:repo|repository|project|codebase),?\s+|"
                            r"(?:this|the)\s+(?:repo|repository|project|codebase)'s\s+(?=\S))")
 _FUNCTION_WORDS = frozenset("""a an the there this these those that it its each every all any both either neither no
     some most many few when whenever if unless before after while once until in on at for from with without by to
     as so then also first only always never do don't does doesn't is are was were be keep prefer""".split())
+
+
+# Verbs a lesson opens with, beyond those corrections read as an instruction (IMPERATIVE): the first
+# word of "Attach Linear working docs to the issue" is no name, "Linear" is.
+_VERBS = frozenset("""attach connect bump quote give treat trace link mint persist reproduce fetch clone verify
+    validate ensure confirm query export source load prefix suffix escape list find grep count compare assert
+    await wait retry request send post generate configure enable disable register declare define initialise
+    initialize reset clear close kill wrap unwrap upgrade downgrade bind mount unmount sign encrypt decrypt
+    hash encode decode parse serialize serialise render draw design plan review explain describe specify
+    choose pick select sort group filter map cache batch stream copy paste rewrite refactor extract inline
+    replace append insert prepend strip trim cut shorten lengthen limit cap bound guard check-in seed migrate
+    schedule route proxy tag label mark annotate note record report publish release version branch checkout
+    stash squash amend cherry-pick revert reopen resolve fix debug profile measure benchmark time""".split())
 
 
 def _common_first_word(body: str) -> bool:
@@ -431,12 +448,9 @@ def _common_first_word(body: str) -> bool:
     if not first[:1].isupper() or not first[1:2].islower():
         return False                    # "PR ...", "`make` ...", "x"
     bare = first.rstrip(".,:;!")
-    if bare.lower() in _FUNCTION_WORDS or IMPERATIVE.match(bare):
+    if bare.lower() in _FUNCTION_WORDS or IMPERATIVE.match(bare) or bare.lower() in _VERBS:
         return True
-    if any(c.isupper() for c in bare[1:]) or bare.endswith(("'s", "\u2019s")):
-        return False                    # "GitHub", "Claude's": a name
-    after = words[1].rstrip(".,:;!") if len(words) > 1 else ""
-    return not after[:1].isupper()      # "Claude Code's", "Claude Code transcript files": a name of two words
+    return False                        # "Docker ...", "Linear documents ...", "GitHub", "Claude Code's": a name, as written
 
 
 def said_of_this_project(facts: dict) -> bool:

@@ -235,6 +235,19 @@ class Wording(unittest.TestCase):
                                  "In this project, after changing `src/omp.lua`, check that the prompt still renders.")):
                 self.assertEqual(wording.scoped(body, str(plain)), shown)
                 self.assertEqual(wording.unscoped(shown), body)
+            # a judge's wordings on other people's sessions: a verb is no name, a name of one word
+            # keeps its capital, and a lesson about the project itself says where already
+            for body, shown in (("Attach Linear working docs to the issue, not to the project.",
+                                 "In this project attach Linear working docs to the issue, not to the project."),
+                                ("Connect Claude features through `claude login`, not an API key gateway.",
+                                 "In this project connect Claude features through `claude login`, not an API key gateway."),
+                                ("Linear documents can be attached to an issue.",
+                                 "In this project Linear documents can be attached to an issue."),
+                                ("Docker already runs on the host; use its services.",
+                                 "In this project Docker already runs on the host; use its services."),
+                                ("This project uses tooluniverse now, not umls-mcp-server.",
+                                 "This project uses tooluniverse now, not umls-mcp-server.")):
+                self.assertEqual(wording.scoped(body, str(plain)), shown)
             # the person's words quoted go as they are
             quote = 'After `git push` failed, the user said: "use --set-upstream".'
             self.assertEqual(wording.scoped(quote, str(plain)), quote)
