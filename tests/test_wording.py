@@ -194,6 +194,20 @@ class Wording(unittest.TestCase):
         self.assertEqual(wording.codify("don't use `npm`, and don't run it -- ever", []),
                          "don't use `npm`, and don't run it -- ever")
 
+    def test_a_fix_shown_as_the_failed_command_is_not_named(self):
+        # found on a recorded night over other people's sessions: another script run after the same
+        # `set -a && source ../../.env` worked, and both cut to the same words
+        failed = {"command": "set -a && source ../../.env && set +a && uv run python scripts/run_e2e.py 2>&1",
+                  "tool": "Bash", "error": ['psycopg2.errors.UndefinedColumn: column "structured" does not exist'],
+                  "fixed_by": "set -a && source ../../.env && set +a && uv run python scripts/check_schema.py"}
+        lesson = wording.error_lesson([failed, dict(failed, fixed_by="")])
+        self.assertNotIn("until", lesson)
+        self.assertIn("UndefinedColumn", lesson)
+        # a step that shows as itself is still named
+        seed = {"command": "npm run seed", "tool": "Bash", "error": ['error: relation "users" does not exist'],
+                "fixed_by": "npm run db:migrate"}
+        self.assertTrue(wording.error_lesson([seed]).endswith("until `npm run db:migrate` has run."))
+
     def test_scope_words(self):
         with TempFolder() as tmp:
             repo = Path(tmp) / "repo"
