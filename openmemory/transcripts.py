@@ -599,10 +599,32 @@ def clean_user_text(text: str) -> str:
     """The person's own words: harness blocks and local-command records removed."""
     if text.strip().startswith(_DROP_PREFIXES):
         return ""  # the whole record is the harness's: command output, a task notification
-    text = _MEMORY_INPUT.sub("", _without_blocks(text)).strip()
+    text = _after_host_blocks(_MEMORY_INPUT.sub("", _without_blocks(text)).strip())
     if not text or text.startswith(_DROP_PREFIXES) or text.startswith(_INTERRUPTED):
         return ""
     return text
+
+
+# A block the host wrote where a person's turn opens, under a tag of its own: a machine's name,
+# lowercase words joined by "-" or "_" (Claude Desktop's `<ci-monitor-event>` and
+# `<create-pr-command>`, Conductor's `<system_instruction>`, agent teams' `<teammate-message>`,
+# a background agent's `<agent-notification>`). Such records carry the person's marks
+# (`origin: human`, `promptSource`), so only the words tell them. Words typed after the block
+# (a queued "skip on CI runners" joined to an event) are the person's. A block whose closing tag
+# is not there is left as it is: a person's paste that opens with a tag.
+_HOST_TAG = re.compile(r"<([a-z][a-z0-9]*(?:[-_][a-z0-9]+)+)(?:\s[^<>]{0,200})?>")
+
+
+def _after_host_blocks(text: str) -> str:
+    """text after the host's blocks that open it, each to the last closing tag of its name."""
+    while True:
+        opened = _HOST_TAG.match(text)
+        if not opened:
+            return text
+        end = text.rfind(f"</{opened.group(1)}>")
+        if end < opened.end():
+            return text
+        text = text[end + len(opened.group(1)) + 3:].strip()
 
 
 def _on_assistant(s: Session, rec: dict, by_message: dict, calls: dict, pending: dict) -> None:

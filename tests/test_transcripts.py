@@ -90,6 +90,28 @@ class UserText(unittest.TestCase):
         self.assertEqual([p.text for p in s.prompts], ["fix the login bug", "and check the logout too"])
         self.assertEqual([(x.uuid, x.source) for x in s.turns if x.source == "summary"], [("cs", "summary")])
 
+    def test_a_block_a_host_opened_the_turn_with_is_not_the_persons_words(self):
+        # Claude Desktop (2.1.222) writes its CI monitor's events and its "Create PR" button's
+        # instructions as user records marked as typed (origin human, promptSource sdk);
+        # Conductor wraps the typed prompt after its own instructions; agent teams send
+        # teammates' messages. Only words after such a block are the person's.
+        t = Transcript()
+        t.user("add the llm-agents packages")
+        t.assistant("Added.")
+        t.user('<ci-monitor-event>CI check "nix-format" failed on PR #2351. Run `gh pr checks 2351` to see '
+               "details, then fix the failing check.</ci-monitor-event>")
+        t.assistant("Fixing the format.")
+        t.queued("<ci-monitor-event>CI checks failed on PR #2351.</ci-monitor-event> hmm  skip on CI runners")
+        t.user("<create-pr-command>\n## Overview\n\nCreate a pull request for the changes in this session.\n"
+               "</create-pr-command>")
+        t.user("<system_instruction>\nThe branch was renamed to fix-login.\n</system_instruction>\n\n"
+               "no, the test still fails")
+        t.user('<teammate-message teammate_id="researcher">\nI finished the survey.\n</teammate-message>')
+        t.user("<my-widget> renders twice, fix it")        # a tag the person typed, no block
+        self.assertEqual([p.text for p in parse(t).prompts],
+                         ["add the llm-agents packages", "hmm  skip on CI runners", "no, the test still fails",
+                          "<my-widget> renders twice, fix it"])
+
     def test_an_approved_plan_is_the_agents_plan_not_the_persons_words(self):
         t = Transcript()
         t.user("Implement the following plan:\n\n# Fix the version check\n\n1. Cache the result")
