@@ -84,7 +84,9 @@ _WRONG_FACT = _Source(r"""(?xi)
     | \b(?:that|this|it)'?s\s+(?:an?\s+|so\s+|really\s+|pretty\s+)*(?:\w+\s+)?(?:ancient|outdated|deprecated|
         obsolete|years\s+old)\b""")
 # Pushback phrased as a question: it presumes the agent is wrong ("didn't we already ...?",
-# "why is X still there?", "isn't that years old?", "I see four uncommitted files?").
+# "why is X still there?", "isn't that years old?", "I see four uncommitted files?"). "still" of
+# the person's own time or understanding presumes nothing ("how can I test this while still on a
+# branch?", "I still don't understand why the subagent can't reach the MCP server?").
 _PUSHBACK = _Source(r"""(?xi)
       \b(?:didn'?t|did\s+not|haven'?t|weren'?t|aren'?t|wasn'?t|isn'?t|shouldn'?t|doesn'?t|don'?t)\s+(?:we|you|it|
         that|this|there|they)\b | \bdidn'?t\s+i\s+(?:say|tell|ask|mention)\b
@@ -94,8 +96,9 @@ _PUSHBACK = _Source(r"""(?xi)
     | \bwhy\b[^?]*\b(?:not|no|n't)\b | ^(?:\w+\s*[,:]\s*)?you\s+(?:wrote|said|claimed)\b
     | \bwhy\s+(?:is|are|does|do|did|was|were)\b.*\b(?:still|again|back|there|here|not|twice)\b
     | \bwhy\s+(?:would|did|are|were)\s+you\b
-    | \b(?:still|already|again|uncommitted|ancient|outdated|deprecated|obsolete|years?\s+old|old\s+version|
-        implausible|wrong|broken|missing|twice|two\s+different)\b""")
+    | \b(?:(?<!\bwhile\s)(?<!\bwhen\s)(?<!\bi\s)still|already|again|uncommitted|ancient|outdated|deprecated|obsolete|
+        years?\s+old|old\s+version|implausible|wrong|broken|missing|twice|two\s+different)\b
+    | \bi\s+still\b(?!\s+(?:don'?t|do\s+not|can'?t|cannot)\s+(?:understand|get|see|know)\s+(?:why|how|what)\b)""")
 _ASKS = _Source(r"(?i)\b(?:can|could|would|will) (?:you|we)\b|\bplease\b")   # a request, not pushback
 _PLAIN_QUESTION = re.compile(r"(?i)^(?:(?:ok(?:ay)?|so|and|sure|also)[\s,.]+)*(?:did|have|has|are|were|is|was|do|"
                              r"does)\s+(?:you|we|it|they)\b")

@@ -462,3 +462,21 @@ class ALongPaste(unittest.TestCase):
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual(done.stdout.strip(), "100001 ['- item', 'and this one too']")
 
+
+
+class AcrossPeople(unittest.TestCase):
+    """rules38: shapes found in the sessions of more than one person (the dev team and public3's
+    five others), each with paraphrased messages that must read as they do and near misses."""
+
+    def verdict(self, said, agent="Done: the form now posts to /api/save and the tests pass."):
+        return corrections.correction_verdict(said, agent)[0]
+
+    def test_still_said_of_the_agents_work_is_pushback_and_still_said_of_the_person_is_not(self):
+        for said in ["is the login test still failing?", "why is the old flag still there?",
+                     "are you still calling the v1 client?", "I still see the old banner on the page?"]:
+            self.assertEqual(self.verdict(said), "correction", said)
+        for said in ["how do I try these pages while still on a feature branch?",
+                     "when still on main, can I run the deploy preview?",
+                     "I still don't understand why the worker cannot reach the queue?",
+                     "i still dont get how the cache key is built?"]:
+            self.assertNotEqual(self.verdict(said), "correction", said)
