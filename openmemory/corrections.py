@@ -249,6 +249,30 @@ def pasted_failure(text: str) -> bool:
     return len(lines) >= 2 and any(_FAIL_LINE.match(line) for line in lines)
 
 
+# The person saying, beside failing output, that something is wrong or asking for help ("hmm
+# something's wrong: `Error: ...`", a log then "HALP"): the failure is theirs to report, whether
+# or not the agent had said it was done. Read on their own lines and on a line's words outside
+# its code spans, never on a line of the output ("Error: something went wrong" is the tool's).
+_TROUBLE = re.compile(r"""(?xi)\bsomething(?:'s|\s+is|\s+was)?\s+(?:(?:still|really|seriously|definitely|clearly)\s+)?
+        (?:wrong|off|broken)\b | \b(?:something|it)\s+went\s+wrong\b | ^\W*(?:ha+l+p+|he+l+p+)\W*$""", re.M)
+_FAILURE_WORD = re.compile(r"(?i)(?:error|exception)\b|\b(?:failed|failure|fatal|panic(?:ked)?)\b")  # "TypeError" too
+
+
+def reports_trouble(text: str) -> bool:
+    """Whether the person says something is wrong (_TROUBLE) beside failing output: pasted lines
+    (pasted_failure) or an error quoted in a code span."""
+    if not _TROUBLE.search(text or ""):
+        return False                # most messages: one search
+    spans = _CODE_SPAN.findall(text)
+    if not (pasted_failure(text) or any(_FAILURE_WORD.search(span) for span in spans)):
+        return False
+    for line in text.splitlines():
+        words = _CODE_SPAN.sub(" ", line).strip()
+        if words and not _log_line(words) and not _FAIL_LINE.match(words) and _TROUBLE.search(words):
+            return True
+    return False
+
+
 # A review finding pasted bare, as a review tool writes one: about the code in the third person
 # (no "I", "you", "we", no question), naming it (`Foo()`, `pkg.Func`, `CamelCase`), and saying
 # what is wrong with it or what to consider ("it can hang indefinitely", "is checked but not
@@ -497,6 +521,8 @@ def correction_verdict(text: str, agent_said: str = "", refused: bool = False, i
             return "correction", "question"
     if review_findings(t) or bare_finding(t):
         return "correction", "review"
+    if reports_trouble(t):
+        return "correction", "pasted-failure"      # "something's wrong: `Error: ...`", a log then "HALP"
     if pasted_failure(t):
         return ("correction" if _CLAIM.search((agent_said or "")[-600:]) else "doubtful"), "pasted-failure"
     if len(t) > _EARLY and lasting_sentence(t[_EARLY:]):

@@ -480,3 +480,16 @@ class AcrossPeople(unittest.TestCase):
                      "I still don't understand why the worker cannot reach the queue?",
                      "i still dont get how the cache key is built?"]:
             self.assertNotEqual(self.verdict(said), "correction", said)
+
+    def test_something_wrong_said_beside_failing_output_is_a_correction_whether_or_not_done_was_claimed(self):
+        looked = "I've looked at the worktree setup."            # no claim of being done
+        for said in ["hm, something's wrong: `TypeError: cannot read properties of undefined (reading 'id')`",
+                     "npm run build\nERROR: failed to resolve ./routes\nexit code 1\n\nhelp!",
+                     "something went wrong again:\nfatal: unable to read tree 4b1c\nerror: failed to push"]:
+            self.assertEqual(corrections.correction_verdict(said, looked), ("correction", "pasted-failure"), said)
+        # the words in the output are the tool's; no failure beside the words; help asked for
+        self.assertEqual(corrections.correction_verdict("Error: Something went wrong\n  at load (app.js:3)", looked),
+                         ("doubtful", "pasted-failure"))
+        for said in ["something is off with the spacing, make it 8px", "something's wrong with my wifi, one sec",
+                     "can you help me write the `parse_error` test?", "help me understand the `failed` state"]:
+            self.assertNotEqual(self.verdict(said, looked), "correction", said)
