@@ -613,7 +613,7 @@ _LASTING = _Source(r"\b(?:don'?t|do not|never|always|only|stop|avoid|prefer|inst
 _STANDING = _Source(r"(?i)\b(?:always|never|from now on|going forward|in (?:the )?future|every ?time|whenever|"
                     r"everywhere|in this (?:repo|repository|project|codebase)|"
                     r"(?<!so )(?<!if )(?<!that )(?<!when )(?<!until )we (?:always|never|only|don'?t|do not)|"
-                    r"don'?t ever|next time)\b")
+                    r"don'?t ever|(?:should|must|shall)(?:n'?t|\s+not)\s+(?:\w+\s+){0,3}?ever|next time)\b")
 # Where _STANDING finds nothing in a message it finds nothing in a sentence lasting_sentence
 # cuts from it, but for the word boundary at its end (a cut can end a word): so without that.
 _MAY_STAND = _Source(_STANDING.pattern.removesuffix(r"\b"), _STANDING.flags)
@@ -625,6 +625,14 @@ FACT = _Source(r"(?:\b(?:is|are|lives?|goes|go|belongs?|runs?|sits?|comes?)\b|'s
                r"\brather than\b)", re.I)
 # "it's `make lint`, not `npm run lint`": code set against code is a fact, not a diagnosis
 _CODE_CONTRAST = re.compile(r"`[^`]+`,?\s+not\s+`[^`]+`")
+# A claim about a named thing set straight with what it is ("claude stop is not correct, that is
+# at the end of the turn", "the full schema should not be updated ever, it is a snapshot"): the
+# claim judged wrong or a rule, then what the thing is, where or when. Not a pronoun's state of the
+# moment ("it's not right, it's too small", "the page isn't loading, it's blank").
+_SET_STRAIGHT = re.compile(r"""(?xi)^(?!(?:it|that|this|they|there|he|she|you|i|we)\b)(?:[\w`'".-]+\s+){1,4}?
+    (?:(?:is|are|was|were)(?:n'?t|\s+not)\s+(?:correct|right|true|accurate|how|what|where|when)\b
+       | (?:should|must|shall)(?:n'?t|\s+not)\s+\w)[^,;]{0,60},\s+(?:since\s+|because\s+)?
+    (?:it|that|this|they)(?:'s|\s+is|\s+are|'re)\s+(?:only\s+|just\s+)?(?:a|an|the|at|in|on|for|when|where|part\s+of)\s""")
 # ... but not a diagnosis of the moment ("the issue is the linter, not db:generate").
 _DIAGNOSIS = re.compile(r"^(?:the\s+(?:issue|problem|bug|cause|error|reason|fix|culprit)|it|it'?s|that|that'?s|"
                         r"this|this is|i|i'?m|we'?re|you|you'?re|maybe|probably|seems)\b", re.I)
@@ -841,6 +849,8 @@ def _judge(raw: str):
         if strong or (marked and _CONCRETE.search(s)):
             return s, "imperative"
         return None
+    if _SET_STRAIGHT.match(s):
+        return s, "fact"                # "claude stop is not correct, that is at the end of the turn"
     if FACT.search(s) and (not _DIAGNOSIS.match(s) or _CODE_CONTRAST.search(s)):
         return s, "fact"
     if re.search(r"(?i),\s+(?:please\s+)?(?:don'?t|do not|never|always)\s+(?!worry|bother|mind)\w+", s):

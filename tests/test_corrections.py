@@ -493,3 +493,21 @@ class AcrossPeople(unittest.TestCase):
         for said in ["something is off with the spacing, make it 8px", "something's wrong with my wifi, one sec",
                      "can you help me write the `parse_error` test?", "help me understand the `failed` state"]:
             self.assertNotEqual(self.verdict(said, looked), "correction", said)
+
+    def test_a_claim_about_a_named_thing_set_straight_with_what_it_is_lasts(self):
+        for said, standing in [("the retry flag is not correct, that is for uploads only", False),
+                               ("no. the pre-push hook is not where it runs, it is in the CI job", False),
+                               ("the changelog should not be edited by hand, it is a generated file", False),
+                               ("the seed data must not be changed ever, it is the fixture of the e2e suite", True)]:
+            kept = corrections.what_lasts(said, "words")
+            self.assertEqual((kept["kind"], kept["lasting"], kept["standing"]), ("fact", True, standing), said)
+        # "must not … ever" is a standing rule said in a first message; "does not ever", "haven't ever" describe
+        self.assertEqual(corrections.correction_verdict(
+            "please tidy the docs. the seed data must not be changed ever, it is the fixture of the e2e suite.",
+            first=True)[0], "standing")
+        for said in ["I haven't ever seen this error, it is new to me", "the job does not ever finish, it is stuck"]:
+            self.assertIsNone(corrections.correction_verdict(said, first=True)[0], said)
+        # a pronoun's state, or a taste about this one change, is of the moment
+        for said in ["the page isn't loading, it's blank", "it's not right, it is the wrong color",
+                     "the button is not right, it's too small", "the build is not correct, it is still failing"]:
+            self.assertNotEqual(corrections.what_lasts(said, "words")["kind"], "fact", said)
