@@ -660,7 +660,9 @@ _REMEMBER = re.compile(r"(?i)^\s*(?:and\s+|also\s+)?(?:please\s+)?(?:remember|no
 _MOMENT = _Source(r"(?i)\b(?:again|still|right now|for now|this time|wth|looks like|seems|i think|maybe|"
                   r"probably|yet|this test|this file|the other one|the other file|"
                   r"for a (?:second|sec|moment|minute|bit))\b|\?$"
-                  r"|^(?:don'?t\s+|do not\s+|never\s+)?\w+\s+(?:it|that|this|them|those|these)\b(?!\s+(?:is|are)\b)")
+                  r"|^(?:don'?t\s+|do not\s+|never\s+)?\w+\s+(?:it|that|this|them|those|these)\b(?!\s+(?:is|are)\b)"
+                  # "(we) don't need to restore the server": a step is unneeded now, no rule
+                  r"|^(?:don'?t|do not|no)\s+(?:need|have)\s+to\b")
 # Markers that alone do not make an instruction last: they need something concrete with them
 # (code, a path, a flag, a tool) or a standing word ("use the other file" is of the moment).
 _FIRM = _Source(r"(?i)\b(?:never|always|don'?t|do not|avoid|stop|prefer|rather than|'d rather|must)\b|,\s*not\b")

@@ -511,3 +511,17 @@ class AcrossPeople(unittest.TestCase):
         for said in ["the page isn't loading, it's blank", "it's not right, it is the wrong color",
                      "the button is not right, it's too small", "the build is not correct, it is still failing"]:
             self.assertNotEqual(corrections.what_lasts(said, "words")["kind"], "fact", said)
+
+
+class NoNeed(unittest.TestCase):
+    """A step said to be unneeded ("we don't need to restore the old server") is no rule: found on
+    a first night over public4, where it went live as "In this project don't need to restore the
+    umls-mcp-server." (its labeller: a redirect of the moment)."""
+
+    def test_a_step_said_to_be_unneeded_makes_no_lesson_and_a_convention_still_does(self):
+        for said in ["We don't need to bring back the old auth service", "we don't have to rebuild the image",
+                     "no need to run the seed script by hand"]:
+            self.assertIsNone(corrections.lasting_sentence(said), said)
+        for said, rule in [("we don't commit generated clients", "don't commit generated clients"),
+                           ("we don't use npm here, use pnpm", "don't use npm here, use pnpm")]:
+            self.assertEqual(corrections.lasting_sentence(said)[0], rule)
