@@ -452,7 +452,13 @@ def _common_first_word(body: str) -> bool:
     bare = first.rstrip(".,:;!")
     if bare.lower() in _FUNCTION_WORDS or IMPERATIVE.match(bare) or bare.lower() in _VERBS:
         return True
-    return False                        # "Docker ...", "Linear documents ...", "GitHub", "Claude Code's": a name, as written
+    if any(c.isupper() for c in bare[1:]) or bare.endswith(("'s", "\u2019s")):
+        return False                    # "GitHub", "Claude's": a name
+    # Else a capital only a sentence's start gave ("Bare `python` is not on PATH", "Auto mode blocks
+    # ...") or a name of one word ("Docker already runs"): no list tells them apart, and a name
+    # lower case ("docker") reads as people type it where "In this project Bare ..." reads as a slip.
+    after = words[1].rstrip(".,:;!") if len(words) > 1 else ""
+    return not after[:1].isupper()      # "Claude Code's", "Claude Code transcript files": a name of two words
 
 
 def said_of_this_project(facts: dict) -> bool:

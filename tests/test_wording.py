@@ -249,16 +249,16 @@ class Wording(unittest.TestCase):
                                  "In this project, after changing `src/omp.lua`, check that the prompt still renders.")):
                 self.assertEqual(wording.scoped(body, str(plain)), shown)
                 self.assertEqual(wording.unscoped(shown), body)
-            # a judge's wordings on other people's sessions: a verb is no name, a name of one word
-            # keeps its capital, and a lesson about the project itself says where already
+            # a judge's wordings on other people's sessions: a verb is no name, a capital only the
+            # sentence's start gave goes, and a lesson about the project itself says where already
             for body, shown in (("Attach Linear working docs to the issue, not to the project.",
                                  "In this project attach Linear working docs to the issue, not to the project."),
                                 ("Connect Claude features through `claude login`, not an API key gateway.",
                                  "In this project connect Claude features through `claude login`, not an API key gateway."),
-                                ("Linear documents can be attached to an issue.",
-                                 "In this project Linear documents can be attached to an issue."),
-                                ("Docker already runs on the host; use its services.",
-                                 "In this project Docker already runs on the host; use its services."),
+                                ("Bare `python` is not on PATH; run it through the project environment.",
+                                 "In this project bare `python` is not on PATH; run it through the project environment."),
+                                ("Auto mode blocks `sudo sysctl -w`; give the person the command.",
+                                 "In this project auto mode blocks `sudo sysctl -w`; give the person the command."),
                                 ("This project uses tooluniverse now, not umls-mcp-server.",
                                  "This project uses tooluniverse now, not umls-mcp-server.")):
                 self.assertEqual(wording.scoped(body, str(plain)), shown)
