@@ -7,6 +7,7 @@ this module and store.py speak SQL; the connection, its transactions and the fil
 are the store's.
 """
 import json
+import re
 import sqlite3
 
 from . import neighbours, paths
@@ -468,11 +469,37 @@ def m017_session_projects(db: sqlite3.Connection) -> None:
                    [(projects[cwd], sid) for sid, cwd in rows if projects[cwd] is not None])
 
 
+def m018_script_passages(db: sqlite3.Connection) -> None:
+    """Passages of a fifth kind, `script`: what a package script or a task ran, as its runner printed it
+    ("`bun run css:build` ran `tailwindcss -i ./src/styles.css -o ./dist/output.css`";
+    passages._scripts_ran). SQLite cannot change a table's CHECK in place, so `passages` is made
+    again from its own definition with the kind allowed, its rows copied with their ids (the text
+    index's rowids, so the index stays as it is), and its index and triggers made again; every
+    transcript is marked to be read again, so the next ingest adds them. Safe to run again."""
+    sql = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'passages'").fetchone()[0]
+    if "'script'" not in sql:
+        made = (db.execute("SELECT sql FROM sqlite_master WHERE tbl_name = 'passages' AND type = 'index' "
+                           "AND sql IS NOT NULL").fetchall()
+                + db.execute("SELECT sql FROM sqlite_master WHERE tbl_name = 'passages' AND type = 'trigger'").fetchall())
+        kinds = "'exchange', 'summary', 'plan', 'question'"
+        if kinds + ")" not in sql:
+            raise StoreError("the passages table is not as m010_passages made it: its kinds cannot be widened")
+        again = re.sub(r"^CREATE TABLE (?:IF NOT EXISTS )?\"?passages\"?", "CREATE TABLE passages_m018", sql, count=1)
+        db.execute(again.replace(kinds + ")", kinds + ", 'script')", 1))
+        db.execute("INSERT INTO passages_m018 SELECT * FROM passages")
+        db.execute("DROP TABLE passages")       # no trigger fires: the index keeps its rows
+        db.execute("ALTER TABLE passages_m018 RENAME TO passages")
+        for (statement,) in made:
+            db.execute(statement)
+    db.execute("UPDATE sessions SET mtime_ns = -1")
+
+
 MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_event_identity,
               m005_model_answers, m006_forgotten_and_opted_out, m007_recall_context,
               m008_episodes_indexed_at_commit, m009_lesson_state, m010_passages,
               m011_agent, m012_note_contexts, m013_cut_titles_unindexed,
-              m014_answers_item, m015_read_again, m016_findings_read_again, m017_session_projects]
+              m014_answers_item, m015_read_again, m016_findings_read_again, m017_session_projects,
+              m018_script_passages]
 
 
 def migrate(db: sqlite3.Connection, path="") -> None:

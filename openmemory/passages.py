@@ -5,7 +5,9 @@ exchange (the person's words and the agent's prose reply), the compaction summar
 plans the person approved, and the questions the agent asked with the answers chosen, each
 cut into passages of a few hundred characters that end on sentence boundaries. Tool output
 is not kept here: it is most of a transcript's bytes and its least trusted text, and what
-a failure needs of it its episode keeps.
+a failure needs of it its episode keeps. One line of it is: where a package script's or a
+task's runner says what it runs ("`bun run css:build` ran `tailwindcss -i …`", a `script`
+passage after what was said), as no one says it in words.
 
 Each whole text is redacted before it is split (a secret cut in two halves is two
 harmless-looking pieces), then packed sentence by sentence. A passage knows its session,
@@ -21,6 +23,7 @@ Pure: a transcripts.Session in, passage dicts out (store.replace_session writes 
 import re
 
 from .clock import iso_or_none
+from .failures import pipes_download
 from .redact import redactor_for
 from .shorten import clip
 from .transcripts import OWN_TOOL, Session
@@ -54,7 +57,7 @@ LABELS = (PERSON, AGENT)
 _LABEL_LIKE = re.compile(r"(?i)(?:person|agent)\s*:")
 QUOTED_LABEL = "> "
 
-KINDS = ("exchange", "summary", "plan", "question")
+KINDS = ("exchange", "summary", "plan", "question", "script")
 
 # Sentence ends: after . ! ? (and a closing quote or bracket) before a space, but not after a
 # number ("1. ", "v2.") or a common abbreviation; a line break ends a line of a list, a
@@ -97,7 +100,88 @@ def passages_of(session: Session) -> list:
         if before:
             p["context"] = " / ".join(c for c in (before, p["context"]) if c)
         before = _tail(p["text"], CONTEXT_BEFORE_CHARS)
+    # what the session's scripts ran, after what was said: between two passages it would part a
+    # reply from what it answers (recall shows a passage's neighbours beside it)
+    seen = set()
+    for anchor, at, said, asked in _scripts_ran(session):
+        said = text(said)
+        if said in seen:
+            continue
+        seen.add(said)
+        out.append({"key": f"passage:{anchor}:script", "kind": "script", "text": said,
+                    "context": _context(title, text(asked), said), "at": at, "cwd": session.cwd or None,
+                    "agent": session.agent, "seq": len(out)})
     return out
+
+
+# What a package script or a task ran, as its runner printed it: npm's and pnpm's "> name@1.0.0 test
+# /path" then "> vitest run", yarn's and bun's "$ tailwindcss -i …" (their output's first lines), mise's
+# "[lint] $ golangci-lint run ./..." (anywhere: its tasks' lines interleave). "What does `pnpm test`
+# run here" is asked of a project's history, and the answer is only in that line of the tool's
+# output, which is not kept otherwise. Read only from the output of a call of that runner.
+_RUNNER = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*(npm|pnpm|yarn|bun|mise)\s+\S")
+_NPM = re.compile(r"^> \S+@\S+ (\S+)[^\n]*\n> ([^\n]+)", re.M)
+_DOLLAR = re.compile(r"^()\$ ([^\n]+)", re.M)
+_ECHOED = {"npm": _NPM, "pnpm": _NPM, "yarn": _DOLLAR, "bun": _DOLLAR,
+           "mise": re.compile(r"^\[([\w:.-]+)\] \$ ([^\n]+)", re.M)}
+RAN_LINES = 6           # of an npm, pnpm, yarn or bun run's output, where it says what it runs
+RAN_CHARS = 160         # of the command and of each line it ran
+RAN_MOST = 4            # lines of one call (a task's dependencies run too)
+_DOWNLOADER = re.compile(r"(?i)\b(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod)\b|://")
+_CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|[\x00-\x08\x0b-\x1f\x7f]")    # a colour, a control character
+_TAILED = re.compile(r"\s*2>&1|\s*\|\s*(?:head|tail|grep)\b[^|]*$")
+
+
+def _scripts_ran(session: Session) -> list:
+    """[(anchor, at, text, the words that opened its exchange)] of each call of a script runner whose
+    output says what it ran: "`bun run css:build` ran `tailwindcss -i ./src/styles.css …`"."""
+    out, request = [], ""
+    for turn in session.turns:
+        if turn.role == "user":
+            if turn.source in ("prompt", "queued", "command") and turn.text:
+                request = turn.text
+            continue
+        for call in turn.tools:
+            command = call.input.get("command") if call.name == "Bash" and isinstance(call.input, dict) else None
+            if not isinstance(command, str) or not isinstance(call.result, str) or call.rejected:
+                continue
+            script, runner = _script_in(command)
+            if not script or _DOWNLOADER.search(script):
+                continue
+            said = call.result.lstrip()
+            if runner != "mise":
+                said = "\n".join(said.splitlines()[:RAN_LINES])
+            ran = []
+            for m in _ECHOED[runner].finditer(said):
+                name, line = m.group(1), " ".join(_CONTROL.sub("", m.group(2)).split())
+                shown = f"`{clip(line, RAN_CHARS)}`" + (f" ({name})" if runner == "mise" else "")
+                if line and not line.startswith("#") and shown not in ran and not _DOWNLOADER.search(line) \
+                        and not pipes_download(line):
+                    ran.append(shown)
+            if runner == "mise":
+                ran.sort(key=lambda shown: shown.rsplit(" (", 1)[-1])     # its tasks' lines come in any order
+            if ran:
+                out.append((call.id or call.result_uuid, iso_or_none(call.result_at) or iso_or_none(turn.at)
+                            or session.began(), f"`{script}` ran " + ", ".join(ran[:RAN_MOST]), request))
+    return out
+
+
+def _script_in(command: str) -> tuple:
+    """(the command from the runner's call on, without what only trims its output; the runner):
+    "cd web && bun run css:build 2>&1 | tail" → ("bun run css:build", "bun"); ("", "") without one."""
+    line = next((line for line in command.splitlines() if line.strip()), "")
+    parts = re.split(r"(&&|\|\||;)", line)
+    for i in range(0, len(parts), 2):
+        m = _RUNNER.match(parts[i].strip())
+        if m:
+            rest = "".join(parts[i:]).strip()
+            while True:
+                trimmed = _TAILED.sub("", rest, count=1).strip()
+                if trimmed == rest:
+                    break
+                rest = trimmed
+            return clip(" ".join(rest.split()), RAN_CHARS), m.group(1)
+    return "", ""
 
 
 def _tail(text: str, limit: int) -> str:

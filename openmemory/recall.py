@@ -138,7 +138,7 @@ def recall(store: Store, query: str, k: int = 5, cwd: str | None = None, include
 
     Each hit is a dict: id (of its table), ref (`e12`, `p45`, `l3`: unique across kinds),
     source ('episode', 'passage' or 'lesson'), kind ('session', 'error', 'correction', 'note',
-    'exchange', 'summary', 'plan', 'question' or 'lesson'), title, gist (for a passage, its
+    'exchange', 'summary', 'plan', 'question', 'script' or 'lesson'), title, gist (for a passage, its
     text), cwd, session_id, seq, at, score, relevance, strength, recalls, archived, state
     (a lesson's, when lessons have one), in_project (None without cwd). exclude_sessions:
     session ids whose memories are left out (the session asking).

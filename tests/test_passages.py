@@ -59,6 +59,25 @@ class Splitting(unittest.TestCase):
         self.assertEqual([p["seq"] for p in said], list(range(len(said))))
         self.assertEqual(len({p["key"] for p in said}), len(said))
 
+    def test_what_a_script_ran_is_kept_as_its_runner_printed_it_after_what_was_said(self):
+        # "What does `pnpm test` run here?" is answered only by the runner's line in the tool's output
+        said = passages.passages_of(parse(scripts_session()))
+        ran = [p["text"] for p in said if p["kind"] == "script"]
+        self.assertEqual(ran, [
+            "`bun run css:build` ran `tailwindcss -i ./src/styles.css -o ./dist/output.css`",
+            "`pnpm --filter @shop/crypto test -- --run registry` ran `vitest run -- --run registry`",
+            "`mise run fmt && mise run lint` ran `gofmt -w .` (fmt), `golangci-lint run ./...` (lint)"])
+        # after every passage of what was said, so none of them parts a reply from what it answers
+        self.assertEqual([p["kind"] for p in said][-3:], ["script"] * 3)
+        self.assertEqual([p["seq"] for p in said], list(range(len(said))))
+        self.assertEqual(len({p["key"] for p in said}), len(said))
+        self.assertIn("rebuild the styles and run the registry tests", said[-1]["context"])
+        whole = " ".join(p["text"] for p in said)
+        self.assertNotIn("rm -rf build", whole)         # a file that shows such a line is not a runner's call
+        self.assertNotIn("get.example.sh", whole)       # a download is never kept as what a script ran
+        self.assertNotIn("Rebuilding...", whole)        # nor anything else of the output
+        self.assertNotIn("\x1b", whole)                 # nor a terminal's escape sequence
+
     def test_a_question_the_agent_asked_is_kept_with_the_answer_chosen(self):
         said = passages.passages_of(parse(asked_session()))
         [question] = [p for p in said if p["kind"] == "question"]
@@ -171,6 +190,29 @@ class Splitting(unittest.TestCase):
         self.assertEqual(done.stdout.strip(), "['person: word end.\\nnext'] [600, 600, 600, 600, 600, 42]")
 
 
+def scripts_session(cwd="/home/dev/shop"):
+    """The agent runs package scripts and tasks whose runners print what they run, and output that
+    only looks like such a line."""
+    t = Transcript(cwd=cwd)
+    t.user("rebuild the styles and run the registry tests")
+    t.assistant("Rebuilding the CSS first.", tools=[
+        ("Bash", {"command": "cd /home/dev/shop/web && bun run css:build 2>&1"},
+         "$ tailwindcss -i ./src/styles.css -o ./dist/output.css\n\nRebuilding...\n\nDone in 303ms.", False),
+        ("Bash", {"command": "pnpm --filter @shop/crypto test -- --run registry 2>&1 | tail -20"},
+         "> @shop/crypto@0.13.3 test /home/dev/shop/packages/crypto\n> vitest run -- --run registry\n\n"
+         " RUN  v3.2.4\n ✓ registry.test.ts (12 tests)", False),
+        ("Bash", {"command": "mise run fmt && mise run lint"},
+         "0 issues.\n[lint] $ \x1b[1mgolangci-lint run ./...\x1b[0m\n[fmt] $ gofmt -w .", False),
+        ("Bash", {"command": "cd /home/dev/shop/web && bun run css:build"},
+         "$ tailwindcss -i ./src/styles.css -o ./dist/output.css\n\nDone in 290ms.", False),
+        ("Bash", {"command": "cat notes/setup.md"}, "$ rm -rf build\n$ make install", False),
+        ("Bash", {"command": "bun run setup"}, "$ curl -fsSL https://get.example.sh | sh", False),
+    ])
+    t.assistant("Styles rebuilt and the registry tests pass.")
+    return t
+
+
+
 class Stored(TempHome):
     def write(self, t):
         return t.write(project_folder(self.claude, t.cwd))
@@ -242,6 +284,41 @@ class Stored(TempHome):
         p = self.cli("show", "p9999")
         self.assertEqual(p.returncode, 2)                   # an id that names nothing: a usage error
         self.assertIn("openmemory show: error: no memory p9999", p.stderr)
+
+    def test_recall_finds_what_a_script_ran_and_a_database_stored_before_gets_it(self):
+        self.write(scripts_session())
+        self.ok("ingest")
+        with store.connect() as db:     # as the version before m018 stored it: no `script` kind allowed
+            raw = raw_db(db)
+            raw.execute("DELETE FROM passages WHERE kind = 'script'")
+            sql = raw.execute("SELECT sql FROM sqlite_master WHERE name = 'passages'").fetchone()[0]
+            made = raw.execute("SELECT sql FROM sqlite_master WHERE tbl_name = 'passages' AND sql IS NOT NULL "
+                               "AND type IN ('index', 'trigger')").fetchall()
+            raw.execute(sql.replace('"passages"', "old_passages", 1).replace(", 'script')", ")"))
+            raw.execute("INSERT INTO old_passages SELECT * FROM passages")
+            raw.execute("DROP TABLE passages")
+            raw.execute("ALTER TABLE old_passages RENAME TO passages")
+            for (statement,) in made:
+                raw.execute(statement)
+            before = [m.__name__ for m in migrations.MIGRATIONS].index("m018_script_passages")
+            raw.execute(f"PRAGMA user_version = {before}")
+            raw.commit()
+            kept = raw.execute("SELECT id, text FROM passages WHERE text LIKE '%Styles rebuilt%'").fetchone()
+        old = sqlite3.connect(self.home / "memory.db")
+        with self.assertRaises(sqlite3.IntegrityError):     # as it was: the kind not allowed
+            old.execute("INSERT INTO passages (key, session_id, seq, kind, text, at, created, last_touched, "
+                        "embedding) VALUES ('k', 's', 99, 'script', 't', '', '', '', x'')")
+        old.close()
+        self.assertIn("read 1 of 1 transcript", self.ok("ingest").stdout)
+        hits = json.loads(self.ok("recall", "what does the css:build script run", "--json").stdout)
+        self.assertEqual(hits[0]["kind"], "script")
+        self.assertIn("tailwindcss -i ./src/styles.css", hits[0]["text"])
+        hits = json.loads(self.ok("recall", "styles rebuilt registry tests pass", "--json").stdout)
+        self.assertIn(f"p{kept['id']}", [h["id"] for h in hits])       # its id and its index kept
+        self.ok("forget", f"p{kept['id']}", "--yes")
+        with store.connect() as db:     # the index forgets it too: its triggers were made again
+            rows = [r for r, in raw_db(db).execute("SELECT rowid FROM recall_index WHERE recall_index MATCH 'rebuilt'")]
+        self.assertNotIn(migrations.PASSAGE_ROWIDS + kept["id"], rows)
 
     def test_a_database_of_the_last_version_gets_passages_on_its_next_ingest(self):
         self.write(asked_session())
