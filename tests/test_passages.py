@@ -402,6 +402,28 @@ class WhatAHitShows(TempHome):
         self.assertIn("person: hmm are the first two tests really testing something?", [h.get("asked") for h in hits])
         self.assertIn("person: remove the first two", [h.get("reply") for h in hits])
 
+    def test_a_whole_passage_is_shown_whole_with_the_last_sentence_that_says_what_was_done(self):
+        # A passage is cut to PASSAGE_CHARS so that a hit shows it whole: cut shorter, its end went,
+        # where a reply says what was done ("Done. … the change is in ContentBrowserModal.tsx:130").
+        t = Transcript(cwd="/home/dev/shop")
+        t.user("when the browser modal holds a single file it should be selected by default")
+        reply = ("The auto-select logic belongs in the shared browser modal, so every browser gets it. "
+                 "I read the modal's reset effect first, which runs whenever the modal opens. "
+                 "It clears the selection and scrolls the list back to the top, and it already knows "
+                 "how many items the modal holds, so it is the place to select the only one. "
+                 "The skills and linked docs browsers use the same modal, so they need no change. ")
+        done = "Done: a modal with a single item selects it on opening, in `ContentBrowserModal.tsx:130`."
+        t.assistant(reply + done)
+        t.write(project_folder(self.claude, t.cwd))
+        self.ok("ingest")
+        with store.connect() as db:
+            [text] = [r for r, in raw_db(db).execute("SELECT text FROM passages WHERE text LIKE '%auto-select logic%'")]
+        self.assertGreater(len(text), 560)
+        shown = self.ok("recall", "browser modal single file selected by default").stdout
+        [block] = [b for b in shown.split("\n\n") if b.startswith("[p") and "auto-select logic" in b]
+        self.assertIn(text, block)                  # all of it, the last sentence too
+        self.assertIn("ContentBrowserModal.tsx:130", block)
+
     def test_a_hit_that_holds_the_persons_words_and_ends_with_a_proposal_shows_the_reply_to_it(self):
         # The passage holds a short request of the person's and the agent's answer, which ends with a
         # proposal; the person's answer to the proposal opens the next passage.
