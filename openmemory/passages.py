@@ -127,6 +127,7 @@ _ECHOED = {"npm": _NPM, "pnpm": _NPM, "yarn": _DOLLAR, "bun": _DOLLAR,
 RAN_LINES = 6           # of an npm, pnpm, yarn or bun run's output, where it says what it runs
 RAN_CHARS = 160         # of the command and of each line it ran
 RAN_MOST = 4            # lines of one call (a task's dependencies run too)
+RAN_READ = 100_000      # characters of a mise run's output read for them (a test run's can be megabytes)
 _DOWNLOADER = re.compile(r"(?i)\b(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod)\b|://")
 _CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|[\x00-\x08\x0b-\x1f\x7f]")    # a colour, a control character
 _TAILED = re.compile(r"\s*2>&1|\s*\|\s*(?:head|tail|grep)\b[^|]*$")
@@ -148,7 +149,7 @@ def _scripts_ran(session: Session) -> list:
             script, runner = _script_in(command)
             if not script or _DOWNLOADER.search(script):
                 continue
-            said = call.result.lstrip()
+            said = call.result.lstrip()[:RAN_READ if runner == "mise" else RAN_LINES * RAN_CHARS * 2]
             if runner != "mise":
                 said = "\n".join(said.splitlines()[:RAN_LINES])
             ran = []
