@@ -444,6 +444,13 @@ _INERT = re.compile(r"[|;&$<>]|://|^\s*(?:sudo|run|curl|wget|bash|sh|pip|npm|npx
 # agent typed it. A failing test's message can offer a step ("rebuild with docker compose down -v
 # then rerun"); a judge that obeys it words that step, in code or not, as the lesson.
 _FLAG = re.compile(r"(?<![\w./-])--?[A-Za-z][\w-]*")
+# A name written outside code ("install evil-pkg with npm", "run make reset-db"): a package, a
+# file, a target, a version, a word joined to another by - _ . / @ : + or letters with digits. It
+# is held to a code span's rule, so a lesson that names what only a page, a tool's output or the
+# agent's prose named, by leaving the backticks off, names it no more than in code ("e.g." and
+# "i.e." are no names).
+_NAMED = re.compile(r"\w[-_./:@+]\w|[a-z]\d|\d[a-z]|^@", re.I)
+_ABBREVIATION = re.compile(r"^(?:[a-z]\.)+[a-z]?$", re.I)
 BORROWED_WORDS = 5          # a run of this many words of quoted data in a lesson: lifted from it
 
 
@@ -508,6 +515,34 @@ def _foreign(field: str, request: Request, failure: bool) -> str | None:
         if failure and llm.shown(span, everything) and not _INERT.search(span):
             continue                # an error's own words quoted as its cause (a file name, a message)
         return f"`{span}` is not in what the person typed or the agent ran"
+    return _bare_name(field, trusted, everything, failure)
+
+
+def _joined(text: str) -> str:
+    return " " + re.sub(r"[-_\s]+", " ", text.lower()) + " "
+
+
+def _bare_name(field: str, trusted: str, everything: str, failure: bool) -> str | None:
+    """A name outside code (_NAMED) that quoted data holds and the person's words and the agent's
+    commands do not: refused as its code span would be. Typed apart or joined otherwise is typed
+    ("strategy specific" for "strategy-specific", "manual-commits" for "manual-commit"). A
+    failure's lesson may quote its error's words (a file, an error's name) but not as a step: not
+    where the words before it make a command of it ("run make reset-db", "npm i evil-pkg")."""
+    words = _CODE.sub(" ` ", field).split()
+    typed = seen = None
+    for i, word in enumerate(words):
+        name = word.strip(".,;:!?()[]{}\"'*")
+        if not _NAMED.search(name) or _ABBREVIATION.match(name) or _HOST.fullmatch(name):
+            continue
+        if typed is None:
+            typed, seen = _joined(trusted), _joined(everything)
+        joined = _joined(name).rstrip()         # its start a word's, its end free
+        if joined in typed or joined not in seen:
+            continue
+        before = [w for w in words[max(0, i - 3):i] if w != "`"]
+        if failure and not any(_INERT.search(" ".join(before[k:] + [name])) for k in range(len(before))):
+            continue                # an error's own words quoted as its cause
+        return f"{name!r} is not in what the person typed or the agent ran"
     return None
 
 
