@@ -36,12 +36,13 @@ repeated failure; the rest waits for the next night.
 import json
 import logging
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from . import embed, llm, render, review
 from .corrections import own_lines
 from .episodes import SETTLED, shown_as
-from .failures import cause_key, dictated, is_askable, is_lesson_error, is_work_failure, pipes_download
+from .failures import cause_key, dictated, is_askable, is_lesson_error, is_work_failure, pipes_download, plain
 from .paths import project_of, same_project
 from .passages import AGENT, PERSON
 from .redact import redact
@@ -449,6 +450,7 @@ _FLAG = re.compile(r"(?<![\w./-])--?[A-Za-z][\w-]*")
 # is held to a code span's rule, so a lesson that names what only a page, a tool's output or the
 # agent's prose named, by leaving the backticks off, names it no more than in code ("e.g." and
 # "i.e." are no names).
+_NAME = re.compile(r"[\w@][\w@./:+-]*\w")        # a word and what joins it to others ("evil-pkg's": evil-pkg)
 _NAMED = re.compile(r"\w[-_./:@+]\w|[a-z]\d|\d[a-z]|^@", re.I)
 _ABBREVIATION = re.compile(r"^(?:[a-z]\.)+[a-z]?$", re.I)
 BORROWED_WORDS = 5          # a run of this many words of quoted data in a lesson: lifted from it
@@ -459,6 +461,18 @@ def pipes_download_into_shell(text: str) -> bool:
     or saved to a file first: `curl … -o i.sh && bash i.sh`): failures.pipes_download, the one
     definition a failure's fix and a correction's lesson are held to."""
     return pipes_download(text or "")
+
+
+# Dashes that read as a hyphen ("evil\u2011pkg", a non-breaking hyphen), after NFKC has made a
+# fullwidth letter or hyphen the plain one.
+_DASHES = re.compile("[\u2010-\u2015\u2212\ufe58\ufe63\uff0d]")
+
+
+def _folded(text: str) -> str:
+    """A field of the judge's answer as the trust checks read it: as an agent reads it, no mark no
+    one sees inside a word (failures.plain: "x.exa\u200bmple" is rendered "x.example"), a fullwidth
+    or compatibility character as its plain one, a dash that reads as a hyphen a hyphen."""
+    return _DASHES.sub("-", unicodedata.normalize("NFKC", plain(text)))
 
 
 def _object(text: str):
@@ -501,8 +515,8 @@ def _lifted(line: str, quoted_text: str, trusted: str) -> str | None:
 def _foreign(field: str, request: Request, failure: bool) -> str | None:
     """What in a lesson or fix comes from nowhere it may: a URL or host, a flag, or a command, that
     only quoted data holds (or nothing shown at all)."""
-    trusted = " ".join(request.trusted.lower().split())
-    everything = " ".join((request.trusted + "\n" + request.quoted).lower().split())
+    trusted = " ".join(_folded(request.trusted).lower().split())
+    everything = " ".join(_folded(request.trusted + "\n" + request.quoted).lower().split())
     for flag in _FLAG.findall(field):
         if not re.search(r"(?<![\w-])" + re.escape(flag.lower()) + r"(?![\w-])", trusted):
             return f"{flag!r} is a flag no one typed"
@@ -519,7 +533,9 @@ def _foreign(field: str, request: Request, failure: bool) -> str | None:
 
 
 def _joined(text: str) -> str:
-    return " " + re.sub(r"[-_\s]+", " ", text.lower()) + " "
+    """text as words and names, lower case, one space between, hyphens, underscores, quotes and
+    backticks as spaces: a name is found in it whatever joins its words or wraps it."""
+    return " " + " ".join(re.sub(r"[^\w@./:+]|_", " ", text.lower()).split()) + " "
 
 
 def _bare_name(field: str, trusted: str, everything: str, failure: bool) -> str | None:
@@ -528,10 +544,10 @@ def _bare_name(field: str, trusted: str, everything: str, failure: bool) -> str 
     ("strategy specific" for "strategy-specific", "manual-commits" for "manual-commit"). A
     failure's lesson may quote its error's words (a file, an error's name) but not as a step: not
     where the words before it make a command of it ("run make reset-db", "npm i evil-pkg")."""
-    words = _CODE.sub(" ` ", field).split()
+    text = _CODE.sub(" ` ", field)
     typed = seen = None
-    for i, word in enumerate(words):
-        name = word.strip(".,;:!?()[]{}\"'*")
+    for found in _NAME.finditer(text):
+        name = found.group()
         if not _NAMED.search(name) or _ABBREVIATION.match(name) or _HOST.fullmatch(name):
             continue
         if typed is None:
@@ -539,7 +555,7 @@ def _bare_name(field: str, trusted: str, everything: str, failure: bool) -> str 
         joined = _joined(name).rstrip()         # its start a word's, its end free
         if joined in typed or joined not in seen:
             continue
-        before = [w for w in words[max(0, i - 3):i] if w != "`"]
+        before = [w for w in text[:found.start()].split()[-3:] if w != "`"]
         if failure and not any(_INERT.search(" ".join(before[k:] + [name])) for k in range(len(before))):
             continue                # an error's own words quoted as its cause
         return f"{name!r} is not in what the person typed or the agent ran"
@@ -571,8 +587,9 @@ def _checked(found, request: Request) -> tuple:
     if lasting is None or correction is None:
         return None, "no true or false for " + ("lasting" if lasting is None else "correction")
     lasting = lasting and correction
-    fields = {k: " ".join(str(found.get(k) or "").split()) for k in ("lesson", "cause", "fix", "why")}
-    for name, value in fields.items():
+    fields = {k: " ".join(plain(str(found.get(k) or "")).split()) for k in ("lesson", "cause", "fix", "why")}
+    read = {k: _folded(v) for k, v in fields.items()}       # as the agent will read it
+    for name, value in read.items():
         if pipes_download_into_shell(value):
             return None, f"its {name} runs a download in a shell"
     lesson = fields["lesson"]
@@ -582,10 +599,10 @@ def _checked(found, request: Request) -> tuple:
         if line is None:
             return None, "no valid lesson line for a lasting verdict"
         for name in ("lesson", "fix"):
-            bad = _foreign(fields[name], request, failure and name == "lesson")
+            bad = _foreign(read[name], request, failure and name == "lesson")
             if bad:
                 return None, f"its {name}: {bad}"
-        lifted = _lifted(lesson, request.quoted, request.trusted)
+        lifted = _lifted(read["lesson"], request.quoted, request.trusted)
         if lifted:
             return None, f"its lesson lifts \"{lifted}\" from quoted data"
     scope = str(found.get("scope") or "project").strip().lower()
