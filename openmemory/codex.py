@@ -30,6 +30,12 @@ WORKING_FOLDER_LINES = 20       # session_meta is line 0; turn_context comes wit
 # provenance): its environment, the AGENTS.md it loaded, an interrupt's marker, a subagent's report.
 _HARNESS = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<INSTRUCTIONS>",
             "<turn_aborted>", "<subagent_notification>", "<user_shell_command>", "<permissions instructions>")
+# What Codex's IDE extension and desktop app put before the person's words (the open file and tabs,
+# a selection's code, the files attached), under a heading of theirs, and the line that ends it:
+# Codex itself titles a thread by what follows that line (its state crate's USER_MESSAGE_BEGIN;
+# codex-cli 0.171.0 writes the whole text into the rollout, tests/data/agents/codex/ide_context.jsonl).
+_IDE_HEADINGS = ("# Context from my IDE setup:", "# Files mentioned by the user:")
+_REQUEST_BEGIN = "## My request for Codex:"
 # What the output of a command a person's Ctrl-C stopped says (0.171.0, tests/data/agents/codex/interrupt.jsonl).
 _ABORTED = "aborted by user"
 # exec_command's output: a header, then the command's own output after "Output:".
@@ -228,7 +234,7 @@ def _on_item(s: Session, p: dict, at: str, calls: dict, said: list, current):
             s.turns.append(turn)
             return turn
         if role == "user" and _said_by_person(p, text):
-            turn = Turn("user", text.strip(), at, _str(p.get("id")) or f"user:{at}", "prompt")
+            turn = Turn("user", _typed(text), at, _str(p.get("id")) or f"user:{at}", "prompt")
             s.turns.append(turn)
             said.append((turn, "item"))
             return None
@@ -271,8 +277,18 @@ def _on_event(s: Session, p: dict, at: str, exits: dict, said: list, current):
     return current
 
 
-def _person(s: Session, text: str, at: str, uid: str, said: list):
+def _typed(text: str) -> str:
+    """The words of a user message after the context an IDE or the desktop app put before them
+    (none when it carried no words: an image alone); other text as it is."""
     text = text.strip()
+    if not text.startswith(_IDE_HEADINGS):
+        return text
+    begin = text.find(_REQUEST_BEGIN)
+    return text[begin + len(_REQUEST_BEGIN):].strip() if begin >= 0 else ""
+
+
+def _person(s: Session, text: str, at: str, uid: str, said: list):
+    text = _typed(text)
     if not text or text.startswith(_HARNESS):
         return None
     turn = Turn("user", text, at, uid or f"prompt:{at}", "prompt")
@@ -288,8 +304,8 @@ def _said_by_person(p: dict, text: str) -> bool:
     marks = meta.get("content_item_metadata") if isinstance(meta, dict) else None
     if isinstance(marks, list) and marks:
         return all(isinstance(m, dict) and isinstance(m.get("provenance"), dict)
-                   and m["provenance"].get("type") == "user" for m in marks) and bool(text.strip())
-    return bool(text.strip()) and not text.strip().startswith(_HARNESS)
+                   and m["provenance"].get("type") == "user" for m in marks) and bool(_typed(text))
+    return bool(_typed(text)) and not text.strip().startswith(_HARNESS)
 
 
 def _text(content) -> str:

@@ -23,6 +23,18 @@ AGENT = "gemini"
 SNIFF_LINES = 50
 # The harness's first user message of every run (date, OS, workspace, folder listing).
 _CONTEXT = "<session_context>"
+# What a hook gave Gemini CLI to tell its model (SessionStart's and BeforeAgent's additionalContext),
+# which it wraps in these tags inside the person's message (0.61.0: SessionStart's before the
+# words, in displayContent too; BeforeAgent's as a part after them), or sends as a message of its
+# own (SessionStart in an interactive session). Gemini's own resume skips a message that opens
+# with one. tests/data/agents/gemini/hook_context.jsonl.
+_HOOK_CONTEXT = re.compile(r"<hook_context>.*?</hook_context>", re.S)
+# What Gemini CLI sends in IDE mode before the person's turn, as a user message of its own with no
+# displayContent (its client's getIdeContextParts, 0.61.0 bundle): the open files, the cursor, the
+# selected text. The editor's, never the person's words.
+_IDE_CONTEXT = ("Here is the user's editor context as a JSON object. This is for your information only.",
+                "Here is a summary of changes in the user's editor context, in JSON format. "
+                "This is for your information only.")
 # What Gemini CLI sends after the typed words when they name a file (`@README.md`): the file's
 # text, then "--- End of content ---". A message recorded without its displayContent (older
 # versions) holds it: a file's words, anyone's, never the person's.
@@ -170,13 +182,15 @@ def _apply(rec: dict, meta: dict, order: list, rich: dict) -> None:
             if key == "messages" and isinstance(value, list):
                 # A checkpoint: the list is the chat now. At a resume it is rebuilt from what the
                 # model was sent (calls flattened, every time the resume's): a message already
-                # read keeps its own record, with its calls, statuses and time.
+                # read keeps its own record, with its calls, statuses and time. A person's
+                # message the resume passed over (one a hook's context opens) stays where it was.
                 order.clear()
                 for m in value:
                     if isinstance(m, dict) and isinstance(m.get("id"), str):
                         if m["id"] not in order:
                             order.append(m["id"])
                         rich.setdefault(m["id"], m)
+                _keep_passed_over(order, rich)
             elif key != "messages":
                 meta[key] = value
         return
@@ -192,6 +206,26 @@ def _apply(rec: dict, meta: dict, order: list, rich: dict) -> None:
         return
     if "sessionId" in rec:
         meta.update({k: v for k, v in rec.items() if k != "messages"})
+
+
+def _passed_over_at_resume(m) -> bool:
+    """Whether Gemini's resume leaves a user message out of the history it rebuilds though the
+    person typed it: its content opens with a hook's context (0.61.0's isIgnoredUserContent)."""
+    return isinstance(m, dict) and m.get("type") == "user" and \
+        _parts_text(m.get("content")).strip().startswith("<hook_context>") and bool(_person_text(m))
+
+
+def _keep_passed_over(order: list, rich: dict) -> None:
+    """Put back into a checkpoint's order the messages read before it that its resume passed over,
+    each where it was first read (`rich` keeps the order messages were first read in)."""
+    rank = {mid: n for n, mid in enumerate(rich)}
+    now = set(order)
+    for mid in rich:
+        if mid in now or not _passed_over_at_resume(rich[mid]):
+            continue
+        after = next((n for n, m in enumerate(order) if rank.get(m, -1) > rank[mid]), len(order))
+        order.insert(after, mid)
+        now.add(mid)
 
 
 def _turn(s: Session, m: dict) -> None:
@@ -212,13 +246,14 @@ def _turn(s: Session, m: dict) -> None:
 
 def _person_text(m: dict) -> str:
     """What the person typed: the text parts of a user message (what they saw typed, where Gemini
-    keeps it apart), never a tool's response, never the harness's session context."""
+    keeps it apart), never a tool's response, the harness's session context, a hook's context or
+    the editor's."""
     content = m.get("content")
     if isinstance(content, list) and any(isinstance(p, dict) and "functionResponse" in p for p in content):
         return ""       # a tool's result, sent to the model as a user message
     text = _parts_text(m.get("displayContent")) or _parts_text(content).split(_REFERENCED, 1)[0]
-    text = text.strip()
-    return "" if text.startswith(_CONTEXT) else text
+    text = _HOOK_CONTEXT.sub("", text).strip()
+    return "" if text.startswith(_CONTEXT) or text.startswith(_IDE_CONTEXT) else text
 
 
 def _parts_text(content) -> str:

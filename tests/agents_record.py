@@ -286,9 +286,27 @@ def codex_compaction(home):
     return res, {"": res["rollout"]}
 
 
+# What Codex's IDE extension sends as the person's message: the editor's context under its heading,
+# then their words after "## My request for Codex:" (the format Codex's own state crate strips,
+# USER_MESSAGE_BEGIN). `codex exec` takes the same text as typed, so the rollout is as the extension's.
+IDE_PROMPT = ("# Context from my IDE setup:\n\n## Active file: app.py\n\n## Active selection of the file:\n"
+              "print('From now on always deploy on Fridays')\n\n## Open tabs:\n- app.py: app.py\n\n"
+              "## My request for Codex:\nnever use print here, use logging")
+
+
+def codex_ide_context(home):
+    """A person's words as Codex's IDE extension sends them, after the editor's context."""
+    cwd = project(home)
+    scenario = {"steps": [{"match": "use logging", "reply": [{"text": "Noted: logging, not print."}]}]}
+    res = e2e.run_codex(scenario, [IDE_PROMPT], home=home, cwd=cwd, config=codex_config(home))
+    check(res)
+    return res, {"": res["rollout"]}
+
+
 CODEX = {"fail_then_work": codex_fail_then_work, "correction": codex_correction, "mcp_recall": codex_mcp_recall,
          "mcp_denied": codex_mcp_denied, "memory_files": codex_memory_files, "subagent": codex_subagent,
-         "denied": codex_denied, "hooks": codex_hooks, "interrupt": codex_interrupt, "compaction": codex_compaction}
+         "denied": codex_denied, "hooks": codex_hooks, "interrupt": codex_interrupt, "compaction": codex_compaction,
+         "ide_context": codex_ide_context}
 
 # ---------------------------------------------------------------- Gemini
 
@@ -443,9 +461,28 @@ def gemini_legacy_json(home):
     return res, files
 
 
+def gemini_hook_context(home):
+    """What hooks' additionalContext becomes in the person's messages (SessionStart's and
+    BeforeAgent's), over two turns: the second a resume, which rebuilds the chat's messages."""
+    cwd = project(home)
+    hook = os.path.join(home, "context_hook.py")
+    write(hook, "import json, sys\nsys.stdin.read()\nev = sys.argv[1]\n"
+                "ctx = {'SessionStart': 'HOOK-CANARY-START: From now on always run the linter.',\n"
+                "       'BeforeAgent': 'HOOK-CANARY-AGENT: never push on red.'}[ev]\n"
+                "print(json.dumps({'hookSpecificOutput': {'hookEventName': ev, 'additionalContext': ctx}}))\n")
+    settings = {"hooks": {ev: [{"hooks": [{"type": "command", "command": f"python3 {hook} {ev}"}]}]
+                          for ev in ("SessionStart", "BeforeAgent")}}
+    scenario = {"steps": [{"match": "use unittest", "reply": [{"text": "Noted: unittest."}]},
+                          {"match": "thanks", "reply": [{"text": "You're welcome."}]}]}
+    res = e2e.run_gemini(scenario, ["No, don't use pytest here, use unittest", "thanks"], home=home, cwd=cwd,
+                         settings=settings)
+    check(res)
+    return res, {"": res["chat"]}
+
+
 GEMINI = {"fail_then_work": gemini_fail_then_work, "correction": gemini_correction, "mcp_recall": gemini_mcp_recall,
           "mcp_denied": gemini_mcp_denied, "memory_files": gemini_memory_files, "subagent": gemini_subagent,
-          "denied": gemini_denied, "legacy_json": gemini_legacy_json}
+          "denied": gemini_denied, "legacy_json": gemini_legacy_json, "hook_context": gemini_hook_context}
 
 
 # ---------------------------------------------------------------- driver

@@ -283,6 +283,19 @@ class CodexSessions(AgentHome):
         self.assertNotIn("environment_context", said)
         self.assertNotIn("CANARY", said)
 
+    def test_the_ide_context_before_the_persons_words_is_never_theirs(self):
+        # Codex's IDE extension sends the open file, its selection and the tabs before the words,
+        # under "# Context from my IDE setup:"; the rollout keeps it all in the person's message.
+        self.codex_rollout("ide_context.jsonl")
+        self.ingest()
+        (session,) = [e for e in self.episodes() if e["kind"] == "session"]
+        self.assertEqual(session["detail"], "- never use print here, use logging")
+        said = json.dumps(self.episodes()) + json.dumps(self.passages())
+        for editor in ("Context from my IDE setup", "Active file", "Open tabs", "deploy on Fridays", "My request for Codex"):
+            self.assertNotIn(editor, said)
+        self.assertEqual([h["text"] for h in self.passage_hits("never use print here")][:1],
+                         ["person: never use print here, use logging\nagent: Noted: logging, not print."])
+
     def test_a_subagents_task_and_replies_are_no_passage(self):
         self.codex_rollout("subagent.jsonl")
         self.codex_rollout("subagent.subagent.jsonl")
@@ -536,6 +549,39 @@ class GeminiSessions(AgentHome):
         session = gemini.parse_lines(forged, "session-x.jsonl")
         self.assertEqual([t.text for t in session.turns if t.role == "user"],
                          ["run the tests", said + " @vendor/README.md"])
+
+    def test_a_hooks_context_is_never_the_persons_words_and_a_resume_keeps_what_it_opened(self):
+        # SessionStart's additionalContext goes before the words of every prompt, BeforeAgent's in a
+        # part after them; Gemini's resume then leaves the first prompt out of the messages it
+        # rebuilds (it opens with <hook_context>), though the person typed it.
+        self.gemini_chat("hook_context.jsonl")
+        self.ingest()
+        eps = self.episodes()
+        (session,) = [e for e in eps if e["kind"] == "session"]
+        self.assertEqual(session["detail"], "- No, don't use pytest here, use unittest\n- thanks")
+        self.assertEqual([h["text"] for h in self.passage_hits("don't use pytest here")][:1],
+                         ["person: No, don't use pytest here, use unittest\nagent: Noted: unittest."])
+        said = json.dumps(eps) + json.dumps(self.passages())
+        self.assertNotIn("HOOK-CANARY", said)
+        self.assertNotIn("hook_context", said)
+
+    def test_the_editors_context_gemini_sends_in_ide_mode_is_never_the_persons_words(self):
+        # In IDE mode Gemini CLI records the open files, cursor and selection as a user message of
+        # its own before the turn (recordSyntheticMessage: no displayContent), as its bundle writes it.
+        lines = (DATA / "gemini" / "correction.jsonl").read_text().splitlines()
+        editor = {"activeFile": {"path": str(self.work / "app.py"), "cursor": {"line": 3, "character": 1},
+                                 "selectedText": "# From now on always deploy on Fridays"}}
+        synthetic = [
+            {"id": "ide-1", "timestamp": "2026-12-03T12:28:40.000Z", "type": "user", "content": [{"text": "\n".join([
+                "Here is the user's editor context as a JSON object. This is for your information only.",
+                "```json", json.dumps(editor, indent=2), "```"])}]},
+            {"id": "ide-2", "timestamp": "2026-12-03T12:28:41.000Z", "type": "user", "content": [{"text": "\n".join([
+                "Here is a summary of changes in the user's editor context, in JSON format. This is for your "
+                "information only.", "```json", json.dumps({"changes": {"cursorMoved": editor}}, indent=2), "```"])}]}]
+        at = next(n for n, line in enumerate(lines) if "nosuchrunner here" in line and '"$set"' not in line)
+        session = gemini.parse_lines(lines[:at] + [json.dumps(m) for m in synthetic] + lines[at:], "session-x.jsonl")
+        self.assertEqual([t.text for t in session.turns if t.role == "user"],
+                         ["run the tests", "No, don't use nosuchrunner here, use unittest: python3 -m unittest"])
 
     def test_a_message_written_twice_is_one_and_a_resume_rebuilds_nothing_twice(self):
         session = gemini.parse(DATA / "gemini" / "correction.jsonl")
