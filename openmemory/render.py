@@ -1205,7 +1205,7 @@ def agent_files(live: list, limit: int, optout: forget.OptOut, clones: Clones | 
             for root in roots:
                 if not optout.reason(root):
                     by_project.setdefault(root, []).append(lesson)
-    out = {}
+    out, repositories = {}, set()
     if agents.CODEX in have:
         out[paths.codex_agents_md()] = list(everywhere)
         for root, lessons in by_project.items():
@@ -1216,6 +1216,7 @@ def agent_files(live: list, limit: int, optout: forget.OptOut, clones: Clones | 
                     (held if held is not None else {})[repo_file] = why
                 else:
                     out[repo_file] = list(lessons)
+                    repositories.add(repo_file)
     if agents.GEMINI in have:
         privates = {}       # each project's private MEMORY.md: its lessons (None: kept out)
         for root, short in agents.gemini_projects().items():
@@ -1240,10 +1241,17 @@ def agent_files(live: list, limit: int, optout: forget.OptOut, clones: Clones | 
                 out[private] = lessons + shared
             elif lessons is None and private.exists():
                 out[private] = []
-    for lessons in out.values():
+    for path, lessons in out.items():      # Codex's file for every project first (the first key)
         lessons.sort(key=lambda l: l["id"])
         lessons.sort(key=lambda l: (l["strength"], l["seen"], l["updated"] or ""), reverse=True)
         lessons[:] = one_rule_each(lessons)
+        if path in repositories:
+            # Codex loads its file for every project and the repository's both (memory_files.jsonl):
+            # a project's lesson whose rule a lesson there says is left out of the repository's, so
+            # Codex reads the rule once. Unlike Gemini's GEMINI.md, that file cannot leave a rule
+            # for one project: the rule stays in its every-project words.
+            codex_wide = out[paths.codex_agents_md()]
+            lessons[:] = [l for l in lessons if not any(wording.one_rule(e["text"], l["text"]) for e in codex_wide)]
         del lessons[limit:]
     return out
 

@@ -102,6 +102,26 @@ class AgentFiles(AgentHome):
         self.assertNotIn("pytest", self.gemini.read_text())
         self.assertIn(other, self.gemini.read_text())           # what no project says otherwise stays global
 
+    def test_codex_loads_one_rule_once_from_its_file_and_the_repositorys(self):
+        # codex-cli 0.171.0 loads $CODEX_HOME/AGENTS.md and the repository's AGENTS.md both
+        # (memory_files.canaries.json): with the person's markers in shop's, "Always run the tests
+        # with `pytest -q`." (every project's) and shop's own version of it reached its model twice.
+        every = "Always run the tests with `pytest -q`."
+        other = "Write commit messages in the imperative mood."
+        mine = "In this repository run the tests with `pytest -q`, not `python -m unittest`."
+        mine_too = "In this repository build the docs with `make html`."
+        (self.repo / "AGENTS.md").write_text(f"# Shop\n\n{render.BEGIN}\n{render.END}\n")
+        add_lesson(self.db, every, seen=3, strength=1.5)
+        add_lesson(self.db, other, seen=3, strength=1.4)
+        add_lesson(self.db, mine, kind="project", cwd=str(self.repo), strength=1.2)
+        add_lesson(self.db, mine_too, kind="project", cwd=str(self.repo), strength=1.1)
+        render.render(self.db)
+        loaded = [l for path in (self.codex, self.repo / "AGENTS.md")
+                  for l in render._section_lines(path.read_text()) or [] if l.startswith("- ")]
+        self.assertEqual([l for l in loaded if "pytest" in l], [f"- {every} (seen in 3 sessions)"])
+        self.assertTrue(any(other in l for l in loaded))
+        self.assertIn(mine_too, (self.repo / "AGENTS.md").read_text())     # the project's other lessons stay
+
     def test_a_projects_lesson_goes_to_geminis_private_memory_never_into_the_repository(self):
         private = self.gemini_project()
         add_lesson(self.db, PROJECT, kind="project", cwd=str(self.repo))

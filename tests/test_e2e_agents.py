@@ -514,6 +514,48 @@ class OneRuleOnceInGemini(unittest.TestCase):
                 self.assertEqual(said, [want], name)
 
 
+class OneRuleOnceInCodex(unittest.TestCase):
+    """The real Codex CLI reads $CODEX_HOME/AGENTS.md and the repository's AGENTS.md both: with the
+    person's markers in the repository's, an every-project rule and the project's own version of it
+    went one into each and reached its model twice (agents38)."""
+
+    def setUp(self):
+        binary("codex")
+        self.home = os.path.realpath(tempfile.mkdtemp(prefix="om-test-once-codex-"))
+        self.addCleanup(shutil.rmtree, self.home, True)
+
+    def test_the_model_reads_the_rule_once(self):
+        from openmemory import store
+        from tests.test_render import add_lesson
+        os.makedirs(os.path.join(self.home, ".codex"))
+        openmemory(self.home, "setup", "--yes", "--schedule", "none")
+        every = "Always run the tests with `pytest -q`."
+        mine = "In this repository run the tests with `pytest -q`, not `python -m unittest`."
+        shop = os.path.join(self.home, "shop")
+        os.makedirs(shop)
+        subprocess.run(["git", "init", "-q", shop], check=True)
+        Path(shop, "AGENTS.md").write_text("# Shop\n\n<!-- openmemory:begin -->\n<!-- openmemory:end -->\n")
+        with open(os.path.join(shop, ".git", "info", "exclude"), "a") as f:
+            f.write("AGENTS.md\n")
+        saved = os.environ.get("OPENMEMORY_HOME")
+        os.environ["OPENMEMORY_HOME"] = os.path.join(self.home, "om")
+        try:
+            with store.connect() as db:
+                add_lesson(db, every, seen=3, strength=1.5)
+                add_lesson(db, mine, cwd=shop, strength=1.2)
+        finally:
+            os.environ.pop("OPENMEMORY_HOME") if saved is None else os.environ.update(OPENMEMORY_HOME=saved)
+        openmemory(self.home, "render")
+        r = e2e.run_codex({"steps": [], "default": "Hello."}, ["hello"], home=self.home, cwd=shop,
+                          log=os.path.join(self.home, "shop.jsonl"))
+        self.assertEqual([t["rc"] for t in r["turns"]], [0], r["turns"])
+        sent = [json.dumps(e["body"], ensure_ascii=False) for e in e2e.read_jsonl(r["log"])]
+        self.assertTrue(sent)
+        for body in sent:
+            said = [line for line in (every, mine) if json.dumps(line, ensure_ascii=False)[1:-1] in body]
+            self.assertEqual(said, [every])
+
+
 class CatchUpFromCodex(unittest.TestCase):
     """With Codex alone and no nightly job (`--schedule none`), a Codex session's start catches up: the
     server Codex starts reads the session waiting since a night two days old, and sleeps on it."""
