@@ -5,10 +5,11 @@ archives the session, `<codex home>/archived_sessions/` under the same name), on
 record: `{timestamp, ordinal?, type, payload}` (PROTOCOL.md, "Read: Codex CLI rollouts";
 measured with codex-cli 0.171.0, tests/data/agents/codex/). Both generations of its events are
 read: 0.171's `item_completed` items (`UserMessage`, `CommandExecution` with `exit_code`) and the
-older `user_message` / `exec_command_end`. Tool calls are told in Claude Code's words (a shell
+older `user_message` / `exec_command_end`. What a revert took back is not read (the segment file
+the thread goes on in says where that starts). Tool calls are told in Claude Code's words (a shell
 command is a `Bash` call, a patch an `Edit`), so every later stage reads them unchanged. Pure but
-for `subagent_paths`, which looks for a session's subagents' rollouts beside it; nothing here
-raises on bad input.
+for `subagent_paths` and `reverted_from`, which look beside a rollout for its subagents' rollouts
+and its thread's segments; nothing here raises on bad input.
 """
 import json
 import os
@@ -20,6 +21,11 @@ from .transcripts import Session, ToolCall, Turn, _ends, _str, jsonl_record, wit
 
 AGENT = "codex"
 ROLLOUT = re.compile(r"^rollout-.*\.jsonl$")
+# A thread reverted (`thread/revert`: the IDE extension and the desktop app editing an earlier
+# message) goes on in a segment file beside its rollout, `<its name without .jsonl>_<segment
+# id>.jsonl`, whose session_meta says how much of the thread it keeps: `history_base.
+# end_ordinal_exclusive`, the first record ordinal taken back (0.171.0, tests/data/agents/codex/revert.*).
+SEGMENT = re.compile(r"^(rollout-.*)_([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$")
 ARCHIVED = "archived_sessions"  # `codex archive` moves a session's rollouts here, flat, names kept (0.171.0)
 KNOWN_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted",
                          "world_state", "token_usage_record"})
@@ -54,6 +60,38 @@ def is_rollout(path) -> bool:
 def is_archived(path) -> bool:
     """Whether a rollout is in Codex's archived_sessions folder (the person archived its session)."""
     return os.path.basename(os.path.dirname(os.fspath(path))) == ARCHIVED
+
+
+def thread_files(path) -> list:
+    """The files of a rollout's thread in its folder, in the order Codex wrote them: the rollout,
+    then each segment a revert started (their ids, UUIDv7, sort by time); [] when none is there."""
+    folder, name = os.path.split(os.fspath(path))
+    segment = SEGMENT.match(name)
+    stem = segment.group(1) if segment else name[:-len(".jsonl")]
+    try:
+        names = set(os.listdir(folder)) if folder else set()
+    except OSError:
+        return []
+    first = [stem + ".jsonl"] if stem + ".jsonl" in names else []
+    return [os.path.join(folder, n) for n in first + sorted(n for n in names if n.startswith(stem + "_")
+                                                            and SEGMENT.match(n))]
+
+
+def reverted_from(path):
+    """The first record ordinal of a rollout that a revert took back (the history the next file of
+    its thread keeps ends there); None when nothing was."""
+    files = thread_files(path)
+    here = os.fspath(path)
+    if here not in files or files[-1] == here:
+        return None
+    try:
+        with open(files[files.index(here) + 1], "rb") as f:
+            meta = json.loads(f.readline()).get("payload")
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return None
+    base = meta.get("history_base") if isinstance(meta, dict) else None
+    cut = base.get("end_ordinal_exclusive") if isinstance(base, dict) else None
+    return cut if isinstance(cut, int) and not isinstance(cut, bool) else None
 
 
 def session_id(lines, path: str = "") -> str:
@@ -115,6 +153,7 @@ def parse_lines(lines, path: str = "", kept_out=None, subagent: bool = False) ->
     said: list = []             # (turn, "event" | "item"): the person's words, as each kind records them
     sniffed, asked = 0, kept_out is None
     current = None              # the agent's turn its calls join
+    taken_back = reverted_from(path) if path else None
     for rec, _ in _records(lines):
         if rec is None:
             if sniffed is not None:
@@ -134,6 +173,9 @@ def parse_lines(lines, path: str = "", kept_out=None, subagent: bool = False) ->
                 if sniffed > SNIFF_LINES:
                     break
                 continue
+        ordinal = rec.get("ordinal")
+        if taken_back is not None and isinstance(ordinal, int) and ordinal >= taken_back:
+            continue            # reverted: gone from the thread, and from memory too
         s.records += 1
         if not isinstance(payload, dict):
             s.skipped += 1

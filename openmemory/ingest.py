@@ -273,6 +273,12 @@ def ingest(store: Store, roots=None, progress=None, force: bool = False, now: st
             stats.append(e)
     changed = [(p, st.st_size) for p, st in zip(files, stats) if not isinstance(st, OSError)
                and (force or known.get(p) != (st.st_mtime_ns, st.st_size))]
+    # A Codex thread reverted goes on in a new segment file; what the revert took back is in the
+    # files before it, unchanged on disk: they are read again, without it.
+    again = _reverted_before(p for p, _ in changed) if not force else set()
+    if again:
+        changed = [(p, st.st_size) for p, st in zip(files, stats) if not isinstance(st, OSError)
+                   and (p in again or known.get(p) != (st.st_mtime_ns, st.st_size))]
     # Codex rollouts archived or unarchived since: their rows follow them (ingest_file), not read by workers.
     moved = {p for p, _ in changed if p not in known and agent_of(p) == "codex" and _codex_held_at(store, p)}
     changed = [(p, size) for p, size in changed if p not in moved]
@@ -292,12 +298,12 @@ def ingest(store: Store, roots=None, progress=None, force: bool = False, now: st
                     progress(n, len(files), path)
                 if isinstance(st, OSError):
                     report.failed.append((path, st.strerror or str(st)))
-                elif not force and known.get(path) == (st.st_mtime_ns, st.st_size):
+                elif not force and path not in again and known.get(path) == (st.st_mtime_ns, st.st_size):
                     report.unchanged += 1
                 else:
                     if prepared and st.st_size > BATCH_ALONE_BYTES:
                         batch.commit()  # never hold the database while a large transcript is read
-                    ingest_file(store, path, report, force=force, now=now, optout=optout, batch=batch,
+                    ingest_file(store, path, report, force=force or path in again, now=now, optout=optout, batch=batch,
                                 ready=next(prepared) if prepared and path not in moved else None)
     finally:
         if prepared:
@@ -305,6 +311,21 @@ def ingest(store: Store, roots=None, progress=None, force: bool = False, now: st
     with store.transaction():
         store.set_state("last_ingest", iso(now))    # a replay's (--now) own time, as sleep's last_sleep
     return report
+
+
+def _reverted_before(changed) -> set:
+    """The rollouts of a Codex thread before a segment file among `changed` (a revert started it:
+    what it took back from them goes, codex.reverted_from)."""
+    segments = [p for p in changed if agent_of(p) == "codex" and "_" in os.path.basename(p)]
+    if not segments:
+        return set()
+    from . import codex
+    out = set()
+    for path in segments:
+        if codex.SEGMENT.match(os.path.basename(path)):
+            files = codex.thread_files(path)
+            out.update(files[:files.index(path)] if path in files else ())
+    return out
 
 
 def ingest_file(store: Store, path, report: Report | None = None, force: bool = False,

@@ -286,6 +286,74 @@ def codex_compaction(home):
     return res, {"": res["rollout"]}
 
 
+def _app_server(home, cwd, port, log_calls):
+    """`codex app-server` (the JSON-RPC over stdio that Codex's IDE extension and desktop app
+    drive), started against the fake model: (call(method, params) -> reply, wait(notification), stop)."""
+    import queue
+    import threading
+    p = subprocess.Popen([e2e.find_codex(), "app-server"] + e2e.codex_provider_args(port), cwd=cwd,
+                         env=e2e.codex_env(home), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, text=True)
+    messages = queue.Queue()
+    threading.Thread(target=lambda: [messages.put(json.loads(line)) for line in p.stdout], daemon=True).start()
+    ids = iter(range(1, 1000))
+
+    def call(method, params):
+        n = next(ids)
+        p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": n, "method": method, "params": params}) + "\n")
+        p.stdin.flush()
+        while True:
+            m = messages.get(timeout=60)
+            if m.get("id") == n and ("result" in m or "error" in m):
+                log_calls.append({"method": method, "params": params, "reply": m})
+                if "error" in m:
+                    raise RuntimeError(f"{method}: {m['error']}")
+                return m["result"]
+
+    def wait(name):
+        while messages.get(timeout=60).get("method") != name:
+            pass
+
+    def stop():
+        p.stdin.close()
+        p.wait(timeout=30)
+    call("initialize", {"clientInfo": {"name": "om-record", "version": "0"}})
+    p.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "initialized"}) + "\n")
+    p.stdin.flush()
+    return call, wait, stop
+
+
+def codex_revert(home):
+    """A thread reverted to before its second turn (`thread/revert`, as the IDE extension and the
+    desktop app edit an earlier message), then a new turn: 0.171.0 leaves the first rollout as it
+    was and goes on in a segment file beside it, `<same name>_<segment id>.jsonl`, whose session_meta
+    names the history it keeps (`history_base.end_ordinal_exclusive`)."""
+    home, cwd = e2e._prepare(home, project(home), git=True)
+    write(os.path.join(home, ".codex", "config.toml"), codex_config(home))
+    scenario = {"steps": [{"match": "run the lint", "reply": [{"text": "Linting with ruff."}]},
+                          {"match": "push with --force", "reply": [{"text": "Pushing with --force."}]},
+                          {"match": "deploy to staging", "reply": [{"text": "Deploying to staging."}]}]}
+    log, calls = os.path.join(home, "requests.jsonl"), []
+    before = set(e2e.codex_rollouts(home))
+    with e2e.FakeModel(scenario, log) as port:
+        call, wait, stop = _app_server(home, cwd, port, calls)
+        thread = call("thread/start", {"cwd": cwd})["thread"]["id"]
+        turns = []
+        for text in ("run the lint", "push with --force"):
+            turns.append(call("turn/start", {"threadId": thread, "input": [{"type": "text", "text": text}]})["turn"]["id"])
+            wait("turn/completed")
+        call("thread/revert", {"threadId": thread, "beforeTurnId": turns[1]})
+        call("turn/start", {"threadId": thread, "input": [{"type": "text", "text": "deploy to staging"}]})
+        wait("turn/completed")
+        stop()
+    rollouts = sorted(x for x in e2e.codex_rollouts(home) if x not in before)
+    if len(rollouts) != 2:
+        raise RuntimeError(f"expected the rollout and its segment, found {rollouts}")
+    res = {"home": home, "cwd": cwd, "log": log, "rollout": rollouts[0], "turns": []}
+    return res, {"": rollouts[0], ".segment.jsonl": rollouts[1],
+                 ".app-server.txt": ("text", "\n".join(json.dumps({k: c[k] for k in ("method", "params")}) for c in calls) + "\n")}
+
+
 # What Codex's IDE extension sends as the person's message: the editor's context under its heading,
 # then their words after "## My request for Codex:" (the format Codex's own state crate strips,
 # USER_MESSAGE_BEGIN). `codex exec` takes the same text as typed, so the rollout is as the extension's.
@@ -306,7 +374,7 @@ def codex_ide_context(home):
 CODEX = {"fail_then_work": codex_fail_then_work, "correction": codex_correction, "mcp_recall": codex_mcp_recall,
          "mcp_denied": codex_mcp_denied, "memory_files": codex_memory_files, "subagent": codex_subagent,
          "denied": codex_denied, "hooks": codex_hooks, "interrupt": codex_interrupt, "compaction": codex_compaction,
-         "ide_context": codex_ide_context}
+         "ide_context": codex_ide_context, "revert": codex_revert}
 
 # ---------------------------------------------------------------- Gemini
 

@@ -296,6 +296,23 @@ class CodexSessions(AgentHome):
         self.assertEqual([h["text"] for h in self.passage_hits("never use print here")][:1],
                          ["person: never use print here, use logging\nagent: Noted: logging, not print."])
 
+    def test_what_a_revert_took_back_is_gone_from_memory_too(self):
+        # Codex's IDE extension and desktop app revert a thread to before an earlier message
+        # (`thread/revert`); 0.171.0 leaves the rollout as it was and goes on in a segment file
+        # beside it whose history_base ends before the reverted turn ("push with --force").
+        rollout = self.codex_rollout("revert.jsonl")
+        self.ingest()
+        self.assertIn("push with --force", json.dumps(self.passages()))     # before the revert
+        segment = rollout.with_name(rollout.name[:-len(".jsonl")] + "_01a24741-8200-7000-8000-000000000000.jsonl")
+        shutil.copy(DATA / "codex" / "revert.segment.jsonl", segment)
+        self.ingest()
+        said = json.dumps(self.episodes()) + json.dumps(self.passages())
+        self.assertNotIn("push with --force", said)
+        self.assertNotIn("Pushing with --force", said)
+        self.assertIn("run the lint", said)                 # what the thread kept
+        self.assertIn("deploy to staging", said)            # and what came after
+        self.assertEqual([t.text for t in codex.parse(rollout).prompts], ["run the lint"])
+
     def test_a_subagents_task_and_replies_are_no_passage(self):
         self.codex_rollout("subagent.jsonl")
         self.codex_rollout("subagent.subagent.jsonl")
