@@ -188,8 +188,17 @@ def _imperative(sentence: str, command: str) -> str:
 
 
 def _unscope(sentence: str) -> str:
-    """The person's own scope words go: the lesson's "In this repository" stands for them."""
-    return _SCOPE.sub("", sentence).strip()
+    """The person's own scope words go: the lesson's "In this repository" stands for them. Not a
+    "here" that a preposition takes ("never run anything against production from here", "copy it
+    to here"): that says where it is done from, and without it the sentence breaks ("... from;")."""
+    def drop(found):
+        if found.group().strip(", ").lower() == "here" and _TAKES_HERE.search(sentence, 0, found.start()):
+            return found.group()
+        return ""
+    return _SCOPE.sub(drop, sentence).strip()
+
+
+_TAKES_HERE = re.compile(r"(?i)\b(?:from|to|into|in|out of|over|near|up|down|around|past)$")
 
 
 def _context(facts: dict) -> str:

@@ -208,6 +208,22 @@ class Wording(unittest.TestCase):
                 "fixed_by": "npm run db:migrate"}
         self.assertTrue(wording.error_lesson([seed]).endswith("until `npm run db:migrate` has run."))
 
+    def test_a_here_a_preposition_takes_stays_in_the_lesson(self):
+        # A judge's lesson for a call the person refused (newuser38, through the real Claude Code):
+        # dropping "here" as a scope word left "... from; use ...", a sentence a reviewer cannot approve.
+        with TempFolder() as tmp:
+            plain = Path(tmp) / "plain"
+            plain.mkdir()
+            self.assertEqual(wording.scoped("Never run anything against the production database from here; use "
+                                            "`$STAGING_DATABASE_URL`.", str(plain)),
+                             "In this project never run anything against the production database from here; use "
+                             "`$STAGING_DATABASE_URL`.")
+            self.assertEqual(wording.scoped("Do not deploy to production from here.", str(plain)),
+                             "In this project do not deploy to production from here.")
+            # the scope word itself still goes: the prefix says where
+            self.assertEqual(wording.scoped("Run migrations here before seeding.", str(plain)),
+                             "In this project run migrations before seeding.")
+
     def test_scope_words(self):
         with TempFolder() as tmp:
             repo = Path(tmp) / "repo"
