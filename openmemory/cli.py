@@ -584,8 +584,13 @@ def _setup_judge(args) -> None:
               file=sys.stderr, flush=True)
         backend = sys.stdin.readline().strip().lower() or current.backend
         backend = "off" if backend in ("n", "no", "none") else backend   # the question reads as yes or no
-        if backend not in settings.BACKENDS:
-            raise OpenMemoryError(f"no judge called {backend!r}; the choices are {', '.join(settings.BACKENDS)}")
+        if backend in ("y", "yes"):         # yes, but which: asked once more, by name
+            backend = _ask("which judge? [claude/endpoint] ").lower() or current.backend
+        if backend not in settings.BACKENDS:    # a slip of the keyboard costs the judge's choice, not the setup
+            print(f"judge: {current.describe()}, as it was: no judge called {backend!r}; the choices are "
+                  f"{', '.join(settings.BACKENDS)} (`openmemory setup --judge claude|endpoint` turns one on later)",
+                  file=sys.stderr)
+            return
     url, model = args.judge_url, args.judge_model
     if args.judge is None and backend == "endpoint" and not (current.backend == "endpoint" and current.url):
         url = url or _ask("its URL, OpenAI-compatible (such as http://localhost:11434/v1): ")   # chosen here:

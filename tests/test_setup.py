@@ -227,7 +227,33 @@ class Setup(SetupCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("done; `openmemory ingest` reads the sessions you already have, `openmemory doctor` checks it", p.stdout)
         self.assertEqual(set(self.hooks_added()), set(setup.HOOK_EVENTS))
-        self.assertIn("no judge called 'maybe'", self.at_a_terminal("maybe").stderr)
+        # an answer that names no judge keeps it as it was and the rest of setup goes on
+        p = self.at_a_terminal("maybe")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("judge: off, as it was: no judge called 'maybe'", p.stderr)
+        self.assertIn("nothing to change", p.stdout)       # the rest of setup went on: done already
+
+    def test_at_a_terminal_yes_to_the_judge_asks_which_and_a_wrong_answer_loses_no_setup(self):
+        # newuser38: "turn on a judge? [off/claude/endpoint]" reads as a yes-or-no question; answering
+        # y ended setup with "error: no judge called 'y'" and nothing set up, neither hooks nor server.
+        claude = self.bin / "claude"
+        claude.write_text("#!/bin/sh\nexit 0\n")
+        claude.chmod(0o755)
+        env = self.env(PATH=f"{self.bin}:/usr/bin:/bin")
+        p = self.at_a_terminal("y", "claude", "y", "y", env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("which judge? [claude/endpoint] ", p.stderr)
+        self.assertEqual(json.loads((self.home / "settings.json").read_text())["judge"]["backend"], "claude")
+        self.assertEqual(set(self.hooks_added()), set(setup.HOOK_EVENTS))
+        self.assertEqual(self.setup_cli("--undo", "--yes", env=env).returncode, 0)
+        (self.home / "settings.json").unlink()
+        p = self.at_a_terminal("yes", "sure", "y", env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("error", p.stderr)
+        self.assertIn("judge: off, as it was: no judge called 'sure'", p.stderr)
+        self.assertIn("done; `openmemory ingest` reads", p.stdout)
+        self.assertEqual(set(self.hooks_added()), set(setup.HOOK_EVENTS))
+        self.assertFalse((self.home / "settings.json").exists())
 
     def test_at_a_terminal_endpoint_asks_its_url_and_model_and_a_judge_that_cannot_run_stops_nothing_else(self):
         # "endpoint" is one of the answers the question offers: it asks for the URL and the model
