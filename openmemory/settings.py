@@ -137,11 +137,13 @@ def explain(current: Judge) -> list:
             "each message you typed after the first that can carry something (not \"yes\", \"continue\" or "
             "a message sent again), with what the agent did before and after and the rest of the session (your other "
             "messages, the agent's last words), and each failure that repeated or was got past; it says "
-            "whether there is a lesson worth keeping and words it. "
+            "whether there is a lesson worth keeping and words it. Secrets are redacted first. "
             "Nothing leaves this machine with it off.",
             "  claude: Claude Code itself, headless (`claude -p`, a cheap model by default), run with no tools, "
-            "no MCP servers, no hooks and no saved session; it counts against your Claude usage.",
-            "  endpoint: an OpenAI-compatible server you run (see OPERATIONS.md).",
+            "no MCP servers, no hooks and no saved session; what it is shown goes to Claude Code's model, on your "
+            "Claude account, and counts against your Claude usage.",
+            "  endpoint: an OpenAI-compatible server you run (see OPERATIONS.md); what it is shown goes to its URL "
+            "(another machine's leaves this one).",
             f"  now: {current.describe()}"]
 
 

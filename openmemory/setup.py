@@ -10,6 +10,7 @@ both run a server and hooks. Below setup: Claude Code's settings.json as data, a
 doctor's checks.
 """
 import hashlib
+import ipaddress
 import json
 import os
 import re
@@ -23,6 +24,7 @@ import subprocess
 import sys
 import sysconfig
 import time
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -1480,9 +1482,28 @@ def check_judge() -> Finding:
                                                                 f"on PATH again (or `--judge-command PATH`); "
                                                                 f"`--judge off` to go without")
         return Finding("judge", OK, f"{cfg.describe()}, run by the nightly sleep: {cfg.command} is there (not "
-                                    f"called here: a call counts against your Claude usage)")
+                                    f"called here: a call counts against your Claude usage); {_judge_spends(cfg)}")
     return Finding("judge", OK, f"{cfg.describe()}, asked by the nightly sleep (not called here; `openmemory "
-                                f"status` says when it last answered)")
+                                f"status` says when it last answered); {_judge_spends(cfg)}")
+
+
+JUDGE_SENT = ("the messages you typed, with the agent's commands, words and error lines around them and the "
+              "project's name, secrets redacted")
+
+
+def _judge_spends(cfg) -> str:
+    """The judge's cap a night and where what it is shown goes: a person turning one on must know
+    exactly what leaves the machine, and for where (doctor is where they look again)."""
+    cap = f"at most {cfg.calls} calls and {cfg.tokens:,} tokens a night"
+    if cfg.backend == "claude":
+        return f"{cap}; sent to Claude Code's model, on your Claude account: {JUDGE_SENT}"
+    host = urllib.parse.urlsplit(cfg.url).hostname or ""
+    try:
+        local = host == "localhost" or host.endswith(".localhost") or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        local = False
+    where = f"{host}, on this machine" if local else f"{host}, another machine: it leaves this one"
+    return f"{cap}; sent to {where}: {JUDGE_SENT}"
 
 
 def session_start_catches_up() -> bool:

@@ -152,6 +152,7 @@ class Setup(SetupCase):
                            env=self.env(PATH=f"{self.bin}:/usr/bin:/bin"))
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("counts against your Claude usage", p.stderr)
+        self.assertIn("what it is shown goes to Claude Code's model, on your Claude account", p.stderr)
         self.assertIn("It may use at most 8 calls and 60,000 tokens a night", p.stderr)
         self.assertIn("Past the cap, what waits for the next night: first judged are the corrections", p.stderr)
         self.assertIn("judge: Claude Code headless (`claude -p --model haiku`), at most 8 calls", p.stdout)
@@ -776,9 +777,23 @@ class Doctor(SetupCase):
         self.home.mkdir(parents=True, exist_ok=True)
         (self.home / "settings.json").write_text(json.dumps({"version": 1, "judge": {
             "backend": "claude", "command": str(claude), "model": "haiku"}}))
+        # what it may spend and what leaves the machine for where, said where the person looks again (newuser38)
         self.assertEqual(line(self.doctor()[1]), f"✔ judge: Claude Code headless (`claude -p --model haiku`), run by "
                                                  f"the nightly sleep: {claude} is there (not called here: a call "
-                                                 f"counts against your Claude usage)\n")
+                                                 f"counts against your Claude usage); at most 20 calls and 60,000 "
+                                                 f"tokens a night; sent to Claude Code's model, on your Claude "
+                                                 f"account: the messages you typed, with the agent's commands, words "
+                                                 f"and error lines around them and the project's name, secrets "
+                                                 f"redacted\n")
+        for url, where in (("http://localhost:11434/v1", "localhost, on this machine"),
+                           ("http://127.0.0.1:8080/v1", "127.0.0.1, on this machine"),
+                           ("https://llm.example.com/v1", "llm.example.com, another machine: it leaves this one")):
+            (self.home / "settings.json").write_text(json.dumps({"version": 1, "judge": {
+                "backend": "endpoint", "url": url, "model": "qwen2.5:7b", "calls": 8, "tokens": 30000}}))
+            self.assertIn(f"; at most 8 calls and 30,000 tokens a night; sent to {where}: the messages you typed",
+                          line(self.doctor()[1]))
+        (self.home / "settings.json").write_text(json.dumps({"version": 1, "judge": {
+            "backend": "claude", "command": str(claude), "model": "haiku"}}))
         claude.unlink()     # Claude Code uninstalled, or moved by an upgrade: each night goes on without it
         rc, out = self.doctor()
         self.assertEqual(rc, 1)
