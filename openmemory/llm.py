@@ -250,8 +250,8 @@ class Model:
                         time.monotonic() - start, e, key[:12])
             if e.unreachable:
                 self._stop(f"it did not answer ({e})")     # a hanging model costs its deadline once
-            elif self._in_a_row >= FAILURES_IN_A_ROW:
-                self._stop(f"{FAILURES_IN_A_ROW} failures in a row")
+            elif self._in_a_row >= FAILURES_IN_A_ROW:     # the last one's words: what the person can act on
+                self._stop(f"{FAILURES_IN_A_ROW} failures in a row, the last: {e}")
             return None
         self.seconds += time.monotonic() - start
         self.tokens += tokens or estimated_tokens(system, user, max_tokens, self.config)
@@ -474,9 +474,12 @@ def headless(cfg: Config, system: str, user: str, seconds: float) -> tuple:
     tokens = sum(v for k, v in usage.items() if k.endswith("_tokens") and isinstance(v, int))
     cost = reply.get("total_cost_usd") if isinstance(reply.get("total_cost_usd"), (int, float)) else 0.0
     if reply.get("is_error") or reply.get("subtype") != "success":
-        # error_max_turns: the model asked for a tool; with none offered and one turn, nothing ran
-        raise ModelUnavailable(f"claude -p ended with {reply.get('subtype') or 'an error'}: "
-                               f"{str(reply.get('result') or '')[:200]}", tokens=tokens, cost=float(cost))
+        # error_max_turns: the model asked for a tool; with none offered and one turn, nothing ran.
+        # An error with the subtype success is Claude Code's own word ("Not logged in · Please run /login").
+        said = " ".join(str(reply.get("result") or "").split())[:200]
+        raise ModelUnavailable(f"claude -p said: {said}" if reply.get("subtype") == "success" and said else
+                               f"claude -p ended with {reply.get('subtype') or 'an error'}: {said}",
+                               tokens=tokens, cost=float(cost))
     text = reply.get("result")
     if not isinstance(text, str) or not text.strip():
         raise ModelUnavailable("an empty answer")

@@ -1463,7 +1463,8 @@ def check_nightly() -> Finding:
 def check_judge() -> Finding:
     """The optional judge the nightly sleep asks: off (a note), or the one chosen and whether it can
     be reached without asking it (a call costs): Claude Code's binary still there. One that is gone
-    or misconfigured fails, since each night then goes on without it and says so only in the log."""
+    or misconfigured fails, since each night then goes on without it and says so only in the log;
+    so does one that answered nothing on the last night it was asked (_judge_silent)."""
     from . import llm
     cfg, problem = llm.config(), llm.problem()
     how = f"`{_here()} setup --judge claude` (or `--judge endpoint`, or `--judge off`)"
@@ -1475,16 +1476,40 @@ def check_judge() -> Finding:
     if cfg is None:
         return Finding("judge", NOTE, "off (optional: `openmemory setup --judge claude|endpoint` turns one on); "
                                       "nothing leaves this machine")
+    if cfg.backend == "claude" and not (os.path.isfile(cfg.command) and os.access(cfg.command, os.X_OK)):
+        return Finding("judge", FAIL, f"{cfg.describe()}: {cfg.command} is not there, so each night goes on "
+                                      f"without the judge", f"`{_here()} setup --judge claude` finds `claude` "
+                                                            f"on PATH again (or `--judge-command PATH`); "
+                                                            f"`--judge off` to go without")
+    silent = _judge_silent(cfg)
+    if silent:
+        fix = ("run `claude` once and log in (`/login`), or check that `claude -p` answers in a terminal; "
+               if cfg.backend == "claude" else f"check that the server at {cfg.url} runs and serves {cfg.model}; ")
+        return Finding("judge", FAIL, f"{cfg.describe()} did not answer on the last night: {silent}; the rules' "
+                                      f"results stood", fix + f"the next sleep asks it again (`{_here()} setup "
+                                                              f"--judge off` to go without)")
     if cfg.backend == "claude":
-        if not (os.path.isfile(cfg.command) and os.access(cfg.command, os.X_OK)):
-            return Finding("judge", FAIL, f"{cfg.describe()}: {cfg.command} is not there, so each night goes on "
-                                          f"without the judge", f"`{_here()} setup --judge claude` finds `claude` "
-                                                                f"on PATH again (or `--judge-command PATH`); "
-                                                                f"`--judge off` to go without")
         return Finding("judge", OK, f"{cfg.describe()}, run by the nightly sleep: {cfg.command} is there (not "
                                     f"called here: a call counts against your Claude usage); {_judge_spends(cfg)}")
     return Finding("judge", OK, f"{cfg.describe()}, asked by the nightly sleep (not called here; `openmemory "
                                 f"status` says when it last answered); {_judge_spends(cfg)}")
+
+
+def _judge_silent(cfg) -> str | None:
+    """Why the judge gave no answer at all on the last night it was asked, or None: each question
+    failed and the night went on without it ("Not logged in · Please run /login"), which the morning
+    report warns of once and doctor, where the person checks, must not call fine. A cap reached is
+    no failure."""
+    try:
+        with store.connect() as db:
+            night = json.loads(db.get_state("model_night") or "null")
+    except Exception:  # noqa: BLE001
+        return None     # the database check has said why
+    if not isinstance(night, dict) or night.get("model") != cfg.describe():
+        return None     # no night yet, or another judge's
+    if night.get("answered") or not night.get("failures"):
+        return None
+    return str(night.get("stopped") or f"{night['failures']} questions failed")
 
 
 JUDGE_SENT = ("the messages you typed, with the agent's commands, words and error lines around them and the "

@@ -810,6 +810,31 @@ class Doctor(SetupCase):
                       "is not\n    fix: set OPENMEMORY_LLM_URL (http:// or https://) and OPENMEMORY_LLM_MODEL "
                       "together, or neither\n", out)
 
+    def test_a_judge_that_answered_nothing_last_night_fails_with_what_it_said_and_the_fix(self):
+        # newuser38: `claude -p` not logged in. The night went on without the judge, the morning report
+        # warned "3 failures in a row (see the log)", and doctor, where the person checks, said
+        # "✔ judge". Claude Code 2.1.328 prints this (trimmed) and exits 1 when it has no login.
+        claude = self.bin / "claude"
+        claude.write_text('#!/bin/sh\ncat >/dev/null\necho \'{"type":"result","subtype":"success","is_error":true,'
+                          '"result":"Not logged in · Please run /login","total_cost_usd":0,'
+                          '"usage":{"input_tokens":0,"output_tokens":0}}\'\nexit 1\n', encoding="utf-8")
+        claude.chmod(0o755)
+        self.home.mkdir(parents=True, exist_ok=True)
+        (self.home / "settings.json").write_text(json.dumps({"version": 1, "judge": {
+            "backend": "claude", "command": str(claude), "model": "haiku"}}))
+        for n in range(3):      # three messages to judge: the judge is set aside after three failures
+            test_session(cwd=str(self.tmp / f"p{n}")).write(self.projects / f"-p{n}")
+        self.ok("ingest")
+        self.ok("sleep")
+        said = "claude -p said: Not logged in · Please run /login"
+        morning = self.ok("morning").stdout
+        self.assertIn(f"was set aside tonight: 3 failures in a row, the last: {said}; the rules' results stand", morning)
+        rc, out = self.doctor()
+        self.assertEqual(rc, 1)
+        self.assertIn(f"✘ judge: Claude Code headless (`claude -p --model haiku`) did not answer on the last night: "
+                      f"3 failures in a row, the last: {said}; the rules' results stood\n    fix: run `claude` once "
+                      f"and log in (`/login`)", out)
+
     def test_two_installs_are_reported(self):
         self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
         plugins = self.claude / "plugins"
