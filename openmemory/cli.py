@@ -72,7 +72,9 @@ def cmd_ingest(args) -> int:
             print(f"model: {_count(asked['gists'], 'session gist')} led by it, "
                   f"{_count(judged['asked'], 'message')} judged ({judged['corrections']} corrections, "
                   f"{judged['lasting']} lasting; {_count(asked['asked'], 'question')}, {asked['cached']} from the "
-                  f"cache, {_count(asked['failures'], 'failure')})")
+                  f"cache, {_count(asked['failures'], 'failure')}"
+                  + (f", {_count(judged['unusable'], 'answer')} not used: not the form asked for, the log has each"
+                     if judged.get("unusable") else "") + ")")
         for path, reason in report.failed:
             print(f"openmemory: warning: cannot read {path}: {reason}", file=sys.stderr)
         for path in report.not_transcripts:

@@ -618,8 +618,15 @@ def _checked(found, request: Request) -> tuple:
 # --------------------------------------------------------------------------------------
 # The passes: messages before consolidation, repeated failures' candidates after it
 
-def _ask(model, request: Request) -> dict | None:
-    return read_answer(model.ask(request.system, request.user, request.max_tokens, item=request.item), request)
+def _ask(model, request: Request, out: dict) -> dict | None:
+    """The verdict on one request, or None; an answer given but not usable (not the JSON asked for, a
+    lesson the checks refuse) is counted in out["unusable"]: the morning report says how many, so a
+    confused model does not read as one that found nothing lasting."""
+    text = model.ask(request.system, request.user, request.max_tokens, item=request.item)
+    verdict = read_answer(text, request)
+    if text is not None and verdict is None:
+        out["unusable"] = out.get("unusable", 0) + 1
+    return verdict
 
 
 def _project(store_places: dict, cwd) -> str:
@@ -735,7 +742,7 @@ def judge_messages(store: Store, model, now: str, share: float = MESSAGE_SHARE) 
             break
         [request] = message_requests(store, [ep])
         out["asked"] += 1
-        verdict = _ask(model, request)
+        verdict = _ask(model, request, out)
         if verdict is None:
             continue
         facts = dict(ep["facts"], judge=dict(verdict, by=model.config.describe(), at=now))
@@ -800,7 +807,7 @@ def _verdicts(model, asked, out: dict, now: str):
         if model.stopped or model.calls >= model.config.calls:
             return
         out["asked"] += 1
-        verdict = _ask(model, request)
+        verdict = _ask(model, request, out)
         if verdict is not None:
             yield item, dict(verdict, by=model.config.describe(), at=now)
 
@@ -910,8 +917,10 @@ def failure_requests(store: Store) -> list:
 
 def night_facts(judged: list, model) -> dict:
     """What the judge did tonight, for the morning report: summed over its passes."""
-    total = {"messages": 0, "corrections": 0, "lasting": 0, "not": 0, "failures": 0, "failures_lasting": 0}
+    total = {"messages": 0, "corrections": 0, "lasting": 0, "not": 0, "failures": 0, "failures_lasting": 0,
+             "failures_not": 0, "unusable": 0}
     for kind, facts in judged:
+        total["unusable"] += facts.get("unusable", 0)
         if kind == "message":
             total["messages"] += facts.get("asked", 0)
             total["corrections"] += facts.get("corrections", 0)
@@ -920,6 +929,7 @@ def night_facts(judged: list, model) -> dict:
         else:
             total["failures"] += facts.get("asked", 0)
             total["failures_lasting"] += facts.get("lasting", 0)
+            total["failures_not"] += facts.get("not", 0)
     return total
 
 

@@ -747,11 +747,26 @@ def close_model(store: Store, model: "Model | None") -> dict | None:
 
 
 def warnings_of(facts: dict | None) -> list:
-    """What the person should know about tonight's model, for the morning report."""
-    if not facts or not facts.get("stopped"):
-        return []
-    return [f"the model ({facts['model']}) was set aside tonight: {facts['stopped']}; "
-            f"the rules' results stand (see the log for each failure)"]
+    """What the person should know about tonight's model, for the morning report: set aside, or
+    answering the judge only in a form that cannot be used (a confused model reads otherwise as one
+    that found nothing lasting)."""
+    out = []
+    if facts and facts.get("stopped"):
+        out.append(f"the model ({facts['model']}) was set aside tonight: {facts['stopped']}; "
+                   f"the rules' results stand (see the log for each failure)")
+    if facts and unusable_only(facts):
+        n = facts["judged"]["unusable"]
+        out.append(f"the model ({facts['model']}) answered {n} of the judge's question{'s' if n != 1 else ''}, "
+                   f"none in the form asked (one JSON object, a lesson the checks pass): the judge used none of "
+                   f"them, the rules' results stand (the log has each answer)")
+    return out
+
+
+def unusable_only(facts: dict) -> bool:
+    """Whether the judge's answers tonight were all unusable: some given, none a verdict."""
+    j = facts.get("judged") or {}
+    usable = sum(j.get(k, 0) for k in ("corrections", "not", "failures_lasting", "failures_not"))
+    return bool(j.get("unusable")) and not usable
 
 
 class _StoreCache:

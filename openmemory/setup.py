@@ -1484,8 +1484,9 @@ def check_judge() -> Finding:
     silent = _judge_silent(cfg)
     if silent:
         fix = ("run `claude` once and log in (`/login`), or check that `claude -p` answers in a terminal; "
-               if cfg.backend == "claude" else f"check that the server at {cfg.url} runs and serves {cfg.model}; ")
-        return Finding("judge", FAIL, f"{cfg.describe()} did not answer on the last night: {silent}; the rules' "
+               if cfg.backend == "claude" else f"check that the server at {cfg.url} runs and serves {cfg.model}, "
+                                               f"a model that follows instructions (the log has its answers); ")
+        return Finding("judge", FAIL, f"{cfg.describe()} gave the judge nothing usable on the last night: {silent}; the rules' "
                                       f"results stood", fix + f"the next sleep asks it again (`{_here()} setup "
                                                               f"--judge off` to go without)")
     if cfg.backend == "claude":
@@ -1500,16 +1501,22 @@ def _judge_silent(cfg) -> str | None:
     failed and the night went on without it ("Not logged in · Please run /login"), which the morning
     report warns of once and doctor, where the person checks, must not call fine. A cap reached is
     no failure."""
+    from . import llm
     try:
         with store.connect() as db:
             night = json.loads(db.get_state("model_night") or "null")
+            report = json.loads(db.get_state("morning") or "null")
     except Exception:  # noqa: BLE001
         return None     # the database check has said why
     if not isinstance(night, dict) or night.get("model") != cfg.describe():
         return None     # no night yet, or another judge's
-    if night.get("answered") or not night.get("failures"):
-        return None
-    return str(night.get("stopped") or f"{night['failures']} questions failed")
+    if not night.get("answered") and night.get("failures"):
+        return str(night.get("stopped") or f"{night['failures']} questions failed")
+    last = report.get("model") if isinstance(report, dict) else None
+    if isinstance(last, dict) and last.get("model") == cfg.describe() and llm.unusable_only(last):
+        return (f"it answered {last['judged']['unusable']} of the judge's questions, none in the form asked "
+                f"(one JSON object, a lesson the checks pass)")
+    return None
 
 
 JUDGE_SENT = ("the messages you typed, with the agent's commands, words and error lines around them and the "

@@ -1231,7 +1231,9 @@ def _model_line(m: dict) -> list:
             f"{_count(m['answered'], 'new answer')}, {_count(m['failures'], 'failure')}; {spent}.",
             f"  Asked about {_count(j.get('messages', 0), 'message')} ({j.get('corrections', 0)} corrections, "
             f"{j.get('lasting', 0)} lasting) and {_count(j.get('failures', 0), 'repeated failure')} "
-            f"({j.get('failures_lasting', 0)} lasting); {_count(m.get('gists', 0), 'session gist')} led by it."]
+            f"({j.get('failures_lasting', 0)} lasting); {_count(m.get('gists', 0), 'session gist')} led by it."
+            + (f" {_count(j['unusable'], 'answer')} not used: not the form asked for (one JSON object, a lesson the "
+               f"checks pass); the log has each." if j.get("unusable") else "")]
 
 
 def _count(n: int, one: str, many: str | None = None) -> str:

@@ -772,6 +772,27 @@ class AMisbehavingModel(WithSessions):
             self.assertEqual(len(server.requests), 1, "one deadline, then the night goes on without it")
 
 
+class AModelThatAnswersInTheWrongForm(WithSessions):
+    def test_the_morning_report_and_doctor_say_its_answers_were_not_used(self):
+        # newuser38: a model that answers every question, none of them in the JSON asked for. The
+        # night is the rules' alone, as it should be, but the report read "4 new answers, 0 failures;
+        # asked about 2 messages (0 corrections, 0 lasting)", as of a judge that found nothing, and
+        # doctor said "✔ judge".
+        with ModelServer("refusal") as server:
+            env = self.model_env(server)
+            self.night(env)
+            morning = self.ok("morning", env=env).stdout
+            doctor = self.cli("doctor", env=env)
+        self.assertRegex(morning, r"led by it\. (\d+) answers? not used: not the form asked for \(one JSON object, "
+                                  r"a lesson the checks pass\); the log has each\.")
+        self.assertEqual(morning.count("none in the form asked (one JSON object, a lesson the checks pass): the judge "
+                                       "used none of them, the rules' results stand"), 1)
+        self.assertEqual(doctor.returncode, 1)
+        self.assertRegex(doctor.stdout, r"✘ judge: test-model at http://127\.0\.0\.1:\d+/v1/chat/completions gave the "
+                                        r"judge nothing usable on the last night: it answered \d+ of the judge's "
+                                        r"questions, none in the form asked")
+
+
 class NeverFromTheHookOrTheServer(WithSessions):
     def test_hook_serve_plain_ingest_and_sleep_no_model_ask_nothing(self):
         with ModelServer("ok") as server:

@@ -831,7 +831,7 @@ class Doctor(SetupCase):
         self.assertIn(f"was set aside tonight: 3 failures in a row, the last: {said}; the rules' results stand", morning)
         rc, out = self.doctor()
         self.assertEqual(rc, 1)
-        self.assertIn(f"✘ judge: Claude Code headless (`claude -p --model haiku`) did not answer on the last night: "
+        self.assertIn(f"✘ judge: Claude Code headless (`claude -p --model haiku`) gave the judge nothing usable on the last night: "
                       f"3 failures in a row, the last: {said}; the rules' results stood\n    fix: run `claude` once "
                       f"and log in (`/login`)", out)
 
