@@ -737,8 +737,10 @@ def judge_messages(store: Store, model, now: str, share: float = MESSAGE_SHARE) 
     if model is None:
         return out
     calls = model.calls + int(max(0, model.config.calls - model.calls) * share)
-    for ep in messages(store, now):
+    found = messages(store, now)
+    for n, ep in enumerate(found):
         if model.stopped or model.calls >= calls:
+            out["waiting"] = len(found) - n       # asked another night: the report says how many
             break
         [request] = message_requests(store, [ep])
         out["asked"] += 1
@@ -803,8 +805,9 @@ def judge_failures(store: Store, model, now: str, join_at: float) -> dict:
 def _verdicts(model, asked, out: dict, now: str):
     """(item, the verdict as recorded: with who gave it and when) for each (item, request) put to
     the model while the night's calls last, counting each asked in out; an unanswered one skipped."""
-    for item, request in asked:
+    for n, (item, request) in enumerate(asked):
         if model.stopped or model.calls >= model.config.calls:
+            out["waiting"] = out.get("waiting", 0) + len(asked) - n     # asked another night
             return
         out["asked"] += 1
         verdict = _ask(model, request, out)
@@ -918,9 +921,10 @@ def failure_requests(store: Store) -> list:
 def night_facts(judged: list, model) -> dict:
     """What the judge did tonight, for the morning report: summed over its passes."""
     total = {"messages": 0, "corrections": 0, "lasting": 0, "not": 0, "failures": 0, "failures_lasting": 0,
-             "failures_not": 0, "unusable": 0}
+             "failures_not": 0, "unusable": 0, "waiting": 0}
     for kind, facts in judged:
         total["unusable"] += facts.get("unusable", 0)
+        total["waiting"] += facts.get("waiting", 0)
         if kind == "message":
             total["messages"] += facts.get("asked", 0)
             total["corrections"] += facts.get("corrections", 0)

@@ -751,9 +751,20 @@ def warnings_of(facts: dict | None) -> list:
     answering the judge only in a form that cannot be used (a confused model reads otherwise as one
     that found nothing lasting)."""
     out = []
-    if facts and facts.get("stopped"):
-        out.append(f"the model ({facts['model']}) was set aside tonight: {facts['stopped']}; "
+    stopped = (facts or {}).get("stopped") or ""
+    spent = stopped.startswith("the night's budget")      # the cap, not a failure: said as the cap below
+    if stopped and not spent:
+        out.append(f"the model ({facts['model']}) was set aside tonight: {stopped}; "
                    f"the rules' results stand (see the log for each failure)")
+    waiting = (facts or {}).get("judged", {}).get("waiting", 0)
+    if waiting or spent:
+        cap = facts.get("cap") or {}
+        left = (f"{waiting} of the judge's question{'s wait' if waiting != 1 else ' waits'}" if waiting else
+                "what is left waits")
+        calls = cap.get("calls", 0)
+        out.append(f"the judge's cap a night ({calls} call{'s' if calls != 1 else ''}, {cap.get('tokens', 0):,} tokens) was "
+                   f"reached: {left} for the next night, the rules' results standing until then (`openmemory "
+                   f"setup --judge-calls N` raises the cap)")
     if facts and unusable_only(facts):
         n = facts["judged"]["unusable"]
         out.append(f"the model ({facts['model']}) answered {n} of the judge's question{'s' if n != 1 else ''}, "

@@ -793,6 +793,27 @@ class AModelThatAnswersInTheWrongForm(WithSessions):
                                         r"questions, none in the form asked")
 
 
+class TheCapReached(WithSessions):
+    def test_the_morning_report_says_how_many_questions_wait_for_the_next_night(self):
+        # newuser38: with the cap reached the judge's passes stopped asking, the rest waiting for the
+        # next night as documented, but the report said nothing of them ("Asked about 0 messages"), or
+        # "set aside tonight: the night's budget of 1 calls is spent ... (see the log for each failure)"
+        # when a gist had reached it, as of a failure.
+        with ModelServer("ok") as server:
+            server.answer = scripted
+            env = self.model_env(server, OPENMEMORY_LLM_CALLS="1")
+            self.night(env, model=False)
+            morning = self.ok("morning", env=env).stdout
+        self.assertEqual(len(server.requests), 1)
+        found = re.findall(r"the judge's cap a night \(1 call, [\d,]+ tokens\) was reached: (\d+) of the judge's "
+                           r"questions? waits? for the next night, the rules' results standing until then "
+                           r"\(`openmemory setup --judge-calls N` raises the cap\)", morning)
+        self.assertEqual(len(found), 1, morning)
+        self.assertGreaterEqual(int(found[0]), 2)      # the corrections, none asked: the messages' share of 1 is 0
+        self.assertNotIn("set aside", morning)
+        self.assertNotIn("failure)", morning)
+
+
 class NeverFromTheHookOrTheServer(WithSessions):
     def test_hook_serve_plain_ingest_and_sleep_no_model_ask_nothing(self):
         with ModelServer("ok") as server:
