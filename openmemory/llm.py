@@ -754,7 +754,7 @@ def warnings_of(facts: dict | None) -> list:
     stopped = (facts or {}).get("stopped") or ""
     spent = stopped.startswith("the night's budget")      # the cap, not a failure: said as the cap below
     if stopped and not spent:
-        out.append(f"the model ({facts['model']}) was set aside tonight: {stopped}; "
+        out.append(f"the model {facts['model']} was set aside tonight: {stopped}; "
                    f"the rules' results stand (see the log for each failure)")
     waiting = (facts or {}).get("judged", {}).get("waiting", 0)
     if waiting or spent:
@@ -767,7 +767,7 @@ def warnings_of(facts: dict | None) -> list:
                    f"setup --judge-calls N` raises the cap)")
     if facts and unusable_only(facts):
         n = facts["judged"]["unusable"]
-        out.append(f"the model ({facts['model']}) answered {n} of the judge's question{'s' if n != 1 else ''}, "
+        out.append(f"the model {facts['model']} answered {n} of the judge's question{'s' if n != 1 else ''}, "
                    f"none in the form asked (one JSON object, a lesson the checks pass): the judge used none of "
                    f"them, the rules' results stand (the log has each answer)")
     return out

@@ -787,6 +787,8 @@ class AModelThatAnswersInTheWrongForm(WithSessions):
                                   r"a lesson the checks pass\); the log has each\.")
         self.assertEqual(morning.count("none in the form asked (one JSON object, a lesson the checks pass): the judge "
                                        "used none of them, the rules' results stand"), 1)
+        # the endpoint's URL a code span of its own, not one that takes the report's ")" with it
+        self.assertRegex(morning, r"- the model test-model at `http://127\.0\.0\.1:\d+/v1/chat/completions` answered ")
         self.assertEqual(doctor.returncode, 1)
         self.assertRegex(doctor.stdout, r"✘ judge: test-model at http://127\.0\.0\.1:\d+/v1/chat/completions gave the "
                                         r"judge nothing usable on the last night: it answered \d+ of the judge's "
