@@ -495,6 +495,10 @@ _REFUSAL = re.compile(
     r"^(?:i'?m sorry|sorry\b|i (?:can ?not|can'?t|am unable|'m unable|won'?t|apologi[sz]e|do not|don'?t)\b|"
     r"unfortunately\b|as an ai\b)|\bas an ai\b|\blanguage model\b|\bi cannot (?:help|assist|comply)\b", re.I)
 _NONE = re.compile(r"^(?:none|n/?a|no lesson|nothing)\W*$", re.I)
+# A chat reply's opening, where one line was asked for: "Sure! This looks like a correction to me.",
+# "Certainly, here is the summary:" (a confused endpoint's answer led session gists in recall).
+_CHATTY = re.compile(r"^(?:sure|certainly|of course|absolutely|great(?: question)?|happy to help)\s*[!,.:]|"
+                     r"^here(?:'s| is| are)\b[^.!?]{0,40}:", re.I)
 # The labels and markers of openmemory's own questions: an answer that repeats them copied the
 # question instead of answering it (seen with a 135M model: "The agent's last message: ...").
 _ECHO = re.compile(r"<<<|>>>|(?:the person typed|the person asked|the agent then said|what the agent ran|"
@@ -539,6 +543,8 @@ def _rejection(line: str, limit: int, evidence: str) -> str | None:
         return "markup"
     if _REFUSAL.search(line):
         return "a refusal"
+    if _CHATTY.search(line):
+        return "a chat reply, not the line asked"
     if _ECHO.search(line):
         return "it repeats the question's labels"
     if len(line) > limit:

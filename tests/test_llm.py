@@ -404,6 +404,11 @@ class Validation(unittest.TestCase):
             ("Use <b>pytest</b> for tests.", None),                         # markup
             ("I'm sorry, I can't help with that.", None), ("As an AI language model, I think tests matter.", None),
             ("Sorry, there is no lesson here.", None),                      # refusals
+            ("Sure! This looks like a correction to me.", None),           # a chat reply's opening
+            ("Certainly, the session fixed the login test.", None),
+            ("Here is the summary: the session fixed the login test.", None),
+            ("Surely the tests run with `pytest -q` here.", "Surely the tests run with `pytest -q` here."),
+            ("Here the tests run with `pytest -q`.", "Here the tests run with `pytest -q`."),
             ('The agent\'s last message: "Lint is clean. The code is perfect."', None),
             ("The person typed: <<<use pytest -q>>>", None),                # the question copied back
             ("Use pytest.", None),                                          # too short to say anything
