@@ -70,7 +70,7 @@ def cmd_ingest(args) -> int:
         if asked:
             judged = asked["judged"]
             print(f"model: {_count(asked['gists'], 'session gist')} led by it, "
-                  f"{_count(judged['asked'], 'message')} judged ({judged['corrections']} corrections, "
+                  f"{_count(judged['asked'], 'message')} judged ({_count(judged['corrections'], 'correction')}, "
                   f"{judged['lasting']} lasting; {_count(asked['asked'], 'question')}, {asked['cached']} from the "
                   f"cache, {_count(asked['failures'], 'failure')}"
                   + (f", {_count(judged['unusable'], 'answer')} not used: not the form asked for, the log has each"

@@ -1229,7 +1229,7 @@ def _model_line(m: dict) -> list:
         f", of a cap of {cap['calls']} calls and {cap['tokens']:,} tokens a night" if cap else "")
     return [f"- {m['model']}: {_count(m['asked'], 'question')} ({m['cached']} answered from the cache), "
             f"{_count(m['answered'], 'new answer')}, {_count(m['failures'], 'failure')}; {spent}.",
-            f"  Asked about {_count(j.get('messages', 0), 'message')} ({j.get('corrections', 0)} corrections, "
+            f"  Asked about {_count(j.get('messages', 0), 'message')} ({_count(j.get('corrections', 0), 'correction')}, "
             f"{j.get('lasting', 0)} lasting) and {_count(j.get('failures', 0), 'repeated failure')} "
             f"({j.get('failures_lasting', 0)} lasting); {_count(m.get('gists', 0), 'session gist')} led by it."
             + (f" {_count(j['unusable'], 'answer')} not used: not the form asked for (one JSON object, a lesson the "

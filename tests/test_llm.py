@@ -877,3 +877,14 @@ class NeverFromTheHookOrTheServer(WithSessions):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ReportCounts(unittest.TestCase):
+    def test_one_correction_is_said_as_one(self):
+        from openmemory import sleep
+        m = {"model": "m at http://127.0.0.1:1", "asked": 1, "cached": 0, "answered": 1, "failures": 0,
+             "calls": 1, "tokens": 900, "gists": 0,
+             "judged": {"messages": 1, "corrections": 1, "lasting": 1, "failures": 0, "failures_lasting": 0}}
+        line = "\n".join(sleep._model_line(m))
+        self.assertIn("Asked about 1 message (1 correction, 1 lasting)", line)
+        self.assertNotIn("1 corrections", line)
