@@ -13,6 +13,7 @@ import sys
 import tempfile
 import unittest
 from pathlib import Path
+from unittest import mock
 
 from tests import agents_e2e as e2e
 
@@ -469,6 +470,16 @@ class LessonFromCodex(unittest.TestCase):
         self.assertTrue(main and all("python3 -m unittest" in body for body in main), "the lesson reaches Gemini")
 
 
+def every_and_mine(home: str, every: str, mine: str, project: str) -> None:
+    """Put into the memory under home an every-project lesson and the project's own version of it."""
+    from openmemory import store
+    from tests.test_render import add_lesson
+    with mock.patch.dict(os.environ, OPENMEMORY_HOME=os.path.join(home, "om")):
+        with store.connect() as db:
+            add_lesson(db, every, seen=3, strength=1.5)
+            add_lesson(db, mine, cwd=project, strength=1.2)
+
+
 class OneRuleOnceInGemini(unittest.TestCase):
     """The real Gemini CLI reads ~/.gemini/GEMINI.md and the project's private MEMORY.md both: an
     every-project rule and a project's own version of it went one into each, and reached its model
@@ -480,8 +491,6 @@ class OneRuleOnceInGemini(unittest.TestCase):
         self.addCleanup(shutil.rmtree, self.home, True)
 
     def test_the_model_reads_the_projects_own_words_once(self):
-        from openmemory import store
-        from tests.test_render import add_lesson
         os.makedirs(os.path.join(self.home, ".gemini"))
         openmemory(self.home, "setup", "--yes", "--schedule", "none")
         every = "Always run the tests with `pytest -q`."
@@ -493,14 +502,7 @@ class OneRuleOnceInGemini(unittest.TestCase):
             subprocess.run(["git", "init", "-q", roots[name]], check=True)
             r = e2e.run_gemini({"steps": [], "default": "Hello."}, ["hello"], home=self.home, cwd=roots[name])
             self.assertEqual([t["rc"] for t in r["turns"]], [0], r["turns"])     # Gemini registers it
-        saved = os.environ.get("OPENMEMORY_HOME")
-        os.environ["OPENMEMORY_HOME"] = os.path.join(self.home, "om")
-        try:
-            with store.connect() as db:
-                add_lesson(db, every, seen=3, strength=1.5)
-                add_lesson(db, mine, cwd=roots["shop"], strength=1.2)
-        finally:
-            os.environ.pop("OPENMEMORY_HOME") if saved is None else os.environ.update(OPENMEMORY_HOME=saved)
+        every_and_mine(self.home, every, mine, roots["shop"])
         openmemory(self.home, "render")
         for name, want in (("shop", mine), ("blog", every)):
             r = e2e.run_gemini({"steps": [], "default": "Hello."}, ["hello"], home=self.home, cwd=roots[name],
@@ -525,8 +527,6 @@ class OneRuleOnceInCodex(unittest.TestCase):
         self.addCleanup(shutil.rmtree, self.home, True)
 
     def test_the_model_reads_the_rule_once(self):
-        from openmemory import store
-        from tests.test_render import add_lesson
         os.makedirs(os.path.join(self.home, ".codex"))
         openmemory(self.home, "setup", "--yes", "--schedule", "none")
         every = "Always run the tests with `pytest -q`."
@@ -537,14 +537,7 @@ class OneRuleOnceInCodex(unittest.TestCase):
         Path(shop, "AGENTS.md").write_text("# Shop\n\n<!-- openmemory:begin -->\n<!-- openmemory:end -->\n")
         with open(os.path.join(shop, ".git", "info", "exclude"), "a") as f:
             f.write("AGENTS.md\n")
-        saved = os.environ.get("OPENMEMORY_HOME")
-        os.environ["OPENMEMORY_HOME"] = os.path.join(self.home, "om")
-        try:
-            with store.connect() as db:
-                add_lesson(db, every, seen=3, strength=1.5)
-                add_lesson(db, mine, cwd=shop, strength=1.2)
-        finally:
-            os.environ.pop("OPENMEMORY_HOME") if saved is None else os.environ.update(OPENMEMORY_HOME=saved)
+        every_and_mine(self.home, every, mine, shop)
         openmemory(self.home, "render")
         r = e2e.run_codex({"steps": [], "default": "Hello."}, ["hello"], home=self.home, cwd=shop,
                           log=os.path.join(self.home, "shop.jsonl"))
