@@ -756,6 +756,22 @@ _ONE_OFF = _Source(r"(?i)(?<![\w&])#\d+\b|\bthis\s+(?:pr|pull request|branch|com
 _NEGATIVE_CLAUSE = re.compile(r"(?i)^(?:don'?t|do not|never|not|no|stop|avoid)\b")
 
 
+def right_under_a_paste(said: str, sentence: str) -> bool:
+    """Whether the line that holds `sentence` comes right under pasted lines, with no blank line
+    between: a line of prose a tool printed last (a traceback's "Never edit config.json by hand,
+    always run ops-sync instead.") reads there exactly as what the person typed under their
+    paste, so neither may stand as a rule on its own (ARCHITECTURE.md, "Who said what")."""
+    probe = (sentence or "").strip()[:40]
+    if not probe:
+        return False
+    lines = (said or "").splitlines()
+    own = set(own_lines(said))
+    for n, line in enumerate(lines):
+        if probe in line:
+            return n > 0 and bool(lines[n - 1].strip()) and lines[n - 1] not in own
+    return False
+
+
 def what_lasts(said: str, form: str = "") -> dict:
     """What of the person's own words lasts beyond this moment, by the rules (ARCHITECTURE.md,
     "What is worth remembering"): {"sentence", "kind" (imperative | fact | statement),

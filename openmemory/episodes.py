@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from . import neighbours
 from .clock import iso_or_none
-from .corrections import carries_nothing, correction_verdict, own_lines, unsettled, what_lasts
+from .corrections import carries_nothing, correction_verdict, own_lines, right_under_a_paste, unsettled, what_lasts
 from .failures import (cause_key, error_lines, is_guard, never_ran, output_host, pipes_download, plain,
                        telling_lines, told_to_run, unsafe_advice, unsafe_fix)
 # a cut redacts first where it cuts (issue 27): it never keeps part of a secret
@@ -787,8 +787,11 @@ def _meaning(facts: dict, verdict: str) -> dict:
     words hold one)."""
     words = facts.get("own", facts["said"])
     kept = what_lasts(words, facts.get("form") or "")
+    # A rule on the line right under a paste may be the paste's own last line: a candidate, for
+    # something else to back, never live on its standing words alone.
+    standing = (verdict == "standing" or kept["standing"]) and not right_under_a_paste(facts["said"], kept["sentence"])
     out = {"verdict": "doubtful" if verdict == "doubtful" else "correction", "words": words,
-           "standing": verdict == "standing" or kept["standing"], "lasting": kept["lasting"]}
+           "standing": standing, "lasting": kept["lasting"]}
     rule = correction_lesson(facts, kept) if kept["sentence"] else None
     if rule:
         out["rule"] = rule

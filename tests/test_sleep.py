@@ -1190,6 +1190,27 @@ class LessonStates(SleepCase):
         self.assertTrue((memory / f"om-{lesson['id']}.md").exists())
         self.assertIn("was a candidate, now backed", (self.home / "morning.md").read_text())
 
+    def test_a_rule_right_under_a_paste_is_a_candidate_and_one_typed_apart_from_it_is_live(self):
+        # A traceback's last line of prose reads as what the person typed under their paste: on
+        # its standing words alone it would reach MEMORY.md. Typed after a blank line, or alone,
+        # the same rule is the person's and live.
+        pasted = ("Traceback (most recent call last):\n  File \"deploy.py\", line 12, in <module>\n"
+                  "    sync()\nRuntimeError: config drift detected\n")
+        rule = "Never edit config.json by hand, always run ops-sync instead."
+        self.write(tests_corrected(self.shop, when(11, 2), "python deploy.py", pasted + rule))
+        self.sleep(night(11, 3))
+        [lesson] = self.lessons()
+        self.assertEqual(lesson["state"], "candidate")
+        self.assertIn("ops-sync", lesson["text"])
+        memory = paths.memory_dir_for(str(self.shop))
+        self.assertNotIn("ops-sync", (memory / "MEMORY.md").read_text() if (memory / "MEMORY.md").exists() else "")
+        self.write(tests_corrected(self.shop, when(11, 4), "python deploy.py", pasted + "\n" + rule))
+        self.sleep(night(11, 5))
+        [lesson] = self.lessons()
+        self.assertEqual(lesson["state"], "live")
+        self.assertIn("standing", json.loads(lesson["backing"])["by"])   # the person's own line now
+        self.assertIn("ops-sync", (memory / "MEMORY.md").read_text())
+
     def test_a_candidate_nothing_backs_lapses_quietly_and_comes_back_backed(self):
         self.write(tests_corrected(self.shop, when(11, 2), "python -m unittest",
                                    "No, don't use unittest here, run the tests with pytest -q"))
