@@ -496,8 +496,15 @@ def _bool(value):
     return None
 
 
+# A path (`/Users/michael/Code/cipher-box`, `src/api/db.ts`, `~/.config/git/ignore`) is one name,
+# not a run of words lifted: counted as one word, so a failure's lesson may name the folder its
+# error names as its cause, as it may quote that error's other names (`_bare_name`).
+_PATH = re.compile(r"(?:~|\.{1,2})?(?:/[\w.@+-]+){2,}/?|[\w.@+-]+(?:/[\w.@+-]+)+/?")
+
+
 def _words(text: str) -> list:
-    return re.findall(r"[a-z0-9]+", (text or "").lower())
+    text = _PATH.sub(lambda m: " " + re.sub(r"[\W_]", "", m.group()) + "path ", text or "")
+    return re.findall(r"[a-z0-9]+", text.lower())
 
 
 def _lifted(line: str, quoted_text: str, trusted: str) -> str | None:
@@ -524,7 +531,7 @@ def _foreign(field: str, request: Request, failure: bool) -> str | None:
         if " ".join(host.lower().split()) not in trusted:
             return f"{host!r} is not in what the person typed or the agent ran"
     for span in _CODE.findall(field):
-        if llm.shown(span, trusted):
+        if llm.shown(span, trusted) or llm.run_shown(span, _folded(request.trusted)):
             continue
         if failure and llm.shown(span, everything) and not _INERT.search(span):
             continue                # an error's own words quoted as its cause (a file name, a message)

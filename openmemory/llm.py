@@ -555,7 +555,7 @@ def _rejection(line: str, limit: int, evidence: str) -> str | None:
         return "unbalanced backticks"
     folded = " ".join(evidence.lower().split())
     for span in _CODE.findall(line) + _URL.findall(line):
-        if not shown(span, folded):
+        if not shown(span, folded) and not run_shown(span, evidence):
             return f"{span!r} is not in what it was shown"
     return None
 
@@ -577,6 +577,90 @@ def shown(span: str, folded: str) -> bool:
         return False
     pattern = r"\S+".join(re.escape(p.lower()) for p in parts)
     return re.search(pattern, folded) is not None
+
+
+# A command the answer writes in a normal form of one that ran (`git gc` for `git -C ~/cli gc
+# --auto`, `git commit -m ...` for the agent's commit, `cat ~/.config/git/ignore` for
+# `/Users/soph/.config/git/ignore`): its program as run, then each of its words as run, in
+# order, or a placeholder standing for one word (`<n>`, `{sha}`, `N`; `...` for one or more),
+# only an option and its value left out between them. Never joined across `&&`, `||`, `;`, `|`
+# or a line, never a program or an operator of its own: a span holding `|`, `;`, `&`, `<`, `>`,
+# `$(` or a backtick is held to `shown` alone. The commands looked in are each line of the
+# evidence and each code span in it (a command the person typed in their message).
+_OPERATOR = re.compile(r"[|;&<>`]|\$\(")
+_RUNS = re.compile(r"&&|\|\||[|;&\n]")
+_ELLIPSIS = ("...", "\u2026")
+RUN_WORDS = 60          # of a command run, the words a normal form is looked for in (a heredoc's body is no command)
+_ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=\S*$")
+# A home folder written out (`/Users/soph/`, `/home/alex/`) reads as `~/` when a span names one so.
+_HOME = re.compile(r"(?<![\w.~/-])/(?:users|home)/[^/\s`'\"]+(?=/)", re.I)
+
+
+def run_shown(span: str, evidence: str) -> bool:
+    """Whether a code span is a command of the evidence (its lines and code spans, each run of one
+    command apart) written in a normal form: each word as run or a placeholder, an option and its
+    value left out between them, a home folder as `~`."""
+    span = " ".join(span.split())
+    if "~/" in span and shown(span, " ".join(_HOME.sub("~", evidence).lower().split())):
+        return True
+    words = span.split()
+    bare = _PLACEHOLDER.sub("x", span)
+    if len(words) < 2 or _OPERATOR.search(bare) or _placeholder(words[0]) or words[0] in _ELLIPSIS:
+        return False
+    evidence = _HOME.sub("~", evidence)
+    for line in [*evidence.splitlines(), *_CODE.findall(evidence)]:
+        for run in _RUNS.split(line):
+            ran = run.split()[:RUN_WORDS]
+            while ran and _ASSIGNMENT.match(ran[0]):
+                ran = ran[1:]           # `FOO=1 cmd`: cmd is the program
+            if ran and _follows(words, ran):
+                return True
+    return False
+
+
+def _placeholder(word: str) -> bool:
+    return bool(_PLACEHOLDER.fullmatch(word))
+
+
+def _option(word: str) -> bool:
+    return len(word) > 1 and word.startswith("-")
+
+
+def _as_run(word: str, ran: str) -> bool:
+    """A word of the span against a word as run: as written, or with its placeholders standing for
+    a part of it (never a whole placeholder for an option)."""
+    if word.lower() == ran.lower():
+        return True
+    parts = _PLACEHOLDER.split(word)
+    if len(parts) < 2 or (_placeholder(word) and _option(ran)):
+        return False
+    return re.fullmatch(r"\S+".join(re.escape(p.lower()) for p in parts), ran.lower()) is not None
+
+
+def _follows(words: list, ran: list) -> bool:
+    """Whether words are ran's program then its words in order, an option (and the word after it,
+    its value) left out between them, `...` standing for one word or more."""
+    if not _as_run(words[0], ran[0]) or _placeholder(words[0]):
+        return False
+    tried: dict = {}
+
+    def rest(i: int, j: int) -> bool:
+        if i == len(words):
+            return True
+        if j == len(ran):
+            return False
+        if (i, j) not in tried:
+            tried[i, j] = False
+            word = words[i]
+            if word in _ELLIPSIS:
+                found = any(rest(i + 1, k) for k in range(j + 1, len(ran) + 1))
+            else:
+                found = _as_run(word, ran[j]) and rest(i + 1, j + 1)
+            if not found and _option(ran[j]):
+                found = rest(i, j + 1) or (j + 1 < len(ran) and not _option(ran[j + 1]) and rest(i, j + 2))
+            tried[i, j] = found
+        return tried[i, j]
+    return rest(1, 1)
 
 
 # --------------------------------------------------------------------------------------
