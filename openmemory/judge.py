@@ -585,7 +585,12 @@ def read_answer(text: str | None, request: Request) -> dict | None:
 
 
 def _checked(found, request: Request) -> tuple:
-    """(the verdict, None) or (None, why it is not usable)."""
+    """(the verdict, None) or (None, why it is not usable).
+
+    A message the judge calls no correction may still hold something lasting (a standing rule
+    said with a new request, which the rules read as a correction): its lesson is checked as any
+    is, and kept in the verdict (judge_messages keeps it only where the rules called the message
+    a correction)."""
     if found is None:
         return None, "not one JSON object"
     failure = request.kind == "failure"
@@ -593,7 +598,6 @@ def _checked(found, request: Request) -> tuple:
     correction = True if failure else _bool(found.get("correction"))
     if lasting is None or correction is None:
         return None, "no true or false for " + ("lasting" if lasting is None else "correction")
-    lasting = lasting and correction
     fields = {k: " ".join(plain(str(found.get(k) or "")).split()) for k in ("lesson", "cause", "fix", "why")}
     read = {k: _folded(v) for k, v in fields.items()}       # as the agent will read it
     for name, value in read.items():
@@ -601,17 +605,9 @@ def _checked(found, request: Request) -> tuple:
             return None, f"its {name} runs a download in a shell"
     lesson = fields["lesson"]
     if lasting:
-        line = llm.plain_line(lesson, request.limit, request.trusted + "\n" + request.quoted,
-                              f"judge's lesson on {request.item}")     # the item named: forget finds the line
-        if line is None:
-            return None, "no valid lesson line for a lasting verdict"
-        for name in ("lesson", "fix"):
-            bad = _foreign(read[name], request, failure and name == "lesson")
-            if bad:
-                return None, f"its {name}: {bad}"
-        lifted = _lifted(read["lesson"], request.quoted, request.trusted)
-        if lifted:
-            return None, f"its lesson lifts \"{lifted}\" from quoted data"
+        bad = _lesson_problem(lesson, read, request, failure)
+        if bad:
+            return None, bad
     scope = str(found.get("scope") or "project").strip().lower()
     verdict = {"lasting": bool(lasting), "lesson": lesson if lasting else "",
                "scope": scope if scope in ("project", "everywhere") else "project", "why": clip(fields["why"], 200)}
@@ -620,6 +616,23 @@ def _checked(found, request: Request) -> tuple:
     else:
         verdict["correction"] = bool(correction)
     return verdict, None
+
+
+def _lesson_problem(lesson: str, read: dict, request: Request, failure: bool) -> str | None:
+    """Why a lasting verdict's lesson (and fix) may not be used, or None: not one plain line, or
+    naming or lifting what only quoted data holds."""
+    line = llm.plain_line(lesson, request.limit, request.trusted + "\n" + request.quoted,
+                          f"judge's lesson on {request.item}")     # the item named: forget finds the line
+    if line is None:
+        return "no valid lesson line for a lasting verdict"
+    for name in ("lesson", "fix"):
+        bad = _foreign(read[name], request, failure and name == "lesson")
+        if bad:
+            return f"its {name}: {bad}"
+    lifted = _lifted(read["lesson"], request.quoted, request.trusted)
+    if lifted:
+        return f"its lesson lifts \"{lifted}\" from quoted data"
+    return None
 
 
 # --------------------------------------------------------------------------------------
@@ -754,6 +767,8 @@ def judge_messages(store: Store, model, now: str, share: float = MESSAGE_SHARE) 
         verdict = _ask(model, request, out)
         if verdict is None:
             continue
+        if verdict["lasting"] and not verdict["correction"] and not rules_correction(ep["facts"]):
+            verdict = dict(verdict, lasting=False, lesson="")   # no one called it a correction: nothing to learn
         facts = dict(ep["facts"], judge=dict(verdict, by=model.config.describe(), at=now))
         if facts.get("doubtful") and verdict["correction"]:
             facts["doubtful"] = False       # the judge decided what the rules left open
@@ -768,6 +783,14 @@ def judge_messages(store: Store, model, now: str, share: float = MESSAGE_SHARE) 
         if (ep.get("consolidated") or 0) > 0:
             out["lessons"].append(ep["consolidated"])
     return out
+
+
+def rules_correction(facts: dict) -> bool:
+    """Whether the rules read a message as a correction (not doubtful; a correction or a standing
+    rule, not one they found nothing in). A judge that calls it no correction but lasting keeps
+    its lesson then: "from now on, run the linter first; now add the flag" is a new request to a
+    judge, and a standing rule in the person's own words, which the design keeps, to the rules."""
+    return not facts.get("doubtful") and facts.get("verdict", "correction") in ("correction", "standing")
 
 
 def _reword_from(store: Store, lesson_id: int, episode_id: int, verdict: dict) -> None:

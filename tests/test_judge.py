@@ -601,6 +601,30 @@ class EveryMessageTyped(unittest.TestCase):
                                     "user", 2),
                                    ("In this project document every config key in the README's config section", 1)])
 
+    def test_a_lasting_rule_the_judge_calls_no_correction_keeps_its_lesson(self):
+        # "From now on ..." with a new request: the rules read a standing correction, the judge a new
+        # request with a lasting rule in it (correction false, lasting true). Its lesson was wiped:
+        # the rules' lesson gone and the judge's never made. A message no one called a correction
+        # makes nothing, whatever the judge found lasting in it.
+        import tempfile
+        from pathlib import Path
+        from tests import judge_requests
+        rule = "From now on always run make lint before you commit. Now add a --verbose flag to the CLI."
+        with tempfile.TemporaryDirectory() as tmp:
+            files = [_session(2, (rule, None), (SETTLED_SAID, None)).write(Path(tmp))]
+            keys = {_message_of(r): r["key"] for r in judge_requests.requests_of(files)}
+            rules_alone = judge_requests.replay_night(files, {})
+            night = judge_requests.replay_night(files, {
+                keys[rule]: answer(True, "Run `make lint` before every commit.", correction=False),
+                keys[SETTLED_SAID]: answer(True, "Run the tests with `make check`.", correction=False)})
+        self.assertEqual([(ls["text"], ls["state"]) for ls in rules_alone["lessons"]],
+                         [("In this project always run make lint before you commit.", "live")])
+        self.assertEqual([(ls["text"], ls["state"]) for ls in night["lessons"]],
+                         [("In this project run `make lint` before every commit.", "live")])
+        judged = {e["key"]: e["facts"]["judge"] for e in night["episodes"].values() if e["facts"].get("judge")}
+        self.assertEqual((judged[keys[rule]]["correction"], judged[keys[rule]]["lasting"]), (False, True))
+        self.assertEqual((judged[keys[SETTLED_SAID]]["lasting"], judged[keys[SETTLED_SAID]]["lesson"]), (False, ""))
+
     def test_what_cannot_carry_anything_is_never_asked(self):
         import tempfile
         from pathlib import Path
