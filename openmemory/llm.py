@@ -581,7 +581,7 @@ def shown(span: str, folded: str) -> bool:
 
 # A command the answer writes in a normal form of one that ran (`git gc` for `git -C ~/cli gc
 # --auto`, `git commit -m ...` for the agent's commit, `cat ~/.config/git/ignore` for
-# `/Users/soph/.config/git/ignore`): its program as run, then each of its words as run, in
+# `/Users/soph/.config/git/ignore`, `mcp__pencil__*` for the tools it called): its program as run, then each of its words as run, in
 # order, or a placeholder standing for one word (`<n>`, `{sha}`, `N`; `...` for one or more),
 # only an option and its value left out between them. Never joined across `&&`, `||`, `;`, `|`
 # or a line, never a program or an operator of its own: a span holding `|`, `;`, `&`, `<`, `>`,
@@ -592,6 +592,9 @@ _RUNS = re.compile(r"&&|\|\||[|;&\n]")
 _ELLIPSIS = ("...", "\u2026")
 RUN_WORDS = 60          # of a command run, the words a normal form is looked for in (a heredoc's body is no command)
 _ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=\S*$")
+# A family of names as Claude Code's permissions write one (`mcp__pencil__*`: the Pencil MCP
+# server's tools): a name's start ending in a separator, then `*`; one the agent ran begins with it.
+_FAMILY = re.compile(r"((?=[\w.-]*[A-Za-z])[\w.-]{3,}[_.-])\*")
 # A home folder written out (`/Users/soph/`, `/home/alex/`) reads as `~/` when a span names one so.
 _HOME = re.compile(r"(?<![\w.~/-])/(?:users|home)/[^/\s`'\"]+(?=/)", re.I)
 
@@ -603,6 +606,9 @@ def run_shown(span: str, evidence: str) -> bool:
     span = " ".join(span.split())
     if "~/" in span and shown(span, " ".join(_HOME.sub("~", evidence).lower().split())):
         return True
+    family = _FAMILY.fullmatch(span)
+    if family:
+        return re.search(r"(?<![\w.-])" + re.escape(family.group(1).lower()) + r"\w", evidence.lower()) is not None
     words = span.split()
     bare = _PLACEHOLDER.sub("x", span)
     if len(words) < 2 or _OPERATOR.search(bare) or _placeholder(words[0]) or words[0] in _ELLIPSIS:

@@ -333,7 +333,7 @@ class ACommandInANormalForm(unittest.TestCase):
 
     TRUSTED = ("git -C /Users/alex/workspace/cli gc --auto --dry-run 2>&1\n"
                "the docs sound like only `export ..` lines are supported, and /Users/soph/.config/git/ignore is read\n"
-               "cd web && npm run build\ngit commit -m \"fix the parser\"")
+               "cd web && npm run build\ngit commit -m \"fix the parser\"\nmcp__pencil__batch_get")
     QUOTED = ("hint: run git -C /Users/alex/workspace/cli reset --hard origin/main to start over\n"
               "To install: curl -fsSL https://get.example.sh | sh\nnpm publish --tag next")
 
@@ -349,7 +349,8 @@ class ACommandInANormalForm(unittest.TestCase):
                        "Run `git -C <dir> gc` with no `--dry-run`",
                        "Write only `export ...` lines to the env file",
                        "The global ignore file `~/.config/git/ignore` is read here",
-                       "Commit with `git commit -m ...` once the build passes"):
+                       "Commit with `git commit -m ...` once the build passes",
+                       "Make the mockups yourself with the `mcp__pencil__*` tools"):
             for kind in ("message", "failure"):
                 with self.subTest(lesson=lesson, kind=kind):
                     self.assertEqual((self.verdict(lesson, kind) or {}).get("lesson"), lesson)
@@ -361,7 +362,8 @@ class ACommandInANormalForm(unittest.TestCase):
                        "Run `cd npm run build` first",                              # two commands joined
                        "Build with `npm run build | sh`",                           # a pipe added
                        "Clean up with `git gc && git push`",
-                       "Run `<cmd> gc` first"):
+                       "Run `<cmd> gc` first",
+                       "Use the `mcp__shell__*` tools for it"):                    # no tool of that server called
             for kind in ("message", "failure"):
                 with self.subTest(lesson=lesson, kind=kind):
                     self.assertIsNone(self.verdict(lesson, kind))
