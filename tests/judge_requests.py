@@ -190,7 +190,7 @@ def replay_night(files: list, answers: dict) -> dict:
                                                                          e["facts"].get("command") or "").split())[:160],
                                    "judge": e["facts"].get("judge")} for e in sources]})
     judged = [e for e in eps.values() if e["kind"] == "correction" and e["facts"].get("judge")]
-    return {"now": now, "asked": len(replayer.asked), "missing": len(replayer.missing),
+    return {"now": now, "asked": len(replayer.asked), "missing": len(replayer.missing), "asked_items": set(replayer.asked),
             "judged_messages": len(judged), "judged_corrections": sum(bool(e["facts"]["judge"].get("correction"))
                                                                      for e in judged),
             "lessons": shown, "episodes": eps}
@@ -279,8 +279,9 @@ def _stage(ep: dict | None, states: dict, night: dict, failure: bool = False) ->
         return "never asked: no failure episode" if failure else "never asked: no correction episode"
     judged = ep["facts"].get("judge")
     if ep["kind"] != "correction":
-        if not isinstance(judged, dict):
-            return "never asked: no failure candidate"
+        if not isinstance(judged, dict):        # one session's failure asked: its first error is the item
+            return "asked, no answer used" if ep.get("key") in night.get("asked_items", ()) \
+                else "never asked: no failure candidate"
         return "judged lasting, no lesson" if judged.get("lasting") else "judged not lasting"
     if not isinstance(judged, dict):
         return "asked, no answer used"
@@ -356,6 +357,7 @@ def main(argv=None) -> int:
                            + "; ".join(f"{stage} {judged['stages'][stage]}" for stage in STAGES
                                        if judged["stages"].get(stage)), ""])
     night.pop("episodes")
+    night.pop("asked_items")
     print(json.dumps(night, ensure_ascii=False, indent=1) if args.json else table + "\n" + report(args.sessions, night))
     return 0
 

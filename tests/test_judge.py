@@ -465,6 +465,8 @@ class RecordedAnswersReplayed(unittest.TestCase):
         made = {"kind": "error", "consolidated": 7, "facts": {"judge": {"lasting": True}}}
         self.assertEqual(stage(asked, {}, {}, failure=True), "judged not lasting")
         self.assertEqual(stage(never, {}, {}, failure=True), "never asked: no failure candidate")
+        refused = dict(never, key="error:1")       # asked, its answer refused by the checks
+        self.assertEqual(stage(refused, {}, {"asked_items": {"error:1"}}, failure=True), "asked, no answer used")
         self.assertEqual(stage(None, {}, {}, failure=True), "never asked: no failure episode")
         self.assertEqual(stage(None, {}, {}), "never asked: no correction episode")
         self.assertEqual(stage(made, {7: "live"}, {}, failure=True), "live")
