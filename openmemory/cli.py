@@ -74,7 +74,9 @@ def cmd_ingest(args) -> int:
                   f"{judged['lasting']} lasting; {_count(asked['asked'], 'question')}, {asked['cached']} from the "
                   f"cache, {_count(asked['failures'], 'failure')}"
                   + (f", {_count(judged['unusable'], 'answer')} not used: not the form asked for, the log has each"
-                     if judged.get("unusable") else "") + ")")
+                     if judged.get("unusable") else "")
+                  + (f", {judged['live']} about a session still in progress wait for the next night"
+                     if judged.get("live") else "") + ")")
         for path, reason in report.failed:
             print(f"openmemory: warning: cannot read {path}: {reason}", file=sys.stderr)
         for path in report.not_transcripts:

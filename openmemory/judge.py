@@ -31,15 +31,18 @@ the rules did not settle, then those they settled as nothing (newest first, with
 of the night's calls); then the repeated failures' candidates; then the failures of one
 session that failed twice there or were got past, then the other failures of one session
 (`one_session`: never the work itself), a lasting verdict making a lesson of them as of a
-repeated failure; the rest waits for the next night.
+repeated failure; the rest waits for the next night. So do the questions about a session that
+may still be going on (`in_progress`: written to in the last LIVE_MINUTES).
 """
 import json
 import logging
 import re
 import unicodedata
 from dataclasses import dataclass
+from datetime import timedelta
 
 from . import embed, llm, render, review
+from .clock import iso, parse_time
 from .corrections import own_lines
 from .episodes import SETTLED, shown_as
 from .failures import cause_key, dictated, is_askable, is_lesson_error, is_work_failure, pipes_download, plain
@@ -70,6 +73,14 @@ FIELD_CHARS = llm.FIELD_CHARS
 PLAN_APPROVED = "Implement the following plan"     # what Claude Code writes when a plan is approved (transcripts)
 ITEM = re.compile(r"^Item: (\S+)", re.M)
 NEW_LESSON_STRENGTH = 1.0   # sleep.NEW_LESSON_STRENGTH: a lesson a judge makes of one session's failure starts there
+# A session written to this recently before the night (its last record, as ingested) may still be
+# going on: its messages and its own failures wait for the next night, the rules' result standing
+# meanwhile. Measured with the real Claude Code 2.1.328: a catch-up sleep a `claude -p --continue`
+# started read its new message 0.7 s after it was typed, the agent's reply 14 s away, and the judge
+# was asked about it with "What the agent did next: nothing before the person spoke again." A turn
+# runs minutes (a Bash call may take 10) and the person reads before answering: an hour is a session
+# at rest. Waiting costs one night; a verdict without what came next is kept for good.
+LIVE_MINUTES = 60
 
 _DEFINITIONS = """\
 Definitions (a person labelling by hand follows them too):
@@ -757,7 +768,7 @@ def judge_messages(store: Store, model, now: str, share: float = MESSAGE_SHARE) 
     if model is None:
         return out
     calls = model.calls + int(max(0, model.config.calls - model.calls) * share)
-    found = messages(store, now)
+    found = _at_rest(messages(store, now), in_progress(store, now), out, lambda ep: ep)
     for n, ep in enumerate(found):
         if model.stopped or model.calls >= calls:
             out["waiting"] = len(found) - n       # asked another night: the report says how many
@@ -793,6 +804,22 @@ def rules_correction(facts: dict) -> bool:
     return not facts.get("doubtful") and facts.get("verdict", "correction") in ("correction", "standing")
 
 
+def in_progress(store: Store, now: str) -> set:
+    """The sessions that may still be going on at now: written to within LIVE_MINUTES of it (or after)."""
+    return store.sessions_written_since(iso(parse_time(now) - timedelta(minutes=LIVE_MINUTES)))
+
+
+def _at_rest(asked: list, live: set, out: dict, episode) -> list:
+    """The questions not about a session still in progress (episode(question): the episode it is
+    about); those left are counted in out["live"], asked another night: the morning report says so."""
+    kept = [q for q in asked if episode(q).get("session_id") not in live]
+    if len(kept) < len(asked):
+        out["live"] = out.get("live", 0) + len(asked) - len(kept)
+        log.info("judge: %d question(s) about a session written to in the last %d minutes wait for the next "
+                 "night", len(asked) - len(kept), LIVE_MINUTES)
+    return kept
+
+
 def _reword_from(store: Store, lesson_id: int, episode_id: int, verdict: dict) -> None:
     """A lesson the rules worded from this episode takes the judge's words (not one the person edited)."""
     lesson = next((ls for ls in store.all_lessons() if ls["id"] == lesson_id), None)
@@ -821,7 +848,8 @@ def judge_failures(store: Store, model, now: str, join_at: float) -> dict:
                 store.reword_lesson(lesson["id"], scoped(unscoped(judged["lesson"]), lesson["cwd"]))
         out["lasting" if judged["lasting"] else "not"] += 1
         out["lessons"].append(lesson["id"])
-    for members, judged in _verdicts(model, one_session_requests(store, now), out, now):
+    one = _at_rest(one_session_requests(store, now), in_progress(store, now), out, lambda asked: asked[0][0])
+    for members, judged in _verdicts(model, one, out, now):
         with store.transaction():
             made = _lesson_of_one_session(store, members, judged, now, join_at) if judged["lasting"] else None
             for ep in members:
@@ -951,10 +979,11 @@ def failure_requests(store: Store) -> list:
 def night_facts(judged: list, model) -> dict:
     """What the judge did tonight, for the morning report: summed over its passes."""
     total = {"messages": 0, "corrections": 0, "lasting": 0, "not": 0, "failures": 0, "failures_lasting": 0,
-             "failures_not": 0, "unusable": 0, "waiting": 0}
+             "failures_not": 0, "unusable": 0, "waiting": 0, "live": 0}
     for kind, facts in judged:
         total["unusable"] += facts.get("unusable", 0)
         total["waiting"] += facts.get("waiting", 0)
+        total["live"] += facts.get("live", 0)
         if kind == "message":
             total["messages"] += facts.get("asked", 0)
             total["corrections"] += facts.get("corrections", 0)

@@ -1233,7 +1233,9 @@ def _model_line(m: dict) -> list:
             f"{j.get('lasting', 0)} lasting) and {_count(j.get('failures', 0), 'repeated failure')} "
             f"({j.get('failures_lasting', 0)} lasting); {_count(m.get('gists', 0), 'session gist')} led by it."
             + (f" {_count(j['unusable'], 'answer')} not used: not the form asked for (one JSON object, a lesson the "
-               f"checks pass); the log has each." if j.get("unusable") else "")]
+               f"checks pass); the log has each." if j.get("unusable") else "")
+            + (f" {_count(j['live'], 'question')} about a session written to in the last hour, maybe still going "
+               f"on, {'wait' if j['live'] != 1 else 'waits'} for the next night." if j.get("live") else "")]
 
 
 def _count(n: int, one: str, many: str | None = None) -> str:

@@ -723,6 +723,49 @@ class AMessageTheRulesDidNotSettle(TempHome):
         self.assertFalse(any("release" in t for t in texts), texts)
 
 
+class ASessionStillBeingWritten(TempHome):
+    """A night that runs while a session is being written (a catch-up sleep a `claude -p --continue`
+    started, measured with the real Claude Code: it read the new message 0.7 s after it was typed, the
+    reply 14 s away) leaves that session's messages to the next night: asked then with what the agent
+    did next, never kept as a verdict on the message alone."""
+
+    def test_its_last_message_waits_for_the_next_night_and_is_asked_with_the_reply(self):
+        folder = project_folder(self.claude, CWD)
+        t = Transcript(cwd=CWD, start=datetime(2026, 11, 5, 2, 40, tzinfo=timezone.utc))     # NIGHT - 20 min
+        t.user("run the tests")
+        t.assistant("Running them.", tools=[("Bash", {"command": "python -m unittest"},
+                                             "Exit code 1\nERROR: tests could not be collected", True)])
+        t.assistant("The test command failed.")
+        t.user("No, don't use unittest here, run the tests with pytest -q")      # no reply yet
+        t.write(folder)
+        judged = "run the tests with pytest -q>>>"
+        with ModelServer("ok") as server:
+            server.answer = scripted
+            env = self.env(OPENMEMORY_LLM_URL=server.url, OPENMEMORY_LLM_MODEL="test-model")
+            self.ok("ingest", env=env)
+            self.ok("sleep", "--now", NIGHT, env=env)
+            first = [b for b in server.bodies() if is_judge(b, "message") and judged in b]
+            morning = self.ok("morning", env=env).stdout
+            with store.connect() as db:
+                [ep] = [e for e in db.episodes(kind="correction") if "pytest -q" in e["facts"].get("said", "")]
+            self.assertEqual(first, [], "the judge was asked about a message with no reply yet")
+            self.assertNotIn("judge", ep["facts"])
+            self.assertRegex(morning, r"\d+ questions? about a session written to in the last hour, maybe still going on, "
+                                      r"waits? for the next night\.")
+            # The agent replies; the next night the session is at rest and the message is asked, with the reply.
+            t.assistant("Understood.", tools=[("Bash", {"command": "pytest -q"}, "12 passed", False)])
+            t.assistant("All 12 tests pass.")
+            t.write(folder)
+            self.ok("ingest", env=env)
+            self.ok("sleep", "--now", "2026-11-06T03:00:00Z", env=env)
+            later = [b for b in server.bodies() if is_judge(b, "message") and judged in b]
+        self.assertEqual(len(later), 1)
+        self.assertIn("What the agent did next:\\nIt said:\\n<<<Understood.>>>\\nIt ran:\\n- `pytest -q`", later[0])
+        with store.connect() as db:
+            [ep] = [e for e in db.episodes(kind="correction") if "pytest -q" in e["facts"].get("said", "")]
+        self.assertTrue(ep["facts"]["judge"]["lasting"])
+
+
 class AMisbehavingModel(WithSessions):
     def test_every_misbehaviour_leaves_exactly_the_rules_result_within_the_budget(self):
         self.night(self.env(), model=False)
