@@ -586,13 +586,23 @@ def read_answer(text: str | None, request: Request) -> dict | None:
     Message: {correction, lasting, lesson, scope, why}; failure: {lasting, cause, fix, lesson,
     scope, why}. A lasting verdict needs a valid lesson.
     """
+    return _read(text, request)[0]
+
+
+# What makes a reply no verdict at all (not the form asked: "Sure! This looks like a correction to
+# me."), as against a verdict whose lesson the checks refuse: the first is never kept as an answer.
+NOT_A_VERDICT = ("not one JSON object", "no true or false for")
+
+
+def _read(text: str | None, request: Request) -> tuple:
+    """(the verdict, None), or (None, why the answer is not usable, logged; None when there is no answer)."""
     if text is None:
-        return None
+        return None, None
     verdict, why = _checked(_object(text), request)
     if why:
         log.info("judge's answer on %s not used: %s: %r", request.item, why, llm.plain_text(text)[:160])
-        return None
-    return verdict
+        return None, why
+    return verdict, None
 
 
 def _checked(found, request: Request) -> tuple:
@@ -650,14 +660,28 @@ def _lesson_problem(lesson: str, read: dict, request: Request, failure: bool) ->
 # The passes: messages before consolidation, repeated failures' candidates after it
 
 def _ask(model, request: Request, out: dict) -> dict | None:
-    """The verdict on one request, or None; an answer given but not usable (not the JSON asked for, a
-    lesson the checks refuse) is counted in out["unusable"]: the morning report says how many, so a
-    confused model does not read as one that found nothing lasting."""
-    text = model.ask(request.system, request.user, request.max_tokens, item=request.item)
-    verdict = read_answer(text, request)
-    if text is not None and verdict is None:
-        out["unusable"] = out.get("unusable", 0) + 1
-    return verdict
+    """The verdict on one request, or None; an answer given tonight but not usable (not the JSON asked
+    for, a lesson the checks refuse) is counted in out["unusable"]: the morning report says how many, so
+    a confused model does not read as one that found nothing lasting.
+
+    A reply that is no verdict (NOT_A_VERDICT) is not kept: the question is asked again the next time
+    (one kept by an earlier version, at once), as after a failure. A verdict the checks refuse is kept,
+    so the same question is not paid for again each night, and counted only the night it was given."""
+    for _ in range(2):
+        cached = model.cached
+        text = model.ask(request.system, request.user, request.max_tokens, item=request.item)
+        verdict, why = _read(text, request)
+        if why is None:
+            return verdict
+        tonight = model.cached == cached
+        if why.startswith(NOT_A_VERDICT):
+            model.forget(request.system, request.user, request.max_tokens)
+            if not tonight:
+                continue
+        if tonight:
+            out["unusable"] = out.get("unusable", 0) + 1
+        return None
+    return None
 
 
 def _project(store_places: dict, cwd) -> str:

@@ -263,6 +263,12 @@ class Model:
             self.cache.put(key, text, item)
         return text
 
+    def forget(self, system: str, user: str, max_tokens: int) -> None:
+        """Drop the answer kept for this question: it was no answer (not the form asked), so the next
+        time it is asked again."""
+        if self.cache is not None and hasattr(self.cache, "drop"):
+            self.cache.drop(question_key(self._name(), system, user, max_tokens))
+
     def _stop(self, why: str) -> None:
         if not self.stopped:
             self.stopped = why
@@ -300,6 +306,9 @@ class MemoryCache(dict):
 
     def put(self, key, text, item=None):
         self[key] = text
+
+    def drop(self, key):
+        self.pop(key, None)
 
 
 # --------------------------------------------------------------------------------------
@@ -888,6 +897,10 @@ class _StoreCache:
     def put(self, key: str, text: str, item: str | None = None) -> None:
         with self.store.transaction():
             self.store.save_model_answer(key, self.model, text, self.now, item)
+
+    def drop(self, key: str) -> None:
+        with self.store.transaction():
+            self.store.drop_model_answer(key)
 
 
 # --------------------------------------------------------------------------------------

@@ -967,6 +967,10 @@ class Store:
                          "ON CONFLICT (key) DO UPDATE SET answer = excluded.answer, asked = excluded.asked, "
                          "item = excluded.item", (key, model, redact(answer), now, item))
 
+    def drop_model_answer(self, key: str) -> None:
+        """Forget the answer kept for one question (it is asked again)."""
+        self._db.execute("DELETE FROM model_answers WHERE key = ?", (key,))
+
     def doubtful_corrections(self, now: str | None = None, limit: int = 200) -> list:
         """Live correction episodes (up to now) the rules marked doubtful and no model or judge decided, newest first."""
         return [_row(r) for r in self._db.execute(

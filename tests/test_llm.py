@@ -843,6 +843,59 @@ class AModelThatAnswersInTheWrongForm(WithSessions):
                                         r"questions, none in the form asked")
 
 
+class AnAnswerNotUsed(TempHome):
+    """What the judge keeps of an answer it could not use. Measured before: a reply in the wrong form
+    ("Sure! ...") was kept as the question's answer, so it was never asked again, even of a model that
+    now answered well, and every night counted it again, the report warning and doctor failing for
+    good; a lesson the checks refused was counted and warned of every night, never asked again. A
+    failure (HTTP 500) was never kept: asked again the next night, as it still is."""
+
+    def setUp(self):
+        super().setUp()
+        t = Transcript(cwd=CWD, start=datetime(2026, 11, 2, 9, tzinfo=timezone.utc))
+        t.user("run the tests")
+        t.assistant("Running them.", tools=[("Bash", {"command": "python -m unittest"},
+                                             "Exit code 1\nERROR: tests could not be collected", True)])
+        t.user("No, don't use unittest here, run the tests with pytest -q")
+        t.assistant("Understood.", tools=[("Bash", {"command": "pytest -q"}, "12 passed", False)])
+        t.write(project_folder(self.claude, CWD))
+
+    def two_nights(self, first):
+        """A night with a model answering `first`, the next with one answering well: (the judge's
+        questions each night, the morning report and doctor after the second, the verdict kept)."""
+        with ModelServer("ok") as server:
+            server.answer = first
+            env = self.env(OPENMEMORY_LLM_URL=server.url, OPENMEMORY_LLM_MODEL="test-model")
+            self.ok("ingest", env=env)
+            self.ok("sleep", "--now", NIGHT, env=env)
+            one = sum(is_judge(b, "message") for b in server.bodies())
+            server.answer = scripted
+            self.ok("sleep", "--now", "2026-11-06T03:00:00Z", env=env)
+            two = sum(is_judge(b, "message") for b in server.bodies()) - one
+            morning = self.ok("morning", env=env).stdout
+            doctor = self.cli("doctor", env=env).stdout
+        with store.connect() as db:
+            [ep] = [e for e in db.episodes(kind="correction") if e["title"]]
+        return one, two, morning, doctor, ep["facts"].get("judge")
+
+    def test_a_reply_in_the_wrong_form_is_not_kept_and_is_asked_again(self):
+        one, two, morning, doctor, judged = self.two_nights(lambda body: "Sure! This looks like a correction to me.")
+        self.assertEqual((one, two), (1, 1))
+        self.assertTrue(judged["lasting"])
+        self.assertNotIn("not used", morning)
+        self.assertNotIn("✘ judge", doctor)
+
+    def test_a_lesson_the_checks_refuse_is_not_paid_for_again_nor_warned_of_every_night(self):
+        refused = json.dumps({"correction": True, "lasting": True, "scope": "project", "why": "x",
+                              "lesson": "Run the tests with `pytest -q --no-cov`."})     # a flag no one typed
+        one, two, morning, doctor, judged = self.two_nights(lambda body: refused)
+        self.assertEqual((one, two), (1, 0))
+        self.assertIsNone(judged)               # the rules' result stands
+        self.assertNotIn("not used", morning)   # the second night's report: nothing new was refused
+        self.assertNotIn("none in the form asked", morning)
+        self.assertNotIn("✘ judge", doctor)
+
+
 class TheCapReached(WithSessions):
     def test_the_morning_report_says_how_many_questions_wait_for_the_next_night(self):
         # newuser38: with the cap reached the judge's passes stopped asking, the rest waiting for the
