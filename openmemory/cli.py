@@ -625,6 +625,9 @@ def _setup_judge(args) -> None:
     settings.save_judge(choice)
     print(f"judge: {choice.describe()}" + (f", at most {choice.calls} calls and {choice.tokens:,} tokens a night"
                                            if choice.backend != "off" else "") + f" ({paths.own_settings_path()})")
+    if choice.backend != "off":     # not called here: a call spends the person's quota; doctor --judge asks once
+        print("`openmemory doctor --judge` checks that it answers: one question with nothing of yours in it, one call",
+              file=sys.stderr)
 
 
 _MARK = {"add": "+", "replace": "~", "remove": "-", "keep": "=", "manual": "!", "skip": "="}
@@ -646,7 +649,7 @@ def _confirm(question: str) -> bool:
 def cmd_doctor(args) -> int:
     """Check that memory is connected to Claude Code (and Codex, Gemini) and working; exit 0 only when every check passes."""
     from . import setup
-    findings = setup.doctor()
+    findings = setup.doctor(ask_judge=args.judge)
     if args.json:
         _print_json({"healthy": setup.healthy(findings), "checks": [f.as_dict() for f in findings]})
     else:
@@ -906,6 +909,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = verb("doctor", cmd_doctor)
     p.add_argument("--json", action="store_true", help="print the checks as JSON")
+    p.add_argument("--judge", action="store_true",
+                   help="ask the judge one question with nothing of yours in it (one call) to check that it answers")
 
     verb("serve", cmd_serve)
 

@@ -496,6 +496,37 @@ def headless(cfg: Config, system: str, user: str, seconds: float) -> tuple:
 
 
 # --------------------------------------------------------------------------------------
+# `doctor --judge`: one question with nothing of the person's in it
+
+PROBE_SYSTEM = "You answer a health check of a memory tool. Answer with one JSON object and nothing else."
+PROBE_USER = 'Reply with {"ok": true}'
+PROBE_TOKENS = 50
+
+
+def probe(cfg: Config) -> str | None:
+    """Ask the judge one fixed question (PROBE_USER: no word of the person's, no memory), only when
+    the person asks (`doctor --judge`: a call spends their quota); None when it answered one JSON
+    object, else why not ("claude -p said: Not logged in · Please run /login")."""
+    try:
+        if cfg.backend == "claude":
+            text = headless(cfg, PROBE_SYSTEM, PROBE_USER, cfg.timeout)[0]
+        else:
+            body = {"model": cfg.model, "temperature": 0, "max_tokens": PROBE_TOKENS, "stream": False,
+                    "messages": [{"role": "system", "content": PROBE_SYSTEM}, {"role": "user", "content": PROBE_USER}]}
+            text = exchange(cfg, body, cfg.timeout)[0]
+    except ModelUnavailable as e:
+        return str(e)
+    text = re.sub(r"^\s*```(?:json)?\s*|\s*```\s*$", "", plain_text(text)).strip()
+    try:
+        found = json.loads(text)
+    except (ValueError, RecursionError):
+        found = None
+    if not isinstance(found, dict):
+        return f"it answered, not in the form asked (one JSON object): {' '.join(text.split())[:80]!r}"
+    return None
+
+
+# --------------------------------------------------------------------------------------
 # Reading answers: plain text, validated; anything else is None
 
 _THINK = re.compile(r"^\s*<think>.*?</think>\s*", re.S | re.I)     # reasoning models (qwen3, deepseek-r1)

@@ -1117,8 +1117,9 @@ class Finding:
         return {"check": self.check, "status": self.status, "text": self.text, "fix": self.fix}
 
 
-def doctor(now: float | None = None) -> list[Finding]:
-    """Every check of `openmemory doctor`, in the order a person would fix things."""
+def doctor(now: float | None = None, ask_judge: bool = False) -> list[Finding]:
+    """Every check of `openmemory doctor`, in the order a person would fix things; ask_judge (`doctor
+    --judge`): the judge is asked one question with nothing of the person's in it."""
     now = time.time() if now is None else now
     findings = [check_database(), check_fts5()]
     findings += check_installs()
@@ -1131,7 +1132,7 @@ def doctor(now: float | None = None) -> list[Finding]:
         findings += check_project_settings()
     findings += [f for f in check_recent(now) if claude or f.check != "last hook run"]
     findings.append(check_nightly())
-    findings.append(check_judge())
+    findings.append(check_judge(ask=ask_judge))
     if claude:
         findings.append(check_memory_folders())
     findings += check_agents()
@@ -1460,11 +1461,13 @@ def check_nightly() -> Finding:
                                                                    f"`--schedule none` to go without)")
 
 
-def check_judge() -> Finding:
+def check_judge(ask: bool = False) -> Finding:
     """The optional judge the nightly sleep asks: off (a note), or the one chosen and whether it can
     be reached without asking it (a call costs): Claude Code's binary still there. One that is gone
     or misconfigured fails, since each night then goes on without it and says so only in the log;
-    so does one that answered nothing on the last night it was asked (_judge_silent)."""
+    so does one that answered nothing on the last night it was asked (_judge_silent). One no night
+    has asked yet is a note saying how to check it; ask (`doctor --judge`): it is asked one question
+    with nothing of the person's in it (llm.probe), and fails with what it said."""
     from . import llm
     cfg, problem = llm.config(), llm.problem()
     how = f"`{_here()} setup --judge claude` (or `--judge endpoint`, or `--judge off`)"
@@ -1481,14 +1484,27 @@ def check_judge() -> Finding:
                                       f"without the judge", f"`{_here()} setup --judge claude` finds `claude` "
                                                             f"on PATH again (or `--judge-command PATH`); "
                                                             f"`--judge off` to go without")
+    fix = ("run `claude` once and log in (`/login`), or check that `claude -p` answers in a terminal; "
+           if cfg.backend == "claude" else f"check that the server at {cfg.url} runs and serves {cfg.model}, "
+                                           f"a model that follows instructions (the log has its answers); ")
+    if ask:
+        from . import llm
+        why = llm.probe(cfg)
+        if why:
+            return Finding("judge", FAIL, f"{cfg.describe()} did not answer when asked just now: {why}",
+                           fix + f"then `{_here()} doctor --judge` again (`{_here()} setup --judge off` to go without)")
+        return Finding("judge", OK, f"{cfg.describe()} answered when asked just now (one question with nothing "
+                                    f"of yours in it); {_judge_spends(cfg)}")
     silent = _judge_silent(cfg)
     if silent:
-        fix = ("run `claude` once and log in (`/login`), or check that `claude -p` answers in a terminal; "
-               if cfg.backend == "claude" else f"check that the server at {cfg.url} runs and serves {cfg.model}, "
-                                               f"a model that follows instructions (the log has its answers); ")
         return Finding("judge", FAIL, f"{cfg.describe()} gave the judge nothing usable on the last night: {silent}; the rules' "
                                       f"results stood", fix + f"the next sleep asks it again (`{_here()} setup "
                                                               f"--judge off` to go without)")
+    if not _judge_asked(cfg):
+        cost = "one call on your Claude usage" if cfg.backend == "claude" else "one call"
+        return Finding("judge", NOTE, f"{cfg.describe()}: not asked yet, so not known to answer (the first night asks "
+                                      f"it; `{_here()} doctor --judge` asks it now one question with nothing of "
+                                      f"yours in it, {cost}); {_judge_spends(cfg)}")
     if cfg.backend == "claude":
         return Finding("judge", OK, f"{cfg.describe()}, run by the nightly sleep: {cfg.command} is there (not "
                                     f"called here: a call counts against your Claude usage); {_judge_spends(cfg)}")
@@ -1517,6 +1533,16 @@ def _judge_silent(cfg) -> str | None:
         return (f"it answered {last['judged']['unusable']} of the judge's questions, none in the form asked "
                 f"(one JSON object, a lesson the checks pass)")
     return None
+
+
+def _judge_asked(cfg) -> bool:
+    """Whether a night (a sleep, an `ingest --model`) has put a question to this judge."""
+    try:
+        with store.connect() as db:
+            night = json.loads(db.get_state("model_night") or "null")
+    except Exception:  # noqa: BLE001
+        return True     # the database check has said why
+    return isinstance(night, dict) and night.get("model") == cfg.describe() and bool(night.get("asked"))
 
 
 JUDGE_SENT = ("the messages you typed, with the agent's commands, words and error lines around them and the "

@@ -15,7 +15,7 @@ import sys
 import unittest
 from pathlib import Path
 
-from openmemory import schedule, setup
+from openmemory import schedule, setup, store
 from tests.fixtures import test_session
 from tests.helpers import ROOT, USER_SETTINGS, SetupCase
 
@@ -156,6 +156,8 @@ class Setup(SetupCase):
         self.assertIn("It may use at most 8 calls and 60,000 tokens a night", p.stderr)
         self.assertIn("Past the cap, what waits for the next night: first judged are the corrections", p.stderr)
         self.assertIn("judge: Claude Code headless (`claude -p --model haiku`), at most 8 calls", p.stdout)
+        self.assertIn("`openmemory doctor --judge` checks that it answers: one question with nothing of yours in it",
+                      p.stderr)     # setup never calls it (night40)
         chosen = json.loads(judge_file.read_text())["judge"]
         self.assertEqual(chosen, {"backend": "claude", "model": "haiku", "command": str(claude), "calls": 8,
                                   "tokens": 60000})
@@ -777,7 +779,19 @@ class Doctor(SetupCase):
         self.home.mkdir(parents=True, exist_ok=True)
         (self.home / "settings.json").write_text(json.dumps({"version": 1, "judge": {
             "backend": "claude", "command": str(claude), "model": "haiku"}}))
-        # what it may spend and what leaves the machine for where, said where the person looks again (newuser38)
+        # what it may spend and what leaves the machine for where, said where the person looks again
+        # (newuser38); a judge no night has asked yet is not called fine (night40): a note, how to check it
+        said = line(self.doctor()[1])
+        self.assertTrue(said.startswith("• judge: Claude Code headless (`claude -p --model haiku`): not asked yet, so "
+                                        "not known to answer (the first night asks it; `"), said)
+        self.assertTrue(said.endswith(" doctor --judge` asks it now one question with nothing of yours in it, one call "
+                                      "on your Claude usage); at most 20 calls and 60,000 tokens a night; sent to "
+                                      "Claude Code's model, on your Claude account: the messages you typed, with the "
+                                      "agent's commands, words and error lines around them and the project's name, "
+                                      "secrets redacted\n"), said)
+        with store.connect() as db, db.transaction():     # a night asked it, and it answered
+            db.set_state("model_night", json.dumps({"model": "Claude Code headless (`claude -p --model haiku`)",
+                                                    "asked": 3, "answered": 3, "failures": 0}))
         self.assertEqual(line(self.doctor()[1]), f"✔ judge: Claude Code headless (`claude -p --model haiku`), run by "
                                                  f"the nightly sleep: {claude} is there (not called here: a call "
                                                  f"counts against your Claude usage); at most 20 calls and 60,000 "
@@ -834,6 +848,37 @@ class Doctor(SetupCase):
         self.assertIn(f"✘ judge: Claude Code headless (`claude -p --model haiku`) gave the judge nothing usable on the last night: "
                       f"3 failures in a row, the last: {said}; the rules' results stood\n    fix: run `claude` once "
                       f"and log in (`/login`)", out)
+
+    def test_a_judge_not_asked_yet_can_be_asked_one_question_of_nothing_of_yours_with_doctor_judge(self):
+        # night40: after `setup --judge claude` doctor said "✔ judge" while `claude -p` was not logged in,
+        # until a night had failed. Plain doctor never runs it (a call spends the person's quota); `doctor
+        # --judge` asks it one fixed question and says what it said (the real 2.1.328's words, trimmed).
+        claude, asked = self.bin / "claude", self.tmp / "asked.txt"
+        said = ('{"type":"result","subtype":"success","is_error":true,"result":"Not logged in · Please run /login",'
+                '"total_cost_usd":0,"usage":{"input_tokens":0,"output_tokens":0}}')
+        claude.write_text(f"#!/bin/sh\ncat >> {asked}\necho '{said}'\nexit 1\n", encoding="utf-8")
+        claude.chmod(0o755)
+        self.home.mkdir(parents=True, exist_ok=True)
+        (self.home / "settings.json").write_text(json.dumps({"version": 1, "judge": {
+            "backend": "claude", "command": str(claude), "model": "haiku"}}))
+        test_session(cwd=str(self.tmp / "shop")).write(self.projects / "-shop")
+        self.ok("ingest")
+        rc, out = self.doctor()
+        self.assertIn("• judge: Claude Code headless (`claude -p --model haiku`): not asked yet, so not known to "
+                      "answer (the first night asks it; `", out)
+        self.assertIn(" doctor --judge` asks it now one question with nothing of yours in it", out)
+        self.assertFalse(asked.exists(), "plain doctor ran the judge")
+        p = self.cli("doctor", "--judge", env=self.env())
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("✘ judge: Claude Code headless (`claude -p --model haiku`) did not answer when asked just now: "
+                      "claude -p said: Not logged in · Please run /login\n    fix: run `claude` once and log in "
+                      "(`/login`)", p.stdout)
+        self.assertEqual(asked.read_text(), 'Reply with {"ok": true}')     # nothing of the person's sessions
+        claude.write_text(f"#!/bin/sh\ncat >> {asked}\necho '{{\"type\":\"result\",\"subtype\":\"success\","
+                          f"\"is_error\":false,\"result\":\"{{\\\"ok\\\": true}}\"}}'\n", encoding="utf-8")
+        p = self.cli("doctor", "--judge", env=self.env())
+        self.assertIn("✔ judge: Claude Code headless (`claude -p --model haiku`) answered when asked just now (one "
+                      "question with nothing of yours in it); at most 20 calls", p.stdout)
 
     def test_two_installs_are_reported(self):
         self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
