@@ -202,7 +202,13 @@ _TAKES_HERE = re.compile(r"(?i)\b(?:from|to|into|in|out of|over|near|up|down|aro
 
 
 def _context(facts: dict) -> str:
-    """What the agent had just done, as the words name it: "After `git push` failed"."""
+    """What the agent had just done, as the words name it: "After `git push` failed"; a double quote
+    in it made single, as in the quote after it (a `git commit -m "…"` refused read as no quote, and
+    the lesson was cut to "In this project, after refusing `git commit -m "$(cat…`.")."""
+    return _context_of(facts).replace('"', "'")
+
+
+def _context_of(facts: dict) -> str:
     trigger, tool = facts.get("trigger") or "", facts.get("trigger_tool") or ""
     if not trigger:
         return ""

@@ -26,6 +26,19 @@ class LessonWording(unittest.TestCase):
                  "Use `jest`, `vitest` is only for the new package.")]:
             self.assertEqual(wording.correction_lesson({"said": said}), lesson, said)
 
+    def test_a_quote_after_a_refused_command_with_double_quotes_stays_whole_in_a_project(self):
+        # dev tune: after a refused `git commit -m "$(cat <<'EOF' …`, the lesson read "In this
+        # project, after refusing `git commit -m "$(cat <<'EOF' fix(hooks): make Cla…`." (the
+        # person's words cut off: a quote was not told by its opening `After …, the user said: "`)
+        command = 'git commit -m "fix: keep the login"'
+        facts = {"said": "x", "trigger": command, "trigger_tool": "Bash", "rejected": True, "command": command,
+                 "tool": "Bash"}
+        found = {"sentence": "I think we should separate the hook types for clarity", "kind": "statement",
+                 "standing": False, "lasting": True, "ban": False, "one_off": False}
+        lesson = wording.scoped(wording.correction_lesson(facts, found), "/nowhere/shop", False)
+        self.assertEqual(lesson, "After refusing `git commit -m 'fix: keep the login'`, the user said: "
+                                 '"I think we should separate the hook types for clarity".')
+
     def test_a_quote_too_long_for_a_lesson_is_cut_between_words(self):
         said = ("remember: for manual-commits we use git hooks to also add the trailer to the commits, and the "
                 "auto-commit strategy writes it itself when it makes the commit on the shadow branch for you")
