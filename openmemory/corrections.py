@@ -777,8 +777,9 @@ def what_lasts(said: str, form: str = "") -> dict:
     "What is worth remembering"): {"sentence", "kind" (imperative | fact | statement),
     "standing" (said as a standing rule: always, never, from now on, in this repo we ...),
     "lasting" (worth keeping: not a one-off task or a request to explain, and a ban only when
-    standing), "ban"}. sentence None: nothing lasts. form: the correction's; after pasted
-    output or review findings only a standing rule in the person's own lines counts."""
+    standing), "ban", "one_off" (a task about one item or a request to explain)}. sentence
+    None: nothing lasts. form: the correction's; after pasted output or review findings only a
+    standing rule in the person's own lines counts."""
     said = said or ""
     found = _lasting(said, form in ("review", "pasted-failure"))
     disliked = dislike(said) if form not in ("review", "pasted-failure") else None
@@ -788,13 +789,15 @@ def what_lasts(said: str, form: str = "") -> dict:
     if found is None and keep:
         found = _said_before_keep(said)
     if found is None:
-        return {"sentence": None, "kind": "", "standing": False, "lasting": False, "ban": False}
+        return {"sentence": None, "kind": "", "standing": False, "lasting": False, "ban": False, "one_off": False}
     sentence, kind, raw = found
     standing = bool(_STANDING.search(raw) or _STANDING_LEAD.match(said.strip()))
     clauses = [c for c in re.split(r",\s+|;\s+|\s+but\s+", sentence) if c.strip()]
     ban = kind == "imperative" and all(_NEGATIVE_CLAUSE.match(c.strip()) for c in clauses)
-    lasting = not _ONE_OFF.search(sentence) and (standing or keep or practice(sentence) or not ban)
-    return {"sentence": sentence, "kind": kind, "standing": standing, "lasting": lasting, "ban": ban}
+    one_off = bool(_ONE_OFF.search(sentence))
+    lasting = not one_off and (standing or keep or practice(sentence) or not ban)
+    return {"sentence": sentence, "kind": kind, "standing": standing, "lasting": lasting, "ban": ban,
+            "one_off": one_off}
 
 
 def _said_before_keep(said: str):

@@ -374,9 +374,10 @@ def consolidate(store: Store, now: str, keep=None, hold: bool = False) -> dict:
             else:
                 judged = backing.verdict(ep["facts"]) or {}
                 said = backing.judged_lesson(ep["facts"])      # in the judge's (a model's) words
-                body = unscoped(said) if said else (tonight.lesson_words(ep) if lasts(ep["facts"]) else None)
+                body = unscoped(said) if said else (tonight.lesson_words(ep) if lasts(ep["facts"])
+                                                    else tonight.ban_words(ep))
                 if body is None or mostly_secret(body):
-                    continue            # nothing that lasts alone, or a secret is its instruction: it stays an episode
+                    continue            # nothing a person could approve, or a secret is its instruction: an episode
                 lesson = tonight.found("feedback", [ep], body, everywhere=judged.get("scope") == "everywhere")
                 lesson.by_model = lesson.by_model or bool(said)
             # The failed call the person was answering is part of the same surprise: the one they
@@ -559,6 +560,18 @@ class _Consolidation:
                 memo["lasts", said, form] = what_lasts(said, form)
             self.words[ep["id"]] = correction_lesson(facts, memo["lasts", said, form])
         return self.words[ep["id"]]
+
+    def ban_words(self, ep: dict) -> str | None:
+        """A correction that lasts not alone because it is a ban not said as standing ("dont just
+        push through the migrations by executing them directly on the server"): a candidate all
+        the same, in the rules' words, backed when it is said again as before (issue 24: one
+        correction makes a candidate). None for anything else (a one-off, no rule read)."""
+        facts = ep["facts"]
+        said, form = facts.get("own") or facts.get("said") or "", facts.get("form") or ""
+        if ("lasts", said, form) not in self.vectors.memo:
+            self.vectors.memo["lasts", said, form] = what_lasts(said, form)
+        found = self.vectors.memo["lasts", said, form]
+        return self.lesson_words(ep) if found["sentence"] is not None and found["ban"] and not found["one_off"] else None
 
     def cause_place(self, ep: dict):
         """Where a failure's cause holds: its project when the cause names the project's own

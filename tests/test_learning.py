@@ -8,7 +8,7 @@ import unittest
 from datetime import datetime, timezone
 from pathlib import Path
 
-from openmemory import clock, corrections, episodes, failures, ingest, recall, sleep, store, transcripts
+from openmemory import clock, corrections, episodes, failures, ingest, paths, recall, sleep, store, transcripts
 from tests.fixtures import Transcript, project_folder
 from tests import learning_eval
 from tests.helpers import CORPUS, TempHome, corpus_files, figures, raw_db
@@ -317,8 +317,9 @@ class Twins(TempHome):
 
 
 class Bans(TempHome):
-    """A ban ("don't ...") becomes a lesson only when said as standing or said again; a one-off
-    task said in passing never does."""
+    """A ban ("don't ...") is rendered only when said as standing or said again: said once, it is a
+    candidate (issue 24: one correction makes a candidate); a one-off task said in passing never
+    makes a lesson."""
 
     def session(self, day, said):
         t = Transcript(cwd=str(self.tmp / "shop"), start=when(11, day))
@@ -331,16 +332,20 @@ class Bans(TempHome):
         self.ok("ingest", "--now", clock.iso(when(11, day, 10)))
         self.ok("sleep", "--now", clock.iso(when(11, day + 1, 3)))
         with store.connect() as db:
-            return [(ls["text"], ls["seen"]) for ls in db.all_lessons()]
+            return [(ls["text"], ls["seen"], ls["state"]) for ls in db.all_lessons()]
 
-    def test_a_ban_said_once_is_no_lesson_and_said_again_is_one(self):
-        self.assertEqual(self.session(2, "don't touch the migrations"), [])
+    def test_a_ban_said_once_is_a_candidate_and_said_again_is_rendered(self):
+        # public3: "dont just push through the migrations by executing them directly on the server"
+        # (the labelled lasting lesson) made nothing, not even a candidate to approve
+        self.assertEqual(self.session(2, "don't touch the migrations"),
+                         [("In this project don't touch the migrations.", 1, "candidate")])
+        self.assertEqual(list(paths.memory_dir_for(str(self.tmp / "shop")).glob("om-*.md")), [])
         self.assertEqual(self.session(9, "no, don't touch the migrations"),
-                         [("In this project don't touch the migrations.", 2)])
+                         [("In this project don't touch the migrations.", 2, "live")])
 
     def test_a_ban_said_as_standing_is_a_lesson_at_once(self):
         self.assertEqual(self.session(2, "never touch the migrations by hand"),
-                         [("In this project never touch the migrations by hand.", 1)])
+                         [("In this project never touch the migrations by hand.", 1, "live")])
 
     def test_one_off_tasks_and_requests_to_explain_are_no_lessons(self):
         self.assertEqual(self.session(2, "no, explain to me how to run the migrations, don't actually run them"), [])
