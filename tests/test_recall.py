@@ -334,12 +334,18 @@ class WhoseWords(TempHome):
     def test_what_asks_for_the_persons_words(self):
         for query in ("what did the user say about the retry budget", "Why did the user reject the first test?",
                       "How did the user want the error handling structured?", "what did the person object to",
-                      "the user's objection to the schema", "Why didn't the user want a personal token?"):
+                      "the user's objection to the schema", "Why didn't the user want a personal token?",
+                      # asked by another person of other sessions (public3)
+                      "What was the user's argument against keeping file IPNS keys deterministic for recovery?",
+                      "What rule did the user state about the FullSchema baseline migration?",
+                      "What did the user explicitly not want done when fixing the staging migration failure?",
+                      "How did the user originally picture recording sharing access in the IPNS metadata?",
+                      "Did the user allow bypassing the pre-commit hook for the isPhantomFile commit?"):
             self.assertTrue(recall.asks_said(query), query)
         for query in ("What did Caroline say about the adoption agency?", "files the user already dismissed",
                       "What should the notice help the user do?", "how do I add a user to the database",
                       "which user owns the cron job", "where is the user object created?",
-                      "what did the user push to main?"):
+                      "what did the user push to main?", "Where does the user state get saved?"):
             self.assertFalse(recall.asks_said(query), query)
 
     def test_what_shows_the_persons_words(self):
