@@ -409,6 +409,34 @@ LINT = ("Exit code 1\n[fmt] $ gofmt -w .\n\n[lint] $ golangci-lint run ./...\n"
         "\tcmd := exec.Command(\"git\", \"init\", dir)\n\t              ^\n1 issues:\n* noctx: 1\n[lint] ERROR task failed")
 
 
+class PastedAgain(TempHome):
+    """A log the person pasted again and again in one session, a line number or an id changed each time,
+    is one thing: shown once, so the passage that explains it is not pushed out of the top five."""
+
+    WARNING = ("Warning: Encountered two children with the same key, `skills/review/SKILL.md`. Keys should be "
+               "unique so that components maintain their identity across updates. Non-unique keys may cause "
+               "children to be duplicated and/or omitted — the behavior is unsupported.\n"
+               "at div\nat ContextTree (http://localhost:3000/chunk-36jrqfj4.js:{line}:13)\nat App")
+
+    def test_a_warning_pasted_five_times_is_shown_once_beside_its_explanation(self):
+        t = Transcript(cwd=PROJECT)
+        t.user("the context panel shows the skills twice, can you look?")
+        t.assistant("Let me read more of the tree code.")
+        for line in (30815, 30816, 30817, 30818, 30819):
+            t.user(self.WARNING.format(line=line))
+            t.assistant("Let me read more of the tree code.")
+        t.assistant("The problem is that skill files appear in both `contextFiles` and the `skills` array, so each "
+                    "SKILL.md path is added twice. I'll deduplicate them when the tree is built.")
+        t.write(project_folder(self.claude, t.cwd))
+        self.ok("ingest")
+        hits = json.loads(self.ok("recall", "Why did the context tree log `Encountered two children with the same "
+                                            "key` for SKILL.md paths?", "--json").stdout)
+        texts = [h["text"] for h in hits]
+        self.assertTrue(any("skill files appear in both" in t for t in texts), texts)
+        pasted = [t for t in texts if "Encountered two children" in t and "skill files appear in both" not in t]
+        self.assertEqual(len(pasted), 1, texts)     # the warning alone, once
+
+
 class LintFindings(TempHome):
     """A linter's finding is what a failed `mise run lint` is remembered by, not the task runner's
     last line: a pasted finding finds the failure and shows it, in a database stored before too."""
