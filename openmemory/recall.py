@@ -411,7 +411,7 @@ def distinct(hits: list, k: int | None = None) -> list:
         seen.add(words)
         bag = set(_WORD.findall(words[1]))
         near = bags.setdefault((hit["cwd"], hit["session_id"]), [])
-        if bag and any(len(bag & other) >= NEAR_SAME * len(bag | other) for other in near):
+        if hit["session_id"] and bag and any(len(bag & other) >= NEAR_SAME * len(bag | other) for other in near):
             continue
         near.append(bag)
         same = said.setdefault(hit["session_id"], [])
