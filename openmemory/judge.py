@@ -542,7 +542,7 @@ def _foreign(field: str, request: Request, failure: bool) -> str | None:
         if " ".join(host.lower().split()) not in trusted:
             return f"{host!r} is not in what the person typed or the agent ran"
     for span in _CODE.findall(field):
-        if llm.shown(span, trusted) or llm.run_shown(span, _folded(request.trusted)):
+        if llm.shown(span, trusted, whole=True) or llm.run_shown(span, _folded(request.trusted)):
             continue
         if failure and llm.shown(span, everything) and not _INERT.search(span):
             continue                # an error's own words quoted as its cause (a file name, a message)

@@ -605,19 +605,42 @@ def _rejection(line: str, limit: int, evidence: str) -> str | None:
 _PLACEHOLDER = re.compile(r"<[A-Za-z][\w .-]*>|(?<!\$)\{[A-Za-z][\w.-]*\}|(?<![\w-])N(?![\w-])")
 
 
-def shown(span: str, folded: str) -> bool:
+def shown(span: str, folded: str, whole: bool = False) -> bool:
     """Whether a code span or URL is in the evidence (folded: lower case, whitespace as one space),
     as written or with each placeholder standing for one word of it, the rest (two words or more)
-    as written."""
+    as written. Whole (what a lesson's command is held to): never cut inside a word of it, but
+    for a folder of a path (_CUT)."""
     span = " ".join(span.split())
-    if span.lower() in folded:
+    cut = _CUT if whole and not _a_folder_of_it(span) else ""
+    if re.search(re.escape(span.lower()) + cut, folded):
         return True
     parts = _PLACEHOLDER.split(span)
     if len(parts) < 2 or len(" ".join(parts).split()) < 2:
         return False
     pattern = r"\S+".join(re.escape(p.lower()) for p in parts)
-    return re.search(pattern, folded) is not None
+    return re.search(pattern + cut, folded) is not None
 
+
+# Where a span found in the evidence ends inside a word of it: the evidence goes on with a letter, a
+# digit, `/`, `~`, `=` or `-`, or a `.` before one (`rm -rf /` of `rm -rf /tmp/build`, `rm -rf ~/` of
+# `rm -rf /home/alex/shop/build`, `npm test` of `npm test-all`): another word, never what ran. A
+# span ending in a folder of a path it ran may (`golangci-lint run ./pkg/` for `./pkg/push.go`), but
+# not the root, a top folder, a home folder or the working folder (`/`, `/tmp/`, `~/`, `./`, `../`).
+_CUT = r"(?![\w/~=-]|\.[\w/])"
+
+
+def _a_folder_of_it(span: str) -> bool:
+    """Whether a span ends in a folder below the root, a top folder, the home and the working folder."""
+    last = (span.split() or [""])[-1]
+    if not last.endswith("/"):
+        return False
+    home = _HOME.sub("~", last)
+    names = [n for n in home.split("/") if n not in ("", ".", "..")]
+    if home.startswith("~"):
+        return len(names) >= 2          # ~ and a name under it
+    if home.startswith("/"):
+        return len(names) >= 2          # /tmp/x/, never /tmp/
+    return len(names) >= 1 and not home.startswith("../")
 
 # A command the answer writes in a normal form of one that ran (`git gc` for `git -C ~/cli gc
 # --auto`, `git commit -m ...` for the agent's commit, `cat ~/.config/git/ignore` for
@@ -634,7 +657,7 @@ RUN_WORDS = 60          # of a command run, the words a normal form is looked fo
 _ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=\S*$")
 # A family of names as Claude Code's permissions write one (`mcp__pencil__*`: the Pencil MCP
 # server's tools): a name's start ending in a separator, then `*`; one the agent ran begins with it.
-_FAMILY = re.compile(r"((?=[\w.-]*[A-Za-z])[\w.-]{3,}[_.-])\*")
+_FAMILY = re.compile(r"((?=[\w.-]*[A-Za-z])(?:[A-Za-z0-9]+[_.-]+){2,})\*")
 # A home folder written out (`/Users/soph/`, `/home/alex/`) reads as `~/` when a span names one so.
 _HOME = re.compile(r"(?<![\w.~/-])/(?:users|home)/[^/\s`'\"]+(?=/)", re.I)
 
@@ -644,7 +667,7 @@ def run_shown(span: str, evidence: str) -> bool:
     command apart) written in a normal form: each word as run or a placeholder, an option and its
     value left out between them, a home folder as `~`."""
     span = " ".join(span.split())
-    if "~/" in span and shown(span, " ".join(_HOME.sub("~", evidence).lower().split())):
+    if "~/" in span and shown(span, " ".join(_HOME.sub("~", evidence).lower().split()), whole=True):
         return True
     family = _FAMILY.fullmatch(span)
     if family:
