@@ -829,8 +829,13 @@ def rules_correction(facts: dict) -> bool:
 
 
 def in_progress(store: Store, now: str) -> set:
-    """The sessions that may still be going on at now: written to within LIVE_MINUTES of it (or after)."""
-    return store.sessions_written_since(iso(parse_time(now) - timedelta(minutes=LIVE_MINUTES)))
+    """The sessions that may still be going on at now: written to within LIVE_MINUTES of it (or after
+    it, by as much: a night run with --now before a session went on). A last record later than that
+    was written by a clock that was wrong (a year ahead, then put right): it says nothing of the
+    session going on, and had kept its questions waiting for good."""
+    at = parse_time(now)
+    return store.sessions_written_since(iso(at - timedelta(minutes=LIVE_MINUTES)),
+                                        iso(at + timedelta(minutes=LIVE_MINUTES)))
 
 
 def _at_rest(asked: list, live: set, out: dict, episode) -> list:

@@ -653,9 +653,11 @@ class Store:
                                (session_id,)).fetchone()
         return dict(row) if row else None
 
-    def sessions_written_since(self, since: str) -> set:
-        """The ids of the sessions whose last record (as last ingested) is at or after since."""
-        return {row[0] for row in self._db.execute("SELECT id FROM sessions WHERE ended >= ?", (since,))}
+    def sessions_written_since(self, since: str, until: str = "9999") -> set:
+        """The ids of the sessions whose last record (as last ingested) is at or after since (and at or
+        before until)."""
+        return {row[0] for row in self._db.execute("SELECT id FROM sessions WHERE ended >= ? AND ended <= ?",
+                                                   (since, until))}
 
     def lesson(self, lesson_id: int) -> dict | None:
         """One lesson (archived and vetoed too), `sources` decoded; None when there is none."""

@@ -765,6 +765,37 @@ class ASessionStillBeingWritten(TempHome):
             [ep] = [e for e in db.episodes(kind="correction") if "pytest -q" in e["facts"].get("said", "")]
         self.assertTrue(ep["facts"]["judge"]["lasting"])
 
+    def test_a_record_from_a_clock_that_was_wrong_keeps_no_session_waiting(self):
+        # One record written while the machine's clock was a year ahead (later put right) is the
+        # session's last as ingested: the session read as written to after every night, and its
+        # questions waited for good, each morning saying one waits for the next night.
+        folder = project_folder(self.claude, CWD)
+        t = Transcript(cwd=CWD, start=datetime(2026, 11, 4, 9, tzinfo=timezone.utc))
+        t.user("run the tests")
+        t.assistant("Running them.", tools=[("Bash", {"command": "python -m unittest"},
+                                             "Exit code 1\nERROR: tests could not be collected", True)])
+        t.assistant("The test command failed.")
+        t.user("No, don't use unittest here, run the tests with pytest -q")
+        t.assistant("Understood.", tools=[("Bash", {"command": "pytest -q"}, "12 passed", False)])
+        t.clock = datetime(2027, 11, 4, 9, 10, tzinfo=timezone.utc)       # the clock a year ahead
+        t.assistant("All 12 tests pass.")
+        t.write(folder)
+        judged = "run the tests with pytest -q>>>"
+        with ModelServer("ok") as server:
+            server.answer = scripted
+            env = self.env(OPENMEMORY_LLM_URL=server.url, OPENMEMORY_LLM_MODEL="test-model")
+            self.ok("ingest", env=env)
+            for night in (NIGHT, "2026-11-06T03:00:00Z"):
+                self.ok("sleep", "--now", night, env=env)
+            asked = [b for b in server.bodies() if is_judge(b, "message") and judged in b]
+            morning = self.ok("morning", env=env).stdout
+        self.assertEqual(len(asked), 1)
+        self.assertNotIn("maybe still going on", morning)
+        with store.connect() as db:
+            [ep] = [e for e in db.episodes(kind="correction") if "pytest -q" in e["facts"].get("said", "")]
+        self.assertTrue(ep["facts"]["judge"]["lasting"])
+
+
 
 class AMisbehavingModel(WithSessions):
     def test_every_misbehaviour_leaves_exactly_the_rules_result_within_the_budget(self):
