@@ -9,7 +9,8 @@ when something backs it (ARCHITECTURE.md, "Where it differs from the design"):
   make it live;
 - the person said it as a standing rule in their own words ("always", "never", "from now on",
   "in this repo we ..."): `facts["standing"]`, set by the rules that read the words;
-- it came up again in another session: a correction's lesson seen in two sessions, a
+- it came up again in another session: a correction's lesson seen in two sessions (not only
+  on the line right under a paste each time: a log's last line comes back with the log), a
   failure's (made from two sessions) in a third.
 
 A candidate nothing backs lapses (is archived, quietly) LAPSE_DAYS after it became one; one
@@ -21,7 +22,7 @@ import re
 from datetime import timedelta
 
 from .clock import parse_time
-from .corrections import correction_verdict, lasting_sentence
+from .corrections import correction_verdict, lasting_sentence, right_under_a_paste, what_lasts
 
 LIVE, CANDIDATE = "live", "candidate"
 
@@ -123,9 +124,19 @@ def backers(lesson: dict, sources: list) -> list:
     if len(unjudged) < len(corrections):    # a session only a judged-no correction came from does not count
         no = {id(ep) for ep, v in corrections if v is not None}
         seen = len({ep.get("session_id") or f"episode:{ep.get('id')}" for ep in sources if id(ep) not in no})
-    if seen >= RECUR_SESSIONS.get(lesson.get("kind"), RECUR_SESSIONS["feedback"]):
+    if seen >= RECUR_SESSIONS.get(lesson.get("kind"), RECUR_SESSIONS["feedback"]) and \
+            not (unjudged and all(_under_a_paste(ep.get("facts") or {}) for ep in unjudged)):
         found.append("sessions")
     return found
+
+
+def _under_a_paste(facts: dict) -> bool:
+    """Whether a correction's rule sits on the line right under pasted lines (episodes._meaning): a
+    paste's own last line, maybe, which comes back wherever that output does, so the same log pasted
+    in another session is no one saying it again (red40)."""
+    said = str(facts.get("said") or "")
+    sentence = what_lasts(facts.get("own", said), facts.get("form") or "")["sentence"]
+    return bool(sentence) and right_under_a_paste(said, sentence)
 
 
 def state_of(lesson: dict, sources: list) -> str:
