@@ -509,20 +509,33 @@ def _bool(value):
 
 # A path (`/Users/michael/Code/cipher-box`, `src/api/db.ts`, `~/.config/git/ignore`) is one name,
 # not a run of words lifted: counted as one word, so a failure's lesson may name the folder its
-# error names as its cause, as it may quote that error's other names (`_bare_name`).
+# error names as its cause, as it may quote that error's other names (`_bare_name`). Only a path
+# the text it was lifted from holds as written, and that text is read both ways: words joined by
+# a slash no one wrote ("always/push straight to the main/branch") or a page written with slashes
+# ("always/push/straight/to/the/main/branch") hide no run of its words (red40).
 _PATH = re.compile(r"(?:~|\.{1,2})?(?:/[\w.@+-]+){2,}/?|[\w.@+-]+(?:/[\w.@+-]+)+/?")
 
 
-def _words(text: str) -> list:
-    text = _PATH.sub(lambda m: " " + re.sub(r"[\W_]", "", m.group()) + "path ", text or "")
-    return re.findall(r"[a-z0-9]+", text.lower())
+def _words(text: str, paths=None) -> list:
+    """text's words, lower case; each path of it one word (of paths, when given: those only)."""
+    def one(m):
+        path = m.group()
+        if paths is not None and path.lower() not in paths:
+            return path
+        return " " + re.sub(r"[\W_]", "", path) + "path "
+    return re.findall(r"[a-z0-9]+", _PATH.sub(one, text or "").lower())
+
+
+def _both_ways(text: str) -> str:
+    """text's words with its paths as one word each, then as plain words: a run is found either way."""
+    return " " + " ".join(_words(text)) + " | " + " ".join(re.findall(r"[a-z0-9]+", (text or "").lower())) + " "
 
 
 def _lifted(line: str, quoted_text: str, trusted: str) -> str | None:
     """A run of BORROWED_WORDS words of line (outside code) found in quoted data and not in trusted text."""
-    words = _words(_CODE.sub(" ", line))
-    seen_quoted = " " + " ".join(_words(quoted_text)) + " "
-    seen_trusted = " " + " ".join(_words(trusted)) + " "
+    paths = {m.group().lower() for m in _PATH.finditer(quoted_text + "\n" + trusted)}
+    words = _words(_CODE.sub(" ", line), paths)
+    seen_quoted, seen_trusted = _both_ways(quoted_text), _both_ways(trusted)
     for i in range(len(words) - BORROWED_WORDS + 1):
         run = " " + " ".join(words[i:i + BORROWED_WORDS]) + " "
         if run in seen_quoted and run not in seen_trusted:
