@@ -43,7 +43,7 @@ from datetime import timedelta
 
 from . import embed, llm, render, review
 from .clock import iso, parse_time
-from .corrections import own_lines
+from .corrections import own_lines, right_under_a_paste
 from .episodes import SETTLED, shown_as
 from .failures import cause_key, dictated, is_askable, is_lesson_error, is_work_failure, pipes_download, plain
 from .paths import project_of, same_project
@@ -208,7 +208,9 @@ def quoted(text: str, limit: int = FIELD_CHARS) -> str:
 
 
 def _own(facts: dict) -> list:
-    """The person's own lines (pasted material left out)."""
+    """The person's own lines (pasted material left out). One right under pasted lines may be the
+    paste's own last line (corrections.right_under_a_paste): shown as typed, but quoted data to the
+    trust checks, so a judge obeying it names nothing it alone holds (red40)."""
     words = facts.get("words") or facts.get("own")
     if words:
         return [ln for ln in str(words).splitlines() if ln.strip()]
@@ -349,10 +351,12 @@ def message_request(ep: dict, errors: list, task: str = "", project: str = "", l
     if closing and " ".join(closing.split())[:80] != " ".join(str((then or {}).get("said") or "").split())[:80]:
         parts.append(f"The agent's last words in the session:\n<<<{quoted(closing, CLOSING_CHARS)}>>>")
     parts.append("Judge the person's message by the definitions. Answer with the JSON object only.")
-    trusted = "\n".join([*_own(facts), "" if plan else task, *(ln for _, text in others for ln in text.split(" / ") if ln != LEFT_OUT),
+    own = _own(facts)
+    under = [ln for ln in own if right_under_a_paste(facts.get("said") or "", ln)]
+    trusted = "\n".join([*(ln for ln in own if ln not in under), "" if plan else task, *(ln for _, text in others for ln in text.split(" / ") if ln != LEFT_OUT),
                          trigger, command,
                          *(c.get("call", "") for c in (then or {}).get("ran") or [] if isinstance(c, dict))])
-    untrusted = "\n".join([pasted, others_pasted, task if plan else "", facts.get("agent_said") or "", (then or {}).get("said") or "", closing,
+    untrusted = "\n".join([pasted, *under, others_pasted, task if plan else "", facts.get("agent_said") or "", (then or {}).get("said") or "", closing,
                            *("\n".join(v) for v in failed.values())])
     return Request(item=ep["key"], kind="message", system=MESSAGE_SYSTEM.format(limit=limit),
                    user="\n\n".join(parts), trusted=redact(trusted), quoted=redact(untrusted), limit=limit)
