@@ -822,17 +822,18 @@ def _restore_settings(rec: dict, rules: list, hooks: list) -> str | None:
     before = None
     if unchanged and mine.get("backup") and mine.get("original"):
         kept = files.read(Path(mine["backup"]))
-        before = kept if kept is not None and _sha(kept) == mine["original"] else None
+        before = kept if kept is not None and _sha(kept) == mine["original"] and \
+            not _holds_ours(kept, rec) else None
     note = None
-    if unchanged and rec.get("settings_created"):  # setup made the file: it goes as it came
+    after = without_allow(current, rules, rec.get("allow_made"))
+    for event, command in hooks:
+        after, _ = without_hook(after, event, command)
+    if unchanged and rec.get("settings_created") and not after:  # setup made the file: it goes as it came
         files.remove_config_if_unchanged(path, raw)
     elif before is not None:
         backup = files.replace_config_if_unchanged(path, raw, before)
         note = f"{path} is back as it was before setup, byte for byte; as it was just now: {backup}"
-    else:
-        after = without_allow(current, rules, rec.get("allow_made"))
-        for event, command in hooks:
-            after, _ = without_hook(after, event, command)
+    else:   # what the person put in the file since stays, also in one setup made
         if after != current:
             if not after and rec.get("settings_created"):
                 files.remove_config_if_unchanged(path, raw)
@@ -842,6 +843,20 @@ def _restore_settings(rec: dict, rules: list, hooks: list) -> str | None:
     for key in ("allow", "allow_made", "hooks", "settings", "settings_created"):
         rec.pop(key, None)
     return note
+
+
+def _holds_ours(kept: bytes, rec: dict) -> bool:
+    """Whether a backup of settings.json already holds a rule or hook setup added: one taken after an
+    older setup had written the file and kept no record of it (no "settings" in setup.json), so
+    not the file as it was before setup, which undo must not give back."""
+    try:
+        value = json.loads(kept.decode("utf-8-sig")) if kept.strip() else {}
+    except (UnicodeDecodeError, ValueError):
+        return False
+    if not isinstance(value, dict):
+        return False
+    return any(r in allow_rules(value) for r in rec.get("allow", [])) or \
+        any(c in hook_commands(value, e) for e, c in rec.get("hooks", []))
 
 
 def _undo_schedule(sched: dict) -> Change:

@@ -289,6 +289,43 @@ class Setup(SetupCase):
         self.assertEqual(self.setup_cli("--undo", "--yes").returncode, 0)
         self.assertFalse(self.settings.exists())
 
+    def test_a_settings_file_setup_created_keeps_the_persons_keys_through_a_second_setup_and_undo(self):
+        # setup made the file; the person put their own model and hook in it; setup ran again and
+        # wrote it (a rule of its own missing, as after an upgrade that allows the tools by name).
+        # undo deleted the whole file, the person's keys with it.
+        self.settings.unlink()
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
+        settings = json.loads(self.settings.read_text(encoding="utf-8"))
+        settings["model"] = "sonnet"
+        settings["hooks"]["Stop"] = [{"hooks": [{"type": "command", "command": "notify-send done"}]}]
+        settings["permissions"]["allow"].remove("mcp__openmemory__show")
+        self.settings.write_text(json.dumps(settings))
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
+        p = self.setup_cli("--undo", "--yes")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(json.loads(self.settings.read_text(encoding="utf-8")),
+                         {"model": "sonnet", "hooks": {"Stop": [{"hooks": [{"type": "command",
+                                                                             "command": "notify-send done"}]}]}})
+
+    def test_undo_after_an_older_setup_takes_its_hooks_out_of_the_file_it_gives_back(self):
+        # An older openmemory's setup added the hooks and kept no record of the file (no "settings"
+        # in setup.json); this one then added the allow rules, backing up the file with those hooks
+        # in it. undo gave that backup back "as it was before setup, byte for byte": hooks and all.
+        self.settings.write_text(json.dumps({"model": "opus"}))
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
+        rec = json.loads((self.home / "setup.json").read_text())
+        settings = json.loads(self.settings.read_text(encoding="utf-8"))
+        del settings["permissions"]
+        self.settings.write_text(json.dumps(settings))
+        for key in ("settings", "allow", "allow_made"):
+            rec.pop(key, None)
+        (self.home / "setup.json").write_text(json.dumps(rec))
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
+        p = self.setup_cli("--undo", "--yes")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("is back as it was before setup", p.stderr)
+        self.assertEqual(json.loads(self.settings.read_text(encoding="utf-8")), {"model": "opus"})
+
     def test_hooks_added_after_setup_by_the_person_survive_undo(self):
         self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
         settings = json.loads(self.settings.read_text(encoding="utf-8"))
