@@ -711,7 +711,7 @@ def undo_plan(purge: bool = False) -> list[Change]:
     changes = []
     if not rec:
         note = Change("note", "keep", f"nothing to undo: setup has not added anything ({record_path()})")
-        return [note, _purge_change()] if purge else [note]
+        return [note, _purge_change(), *_home_kept()] if purge else [note]
     server = rec.get("mcp", {}).get("server")
     if server:
         changes.append(_undo_mcp(server, rec["mcp"].get("replaced")))
@@ -722,6 +722,7 @@ def undo_plan(purge: bool = False) -> list[Change]:
     changes += _undo_agents(rec)
     if purge:
         changes.append(_purge_change())
+        changes += _home_kept()
     else:
         changes += _lessons_kept()
     return changes
@@ -738,6 +739,18 @@ def _lessons_kept() -> list[Change]:
                                      f"({lessons} lesson file{'' if lessons == 1 else 's'} and openmemory's section "
                                      f"of {sections} MEMORY.md): Claude Code still loads them at every session "
                                      f"start; `openmemory setup --undo --purge` removes them too")]
+
+
+def _home_kept() -> list[Change]:
+    """--purge takes out what openmemory put in the agents' files, not its own folder: the memory
+    database (what was said in every session read), lessons.jsonl, the backups of settings.json.
+    Said, with the command that removes it, so that leaving does not keep them unawares."""
+    folder = paths.home()
+    if not folder.is_dir():
+        return []
+    return [Change("note", "keep", f"keep openmemory's own folder {folder}: the memory database (what you and "
+                                   f"the agents said in every session read), lessons.jsonl and the backups of "
+                                   f"your settings; `rm -r {folder}` removes it, once nothing runs openmemory")]
 
 
 def _purge_change() -> Change:

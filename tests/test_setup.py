@@ -491,6 +491,18 @@ class Purge(SetupCase):
                       self.setup_cli("--undo", "--purge", "--dry-run").stdout)
         self.assertEqual(self.cli("setup", "--purge", "--yes").returncode, 2)  # --purge goes with --undo
 
+    def test_undo_purge_says_that_the_memory_itself_stays_and_what_removes_it(self):
+        # A person leaving: `setup --undo --purge` ended "done: removed what setup had added" and
+        # said nothing of ~/.openmemory, whose database holds what was said in every session read.
+        self.assertEqual(self.setup_cli("--yes", "--schedule", "none").returncode, 0)
+        self.ok("remember", "The staging deploy needs the VPN")
+        p = self.setup_cli("--undo", "--purge", "--yes")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(f"= keep openmemory's own folder {self.home}: the memory database (what you and the agents "
+                      f"said in every session read), lessons.jsonl and the backups of your settings; "
+                      f"`rm -r {self.home}` removes it, once nothing runs openmemory", p.stdout)
+        self.assertTrue((self.home / "memory.db").exists())   # kept, as it says
+
     def test_undo_without_purge_says_the_lessons_stay_where_claude_code_loads_them(self):
         # A fresh-user pass: `setup --undo` said "done: removed what setup had added" while the next
         # session still loaded three lessons from openmemory's section of MEMORY.md.
