@@ -1018,7 +1018,8 @@ def merge_nights(earlier: dict, later: dict) -> dict:
     vetoed = union("vetoed")
     gone = {v["id"] for v in vetoed}                  # a veto takes a lesson out of every list
     approved = union("approved", drop=gone)
-    new = union("lessons_new", drop=gone)
+    back = {ls["id"] for ls in later.get("lessons_to_candidates", [])}   # no longer in the agent's memory
+    new = union("lessons_new", drop=gone | back)
     again = {ls["id"]: ls for ls in later["lessons_strengthened"]}
     new = [_strengthened_since(ls, again[ls["id"]]) if ls["id"] in again else ls for ls in new]
     candidates = union("candidates_new", drop={ls["id"] for ls in new} | gone | {a["id"] for a in approved})
@@ -1026,7 +1027,7 @@ def merge_nights(earlier: dict, later: dict) -> dict:
     for kind, n in later["archived"]["episodes"].items():
         episodes[kind] = episodes.get(kind, 0) + n
     merged = dict(later, night=earlier["night"], runs=earlier.get("runs", 1) + 1, lessons_new=new,
-                  lessons_strengthened=union("lessons_strengthened", drop={ls["id"] for ls in new} | gone),
+                  lessons_strengthened=union("lessons_strengthened", drop={ls["id"] for ls in new} | gone | back),
                   predictions_confirmed=union("predictions_confirmed"),
                   predictions_failed=union("predictions_failed"),
                   candidates_new=candidates, lessons_to_candidates=union("lessons_to_candidates", drop=gone),

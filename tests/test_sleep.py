@@ -1313,6 +1313,38 @@ class LessonStates(SleepCase):
         self.assertNotIn("Back to candidates", (self.home / "morning.md").read_text())
 
 
+    def test_a_lesson_back_to_candidates_the_day_it_was_new_leaves_the_new_lessons(self):
+        # An upgrade the morning after a night of the older version: `openmemory sleep` run then is
+        # the same night, so its report is merged with that night's, which listed the lesson as new.
+        # It said "2 new lessons, ..., 1 lesson back to candidates" and listed the pytest lesson under
+        # both "New lessons" and "Back to candidates".
+        self.write(tests_corrected(self.shop, when(11, 2), "python -m unittest",
+                                   "No, don't use unittest here, run the tests with pytest -q"))
+        self.write(tests_corrected(self.tmp / "blog", when(11, 2, 10), "npm install date-fns",
+                                   "in this repo we always use pnpm, never npm"))
+        self.sleep(night(11, 3))
+        with self.db() as db, db.transaction():                             # as version 8 left them: all live
+            raw = raw_db(db)
+            raw.execute("UPDATE lessons SET state = 'live', since = NULL, backing = '{}'")
+            report = json.loads(db.get_state("morning"))                     # and its report: both new
+            report["lessons_new"] += report.pop("candidates_new")
+            db.set_state("morning", json.dumps(report))
+            raw.execute("PRAGMA user_version = 8")
+        with self.db():                                                      # m009 runs
+            pass
+        tests_lesson, pnpm_lesson = self.lessons()
+        self.assertEqual((tests_lesson["state"], pnpm_lesson["state"]), ("candidate", "live"))
+        out = self.sleep("2026-11-03T10:00:00Z")                            # the same night, after the upgrade
+        self.assertIn("tonight in all: 1 new lesson, ", out)
+        report = (self.home / "morning.md").read_text()
+        new, back = report.split("## New lessons")[1].split("## Back to candidates")
+        self.assertNotIn("pytest", new)
+        self.assertIn("pnpm", new)
+        self.assertIn(f"lesson:{tests_lesson['id']}; approve", back)
+        self.assertEqual([ls["id"] for ls in json.loads(run("morning", "--json")[1])["lessons_new"]],
+                         [pnpm_lesson["id"]])
+
+
 class RealClaudeCode(TempHome):
     """The real Claude Code 2.1.328 writes the transcript; a correction becomes a lesson."""
 
