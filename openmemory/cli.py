@@ -218,7 +218,9 @@ def cmd_forget(args) -> int:
             if not stopped:
                 already = ([f"e{i}" for i in plan.finished[0]] + [f"l{i}" for i in plan.finished[1]]
                            + [f"p{i}" for i in plan.finished[2]] + ([f"session {session}"] if session else []))
-                print(f"already forgotten: {', '.join(already)}" if already else "nothing in memory to forget",
+                where = "" if not project else f" under {paths.one_line(project)}" + (
+                    "" if os.path.exists(project) else " (no such folder here now: a path is read from where you are)")
+                print(f"already forgotten: {', '.join(already)}" if already else f"nothing in memory to forget{where}",
                       file=sys.stderr)
                 if project and plan.elsewhere:
                     _tell_kept(project, plan.elsewhere)

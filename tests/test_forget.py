@@ -347,6 +347,17 @@ class Forget(ForgetWorld):
         self.ok("ingest", "--force")
         self.assert_gone("make check", "blog's tests")
 
+    def test_a_project_path_with_nothing_under_it_is_named_as_read(self):
+        # A careful engineer opting the blog out typed the path relative to the wrong folder and was
+        # told only "nothing in memory to forget", as if the blog had left nothing in memory.
+        p = self.ok("forget", "--project", "work/blog", "--yes")
+        self.assertEqual(p.stderr, f"nothing in memory to forget under {os.path.realpath(self.tmp)}/work/blog "
+                                   f"(no such folder here now: a path is read from where you are)\n")
+        self.assertIn(b"make check", self.everything())       # the blog's memories stay
+        (self.blog / "drafts").mkdir()
+        p = self.ok("forget", "--project", str(self.blog / "drafts"), "--yes")   # a folder, nothing under it
+        self.assertEqual(p.stderr, f"nothing in memory to forget under {self.blog / 'drafts'}\n")
+
     def test_nothing_to_forget_and_bad_ids(self):
         # what was typed is wrong in itself: said as argparse says a bad value, exit 2, nothing done
         for args, said in ((("forget",), "say what to forget"), (("forget", "9999"), "no episode 9999 in memory"),
