@@ -308,7 +308,7 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
     now = iso(now)
     limit = index_lines_limit(max_lines)
     result = {"written": [], "removed": [], "left": [], "vetoed": [], "warnings": [], "errors": [], "folders": [],
-              "elsewhere": [], "lessons": 0, "candidates": 0, "lessons_jsonl": str(paths.lessons_path())}
+              "elsewhere": [], "kept_out": [], "lessons": 0, "candidates": 0, "lessons_jsonl": str(paths.lessons_path())}
     with files.Lock("render.lock", LOCK_WAIT_SECONDS, "render"):
         written = _load_state(paths.written_path(), "files", dict)
         sections = _load_state(paths.written_path(), "sections", dict)
@@ -420,7 +420,7 @@ def _collect_vetoes(store: Store, lessons: dict, written: dict, vetoes: list, no
 def _place(store: Store, live: list, limit: int, result: dict, optout: forget.OptOut, clones: Clones) -> dict:
     """{memory folder: its lessons, strongest first, at most limit}; none in a project kept out."""
     everywhere = None
-    folders_of, elsewhere_of = {}, {}
+    folders_of, elsewhere_of, kept_out_of = {}, {}, {}
     placed = {}
     cwds = clones.cwds
     for lesson in live:
@@ -438,12 +438,15 @@ def _place(store: Store, live: list, limit: int, result: dict, optout: forget.Op
                 elsewhere = not folder.parent.is_dir() and (paths.is_foreign(cwd) or
                                                             not os.path.isdir(paths.project_of(cwd)))
                 elsewhere_of[cwd] = elsewhere
-                folders_of[cwd] = [] if elsewhere or optout.reason(cwd) else [folder]
+                kept_out_of[cwd] = not elsewhere and bool(optout.reason(cwd))
+                folders_of[cwd] = [] if elsewhere or kept_out_of[cwd] else [folder]
             # and the memory folder of each other clone of its repository here it reaches
             folders = folders_of[cwd] and folders_of[cwd] + [paths.memory_dir_for(r) for r in clones.reached(lesson)[1:]
                                                              if not optout.reason(r)]
             if elsewhere_of.get(cwd) and lesson["id"] not in result.setdefault("elsewhere", []):
                 result["elsewhere"].append(lesson["id"])
+            if kept_out_of.get(cwd) and not folders and lesson["id"] not in result.setdefault("kept_out", []):
+                result["kept_out"].append(lesson["id"])
         else:
             if everywhere is None:
                 everywhere = project_folders(store)
@@ -803,6 +806,11 @@ def summary(result: dict) -> str:
     if result.get("elsewhere"):   # their project's folder is not on this machine: lessons.jsonl holds them
         n = len(result["elsewhere"])
         parts.append(f"{n} of a project not on this machine, in lessons.jsonl only")
+    if result.get("kept_out"):    # live, of a project kept out (a marker added later, a worktree's lesson)
+        n = len(result["kept_out"])
+        parts.append(f"{n} of a project kept out of memory, written into no memory folder "
+                     f"(`openmemory lessons` lists {'it' if n == 1 else 'them'}; `forget` takes "
+                     f"{'it' if n == 1 else 'them'} out)")
     if result["removed"]:
         parts.append(f"{len(result['removed'])} removed")
     if result["left"]:

@@ -1139,6 +1139,21 @@ class OptOutRender(TempHome):
         lines = [json.loads(line) for line in (self.home / "lessons.jsonl").read_text().splitlines()]
         self.assertEqual(len(lines), 2)  # the wire format still lists both: the person's own memory
 
+    def test_render_says_how_many_live_lessons_of_a_project_kept_out_reach_no_memory(self):
+        # The marker added to a repository after its lessons were learnt (or a lesson learnt in its
+        # git worktree, which a marker in the repository does not keep out, and filed under it):
+        # `openmemory render` said "2 live lessons in 0 memory folders; 1 file written; 2 removed"
+        # and `lessons` listed both as live, with nothing saying where they had gone.
+        from tests.test_render import add_lesson
+        mine = add_lesson(self.db, "Run the NDA build with make nda", cwd=str(self.nda))
+        self.ok("render")
+        (self.nda / forget.IGNORE_MARKER).write_text("")
+        p = self.ok("render")
+        self.assertEqual(p.stdout, "1 live lesson in 0 memory folders; 0 files written; 1 of a project kept out of "
+                                   "memory, written into no memory folder (`openmemory lessons` lists it; `forget` "
+                                   "takes it out); 2 removed\n")
+        self.assertEqual(json.loads(self.ok("render", "--json").stdout)["kept_out"], [mine])
+
     def test_a_listed_folder_counts_for_render_too(self):
         from openmemory import render
         from tests.test_render import add_lesson
