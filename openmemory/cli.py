@@ -322,6 +322,8 @@ def cmd_lessons(args) -> int:
             else:
                 print("\n\n".join("\n".join(review.told(e)) for e in entries))
             return 0
+        if args.action == "move":
+            return _move(db, args)
         if args.action in ("approve", "edit"):   # a lesson file deleted since the last render is a veto
             _tell_morning(db, render.render(db)["vetoed"], "deleted")   # made before: taken back by name only
         if args.action == "edit":
@@ -352,6 +354,42 @@ def cmd_lessons(args) -> int:
         return 0
     for ls in lessons:
         print(review.brief(ls))
+    print(render.summary(rendered), file=sys.stderr)
+    return 0
+
+
+def _move(db, args) -> int:
+    """`lessons move OLD NEW`: the project folder OLD was moved or renamed to NEW (the person says
+    so; nothing in a repository's files does): what is filed under OLD (lessons, sessions, passages)
+    is NEW's project from now on (paths.moved_to), and its lessons are rendered into NEW's memory."""
+    from . import render
+    if len(args.args) != 2:
+        raise errors.UsageError("move takes the folder the project was in and the folder it is in now: "
+                                "openmemory lessons move OLD NEW")
+    old = os.path.normpath(os.path.abspath(os.path.expanduser(args.args[0])))
+    new = os.path.realpath(os.path.expanduser(args.args[1]))
+    if not os.path.isdir(new):
+        raise errors.UsageError(f"{paths.one_line(new)} is no folder here: NEW is the folder the project is in now")
+    if os.path.lexists(old):
+        raise errors.UsageError(f"{paths.one_line(old)} is still here: a move files under NEW what is filed under "
+                                f"a folder that is no longer there (move or rename the folder first)")
+
+    def under(cwd) -> bool:
+        root = paths.project_of(cwd) if cwd and paths.is_absolute(cwd) else None
+        return bool(root) and (root == old or root.startswith(old.rstrip("/") + "/"))
+    lessons = [l for l in db.all_lessons() if not l["archived"] and not l["vetoed"] and under(l["cwd"])]
+    sessions = [c for c in db.session_cwds() if under(c)]
+    if not lessons and not sessions:
+        raise errors.UsageError(f"nothing in memory is filed under {paths.one_line(old)}: a path is read from where "
+                                f"you are (`openmemory lessons` names each lesson's project)")
+    db.move_project(old, new, clock.iso())
+    paths.moved(db.project_moves())
+    rendered = render.render(db)
+    _tell_morning(db, rendered["vetoed"], "deleted")
+    n = len(lessons)
+    what = f"{n} lesson{'' if n == 1 else 's'}, and the sessions read there," if n else "the sessions read there"
+    print(f"moved: {what} filed under {paths.one_line(old)} are now {paths.one_line(paths.project_of(new))}'s project "
+          f"(its memory folder {paths.one_line(paths.memory_dir_for(new))})")
     print(render.summary(rendered), file=sys.stderr)
     return 0
 
@@ -844,12 +882,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
     p = verb("lessons", cmd_lessons)
-    p.add_argument("action", nargs="?", default="list", choices=("list", "approve", "reject", "edit"),
+    p.add_argument("action", nargs="?", default="list", choices=("list", "approve", "reject", "edit", "move"),
                    help="list (default); approve: it goes into the agent's memory; reject: never again (until --undo-veto), as deleting "
-                        "its file; edit: your own text for it (and approve it)")
+                        "its file; edit: your own text for it (and approve it); move OLD NEW: a project folder you "
+                        "moved or renamed keeps what was learnt there")
     p.add_argument("args", nargs="*", metavar="ID [TEXT]",
                    help="lesson ids as `forget` takes them (lesson:3, or l3 as recall shows it); "
-                        "for edit, one id and the new text")
+                        "for edit, one id and the new text; for move, the old folder and the new")
     p.add_argument("--undo-veto", action="store_true",
                    help="approve or edit: also a lesson you rejected or whose file you deleted (the veto taken back)")
     p.add_argument("--json", action="store_true", help="print JSON (the list: with the episode ids of each source)")

@@ -494,12 +494,22 @@ def m018_script_passages(db: sqlite3.Connection) -> None:
     db.execute("UPDATE sessions SET mtime_ns = -1")
 
 
+def m019_project_moves(db: sqlite3.Connection) -> None:
+    """The project folders the person moved or renamed (`openmemory lessons move OLD NEW`): each
+    old folder and the folder it is now. paths.project_of reads a folder under an old one, while
+    nothing is there, as the same folder under the new one, so the lessons, episodes and passages
+    filed under the old path are the new folder's project (its memory folder, its recall, its
+    forget --project). Only the person writes a row: nothing in a repository's files does."""
+    db.execute("CREATE TABLE IF NOT EXISTS project_moves (old TEXT PRIMARY KEY, new TEXT NOT NULL, "
+               "moved TEXT NOT NULL)")
+
+
 MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_event_identity,
               m005_model_answers, m006_forgotten_and_opted_out, m007_recall_context,
               m008_episodes_indexed_at_commit, m009_lesson_state, m010_passages,
               m011_agent, m012_note_contexts, m013_cut_titles_unindexed,
               m014_answers_item, m015_read_again, m016_findings_read_again, m017_session_projects,
-              m018_script_passages]
+              m018_script_passages, m019_project_moves]
 
 
 def migrate(db: sqlite3.Connection, path="") -> None:

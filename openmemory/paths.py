@@ -348,6 +348,7 @@ def project_of(cwd) -> str:
         return _worktree_home(ntpath.normpath(text), "\\")
     if not os.path.isabs(text):
         return text
+    text = moved_to(text)
     if text in _SEEN_IN and not os.path.exists(text):
         return _SEEN_IN[text]
     try:
@@ -371,6 +372,32 @@ def seen_in(projects: dict) -> None:
     """{folder: the repository it belonged to when read}, for project_of (the store's, whole)."""
     global _SEEN_IN
     _SEEN_IN = dict(projects)
+
+
+# The project folders the person moved or renamed (`openmemory lessons move OLD NEW`, the store's
+# project_moves, as store.connect loads it): {old folder: the folder it is now}.
+_MOVED: dict = {}
+
+
+def moved(moves: dict) -> None:
+    """{old project folder: the folder the person moved it to}, for project_of (the store's, whole)."""
+    global _MOVED
+    _MOVED = dict(moves)
+
+
+def moved_to(folder: str) -> str:
+    """Where a folder is now when it is, or is under, a project folder the person moved (the same
+    place under the new folder) and nothing is there now; else the folder as written. A folder made
+    again at the old path is its own: what is filed under it is read there again."""
+    if not _MOVED or os.path.exists(folder):
+        return folder
+    for _ in range(len(_MOVED)):        # a folder moved, then moved again: each step once at most
+        found = max((old for old in _MOVED if folder == old or folder.startswith(old.rstrip("/") + "/")),
+                    key=len, default=None)
+        if found is None or os.path.exists(folder):
+            break
+        folder = _MOVED[found] + folder[len(found):] if folder != found else _MOVED[found]
+    return folder
 
 
 def gone_from(cwd) -> bool:

@@ -13,6 +13,7 @@ import heapq
 import json
 import os
 import re
+import shlex
 import unicodedata
 from pathlib import Path
 
@@ -303,12 +304,14 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
     lessons the person vetoed since the last render ({"id", "text"}), plain-English
     warnings (a MEMORY.md whose section Claude Code does not load, damaged markers, ...) and
     errors (a folder that could not be written: a disk full, a read-only folder); elsewhere: the
-    ids of live lessons of a project not on this machine, written to lessons.jsonl only.
+    ids of live lessons of a project not on this machine, written to lessons.jsonl only; kept_out:
+    those of a project kept out; gone: {a project folder no longer here (moved, renamed or deleted
+    since): the ids of its live lessons} (gone_folder).
     """
     now = iso(now)
     limit = index_lines_limit(max_lines)
     result = {"written": [], "removed": [], "left": [], "vetoed": [], "warnings": [], "errors": [], "folders": [],
-              "elsewhere": [], "kept_out": [], "lessons": 0, "candidates": 0, "lessons_jsonl": str(paths.lessons_path())}
+              "elsewhere": [], "kept_out": [], "gone": {}, "lessons": 0, "candidates": 0, "lessons_jsonl": str(paths.lessons_path())}
     with files.Lock("render.lock", LOCK_WAIT_SECONDS, "render"):
         written = _load_state(paths.written_path(), "files", dict)
         sections = _load_state(paths.written_path(), "sections", dict)
@@ -417,6 +420,28 @@ def _collect_vetoes(store: Store, lessons: dict, written: dict, vetoes: list, no
         store.veto_lessons(sorted(vetoed_ids))
 
 
+def gone_folder(cwd) -> str | None:
+    """The project folder a lesson is filed under when nothing is there now (moved, renamed or
+    deleted since) and Claude Code keeps a folder for it: no session starts there, so its memory
+    folder reaches no agent; `openmemory lessons move OLD NEW` files its lessons under the folder
+    it is now. None for a folder that is here, a Windows or relative path, a worktree gone from
+    a repository that is here."""
+    if not cwd or not _usable_cwd(cwd) or paths.is_foreign(cwd):
+        return None
+    root = paths.project_of(cwd)
+    return root if os.path.isabs(root) and not os.path.isdir(root) else None
+
+
+def gone_projects(store: Store) -> dict:
+    """{project folder no longer here: its live lessons' ids} (gone_folder), for doctor."""
+    found = {}
+    for lesson in (l for l in store.all_lessons() if live(l)):
+        root = gone_folder(lesson["cwd"])
+        if root and paths.memory_dir_for(lesson["cwd"]).parent.is_dir():
+            found.setdefault(root, []).append(lesson["id"])
+    return found
+
+
 def _place(store: Store, live: list, limit: int, result: dict, optout: forget.OptOut, clones: Clones) -> dict:
     """{memory folder: its lessons, strongest first, at most limit}; none in a project kept out."""
     everywhere = None
@@ -447,6 +472,9 @@ def _place(store: Store, live: list, limit: int, result: dict, optout: forget.Op
                 result["elsewhere"].append(lesson["id"])
             if kept_out_of.get(cwd) and not folders and lesson["id"] not in result.setdefault("kept_out", []):
                 result["kept_out"].append(lesson["id"])
+            gone = folders_of[cwd] and gone_folder(cwd)
+            if gone and lesson["id"] not in result.setdefault("gone", {}).setdefault(gone, []):
+                result["gone"][gone].append(lesson["id"])
         else:
             if everywhere is None:
                 everywhere = project_folders(store)
@@ -811,6 +839,11 @@ def summary(result: dict) -> str:
         parts.append(f"{n} of a project kept out of memory, written into no memory folder "
                      f"(`openmemory lessons` lists {'it' if n == 1 else 'them'}; `forget` takes "
                      f"{'it' if n == 1 else 'them'} out)")
+    for root, ids in sorted((result.get("gone") or {}).items()):   # moved, renamed or deleted since
+        n = len(ids)
+        parts.append(f"{n} of {paths.one_line(root)}, a folder no longer here: if it was moved or renamed, "
+                     f"`openmemory lessons move {paths.one_line(shlex.quote(root))} <its new folder>` files "
+                     f"{'it' if n == 1 else 'them'} under it")
     if result["removed"]:
         parts.append(f"{len(result['removed'])} removed")
     if result["left"]:

@@ -94,7 +94,8 @@ def listing(store: Store) -> list:
         out.append({
             "id": ls["id"], "ref": f"lesson:{ls['id']}", "state": state_name(ls), "text": ls["text"],
             "kind": ls["kind"], "seen": ls["seen"], "scope": "project" if ls["cwd"] else "everywhere",
-            "project": ls["cwd"], "strength": round(float(ls["strength"]), 4),
+            "project": paths.moved_to(ls["cwd"]) if ls["cwd"] and paths.is_absolute(ls["cwd"]) else ls["cwd"],
+            "strength": round(float(ls["strength"]), 4),
             "backed_by": list(ls["backing"].get("by") or []),
             "judged": "not lasting" if backing.judged_no(ls, srcs) else None,
             "edited": bool(ls["backing"].get("edited")), "approved": ls["backing"].get("approved"),

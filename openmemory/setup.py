@@ -1163,6 +1163,7 @@ def doctor(now: float | None = None, ask_judge: bool = False) -> list[Finding]:
     findings.append(check_judge(ask=ask_judge))
     if claude:
         findings.append(check_memory_folders())
+        findings += check_moved_projects()
     findings += check_agents()
     return findings
 
@@ -1656,6 +1657,23 @@ def check_memory_folders() -> Finding:
         return Finding("memory folders", OK, f"{projects} is writable; no project has a memory folder yet "
                                              f"(Claude Code, or render with a lesson to write, makes one)")
     return Finding("memory folders", OK, f"Claude Code's memory folders are writable ({count} under {projects})")
+
+
+def check_moved_projects() -> list[Finding]:
+    """One note per project folder live lessons are filed under that is no longer here (moved,
+    renamed or deleted since): its memory folder reaches no session (render.gone_projects)."""
+    from . import render
+    try:
+        with store.connect() as db:
+            gone = render.gone_projects(db)
+    except Exception:  # noqa: BLE001 - the database check says what is wrong with it
+        return []
+    return [Finding("moved projects", NOTE,
+                    f"{len(ids)} live lesson{'' if len(ids) == 1 else 's'} filed under {paths.one_line(root)}, a folder "
+                    f"no longer here: no session loads its memory folder; if it was moved or renamed, `openmemory "
+                    f"lessons move {paths.one_line(shlex.quote(root))} <its new folder>` files "
+                    f"{'it' if len(ids) == 1 else 'them'} under it")
+            for root, ids in sorted(gone.items())]
 
 
 _TRUE = ("1", "true", "yes", "on")

@@ -505,6 +505,18 @@ class Store:
         return dict(self._db.execute("SELECT cwd, min(project) FROM sessions WHERE project IS NOT NULL "
                                      "AND cwd IS NOT NULL GROUP BY cwd HAVING count(DISTINCT project) = 1").fetchall())
 
+    def project_moves(self) -> dict:
+        """{old project folder: the folder the person moved it to} (`lessons move`): paths.moved."""
+        return dict(self._db.execute("SELECT old, new FROM project_moves").fetchall())
+
+    def move_project(self, old: str, new: str, when: str) -> None:
+        """Record that the person moved (or renamed) the project folder old to new; a move of new
+        since back to old takes the first move out, and a folder moved twice goes to its latest."""
+        with self.transaction():
+            self._db.execute("DELETE FROM project_moves WHERE old = ?", (new,))
+            self._db.execute("UPDATE project_moves SET new = ? WHERE new = ?", (new, old))
+            self._db.execute("INSERT OR REPLACE INTO project_moves (old, new, moved) VALUES (?, ?, ?)", (old, new, when))
+
     def indexed_count(self, match: str, limit: int) -> int:
         """How many index rows an FTS5 match expression finds, counted up to limit."""
         return self._db.execute(
@@ -1251,6 +1263,7 @@ def connect(path=None, busy_ms: int | None = None, read_only_ok: bool = False) -
                          f"permissions or set OPENMEMORY_HOME") from e
     store = Store(_ready(db, path, timeout_ms), path, timeout_ms)
     paths.seen_in(store.folders_seen_in())
+    paths.moved(store.project_moves())
     return store
 
 
@@ -1353,6 +1366,7 @@ def _connect_read_only(path: Path, why: StoreError) -> Store:
     store = Store(db, path, 0)
     store.read_only = str(why)
     paths.seen_in(store.folders_seen_in())
+    paths.moved(store.project_moves())
     return store
 
 

@@ -108,5 +108,53 @@ class RenderedLessonReachesTheModel(TempHome):
             self.assertEqual({k: k in text for k in expected}, expected, f"request {n + 1}")
 
 
+class AMovedProjectKeepsItsLessons(TempHome):
+    """`mv shop store` after a lesson was learnt in shop, through the real Claude Code: its
+    sessions in store load none of shop's memory until `openmemory lessons move shop store`."""
+
+    session = RenderedLessonReachesTheModel.session
+
+    @classmethod
+    def setUpClass(cls):
+        cls.harness, cls.binary = claude_code()  # before TempHome points HOME at a temporary folder
+        if not shutil.which("git"):
+            raise unittest.SkipTest("git is needed to make the test repository")
+
+    def setUp(self):
+        super().setUp()
+        self.h = Path(os.path.realpath(self.tmp)) / "h"
+        os.environ["CLAUDE_CONFIG_DIR"] = str(self.h / ".claude")
+        self.cwd = self.shop = self.h / "work" / "shop"
+        self.shop.mkdir(parents=True)
+        subprocess.run(["git", "init", "-q", str(self.shop)], check=True)
+
+    def hello(self, cwd, name):
+        r = self.harness.run_session({"steps": [], "default": "Hello."}, ["hello"], home=str(self.h),
+                                     cwd=str(cwd), log=str(self.h / f"requests-{name}.jsonl"))
+        self.assertEqual(r["turns"][0]["rc"], 0, r["turns"])
+        requests = [json.dumps(e["body"], ensure_ascii=False) for e in self.harness.read_jsonl(r["log"])]
+        self.assertTrue(requests)
+        return requests
+
+    def test_the_lesson_reaches_sessions_in_the_new_folder_once_the_person_moves_it(self):
+        self.session(["run the tests", CORRECTION])
+        self.session(["run the tests", CORRECTION])
+        self.ok("sleep")
+        line = "the tests with unittest, not `python3 -m no_such_test_runner -q`.](om-1.md)"
+        self.assertTrue(all(line in body for body in self.hello(self.shop, "shop")))
+
+        store_dir = self.h / "work" / "store"
+        os.rename(self.shop, store_dir)
+        self.assertFalse(any(line in body for body in self.hello(store_dir, "store-before")))
+        said = self.ok("render").stdout
+        self.assertIn(f"1 of {self.shop}, a folder no longer here: if it was moved or renamed, "
+                      f"`openmemory lessons move {self.shop} <its new folder>` files it under it", said)
+
+        self.ok("lessons", "move", self.shop, store_dir)
+        self.assertTrue(all(line in body for body in self.hello(store_dir, "store-after")))
+        self.assertNotIn("no longer here", self.ok("render").stdout)
+        self.assertFalse((paths.projects_dir() / paths.project_slug(self.shop) / "memory" / "om-1.md").exists())
+
+
 if __name__ == "__main__":
     unittest.main()

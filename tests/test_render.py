@@ -736,3 +736,89 @@ class MemoryMdLineEndings(TempHome):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class AProjectMoved(TempHome):
+    """`mv shop store` (a real git repository, sessions read in both folders): what was learnt in
+    shop is filed under a folder no longer there until the person says where it went."""
+
+    def setUp(self):
+        super().setUp()
+        from tests.helpers import git_repository
+        self.work = Path(os.path.realpath(self.tmp)) / "work"
+        self.shop = git_repository(self.work / "shop")
+        test_session(cwd=str(self.shop), start=datetime(2026, 11, 1, 9, tzinfo=timezone.utc)).write(project_folder(self.claude, str(self.shop)))
+        self.ok("ingest")
+        with store.connect() as db:
+            sources = [ep["id"] for ep in raw_db(db).execute("SELECT id FROM episodes WHERE kind = 'correction'")]
+            self.lesson = add_lesson(db, "Run the shop's tests with pytest -q, never unittest", cwd=str(self.shop),
+                                     sources=sources)
+        self.ok("render")
+        self.old_memory = paths.memory_dir_for(self.shop)
+        self.assertTrue((self.old_memory / f"om-{self.lesson}.md").exists())
+        self.moved = self.work / "store"
+        os.rename(self.shop, self.moved)
+        test_session(cwd=str(self.moved), start=datetime(2026, 11, 20, 9, tzinfo=timezone.utc)).write(project_folder(self.claude, str(self.moved)))
+        self.ok("ingest")
+        self.new_memory = self.projects / paths.project_slug(self.moved) / "memory"
+
+    def test_render_names_the_folder_no_longer_here_and_the_command_that_moves_its_lessons(self):
+        # Before: '1 live lesson in 1 memory folder; 0 files written', nothing said, the lesson
+        # written on into shop's memory folder, which no session loads.
+        p = self.ok("render")
+        self.assertIn(f"1 of {self.shop}, a folder no longer here: if it was moved or renamed, `openmemory lessons "
+                      f"move {self.shop} <its new folder>` files it under it", p.stdout)
+        self.assertEqual(json.loads(self.ok("render", "--json").stdout)["gone"], {str(self.shop): [self.lesson]})
+
+    def test_lessons_move_files_them_under_the_new_folder_and_sleep_keeps_them_there(self):
+        p = self.ok("lessons", "move", self.shop, self.moved)
+        self.assertIn(f"moved: 1 lesson, and the sessions read there, filed under {self.shop} are now {self.moved}'s "
+                      f"project", p.stdout)
+        self.assertTrue((self.new_memory / f"om-{self.lesson}.md").exists())
+        self.assertIn(f"om-{self.lesson}.md", (self.new_memory / "MEMORY.md").read_text())
+        self.assertFalse((self.old_memory / f"om-{self.lesson}.md").exists())
+        listed = self.ok("lessons").stdout
+        self.assertIn("store", listed)
+        self.assertNotIn("shop", listed.replace("shop's tests", ""))
+        self.ok("sleep")        # the night reads the lesson's shop episodes as store's: not widened
+        with store.connect() as db:
+            lesson = next(l for l in db.all_lessons() if l["id"] == self.lesson)
+        self.assertEqual(lesson["cwd"], str(self.shop))
+        self.assertTrue((self.new_memory / f"om-{self.lesson}.md").exists())
+        self.assertNotIn("no longer here", self.ok("render").stdout)
+        hits = json.loads(self.ok("recall", "unittest", "--json", "--cwd", self.moved).stdout)
+        shop_hits = [h for h in hits if h["cwd"] == str(self.shop)]     # what shop's session said: store's now
+        self.assertTrue(shop_hits)
+        self.assertEqual({(h["project"], h["in_project"]) for h in shop_hits}, {(str(self.moved), True)})
+
+    def test_a_project_moved_twice_keeps_its_lessons(self):
+        self.ok("lessons", "move", self.shop, self.moved)
+        market = self.work / "market"
+        os.rename(self.moved, market)
+        p = self.ok("lessons", "move", self.moved, market)
+        self.assertIn(f"moved: 1 lesson, and the sessions read there, filed under {self.moved} are now {market}'s", p.stdout)
+        memory = self.projects / paths.project_slug(market) / "memory"
+        self.assertTrue((memory / f"om-{self.lesson}.md").exists())
+        self.assertFalse((self.new_memory / f"om-{self.lesson}.md").exists())
+        self.assertNotIn("no longer here", self.ok("render").stdout)
+
+    def test_doctor_names_the_folder_no_longer_here(self):
+        p = self.cli("doctor")
+        self.assertIn(f"1 live lesson filed under {self.shop}, a folder no longer here", p.stdout)
+        self.assertIn(f"openmemory lessons move {self.shop} <its new folder>", p.stdout)
+        self.ok("lessons", "move", self.shop, self.moved)
+        self.assertNotIn("no longer here", self.cli("doctor").stdout)
+
+    def test_a_move_is_the_persons_and_only_of_a_folder_no_longer_there(self):
+        other = self.work / "other"
+        other.mkdir()
+        p = self.cli("lessons", "move", self.moved, other)      # store is here: nothing moved
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("is still here", p.stderr)
+        p = self.cli("lessons", "move", self.work / "nowhere", other)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("nothing in memory is filed under", p.stderr)
+        p = self.cli("lessons", "move", self.shop, self.work / "missing")
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("is no folder here", p.stderr)
+        self.assertFalse((self.new_memory / f"om-{self.lesson}.md").exists())
