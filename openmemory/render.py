@@ -825,6 +825,9 @@ def _purge_agent_sections(sections: dict, result: dict) -> None:
         sections.pop(str(path), None)
 
 
+GONE_NAMED = 2      # render's line names at most this many folders no longer here; doctor names each
+
+
 def summary(result: dict) -> str:
     """One line for a person."""
     written = len(result["written"])
@@ -839,7 +842,12 @@ def summary(result: dict) -> str:
         parts.append(f"{n} of a project kept out of memory, written into no memory folder "
                      f"(`openmemory lessons` lists {'it' if n == 1 else 'them'}; `forget` takes "
                      f"{'it' if n == 1 else 'them'} out)")
-    for root, ids in sorted((result.get("gone") or {}).items()):   # moved, renamed or deleted since
+    gone = sorted((result.get("gone") or {}).items())    # moved, renamed or deleted since
+    if len(gone) > GONE_NAMED:
+        n = sum(len(ids) for _, ids in gone)
+        parts.append(f"{n} of {len(gone)} folders no longer here (`openmemory doctor` names them, and the "
+                     f"`openmemory lessons move` that files a moved one's lessons under its new folder)")
+    for root, ids in gone if len(gone) <= GONE_NAMED else ():
         n = len(ids)
         parts.append(f"{n} of {paths.one_line(root)}, a folder no longer here: if it was moved or renamed, "
                      f"`openmemory lessons move {paths.one_line(shlex.quote(root))} <its new folder>` files "

@@ -770,6 +770,18 @@ class AProjectMoved(TempHome):
                       f"move {self.shop} <its new folder>` files it under it", p.stdout)
         self.assertEqual(json.loads(self.ok("render", "--json").stdout)["gone"], {str(self.shop): [self.lesson]})
 
+    def test_many_folders_no_longer_here_are_counted_in_one_part_of_the_line(self):
+        with store.connect() as db:
+            for name in ("scratch1", "scratch2"):
+                folder = self.work / name
+                (self.projects / paths.project_slug(folder)).mkdir(parents=True)
+                add_lesson(db, f"Build {name} with make all", cwd=str(folder))
+        p = self.ok("render")
+        self.assertIn("3 of 3 folders no longer here (`openmemory doctor` names them, and the `openmemory lessons "
+                      "move` that files a moved one's lessons under its new folder)", p.stdout)
+        self.assertNotIn("scratch", p.stdout)
+        self.assertEqual(self.cli("doctor").stdout.count("a folder no longer here"), 3)
+
     def test_lessons_move_files_them_under_the_new_folder_and_sleep_keeps_them_there(self):
         p = self.ok("lessons", "move", self.shop, self.moved)
         self.assertIn(f"moved: 1 lesson, and the sessions read there, filed under {self.shop} are now {self.moved}'s "
