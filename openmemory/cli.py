@@ -235,7 +235,8 @@ def cmd_forget(args) -> int:
                       + ("; what it says later is kept out too" if plan.kept_out or session in forget.ignored_sessions()
                          else ""))
             for ep in plan.episodes:
-                print(f"episode e{ep['id']} · {ep['kind']} · {ep['at'][:10]} · {clip(ep['title'], 90)}")
+                print(f"episode e{ep['id']} · {ep['kind']} · {ep['at'][:10]} · {clip(ep['title'], 90)}"
+                      + (f" · {_held(ep, plan.held)}" if ep["id"] in plan.held else ""))
             for ps in plan.passages[:PASSAGES_LISTED]:
                 print(f"passage p{ps['id']} · {ps['kind']} · {ps['at'][:10]} · {clip(ps['text'], 90)}")
             if len(plan.passages) > PASSAGES_LISTED:
@@ -284,8 +285,15 @@ def cmd_forget(args) -> int:
         print(f"forgot {done['episodes']} episode(s), {done['passages']} passage(s) and {done['lessons']} lesson(s); "
               f"{done['reworded'] - kept} lesson(s) worded again"
               + (f", {kept} kept in your own words" if kept else "")
-              + f", {done['scrubbed']} memory(ies) cleaned of their words; {files_done} file(s) rewritten",
+              + f", {done['scrubbed']} memory(ies) cleaned of their words"
+              + (f", {done['emptied']} left with no words of their own taken out too" if done.get("emptied") else "")
+              + f"; {files_done} file(s) rewritten",
               file=sys.stderr)
+        for ep in plan.episodes:
+            if ep["id"] in plan.held and ep["id"] not in named:
+                print(f"e{ep['id']} went with p{plan.held[ep['id']]}: {_held(ep, plan.held)} (a forget takes every "
+                      f"memory of the words it forgets, so they do not stay in memory through another)",
+                      file=sys.stderr)
         for sid in plan.kept_out:
             print(f"session {sid} is kept out of memory from now on (its line in {paths.ignore_list_path()}: "
                   f"delete it to let what the session says later in)", file=sys.stderr)
@@ -403,6 +411,11 @@ def _tell_cut(lesson: dict) -> None:
         print(f"openmemory: note: MEMORY.md's line holds {len(cut)} of this lesson's {len(lesson['text'])} "
               f"characters (\"{cut} …\"); the whole text is in {render.file_name(lesson)}, which the agent "
               f"reads when the line leads it there", file=sys.stderr)
+
+
+def _held(ep: dict, held: dict) -> str:
+    """Why a correction goes with a passage forgotten: the person's message is the passage's words."""
+    return f"the person's message it holds is in p{held[ep['id']]} word for word"
 
 
 def _same_failures_kept(db, forgotten: list, named: set) -> list:

@@ -48,6 +48,7 @@ class Plan:
     moved: dict = field(default_factory=dict)            # lesson id -> its new folder (forget --project: learnt elsewhere too)
     elsewhere: list = field(default_factory=list)        # [(folder, episodes, passages)] of the project kept (--project)
     finished: tuple = ((), (), ())                       # (episode, lesson, passage) ids the last forget took already
+    held: dict = field(default_factory=dict)             # correction id -> the passage id holding its message whole
 
 
 def tombstone(key: str) -> str:
@@ -271,6 +272,19 @@ _LABEL = re.compile(r"^(?:person|agent): ")
 _QUOTED_LABEL = re.compile(r"(?:^|(?<=\s))> (?=(?i:person|agent)\s*:)")
 
 
+# The labels openmemory itself writes around what was said (a passage's speakers, a session's and
+# a failure's summary): a memory holding nothing but these and [forgotten] says nothing.
+_OWN_LABELS = re.compile(r"(?m)^(?:person|agent): |\b(?:Asked|Outcome|Trouble|Correction|While working on):")
+
+
+def says_nothing(*texts) -> bool:
+    """Whether these texts (a passage's; a session episode's title, gist and detail) hold no word once
+    what was forgotten and openmemory's own labels are taken out: recall would show "[forgotten]"
+    and nothing else, in a hit's place, so the memory goes (a forget) or is not stored (an ingest)."""
+    return not any(re.search(r"[^\W_]", _OWN_LABELS.sub("", _QUOTED_LABEL.sub("", (t or "").replace(FORGOTTEN, ""))))
+                   for t in texts)
+
+
 def scrub_passage(text: str, quotes: list) -> str:
     """A passage's text without the quotes (scrub), and without any part of it that is a piece
     of one: a long message is cut into several passages, each holding a piece of its words."""
@@ -352,16 +366,19 @@ def without_forgotten(episodes: list, forgotten: set, session_id=None, passages=
                                          forgotten, session_id) if q not in quotes]     # cut otherwise since
     said = [dict(p, text=scrub_passage(p["text"], quotes), context=scrub(p["context"], quotes))
             for p in passages if not is_forgotten(p, forgotten, session_id)]
-    said = [p for p in said if re.search(r"\w", _LABEL.sub("", p["text"].replace(FORGOTTEN, "")))]
+    said = [p for p in said if not says_nothing(p["text"])]    # nothing of its own left: not stored
     kept = []
     for ep in episodes:
         if is_forgotten(ep, forgotten, session_id):
             continue
         if ep["kind"] == "correction" and not ep["title"]:
             continue    # a light episode (a message kept for a judge only): forgetting wins over asking
-        kept.append(dict(ep, title=scrub(ep["title"], quotes), gist=scrub(ep["gist"], quotes),
-                         detail=scrub(ep.get("detail") or "", quotes), facts=scrub_obj(ep.get("facts") or {}, quotes),
-                         around=scrub(ep.get("around") or "", quotes)))  # the turns around, for recall's context
+        ep = dict(ep, title=scrub(ep["title"], quotes), gist=scrub(ep["gist"], quotes),
+                  detail=scrub(ep.get("detail") or "", quotes), facts=scrub_obj(ep.get("facts") or {}, quotes),
+                  around=scrub(ep.get("around") or "", quotes))  # the turns around, for recall's context
+        if ep["kind"] == "session" and says_nothing(ep["title"], ep["gist"], ep["detail"]):
+            continue    # every word of it forgotten (as a forget leaves none: apply)
+        kept.append(ep)
     return kept, said, quotes
 
 
@@ -433,7 +450,8 @@ def plan(store, episode_ids=(), lesson_ids=(), project=None, passage_ids=(), wor
     found_p = store.passages_by_id(passage_ids)
     gone_p = _gone(passage_ids, found_p, done_p, "passage", lambda i: f"p{i}")
     p.passages = [found_p[i] for i in sorted(found_p)]
-    episode_ids |= _messages_held(store, p.passages)
+    p.held = {i: ps for i, ps in _messages_held(store, p.passages).items() if i not in episode_ids}
+    episode_ids |= set(p.held)
     episodes = store.episodes_by_id(episode_ids)
     gone_e = _gone(episode_ids, episodes, done_e, "episode", str)
     p.episodes = [episodes[i] for i in sorted(episodes)]
@@ -534,22 +552,28 @@ def kept_of_project(store, folder: str) -> list:
     return sorted(((root, e, p) for root, (e, p) in kept.items()), key=lambda k: (-k[1] - k[2], k[0]))
 
 
-def _messages_held(store, passages: list) -> set:
-    """The ids of the corrections whose message these passages hold whole: the same words, so
-    forgotten with them (cleaned of them instead, a correction's lesson, worded from it, kept
-    them: `forget p45` left "… like Marguerite Vasquez said" in MEMORY.md)."""
+def _messages_held(store, passages: list) -> dict:
+    """{correction id: passage id} of the corrections whose message these passages hold whole: the
+    same words, so forgotten with them (cleaned of them instead, a correction's lesson, worded from
+    it, kept them: `forget p45` left "… like Marguerite Vasquez said" in MEMORY.md). A message cut
+    across several passages is held by the first of them."""
     held = {}
     for ps in passages:
         if ps.get("kind") == "exchange" and ps.get("session_id"):
             words = " ".join(" ".join(_LABEL.sub("", _QUOTED_LABEL.sub("", line)).split())   # a message folded
                              for line in (ps.get("text") or "").split("\n"))
-            held[ps["session_id"]] = held.get(ps["session_id"], "") + " " + words
-    out = set()
-    for sid, words in held.items():
+            held.setdefault(ps["session_id"], []).append((ps["id"], words))
+    out = {}
+    for sid, said_in in held.items():
         for ep in store.episodes(kind="correction", session_id=sid):
             said = " ".join(str((ep.get("facts") or {}).get("said") or "").split())
-            if len(said.split()) >= SAID_MIN_WORDS and said in words:
-                out.add(ep["id"])
+            if len(said.split()) < SAID_MIN_WORDS:
+                continue
+            by = next((i for i, words in said_in if said in words), None)
+            if by is None and said in " ".join(words for _, words in said_in):
+                by = said_in[0][0]
+            if by is not None:
+                out[ep["id"]] = by
     return out
 
 
@@ -631,6 +655,12 @@ def apply(store, p: Plan, now: str) -> dict:
             context = without_words(context, p.words)   # a neighbour's words it keeps as its context
             if (text, context) != (ps["text"], ps["context"]):
                 scrubbed_passages.append((ps["id"], text, context))
+    # A memory left with no word of its own ("person: [forgotten]\nagent: [forgotten]", a session
+    # episode whose request and outcome were all forgotten) goes: recall would show it in a hit's
+    # place, saying nothing. Not tombstoned: an ingest leaves it out the same way (without_forgotten).
+    emptied = {i for i, new in scrubbed if says_nothing(new["title"], new["gist"], new["detail"])
+               and next(ep["kind"] for ep in affected if ep["id"] == i) == "session"}
+    emptied_passages = {i for i, text, _ in scrubbed_passages if says_nothing(text)}
     gone_sessions = {ep["session_id"] for ep in p.episodes if ep["kind"] == "session"}
     titles = [(sid, "" if sid in gone_sessions else scrub(t, p.quotes)) for sid, t in titles.items()]
     report = _scrubbed_morning(store, p)
@@ -645,23 +675,41 @@ def apply(store, p: Plan, now: str) -> dict:
                or (p.words and all(w in answer.lower() for w in p.words))]
     gone_for_good = [(h, n > 0) for ep in p.episodes + p.passages for n, h in enumerate(tombstones(ep))]
     gone_for_good += [(h, True) for ps in p.passages for h in said_tombstones(ps)]
+    dropped = [row for row in map(store.session, p.sessions) if row and row.get("path")]
     for sid in p.kept_out:  # first of all: what the session says after this is never ingested
         keep_session_out(sid, now)
     keep_tombstones(gone_for_good, now)  # first where a recovery keeps them: a kill here forgets on the re-run
     log_lines = forget_in_log(p, items)     # before the database: a kill after this takes them on the re-run too
     done = store.forget(tombstones=gone_for_good,
-                        episode_ids=sorted(gone), scrubbed=scrubbed, lesson_ids=[ls["id"] for ls in p.lessons],
-                        passage_ids=sorted(gone_passages), scrubbed_passages=scrubbed_passages,
+                        episode_ids=sorted(gone | emptied), scrubbed=[x for x in scrubbed if x[0] not in emptied],
+                        lesson_ids=[ls["id"] for ls in p.lessons], passage_ids=sorted(gone_passages | emptied_passages),
+                        scrubbed_passages=[x for x in scrubbed_passages if x[0] not in emptied_passages],
                         reworded=reworded, session_ids=p.sessions,
                         titles=[(sid, t) for sid, t in titles if sid not in p.sessions], now=now,
                         answers=answers, moved=sorted(p.moved.items()),
                         last=json.dumps({"episodes": sorted(gone), "lessons": [ls["id"] for ls in p.lessons],
                                          "passages": sorted(gone_passages), "finished": False}),
                         morning=None if report is None else json.dumps(report, ensure_ascii=False, sort_keys=True))
+    # A transcript whose session is dropped and that the next ingest keeps out (the project's
+    # .openmemory-ignore, the ignore list, a session forgotten whole) is counted kept out now:
+    # status said neither "ingested" nor "kept out" of it until that ingest.
+    optout = OptOut()
+    for row in dropped:
+        if os.path.exists(row["path"]) and (optout.reason(row["cwd"]) or row["id"] in p.kept_out
+                                            or optout.session(row["id"])):
+            store.note_opted_out(transcript_hash(row["path"]))
     done["morning"] = report is not None
+    done["episodes"] -= len(emptied)
+    done["passages"] -= len(emptied_passages)
+    done["emptied"] = len(emptied) + len(emptied_passages)
     done["answers"] = len(answers)
     done["log_lines"] = log_lines
     return done
+
+
+def transcript_hash(path) -> str:
+    """A transcript's path as a hash: counts a kept-out session without naming it (table opted_out)."""
+    return hashlib.sha256(str(path).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def forget_in_log(p: Plan, items: set) -> int:

@@ -11,7 +11,6 @@ writer, stores them in order (worker_results).
 import errno
 import fcntl
 import gc
-import hashlib
 import json
 import os
 import pickle
@@ -522,8 +521,8 @@ def for_judge() -> bool:
 
 
 def _path_hash(path) -> str:
-    """A transcript's path as a hash: counts a kept-out session without naming it."""
-    return hashlib.sha256(str(path).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    """A transcript's path as a hash: counts a kept-out session without naming it (forget's too)."""
+    return forget.transcript_hash(path)
 
 
 NOT_TRANSCRIPTS = "not_transcripts"  # state: {path: [mtime_ns, size]} of files skipped whole

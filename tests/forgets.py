@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import sqlite3
@@ -155,6 +156,23 @@ def holds(text: str, words: list) -> bool:
     return all(w in low for w in words)
 
 
+# openmemory's own labels around what was said (a passage's speakers, a session summary's parts)
+OWN_LABELS = {"person", "agent", "asked", "outcome", "trouble", "correction", "while", "working", "on", "forgotten"}
+
+
+def nothing_but(text: str, forgotten: list) -> bool:
+    """Whether every word of text, openmemory's own labels aside, is a word of the forgotten
+    memories' texts: a memory a forget leaves with no word of its own, which it takes out too."""
+    theirs = set(re.findall(r"\w+", " ".join(forgotten).lower()))
+    return all(w in theirs or w in OWN_LABELS for w in re.findall(r"\w+", text.lower()))
+
+
+def emptied_told(stderr: str) -> int:
+    """How many memories left with no words of their own a forget says it took out too."""
+    m = re.search(r"(\d+) left with no words of their own taken out too", stderr)
+    return int(m.group(1)) if m else 0
+
+
 def campaign(size: dict, seed: int = 1) -> dict:
     rng = random.Random(seed)
     failures, forgets, came_back, kills, survived, refused = [], 0, 0, 0, 0, 0
@@ -203,6 +221,12 @@ def campaign(size: dict, seed: int = 1) -> dict:
             if asked is not None:
                 should = {k for k, text in before.items() if k[0] in ("episode", "passage") and holds(text, asked)}
                 taken = {k for k in gone if k[0] in ("episode", "passage")}
+                # taken besides: only memories left with no word of their own, as many as it says
+                emptied = {k for k in taken - should if nothing_but(before[k], [before[j] for j in gone - (taken - should)])}
+                if len(emptied) != emptied_told(p.stderr):
+                    failures.append(f"seed {seed} round {r} {args}: took {sorted(emptied)} left with no words of "
+                                    f"their own, said {emptied_told(p.stderr)}")
+                taken -= emptied
                 if taken != should:
                     failures.append(f"seed {seed} round {r} {args}: forgot {sorted(taken - should)} that do "
                                     f"not hold the words, kept {sorted(should - taken)} that do")

@@ -245,7 +245,12 @@ class Forget(ForgetWorld):
         gone = set(before) - set(after)
         self.assertTrue(gone)
         holds_both = {k for k, text in before.items() if "okonkwo" in text.lower() and "pytest" in text.lower()}
-        self.assertEqual({k for k in gone if k[0] != "lesson"}, {k for k in holds_both if k[0] != "lesson"})
+        # and a memory left with no word of its own ("person: run the tests / agent: Running them.",
+        # pieces of the forgotten ones): taken too, and said
+        from tests.forgets import emptied_told, nothing_but
+        emptied = {k for k in gone - holds_both if nothing_but(before[k], [before[j] for j in holds_both])}
+        self.assertEqual(len(emptied), emptied_told(p.stderr))
+        self.assertEqual({k for k in gone - emptied if k[0] != "lesson"}, {k for k in holds_both if k[0] != "lesson"})
         self.assertTrue({k for k in gone if k[0] == "passage"})  # what was said holds them too
         self.assertLessEqual({k for k in gone if k[0] == "lesson"}, holds_both)
         self.assertIn(b"Marguerite", self.everything())  # the other correction is kept
@@ -466,6 +471,60 @@ class ForgetWhatTheModelSaid(ForgetWorld):
         self.assertIn("forgot 1 episode(s), 1 passage(s)", self.ok("forget", f"p{passage}").stderr)
         self.assert_gone("Marguerite Vasquez")
         self.assertTrue([ls for ls in self.lessons() if "Zephyrine" in ls["text"]])    # the other session's lesson stays
+
+
+class ForgetSaysWhatElseGoes(ForgetWorld):
+    """A forget by id takes what holds the very same words, and says which and why; what it
+    leaves with no word of its own ("person: [forgotten]") goes, not shown by recall in a hit's place."""
+
+    def test_a_passage_forgotten_by_id_says_the_correction_of_its_words_goes_with_it_and_why(self):
+        [passage] = self.passages("Marguerite Vasquez")
+        correction = self.correction("Marguerite")
+        p = self.ok("forget", f"p{passage}")
+        self.assertIn(f"episode e{correction} · correction · 2026-11-02 · Correction: No, don't use unittest", p.stdout)
+        self.assertIn(f"the person's message it holds is in p{passage} word for word", p.stdout)
+        self.assertIn(f"e{correction} went with p{passage}: the person's message it holds is in p{passage} word for "
+                      f"word (a forget takes every memory of the words it forgets", p.stderr)
+        # named by the person too: nothing to explain
+        self.assertNotIn("went with", self.ok("forget", "--query", "Zephyrine", "--yes").stderr)
+
+    def assert_nothing_says_only_forgotten(self):
+        from tests.helpers import raw_db
+        with store.connect() as db:
+            said = [t for (t,) in raw_db(db).execute("SELECT text FROM passages")]
+            eps = [(e["title"], e["gist"]) for e in db.episodes()]
+        self.assertFalse([t for t in said if forget.says_nothing(t)], said)
+        self.assertFalse([e for e in eps if forget.says_nothing(*e)], eps)
+        hits = json.loads(self.ok("recall", "forgotten", "--json").stdout)
+        self.assertFalse([h for h in hits if forget.says_nothing(h["text"])], hits)
+
+    def test_a_passage_left_with_no_words_of_its_own_is_taken_out_and_never_recalled(self):
+        # "run the tests" / "Running them." are pieces of the correction's passage: forgetting it
+        # left "person: [forgotten]\nagent: [forgotten]", which recall showed as a hit
+        self.assertTrue(self.passages("person: run the tests\nagent: Running them."))
+        [passage] = self.passages("Marguerite Vasquez")
+        p = self.ok("forget", f"p{passage}")
+        self.assertIn("1 left with no words of their own taken out too", p.stderr)
+        self.assert_nothing_says_only_forgotten()
+        self.assertTrue(self.passages("Zephyrine Okonkwo"))          # the other session's stay
+        self.ok("ingest", "--force")
+        self.assert_nothing_says_only_forgotten()
+
+    def test_a_session_episode_whose_request_and_answer_were_all_forgotten_is_taken_out(self):
+        t = Transcript(cwd=str(self.blog), start=datetime(2026, 11, 4, 9, tzinfo=timezone.utc))
+        t.user("Where does the Quillfeather deploy key live? It rotates on Thursdays.")
+        t.assistant("The Quillfeather deploy key lives in the ops vault, under blog/deploy.")
+        t.write(project_folder(self.claude, self.blog))
+        self.ok("ingest")
+        with store.connect() as db:
+            before = len(db.episodes("session"))
+        [passage] = self.passages("Quillfeather")
+        self.assertIn("1 left with no words of their own taken out too", self.ok("forget", f"p{passage}").stderr)
+        self.assert_nothing_says_only_forgotten()
+        self.ok("ingest", "--force")
+        self.assert_nothing_says_only_forgotten()
+        with store.connect() as db:
+            self.assertEqual(len(db.episodes("session")), before - 1)
 
 
 class ForgetSession(ForgetWorld):
@@ -994,6 +1053,19 @@ class OptOutIngest(TempHome):
         self.assertIn(b"blog layout", raw)
         status = self.ok("status").stdout
         self.assertIn("1 kept out (.openmemory-ignore or the ignore list)", status)
+        self.assertEqual(json.loads(self.ok("status", "--json").stdout)["opted_out"], 1)
+
+    def test_status_counts_a_project_forgotten_and_kept_out_as_kept_out_at_once(self):
+        self.session(self.client / "src")
+        self.session(self.open_project, words="the blog layout")
+        self.ok("ingest")
+        self.assertIn("transcripts  2 ingested", self.ok("status").stdout)
+        (self.client / forget.IGNORE_MARKER).write_text("")
+        self.ok("forget", "--project", str(self.client), "--yes")
+        # before: "1 ingested" and nothing of the other, until the next ingest counted it kept out
+        self.assertIn("transcripts  1 ingested, 0 malformed lines skipped, 1 kept out (.openmemory-ignore or the "
+                      "ignore list)", self.ok("status").stdout)
+        self.ok("ingest")
         self.assertEqual(json.loads(self.ok("status", "--json").stdout)["opted_out"], 1)
 
     def test_a_listed_folder_keeps_sessions_out(self):
