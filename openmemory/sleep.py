@@ -554,23 +554,23 @@ class _Consolidation:
         night (consolidation, _same_rule and _said_again each ask), and what lasts of the same
         words (corrections.what_lasts) once, for a correction said again."""
         if ep["id"] not in self.words:
-            facts, memo = ep["facts"], self.vectors.memo
-            said, form = facts.get("own") or facts.get("said") or "", facts.get("form") or ""
-            if ("lasts", said, form) not in memo:
-                memo["lasts", said, form] = what_lasts(said, form)
-            self.words[ep["id"]] = correction_lesson(facts, memo["lasts", said, form])
+            self.words[ep["id"]] = correction_lesson(ep["facts"], self.what_lasts(ep))
         return self.words[ep["id"]]
+
+    def what_lasts(self, ep: dict) -> dict:
+        """corrections.what_lasts of a correction's own words, once a night for the same words."""
+        facts, memo = ep["facts"], self.vectors.memo
+        said, form = facts.get("own") or facts.get("said") or "", facts.get("form") or ""
+        if ("lasts", said, form) not in memo:
+            memo["lasts", said, form] = what_lasts(said, form)
+        return memo["lasts", said, form]
 
     def ban_words(self, ep: dict) -> str | None:
         """A correction that lasts not alone because it is a ban not said as standing ("dont just
         push through the migrations by executing them directly on the server"): a candidate all
         the same, in the rules' words, backed when it is said again as before (issue 24: one
         correction makes a candidate). None for anything else (a one-off, no rule read)."""
-        facts = ep["facts"]
-        said, form = facts.get("own") or facts.get("said") or "", facts.get("form") or ""
-        if ("lasts", said, form) not in self.vectors.memo:
-            self.vectors.memo["lasts", said, form] = what_lasts(said, form)
-        found = self.vectors.memo["lasts", said, form]
+        found = self.what_lasts(ep)
         return self.lesson_words(ep) if found["sentence"] is not None and found["ban"] and not found["one_off"] else None
 
     def cause_place(self, ep: dict):

@@ -25,7 +25,10 @@ SCENARIO = {"steps": [
 USER_MEMORY = "# My notes\n- [Deploys](deploys.md) — USER-CANARY: we deploy on Fridays\n"
 
 
-class RenderedLessonReachesTheModel(TempHome):
+class WithClaudeCode(TempHome):
+    """The real Claude Code (the harness's cached binary) under a fresh home folder `h`, whose
+    CLAUDE_CONFIG_DIR is what Claude Code uses with HOME=h; git is needed for the repositories."""
+
     @classmethod
     def setUpClass(cls):
         cls.harness, cls.binary = claude_code()  # before TempHome points HOME at a temporary folder
@@ -36,6 +39,11 @@ class RenderedLessonReachesTheModel(TempHome):
         super().setUp()
         self.h = Path(os.path.realpath(self.tmp)) / "h"
         os.environ["CLAUDE_CONFIG_DIR"] = str(self.h / ".claude")  # what Claude Code uses with HOME=h
+
+
+class RenderedLessonReachesTheModel(WithClaudeCode):
+    def setUp(self):
+        super().setUp()
         # A repository whose path has a space, an underscore, a non-ASCII letter, an emoji (two
         # UTF-16 units) and more than 200 characters: every part of Claude Code's slug rule.
         self.repo = self.h / "my repo_ö\U0001F642.v2" / ("deep-" * 36).rstrip("-")
@@ -108,22 +116,14 @@ class RenderedLessonReachesTheModel(TempHome):
             self.assertEqual({k: k in text for k in expected}, expected, f"request {n + 1}")
 
 
-class AMovedProjectKeepsItsLessons(TempHome):
+class AMovedProjectKeepsItsLessons(WithClaudeCode):
     """`mv shop store` after a lesson was learnt in shop, through the real Claude Code: its
     sessions in store load none of shop's memory until `openmemory lessons move shop store`."""
 
     session = RenderedLessonReachesTheModel.session
 
-    @classmethod
-    def setUpClass(cls):
-        cls.harness, cls.binary = claude_code()  # before TempHome points HOME at a temporary folder
-        if not shutil.which("git"):
-            raise unittest.SkipTest("git is needed to make the test repository")
-
     def setUp(self):
         super().setUp()
-        self.h = Path(os.path.realpath(self.tmp)) / "h"
-        os.environ["CLAUDE_CONFIG_DIR"] = str(self.h / ".claude")
         self.cwd = self.shop = self.h / "work" / "shop"
         self.shop.mkdir(parents=True)
         subprocess.run(["git", "init", "-q", str(self.shop)], check=True)
