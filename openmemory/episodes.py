@@ -73,7 +73,8 @@ def surprises_of(s: Session, settled: bool = False) -> list:
     doubtful (kept, marked, for a model to decide) or, in a first message, standing. A
     refused call is one, each its own: with the words typed into its dialog, those words; a
     bare one followed at once by words the rules call a correction, those words (older
-    versions had no dialog); else alone. A bare refusal of ExitPlanMode that Claude Code
+    versions had no dialog); else alone, and the words read as any message (an interrupt
+    refuses the call it stopped: "this is taking forever, each test should take <30s"). A bare refusal of ExitPlanMode that Claude Code
     follows with the plan, approved, is the approval of that plan, no correction.
     settled: also each other message that may carry something (corrections.carries_nothing),
     as a light one of form SETTLED, for a judge only (what ingest stores).
@@ -138,15 +139,17 @@ def surprises_of(s: Session, settled: bool = False) -> list:
         ran = "\n".join(c.input["command"] for c in context if c.name == "Bash" and isinstance(c.input, dict)
                         and isinstance(c.input.get("command"), str)) if len(turn.text) <= 100 else ""   # a short reaction's
         verdict, form = correction_verdict(turn.text, agent_said, False, interrupted, first, ran)
-        if not verdict and refused is None and not first and unsettled(turn.text):
+        if refused is not None and not verdict:     # words the rules do not read as a correction: the
+            found.append(_refusal(refused, s.id))   # refusal stands alone, the words a judge's as any others
+            context = [c for c in context if c is not refused]
+            refused = None
+        if not verdict and not first and unsettled(turn.text):
             verdict, form = "doubtful", UNSETTLED     # not a correction by the rules, not settled by them: a judge's
-        elif settled and not verdict and refused is None and not first and not carries_nothing(turn.text, typed):
+        elif settled and not verdict and not first and not carries_nothing(turn.text, typed):
             verdict, form = "doubtful", SETTLED       # settled by the rules as nothing: a judge's only, last
         typed.append(turn.text)
         if verdict:
             found.append(_correction(turn, last_assistant, context, verdict, form, agent_said, refused))
-        elif refused is not None:
-            found.append(_refusal(refused, s.id))
         calls, interrupted, agent_said = [], False, ""
     _refusals_alone(found, bare, s.id)     # refused at the very end, with no words after
     return found

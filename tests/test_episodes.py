@@ -138,8 +138,26 @@ class Surprises(unittest.TestCase):
         t.user("look at the logs")
         t.assistant(tools=[("Bash", {"command": "cat ~/.gitconfig"}, "REJECT")])
         t.user("how can we know which agent is active?")
-        [c] = episodes.surprises_of(parse(t))
-        self.assertEqual((c.text, c.command, c.rejected), ("", "cat ~/.gitconfig", True))
+        refusal, words = episodes.surprises_of(parse(t))
+        self.assertEqual((refusal.text, refusal.command, refusal.rejected), ("", "cat ~/.gitconfig", True))
+        # the words are read as after any call: a question the rules leave to a judge, not lost
+        self.assertEqual((words.text, words.verdict, words.form, words.rejected),
+                         ("how can we know which agent is active?", "doubtful", episodes.UNSETTLED, False))
+
+    def test_words_after_an_interrupt_that_refused_a_call_reach_the_judge(self):
+        # Esc while a tool runs refuses its call, with no words; what the person typed next is
+        # theirs all the same (a standing budget here), read as any message, never dropped
+        t = Transcript()
+        t.user("speed up the api tests")
+        t.assistant(text="Now let's test:", tools=[("TaskOutput", {"task_id": "b1"}, "REJECT")])
+        t.user("This seems messy to me and this test is still taking a long time I think. Each test should take "
+               "<30s with the exception of an E2E grounding.")
+        found = episodes.surprises_of(parse(t), settled=True)
+        self.assertEqual([(f.rejected, f.text) for f in found],
+                         [(True, ""), (False, "This seems messy to me and this test is still taking a long "
+                                              "time I think. Each test should take <30s with the exception of "
+                                              "an E2E grounding.")])
+        self.assertEqual(found[1].verdict, "doubtful")
 
     def test_interrupted_tool_is_not_an_error(self):
         t = Transcript()
