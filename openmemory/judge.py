@@ -179,6 +179,11 @@ class Request:
     quoted: str                 # tool output, pasted text, the agent's prose: data, never a lesson's rule
     limit: int = LESSON_CHARS   # characters the lesson may take (150 less the scope prefix)
     max_tokens: int = ANSWER_TOKENS
+    # trusted in two parts, for what a command may be held to (`_as_run`): the person's own words,
+    # and the commands the agent ran (None: trusted is read as one, as typed)
+    said: str | None = None
+    ran: tuple = ()
+    failed: tuple = ()          # (command, its error lines) of each command shown failed
 
     def as_dict(self) -> dict:
         """The request as the wire format for recording answers (tests.judge_requests)."""
@@ -353,13 +358,17 @@ def message_request(ep: dict, errors: list, task: str = "", project: str = "", l
     parts.append("Judge the person's message by the definitions. Answer with the JSON object only.")
     own = _own(facts)
     under = [ln for ln in own if right_under_a_paste(facts.get("said") or "", ln)]
-    trusted = "\n".join([*(ln for ln in own if ln not in under), "" if plan else task, *(ln for _, text in others for ln in text.split(" / ") if ln != LEFT_OUT),
-                         trigger, command,
-                         *(c.get("call", "") for c in (then or {}).get("ran") or [] if isinstance(c, dict))])
+    said = "\n".join([*(ln for ln in own if ln not in under), "" if plan else task,
+                      *(ln for _, text in others for ln in text.split(" / ") if ln != LEFT_OUT)])
+    ran = tuple(str(c) for c in (trigger, command, *(c.get("call", "") for c in (then or {}).get("ran") or []
+                                                    if isinstance(c, dict))))
+    trusted = "\n".join([said, *ran])
     untrusted = "\n".join([pasted, *under, others_pasted, task if plan else "", facts.get("agent_said") or "", (then or {}).get("said") or "", closing,
                            *("\n".join(v) for v in failed.values())])
     return Request(item=ep["key"], kind="message", system=MESSAGE_SYSTEM.format(limit=limit),
-                   user="\n\n".join(parts), trusted=redact(trusted), quoted=redact(untrusted), limit=limit)
+                   user="\n\n".join(parts), trusted=redact(trusted), quoted=redact(untrusted), limit=limit,
+                   said=said, ran=ran, failed=tuple((c, "\n".join(map(str, failed[c]))) for c in did_fail
+                                                     if c in failed))
 
 
 def failure_request(lesson: dict, sources: list, project: str = "", limit: int = LESSON_CHARS) -> Request:
@@ -379,13 +388,14 @@ def failure_request(lesson: dict, sources: list, project: str = "", limit: int =
     else:
         parts.append(f"The same failure came up in {len(by_session)} sessions"
                      + (f" (the latest {len(shown)} shown)" if len(shown) < len(by_session) else "") + ":")
-    trusted, untrusted = [], []
+    trusted, untrusted, failed = [], [], []
     for n, e in enumerate(shown, 1):
         f = e.get("facts") or {}
         command = f.get("command") or f.get("tool") or ""
         lines = [str(x) for x in (f.get("error") or [])][:ERROR_LINES]
         trusted.append(command)
         untrusted.append("\n".join(lines))
+        failed.append((command, "\n".join(lines)))
         if f.get("fixed_by") or (len(by_session) == 1 and f.get("ran") and not f.get("dictated")):
             trusted.append(_not_given(f.get("found_by") or f.get("fixed_by") or f["ran"], lines))
         if f.get("worked_as") and (f.get("work") or len(by_session) == 1):
@@ -397,7 +407,8 @@ def failure_request(lesson: dict, sources: list, project: str = "", limit: int =
                      f"<<<{quoted(chr(10).join(lines), 600)}>>>\nAfterwards: {after}.")
     parts.append("Judge the failure by the definitions. Answer with the JSON object only.")
     return Request(item=item, kind="failure", system=FAILURE_SYSTEM.format(limit=limit), user="\n\n".join(parts),
-                   trusted=redact("\n".join(trusted)), quoted=redact("\n".join(untrusted)), limit=limit)
+                   trusted=redact("\n".join(trusted)), quoted=redact("\n".join(untrusted)), limit=limit,
+                   said="", ran=tuple(str(c) for c in trusted), failed=tuple(failed))
 
 
 def _not_given(call: str, lines: list) -> str:
@@ -469,6 +480,7 @@ _NAME = re.compile(r"[\w@][\w@./:+-]*\w")        # a word and what joins it to o
 _NAMED = re.compile(r"\w[-_./:@+]\w|[a-z]\d|\d[a-z]|^@", re.I)
 _ABBREVIATION = re.compile(r"^(?:[a-z]\.)+[a-z]?$", re.I)
 BORROWED_WORDS = 5          # a run of this many words of quoted data in a lesson: lifted from it
+JOINED = "\ue000"           # what joins the words a command only quotes (`as_run`)
 
 
 def pipes_download_into_shell(text: str) -> bool:
@@ -555,16 +567,255 @@ def _foreign(field: str, request: Request, failure: bool) -> str | None:
     for flag in _FLAG.findall(field):
         if not re.search(r"(?<![\w-])" + re.escape(flag.lower()) + r"(?![\w-])", trusted):
             return f"{flag!r} is a flag no one typed"
-    for host in _HOST.findall(field) + re.findall(r"(?i)\b(?:https?|ftp)://\S+|\bwww\.\S+", field):
-        if " ".join(host.lower().split()) not in trusted:
-            return f"{host!r} is not in what the person typed or the agent ran"
-    for span in _CODE.findall(field):
-        if llm.shown(span, trusted, whole=True) or llm.run_shown(span, _folded(request.trusted)):
+    for found in _HOST.finditer(field):
+        host = found.group()
+        if " ".join(host.lower().split()) in trusted:
             continue
-        if failure and llm.shown(span, everything) and not _INERT.search(span):
+        if failure and _a_file_it_names(host, everything) and not _a_step(field[:found.start()], host):
+            continue                # the error's own file (`block-gh-settings.sh`), named as its cause
+        return f"{host!r} is not in what the person typed or the agent ran"
+    for url in re.findall(r"(?i)\b(?:https?|ftp)://\S+|\bwww\.\S+", field):
+        if " ".join(url.lower().split()) not in trusted:
+            return f"{url!r} is not in what the person typed or the agent ran"
+    for found in _CODE.finditer(field):
+        span = found.group(1)
+        if _ran(span, request):
+            continue
+        if failure and llm.shown(span, everything) and not _INERT.search(span) \
+                and not _a_step(field[:found.start()], span):
             continue                # an error's own words quoted as its cause (a file name, a message)
         return f"`{span}` is not in what the person typed or the agent ran"
-    return _bare_name(field, trusted, everything, failure)
+    return _bare_name(field, trusted, everything, failure, _joined(_folded(_as_run_text(request, fill=None))))
+
+
+def _a_file_it_names(name: str, everything: str) -> bool:
+    """Whether a name read as a host (`block-gh-settings.sh`: `.sh` is a top-level domain) is, in
+    what was shown, the last part of a path (`…/hooks/block-gh-settings.sh`): a file, never after
+    `://` (`https://evil.sh/x` names a host)."""
+    return re.search(r"[\w.-]/" + re.escape(name.lower()) + r"(?![\w.-])", everything) is not None
+
+
+def _a_step(before: str, name: str) -> bool:
+    """Whether the words right before a name make a step of it ("run make reset-db", "npm i
+    evil-pkg", "run `fix-db.py`"): never an error's words quoted as its cause."""
+    words = [w.strip("`") for w in _CODE.sub(" ` ", before).split()[-3:] if w.strip("`")]
+    return any(_INERT.search(" ".join(words[k:] + [name])) for k in range(len(words)))
+
+
+def _ran(span: str, request: Request) -> bool:
+    """Whether a code span is what the person typed or the agent ran, as written or in a normal form
+    (llm.shown, llm.run_shown). A command (two words or more, or one that runs: _INERT) is held to
+    what each command ran (`_as_run_text`), itself read as run (`as_run`: an argument it quotes, as
+    `-p "/x:publish"`, is found where the command quotes it whole)."""
+    evidence = request.trusted
+    if request.said is not None and (len(span.split()) >= 2 or _INERT.search(span)):
+        evidence, span = _as_run_text(request, span), as_run(span)
+    evidence = _folded(evidence)
+    return llm.shown(span, " ".join(evidence.lower().split()), whole=True) or llm.run_shown(span, evidence)
+
+
+# An option that keeps a command from doing what it does (judge41): a dry run, a check, a prompt before
+# each step, no commit or push. A normal form drops an option only when that never makes the command do
+# more: `git clean -fdx` is no form of the `git clean -n -fdx` that ran, `rm -rf x` none of `rm -rf -i x`,
+# `git push origin main` none of `git push origin main --dry-run`. `-n` and `-i` are such options for
+# most programs (`make -n`, `rsync -n`, `git clean -n`, `rm -i`, `cp -i`); where they are not (`grep
+# -i`, `head -n 5`) a form that drops them is refused all the same: a lesson names the command as run.
+# Joined with other letters (`-nfdx`) only for the programs whose letters are read so.
+_SAFETY = re.compile(r"^--?(?:dry[-_]?run|check|diff|interactive|no-act|just-print|recon|simulate|noop|what-?if|"
+                     r"confirm|no-commit|no-push|no-exec|patch|preview)(?:=.*)?$|^-[niI]$", re.I)
+_SAFETY_LETTERS = re.compile(r"^-[A-Za-z]*[niI][A-Za-z]*$")
+_LETTERS_READ_SO = frozenset(("rm", "cp", "mv", "ln", "rsync", "make", "git"))
+
+
+def _holds_safety(run: str) -> set:
+    """The options of one run that keep it from doing what it does (`_SAFETY`)."""
+    words = run.split()
+    bases = [w.rsplit("/", 1)[-1] for w in words if not _SETTING.match(w)]
+    letters = bool(bases) and bases[0] in _LETTERS_READ_SO
+    return {w.lower() for w in words if _SAFETY.match(w) or (letters and len(w) <= 6 and _SAFETY_LETTERS.match(w))}
+
+
+def _as_run_text(request: Request, span: str | None = None, fill: str | None = JOINED) -> str:
+    """What a command in a lesson is held to: the person's own words, and each command the agent ran
+    as it runs (`as_run`: what it only quotes is no command run); for a span, without the runs that
+    hold a safety option (`_SAFETY`) the span does not, but one the tool refused as an option it does
+    not take (`_refused_options`: `git gc --dry-run` failed "unknown option `dry-run'", and `git gc`
+    is what the lesson is about). A request built with trusted alone (no said) is read as typed."""
+    if request.said is None:
+        return request.trusted
+    mine = {w.lower() for w in (span or "").split()}
+    commands = []
+    for ran in request.ran:
+        command = as_run(ran, fill)
+        if span is not None:
+            refused = _refused_options(ran, request)
+            command = "".join(run if not (_holds_safety(run) - mine - refused) else " " * len(run)
+                              for run in re.split(r"(&&|\|\||[|;&\n()])", command))
+        commands.append(command)
+    return redact("\n".join([request.said, *commands]))
+
+
+# What a tool says when it does not take an option: `error: unknown option `dry-run'`, `unknown flag:
+# --check`, `unrecognized arguments: -n`. It did nothing: a lesson about the command without it drops
+# nothing that kept it from doing more.
+_NOT_TAKEN = re.compile(r"(?:unknown|unrecognized|unrecognised|invalid|illegal|unsupported|no such) "
+                        r"(?:option|flag|argument|switch)s?\b[^\n]*", re.I)
+
+
+def _refused_options(command: str, request: Request) -> set:
+    """The safety options of a command that failed which its own error lines say it does not take."""
+    lines = dict(request.failed).get(command, "") if request.failed else ""
+    said = " ".join(m.group().lower() for m in _NOT_TAKEN.finditer(lines))
+    return {o for o in _holds_safety(command) if re.search(r"(?<![\w-])" + re.escape(o.lstrip("-").split("=")[0])
+                                                            + r"(?![\w-])", said)} if said else set()
+
+
+# A quoted argument, or a heredoc's body, is data the command is given, never a command run: `echo "rm
+# -rf ~/"`, `git commit -m "run make deploy-prod"` and `cat <<'EOF' … EOF` run neither. Where the
+# quoted text is what runs it is read as a command: the argument of a shell's `-c` (`bash -c '…'`,
+# `sudo sh -c`, `xargs -I{} sh -c`, `docker exec app sh -c`), what `ssh`, `eval` and `watch` are given,
+# a heredoc fed to a shell or `ssh`, and `$(…)` inside double quotes (it runs). xargs' own words are
+# not quoted: they are read as written.
+_SHELLS = frozenset(("sh", "bash", "zsh", "dash", "ksh", "ash", "fish"))
+_RUNS_ITS_ARGUMENTS = frozenset(("ssh", "eval", "watch"))
+_SHELL_COMMAND = re.compile(r"-[a-z]*c")        # `-c`, `-lc`, `-ec`
+_HEREDOC = re.compile(r"<<-?[ \t]*(['\"]?)([\w.-]+)\1")
+_SETTING = re.compile(r"^[A-Za-z_]\w*=")
+
+
+def as_run(command: str, fill: str | None = JOINED, depth: int = 0) -> str:
+    """command as it runs, the same length: in what it only quotes, each space and line break made
+    fill (JOINED: its words one word, never a command of their own, while a span that quotes the
+    same argument whole, made so too, is still found), or with fill None every character a space
+    but its line breaks."""
+    out, n, i = list(command), len(command), 0
+    words, word, heredocs = [], "", []
+
+    def blank(start, end):
+        for k in range(start, min(end, n)):
+            if fill is None:
+                out[k] = out[k] if out[k] == "\n" else " "
+            elif out[k].isspace():
+                out[k] = fill
+
+    def runs_what_it_quotes() -> bool:
+        bases = [w.rsplit("/", 1)[-1] for w in words if not _SETTING.match(w)]
+        if any(b in _RUNS_ITS_ARGUMENTS for b in bases):
+            return True
+        return len(bases) >= 2 and bool(_SHELL_COMMAND.fullmatch(bases[-1])) and bases[-2] in _SHELLS
+
+    def as_run_inside(start, end):
+        if depth < 4:
+            out[start:end] = as_run(command[start:end], fill, depth + 1)
+
+    while i < n:
+        c = command[i]
+        if c == "\\":
+            word, i = word + command[i:i + 2], i + 2
+            continue
+        if c in "'\"":
+            end = _closing(command, i)
+            if runs_what_it_quotes():
+                as_run_inside(i + 1, end)
+            else:
+                blank(i + 1, end)
+                if c == '"':
+                    for start, stop in _substitutions(command, i + 1, end):
+                        out[start - 2:start] = "$("
+                        as_run_inside(start, stop)
+                        if stop < end:
+                            out[stop] = ")"
+            word, i = word + "''", end + 1
+            continue
+        heredoc = _HEREDOC.match(command, i) if command.startswith("<<", i) and not command.startswith("<<<", i) else None
+        if heredoc:
+            bases = {w.rsplit("/", 1)[-1] for w in words}
+            heredocs.append((heredoc.group(2), bool(bases & (_SHELLS | {"ssh"}))))
+            i = heredoc.end()
+            continue
+        if c in " \t" or c in "\n;|&()":
+            if word:
+                words.append(word)
+            word = ""
+            if c in "\n;|&()":
+                words = []
+            if c == "\n":
+                i = _bodies(command, i + 1, heredocs, blank, fill is not None)
+                heredocs = []
+                continue
+            i += 1
+            continue
+        word, i = word + c, i + 1
+    return "".join(out)
+
+
+def _closing(command: str, start: int) -> int:
+    """Where the quote opened at start closes (len(command) when it never does); in double quotes a
+    backslash escapes and `$(…)` is skipped whole."""
+    quote, i, n = command[start], start + 1, len(command)
+    while i < n:
+        c = command[i]
+        if quote == '"' and c == "\\":
+            i += 2
+            continue
+        if quote == '"' and command.startswith("$(", i):
+            i = _paren_end(command, i + 2) + 1
+            continue
+        if c == quote:
+            return i
+        i += 1
+    return n
+
+
+def _paren_end(command: str, i: int) -> int:
+    """The index of the `)` that closes a `$(` or `(` whose inside begins at i (len when none)."""
+    depth, n = 1, len(command)
+    while i < n:
+        c = command[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c in "'\"":
+            i = _closing(command, i) + 1
+            continue
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return n
+
+
+def _substitutions(command: str, start: int, end: int):
+    """(start, end) of the inside of each `$(…)` between start and end (in double quotes: it runs)."""
+    i = start
+    while i < end:
+        if command[i] == "\\":
+            i += 2
+            continue
+        if command.startswith("$(", i):
+            stop = min(_paren_end(command, i + 2), end)
+            yield i + 2, stop
+            i = stop + 1
+            continue
+        i += 1
+
+
+def _bodies(command: str, i: int, heredocs: list, blank, joined: bool) -> int:
+    """Past the bodies of the heredocs a line opened, from i: each blanked unless it is fed to a shell."""
+    for delimiter, runs in heredocs:
+        while i < len(command):
+            end = command.find("\n", i)
+            end = len(command) if end < 0 else end
+            if command[i:end].strip() == delimiter:
+                i = end + 1
+                break
+            if not runs:
+                blank(i, end + 1 if joined else end)
+            i = end + 1
+    return i
 
 
 def _joined(text: str) -> str:
@@ -573,7 +824,7 @@ def _joined(text: str) -> str:
     return " " + " ".join(re.sub(r"[^\w@./:+]|_", " ", text.lower()).split()) + " "
 
 
-def _bare_name(field: str, trusted: str, everything: str, failure: bool) -> str | None:
+def _bare_name(field: str, trusted: str, everything: str, failure: bool, as_run: str = "") -> str | None:
     """A name outside code (_NAMED) that quoted data holds and the person's words and the agent's
     commands do not: refused as its code span would be. Typed apart or joined otherwise is typed
     ("strategy specific" for "strategy-specific", "manual-commits" for "manual-commit"). A
@@ -588,10 +839,12 @@ def _bare_name(field: str, trusted: str, everything: str, failure: bool) -> str 
         if typed is None:
             typed, seen = _joined(trusted), _joined(everything)
         joined = _joined(name).rstrip()         # its start a word's, its end free
-        if joined in typed or joined not in seen:
+        if joined not in seen:
             continue
-        before = [w for w in text[:found.start()].split()[-3:] if w != "`"]
-        if failure and not any(_INERT.search(" ".join(before[k:] + [name])) for k in range(len(before))):
+        step = _a_step(text[:found.start()], name)
+        if joined in typed and (not step or not as_run or joined in as_run):
+            continue                # typed, or run (a step: never only quoted in a command, `as_run`)
+        if failure and not step and joined not in typed:
             continue                # an error's own words quoted as its cause
         return f"{name!r} is not in what the person typed or the agent ran"
     return None

@@ -614,11 +614,46 @@ def shown(span: str, folded: str, whole: bool = False) -> bool:
     cut = _CUT if whole and not _a_folder_of_it(span) else ""
     if re.search(re.escape(span.lower()) + cut, folded):
         return True
+    elided = _ELIDED.match(span)
+    if elided and _closes(elided.group(1), elided.group(2)) and not _ENDS_IN_OPERATOR.search(elided.group(1)):
+        return _found(elided.group(1), folded, _START, _CUT)
+    return _found(span, folded, "", cut)
+
+
+def _found(span: str, folded: str, start: str, cut: str) -> bool:
+    """span in folded, as written or each placeholder standing for one word (the rest two words or more)."""
+    if re.search(start + re.escape(span.lower()) + cut, folded):
+        return True
     parts = _PLACEHOLDER.split(span)
     if len(parts) < 2 or len(" ".join(parts).split()) < 2:
         return False
     pattern = r"\S+".join(re.escape(p.lower()) for p in parts)
-    return re.search(pattern + cut, folded) is not None
+    return re.search(start + pattern + cut, folded) is not None
+
+
+# An elided span (judge41: `sleep 90; gh run view ...`, `$(cat <<'EOF' ...)` in a failure's lesson, the
+# model's own shortening of a command that ran): its shown part, then an ellipsis standing for the rest
+# of that command, then only what closes what the shown part opened (`)`, a quote). It is the command
+# that ran when its shown part is, as written, begun at a word's start and never cut inside a word
+# (`gh run vi...`, `rm -rf /...` are no elision of `rm -rf /home/alex/build`); never after an operator
+# (`curl … | ...` hides what the output is fed to) and never with words after the ellipsis (`rm ... ~`
+# is another command): those are held to what ran word for word (`_follows`, no operator).
+_ELIDED = re.compile(r"^(.*\S)\s+(?:\.\.\.|\u2026)\s*([)\]}'\"]*)$")
+_ENDS_IN_OPERATOR = re.compile(r"(?:[|;&<>(`]|\$\()\s*$")
+_START = r"(?<![\w./~-])"
+
+
+def _closes(shown_part: str, closers: str) -> bool:
+    """Whether each of closers closes what shown_part opened (a bracket; a quote left open)."""
+    for closer in closers:
+        if closer in "'\"":
+            if shown_part.count(closer) % 2 == 0:
+                return False
+            continue
+        opener = {")": "(", "]": "[", "}": "{"}[closer]
+        if shown_part.count(opener) - shown_part.count(closer) < closers.count(closer):
+            return False
+    return True
 
 
 # Where a span found in the evidence ends inside a word of it: the evidence goes on with a letter, a
