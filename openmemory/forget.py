@@ -12,8 +12,8 @@ reads (`adopt`): a database moved aside and begun again keeps them.
 
 Keeping out (`OptOut`): a session whose working folder is at or below a folder holding
 `.openmemory-ignore`, or at or below a folder listed in ~/.openmemory/ignore (one per line,
-`#` comments, `~` expanded: for places the person cannot write a file into), is not
-ingested, a session that moves into one is stored up to its first record there, no note is
+`#` comments, `~` expanded: for places the person cannot write a file into), or at the
+same place in a linked git worktree of such a repository, is not ingested, a session that moves into one is stored up to its first record there, no note is
 remembered for one, and no lesson is rendered into that project's memory folder. A session
 forgotten whole (`forget --session`) is kept out the same way, by a line `session <id>` in
 ~/.openmemory/ignore: what its transcript says later is not ingested either, until the line goes.
@@ -904,6 +904,9 @@ class OptOut:
     def _reason(self, cwd: str) -> str | None:
         here = Path(os.path.realpath(os.path.expanduser(cwd)))
         chain = (here, *here.parents)
+        twin = _twin(os.path.expanduser(cwd), here)
+        if twin is not None:    # the repository's marker or list line keeps its worktrees out too
+            chain += tuple(folder for folder in (twin, *twin.parents) if folder not in chain)
         for folder in chain:
             try:
                 if (folder / IGNORE_MARKER).exists():
@@ -914,6 +917,22 @@ class OptOut:
             if folder in chain:
                 return f"{folder} (listed in {paths.ignore_list_path()})"
         return None
+
+
+def _twin(cwd: str, here: Path) -> Path | None:
+    """The same place in the repository's main working tree when cwd is in a linked worktree of it
+    (`git worktree add ../shop-fix`: a sibling folder, where the repository's untracked marker is
+    not, nor a committed one the worktree's older branch lacks), or was (a worktree removed since,
+    a folder moved: paths.project_of); else None. Its lessons are the repository's: so is its opt-out."""
+    try:
+        if here.exists():
+            top = paths.work_tree(here)
+            root = paths.git_root(here) if top is not None else None
+            return root / here.relative_to(top) if root is not None and root != top else None
+        project = paths.project_of(cwd) if os.path.isabs(cwd) else cwd
+    except (OSError, ValueError):
+        return None
+    return Path(os.path.realpath(project)) if os.path.isabs(project) and project != cwd else None
 
 
 def kept_out(cwd) -> str | None:

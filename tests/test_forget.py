@@ -1178,6 +1178,80 @@ class OptOutIngest(TempHome):
         self.assertEqual(json.loads(self.ok("status", "--json").stdout)["opted_out"], 1)
 
 
+class OptOutWorktree(TempHome):
+    """A git worktree of a repository kept out is kept out too: its lessons would be filed under
+    the repository (paths.project_of), and `git worktree add ../app-fix` makes a sibling folder,
+    where neither the repository's untracked marker nor a committed one its older branch lacks is."""
+
+    def setUp(self):
+        super().setUp()
+        self.repo = Path(os.path.realpath(self.tmp)) / "work" / "client-app"
+        self.repo.mkdir(parents=True)
+        self.git("init", "-q")
+        self.git("commit", "-q", "--allow-empty", "-m", "start")
+        self.linked = self.repo.parent / "client-app-fix"
+        self.git("worktree", "add", "-q", str(self.linked), "-b", "fix")
+        (self.linked / "src").mkdir()
+
+    def git(self, *args):
+        env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_AUTHOR_NAME="a",
+                   GIT_AUTHOR_EMAIL="a@example.com", GIT_COMMITTER_NAME="a", GIT_COMMITTER_EMAIL="a@example.com")
+        subprocess.run(["git", "-C", str(self.repo), *args], check=True, capture_output=True, env=env)
+
+    def sessions(self, *cwds):
+        for day, cwd in enumerate(cwds, start=2):
+            corrected(cwd, day, "make test", "No, don't use make test here, run the client roadmap suite with "
+                                             "pytest -q").write(project_folder(self.claude, cwd))
+
+    def assert_nothing_stored(self, kept_out):
+        report = json.loads(self.ok("ingest", "--json").stdout)
+        self.assertEqual((report["read"], report["opted_out"]), (0, kept_out))
+        self.ok("sleep", "--now", "2026-11-08T03:00:00Z")
+        self.assertIn("no lessons yet", self.ok("lessons").stderr)
+        self.assertIn('Nothing in memory matches "roadmap"', self.ok("recall", "roadmap").stdout)
+        raw = b"".join(p.read_bytes() for p in self.home.glob("memory.db*"))
+        self.assertNotIn(b"roadmap", raw)
+        self.assertNotIn(b"client-app", raw)
+        self.assertIn(f"0 ingested, 0 malformed lines skipped, {kept_out} kept out", self.ok("status").stdout)
+
+    def test_a_worktree_of_a_repository_with_an_untracked_marker_stores_nothing(self):
+        (self.repo / forget.IGNORE_MARKER).write_text("")
+        self.sessions(self.linked, self.linked / "src", self.repo)
+        self.assert_nothing_stored(3)
+        self.assertEqual(forget.kept_out(str(self.linked / "src")), str(self.repo / forget.IGNORE_MARKER))
+
+    def test_a_worktree_whose_branch_is_older_than_the_committed_marker_stores_nothing(self):
+        (self.repo / forget.IGNORE_MARKER).write_text("")
+        self.git("add", forget.IGNORE_MARKER)
+        self.git("commit", "-q", "-m", "keep this repository out of openmemory")
+        self.assertFalse((self.linked / forget.IGNORE_MARKER).exists())    # branch fix: made before it
+        self.sessions(self.linked)
+        self.assert_nothing_stored(1)
+
+    def test_a_listed_repository_keeps_its_worktrees_out_and_a_marked_subfolder_its_twin(self):
+        self.home.mkdir(parents=True, exist_ok=True)
+        (self.home / "ignore").write_text(f"{self.repo}\n")
+        self.sessions(self.linked / "src")
+        self.assert_nothing_stored(1)
+        (self.home / "ignore").write_text("")
+        (self.repo / "src").mkdir()
+        (self.repo / "src" / forget.IGNORE_MARKER).write_text("")
+        self.assertEqual(forget.kept_out(str(self.linked / "src")), str(self.repo / "src" / forget.IGNORE_MARKER))
+        self.assertIsNone(forget.kept_out(str(self.linked)))
+
+    def test_forget_of_the_worktree_says_it_is_kept_out_and_remember_refuses(self):
+        self.sessions(self.linked)
+        self.ok("ingest")
+        (self.repo / forget.IGNORE_MARKER).write_text("")
+        p = self.ok("forget", "--project", self.linked, "--yes")
+        self.assertIn("forgot 3 episode(s)", p.stderr)
+        self.assertNotIn("not kept out", p.stdout)     # was: "sessions in …client-app-fix from now on are stored"
+        self.assertIn("0 ingested, 0 malformed lines skipped, 1 kept out", self.ok("status").stdout)
+        p = self.cli("remember", "--cwd", self.linked, "the client's launch date is May 3")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("is kept out of memory", p.stderr)
+
+
 class OptOutRender(TempHome):
     """No lesson is rendered into the memory folder of a project kept out."""
 
