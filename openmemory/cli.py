@@ -369,7 +369,8 @@ def cmd_lessons(args) -> int:
 def _move(db, args) -> int:
     """`lessons move OLD NEW`: the project folder OLD was moved or renamed to NEW (the person says
     so; nothing in a repository's files does): what is filed under OLD (lessons, sessions, passages)
-    is NEW's project from now on (paths.moved_to), and its lessons are rendered into NEW's memory."""
+    is filed under NEW from now on (store.move_project; a transcript read there later, paths.moved_to),
+    and its lessons are rendered into NEW's memory. A folder made again at OLD is a project of its own."""
     from . import render
     if len(args.args) != 2:
         raise errors.UsageError("move takes the folder the project was in and the folder it is in now: "
@@ -392,6 +393,7 @@ def _move(db, args) -> int:
                                 f"you are (`openmemory lessons` names each lesson's project)")
     db.move_project(old, new, clock.iso())
     paths.moved(db.project_moves())
+    paths.seen_in(db.folders_seen_in())     # a removed worktree of OLD's: NEW's now
     rendered = render.render(db)
     _tell_morning(db, rendered["vetoed"], "deleted")
     n = len(lessons)

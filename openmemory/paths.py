@@ -388,7 +388,8 @@ def moved(moves: dict) -> None:
 def moved_to(folder: str) -> str:
     """Where a folder is now when it is, or is under, a project folder the person moved (the same
     place under the new folder) and nothing is there now; else the folder as written. A folder made
-    again at the old path is its own: what is filed under it is read there again."""
+    again at the old path is its own (what the move filed under the new one stays there:
+    store.move_project rewrote it)."""
     if not _MOVED or os.path.exists(folder):
         return folder
     for _ in range(len(_MOVED)):        # a folder moved, then moved again: each step once at most

@@ -72,6 +72,7 @@ class Store:
         self.path = path
         self._busy_ms = busy_timeout_ms() if busy_ms is None else busy_ms
         self._facts = None  # a _Decoded inside facts_once(), else None
+        self._moves = None  # project_moves' rows, read at the first session stored (_moved_before)
         self.read_only = None   # why, when it was opened to read only (connect's read_only_ok): nothing is written
 
     def __enter__(self):
@@ -236,6 +237,9 @@ class Store:
         counts = {"added": {}, "updated": 0, "removed": 0, "passages": 0}
         sid = session["id"]
         cleaned = episodes if prepared else prepare(episodes)
+        if passages is not None and not prepared:
+            passages = prepare_passages(passages)
+        self._moved_before(session, cleaned, passages)
         with self.transaction():
             keys = [e["key"] for e in cleaned] + [e["legacy_key"] for e in cleaned if e.get("legacy_key")]
             rows = self._db.execute(
@@ -284,8 +288,7 @@ class Store:
                 self._db.execute("DELETE FROM episodes WHERE id = ?", (eid,))
             counts["removed"] = sum(1 for _, light in stale if not light)
             if passages is not None:
-                counts["passages"] = self._replace_passages(
-                    sid, passages if prepared else prepare_passages(passages), now)
+                counts["passages"] = self._replace_passages(sid, passages, now)
             # The file held another session before (overwritten by a copy of another, or reused): that
             # session keeps its memories, its transcript gone from here as a deleted file's is.
             self._db.execute("UPDATE sessions SET path = path || ? || id WHERE path = ? AND id != ?",
@@ -511,11 +514,42 @@ class Store:
 
     def move_project(self, old: str, new: str, when: str) -> None:
         """Record that the person moved (or renamed) the project folder old to new; a move of new
-        since back to old takes the first move out, and a folder moved twice goes to its latest."""
+        since back to old takes the first move out, and a folder moved twice goes to its latest.
+        What is stored under old (or below it) is filed under new (the same place under it): the
+        lessons, sessions, episodes and passages read there, so the move stays when a folder is
+        made again at the old path (a fresh clone of the same name), whose sessions are its own."""
+        prefix = old.rstrip("/") + "/"
+        under = "{0} = ? OR substr({0}, 1, ?) = ?"
         with self.transaction():
             self._db.execute("DELETE FROM project_moves WHERE old = ?", (new,))
             self._db.execute("UPDATE project_moves SET new = ? WHERE new = ?", (new, old))
             self._db.execute("INSERT OR REPLACE INTO project_moves (old, new, moved) VALUES (?, ?, ?)", (old, new, when))
+            for table, column in (("lessons", "cwd"), ("episodes", "cwd"), ("passages", "cwd"), ("sessions", "cwd"),
+                                  ("sessions", "project")):
+                self._db.execute(f"UPDATE {table} SET {column} = ? || substr({column}, ?) WHERE " + under.format(column),
+                                 (new, len(old) + 1, old, len(prefix), prefix))
+        self._moves = None
+
+    def _moved_before(self, session: dict, episodes: list, passages) -> None:
+        """A transcript read again (it grew, `ingest --force`) of a session begun under a folder the
+        person moved before the move (move_project filed it under the new one): its folders as the
+        move made them, also when a folder is made again at the old path (its own sessions begin
+        after the move). In place."""
+        if self._moves is None:
+            self._moves = self._db.execute("SELECT old, new, moved FROM project_moves").fetchall()
+        started = session.get("started")
+        if not self._moves or not started:
+            return
+        for old, new, moved in self._moves:
+            if started >= moved:
+                continue
+            prefix = old.rstrip("/") + "/"
+
+            def at_new(cwd):
+                return new + cwd[len(old):] if cwd and (cwd == old or cwd.startswith(prefix)) else cwd
+            session["cwd"], session["project"] = at_new(session.get("cwd")), at_new(session.get("project"))
+            for item in [*episodes, *(passages or [])]:
+                item["cwd"] = at_new(item.get("cwd"))
 
     def indexed_count(self, match: str, limit: int) -> int:
         """How many index rows an FTS5 match expression finds, counted up to limit."""

@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from openmemory import embed, errors, files, ingest, paths, render, store
-from tests.fixtures import project_folder, test_session
+from tests.fixtures import Transcript, project_folder, test_session
 from tests.helpers import ROOT, TempHome, raw_db
 
 GOLDEN = ROOT / "tests" / "data" / "render"
@@ -795,13 +795,50 @@ class AProjectMoved(TempHome):
         self.ok("sleep")        # the night reads the lesson's shop episodes as store's: not widened
         with store.connect() as db:
             lesson = next(l for l in db.all_lessons() if l["id"] == self.lesson)
-        self.assertEqual(lesson["cwd"], str(self.shop))
+        self.assertEqual(lesson["cwd"], str(self.moved))       # filed under store (store.move_project)
         self.assertTrue((self.new_memory / f"om-{self.lesson}.md").exists())
         self.assertNotIn("no longer here", self.ok("render").stdout)
         hits = json.loads(self.ok("recall", "unittest", "--json", "--cwd", self.moved).stdout)
-        shop_hits = [h for h in hits if h["cwd"] == str(self.shop)]     # what shop's session said: store's now
+        shop_hits = [h for h in hits if h["at"] < "2026-11-20"]     # what shop's session said: store's now
         self.assertTrue(shop_hits)
-        self.assertEqual({(h["project"], h["in_project"]) for h in shop_hits}, {(str(self.moved), True)})
+        self.assertEqual({(h["cwd"], h["project"], h["in_project"]) for h in shop_hits},
+                         {(str(self.moved), str(self.moved), True)})
+
+    def test_a_folder_made_again_at_the_old_path_keeps_the_move_and_has_its_own_sessions(self):
+        # A fresh clone of the same name at the old path after the move: render put the lesson back
+        # into shop's memory folder and took it out of store's, `lessons` filed it under shop again,
+        # recall in store found none of shop's old sessions as its own, and the next night
+        # strengthened store's lesson with a correction said in the new shop.
+        from tests.helpers import git_repository
+        self.ok("lessons", "move", self.shop, self.moved)
+        with store.connect() as db:
+            seen = next(l for l in db.all_lessons() if l["id"] == self.lesson)["seen"]
+        git_repository(self.shop)
+        self.ok("render")
+        self.assertTrue((self.new_memory / f"om-{self.lesson}.md").exists())
+        self.assertFalse((self.old_memory / f"om-{self.lesson}.md").exists())
+        self.assertIn(f"project {self.moved}", self.ok("lessons").stdout)
+        t = Transcript(cwd=str(self.shop), start=datetime.now(timezone.utc))    # begun after the move
+        t.user("deploy the shop")
+        t.assistant("Deploying.", tools=[("Bash", {"command": "make deploy"}, "Exit code 2\nno rule deploy", True)])
+        t.user("No, don't use make deploy in this clone, run ./scripts/release.sh instead")
+        t.write(project_folder(self.claude, str(self.shop)))
+        self.ok("ingest")
+        self.ok("ingest", "--force")        # the old transcripts read again: still filed under store
+        self.ok("sleep")
+        with store.connect() as db:
+            lessons = {l["id"]: l for l in db.all_lessons()}
+            folders = {row[0]: row[1] for row in raw_db(db).execute("SELECT started, cwd FROM sessions")}
+        self.assertEqual(lessons[self.lesson]["cwd"], str(self.moved))
+        self.assertEqual(lessons[self.lesson]["seen"], seen)       # not strengthened by the new shop's words
+        self.assertEqual(sorted(folders.values()), [str(self.shop), str(self.moved), str(self.moved)])
+        self.assertTrue((self.new_memory / f"om-{self.lesson}.md").exists())
+        self.assertFalse((self.old_memory / f"om-{self.lesson}.md").exists())
+        mine = json.loads(self.ok("recall", "release.sh", "--json", "--cwd", self.shop).stdout)
+        self.assertEqual({(h["cwd"], h["in_project"]) for h in mine}, {(str(self.shop), True)})
+        theirs = json.loads(self.ok("recall", "unittest", "--json", "--cwd", self.moved).stdout)
+        self.assertTrue(theirs)
+        self.assertEqual({(h["cwd"], h["in_project"]) for h in theirs}, {(str(self.moved), True)})
 
     def test_a_project_moved_twice_keeps_its_lessons(self):
         self.ok("lessons", "move", self.shop, self.moved)
