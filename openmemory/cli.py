@@ -268,6 +268,7 @@ def cmd_forget(args) -> int:
         # a forget stopped before it, every lesson (which it worded again is not recorded).
         review.settle(db, None if stopped else [ls["id"] for ls, _, _ in plan.reworded])
         rendered = render.render(db)
+        sleep.told_gone(db, rendered["gone"])   # a folder no longer here whose lessons it forgot
         report = db.get_state("morning")
         if report and (done is None or done["morning"]):
             sleep.write_morning(sleep.morning_text(json.loads(report), sleep.PREDICTION_DAYS,
@@ -349,7 +350,7 @@ def cmd_lessons(args) -> int:
         vetoed = [{"id": ls["id"], "text": ls["text"]} for ls in lessons if ls["vetoed"]] if args.action == "reject" \
             else []
         _tell_morning(db, vetoed, "rejected")
-        _tell_morning(db, rendered["vetoed"], "deleted")
+        _tell_morning(db, rendered["vetoed"], "deleted", rendered)
         if args.action in ("approve", "edit"):
             from . import sleep
             sleep.told_approved(db, [{"id": ls["id"], "text": ls["text"]} for ls in lessons if not ls["vetoed"]],
@@ -395,7 +396,7 @@ def _move(db, args) -> int:
     paths.moved(db.project_moves())
     paths.seen_in(db.folders_seen_in())     # a removed worktree of OLD's: NEW's now
     rendered = render.render(db)
-    _tell_morning(db, rendered["vetoed"], "deleted")
+    _tell_morning(db, rendered["vetoed"], "deleted", rendered)
     n = len(lessons)
     what = f"{n} lesson{'' if n == 1 else 's'}, and the sessions read there," if n else "the sessions read there"
     print(f"moved: {what} filed under {paths.one_line(old)} are now {paths.one_line(paths.project_of(new))}'s project "
@@ -455,11 +456,14 @@ def _tell_kept(folder: str, elsewhere: list) -> None:
               f"out, {how}")
 
 
-def _tell_morning(db, vetoed: list, how: str) -> None:
-    """The last morning report no longer lists what the person vetoed since as new (sleep.told_vetoed)."""
+def _tell_morning(db, vetoed: list, how: str, rendered: dict | None = None) -> None:
+    """The last morning report no longer lists what the person vetoed since as new (sleep.told_vetoed),
+    nor, after a render, a folder no longer here whose lessons were moved or forgotten (sleep.told_gone)."""
+    from . import sleep
     if vetoed:
-        from . import sleep
         sleep.told_vetoed(db, vetoed, how)
+    if rendered is not None:
+        sleep.told_gone(db, rendered.get("gone") or {})
 
 
 def cmd_render(args) -> int:
@@ -467,7 +471,7 @@ def cmd_render(args) -> int:
     from . import render
     with store.connect() as db:
         result = render.render(db, max_lines=args.max_lines)
-        _tell_morning(db, result["vetoed"], "deleted")
+        _tell_morning(db, result["vetoed"], "deleted", result)
     if args.json:
         _print_json(result)
     else:

@@ -8,6 +8,7 @@ What a lesson says is wording.py's; what counts as an error worth one is failure
 import gc
 import json
 import math
+import shlex
 from contextlib import contextmanager
 from datetime import timedelta
 from functools import partial
@@ -123,7 +124,8 @@ def _night(store: Store, now: str, render, model) -> dict:
         # Another sleep the same night: morning shows the night's total, and the run says it; one
         # that changed nothing keeps the report as it was, unless it has something new to warn of (a
         # judge that could not be reached on the second run: the warning was printed, never kept).
-        keep = not eventful(report) and set(report["warnings"]) <= set(previous.get("warnings") or [])
+        keep = not eventful(report) and set(report["warnings"]) <= set(previous.get("warnings") or []) \
+            and report.get("gone") == previous.get("gone")
         total = previous if keep else merge_nights(previous, report)
         report = dict(report, tonight={k: v for k, v in total.items() if k != "errors"})
     morning = None if keep else json.dumps(_redacted(total), ensure_ascii=False, sort_keys=True)
@@ -215,9 +217,11 @@ def _rendered(store: Store, now: str, render) -> dict:
     # What is in place, not what this run wrote: a sleep stopped mid-render and run again
     # reports the same night as one never stopped.
     folders = out.get("folders") or []
+    gone = out.get("gone") if isinstance(out.get("gone"), dict) else {}
     return {"render": {"lessons": int(out.get("lessons") or 0),
                        "folders": len(folders) if isinstance(folders, (list, tuple, set, dict)) else int(folders)},
             "vetoed": vetoed, "warnings": [str(w) for w in (out.get("warnings") or []) + (out.get("errors") or [])],
+            **({"gone": {str(k): sorted(map(int, v)) for k, v in sorted(gone.items())}} if gone else {}),
             **({"errors": [str(e) for e in out["errors"]]} if out.get("errors") else {})}
 
 
@@ -987,6 +991,8 @@ def morning_facts(store: Store, facts: dict) -> dict:
         "warnings": facts.get("warnings", []),
         "render": facts.get("render"),
     }
+    if facts.get("gone"):       # project folders no longer here: their live lessons reach no agent
+        report["gone"] = facts["gone"]
     if facts.get("errors"):
         report["errors"] = facts["errors"]
     return report
@@ -1193,6 +1199,9 @@ def morning_text(report: dict, prediction_days: int, archive_after_days: int) ->
     section("Back to candidates", report.get("lessons_to_candidates", []), candidate, after=[
         "These left the agent's memory: nothing backs them yet (openmemory now renders a lesson only when "
         "something does; ARCHITECTURE.md says why)."] if report.get("lessons_to_candidates") else ())
+    gone = sorted((report.get("gone") or {}).items())
+    section("Folders no longer here", gone, _gone_line, after=[
+        f"`openmemory doctor` names each of the {len(gone)}."] if len(gone) > REPORT_ITEMS else ())
     section("Strengthened", report["lessons_strengthened"], strengthened)
     made = report["predictions_made"]
     section("Predictions", [("confirmed", p) for p in report["predictions_confirmed"]]
@@ -1224,6 +1233,33 @@ def morning_text(report: dict, prediction_days: int, archive_after_days: int) ->
     section("The model", [report["model"]] if report.get("model") else [], _model_line)
     section("Warnings", report["warnings"], lambda w: [f"- {_md(w)}"])
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _gone_line(item) -> list:
+    """A project folder no longer here, its live lessons and the command that files them where it went."""
+    folder, ids = item
+    n = len(ids)
+    it = "it" if n == 1 else "them"
+    return [f"- {_count(n, 'live lesson')} {'is' if n == 1 else 'are'} filed under {_md(paths.one_line(folder))}, a "
+            f"folder no longer here, so no agent reads {it}. If the folder was moved or renamed, "
+            f"`openmemory lessons move {_md(paths.one_line(shlex.quote(folder)))} <its new folder>` files {it} "
+            f"under the new one."]
+
+
+def told_gone(store: Store, gone: dict) -> bool:
+    """After a render (`lessons move`, `forget`, `render`): the last morning report names only the
+    folders still no longer here, with only their lessons still filed there; morning.md is
+    written again. Whether it changed."""
+    report = _load_json(store.get_state("morning"))
+    if not report or not report.get("gone"):
+        return False
+    now = {folder: [i for i in ids if i in set(gone.get(folder) or [])] for folder, ids in report["gone"].items()}
+    now = {folder: ids for folder, ids in now.items() if ids}
+    if now == report["gone"]:
+        return False
+    report = dict(report, gone=now) if now else {k: v for k, v in report.items() if k != "gone"}
+    _tell_again(store, report)
+    return True
 
 
 def _md(text) -> str:

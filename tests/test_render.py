@@ -840,6 +840,27 @@ class AProjectMoved(TempHome):
         self.assertTrue(theirs)
         self.assertEqual({(h["cwd"], h["in_project"]) for h in theirs}, {(str(self.moved), True)})
 
+    def test_the_morning_report_names_the_folder_no_longer_here_until_its_lessons_are_moved(self):
+        # Before: a night after `mv shop store` said "Nothing changed tonight." and nothing else: a
+        # person who reads only the morning report never learnt that shop's lesson reaches no agent.
+        self.ok("sleep")
+        morning = self.ok("morning").stdout
+        self.assertIn(f"## Folders no longer here\n\n- 1 live lesson is filed under {self.shop}, a folder no longer "
+                      f"here, so no agent reads it. If the folder was moved or renamed, `openmemory lessons move "
+                      f"{self.shop} <its new folder>` files it under the new one.\n", morning)
+        self.assertEqual(morning.count("no longer here"), 2)       # the title and its one line
+        self.assertEqual(json.loads(self.ok("morning", "--json").stdout)["gone"], {str(self.shop): [self.lesson]})
+        self.ok("lessons", "move", self.shop, self.moved)        # done as it said: said no more
+        self.assertNotIn("no longer here", self.ok("morning").stdout)
+        self.assertNotIn("gone", json.loads(self.ok("morning", "--json").stdout))
+        self.ok("sleep")
+        self.assertNotIn("no longer here", self.ok("morning").stdout)
+
+    def test_a_forget_of_the_folder_no_longer_here_takes_it_out_of_the_morning_report(self):
+        self.ok("sleep")
+        self.ok("forget", "--project", self.shop, "--yes")
+        self.assertNotIn(str(self.shop), self.ok("morning").stdout)
+
     def test_a_project_moved_twice_keeps_its_lessons(self):
         self.ok("lessons", "move", self.shop, self.moved)
         market = self.work / "market"
