@@ -1028,7 +1028,8 @@ def merge_nights(earlier: dict, later: dict) -> dict:
     new = union("lessons_new", drop=gone | back)
     again = {ls["id"]: ls for ls in later["lessons_strengthened"]}
     new = [_strengthened_since(ls, again[ls["id"]]) if ls["id"] in again else ls for ls in new]
-    candidates = union("candidates_new", drop={ls["id"] for ls in new} | gone | {a["id"] for a in approved})
+    backed = {ls["id"] for ls in later["lessons_strengthened"]}   # live now: strengthened lists only those
+    candidates = union("candidates_new", drop={ls["id"] for ls in new} | backed | gone | {a["id"] for a in approved})
     episodes = dict(earlier["archived"]["episodes"])
     for kind, n in later["archived"]["episodes"].items():
         episodes[kind] = episodes.get(kind, 0) + n

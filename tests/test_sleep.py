@@ -1345,6 +1345,26 @@ class LessonStates(SleepCase):
                          [pnpm_lesson["id"]])
 
 
+    def test_a_candidate_backed_by_a_later_sleep_the_same_night_is_no_longer_asked_about(self):
+        # Walked through the real Claude Code: a session's correction, the SessionStart hook's
+        # catch-up sleep (a candidate), a second session saying it again, `openmemory sleep` the
+        # same night: the report listed the lesson under "Candidates to review" ("approve: …",
+        # "0 candidates in all") and under "Strengthened" ("was a candidate, now backed") at once.
+        said = "No, don't use unittest here, run the tests with pytest -q"
+        self.write(tests_corrected(self.shop, when(11, 2), "python -m unittest", said))
+        self.sleep("2026-11-03T03:00:00Z")
+        [lesson] = self.lessons()
+        self.assertEqual(lesson["state"], "candidate")
+        self.write(tests_corrected(self.shop, when(11, 3, 4), "python -m unittest discover", said))
+        out = self.sleep("2026-11-03T05:00:00Z")                            # the same night
+        self.assertEqual(self.lessons()[0]["state"], "live")
+        self.assertNotIn("candidate to review", out)
+        report = (self.home / "morning.md").read_text()
+        self.assertNotIn("## Candidates to review", report)
+        self.assertIn("was a candidate, now backed", report.split("## Strengthened")[1])
+        self.assertEqual(json.loads(run("morning", "--json")[1])["candidates_new"], [])
+
+
 class RealClaudeCode(TempHome):
     """The real Claude Code 2.1.328 writes the transcript; a correction becomes a lesson."""
 
