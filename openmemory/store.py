@@ -524,6 +524,11 @@ class Store:
             self._db.execute("DELETE FROM project_moves WHERE old = ?", (new,))
             self._db.execute("UPDATE project_moves SET new = ? WHERE new = ?", (new, old))
             self._db.execute("INSERT OR REPLACE INTO project_moves (old, new, moved) VALUES (?, ?, ?)", (old, new, when))
+            # a lesson's predictions name where it is filed (sleep.predict): now there, as forget's move does
+            self._db.execute("UPDATE predictions SET text = (SELECT replace(predictions.text, ' again in ' || l.cwd || "
+                             "': ', ' again in ' || ? || substr(l.cwd, ?) || ': ') FROM lessons l WHERE l.id = "
+                             "predictions.lesson_id) WHERE lesson_id IN (SELECT id FROM lessons WHERE "
+                             + under.format("cwd") + ")", (new, len(old) + 1, old, len(prefix), prefix))
             for table, column in (("lessons", "cwd"), ("episodes", "cwd"), ("passages", "cwd"), ("sessions", "cwd"),
                                   ("sessions", "project")):
                 self._db.execute(f"UPDATE {table} SET {column} = ? || substr({column}, ?) WHERE " + under.format(column),

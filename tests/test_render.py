@@ -810,9 +810,15 @@ class AProjectMoved(TempHome):
         # recall in store found none of shop's old sessions as its own, and the next night
         # strengthened store's lesson with a correction said in the new shop.
         from tests.helpers import git_repository
+        with store.connect() as db, db.transaction():     # its prediction, as sleep.predict words it
+            db.add_prediction(self.lesson, f"By 2026-12-01, this comes up again in {self.shop}: an error, correction "
+                                           f"or note like the ones this lesson was learnt from.",
+                              "2026-11-17T03:00:00Z", embed.vector("pytest"))
         self.ok("lessons", "move", self.shop, self.moved)
         with store.connect() as db:
             seen = next(l for l in db.all_lessons() if l["id"] == self.lesson)["seen"]
+            [said] = [r[0] for r in raw_db(db).execute("SELECT text FROM predictions WHERE lesson_id = ?", (self.lesson,))]
+        self.assertIn(f" again in {self.moved}: ", said)
         git_repository(self.shop)
         self.ok("render")
         self.assertTrue((self.new_memory / f"om-{self.lesson}.md").exists())
