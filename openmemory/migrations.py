@@ -504,12 +504,36 @@ def m019_project_moves(db: sqlite3.Connection) -> None:
                "moved TEXT NOT NULL)")
 
 
+def m020_edit_passages(db: sqlite3.Connection) -> None:
+    """Passages of a sixth kind, `edit`: the lines an Edit, MultiEdit or Write of the agent's put in a
+    file, with the file's name ("`scripts/release.ts` edited: - logLine('Follow-up: …') + commitAndPush()";
+    passages._edits_made). As m018: `passages` made again from its own definition with the kind
+    allowed, its rows copied with their ids, its index and triggers made again; every transcript is
+    marked to be read again, so the next ingest adds them. Safe to run again."""
+    sql = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'passages'").fetchone()[0]
+    if "'edit'" not in sql:
+        made = (db.execute("SELECT sql FROM sqlite_master WHERE tbl_name = 'passages' AND type = 'index' "
+                           "AND sql IS NOT NULL").fetchall()
+                + db.execute("SELECT sql FROM sqlite_master WHERE tbl_name = 'passages' AND type = 'trigger'").fetchall())
+        kinds = "'exchange', 'summary', 'plan', 'question', 'script'"
+        if kinds + ")" not in sql:
+            raise StoreError("the passages table is not as m018_script_passages made it: its kinds cannot be widened")
+        again = re.sub(r"^CREATE TABLE (?:IF NOT EXISTS )?\"?passages\"?", "CREATE TABLE passages_m020", sql, count=1)
+        db.execute(again.replace(kinds + ")", kinds + ", 'edit')", 1))
+        db.execute("INSERT INTO passages_m020 SELECT * FROM passages")
+        db.execute("DROP TABLE passages")       # no trigger fires: the index keeps its rows
+        db.execute("ALTER TABLE passages_m020 RENAME TO passages")
+        for (statement,) in made:
+            db.execute(statement)
+    db.execute("UPDATE sessions SET mtime_ns = -1")
+
+
 MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_event_identity,
               m005_model_answers, m006_forgotten_and_opted_out, m007_recall_context,
               m008_episodes_indexed_at_commit, m009_lesson_state, m010_passages,
               m011_agent, m012_note_contexts, m013_cut_titles_unindexed,
               m014_answers_item, m015_read_again, m016_findings_read_again, m017_session_projects,
-              m018_script_passages, m019_project_moves]
+              m018_script_passages, m019_project_moves, m020_edit_passages]
 
 
 def migrate(db: sqlite3.Connection, path="") -> None:

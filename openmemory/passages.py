@@ -7,7 +7,9 @@ cut into passages of a few hundred characters that end on sentence boundaries. T
 is not kept here: it is most of a transcript's bytes and its least trusted text, and what
 a failure needs of it its episode keeps. One line of it is: where a package script's or a
 task's runner says what it runs ("`bun run css:build` ran `tailwindcss -i …`", a `script`
-passage after what was said), as no one says it in words.
+passage after what was said), as no one says it in words. And what the agent wrote into a
+file, the agent's own work, is kept as an `edit` passage after them: the file's name, the
+lines an Edit took out and the lines it wrote ("`scripts/release.ts` edited: - … + commitAndPush()").
 
 Each whole text is redacted before it is split (a secret cut in two halves is two
 harmless-looking pieces), then packed sentence by sentence. A passage knows its session,
@@ -57,7 +59,7 @@ LABELS = (PERSON, AGENT)
 _LABEL_LIKE = re.compile(r"(?i)(?:person|agent)\s*:")
 QUOTED_LABEL = "> "
 
-KINDS = ("exchange", "summary", "plan", "question", "script")
+KINDS = ("exchange", "summary", "plan", "question", "script", "edit")
 
 # Sentence ends: after . ! ? (and a closing quote or bracket) before a space, but not after a
 # number ("1. ", "v2.") or a common abbreviation; a line break ends a line of a list, a
@@ -111,7 +113,83 @@ def passages_of(session: Session) -> list:
         out.append({"key": f"passage:{anchor}:script", "kind": "script", "text": said,
                     "context": _context(title, text(asked), said), "at": at, "cwd": session.cwd or None,
                     "agent": session.agent, "seq": len(out)})
+    # what the agent wrote into files, after them, for the same reason
+    # what the agent wrote into files, after them, for the same reason; their context is the session's
+    # title alone: the request repeated in each of an exchange's many edits weighed its words less
+    # everywhere (the index's counts), and lost dev q92 (5th -> 6th)
+    for anchor, at, made in _edits_made(session, text):
+        if made in seen:
+            continue
+        seen.add(made)
+        out.append({"key": f"passage:{anchor}:edit", "kind": "edit", "text": made,
+                    "context": _context(title, "", made), "at": at, "cwd": session.cwd or None,
+                    "agent": session.agent, "seq": len(out)})
     return out
+
+
+# What the agent wrote into a file: the answer to "what did we change in release-please.yml", "what
+# retry did we add around migrate", "which changeset file did we create" is often only in an Edit's or
+# a Write's input, the agent's own work, which its prose names but does not quote. Each edit that
+# went through is kept as an `edit` passage: the file's name, then the lines it took out ("- ") and
+# the lines it wrote ("+ "), the lines both hold left out; a Write, its file's first lines. Each text
+# is redacted whole before it is cut (a key written into a .env file is one secret), and the passage
+# is at most PASSAGE_CHARS, the lines taken out at most EDIT_REMOVED_CHARS of it.
+_EDITS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
+EDIT_REMOVED_CHARS = 200
+EDIT_LINE_CHARS = 160
+
+
+def _edits_made(session: Session, text) -> list:
+    """[(anchor, at, text)] of each edit of a file that went through (not refused, failed or
+    interrupted): "`scripts/release.ts` edited:\n- logLine('Follow-up: …')\n+ commitAndPush()"."""
+    out = []
+    for turn in session.turns:
+        if turn.role == "user":
+            continue
+        for call in turn.tools:
+            if call.name not in _EDITS or not isinstance(call.input, dict) or call.rejected or call.is_error \
+                    or call.interrupted or call.result is None:
+                continue
+            path = call.input.get("file_path") or call.input.get("notebook_path")
+            if not isinstance(path, str) or not path.strip():
+                continue
+            pairs = [(e.get("old_string"), e.get("new_string")) for e in call.input.get("edits") or ()
+                     if isinstance(e, dict)] if call.name == "MultiEdit" else \
+                [(call.input.get("old_string"), call.input.get("new_string") if call.name == "Edit"
+                  else call.input.get("content") if call.name == "Write" else call.input.get("new_source"))]
+            removed, added = [], []
+            for old, new in pairs:
+                old, new = text(old if isinstance(old, str) else ""), text(new if isinstance(new, str) else "")
+                before = [" ".join(line.split()) for line in old.splitlines()]
+                after = [" ".join(line.split()) for line in new.splitlines()]
+                kept = set(before) & set(after)
+                removed += [line for line in before if line and line not in kept]
+                added += [line for line in after if line and line not in kept]
+            if not added and not removed:
+                continue
+            made = f"`{_shown_path(path, session.cwd)}` " + ("written:" if call.name == "Write" else "edited:")
+            room = PASSAGE_CHARS - len(made)
+            lines = []
+            for mark, said, limit in (("- ", removed, min(EDIT_REMOVED_CHARS, room)), ("+ ", added, room)):
+                for line in said:
+                    line = mark + clip(line, EDIT_LINE_CHARS)
+                    if len(line) + 1 > limit:
+                        break
+                    lines.append(line)
+                    limit -= len(line) + 1
+                    room -= len(line) + 1
+            if lines:
+                out.append((call.id or call.result_uuid, iso_or_none(call.result_at) or iso_or_none(turn.at)
+                            or session.began(), made + "\n" + "\n".join(lines)))
+    return out
+
+
+def _shown_path(path: str, cwd) -> str:
+    """A file's path as an edit passage names it: under the session's folder, from there."""
+    path = path.strip()
+    if cwd and path.startswith(cwd.rstrip("/") + "/"):
+        return path[len(cwd.rstrip("/")) + 1:]
+    return path
 
 
 # What a package script or a task ran, as its runner printed it: npm's and pnpm's "> name@1.0.0 test

@@ -146,7 +146,7 @@ def recall(store: Store, query: str, k: int = 5, cwd: str | None = None, include
 
     Each hit is a dict: id (of its table), ref (`e12`, `p45`, `l3`: unique across kinds),
     source ('episode', 'passage' or 'lesson'), kind ('session', 'error', 'correction', 'note',
-    'exchange', 'summary', 'plan', 'question', 'script' or 'lesson'), title, gist (for a passage, its
+    'exchange', 'summary', 'plan', 'question', 'script', 'edit' or 'lesson'), title, gist (for a passage, its
     text), cwd, session_id, seq, at, score, relevance, strength, recalls, archived, state
     (a lesson's, when lessons have one), in_project (None without cwd). exclude_sessions:
     session ids whose memories are left out (the session asking).
@@ -255,7 +255,7 @@ def search(store: Store, query: str, k: int = 5, cwd: str | None = None, include
         rows = _without(_fallback_candidates(store, query, include_archived), exclude)
         weights = {stem: 1.0 for stem in set(_compared(_plain(query)))}
         hits = rank(rows, None, qvec, now, scope, lexical_share, weights, None, store.contexts)
-        return distinct(by_whose_words(store, hits) if asks_said(query) else hits, k)
+        return distinct(few_edits(by_whose_words(store, hits) if asks_said(query) else hits), k)
     scores, counted = lexical
     counted = as_written(store, query, counted)
     total = store.indexed_total()
@@ -280,7 +280,28 @@ def search(store: Store, query: str, k: int = 5, cwd: str | None = None, include
         hits = by_cause_stated(hits)
     if asks_said(query):
         hits = by_whose_words(store, hits)
-    return distinct(answers_after_questions(store, hits, k), k)
+    return distinct(few_edits(answers_after_questions(store, hits, k)), k)
+
+
+# What the agent wrote into files (`edit` passages, passages._edits_made) answers "what did we change
+# in X", but a session's edits are many and alike, and hold the question's names (the file, its
+# identifiers) as often as the conversation about them does: let in freely, the edits of the session
+# asked about took three to five of the five places (public3 q80, public4 q61) from the exchange that
+# answers. The best of them keeps its place; the others come after every other hit.
+EDIT_PLACES = 1
+
+
+def few_edits(hits: list) -> list:
+    """hits with every `edit` passage after the first EDIT_PLACES moved after the other hits (in order)."""
+    kept, later, edits = [], [], 0
+    for hit in hits:
+        if hit["source"] == "passage" and hit["kind"] == "edit":
+            edits += 1
+            if edits > EDIT_PLACES:
+                later.append(hit)
+                continue
+        kept.append(hit)
+    return kept + later if later else hits
 
 
 # What a query asks for, by whose words. An agent asks "what did the user say about X", "why did the

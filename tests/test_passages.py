@@ -78,6 +78,29 @@ class Splitting(unittest.TestCase):
         self.assertNotIn("Rebuilding...", whole)        # nor anything else of the output
         self.assertNotIn("\x1b", whole)                 # nor a terminal's escape sequence
 
+    def test_what_the_agent_wrote_into_files_is_kept_as_edits_after_what_was_said(self):
+        # "How does the release script deal with the dirty files left on main?" is answered only by the
+        # line the agent wrote (`commitAndPush()`), which its prose never quotes
+        said = passages.passages_of(parse(edits_session()))
+        made = [p["text"] for p in said if p["kind"] == "edit"]
+        self.assertEqual(made[:3], [
+            "`scripts/release.ts` edited:\n- logLine('Follow-up: commit and push version/changelog changes on main.')\n"
+            "+ commitAndPush()",
+            '`packages/cli/package.json` edited:\n- "private": true,\n+ "homepage": "https://shop.example.com",',
+            "`.changeset/add-pkg-links.md` written:\n+ ---\n+ '@shop/cli': patch\n+ ---\n+ Add homepage links to every package."])
+        # the edit that failed and the one refused never reached a file
+        self.assertEqual(len(made), 4)
+        self.assertNotIn("never reached the file", " ".join(made))
+        self.assertNotIn("(refused)", " ".join(made))
+        # a secret written into a file is redacted as any text is
+        self.assertTrue(made[3].startswith("`.env` written:\n+ GITHUB_TOKEN="), made[3])
+        self.assertNotIn(SECRET, made[3])
+        # after every passage of what was said, so none of them parts a reply from what it answers
+        self.assertEqual([p["kind"] for p in said][-4:], ["edit"] * 4)
+        self.assertEqual([p["seq"] for p in said], list(range(len(said))))
+        self.assertEqual(len({p["key"] for p in said}), len(said))
+        self.assertTrue(all(len(t) <= passages.PASSAGE_CHARS for t in made))
+
     def test_a_question_the_agent_asked_is_kept_with_the_answer_chosen(self):
         said = passages.passages_of(parse(asked_session()))
         [question] = [p for p in said if p["kind"] == "question"]
@@ -212,6 +235,34 @@ def scripts_session(cwd="/home/dev/shop"):
     return t
 
 
+def edits_session(cwd="/home/dev/shop"):
+    """The agent edits files (an Edit, a MultiEdit, a Write of a new file), an edit fails, one is
+    refused, and one writes a token into a file."""
+    t = Transcript(cwd=cwd)
+    t.user("after publishing, the release script leaves main dirty; fix that and add the homepage links")
+    t.assistant("I'll make the script commit and push what the release changed.", tools=[
+        ("Edit", {"file_path": "/home/dev/shop/scripts/release.ts",
+                  "old_string": "\tpublishPackages(otp)\n\n\tlogLine('Follow-up: commit and push version/changelog "
+                                "changes on main.')\n}",
+                  "new_string": "\tpublishPackages(otp)\n\n\tcommitAndPush()\n}"}, "The file was updated.", False),
+        ("Edit", {"file_path": "/home/dev/shop/scripts/release.ts", "old_string": "no such text",
+                  "new_string": "a line that never reached the file"},
+         "<tool_use_error>String to replace not found in file.</tool_use_error>", True),
+        ("MultiEdit", {"file_path": "/home/dev/shop/packages/cli/package.json", "edits": [
+            {"old_string": '  "license": "MIT",', "new_string": '  "license": "MIT",\n  "homepage": '
+                                                               '"https://shop.example.com",'},
+            {"old_string": '  "private": true,\n', "new_string": ""}]}, "Applied 2 edits.", False),
+        ("Write", {"file_path": "/home/dev/shop/.changeset/add-pkg-links.md",
+                   "content": "---\n'@shop/cli': patch\n---\n\nAdd homepage links to every package.\n"},
+         "File created successfully.", False),
+        ("Edit", {"file_path": "/home/dev/shop/README.md", "old_string": "Shop", "new_string": "Shop (refused)"},
+         "REJECT"),
+        ("Write", {"file_path": "/home/dev/shop/.env", "content": f"GITHUB_TOKEN={SECRET}\n"},
+         "File created successfully.", False),
+    ])
+    t.assistant("The release script now commits and pushes after publishing, and every package links its homepage.")
+    return t
+
 
 class Stored(TempHome):
     def write(self, t):
@@ -294,7 +345,7 @@ class Stored(TempHome):
             sql = raw.execute("SELECT sql FROM sqlite_master WHERE name = 'passages'").fetchone()[0]
             made = raw.execute("SELECT sql FROM sqlite_master WHERE tbl_name = 'passages' AND sql IS NOT NULL "
                                "AND type IN ('index', 'trigger')").fetchall()
-            raw.execute(sql.replace('"passages"', "old_passages", 1).replace(", 'script')", ")"))
+            raw.execute(sql.replace('"passages"', "old_passages", 1).replace(", 'script', 'edit')", ")"))
             raw.execute("INSERT INTO old_passages SELECT * FROM passages")
             raw.execute("DROP TABLE passages")
             raw.execute("ALTER TABLE old_passages RENAME TO passages")
@@ -319,6 +370,32 @@ class Stored(TempHome):
         with store.connect() as db:     # the index forgets it too: its triggers were made again
             rows = [r for r, in raw_db(db).execute("SELECT rowid FROM recall_index WHERE recall_index MATCH 'rebuilt'")]
         self.assertNotIn(migrations.PASSAGE_ROWIDS + kept["id"], rows)
+
+    def test_recall_finds_what_an_edit_wrote_and_a_database_stored_before_gets_it(self):
+        self.write(edits_session())
+        self.ok("ingest")
+        with store.connect() as db:     # as the version before m020 stored it: no `edit` kind allowed
+            raw = raw_db(db)
+            raw.execute("DELETE FROM passages WHERE kind = 'edit'")
+            sql = raw.execute("SELECT sql FROM sqlite_master WHERE name = 'passages'").fetchone()[0]
+            made = raw.execute("SELECT sql FROM sqlite_master WHERE tbl_name = 'passages' AND sql IS NOT NULL "
+                               "AND type IN ('index', 'trigger')").fetchall()
+            raw.execute(sql.replace('"passages"', "old_passages", 1).replace(", 'edit')", ")"))
+            raw.execute("INSERT INTO old_passages SELECT * FROM passages")
+            raw.execute("DROP TABLE passages")
+            raw.execute("ALTER TABLE old_passages RENAME TO passages")
+            for (statement,) in made:
+                raw.execute(statement)
+            before = [m.__name__ for m in migrations.MIGRATIONS].index("m020_edit_passages")
+            raw.execute(f"PRAGMA user_version = {before}")
+            raw.commit()
+        self.assertIn("read 1 of 1 transcript", self.ok("ingest").stdout)
+        hits = json.loads(self.ok("recall", "how does the release script deal with the dirty files left on main "
+                                            "after publishing?", "--json").stdout)
+        self.assertIn("edit", [h["kind"] for h in hits])
+        self.assertIn("+ commitAndPush()", " ".join(h["text"] for h in hits))
+        hits = json.loads(self.ok("recall", "what homepage URL did we set in package.json", "--json").stdout)
+        self.assertIn('"homepage": "https://shop.example.com"', hits[0]["text"])
 
     def test_a_database_of_the_last_version_gets_passages_on_its_next_ingest(self):
         self.write(asked_session())

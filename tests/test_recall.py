@@ -329,7 +329,9 @@ class WhoseWords(TempHome):
         self.assertIn("settings.json should be committed", hits[0]["text"])   # before: the failure first
         self.assertIn("error", [h["kind"] for h in hits])                       # still shown, after it
         plain = json.loads(self.ok("recall", "ignoring .entire in the test harness", "--json").stdout)
-        self.assertEqual(plain[0]["kind"], "error")     # without that ask, the order is relevance's, as before
+        # without that ask, the order is relevance's, as before: what the agent did (the edit that stopped
+        # adding the folder, an `edit` passage since recall41, then the failure) before the person's words
+        self.assertEqual([h["kind"] for h in plain[:2]], ["edit", "error"])
 
     def test_what_asks_for_the_persons_words(self):
         for query in ("what did the user say about the retry budget", "Why did the user reject the first test?",
@@ -435,6 +437,33 @@ class PastedAgain(TempHome):
         self.assertTrue(any("skill files appear in both" in t for t in texts), texts)
         pasted = [t for t in texts if "Encountered two children" in t and "skill files appear in both" not in t]
         self.assertEqual(len(pasted), 1, texts)     # the warning alone, once
+
+
+class ManyEdits(TempHome):
+    """A session's edits of one file share the question's names more than the reply that answers it:
+    the best of them is shown, the others come after the other hits."""
+
+    def test_the_edits_of_a_session_take_one_place_of_the_five(self):
+        t = Transcript(cwd=PROJECT)
+        t.user("add a test-writer step to the pipeline; which stages should the test writer follow?")
+        t.assistant("I'll wire the test-writer step into the pipeline stages.", tools=[
+            ("Edit", {"file_path": f"{PROJECT}/src/pipeline/stages.ts",
+                      "old_string": f"const stage{n} = 'old'",
+                      "new_string": f"// pipeline stage {n}: run the test-writer step after this stage\n"
+                                    f"const stage{n} = withTestWriter('stage {n}', runTestWriterStep)"},
+             "The file was updated.", False) for n in range(1, 8)])
+        t.assistant("Done: the step now follows Implement + Oneshot + Validate, and nothing else.")
+        t.user("and the docs?")
+        t.assistant("The docs page for the pipeline lists the new step and the stages it runs after.")
+        t.user("write the changelog entry for the test writer too")
+        t.assistant("Added the changelog entry for the test-writer step.")
+        t.write(project_folder(self.claude, t.cwd))
+        self.ok("ingest")
+        hits = json.loads(self.ok("recall", "After which pipeline stages does the test-writer step run?",
+                                  "--json").stdout)
+        kinds = [h["kind"] for h in hits]
+        self.assertEqual(kinds.count("edit"), 1, kinds)
+        self.assertTrue(any("Implement + Oneshot + Validate" in h["text"] for h in hits), [h["text"] for h in hits])
 
 
 class LintFindings(TempHome):

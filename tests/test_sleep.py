@@ -359,8 +359,10 @@ class Decay(SleepCase):
         with self.db() as db:
             before, _ = self.strength(episode["id"])
             hits = recall.recall(db, "fix the typo in the README", now="2027-02-10T12:00:00Z")
-        # The session, and what was said in it (its one exchange, a passage: it decays the same way).
-        self.assertEqual(sorted(h["source"] for h in hits), ["episode", "passage"])
+        # The session, what was said in it (its one exchange, a passage: it decays the same way) and what
+        # the agent wrote into the README (an `edit` passage, recall41: the same).
+        self.assertEqual(sorted((h["source"], h["kind"]) for h in hits),
+                         [("episode", "session"), ("passage", "edit"), ("passage", "exchange")])
         self.assertEqual({h["session_id"] for h in hits}, {episode["session_id"]})
         self.assertIn(f"e{episode['id']}", [h["ref"] for h in hits])
         touched = before + recall.TOUCH_STRENGTH
