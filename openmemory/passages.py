@@ -113,7 +113,6 @@ def passages_of(session: Session) -> list:
         out.append({"key": f"passage:{anchor}:script", "kind": "script", "text": said,
                     "context": _context(title, text(asked), said), "at": at, "cwd": session.cwd or None,
                     "agent": session.agent, "seq": len(out)})
-    # what the agent wrote into files, after them, for the same reason
     # what the agent wrote into files, after them, for the same reason; their context is the session's
     # title alone: the request repeated in each of an exchange's many edits weighed its words less
     # everywhere (the index's counts), and lost dev q92 (5th -> 6th)
@@ -167,7 +166,7 @@ def _edits_made(session: Session, text) -> list:
                 added += [line for line in after if line and line not in kept]
             if not added and not removed:
                 continue
-            made = f"`{_shown_path(path, session.cwd)}` " + ("written:" if call.name == "Write" else "edited:")
+            made = f"`{_shown_path(text(path), session.cwd)}` " + ("written:" if call.name == "Write" else "edited:")
             room = PASSAGE_CHARS - len(made)
             lines = []
             for mark, said, limit in (("- ", removed, min(EDIT_REMOVED_CHARS, room)), ("+ ", added, room)):
