@@ -111,6 +111,11 @@ RESULT_END_CHARS = 50_000
 # json.loads without its wrappers: the C scanner it uses, called once per record.
 _scan = json.scanner.make_scanner(json.JSONDecoder())
 _JSON_SPACE = " \t\n\r"
+# Where a lone surrogate may be: an escape "\ud…" or "\uD…" (json.loads makes it a character
+# alone). Every line is searched for it, by this pattern rather than `"\\ud" in line or "\\uD"
+# in line`: the same lines, in under half the time (every line of the dev corpus, 27 MB: 0.049
+# → 0.021 s; of the benchmark's dense sessions 0.034 → 0.011).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD]")
 
 
 def jsonl_record(line: str):
@@ -125,21 +130,25 @@ def jsonl_record(line: str):
             raise ValueError(f"not JSON at {e.value}") from None
         if end != len(line) and line[end:].strip(_JSON_SPACE):
             raise ValueError("extra data after a record")
-    return wellformed(value) if "\\ud" in line or "\\uD" in line else value
+    return wellformed(value) if _SURROGATE_ESCAPE.search(line) else value
 
 
 
 # Two records on one line: Claude Code appends a `summary` record to a transcript whose last
 # line has no newline yet ('..."}{"type":"summary",...}'), and the record before it, often the
 # agent's last answer, was lost with the line as malformed. Only a line holding `}{"` can be
-# that (it is read twice here, 0.7% of the bytes of 45 real transcripts).
+# that (it is read twice here, 0.7% of the bytes of 45 real transcripts). Every line is searched
+# for it by a pattern of the literal (bytes or text, as the line comes), as _SURROGATE_ESCAPE:
+# the same lines as `'}{"' in raw`, in about half the time (dev 0.024 → 0.013 s, dense 0.022 → 0.010).
 _GLUED = '}{"'
+_GLUED_BYTES = re.compile(re.escape(_GLUED.encode())).search
+_GLUED_TEXT = re.compile(re.escape(_GLUED)).search
 
 
 def _unglued(lines):
     """The lines, with a line of records glued together given as one line per record."""
     for raw in lines:
-        if (_GLUED.encode() if isinstance(raw, bytes) else _GLUED) not in raw:
+        if (_GLUED_BYTES if isinstance(raw, bytes) else _GLUED_TEXT)(raw) is None:
             yield raw
             continue
         text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
