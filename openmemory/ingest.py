@@ -472,8 +472,10 @@ def read_ready(path: str, optout: forget.OptOut, settled: bool | None = None) ->
             return Ready(stat, opted_out=True)
         if session.not_transcript:
             return Ready(stat, not_transcript=True)
-        episodes = episodes_of(session, session.id, settled=for_judge() if settled is None else settled)
+        # Passages first: they redact the agent's words whole, and the cuts episodes_of makes of the
+        # same words then read that redaction (redact.secret_safe_clip) instead of searching again.
         passages = passages_of(session)
+        episodes = episodes_of(session, session.id, settled=for_judge() if settled is None else settled)
         return Ready(stat, session_id=session.id, row=_row_of(session), episodes=prepare(episodes),
                      passages=prepare_passages(passages),
                      tombstones=[h for ep in episodes + passages for h in forget.tombstones(ep, session.id)])
@@ -571,8 +573,8 @@ def _store_session(store: Store, path: str, session, st, report: Report, now: st
     report.skipped_lines += session.skipped
     store.note_opted_out(_path_hash(path), out=False)
     sid = store.session_id_for(session.id, str(path))
+    passages = passages_of(session)    # first: episodes_of's cuts read their redactions (read_ready)
     episodes = episodes_of(session, sid, settled=for_judge())
-    passages = passages_of(session)
     row = dict(_row_of(session), id=sid, path=str(path), mtime_ns=st.st_mtime_ns, size=st.st_size)
     # What the person made openmemory forget stays forgotten, and its words out of the rest.
     forgotten = set()
