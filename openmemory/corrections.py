@@ -748,10 +748,11 @@ _KEEP_IT = re.compile(r"(?i)\bso (?:that )?you(?:'ll| will)? remember\b|\brememb
                       r"\badd (?:this|that|it) to (?:your |the )?(?:claude\.md|memory|memories)\b|"
                       r"\bkeep (?:this|that) in mind (?:for|next|from)\b|\bfor future (?:reference|sessions)\b")
 # A sentence of the moment whatever its words: a task about one item (#91, this PR) or a
-# request to explain or show something rather than to do it.
+# request to explain or show something rather than to do it, or to report back on it ("dont
+# necessary fix it, just check it let me know why its flaky").
 _ONE_OFF = _Source(r"(?i)(?<![\w&])#\d+\b|\bthis\s+(?:pr|pull request|branch|commit|issue|ticket|change|diff|"
                    r"function|method|line|section|readme)\b|^(?:explain|tell|show|describe|walk me|summari[sz]e|"
-                   r"give me)\b")
+                   r"give me)\b|\blet me know\s+(?:why|what|how|if|whether|which)\b")
 # A clause that only asks not to do something: a ban, lasting when said as standing or said again.
 _NEGATIVE_CLAUSE = re.compile(r"(?i)^(?:don'?t|do not|never|not|no|stop|avoid)\b")
 
@@ -786,6 +787,9 @@ def what_lasts(said: str, form: str = "") -> dict:
     if disliked and (found is None or not _STANDING.search(found[2])):
         found = (f"avoid {disliked}", "imperative", said)     # "i hate .sh tests": a preference that lasts
     keep = bool(_KEEP_IT.search(said)) or bool(disliked)
+    task = task_written_out(said)
+    if task and found is not None and not _STANDING.search(found[2]):
+        found = _lasting(said, True) or found       # of a task's list, its standing rule if it has one
     if found is None and keep:
         found = _said_before_keep(said)
     if found is None:
@@ -794,10 +798,22 @@ def what_lasts(said: str, form: str = "") -> dict:
     standing = bool(_STANDING.search(raw) or _STANDING_LEAD.match(said.strip()))
     clauses = [c for c in re.split(r",\s+|;\s+|\s+but\s+", sentence) if c.strip()]
     ban = kind == "imperative" and all(_NEGATIVE_CLAUSE.match(c.strip()) for c in clauses)
-    one_off = bool(_ONE_OFF.search(sentence))
+    one_off = bool(_ONE_OFF.search(sentence)) or (task and not standing and not keep)
     lasting = not one_off and (standing or keep or practice(sentence) or not ban)
     return {"sentence": sentence, "kind": kind, "standing": standing, "lasting": lasting, "ban": ban,
             "one_off": one_off}
+
+
+# A task written out as a list of its steps or requirements (a spec given as the prompt, "1. ...",
+# "- Don't skip ahead.", "- `schema.ts`: locked, do not change."): what it asks is this task's own.
+_TASK_ITEMS = 5
+
+
+def task_written_out(said: str) -> bool:
+    """Whether the person's own lines list a task's steps or requirements: five list items or more.
+    Its constraints hold for that task; one lasts beyond it only when said as a standing rule
+    ("from now on", "always", "in this repo we ...") or asked to be kept (what_lasts)."""
+    return sum(1 for line in own_lines(said) if _LIST_MARK.match(line)) >= _TASK_ITEMS
 
 
 def _said_before_keep(said: str):
@@ -840,6 +856,8 @@ _TASK_NOW = re.compile(r"(?i)^(?:please\s+)?(?:complete|finish|redo|retry|contin
 _NOT_BUT = re.compile(r"(?i)^not\s+(?:as|in|with|on|via|through|by|using|into|under|from)\s+[^,.]{2,60},?\s*but\s+"
                       r"(?:as|in|with|on|via|through|by|using|into|under|from)\s+\S")
 # A convention of the team said in a clause after another ("that is not correct, we don't ...").
+# What the task at hand needs, said as such ("we need to fetch the commit date too"): no rule.
+_TASK_NEED = re.compile(r"(?i)\s*(?:we|you|i)\s+(?:will\s+)?(?:also\s+)?(?:need|have|want)\s+to\b")
 _CONVENTION_CLAUSE = re.compile(r"(?i)(?:,|;|\bbut)\s+(?=we\s+(?:don'?t|do\s+not|never|always|only)\s+[a-z])")
 
 
@@ -853,6 +871,8 @@ def _judge(raw: str):
     if _ALREADY.match(raw):
         return raw.rstrip("?") + "?", "statement"     # "didn't we already drop 3.8?": a fact, asked
     remember = _REMEMBER.match(raw)
+    if remember and _TASK_NEED.match(raw[remember.end():]) and not _STANDING.search(raw):
+        return None     # "keep in mind that we need to build metrics on the whole files": this task's need
     if remember and len(raw[remember.end():].split()) >= 3:
         return end_trimmed(raw[remember.end():].strip()), "statement"   # "remember: staging needs VPN"
     opened = re.sub(r"(?i)^let'?s\s+not\b", "don't", FILLER.sub("", raw).strip())

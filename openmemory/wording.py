@@ -47,6 +47,10 @@ def correction_lesson(facts: dict, found: dict | None = None) -> str | None:
         return _finish(codify(_imperative(_unscope(sentence), command), ([command] if command else []) + programs))
     if form == "fact" and not re.match(r"(?i)^(?:we|i|our|my)\b", sentence):
         return _finish(codify(_unscope(sentence), programs))
+    unwanted = _NOT_WANTED.match(end_trimmed(sentence, ".!… "))
+    if unwanted:        # "I do not want to sign my commits anymore": the rule it states, not a quote
+        asked = _MINE.sub(lambda m: "the user" if m.group().lower() == "me" else "the user's", unwanted.group(1))
+        return _finish(codify(_unscope(f"don't {asked}"), programs))
     quote = sentence[:1].lower() + sentence[1:] if sentence[1:2].islower() else sentence
     context = _context(facts)
     if context and re.match(r"(?i)we\s", sentence) and not set(embed.words(context)) & set(embed.words(sentence)):
@@ -54,6 +58,13 @@ def correction_lesson(facts: dict, found: dict | None = None) -> str | None:
     lead = f"{context}, the user said: " if context else "The user said: "
     quote = _cut_at_a_word(quote.replace('"', "'"), LESSON_CHARS - len(lead) - 3)
     return f'{lead}"{quote}".'
+
+
+# What the person says they do not want done, as a rule: "I don't want to X (anymore)" is "Don't
+# X"; never about the thing of the moment ("I don't want to lose it", "... do that").
+_NOT_WANTED = re.compile(r"(?i)^i\s+(?:really\s+|just\s+)?(?:don'?t|do\s+not)\s+want\s+(?:you\s+)?to\s+"
+                         r"(?!\S+\s+(?:it|that|this|them|those|these)\b)(\S+\s+\S.*?)(?:\s+any\s?more)?$")
+_MINE = re.compile(r"(?i)\b(?:my|me)\b")
 
 
 def _cut_at_a_word(quote: str, limit: int) -> str:

@@ -143,6 +143,37 @@ class WhatLasts(unittest.TestCase):
             self.assertFalse(found["lasting"], said)
             self.assertFalse(found["standing"], said)
 
+    def test_a_request_to_report_back_is_of_the_moment(self):
+        # public4: "dont necessary fix it, just check it let me know why its flaky" was a candidate
+        said = ("this test seems to be flaky, check why. dont necessary fix it, just check it let me know why its "
+                "flaky, and why its important")
+        found = self.lasts(said)
+        self.assertTrue(found["one_off"], found)
+        self.assertFalse(found["lasting"], found)
+
+    def test_what_the_task_at_hand_needs_is_no_rule_however_it_is_kept_in_mind(self):
+        # public3: "Please keep in mind that we need to build metrics ..." was quoted as a candidate
+        found = self.lasts("Please keep in mind that we need to build metrics based on the entire output files to "
+                           "check the structure with all commits")
+        self.assertIsNone(found["sentence"], found)
+        self.assertEqual(self.lasts("remember: the staging deploy needs VPN")["sentence"],
+                         "the staging deploy needs VPN")        # a fact kept in mind stays one
+
+    def test_a_task_written_out_as_a_list_holds_for_that_task_unless_said_as_standing(self):
+        # a long prompt that lists the task's steps and limits: "Don't skip ahead", "locked, do
+        # not change" are this task's, not rules for every later session (public5's first night)
+        spec = ("Build the settings page in three steps.\n\n"
+                "1. Add the form component.\n2. Wire it to the API client.\n3. Add the tests.\n"
+                "- Follow the steps in order.\n- The API schema is locked, do not change it.\n"
+                "- Don't skip ahead to styling.\n")
+        found = self.lasts(spec)
+        self.assertFalse(found["lasting"], found)
+        self.assertTrue(found["one_off"], found)
+        standing = self.lasts(spec + "- From now on, never edit generated files by hand.\n")
+        self.assertEqual((standing["standing"], standing["lasting"]), (True, True), standing)
+        # the same limit said alone, after the agent acted, is read as before
+        self.assertFalse(self.lasts("Don't skip ahead to styling, use the `ui-kit` form first")["one_off"])
+
     def test_a_ban_lasts_only_when_said_as_standing(self):
         ban = self.lasts("don't touch the migrations")
         self.assertEqual((ban["ban"], ban["standing"], ban["lasting"]), (True, False, False))

@@ -9,6 +9,15 @@ from openmemory import corrections, failures, wording
 class LessonWording(unittest.TestCase):
     """A lasting correction is worded as a lesson; a momentary one ("use the other file") is not."""
 
+    def test_what_the_person_does_not_want_done_reads_as_a_rule_not_a_quote(self):
+        # public5's first night: 'The user said: "I do not want to sign my commits anymore".'
+        for said, lesson in [("I do not want to sign my commits anymore", "Don't sign the user's commits."),
+                             ("I don't want you to add dependencies", "Don't add dependencies.")]:
+            self.assertEqual(wording.correction_lesson({"said": said, "form": "words"}), lesson, said)
+        # what is not wanted of the thing at hand stays the person's words
+        self.assertEqual(wording.correction_lesson({"said": "I don't want to lose it", "form": "words"}),
+                         'The user said: "I don\'t want to lose it".')
+
     def test_lasting_instructions(self):
         for said, lesson in [
                 ("never use print for debugging, use the logger", "Never use print for debugging, use the logger."),
