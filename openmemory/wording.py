@@ -283,7 +283,12 @@ def error_lesson(members: list, cwd=None) -> str:
     else:
         after = ""
     room = LESSON_CHARS - len("In this repository ") - len(what) - len(" fails with ") - len(after) - 3
-    cause = _tail(cause, max(room, 40))
+    if after and room < 40 and tool == "Bash":
+        # the fix must fit: at 150 characters the line was cut at its last "; ", the fix with it
+        # ("`git-ai search --commit SHA --json --verbose` fails with `…--porcelain, --count`.")
+        shorter = f"`{_short(command, 30)}`"
+        room, what = room + len(what) - len(shorter) - 1, shorter     # (- 1: a cut cause's "…")
+    cause = _tail(cause, max(room, 40 if not after else 20))
     quoted = "`" + cause.replace("`", "'") + "`"      # in code formatting, always: a quote, never words to follow
     return _finish(f"{what} fails with {quoted}{after}")
 

@@ -318,6 +318,19 @@ class Wording(unittest.TestCase):
         self.assertIn("`tail -n 5 build.log`", wording.error_lesson([tail, tail]))    # one digit: not an id
 
 
+    def test_a_long_failure_keeps_its_fix_within_the_line(self):
+        # public3: "In this project `git-ai search --commit SHA --json --verbose` fails with `…--json,
+        # --verbose, --porcelain, --count`.": at 150 characters the line was cut at its "; ", the fix with it
+        search = {"tool": "Bash", "command": "git-ai search --commit 3e2941c --json --verbose 2>&1",
+                  "error": ["Exit code 1", "Error: Only one output format can be specified. Use one of: --json, "
+                                           "--verbose, --porcelain, --count"],
+                  "fixed_by": "git-ai search --commit 3e2941c --json 2>&1"}
+        lesson = wording.scoped(wording.error_lesson([search]), "/work/shop", in_repository=True)
+        self.assertLessEqual(len(lesson), wording.LESSON_CHARS)
+        self.assertTrue(lesson.endswith("; run it as `git-ai search --commit SHA --json`."), lesson)
+        self.assertIn("fails with `Error: Only one output format", lesson)
+
+
 class OneRule(unittest.TestCase):
     """wording.one_rule (render shows one of two such lessons) and other_rules (sleep joins no two
     such): one rule in other words, and near misses that are two rules."""
