@@ -655,19 +655,33 @@ def _as_run_text(request: Request, span: str | None = None, fill: str | None = J
     return redact("\n".join([request.said, *commands]))
 
 
-# What a tool says when it does not take an option: `error: unknown option `dry-run'`, `unknown flag:
-# --check`, `unrecognized arguments: -n`. It did nothing: a lesson about the command without it drops
-# nothing that kept it from doing more.
+# What a tool says when it does not take an option, naming it right after: `error: unknown option
+# `dry-run'`, `rm: invalid option -- 'i'`, `unknown flag: --check`, `unrecognized arguments: -n
+# --dry-run` (each name quoted or an option's: "unknown option: use -n instead" refuses none). It did nothing: a lesson about the command without it drops nothing that kept it from
+# doing more. A tool refuses an option before it does anything, so that is the first thing it says
+# (after the exit code and a usage block): a refusal further down ("To github.com:…", then "remote:
+# error: unknown option dry-run is disabled") came after the command did something, and words merely
+# on the line ("invalid argument 'build', i refuse") refuse no option (red41).
 _NOT_TAKEN = re.compile(r"(?:unknown|unrecognized|unrecognised|invalid|illegal|unsupported|no such) "
-                        r"(?:option|flag|argument|switch)s?\b[^\n]*", re.I)
+                        r"(?:option|flag|argument|switch)s?:?[ \t]*(?:--[ \t]+)?"
+                        r"((?:(?:[`'\"\u2018]-*\w[\w-]*[`'\"\u2019]|-+\w[\w-]*)(?:,?[ \t]+(?=[`'\"\u2018-])|(?=\W|$)))+)",
+                        re.I)
+_EXIT_CODE = re.compile(r"^\s*exit code:? \d+\s*$", re.I)
 
 
 def _refused_options(command: str, request: Request) -> set:
-    """The safety options of a command that failed which its own error lines say it does not take."""
-    lines = dict(request.failed).get(command, "") if request.failed else ""
-    said = " ".join(m.group().lower() for m in _NOT_TAKEN.finditer(lines))
-    return {o for o in _holds_safety(command) if re.search(r"(?<![\w-])" + re.escape(o.lstrip("-").split("=")[0])
-                                                            + r"(?![\w-])", said)} if said else set()
+    """The safety options of a command that failed which its own first error line refuses by name."""
+    lines = (dict(request.failed).get(command, "") if request.failed else "").splitlines()
+    lines = [ln for ln in lines if ln.strip() and not _EXIT_CODE.match(ln)]
+    while lines and re.match(r"(?i)\s*usage:", lines[0]):
+        lines = lines[1:]
+        while lines and lines[0][:1].isspace():
+            lines = lines[1:]
+    first = _NOT_TAKEN.search(lines[0]) if lines else None
+    if not first:
+        return set()
+    named = {w.strip("`'\"\u2018\u2019,").lstrip("-").lower() for w in first.group(1).split()}
+    return {o for o in _holds_safety(command) if o.lstrip("-").split("=")[0] in named}
 
 
 # A quoted argument, or a heredoc's body, is data the command is given, never a command run: `echo "rm
@@ -679,7 +693,7 @@ def _refused_options(command: str, request: Request) -> set:
 _SHELLS = frozenset(("sh", "bash", "zsh", "dash", "ksh", "ash", "fish"))
 _RUNS_ITS_ARGUMENTS = frozenset(("ssh", "eval", "watch"))
 _SHELL_COMMAND = re.compile(r"-[a-z]*c")        # `-c`, `-lc`, `-ec`
-_HEREDOC = re.compile(r"<<-?[ \t]*(['\"]?)([\w.-]+)\1")
+_HEREDOC = re.compile(r"<<-?[ \t]*(?:'([^'\n]*)'|\"([^\"\n]*)\"|\\?([\w.-]+))")
 _SETTING = re.compile(r"^[A-Za-z_]\w*=")
 
 
@@ -699,7 +713,11 @@ def as_run(command: str, fill: str | None = JOINED, depth: int = 0) -> str:
                 out[k] = fill
 
     def runs_what_it_quotes() -> bool:
+        # the program itself, or one a runner (`sudo`, `xargs`, `docker exec`) runs: `echo bash -c '…'`,
+        # `git commit -m sh -c '…'` and `grep ssh '…'` print or search what they quote (red41)
         bases = [w.rsplit("/", 1)[-1] for w in words if not _SETTING.match(w)]
+        if not bases or not (bases[0] in llm.RUNNERS or bases[0] in _RUNS_ITS_ARGUMENTS or bases[0] in _SHELLS):
+            return False
         if any(b in _RUNS_ITS_ARGUMENTS for b in bases):
             return True
         return len(bases) >= 2 and bool(_SHELL_COMMAND.fullmatch(bases[-1])) and bases[-2] in _SHELLS
@@ -713,8 +731,14 @@ def as_run(command: str, fill: str | None = JOINED, depth: int = 0) -> str:
         if c == "\\":
             word, i = word + command[i:i + 2], i + 2
             continue
+        if c == "#" and not word:
+            end = command.find("\n", i)
+            end = n if end < 0 else end
+            blank(i, end)           # a comment: `git status # make deploy-prod` runs no make (red41)
+            i = end
+            continue
         if c in "'\"":
-            end = _closing(command, i)
+            end = _closing(command, i, ansi=word.endswith("$") and c == "'")
             if runs_what_it_quotes():
                 as_run_inside(i + 1, end)
             else:
@@ -730,8 +754,22 @@ def as_run(command: str, fill: str | None = JOINED, depth: int = 0) -> str:
         heredoc = _HEREDOC.match(command, i) if command.startswith("<<", i) and not command.startswith("<<<", i) else None
         if heredoc:
             bases = {w.rsplit("/", 1)[-1] for w in words}
-            heredocs.append((heredoc.group(2), bool(bases & (_SHELLS | {"ssh"}))))
+            delimiter = next(g for g in heredoc.groups() if g is not None)
+            runs = bool(bases & (_SHELLS | {"ssh"}))
             i = heredoc.end()
+            if "\n" not in command[i:]:
+                # a call stored on one line (shorten.clip folds it): its body is what follows, to the
+                # last word that is its delimiter, or to the end (red41: `cat > n <<'EOF' make
+                # deploy-prod EOF` had read its body as run)
+                last = None
+                for last in re.finditer(r"(?<!\S)" + re.escape(delimiter) + r"(?!\S)", command[i:]):
+                    pass
+                stop = i + last.start() if last else n
+                if not runs:        # its words one word, set apart from the operator as written
+                    blank(len(command[:stop]) - len(command[i:stop].lstrip()), stop)
+                i = stop + (len(delimiter) if last else 0)
+                continue
+            heredocs.append((delimiter, runs))
             continue
         if c in " \t" or c in "\n;|&()":
             if word:
@@ -749,13 +787,14 @@ def as_run(command: str, fill: str | None = JOINED, depth: int = 0) -> str:
     return "".join(out)
 
 
-def _closing(command: str, start: int) -> int:
+def _closing(command: str, start: int, ansi: bool = False) -> int:
     """Where the quote opened at start closes (len(command) when it never does); in double quotes a
-    backslash escapes and `$(…)` is skipped whole."""
+    backslash escapes and `$(…)` is skipped whole; in `$'…'` (ansi) a backslash escapes (`$'a\\' b'`
+    is one word)."""
     quote, i, n = command[start], start + 1, len(command)
     while i < n:
         c = command[i]
-        if quote == '"' and c == "\\":
+        if (quote == '"' or ansi) and c == "\\":
             i += 2
             continue
         if quote == '"' and command.startswith("$(", i):

@@ -615,7 +615,8 @@ def shown(span: str, folded: str, whole: bool = False) -> bool:
     if re.search(re.escape(span.lower()) + cut, folded):
         return True
     elided = _ELIDED.match(span)
-    if elided and _closes(elided.group(1), elided.group(2)) and not _ENDS_IN_OPERATOR.search(elided.group(1)):
+    if elided and _closes(elided.group(1), elided.group(2)) and not _ENDS_IN_OPERATOR.search(elided.group(1)) \
+            and _names_what_it_does(elided.group(1)):
         return _found(elided.group(1), folded, _START, _CUT)
     return _found(span, folded, "", cut)
 
@@ -641,6 +642,25 @@ def _found(span: str, folded: str, start: str, cut: str) -> bool:
 _ELIDED = re.compile(r"^(.*\S)\s+(?:\.\.\.|\u2026)\s*([)\]}'\"]*)$")
 _ENDS_IN_OPERATOR = re.compile(r"(?:[|;&<>(`]|\$\()\s*$")
 _START = r"(?<![\w./~-])"
+
+
+# A program that runs the command its arguments name (`sudo rm …`, `env X=1 make …`, `xargs -I{} sh -c
+# …`, `docker exec app sh -c …`): what it does is that command's. judge.as_run reads a shell's `-c`, or
+# ssh, eval or watch, as running what it quotes only where it is the program or follows one of these.
+RUNNERS = frozenset(("sudo", "doas", "env", "exec", "command", "builtin", "time", "nohup", "nice", "ionice",
+                     "timeout", "stdbuf", "setsid", "xargs", "flock", "chroot", "unbuffer", "docker", "podman",
+                     "kubectl", "nsenter", "systemd-run"))
+
+
+def _names_what_it_does(shown_part: str) -> bool:
+    """Whether the shown part of a span ending in `...` names a program past any runner (`sudo`, `env
+    X=1`, `eval`): `gh run view ...`, `git commit -m ...`, `export ...` do; `sudo ...`, `eval ...`, `sudo
+    -u root ...` leave out the command itself, any command at all (red41)."""
+    last = re.split(r"&&|\|\||[|;&\n(]|\$\(", shown_part)[-1].split()
+    words = [w for w in last if not _ASSIGNMENT.match(w)]
+    while words and (words[0] in RUNNERS or words[0] == "eval" or _option(words[0])):
+        words = words[1:]
+    return bool(words)
 
 
 def _closes(shown_part: str, closers: str) -> bool:
@@ -711,6 +731,8 @@ def run_shown(span: str, evidence: str) -> bool:
     bare = _PLACEHOLDER.sub("x", span)
     if len(words) < 2 or _OPERATOR.search(bare) or _placeholder(words[0]) or words[0] in _ELLIPSIS:
         return False
+    if words[-1] in _ELLIPSIS and not _names_what_it_does(" ".join(words[:-1])):
+        return False            # `rm -rf ...`, `sudo ...`: what it acts on left out
     evidence = _HOME.sub("~", evidence)
     for line in [*evidence.splitlines(), *_CODE.findall(evidence)]:
         for run in _RUNS.split(line):

@@ -502,6 +502,48 @@ class ASafetyOptionIsNeverDropped(unittest.TestCase):
                                                                      "git clean -fdx") + "` to clean up"))
 
 
+class ARefusalNamesTheOptionFirst(unittest.TestCase):
+    """An option the tool refused may be dropped (judge41) only where its first error line refuses it
+    by name (red41): words on the line ("invalid argument 'build', i refuse"), a bare word after
+    it ("use -n instead") or a refusal after the command did something (a remote's line under "To
+    github.com:…") refuse none; git's, GNU's and argparse's own refusals still do."""
+
+    def test_only_the_tools_own_refusal_by_name(self):
+        for command, error, text in (
+                ("rm -rf -i build", ["Exit code 1", "error: invalid argument 'build', i refuse"],
+                 "Clean with `rm -rf build` before a release"),
+                ("git clean -n -fdx", ["Exit code 1", "unknown option: use -n instead"], "Run `git clean -fdx` to clean up"),
+                ("git push origin main --dry-run", ["Exit code 1", "To github.com:shop/app.git",
+                                                    "remote: error: unknown option dry-run is disabled; push for real"],
+                 "Publish with `git push origin main` after the build")):
+            with self.subTest(error=error):
+                self.assertIsNone(failure_lesson(failure_of(command, error), text))
+        for command, error, text in (
+                ("rm -i -rf build", ["Exit code 1", "rm: invalid option -- 'i'", "Try 'rm --help'"],
+                 "`rm -rf build` fails here"),
+                ("./tool.py deploy --dry-run", ["Exit code 2", "usage: tool.py [-h] deploy", "       [--force]",
+                                                "tool.py: error: unrecognized arguments: --dry-run"],
+                 "`./tool.py deploy` has no dry run here"),
+                ("tf apply --check", ["Exit code 1", "Error: unknown flag: --check"], "`tf apply` has no `--check` here")):
+            with self.subTest(error=error):
+                self.assertEqual((failure_lesson(failure_of(command, error), text) or {}).get("lesson"), text)
+
+
+class AnEllipsisForTheWholeCommand(unittest.TestCase):
+    """A `...` may leave out a command's end (judge40, judge41), never the command a runner runs
+    (red41): `sudo ...`, `eval ...`, `env X=1 ...` stand for any command at all."""
+
+    def test_a_runner_then_an_ellipsis_is_no_command(self):
+        for ran, bad, kept in (("sudo chown -R alex build", "Fix the permissions with `sudo ...` first",
+                                "Fix the permissions with `sudo chown ...` first"),
+                               ("eval ls build", "Look with `eval ...` first", "Look with `eval ls ...` first"),
+                               ("env CI=1 npm test", "Test with `env CI=1 ...` first", "Test with `env CI=1 npm ...` first")):
+            with self.subTest(ran=ran):
+                self.assertIsNone(failure_lesson(failure_of(ran, ["Exit code 1", "failed"]), bad))
+                self.assertEqual((failure_lesson(failure_of(ran, ["Exit code 1", "failed"]), kept) or {}).get("lesson"),
+                                 kept)
+
+
 class ACommandOnlyQuoted(unittest.TestCase):
     """What a command only quotes is no command run (judge41): `echo "rm -rf ~/"`, a commit message
     saying "run make deploy-prod", a heredoc's body. What it quotes to run is: `bash -c '…'`, `sh
