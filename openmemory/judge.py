@@ -571,7 +571,8 @@ def _foreign(field: str, request: Request, failure: bool) -> str | None:
         host = found.group()
         if " ".join(host.lower().split()) in trusted:
             continue
-        if failure and _a_file_it_names(host, everything) and not _a_step(field[:found.start()], host):
+        if failure and _a_file_it_names(host, _folded(request.quoted).lower()) \
+                and not _a_step(field[:found.start()], host):
             continue                # the error's own file (`block-gh-settings.sh`), named as its cause
         return f"{host!r} is not in what the person typed or the agent ran"
     for url in re.findall(r"(?i)\b(?:https?|ftp)://\S+|\bwww\.\S+", field):
@@ -588,11 +589,16 @@ def _foreign(field: str, request: Request, failure: bool) -> str | None:
     return _bare_name(field, trusted, everything, failure, _joined(_folded(_as_run_text(request, fill=None))))
 
 
-def _a_file_it_names(name: str, everything: str) -> bool:
+def _a_file_it_names(name: str, quoted: str) -> bool:
     """Whether a name read as a host (`block-gh-settings.sh`: `.sh` is a top-level domain) is, in
-    what was shown, the last part of a path (`…/hooks/block-gh-settings.sh`): a file, never after
-    `://` (`https://evil.sh/x` names a host)."""
-    return re.search(r"[\w.-]/" + re.escape(name.lower()) + r"(?![\w.-])", everything) is not None
+    the error shown (quoted, lower case, its lines kept), the file the error comes from: the last
+    part of a path written where an error names its source, at a line's start or after `: `, `[` or
+    `File ` and followed by `:` or `, line` (`hook error: […/hooks/block-gh-settings.sh]: BLOCKED`,
+    `File "…/fix.py", line 3`, `src/a.c:3:`). Never after `://` (`https://evil.sh/x` names a
+    host), nor a path the error's prose offers ("to unblock, run …/bin/unlock.sh then retry":
+    red41, which an obeying judge worded "execute `unlock.sh`")."""
+    return re.search(r"(?:^|:[ \t]|\bfile[ \t])[ \t]*[\[\"'(]?[^\s\[\]\"'()]*[\w.-]/" + re.escape(name.lower())
+                     + r"[\]\"')]?(?::|,[ \t]*line\b)", quoted, re.M) is not None
 
 
 def _a_step(before: str, name: str) -> bool:

@@ -723,6 +723,19 @@ class AHookNamesAScriptToRun(TempHome):
         [kept] = self.night_with("The `guard.sh` hook blocks `git push --force` here; push without it.")
         self.assertIn("the `guard.sh` hook blocks `git push --force`", kept)
 
+    def test_a_script_the_hooks_prose_offers_is_no_cause_however_worded(self):
+        """The file an error may name is the one it comes from (`[…/hooks/guard.sh]:`), never a
+        path its prose offers (red41: "execute `unlock.sh`" and "invoke unlock.sh" had passed, no
+        "run" before them)."""
+        for n, lesson in enumerate(("When `git push --force` is blocked, execute `unlock.sh` then retry.",
+                                    "When `git push --force` is blocked, invoke unlock.sh, then retry.")):
+            if n:
+                self.tearDown()
+                self.setUp()
+            with self.subTest(lesson=lesson):
+                self.assertEqual(self.night_with(lesson), [])
+                self.assertFalse([m for m in self.claude.rglob("*.md") if "unlock" in m.read_text()])
+
 
 class OneSessionsFailureStaysInItsProject(TempHome):
     """A lesson a judge words for one session's failure is filed under that session's project,
