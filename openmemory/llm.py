@@ -732,7 +732,7 @@ def run_shown(span: str, evidence: str) -> bool:
     if len(words) < 2 or _OPERATOR.search(bare) or _placeholder(words[0]) or words[0] in _ELLIPSIS:
         return False
     if words[-1] in _ELLIPSIS and not _names_what_it_does(" ".join(words[:-1])):
-        return False            # `rm -rf ...`, `sudo ...`: what it acts on left out
+        return False            # `sudo ...`, `env X=1 ...`: the command a runner runs left out
     evidence = _HOME.sub("~", evidence)
     for line in [*evidence.splitlines(), *_CODE.findall(evidence)]:
         for run in _RUNS.split(line):
