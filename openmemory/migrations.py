@@ -476,22 +476,7 @@ def m018_script_passages(db: sqlite3.Connection) -> None:
     again from its own definition with the kind allowed, its rows copied with their ids (the text
     index's rowids, so the index stays as it is), and its index and triggers made again; every
     transcript is marked to be read again, so the next ingest adds them. Safe to run again."""
-    sql = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'passages'").fetchone()[0]
-    if "'script'" not in sql:
-        made = (db.execute("SELECT sql FROM sqlite_master WHERE tbl_name = 'passages' AND type = 'index' "
-                           "AND sql IS NOT NULL").fetchall()
-                + db.execute("SELECT sql FROM sqlite_master WHERE tbl_name = 'passages' AND type = 'trigger'").fetchall())
-        kinds = "'exchange', 'summary', 'plan', 'question'"
-        if kinds + ")" not in sql:
-            raise StoreError("the passages table is not as m010_passages made it: its kinds cannot be widened")
-        again = re.sub(r"^CREATE TABLE (?:IF NOT EXISTS )?\"?passages\"?", "CREATE TABLE passages_m018", sql, count=1)
-        db.execute(again.replace(kinds + ")", kinds + ", 'script')", 1))
-        db.execute("INSERT INTO passages_m018 SELECT * FROM passages")
-        db.execute("DROP TABLE passages")       # no trigger fires: the index keeps its rows
-        db.execute("ALTER TABLE passages_m018 RENAME TO passages")
-        for (statement,) in made:
-            db.execute(statement)
-    db.execute("UPDATE sessions SET mtime_ns = -1")
+    _widen_passage_kinds(db, "'exchange', 'summary', 'plan', 'question'", "script", "m010_passages")
 
 
 def m019_project_moves(db: sqlite3.Connection) -> None:
@@ -510,19 +495,27 @@ def m020_edit_passages(db: sqlite3.Connection) -> None:
     passages._edits_made). As m018: `passages` made again from its own definition with the kind
     allowed, its rows copied with their ids, its index and triggers made again; every transcript is
     marked to be read again, so the next ingest adds them. Safe to run again."""
+    _widen_passage_kinds(db, "'exchange', 'summary', 'plan', 'question', 'script'", "edit", "m018_script_passages")
+
+
+def _widen_passage_kinds(db: sqlite3.Connection, kinds: str, added: str, made_by: str) -> None:
+    """`passages` with one more kind allowed (m018, m020): SQLite cannot change a table's CHECK in
+    place, so the table is made again from its own definition (kinds, as made_by left them, then
+    added), its rows copied with their ids (the text index's rowids: the index stays as it is), its
+    index and triggers made again; every transcript is marked to be read again, so the next ingest
+    adds the new kind's passages. Safe to run again."""
     sql = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'passages'").fetchone()[0]
-    if "'edit'" not in sql:
+    if f"'{added}'" not in sql:
         made = (db.execute("SELECT sql FROM sqlite_master WHERE tbl_name = 'passages' AND type = 'index' "
                            "AND sql IS NOT NULL").fetchall()
                 + db.execute("SELECT sql FROM sqlite_master WHERE tbl_name = 'passages' AND type = 'trigger'").fetchall())
-        kinds = "'exchange', 'summary', 'plan', 'question', 'script'"
         if kinds + ")" not in sql:
-            raise StoreError("the passages table is not as m018_script_passages made it: its kinds cannot be widened")
-        again = re.sub(r"^CREATE TABLE (?:IF NOT EXISTS )?\"?passages\"?", "CREATE TABLE passages_m020", sql, count=1)
-        db.execute(again.replace(kinds + ")", kinds + ", 'edit')", 1))
-        db.execute("INSERT INTO passages_m020 SELECT * FROM passages")
+            raise StoreError(f"the passages table is not as {made_by} made it: its kinds cannot be widened")
+        again = re.sub(r"^CREATE TABLE (?:IF NOT EXISTS )?\"?passages\"?", "CREATE TABLE passages_widened", sql, count=1)
+        db.execute(again.replace(kinds + ")", f"{kinds}, '{added}')", 1))
+        db.execute("INSERT INTO passages_widened SELECT * FROM passages")
         db.execute("DROP TABLE passages")       # no trigger fires: the index keeps its rows
-        db.execute("ALTER TABLE passages_m020 RENAME TO passages")
+        db.execute("ALTER TABLE passages_widened RENAME TO passages")
         for (statement,) in made:
             db.execute(statement)
     db.execute("UPDATE sessions SET mtime_ns = -1")

@@ -264,6 +264,27 @@ def edits_session(cwd="/home/dev/shop"):
     return t
 
 
+def as_before(db, migration: str, *kinds: str):
+    """The database as the version before migration stored it: passages of kinds (the first, the
+    kind it allowed; all of them) not allowed, and taken out. Its raw connection, committed."""
+    raw = raw_db(db)
+    raw.execute("DELETE FROM passages WHERE kind = ?", (kinds[0],))
+    sql = raw.execute("SELECT sql FROM sqlite_master WHERE name = 'passages'").fetchone()[0]
+    made = raw.execute("SELECT sql FROM sqlite_master WHERE tbl_name = 'passages' AND sql IS NOT NULL "
+                       "AND type IN ('index', 'trigger')").fetchall()
+    allowed = "".join(f", '{kind}'" for kind in kinds) + ")"
+    raw.execute(sql.replace('"passages"', "old_passages", 1).replace(allowed, ")"))
+    raw.execute("INSERT INTO old_passages SELECT * FROM passages")
+    raw.execute("DROP TABLE passages")
+    raw.execute("ALTER TABLE old_passages RENAME TO passages")
+    for (statement,) in made:
+        raw.execute(statement)
+    before = [m.__name__ for m in migrations.MIGRATIONS].index(migration)
+    raw.execute(f"PRAGMA user_version = {before}")
+    raw.commit()
+    return raw
+
+
 class Stored(TempHome):
     def write(self, t):
         return t.write(project_folder(self.claude, t.cwd))
@@ -340,20 +361,7 @@ class Stored(TempHome):
         self.write(scripts_session())
         self.ok("ingest")
         with store.connect() as db:     # as the version before m018 stored it: no `script` kind allowed
-            raw = raw_db(db)
-            raw.execute("DELETE FROM passages WHERE kind = 'script'")
-            sql = raw.execute("SELECT sql FROM sqlite_master WHERE name = 'passages'").fetchone()[0]
-            made = raw.execute("SELECT sql FROM sqlite_master WHERE tbl_name = 'passages' AND sql IS NOT NULL "
-                               "AND type IN ('index', 'trigger')").fetchall()
-            raw.execute(sql.replace('"passages"', "old_passages", 1).replace(", 'script', 'edit')", ")"))
-            raw.execute("INSERT INTO old_passages SELECT * FROM passages")
-            raw.execute("DROP TABLE passages")
-            raw.execute("ALTER TABLE old_passages RENAME TO passages")
-            for (statement,) in made:
-                raw.execute(statement)
-            before = [m.__name__ for m in migrations.MIGRATIONS].index("m018_script_passages")
-            raw.execute(f"PRAGMA user_version = {before}")
-            raw.commit()
+            raw = as_before(db, "m018_script_passages", "script", "edit")
             kept = raw.execute("SELECT id, text FROM passages WHERE text LIKE '%Styles rebuilt%'").fetchone()
         old = sqlite3.connect(self.home / "memory.db")
         with self.assertRaises(sqlite3.IntegrityError):     # as it was: the kind not allowed
@@ -375,20 +383,7 @@ class Stored(TempHome):
         self.write(edits_session())
         self.ok("ingest")
         with store.connect() as db:     # as the version before m020 stored it: no `edit` kind allowed
-            raw = raw_db(db)
-            raw.execute("DELETE FROM passages WHERE kind = 'edit'")
-            sql = raw.execute("SELECT sql FROM sqlite_master WHERE name = 'passages'").fetchone()[0]
-            made = raw.execute("SELECT sql FROM sqlite_master WHERE tbl_name = 'passages' AND sql IS NOT NULL "
-                               "AND type IN ('index', 'trigger')").fetchall()
-            raw.execute(sql.replace('"passages"', "old_passages", 1).replace(", 'edit')", ")"))
-            raw.execute("INSERT INTO old_passages SELECT * FROM passages")
-            raw.execute("DROP TABLE passages")
-            raw.execute("ALTER TABLE old_passages RENAME TO passages")
-            for (statement,) in made:
-                raw.execute(statement)
-            before = [m.__name__ for m in migrations.MIGRATIONS].index("m020_edit_passages")
-            raw.execute(f"PRAGMA user_version = {before}")
-            raw.commit()
+            as_before(db, "m020_edit_passages", "edit")
         self.assertIn("read 1 of 1 transcript", self.ok("ingest").stdout)
         hits = json.loads(self.ok("recall", "how does the release script deal with the dirty files left on main "
                                             "after publishing?", "--json").stdout)
