@@ -391,7 +391,10 @@ class WhyAsked(TempHome):
 
     def test_what_asks_why(self):
         for query in ("Why did the push fail?", "What was the root cause of the corrupted index?",
-                      "What made Session B hit SessionIDConflictError?", "what was wrong with the retry loop"):
+                      "What made Session B hit SessionIDConflictError?", "what was wrong with the retry loop",
+                      "The TS compile failed on the sandbox test. What was the cause?",
+                      "Uploads returned 500 in local dev. What was actually the problem?",
+                      "Uploads returned 500 with nothing in the API logs. What was actually wrong?"):
             self.assertTrue(recall.asks_why(query), query)
         for query in ("How did we fix the push?", "Which flag lists only the changed files?",
                       "What did the user say about the cache?"):
@@ -404,6 +407,51 @@ class WhyAsked(TempHome):
             self.assertTrue(recall.STATES_CAUSE.search(text), text)
         for text in ("agent: Let me read the state files.", "Fixed: the test passes now."):
             self.assertFalse(recall.STATES_CAUSE.search(text), text)
+
+
+TSC = ("Exit code 2\ntests/daytona_sandbox.test.ts(22,27): error TS2322: Type 'boolean' is not assignable to type "
+       "'void | Promise<void>'.")
+
+
+class AfterAFailure(TempHome):
+    """A question that quotes a failure and asks its cause or its fix is answered by what someone found
+    or did after it: the failure's own record, which holds the most of the question's words, comes after
+    the hit that says it, and keeps its place when the question asks what failed."""
+
+    def tsc_session(self):
+        t = Transcript(cwd=PROJECT)
+        t.user("move the daytona checks over to vitest")
+        t.assistant("Moved. Compiling.", tools=[("Bash", {"command": "npx tsc"}, TSC, True)])
+        t.assistant("The cause is that the sandbox test's onData callback was an arrow function returning the "
+                    "result of process.stdout.write(data), a boolean, where the type wants void. Wrapped the body in "
+                    "braces so it returns nothing; the compile passes.",
+                    tools=[("Bash", {"command": "npx tsc"}, "", False)])
+        t.user("thanks, commit it")
+        t.assistant("Committed.")
+        t.write(project_folder(self.claude, t.cwd))
+        self.ok("ingest")
+
+    def test_the_cause_comes_before_the_failure_that_the_question_quotes(self):
+        self.tsc_session()
+        for question in ("Why did the sandbox test fail to compile?",
+                         "The sandbox test failed to compile. How did we fix it?"):
+            hits = json.loads(self.ok("recall", question, "--json").stdout)
+            kinds = [h["kind"] for h in hits]
+            said = next(i for i, h in enumerate(hits) if "returning the result of process.stdout.write" in h["text"])
+            self.assertIn("error", kinds, question)                         # still shown,
+            self.assertLess(said, kinds.index("error"), (question, kinds))  # after the cause (before: first)
+        asked = json.loads(self.ok("recall", "What did tsc report for the sandbox test: Type boolean is not "
+                                             "assignable to type void?", "--json").stdout)
+        self.assertEqual(asked[0]["kind"], "error")         # what failed: the failure's record keeps its place
+
+    def test_what_asks_after_a_failure(self):
+        for query in ("Why did the push fail?", "The API crashed with 'No module named events_py'. How did we fix it?",
+                      "git push was rejected. How did we get it pushed?", "What was the fix for the flaky test?",
+                      "How was the lint error handled?", "what fixed the broken build"):
+            self.assertTrue(recall.asks_after_failure(query), query)
+        for query in ("npm unpublish failed with EUSAGE. What did npm say?", "Which flag lists only the changed files?",
+                      "How do we run the integration test?", "What did the user say about the cache?"):
+            self.assertFalse(recall.asks_after_failure(query), query)
 
 
 LINT = ("Exit code 1\n[fmt] $ gofmt -w .\n\n[lint] $ golangci-lint run ./...\n"
