@@ -257,7 +257,7 @@ def search(store: Store, query: str, k: int = 5, cwd: str | None = None, include
         rows = _without(_fallback_candidates(store, query, include_archived), exclude)
         weights = {stem: 1.0 for stem in set(_compared(_plain(query)))}
         hits = rank(rows, None, qvec, now, scope, lexical_share, weights, None, store.contexts)
-        return distinct(few_edits(by_whose_words(store, hits) if asks_said(query) else hits), k)
+        return distinct(few_alike(by_whose_words(store, hits) if asks_said(query) else hits), k)
     scores, counted = lexical
     counted = as_written(store, query, counted)
     total = store.indexed_total()
@@ -284,24 +284,33 @@ def search(store: Store, query: str, k: int = 5, cwd: str | None = None, include
         hits = failures_later(hits)
     if asks_said(query):
         hits = by_whose_words(store, hits)
-    return distinct(few_edits(answers_after_questions(store, hits, k)), k)
+    return distinct(few_alike(answers_after_questions(store, hits, k)), k)
 
 
 # What the agent wrote into files (`edit` passages, passages._edits_made) answers "what did we change
 # in X", but a session's edits are many and alike, and hold the question's names (the file, its
 # identifiers) as often as the conversation about them does: let in freely, the edits of the session
 # asked about took three to five of the five places (public3 q80, public4 q61) from the exchange that
-# answers. The best of them keeps its place; the others come after every other hit.
+# answers. The best of them keeps its place; the others come after every other hit. A compaction
+# summary (`summary` passages) is alike in another way: it restates a whole session in one dense
+# text cut into several passages, each holding the session's vocabulary, so they took three or four
+# of the five places from the exchange where the answer was said ("The TS compile of the sandbox
+# test failed …. What was the cause?": four summaries, the answer 6th, public4 q69). The best two
+# keep their places (one alone: public3 q38, q40 and public4 q80, answered by a second summary, out;
+# recall42).
 EDIT_PLACES = 1
+SUMMARY_PLACES = 2
+PLACES = {"edit": EDIT_PLACES, "summary": SUMMARY_PLACES}
 
 
-def few_edits(hits: list) -> list:
-    """hits with every `edit` passage after the first EDIT_PLACES moved after the other hits (in order)."""
-    kept, later, edits = [], [], 0
+def few_alike(hits: list) -> list:
+    """hits with every passage of a kind in PLACES after the first PLACES[kind] of that kind moved
+    after the other hits (in order)."""
+    kept, later, seen = [], [], {}
     for hit in hits:
-        if hit["source"] == "passage" and hit["kind"] == "edit":
-            edits += 1
-            if edits > EDIT_PLACES:
+        if hit["source"] == "passage" and hit["kind"] in PLACES:
+            seen[hit["kind"]] = seen.get(hit["kind"], 0) + 1
+            if seen[hit["kind"]] > PLACES[hit["kind"]]:
                 later.append(hit)
                 continue
         kept.append(hit)

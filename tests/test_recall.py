@@ -514,6 +514,43 @@ class ManyEdits(TempHome):
         self.assertTrue(any("Implement + Oneshot + Validate" in h["text"] for h in hits), [h["text"] for h in hits])
 
 
+class ManySummaries(TempHome):
+    """A compaction summary restates a whole session in one dense text, cut into several passages that
+    each hold the session's words: two of them are shown in their places, the others after the other
+    hits, so the exchange where the answer was said is not pushed out of the top five."""
+
+    PARTS = ("1. Primary request: refactor the queue processor into a class; the sandbox test moves to vitest "
+             "and must compile with npx tsc before the refactor is committed.",
+             "2. Key concepts: SandboxQueueProcessor, private methods for loading and parsing the queue, the "
+             "sandbox test run under vitest, a compile check after each step of the refactor.",
+             "3. Files: src/index.ts (the queue processor, now a class), tests/daytona_sandbox.test.ts (the "
+             "sandbox test, its compile fixed), package.json (test scripts for the refactor).",
+             "4. Errors and fixes: the sandbox test did not compile after the refactor; fixed in the test "
+             "file, then npx tsc passed and the queue processor tests ran green.",
+             "5. Problem solving: JSON parsing of the queue output was made robust in the refactor, the "
+             "sandbox test checks it, and the compile runs before every commit.",
+             "6. Pending: run the sandbox test against a live queue after the refactor, compile the docs "
+             "site, and clean up the old processor script.")
+    def test_a_long_summary_takes_two_places_of_the_five(self):
+        t = Transcript(cwd=PROJECT)
+        t.user("refactor the queue processor into a class and move the daytona checks over to vitest")
+        t.assistant("The onData callback returned the boolean from process.stdout.write; wrapped its body in "
+                    "braces, so the sandbox test compiles.")
+        t.user("ok")
+        t.assistant("Moving on to the retries.")
+        t.raw({"type": "user", "uuid": "cs", "isCompactSummary": True, "timestamp": "2026-11-02T10:00:00.000Z",
+               "sessionId": t.session_id, "cwd": t.cwd, "message": {"role": "user", "content":
+               "This session is being continued from a previous conversation. Summary:\n"
+               + "\n\n".join(p * 3 for p in self.PARTS)}})
+        t.write(project_folder(self.claude, t.cwd))
+        self.ok("ingest")
+        hits = json.loads(self.ok("recall", "Why did the sandbox test fail to compile in the queue processor "
+                                            "refactor?", "--json").stdout)
+        kinds = [h["kind"] for h in hits]
+        self.assertEqual(kinds[:5].count("summary"), 2, kinds)
+        self.assertTrue(any("process.stdout.write" in h["text"] for h in hits), kinds)   # before: five summaries
+
+
 class LintFindings(TempHome):
     """A linter's finding is what a failed `mise run lint` is remembered by, not the task runner's
     last line: a pasted finding finds the failure and shows it, in a database stored before too."""
