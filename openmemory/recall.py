@@ -403,8 +403,9 @@ def by_cause_stated(hits: list) -> list:
 # command, its output, the error line) holds more of its words than any other memory and came first,
 # while what it asks for is what someone found or did after it (public4 q38, "… How did we fix it?":
 # two records of the failure first, the answer 6th). Such a query orders an error after hits up to
-# FAILURE_TIE less relevant; relevance, and so "nothing relevant", is unchanged. A question that asks
-# what failed ("what did npm say?") is not asked this way, and its error keeps its place.
+# FAILURE_TIE less relevant; relevance is unchanged ("nothing relevant" reads the best of the hits
+# shown, and changed on no question measured). A question that asks what failed ("what did npm
+# say?") is not asked this way, and its error keeps its place.
 ASKS_HOW_SOLVED = re.compile(r"\bhow (?:did|do|does|was|were|is|can|could|should)\b[^?.]*?\b(?:fix(?:ed)?|solved?|"
                              r"resolved?|handled?|addressed?|work(?:ed)? around)\b"
                              r"|\bhow (?:did|do|can|could|should) (?:we|you|i|they|the agent)\b[^?.]*?\b(?:get|make|"
