@@ -7,8 +7,14 @@ when something backs it (ARCHITECTURE.md, "Where it differs from the design"):
 - a judge (judge.py) read the context and found it lasting; a judge that found nothing
   lasting in any of its sources outweighs the rules below, and only the person can then
   make it live;
-- the person said it as a standing rule in their own words ("always", "never", "from now on",
-  "in this repo we ..."): `facts["standing"]`, set by the rules that read the words;
+- the person said it as a rule for the work to come in words that cannot mean anything else
+  ("from now on", "going forward", "next time", "in this repo we ...", "we never ..."): the
+  rules that read the words set `facts["standing"]`, and the line it was said on holds one of
+  _FOR_THE_WORK_TO_COME, or a bare "always" or "never" names what the agent had just run or
+  touched ("no, always use pnpm, never npm" after `npm install`). A bare "always" or "never"
+  alone is not enough: it describes what a product does as often as how the agent works
+  ("Always keep only the last message - trim to last 5 lines"), so such a rule stays a
+  candidate for the person to approve (ARCHITECTURE.md);
 - it came up again in another session: a correction's lesson seen in two sessions (not only
   on the line right under a paste each time: a log's last line comes back with the log), a
   failure's (made from two sessions) in a third.
@@ -23,6 +29,7 @@ from datetime import timedelta
 
 from .clock import parse_time
 from .corrections import correction_verdict, lasting_sentence, right_under_a_paste, what_lasts
+from .failures import program_of
 
 LIVE, CANDIDATE = "live", "candidate"
 
@@ -43,11 +50,16 @@ BACKERS = ("approved", "edited", "judge", "standing", "sessions")
 BY_PERSON = BACKERS[:2]         # what the person did: approved it, wrote its text
 
 
-# Words that make the person's own lasting sentence a standing rule, for episodes whose facts
-# do not say (stored before the rules said `standing`). Narrower than the words the rules read
-# a first message by: "so we don't forget" in "add a comment to #91 so we don't forget" is not one.
-_STANDING_WORDS = re.compile(r"(?i)\b(?:always|never|from now on|going forward|from here on|don'?t ever|do not ever|"
-                             r"in this (?:repo|repository|project|codebase),? we|every ?time|whenever)\b")
+# Words that make the person's own lasting sentence a rule for the agent's work to come, beyond
+# doubt: a time to come, or what "we" (the team) always or never do here. Narrower than the words
+# the rules read a first message by (corrections._STANDING): a bare "always", "never", "every
+# time" or "in this repo" also describes what a product does or where a thing is ("Always keep
+# only the last message", "the two skills that are already in this repo"), and "so we don't
+# forget" in "add a comment to #91 so we don't forget" is no rule at all.
+_FOR_THE_WORK_TO_COME = re.compile(
+    r"(?i)\b(?:from now on|going forward|from here on|in (?:the )?future|next time|for (?:all|every) future|"
+    r"don'?t ever|do not ever|never ever|(?:every ?time|whenever) you|in this (?:repo|repository|project|codebase),? we|"
+    r"(?<!so )(?<!if )(?<!that )(?<!when )(?<!until )we (?:always|never|don'?t|do not))\b")
 
 
 def kept_by_person(backing: dict) -> bool:
@@ -58,23 +70,46 @@ def kept_by_person(backing: dict) -> bool:
 
 
 def standing(facts: dict) -> bool:
-    """Whether the person said it as a standing rule in their own words.
+    """Whether the person said it as a rule for the work to come, in their own words.
 
-    The rules that read the words say so in `facts["standing"]`. An episode stored before they
-    did is read conservatively: the rules must find a standing rule in the words read as a
-    first message, and the line it was said on must hold one of _STANDING_WORDS.
+    The rules that read the words say whether it was said as a standing rule in
+    `facts["standing"]` (by corrections._STANDING, which a bare "always" satisfies); an episode
+    stored before they did is read conservatively, by the rules that read a first message. Either
+    way the line the rule was said on must then hold one of _FOR_THE_WORK_TO_COME or name what the
+    agent had just done (names_what_it_did).
     """
-    if "standing" in facts:
-        return bool(facts["standing"])
+    if "standing" in facts and not facts["standing"]:
+        return False
     said = facts.get("own") or facts.get("said") or ""
-    if not said or correction_verdict(said, first=True)[0] != "standing":
+    if not said or ("standing" not in facts and correction_verdict(said, first=True)[0] != "standing"):
         return False
     found = lasting_sentence(said, strict=facts.get("form") in ("review", "pasted-failure"))
     if not found:
         return False
     # The line it was said on, with the lead the sentence is cut from ("From now on, ...").
     line = next((ln for ln in said.splitlines() if found[0][:40] in ln), found[0])
-    return bool(_STANDING_WORDS.search(line))
+    return bool(_FOR_THE_WORK_TO_COME.search(line)) or names_what_it_did(facts, line)
+
+
+# What a command's program says too little about to tie a rule to it: moving, printing, wrapping.
+_NO_PROGRAM = frozenset(("cd", "pushd", "echo", "printf", "cat", "ls", "sudo", "env", "bash", "sh", "zsh", "true"))
+_FILE_TOOLS = ("Edit", "MultiEdit", "Write", "NotebookEdit", "Read")
+
+
+def names_what_it_did(facts: dict, line: str) -> bool:
+    """Whether a rule's line names what the agent had just done, the call the correction answers:
+    a Bash command's program (`npm` of `npm install date-fns`), or the file a file tool touched
+    or the folder it is in (`config.json` or `src` of `Edit src/config.json`). Such an "always"
+    or "never" is about the agent's work, not about what the product does."""
+    tool = facts.get("tool") or ""
+    if tool == "Bash":
+        names = [program_of(facts)]
+    elif tool in _FILE_TOOLS:      # the file and the folder it is in
+        names = str(facts.get("command") or "").removeprefix(tool).strip().replace("\\", "/").split("/")[-2:]
+    else:
+        names = []
+    return any(len(name) >= 2 and name not in _NO_PROGRAM and
+               re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", line, re.I) for name in names)
 
 
 def verdict(facts: dict) -> dict | None:

@@ -264,46 +264,64 @@ def m009_lesson_state(db: sqlite3.Connection) -> None:
     `lessons_to_candidates` for the next morning report to say so, once. Their time to lapse
     starts now, not when they were learnt.
     """
-    from datetime import datetime, timezone
-    from . import backing      # here: the rules it reads are loaded only by this step, once
     columns = [row[1] for row in db.execute("PRAGMA table_info(lessons)")]
     if "state" not in columns:  # else: run again (a test that rewinds user_version does)
         db.execute("ALTER TABLE lessons ADD COLUMN state TEXT NOT NULL DEFAULT 'live' "
                    "CHECK (state IN ('live', 'candidate'))")
         db.execute("ALTER TABLE lessons ADD COLUMN backing TEXT NOT NULL DEFAULT '{}'")
         db.execute("ALTER TABLE lessons ADD COLUMN since TEXT")
+    _unbacked_to_candidates(db)
+
+
+def _unbacked_to_candidates(db: sqlite3.Connection) -> None:
+    """Live lessons that nothing backs now (backing.backers, with what each lesson's `backing` keeps:
+    the person's approval or text, a judge's verdict) become candidates (m009, m021): their wait
+    to lapse starts now, their open predictions are closed, and the ids of those in MEMORY.md until
+    now join the state key `lessons_to_candidates`, for the next morning report to say so, once."""
+    from datetime import datetime, timezone
+    from . import backing      # here: the rules it reads are loaded only by this step, once
     now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    lessons = db.execute("SELECT id, kind, seen, sources, archived FROM lessons "
+    lessons = db.execute("SELECT id, kind, seen, sources, archived, backing FROM lessons "
                          "WHERE state = 'live' AND NOT vetoed").fetchall()
     moved, rendered = [], []
-    for lesson_id, kind, seen, sources, archived in lessons:
+    for lesson_id, kind, seen, sources, archived, kept in lessons:
         try:
             ids = [int(i) for i in json.loads(sources or "[]")]
         except (ValueError, TypeError):
             ids = []
+        try:
+            kept = json.loads(kept or "{}")
+        except ValueError:
+            kept = {}
+        kept = kept if isinstance(kept, dict) else {}
         episodes = []
         for start in range(0, len(ids), 500):
             chunk = ids[start:start + 500]
-            for ep_kind, facts in db.execute(f"SELECT kind, facts FROM episodes WHERE id IN "
-                                             f"({','.join('?' * len(chunk))})", chunk):
+            for ep_kind, facts, session_id in db.execute(f"SELECT kind, facts, session_id FROM episodes WHERE id IN "
+                                                         f"({','.join('?' * len(chunk))})", chunk):
                 try:
-                    episodes.append({"kind": ep_kind, "facts": json.loads(facts or "{}")})
+                    episodes.append({"kind": ep_kind, "facts": json.loads(facts or "{}"), "session_id": session_id})
                 except ValueError:
-                    episodes.append({"kind": ep_kind, "facts": {}})
-        by = backing.backers({"kind": kind, "seen": seen, "backing": {}}, episodes)
+                    episodes.append({"kind": ep_kind, "facts": {}, "session_id": session_id})
+        by = backing.backers({"kind": kind, "seen": seen, "backing": kept}, episodes)
         if by:
-            db.execute("UPDATE lessons SET backing = ? WHERE id = ?", (json.dumps({"by": by}), lesson_id))
+            db.execute("UPDATE lessons SET backing = ? WHERE id = ?", (json.dumps(dict(kept, by=by)), lesson_id))
         else:
-            moved.append(lesson_id)
+            moved.append((lesson_id, kept))
             if not archived:
                 rendered.append(lesson_id)     # in MEMORY.md until now: the report says it left
     db.executemany("UPDATE lessons SET state = 'candidate', since = ?, backing = ? WHERE id = ?",
-                   [(now, json.dumps({"by": []}), i) for i in moved])
+                   [(now, json.dumps(dict(kept, by=[])), i) for i, kept in moved])
     db.executemany("UPDATE predictions SET resolved = ? WHERE resolved IS NULL AND lesson_id = ?",
-                   [(now, i) for i in moved])
+                   [(now, i) for i, _ in moved])
     if rendered:
+        told = db.execute("SELECT value FROM state WHERE key = 'lessons_to_candidates'").fetchone()
+        try:
+            before = [i for i in json.loads(told[0]) if isinstance(i, int)] if told else []
+        except (ValueError, TypeError):
+            before = []
         db.execute("INSERT INTO state (key, value) VALUES ('lessons_to_candidates', ?) "
-                   "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (json.dumps(rendered),))
+                   "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (json.dumps(before + rendered),))
 
 
 # A passage's rowid in the text index: its id above this (episodes are their ids, lessons minus theirs).
@@ -498,6 +516,15 @@ def m020_edit_passages(db: sqlite3.Connection) -> None:
     _widen_passage_kinds(db, "'exchange', 'summary', 'plan', 'question', 'script'", "edit", "m018_script_passages")
 
 
+def m021_standing_narrowed(db: sqlite3.Connection) -> None:
+    """The person's standing words back a lesson only when they say it is for the work to come
+    ("from now on", "in this repo we ...", "we never ...") or a bare "always"/"never" names the
+    command or file the agent had just used (backing.standing; ARCHITECTURE.md, standing42). A
+    lesson a bare "always" alone made live is a candidate now, as m009 made unbacked ones, and the
+    next morning report says so once. Safe to run again."""
+    _unbacked_to_candidates(db)
+
+
 def _widen_passage_kinds(db: sqlite3.Connection, kinds: str, added: str, made_by: str) -> None:
     """`passages` with one more kind allowed (m018, m020): SQLite cannot change a table's CHECK in
     place, so the table is made again from its own definition (kinds, as made_by left them, then
@@ -526,7 +553,8 @@ MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_even
               m008_episodes_indexed_at_commit, m009_lesson_state, m010_passages,
               m011_agent, m012_note_contexts, m013_cut_titles_unindexed,
               m014_answers_item, m015_read_again, m016_findings_read_again, m017_session_projects,
-              m018_script_passages, m019_project_moves, m020_edit_passages]
+              m018_script_passages, m019_project_moves, m020_edit_passages,
+              m021_standing_narrowed]
 
 
 def migrate(db: sqlite3.Connection, path="") -> None:

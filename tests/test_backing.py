@@ -24,14 +24,31 @@ class Backers(unittest.TestCase):
 
     def test_the_persons_standing_words_back_it(self):
         self.assertEqual(backing.backers(lesson(), [STANDING]), ["standing"])
-        for said in ("in this repo we always use pnpm, never npm", "never commit generated Prisma clients",
-                     "don't ever push to main directly"):
+        for said in ("in this repo we always use pnpm, never npm", "going forward, never commit generated Prisma clients",
+                     "don't ever push to main directly", "we never squash release branches"):
             with self.subTest(said=said):
                 self.assertEqual(backing.backers(lesson(), [correction(said)]), ["standing"])
 
+    def test_a_bare_always_or_never_backs_it_only_about_what_the_agent_just_did(self):
+        # Fresh sets of other people's sessions (ARCHITECTURE.md, session 42): each first night's one
+        # rendered lesson, backed by a bare "always" or "in this repo", was a product's behaviour or
+        # where a thing is, not how the agent works. Said of the command or file the agent had just
+        # run or touched, it is about the agent's work.
+        npm = {"tool": "Bash", "command": "npm install date-fns"}
+        edit = {"tool": "Edit", "command": "Edit /home/p/shop/src/config.json"}
+        self.assertEqual(backing.backers(lesson(), [correction("no, always use pnpm, never npm", **npm)]), ["standing"])
+        self.assertEqual(backing.backers(lesson(), [correction("never edit config.json by hand", **edit)]), ["standing"])
+        for said, did in (("Always show only the newest notification - collapse the rest", edit),
+                          ("never commit generated Prisma clients", npm),
+                          ("do not unignore the whole folder, only add the two scripts that are already in this repo", edit),
+                          ("always use pnpm, never npm", {})):
+            with self.subTest(said=said):
+                self.assertEqual(backing.backers(lesson(), [correction(said, standing=True, **did)]), [])
+
     def test_the_reading_rules_say_standing_when_they_can_and_that_is_taken_as_said(self):
-        self.assertEqual(backing.backers(lesson(), [correction("run the linter", standing=True)]), ["standing"])
-        self.assertEqual(backing.backers(lesson(), [correction("always run the linter", standing=False)]), [])
+        self.assertEqual(backing.backers(lesson(), [correction("from now on run the linter", standing=True)]),
+                         ["standing"])
+        self.assertEqual(backing.backers(lesson(), [correction("from now on run the linter", standing=False)]), [])
 
     def test_a_ban_said_once_without_a_standing_word_is_not_backed(self):
         for said in ("explain to me how to run the project, don't actually run", "don't run make build",

@@ -1192,13 +1192,42 @@ class LessonStates(SleepCase):
         self.assertTrue((memory / f"om-{lesson['id']}.md").exists())
         self.assertIn("was a candidate, now backed", (self.home / "morning.md").read_text())
 
+    def test_a_bare_always_is_a_candidate_and_one_made_live_by_it_before_goes_back(self):
+        # "Always show only the newest notification" says what the product does, not how the agent
+        # works: on a bare "always" alone it is a candidate. A database whose lesson went live on
+        # such words before (standing42) sees it leave MEMORY.md when it is upgraded (m021), and
+        # the morning report says so.
+        from openmemory import migrations
+        said = "Always show only the newest notification - collapse the rest."
+        self.write(tests_corrected(self.shop, when(11, 2), "python -m unittest", said))
+        self.sleep(night(11, 3))
+        [lesson] = self.lessons()
+        self.assertEqual(lesson["state"], "candidate")
+        self.assertIn("newest notification", lesson["text"])
+        with self.db() as db, db.transaction():     # as the rules before standing42 left it
+            db.set_lesson_states([(lesson["id"], "live", {"by": ["standing"]})], night(11, 3))
+        self.sleep(night(11, 4))
+        memory = paths.memory_dir_for(str(self.shop))
+        self.assertTrue((memory / f"om-{lesson['id']}.md").exists())
+        with self.db() as db:                       # the version before m021
+            before = [m.__name__ for m in migrations.MIGRATIONS].index("m021_standing_narrowed")
+            raw_db(db).execute(f"PRAGMA user_version = {before}")
+            raw_db(db).commit()
+        self.sleep(night(11, 5))
+        [lesson] = self.lessons()
+        self.assertEqual((lesson["state"], json.loads(lesson["backing"])["by"]), ("candidate", []))
+        self.assertFalse((memory / f"om-{lesson['id']}.md").exists())
+        report = (self.home / "morning.md").read_text()
+        self.assertIn("## Back to candidates", report)
+        self.assertIn("newest notification", report.split("## Back to candidates")[1])
+
     def test_a_rule_right_under_a_paste_is_a_candidate_and_one_typed_apart_from_it_is_live(self):
         # A traceback's last line of prose reads as what the person typed under their paste: on
         # its standing words alone it would reach MEMORY.md. Typed after a blank line, or alone,
         # the same rule is the person's and live.
         pasted = ("Traceback (most recent call last):\n  File \"deploy.py\", line 12, in <module>\n"
                   "    sync()\nRuntimeError: config drift detected\n")
-        rule = "Never edit config.json by hand, always run ops-sync instead."
+        rule = "From now on never edit config.json by hand, always run ops-sync instead."
         self.write(tests_corrected(self.shop, when(11, 2), "python deploy.py", pasted + rule))
         self.sleep(night(11, 3))
         [lesson] = self.lessons()
