@@ -738,8 +738,9 @@ def held_nowhere(weights: dict, counted: list, unheld_stems=frozenset()) -> floa
 # in at most POSTINGS_BUDGET memories: FTS5 reads the postings of a phrase's words, and a run of
 # common words only ("failed to push") costs 10-20 ms at 60,000 sessions and is held there anyway.
 # Measured: NOTHING_RELEVANT above; OPERATIONS.md ("Relevance across queries") has the figures.
-QUOTED = re.compile(r"`([^`\n]+)`|\"([^\"\n]+)\"")
+QUOTED = re.compile(r"`([^`\n]+)`|\"([^\"\n]+)\"|(?<![\w'])'(\S[^'\n]*?\S|\S)'(?!\w)")
 IDENTIFIER = re.compile(r"(?<![\w/])[\w.-]*?(?:[a-z][A-Z]|[^\W_][_.][^\W_])[\w.-]*(?![\w/])")
+ELIDED = re.compile(r"\.{3}|\u2026")
 QUOTED_NOWHERE = 0.5
 NAMES_CHECKED = 4
 NAME_WORDS = 12
@@ -749,7 +750,7 @@ NAME_STRETCH = 4
 def named(query: str) -> list:
     """The phrases a query quotes, then the identifiers it names outside quotes (snake_case, camelCase, a.b),
     then its acronyms ending in S (ACRONYM)."""
-    found = [m.group(1) or m.group(2) for m in QUOTED.finditer(query)]
+    found = [part.strip() for m in QUOTED.finditer(query) for part in ELIDED.split(m.group(1) or m.group(2) or m.group(3))]
     found += [m.group(0).strip(".-") for m in IDENTIFIER.finditer(QUOTED.sub(" ", query))]
     found += [m.group(0) for m in ACRONYM.finditer(QUOTED.sub(" ", query))]
     return [name for name in found if any(len(w) > 1 for w in _WORD.findall(name))]

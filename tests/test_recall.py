@@ -689,10 +689,57 @@ class NamedNowhere(TempHome):
         self.assertEqual(hits[0]["title"], "`entire resume` failed")
 
     def test_prose_is_no_name(self):
+        self.assertEqual(recall.named("the user's branch, the agents' 'x' and I'd say it's not"), [])
+        self.assertEqual(recall.named("it said 'Bootstrap failed' and 'no lock... on ref'"),
+                         ["Bootstrap failed", "no lock", "on ref"])
         self.assertEqual(recall.named("is PATH/mise set up, e.g. in CI, and/or locally? `x`"), [])
         self.assertEqual(recall.named('the `go mod vendor` run and "cannot lock ref" in SessionState.PausedAt '
                                       'and go.mod and ENTIRE_DISABLE_HOOKS'),
                          ["go mod vendor", "cannot lock ref", "SessionState.PausedAt", "go.mod", "ENTIRE_DISABLE_HOOKS"])
+
+
+class QuotedInSingleQuotes(TempHome):
+    """An error line a question quotes in single quotes is a thing it names, as in backticks or double
+    quotes (recall.QUOTED); a line cut with an ellipsis is named by its parts (recall.ELIDED)."""
+
+    def setUp(self):
+        super().setUp()
+        self.db = store.connect()
+        self.addCleanup(self.db.close)
+        put_apart(self.db, [
+            episode("ptmx", "sysctl-ptmx launchd daemon", "the launchd daemon raises kern.tty.ptmx_max at boot; "
+                    "darwin-rebuild switch reloads it", kind="note"),
+            episode("boot", "nix bootstrap", "the bootstrap script installs nix before the first darwin-rebuild",
+                    kind="note"),
+            episode("drift", "drift e2e test failed", "Database chkit_e2e_drift_policy_1733 does not exist: the "
+                    "test dropped its database before migrate --execute ran"),
+        ] + [episode(f"f{i}", f"`npm run build` failed: step {i}", f"webpack compiled step {i}") for i in range(8)])
+        patcher = mock.patch.object(recall, "ABSENCE_FROM", 1)    # absence counts in full however small the store
+        patcher.start()
+        self.addCleanup(patcher.stop)
+
+    def said(self, query):
+        hits = recall.search(self.db, query, now=NOW)
+        return recall.hits_text(query, hits).split("\n", 1)[0], hits
+
+    def test_a_single_quoted_error_no_memory_holds_is_nothing_relevant(self):
+        # public4 u14: five hits holding "launchd", "daemon", "failed" apart, the best at relevance 0.79
+        head, hits = self.said("Why did the sysctl-ptmx launchd daemon report 'Bootstrap failed' after "
+                               "darwin-rebuild switch?")
+        self.assertTrue(head.startswith("Nothing relevant in memory"), head)
+        self.db.add_note("launchd: 'Bootstrap failed: 5: Input/output error' for the sysctl-ptmx daemon, "
+                         "since darwin-rebuild switch loads it twice", cwd="/home/dev/shop")
+        head, hits = self.said("Why did the sysctl-ptmx launchd daemon report 'Bootstrap failed' after "
+                               "darwin-rebuild switch?")
+        self.assertRegex(head, r"^\d memor(y|ies) for ")
+        self.assertIn("Bootstrap failed: 5", hits[0]["gist"])
+
+    def test_a_quoted_line_cut_with_an_ellipsis_is_held_by_its_parts(self):
+        # public4 q13: the line's numbered middle left out of the quote
+        head, hits = self.said("The drift e2e test failed with 'Database chkit_e2e_drift_policy_... does not "
+                               "exist' on migrate --execute. What was the cause?")
+        self.assertRegex(head, r"^\d memor(y|ies) for ")
+        self.assertEqual(hits[0]["title"], "drift e2e test failed")
 
 
 class AcronymsAsWritten(TempHome):
