@@ -742,6 +742,43 @@ class QuotedInSingleQuotes(TempHome):
         self.assertEqual(hits[0]["title"], "drift e2e test failed")
 
 
+class OneWordNowhere(TempHome):
+    """A question whose one ordinary word no memory holds ("carries", dev q91) reads weak however well
+    the rest matches: below NOTHING_RELEVANT. When its best hit's BM25 is most of what the whole query
+    could score (recall.matched_share, from MATCHED_RELEVANT on), the hits are shown, not "nothing
+    relevant"; when the rest matches weakly, nothing relevant still."""
+
+    def setUp(self):
+        super().setUp()
+        self.db = store.connect()
+        self.addCleanup(self.db.close)
+        put_apart(self.db, [
+            episode("trailer", "Finding a checkpoint's commit by its trailer", "the checkpoint trailer: we scan the "
+                    "commits of a two-day time window for the commit whose trailer names the checkpoint", kind="note"),
+            episode("hooks", "entire: disable the hooks in CI", "ENTIRE_LOCAL_DEV=1 makes the hooks use go run",
+                    kind="note"),
+            episode("window", "time window of the session list", "the list shows sessions of the last week", kind="note"),
+        ] + [episode(f"f{i}", f"`npm run build` failed: step {i}", f"webpack compiled step {i} commit") for i in range(8)])
+        patcher = mock.patch.object(recall, "ABSENCE_FROM", 1)    # absence counts in full however small the store
+        patcher.start()
+        self.addCleanup(patcher.stop)
+
+    def said(self, query):
+        hits = recall.search(self.db, query, now=NOW)
+        return recall.hits_text(query, hits).split("\n", 1)[0], hits
+
+    def test_the_rest_matched_whole_shows_the_hits(self):
+        head, hits = self.said("Which commit carries a checkpoint's trailer?")
+        self.assertLess(hits[0]["relevance"], recall.NOTHING_RELEVANT)      # "carries": held nowhere
+        self.assertRegex(head, r"^\d memor(y|ies) for ")
+        self.assertEqual(hits[0]["title"], "Finding a checkpoint's commit by its trailer")
+
+    def test_the_rest_matched_in_part_is_nothing_relevant(self):
+        head, hits = self.said("Which commit carries a webpack step's trailer?")
+        self.assertTrue(head.startswith("Nothing relevant in memory"), head)
+        self.assertLess(hits[0]["matched"], recall.MATCHED_SHARE)
+
+
 class AcronymsAsWritten(TempHome):
     """The index stems as Porter does: "LFS" is stored as "lf", as "LF" (line feed) is. A question about
     an acronym no memory writes is nothing relevant, however many memories hold its stem
