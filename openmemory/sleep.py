@@ -535,7 +535,31 @@ class _Consolidation:
             # that one (two of one rule, split by a correction said "in this repo": _only_here)
             best = own
         if best is None and ep is not None and ep["kind"] == "correction":
-            best = _same_rule(ep, vec, self)     # the same rule in other words
+            best = _same_rule(ep, vec, self) or self.said_alike(ep, said)    # the same rule in other words
+        return best
+
+    def said_alike(self, ep: dict, said: str | None) -> "_Lesson | None":
+        """A feedback lesson of the correction's project (or every project) whose words say its rule
+        as its own lesson's words do (the judge's, else the rules': rule_words) at JOIN_SIMILARITY or
+        more. Its vector is those words and the call they answered (surprise_unit), which one
+        saying has and another has not: two corrections of one session whose judge wrote "Keep the
+        diff to main minimal and reuse the existing audited logic ..." and "Reuse the existing
+        audited logic ..., and keep the diff to main minimal." are 0.60 alike in words, 0.53 as
+        surprises (the second answered `cargo test`), and made two lessons of one rule."""
+        if not said:
+            return None
+        memo, project = self.vectors.memo, self.places.project(ep["cwd"])
+        mine = embed.unit_of(said)
+        best, score = None, JOIN_SIMILARITY
+        for lesson in self.lessons:
+            if lesson.kind != "feedback" or (lesson.cwd and self.places.project(lesson.cwd) != project):
+                continue
+            words = unscoped(lesson.text)
+            if ("words", words) not in memo:
+                memo["words", words] = embed.unit_of(words)
+            s = embed.dot(mine, memo["words", words])
+            if s >= score and not other_rules(said, lesson.text):
+                best, score = lesson, s
         return best
 
     def _only_here(self, ep: dict | None):

@@ -798,6 +798,46 @@ class EveryMessageTyped(unittest.TestCase):
                                     "user", 2),
                                    ("In this project document every config key in the README's config section", 1)])
 
+    def test_two_corrections_of_one_session_the_judge_words_alike_make_one_lesson(self):
+        # public7's first night: a message, then words typed refusing the agent's `cargo test`; two
+        # lasting verdicts saying one rule (their words 0.60 alike), but the refusal's surprise
+        # holds the call it refused and the message's none (0.53 alike): two lessons had been
+        # rendered saying it twice. The third message's rule is another and stays its own.
+        import tempfile
+        from datetime import datetime, timezone
+        from pathlib import Path
+        from tests import judge_requests
+        from tests.fixtures import Transcript
+        first = "I want to minimize diff to main and reuse all audited existing logic"
+        again = "what I dont like about the original approach is that i writes new security critical logic"
+        other = "also run format and lint scripts for the whole repo as part of the verification"
+        t = Transcript(cwd="/home/dev/shop", start=datetime(2026, 11, 2, 9, tzinfo=timezone.utc))
+        t.user("make BloomFilterRef check membership without copying the filter")
+        t.assistant("The generic approach changes the `BloomFilter` struct signature and moves three functions.")
+        t.user(first)
+        t.assistant("Reverting to the original approach.",
+                    tools=[("Bash", {"command": "cargo test -p light-bloom-filter"}, "REJECT", again)])
+        t.assistant("Good point: I will extract the read-only check from `_insert` and call it from both.",
+                    tools=[("Bash", {"command": "cargo build -p light-bloom-filter"}, "Finished", False)])
+        t.user(other)
+        t.assistant("Done.")
+        with tempfile.TemporaryDirectory() as tmp:
+            files = [t.write(Path(tmp))]
+            keys = {_message_of(r): r["key"] for r in judge_requests.requests_of(files)}
+            night = judge_requests.replay_night(files, {
+                keys[first]: answer(True, "Keep the diff to main minimal and reuse the existing audited logic "
+                                          "rather than rewriting or restructuring it."),
+                keys[again]: answer(True, "Reuse the existing audited logic instead of writing new "
+                                          "security-critical code, and keep the diff to main minimal."),
+                keys[other]: answer(True, "Run the repo's format and lint scripts over the whole repo as part of "
+                                          "verifying a change, not just the tests.")})
+        lessons = sorted((ls["text"], ls["state"], len(ls["sources"])) for ls in night["lessons"])
+        self.assertEqual(lessons, [
+            ("In this project keep the diff to main minimal and reuse the existing audited logic rather than "
+             "rewriting or restructuring it.", "live", 2),
+            ("In this project run the repo's format and lint scripts over the whole repo as part of verifying a "
+             "change, not just the tests.", "live", 1)])
+
     def test_a_lasting_rule_the_judge_calls_no_correction_keeps_its_lesson(self):
         # "From now on ..." with a new request: the rules read a standing correction, the judge a new
         # request with a lasting rule in it (correction false, lasting true). Its lesson was wiped:
