@@ -135,7 +135,9 @@ def surprises_of(s: Session, settled: bool = False) -> list:
             turn = replace(turn, text=turn.text.partition(" ")[2].strip())
         refused = bare.pop() if bare else None
         _refusals_alone(found, bare, s.id)
-        context = [c for c in calls if not (c.rejected and c.words)] or calls    # a refusal's words spoke for it
+        # A call refused with words typed into its dialog: those words spoke for it (its own
+        # episode), so a message typed after them answers what the agent did since, not that call.
+        context = [c for c in calls if not (c.rejected and c.words)]
         ran = "\n".join(c.input["command"] for c in context if c.name == "Bash" and isinstance(c.input, dict)
                         and isinstance(c.input.get("command"), str)) if len(turn.text) <= 100 else ""   # a short reaction's
         verdict, form = correction_verdict(turn.text, agent_said, False, interrupted, first, ran)

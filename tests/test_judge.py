@@ -838,6 +838,31 @@ class EveryMessageTyped(unittest.TestCase):
             ("In this project run the repo's format and lint scripts over the whole repo as part of verifying a "
              "change, not just the tests.", "live", 1)])
 
+    def test_a_message_after_a_refusal_the_person_explained_is_not_told_as_typed_into_its_dialog(self):
+        # Words typed into the dialog that refused `cargo test` speak for that call; the agent
+        # answered them, and what the person typed next is a message of its own. It had been put
+        # to the judge as "typed into the dialog that refused the call above", with `cargo test`
+        # "refused" as what the agent had just done (dupes42).
+        import tempfile
+        from datetime import datetime, timezone
+        from pathlib import Path
+        from tests import judge_requests
+        from tests.fixtures import Transcript
+        explained = "no, don't run the whole suite, it takes an hour"
+        later = "also run format and lint scripts for the whole repo as part of the verification"
+        t = Transcript(cwd="/home/dev/shop", start=datetime(2026, 11, 2, 9, tzinfo=timezone.utc))
+        t.user("make BloomFilterRef check membership without copying the filter")
+        t.assistant("Running the tests.", tools=[("Bash", {"command": "cargo test"}, "REJECT", explained)])
+        t.assistant("Understood: I will not run the whole suite.")
+        t.user(later)
+        t.assistant("Done.")
+        with tempfile.TemporaryDirectory() as tmp:
+            requests = {_message_of(r): r["user"] for r in judge_requests.requests_of([t.write(Path(tmp))])}
+        self.assertIn("(typed into the dialog that refused the call above;", requests[explained])
+        self.assertNotIn("typed into the dialog", requests[later])
+        self.assertNotIn("refused", requests[later].split("The person's message")[0].split("Just before")[1])
+        self.assertIn("Understood: I will not run the whole suite.", requests[later])
+
     def test_a_lasting_rule_the_judge_calls_no_correction_keeps_its_lesson(self):
         # "From now on ..." with a new request: the rules read a standing correction, the judge a new
         # request with a lasting rule in it (correction false, lasting true). Its lesson was wiped:
