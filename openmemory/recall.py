@@ -394,9 +394,11 @@ def by_whose_words(store: Store, hits: list) -> list:
 ASKS_WHY = re.compile(r"\b(?:why|root cause|what caused|what made|what (?:was|is|went)(?: actually| really)? wrong|"
                       r"the cause of|the reason|what (?:was|is|were|are)(?: actually| really)? the "
                       r"(?:real |actual |underlying )?(?:cause|problem|issue)s?)\b", re.IGNORECASE)
-STATES_CAUSE = re.compile(r"\b(?:root cause|the (?:real |actual |underlying )?(?:issue|problem|bug|reason|culprit|cause)"
+STATES_CAUSE = re.compile(r"\b(?:root causes?|the (?:real |actual |underlying )?(?:issue|problem|bug|reason|culprit|cause)"
                           r" (?:is|was|here)|because|that'?s why|this is why|which is why|found (?:it|the (?:bug|issue|"
-                          r"problem|cause|culprit))|there it is|turns out|caused by|due to)\b", re.IGNORECASE)
+                          r"problem|cause|culprit))|there it is|there'?s the answer|turns out|caused by|due to|i (?:can )?see "
+                          r"(?:what'?s happening|the (?:bug|issue|problem))|here'?s what (?:happen(?:s|ed)|went wrong))\b",
+                          re.IGNORECASE)
 
 
 def asks_why(query: str) -> bool:

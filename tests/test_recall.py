@@ -389,6 +389,30 @@ class WhyAsked(TempHome):
         plain = json.loads(self.ok("recall", "last_interaction_at in the session state JSON", "--json").stdout)
         self.assertIn("saved right after it", plain[0]["text"])   # without that ask, the order is relevance's
 
+    def sandbox_session(self):
+        t = Transcript(cwd=PROJECT)
+        t.user("run the end to end check in the sandbox again")
+        t.assistant("The PR creation test passed, but the sandboxed agent said WORK_RESULT success: false, so the "
+                    "test checks the ticket status and not what the agent did.")
+        t.user("analyze its output and propose a fix")
+        t.assistant("Here's the analysis of the PR creation test: the sandboxed agent did nothing useful. Two root "
+                    "causes: 1. The prompt doesn't "
+                    "embed the task context: the orchestrator passes the ticket id and title, but the prompt only "
+                    "uses the merge instructions. 2. The worker never receives the branch name.")
+        t.user("fix both")
+        t.assistant("Both fixed, the prompt now carries the ticket.")
+        t.write(project_folder(self.claude, t.cwd))
+
+    def test_two_root_causes_state_a_cause(self):
+        # public4 q70: the answer said "Two root causes:", which `root cause` alone did not match, and
+        # stayed 7th behind its session's passages that restate the symptom (recall43)
+        self.sandbox_session()
+        self.ok("ingest")
+        hits = json.loads(self.ok("recall", "The PR creation test passed but WORK_RESULT said success: false. Why "
+                                  "did the sandboxed agent do nothing useful?", "--json").stdout)
+        self.assertIn("doesn't embed the task context", hits[0]["text"])    # before: the symptom restated first
+        self.assertTrue(any("checks the ticket status" in h["text"] for h in hits[1:]))
+
     def test_what_asks_why(self):
         for query in ("Why did the push fail?", "What was the root cause of the corrupted index?",
                       "What made Session B hit SessionIDConflictError?", "what was wrong with the retry loop",
@@ -403,9 +427,13 @@ class WhyAsked(TempHome):
     def test_what_states_a_cause(self):
         for text in ("agent: Found the bug: the conversion drops it.", "The root cause is a stale index.",
                      "It failed because the token expired.", "That's why the hook never ran.",
-                     "Turns out the remote is HTTPS."):
+                     "Turns out the remote is HTTPS.", "Two root causes: 1. The prompt doesn't embed the task.",
+                     "There's the answer. Out of 3455 delta events, 3049 are thinking_delta.",
+                     "I see what's happening. The agent writes the file as JSON.",
+                     "I can see the bug clearly. The catch block keeps the placeholder."):
             self.assertTrue(recall.STATES_CAUSE.search(text), text)
-        for text in ("agent: Let me read the state files.", "Fixed: the test passes now."):
+        for text in ("agent: Let me read the state files.", "Fixed: the test passes now.",
+                     "I see the tests pass now.", "Here's what I changed."):
             self.assertFalse(recall.STATES_CAUSE.search(text), text)
 
 
