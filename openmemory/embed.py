@@ -258,6 +258,22 @@ def unit_of(text: str) -> dict:
     return {i: x / norm for i, x in vec.items() if x} if norm else {}
 
 
+def word_unit(text: str) -> dict:
+    """text's words and pairs of neighbouring words, weighted as vector() weighs them, at length 1,
+    keyed by the word itself instead of a hashed slot: {} when text has no content words. Two short
+    texts' hashed vectors can share a slot with no word in common ("lsp" and "mode" share one, with
+    one sign); their cosine over these is what they have in common, not what collides."""
+    tokens = words(text)
+    vec: dict = {}
+    for w in tokens:
+        vec["w:" + w] = vec.get("w:" + w, 0) + 1
+    for a, b in zip(tokens, tokens[1:]):
+        vec["b:" + a + " " + b] = vec.get("b:" + a + " " + b, 0) + 1
+    vec = {k: (1.0 + math.log(n)) * (BIGRAM_WEIGHT if k[0] == "b" else 1.0) for k, n in vec.items()}
+    norm = math.hypot(*vec.values())
+    return {k: x / norm for k, x in vec.items()} if norm else {}
+
+
 def unit(vec) -> dict:
     """A vector (list, array or encoded blob) as {dimension: value} at length 1: hashed vectors of
     short texts are sparse, so sleep compares them as dicts. {} when the vector is empty."""

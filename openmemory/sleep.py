@@ -314,18 +314,36 @@ class _Lesson:
         self.here = False               # the person said it of this project ("in this repo ..."): a source's words
         self.revived = False
         self.by_model = False           # worded by the model (a doubtful turn's lesson line)
+        self.members: list = []         # the episodes summed in its signature, for their words (alike)
+        self._words: dict | None = None
 
     def add(self, ep: dict, unit: dict) -> None:
         for i, x in unit.items():
             self.sum[i] = self.sum.get(i, 0.0) + x
         self._norm = 0.0
         self.sessions.add(incident(ep))
+        self.members.append(ep)
+        self._words = None
 
     def similarity(self, unit: dict) -> float:
         """Cosine between the lesson (its sources' centroid) and a unit vector."""
         if not self._norm:
             self._norm = math.hypot(*self.sum.values())
         return embed.dot(self.sum, unit) / self._norm if self._norm else 0.0
+
+    def alike(self, words: dict, memo: dict | None = None) -> bool:
+        """Whether the words of a surprise (embed.word_unit) are as alike to its sources' words as
+        joining asks (JOIN_SIMILARITY): the hashed cosine of two short texts can reach it through
+        one shared slot alone ("use your LSP" and "use mode auto skill", 0.61: "lsp" and "mode"
+        hash alike), and that is no rule in common."""
+        if self._words is None:
+            total: dict = {}
+            for unit in [embed.word_unit(surprise_text(m, memo)) for m in self.members] or [embed.word_unit(self.text)]:
+                for k, x in unit.items():
+                    total[k] = total.get(k, 0.0) + x
+            norm = math.hypot(*total.values())
+            self._words = {k: x / norm for k, x in total.items()} if norm else {}
+        return embed.dot(self._words, words) >= JOIN_SIMILARITY
 
     def sessions_known(self, store: Store) -> set:
         """The sessions of all its sources (what `seen` counts), beyond the ones in its signature."""
@@ -526,6 +544,8 @@ class _Consolidation:
             if said and other_rules(said, lesson.text):
                 continue        # another command: another rule, however alike in words (`make test-integration`)
             s = lesson.similarity(vec)
+            if s >= JOIN_SIMILARITY and ep is not None and not lesson.alike(self.words_of(ep), self.vectors.memo):
+                continue        # alike only where two words hash alike: no word in common
             if s >= score:
                 best, score = lesson, s
             if mine and lesson.cwd and s >= own_score and self.places.project(lesson.cwd) == mine:
@@ -561,6 +581,12 @@ class _Consolidation:
             if s >= score and not other_rules(said, lesson.text):
                 best, score = lesson, s
         return best
+
+    def words_of(self, ep: dict) -> dict:
+        """A surprise's words as alike compares them (embed.word_unit of surprise_text), once a night."""
+        if ("words", ep["id"]) not in self.vectors.memo:
+            self.vectors.memo["words", ep["id"]] = embed.word_unit(surprise_text(ep, self.vectors.memo))
+        return self.vectors.memo["words", ep["id"]]
 
     def _only_here(self, ep: dict | None):
         """The project a correction is of when the person's words said it is this project's ("in this
@@ -788,6 +814,16 @@ def surprise_unit(ep: dict, memo: dict | None = None) -> dict:
     memo: a night's {words: what they give} (a failure that recurs all year, a correction said
     again): the same vector, worked out once; its vectors are read, never changed."""
     memo = {} if memo is None else memo
+    text = surprise_text(ep, memo)
+    if ("text", text) not in memo:
+        memo["text", text] = embed.unit_of(text)
+    return memo["text", text]
+
+
+def surprise_text(ep: dict, memo: dict | None = None) -> str:
+    """What surprise_unit hashes: the command and its error lines, the words said and what they
+    answered, a note's title and text."""
+    memo = {} if memo is None else memo
     facts = ep.get("facts") or {}
     if ep.get("kind") == "error":
         text = core_command(facts.get("command") or facts.get("tool") or "") + "\n" + \
@@ -806,9 +842,7 @@ def surprise_unit(ep: dict, memo: dict | None = None) -> dict:
         text = meant + "\n" + _about(facts)
     else:
         text = (ep.get("title") or "") + "\n" + (ep.get("gist") or "")
-    if ("text", text) not in memo:
-        memo["text", text] = embed.unit_of(text)
-    return memo["text", text]
+    return text
 
 
 def cause_of(ep: dict) -> str:

@@ -623,6 +623,35 @@ class Consolidation(SleepCase):
         memory = (paths.memory_dir_for(str(self.tmp / "cli")) / "MEMORY.md").read_text()
         self.assertEqual(memory.count("dependencies without asking"), 1, memory)
 
+    def test_words_that_only_hash_alike_make_no_rule_in_common(self):
+        # Held-out history (public7 and dev): "you can use your LSP right?" in one person's cli,
+        # then another person refusing ExitPlanMode with "use mode auto skill" in two projects of
+        # theirs. "lsp" and "mode" fall in one hashed slot with one sign, so the surprises' cosine
+        # was 0.61 (≥ 0.55) with only "use" in common: the two joined the first, which became
+        # "Use your LSP." for every project, live as seen in 3 sessions, in every MEMORY.md.
+        for name in ("cli", "light", "light3"):
+            (self.tmp / name).mkdir()
+        t = Transcript(cwd=str(self.tmp / "cli"), start=when(11, 2))
+        t.user("where is checkpointStore defined?")
+        t.assistant("Searching.", tools=[("Bash", {"command": "grep -rn checkpointStore ."}, "cmd/store.go:12: type checkpointStore", False)])
+        t.user("you can use your LSP right?")
+        t.assistant("Yes, using the LSP.")
+        self.write(t)
+        for day, name, said in ((3, "light3", "use mode auto skill"),
+                                (4, "light", "use mode auto skill and use plan reviews skill")):
+            t = Transcript(cwd=str(self.tmp / name), start=when(11, day))
+            t.user("plan the harness clean-up")
+            t.assistant("Here is the plan.", tools=[("ExitPlanMode", {"plan": "1. prune the weak harnesses"}, "REJECT", said)])
+            t.assistant("OK.")
+            self.write(t)
+        self.ingest()
+        self.sleep(night(11, 5))
+        lsp = [(ls["text"], ls["cwd"], ls["seen"]) for ls in self.lessons() if "LSP" in ls["text"]]
+        self.assertEqual(lsp, [("In this project use your LSP.", str(self.tmp / "cli"), 1)], self.lessons())
+        for name in ("light", "light3"):
+            memory = paths.memory_dir_for(str(self.tmp / name)) / "MEMORY.md"
+            self.assertFalse(memory.exists() and "LSP" in memory.read_text(), name)
+
     def test_a_failure_whose_cause_is_a_projects_own_stays_each_projects(self):
         # `cargo build` fails on a name of the project's own code (`conf`: failures.project_bound)
         # in three projects, each in three sessions: the second project's lesson, in the same words
