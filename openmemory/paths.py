@@ -231,7 +231,12 @@ def _base36(n: int) -> str:
 
 
 def work_tree(cwd) -> Path | None:
-    """The top of the working tree holding cwd (a linked worktree's own top), or None."""
+    """The top of the working tree holding cwd (a linked worktree's own top), or None; None for a
+    folder not written as a whole path here (a Windows path read on Linux, `D:\\oh-my-posh`: as a
+    relative name it was looked up below the folder openmemory ran in, whose repository it then
+    was, and its lessons said "In this repository" or "In this project" by where sleep ran)."""
+    if not os.path.isabs(str(cwd)):
+        return None
     here = Path(os.path.realpath(cwd))
     for folder in (here, *here.parents):
         if (folder / ".git").exists():

@@ -652,6 +652,24 @@ class Consolidation(SleepCase):
             memory = paths.memory_dir_for(str(self.tmp / name)) / "MEMORY.md"
             self.assertFalse(memory.exists() and "LSP" in memory.read_text(), name)
 
+    def test_a_windows_folder_is_in_no_repository_whatever_folder_sleep_runs_in(self):
+        # Held-out history (public7): oh-my-posh's sessions ran in `D:\\oh-my-posh`. Read on Linux,
+        # that name is relative, and sleep looked for its repository below the folder it ran in:
+        # run from a clone of anything, the same night worded "In this repository, on bullet 1,
+        # ..."; run from /tmp, "In this project, on bullet 1, ...".
+        t = Transcript(cwd="D:\\oh-my-posh", start=when(11, 2))
+        t.user("update the release notes")
+        t.assistant("Updated.", tools=[("Bash", {"command": "git status"}, "nothing to commit", False)])
+        t.user("keep each commit with working code please (no micro-committing broken state)")
+        t.assistant("Understood.")
+        self.write(t)
+        here = os.getcwd()
+        self.addCleanup(os.chdir, here)
+        os.chdir(self.shop)             # a git repository
+        self.sleep(night(11, 3))
+        [rule] = [ls["text"] for ls in self.lessons() if "working code" in ls["text"]]
+        self.assertEqual(rule, "In this project keep each commit with working code.")
+
     def test_a_failure_whose_cause_is_a_projects_own_stays_each_projects(self):
         # `cargo build` fails on a name of the project's own code (`conf`: failures.project_bound)
         # in three projects, each in three sessions: the second project's lesson, in the same words
