@@ -440,6 +440,11 @@ def asks_after_failure(query: str) -> bool:
     return asks_why(query) or bool(ASKS_HOW_SOLVED.search(query or ""))
 
 
+# A failure's record that says what made it work (episodes: "Worked after `git push --set-upstream
+# origin x`") answers "how did we fix it" itself: it keeps its place.
+SHOWS_ITS_FIX = re.compile(r"\bWorked after `")
+
+
 def failures_later(hits: list) -> list:
     """Hits, each error episode ordered after hits up to FAILURE_TIE less relevant: for a question
     about a failure's cause or fix, the failure's own record restates the question and is not the
@@ -447,7 +452,7 @@ def failures_later(hits: list) -> list:
     Measured on the three tuning sets (OPERATIONS.md, "recall42")."""
     moved = False
     for hit in hits:
-        if hit["source"] == "episode" and hit["kind"] == "error":
+        if hit["source"] == "episode" and hit["kind"] == "error" and not SHOWS_ITS_FIX.search(hit.get("gist") or ""):
             hit["score"] = round(hit["score"] - FAILURE_TIE, 4)
             moved = True
     if moved:

@@ -441,6 +441,11 @@ TSC = ("Exit code 2\ntests/daytona_sandbox.test.ts(22,27): error TS2322: Type 'b
        "'void | Promise<void>'.")
 
 
+NO_UPSTREAM = ("Exit code 128\nfatal: The current branch review-page has no upstream branch.\n"
+               "To push the current branch and set the remote as upstream, use\n\n"
+               "    git push --set-upstream origin review-page\n")
+
+
 class AfterAFailure(TempHome):
     """A question that quotes a failure and asks its cause or its fix is answered by what someone found
     or did after it: the failure's own record, which holds the most of the question's words, comes after
@@ -471,6 +476,25 @@ class AfterAFailure(TempHome):
         asked = json.loads(self.ok("recall", "What did tsc report for the sandbox test: Type boolean is not "
                                              "assignable to type void?", "--json").stdout)
         self.assertEqual(asked[0]["kind"], "error")         # what failed: the failure's record keeps its place
+
+    def test_a_failure_that_shows_what_made_it_work_keeps_its_place(self):
+        # The README's example: "how did we fix the no upstream branch push error" is answered by the
+        # failure's own record, which says what made it work ("Worked after `git push
+        # --set-upstream …`"); ordered after the hits 0.3 less relevant, it had left the first two
+        # for the session and an unrelated "Force pushed the rebased branch" exchange.
+        t = Transcript(cwd=PROJECT)
+        t.user("commit the review page and push it")
+        t.assistant("Pushing.", tools=[("Bash", {"command": "git push"}, NO_UPSTREAM, True)])
+        t.assistant("No upstream yet; setting it.", tools=[
+            ("Bash", {"command": "git push --set-upstream origin review-page"}, "branch 'review-page' set up", False)])
+        t.assistant("Pushed. The review page is on origin/review-page.")
+        t.user("thanks")
+        t.assistant("You're welcome.")
+        t.write(project_folder(self.claude, t.cwd))
+        self.ok("ingest")
+        hits = json.loads(self.ok("recall", "how did we fix the no upstream branch push error", "--json").stdout)
+        self.assertEqual(hits[0]["kind"], "error", [h["kind"] for h in hits])
+        self.assertIn("git push --set-upstream origin review-page", hits[0]["text"])
 
     def test_what_asks_after_a_failure(self):
         for query in ("Why did the push fail?", "The API crashed with 'No module named events_py'. How did we fix it?",
