@@ -750,22 +750,18 @@ class NamedNowhere(TempHome):
                          ["go mod vendor", "cannot lock ref", "SessionState.PausedAt", "go.mod", "ENTIRE_DISABLE_HOOKS"])
 
 
-class QuotedInSingleQuotes(TempHome):
-    """An error line a question quotes in single quotes is a thing it names, as in backticks or double
-    quotes (recall.QUOTED); a line cut with an ellipsis is named by its parts (recall.ELIDED)."""
+class GateCase(TempHome):
+    """A store of a few memories put apart in time, and what recall says first of a query: how many
+    memories, or "nothing relevant". Absence counts in full however small the store."""
+
+    def memories(self) -> list:
+        return []
 
     def setUp(self):
         super().setUp()
         self.db = store.connect()
         self.addCleanup(self.db.close)
-        put_apart(self.db, [
-            episode("ptmx", "sysctl-ptmx launchd daemon", "the launchd daemon raises kern.tty.ptmx_max at boot; "
-                    "darwin-rebuild switch reloads it", kind="note"),
-            episode("boot", "nix bootstrap", "the bootstrap script installs nix before the first darwin-rebuild",
-                    kind="note"),
-            episode("drift", "drift e2e test failed", "Database chkit_e2e_drift_policy_1733 does not exist: the "
-                    "test dropped its database before migrate --execute ran"),
-        ] + [episode(f"f{i}", f"`npm run build` failed: step {i}", f"webpack compiled step {i}") for i in range(8)])
+        put_apart(self.db, self.memories())
         patcher = mock.patch.object(recall, "ABSENCE_FROM", 1)    # absence counts in full however small the store
         patcher.start()
         self.addCleanup(patcher.stop)
@@ -773,6 +769,21 @@ class QuotedInSingleQuotes(TempHome):
     def said(self, query):
         hits = recall.search(self.db, query, now=NOW)
         return recall.hits_text(query, hits).split("\n", 1)[0], hits
+
+
+class QuotedInSingleQuotes(GateCase):
+    """An error line a question quotes in single quotes is a thing it names, as in backticks or double
+    quotes (recall.QUOTED); a line cut with an ellipsis is named by its parts (recall.ELIDED)."""
+
+    def memories(self) -> list:
+        return [
+            episode("ptmx", "sysctl-ptmx launchd daemon", "the launchd daemon raises kern.tty.ptmx_max at boot; "
+                    "darwin-rebuild switch reloads it", kind="note"),
+            episode("boot", "nix bootstrap", "the bootstrap script installs nix before the first darwin-rebuild",
+                    kind="note"),
+            episode("drift", "drift e2e test failed", "Database chkit_e2e_drift_policy_1733 does not exist: the "
+                    "test dropped its database before migrate --execute ran"),
+        ] + [episode(f"f{i}", f"`npm run build` failed: step {i}", f"webpack compiled step {i}") for i in range(8)]
 
     def test_a_single_quoted_error_no_memory_holds_is_nothing_relevant(self):
         # public4 u14: five hits holding "launchd", "daemon", "failed" apart, the best at relevance 0.79
@@ -794,30 +805,20 @@ class QuotedInSingleQuotes(TempHome):
         self.assertEqual(hits[0]["title"], "drift e2e test failed")
 
 
-class OneWordNowhere(TempHome):
+class OneWordNowhere(GateCase):
     """A question whose one ordinary word no memory holds ("carries", dev q91) reads weak however well
     the rest matches: below NOTHING_RELEVANT. When its best hit's BM25 is most of what the whole query
     could score (recall.matched_share, from MATCHED_RELEVANT on), the hits are shown, not "nothing
     relevant"; when the rest matches weakly, nothing relevant still."""
 
-    def setUp(self):
-        super().setUp()
-        self.db = store.connect()
-        self.addCleanup(self.db.close)
-        put_apart(self.db, [
+    def memories(self) -> list:
+        return [
             episode("trailer", "Finding a checkpoint's commit by its trailer", "the checkpoint trailer: we scan the "
                     "commits of a two-day time window for the commit whose trailer names the checkpoint", kind="note"),
             episode("hooks", "entire: disable the hooks in CI", "ENTIRE_LOCAL_DEV=1 makes the hooks use go run",
                     kind="note"),
             episode("window", "time window of the session list", "the list shows sessions of the last week", kind="note"),
-        ] + [episode(f"f{i}", f"`npm run build` failed: step {i}", f"webpack compiled step {i} commit") for i in range(8)])
-        patcher = mock.patch.object(recall, "ABSENCE_FROM", 1)    # absence counts in full however small the store
-        patcher.start()
-        self.addCleanup(patcher.stop)
-
-    def said(self, query):
-        hits = recall.search(self.db, query, now=NOW)
-        return recall.hits_text(query, hits).split("\n", 1)[0], hits
+        ] + [episode(f"f{i}", f"`npm run build` failed: step {i}", f"webpack compiled step {i} commit") for i in range(8)]
 
     def test_the_rest_matched_whole_shows_the_hits(self):
         head, hits = self.said("Which commit carries a checkpoint's trailer?")
