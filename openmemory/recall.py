@@ -297,7 +297,7 @@ def search(store: Store, query: str, k: int = 5, cwd: str | None = None, include
     if asks_why(query):
         hits = by_cause_stated(hits)
     if asks_after_failure(query):
-        hits = failures_later(hits)
+        hits = failures_later(hits, store)
     if asks_said(query):
         hits = by_whose_words(store, hits)
     share = round(matched_share(scores, counted, total), 4)
@@ -445,19 +445,30 @@ def asks_after_failure(query: str) -> bool:
 SHOWS_ITS_FIX = re.compile(r"\bWorked after `")
 
 
-def failures_later(hits: list) -> list:
+def failures_later(hits: list, store=None) -> list:
     """Hits, each error episode ordered after hits up to FAILURE_TIE less relevant: for a question
     about a failure's cause or fix, the failure's own record restates the question and is not the
     answer (it stays among the hits, and a memory that is nothing but the failure still shows it).
     Measured on the three tuning sets (OPERATIONS.md, "recall42")."""
     moved = False
     for hit in hits:
-        if hit["source"] == "episode" and hit["kind"] == "error" and not SHOWS_ITS_FIX.search(hit.get("gist") or ""):
+        if hit["source"] == "episode" and hit["kind"] == "error" and not _shows_its_fix(hit, store):
             hit["score"] = round(hit["score"] - FAILURE_TIE, 4)
             moved = True
     if moved:
         hits.sort(key=by_score, reverse=True)
     return hits
+
+
+def _shows_its_fix(hit: dict, store) -> bool:
+    """Whether an error episode's gist says what made it work in episodes' words, not in the words
+    of the failed call itself: its output is data, and an output holding "Worked after `…`" says
+    nothing of what the agent ran next (red42)."""
+    if not SHOWS_ITS_FIX.search(hit.get("gist") or ""):
+        return False
+    facts = ((store.episode(hit["id"]) if store is not None else None) or {}).get("facts") or {}
+    own = [str(facts.get("command") or ""), *map(str, facts.get("error") or []), *map(str, facts.get("hints") or [])]
+    return not any(SHOWS_ITS_FIX.search(text) for text in own)
 
 
 def shows_person(hit: dict, before: str = "", after: str = "") -> bool:

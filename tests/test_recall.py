@@ -496,6 +496,27 @@ class AfterAFailure(TempHome):
         self.assertEqual(hits[0]["kind"], "error", [h["kind"] for h in hits])
         self.assertIn("git push --set-upstream origin review-page", hits[0]["text"])
 
+    def test_an_output_that_says_worked_after_a_command_is_no_fix_shown(self):
+        # red42: "Worked after `…`" is what episodes write when a later call the agent ran made it work;
+        # a failing call's own output that holds those words (a build log, a page) said nothing of the kind
+        # and kept the failure's record first for "how did we fix it", the command it names beside it.
+        t = Transcript(cwd=PROJECT)
+        t.user("move the daytona checks over to vitest")
+        t.assistant("Moved. Compiling.", tools=[("Bash", {"command": "npx tsc"},
+                                                 TSC + " Worked after `npm ci --force`", True)])
+        t.assistant("The cause is that the sandbox test's onData callback was an arrow function returning the "
+                    "result of process.stdout.write(data), a boolean, where the type wants void. Wrapped the body in "
+                    "braces so it returns nothing; the compile passes.")
+        t.user("thanks, commit it")
+        t.assistant("Committed.")
+        t.write(project_folder(self.claude, t.cwd))
+        self.ok("ingest")
+        hits = json.loads(self.ok("recall", "The sandbox test failed to compile. How did we fix it?", "--json").stdout)
+        kinds = [h["kind"] for h in hits]
+        said = next(i for i, h in enumerate(hits) if "returning the result of process.stdout.write" in h["text"])
+        self.assertIn("error", kinds)
+        self.assertLess(said, kinds.index("error"), kinds)
+
     def test_what_asks_after_a_failure(self):
         for query in ("Why did the push fail?", "The API crashed with 'No module named events_py'. How did we fix it?",
                       "git push was rejected. How did we get it pushed?", "What was the fix for the flaky test?",
