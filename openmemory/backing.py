@@ -109,7 +109,24 @@ def names_what_it_did(facts: dict, line: str) -> bool:
     else:
         names = []
     return any(len(name) >= 2 and name not in _NO_PROGRAM and
-               re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", line, re.I) for name in names)
+               re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", line, re.I) and
+               (tool != "Bash" or name not in _EVERYDAY or _as_command(name, line, str(facts.get("command") or "")))
+               for name in names)
+
+
+# Programs named by an everyday word: "always make the list ...", "never go back to ..." say what a
+# product does after `make test` or `go test` as well as before (red42). Such a name is the command
+# only written as one: in backticks, alone ("never go"), or before a word of the command ("go test").
+_EVERYDAY = frozenset(("make", "go", "find", "open", "watch", "time", "kill", "sort", "head", "tail", "less",
+                       "more", "which", "read", "type", "wait", "touch", "file", "just", "task", "test", "run",
+                       "yes", "look", "join", "split", "cut", "paste", "date", "free", "top", "ping", "expect"))
+
+
+def _as_command(name: str, line: str, command: str) -> bool:
+    """Whether line writes an everyday-word program as the command (_EVERYDAY)."""
+    words = {w.lower() for w in re.findall(r"[\w./-]+", command)} - {name}
+    return any(m.group(1) or m.group(2) or not m.group(3) or m.group(3).lower() in words
+               for m in re.finditer(rf"(`)?(?<![\w.-]){re.escape(name)}(?![\w-])(`)?[^\S\n]*([\w./-]*)", line, re.I))
 
 
 def verdict(facts: dict) -> dict | None:

@@ -45,6 +45,20 @@ class Backers(unittest.TestCase):
             with self.subTest(said=said):
                 self.assertEqual(backing.backers(lesson(), [correction(said, standing=True, **did)]), [])
 
+    def test_a_program_named_by_an_everyday_word_is_named_only_as_a_command(self):
+        # red42: after `make test` or `go test ./...`, "always make the list ..." and "never go back to
+        # the old layout" say what the product does; the word is the program's name only by chance
+        # (before: live, worded "always `make` the list ..."). Written as the command, it names it.
+        make, go = {"tool": "Bash", "command": "make test"}, {"tool": "Bash", "command": "go test ./..."}
+        for said, did in (("Always make the list show only the newest notification", make),
+                          ("Never go back to the old layout: the list shows only the newest", go)):
+            with self.subTest(said=said):
+                self.assertEqual(backing.backers(lesson(), [correction(said, standing=True, **did)]), [])
+        for said, did in (("no, never `make` here, always use just", make), ("never run go test without -race", go),
+                          ("always use gotestsum, never go", go)):
+            with self.subTest(said=said):
+                self.assertEqual(backing.backers(lesson(), [correction(said, standing=True, **did)]), ["standing"])
+
     def test_the_reading_rules_say_standing_when_they_can_and_that_is_taken_as_said(self):
         self.assertEqual(backing.backers(lesson(), [correction("from now on run the linter", standing=True)]),
                          ["standing"])
