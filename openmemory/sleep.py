@@ -565,7 +565,9 @@ class _Consolidation:
         saying has and another has not: two corrections of one session whose judge wrote "Keep the
         diff to main minimal and reuse the existing audited logic ..." and "Reuse the existing
         audited logic ..., and keep the diff to main minimal." are 0.60 alike in words, 0.53 as
-        surprises (the second answered `cargo test`), and made two lessons of one rule."""
+        surprises (the second answered `cargo test`), and made two lessons of one rule. Their words
+        too (embed.word_unit) must be that alike: "From now on use strict mode." is 0.71 alike to
+        "Use your LSP." in hashed slots ("lsp" and "mode" share one), 0.36 in words (red42)."""
         if not said:
             return None
         memo, project = self.vectors.memo, self.places.project(ep["cwd"])
@@ -578,7 +580,8 @@ class _Consolidation:
             if ("words", words) not in memo:
                 memo["words", words] = embed.unit_of(words)
             s = embed.dot(mine, memo["words", words])
-            if s >= score and not other_rules(said, lesson.text):
+            if s >= score and not other_rules(said, lesson.text) and \
+                    embed.dot(embed.word_unit(said), embed.word_unit(words)) >= JOIN_SIMILARITY:   # not slots alone
                 best, score = lesson, s
         return best
 

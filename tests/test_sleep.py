@@ -652,6 +652,29 @@ class Consolidation(SleepCase):
             memory = paths.memory_dir_for(str(self.tmp / name)) / "MEMORY.md"
             self.assertFalse(memory.exists() and "LSP" in memory.read_text(), name)
 
+    def test_a_rule_said_in_words_that_only_hash_alike_joins_no_lesson_of_its_project(self):
+        # red42: a correction that joins nothing else joins the lesson of its project whose words say
+        # its rule (said_alike), and that compared hashed slots: "From now on use strict mode." is
+        # 0.71 alike to "Use your LSP." ("lsp" and "mode" share a slot), 0.36 over words. It joined
+        # the LSP lesson, whose "from now on" then made "Use your LSP." live.
+        (self.tmp / "cli").mkdir()
+        t = Transcript(cwd=str(self.tmp / "cli"), start=when(11, 2))
+        t.user("where is checkpointStore defined?")
+        t.assistant("Searching.", tools=[("Bash", {"command": "grep -rn checkpointStore ."}, "cmd/store.go:12: type checkpointStore", False)])
+        t.user("you can use your LSP right?")
+        t.assistant("Yes, using the LSP.")
+        self.write(t)
+        t = Transcript(cwd=str(self.tmp / "cli"), start=when(11, 3))
+        t.user("compile the parser")
+        t.assistant("Compiling.", tools=[("Bash", {"command": "npx tsc --noImplicitAny false"}, "done", False)])
+        t.user("no, from now on use strict mode.")
+        t.assistant("OK.")
+        self.write(t)
+        self.ingest()
+        self.sleep(night(11, 5))
+        lsp = [(ls["text"], ls["seen"], ls["state"]) for ls in self.lessons() if "LSP" in ls["text"]]
+        self.assertEqual(lsp, [("In this project use your LSP.", 1, "candidate")], self.lessons())
+
     def test_a_windows_folder_is_in_no_repository_whatever_folder_sleep_runs_in(self):
         # Held-out history (public7): oh-my-posh's sessions ran in `D:\\oh-my-posh`. Read on Linux,
         # that name is relative, and sleep looked for its repository below the folder it ran in:
