@@ -571,17 +571,18 @@ class _Consolidation:
         if not said:
             return None
         memo, project = self.vectors.memo, self.places.project(ep["cwd"])
-        mine = embed.unit_of(said)
+        mine, my_words = embed.unit_of(said), embed.word_unit(said)
         best, score = None, JOIN_SIMILARITY
         for lesson in self.lessons:
             if lesson.kind != "feedback" or (lesson.cwd and self.places.project(lesson.cwd) != project):
                 continue
             words = unscoped(lesson.text)
-            if ("words", words) not in memo:
-                memo["words", words] = embed.unit_of(words)
-            s = embed.dot(mine, memo["words", words])
-            if s >= score and not other_rules(said, lesson.text) and \
-                    embed.dot(embed.word_unit(said), embed.word_unit(words)) >= JOIN_SIMILARITY:   # not slots alone
+            if ("lesson words", words) not in memo:
+                memo["lesson words", words] = embed.unit_of(words), embed.word_unit(words)
+            slots, its_words = memo["lesson words", words]
+            s = embed.dot(mine, slots)
+            if s >= score and embed.dot(my_words, its_words) >= JOIN_SIMILARITY and \
+                    not other_rules(said, lesson.text):     # the words alike, not their hashed slots alone
                 best, score = lesson, s
         return best
 
