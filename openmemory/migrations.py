@@ -300,9 +300,11 @@ def _unbacked_to_candidates(db: sqlite3.Connection) -> None:
             for ep_kind, facts, session_id in db.execute(f"SELECT kind, facts, session_id FROM episodes WHERE id IN "
                                                          f"({','.join('?' * len(chunk))})", chunk):
                 try:
-                    episodes.append({"kind": ep_kind, "facts": json.loads(facts or "{}"), "session_id": session_id})
+                    facts = json.loads(facts or "{}")
                 except ValueError:
-                    episodes.append({"kind": ep_kind, "facts": {}, "session_id": session_id})
+                    facts = {}
+                episodes.append({"kind": ep_kind, "facts": facts if isinstance(facts, dict) else {},
+                                 "session_id": session_id})     # a damaged row: read as saying nothing
         by = backing.backers({"kind": kind, "seen": seen, "backing": kept}, episodes)
         if by:
             db.execute("UPDATE lessons SET backing = ? WHERE id = ?", (json.dumps(dict(kept, by=by)), lesson_id))

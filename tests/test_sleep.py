@@ -1291,6 +1291,28 @@ class LessonStates(SleepCase):
         self.assertIn("## Back to candidates", report)
         self.assertIn("newest notification", report.split("## Back to candidates")[1])
 
+    def test_an_upgrade_reads_past_an_episode_whose_facts_are_not_an_object(self):
+        # A damaged row (facts written as a JSON list, by a hand edit or a half-copied file) must
+        # not stop the upgrade (m021): its lesson is read as backed by nothing, and every other
+        # step of the night still runs.
+        from openmemory import migrations
+        said = "Always show only the newest notification - collapse the rest."
+        self.write(tests_corrected(self.shop, when(11, 2), "python -m unittest", said))
+        self.sleep(night(11, 3))
+        [lesson] = self.lessons()
+        with self.db() as db, db.transaction():
+            db.set_lesson_states([(lesson["id"], "live", {"by": ["standing"]})], night(11, 3))
+        with self.db() as db:
+            before = [m.__name__ for m in migrations.MIGRATIONS].index("m021_standing_narrowed")
+            raw_db(db).execute("UPDATE episodes SET facts = '[1, 2]' WHERE kind = 'correction'")
+            raw_db(db).execute(f"PRAGMA user_version = {before}")
+            raw_db(db).commit()
+        self.sleep(night(11, 5))
+        [lesson] = self.lessons()
+        self.assertEqual((lesson["state"], json.loads(lesson["backing"])["by"]), ("candidate", []))
+        with self.db() as db:
+            self.assertEqual(raw_db(db).execute("PRAGMA user_version").fetchone()[0], len(migrations.MIGRATIONS))
+
     def test_a_rule_right_under_a_paste_is_a_candidate_and_one_typed_apart_from_it_is_live(self):
         # A traceback's last line of prose reads as what the person typed under their paste: on
         # its standing words alone it would reach MEMORY.md. Typed after a blank line, or alone,
