@@ -1258,6 +1258,8 @@ def agent_files(live: list, limit: int, optout: forget.OptOut, clones: Clones | 
     if agents.CODEX in have:
         out[paths.codex_agents_md()] = list(everywhere)
         for root, lessons in by_project.items():
+            if paths.is_foreign(root):
+                continue        # a Windows folder read here: no file of it is on this machine
             repo_file = Path(root) / "AGENTS.md"
             if files.agent_instruction_file(repo_file):   # the person asked: the markers are there
                 why = files.git_would_commit(repo_file)     # and no commit takes the lessons away

@@ -145,6 +145,22 @@ class AgentFiles(AgentHome):
         self.assertIn(PROJECT, text)
         self.assertTrue(text.startswith(mine) and text.endswith("\nMore of mine.\n"))
 
+    def test_a_windows_folder_read_here_is_never_looked_up_below_the_folder_render_runs_in(self):
+        # A lesson of a session run in `D:\shop` (history copied from Windows) belongs to no
+        # folder here: `D:\shop/AGENTS.md` was opened as a name relative to the folder render ran
+        # in, and one found there, markers and all, took that project's lessons.
+        add_lesson(self.db, PROJECT, kind="project", cwd="D:\\shop")
+        here = self.tmp / "wherever"
+        (here / "D:\\shop").mkdir(parents=True)
+        stranger = here / "D:\\shop" / "AGENTS.md"
+        asked = f"# Not this project\n\n{render.BEGIN}\n{render.END}\n"
+        stranger.write_text(asked)
+        old = os.getcwd()
+        os.chdir(here)
+        self.addCleanup(os.chdir, old)
+        render.render(self.db)
+        self.assertEqual(stranger.read_text(), asked)
+
     def test_no_lesson_goes_into_an_agents_md_a_commit_would_take(self):
         # The markers in an AGENTS.md git tracks: render wrote the project's lessons there, in the
         # diff of the next `git commit -a` and, pushed, public (measured: `git status` ' M AGENTS.md',
