@@ -485,6 +485,10 @@ def _common_first_word(body: str) -> bool:
         return True
     if any(c.isupper() for c in bare[1:]) or bare.endswith(("'s", "\u2019s")):
         return False                    # "GitHub", "Claude's": a name
+    rest = body[len(first):]
+    if any(not rest[:m.start()].rstrip().endswith((".", "!", "?", ":", ";"))
+           for m in re.finditer(rf"\b{re.escape(bare)}\b", rest)):
+        return False                    # "Odoo tables ...; query the Odoo DB": written with its capital mid-sentence
     # Else a capital only a sentence's start gave ("Bare `python` is not on PATH", "Auto mode blocks
     # ...") or a name of one word ("Docker already runs"): no list tells them apart, and a name
     # lower case ("docker") reads as people type it where "In this project Bare ..." reads as a slip.

@@ -298,7 +298,14 @@ class Wording(unittest.TestCase):
                                 ("Auto mode blocks `sudo sysctl -w`; give the person the command.",
                                  "In this project auto mode blocks `sudo sysctl -w`; give the person the command."),
                                 ("This project uses tooluniverse now, not umls-mcp-server.",
-                                 "This project uses tooluniverse now, not umls-mcp-server.")):
+                                 "This project uses tooluniverse now, not umls-mcp-server."),
+                                # a first word the lesson writes with its capital again later, mid-sentence,
+                                # is a name (public8, a judge's wording: "In this project odoo tables ...")
+                                ("Odoo tables like `mail_activity` are not in the `postgres` database; query the Odoo DB instead",
+                                 "In this project Odoo tables like `mail_activity` are not in the `postgres` database; "
+                                 "query the Odoo DB instead"),
+                                ("Docker runs on the host. Docker commands need the host's socket.",
+                                 "In this project docker runs on the host. Docker commands need the host's socket.")):
                 self.assertEqual(wording.scoped(body, str(plain)), shown)
             # the person's words quoted go as they are
             quote = 'After `git push` failed, the user said: "use --set-upstream".'
