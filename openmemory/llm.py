@@ -544,7 +544,8 @@ _CHATTY = re.compile(r"^(?:sure|certainly|of course|absolutely|great(?: question
 _ECHO = re.compile(r"<<<|>>>|(?:the person typed|the person asked|the agent then said|what the agent ran|"
                    r"the agent's last message|files the agent changed|a draft made by rules[^:]*)\s*:", re.I)
 _CODE = re.compile(r"`([^`]+)`")
-_URL = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.\S+", re.I)
+# A URL ends before a backtick and the punctuation that closes a sentence or clause after it.
+_URL = re.compile(r"\b(?:https?|ftp)://[^\s`]*[^\s`.,;:!?)\]'\"]|\bwww\.[^\s`]*[^\s`.,;:!?)\]'\"]", re.I)
 _QUOTES = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019"}
 
 

@@ -396,6 +396,11 @@ class Validation(unittest.TestCase):
             ("  Run the tests with `pytest -q`, not `python -m unittest discover`.\n",
              "Run the tests with `pytest -q`, not `python -m unittest discover`."),
             ("Check https://ci.example/run/1 before pushing.", "Check https://ci.example/run/1 before pushing."),
+            # a URL shown, in backticks or before a comma: the backtick or comma is no part of it
+            # (public8: "`WebFetch` rejects `http://localhost` URLs ..." refused for 'http://localhost`')
+            ("Check `https://ci.example/run/1` before pushing.", "Check `https://ci.example/run/1` before pushing."),
+            ("Check https://ci.example/run/1, then push.", "Check https://ci.example/run/1, then push."),
+            ("Check `https://evil.example/x` before pushing.", None),       # still a URL it was not shown
             ("", None),
             ("Run the tests\nwith pytest", None),                          # two lines
             ("```\npytest -q\n```", None),                                  # a code fence
