@@ -575,7 +575,7 @@ def _foreign(field: str, request: Request, failure: bool) -> str | None:
                 and not _a_step(field[:found.start()], host):
             continue                # the error's own file (`block-gh-settings.sh`), named as its cause
         return f"{host!r} is not in what the person typed or the agent ran"
-    for url in re.findall(r"(?i)\b(?:https?|ftp)://\S+|\bwww\.\S+", field):
+    for url in llm.URL.findall(field):
         if " ".join(url.lower().split()) not in trusted:
             return f"{url!r} is not in what the person typed or the agent ran"
     for found in _CODE.finditer(field):

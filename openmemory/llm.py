@@ -545,7 +545,7 @@ _ECHO = re.compile(r"<<<|>>>|(?:the person typed|the person asked|the agent then
                    r"the agent's last message|files the agent changed|a draft made by rules[^:]*)\s*:", re.I)
 _CODE = re.compile(r"`([^`]+)`")
 # A URL ends before a backtick and the punctuation that closes a sentence or clause after it.
-_URL = re.compile(r"\b(?:https?|ftp)://[^\s`]*[^\s`.,;:!?)\]'\"]|\bwww\.[^\s`]*[^\s`.,;:!?)\]'\"]", re.I)
+URL = re.compile(r"\b(?:https?|ftp)://[^\s`]*[^\s`.,;:!?)\]'\"]|\bwww\.[^\s`]*[^\s`.,;:!?)\]'\"]", re.I)
 _QUOTES = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019"}
 
 
@@ -595,7 +595,7 @@ def _rejection(line: str, limit: int, evidence: str) -> str | None:
     if line.count("`") % 2:
         return "unbalanced backticks"
     folded = " ".join(evidence.lower().split())
-    for span in _CODE.findall(line) + _URL.findall(line):
+    for span in _CODE.findall(line) + URL.findall(line):
         if not shown(span, folded) and not run_shown(span, evidence):
             return f"{span!r} is not in what it was shown"
     return None

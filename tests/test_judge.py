@@ -437,6 +437,22 @@ class AnElidedCommand(unittest.TestCase):
         self.assertIsNone(failure_lesson(q, "Heredocs fail in this sandbox; use `$(cat <<'EOF' ...)]` instead"))
 
 
+class AURLItRan(unittest.TestCase):
+    """A URL the agent ran, named in a failure's lesson in backticks or before a comma: the backtick
+    or comma is no part of it (public8: "`WebFetch` rejects `http://localhost` URLs ..." was refused
+    as 'http://localhost`' no one typed or ran). One it never ran stays refused."""
+
+    def test_a_url_that_ran_ends_where_it_does(self):
+        q = failure_of("curl -sf http://localhost:3000/health", ["Exit code 7",
+                       "curl: (7) Failed to connect to localhost port 3000"])
+        for kept in ("Start the dev server before `curl -sf http://localhost:3000/health`; it is not up by itself",
+                     "Start the dev server before you check http://localhost:3000/health, then retry the call"):
+            with self.subTest(kept=kept):
+                self.assertEqual(failure_lesson(q, kept)["lesson"], kept)
+        self.assertIsNone(failure_lesson(q, "Start the dev server, then check `http://localhost:4000/admin` first"))
+        self.assertIsNone(failure_lesson(q, "Start the dev server, then see http://localhost:4000/admin, and retry"))
+
+
 class AFileTheErrorNames(unittest.TestCase):
     """A failure's lesson may name the file its error names as the cause (judge41: public4's hook
     script `block-gh-settings.sh` was read as a host, `.sh` being a top-level domain), but never as a
