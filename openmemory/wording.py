@@ -401,7 +401,8 @@ def _local(text: str, cwd) -> str:
 
 def _tail(cause: str, limit: int) -> str:
     """A long cause by its last clauses, which say why ("...: Bind for 0.0.0.0:5432 failed:
-    port is already allocated"), else cut."""
+    port is already allocated"), else cut between words: "error: Your local changes to the
+    following files…", never "…files wou…", a word the agent reads half of."""
     if len(cause) <= limit:
         return cause
     parts = cause.split(": ")
@@ -409,7 +410,13 @@ def _tail(cause: str, limit: int) -> str:
         tail = ": ".join(parts[n:])
         if len(tail) <= limit and len(tail.split()) >= 3:
             return "…" + tail
-    return clip(cause, limit)
+    cut = clip(cause, limit)
+    folded = " ".join(cause.split())
+    kept = cut[:-1]
+    if folded[len(kept):len(kept) + 1].strip() and " " in kept:    # the cut falls inside a word
+        kept = kept.rsplit(" ", 1)[0].rstrip(" ,;:")
+        return kept + "…"
+    return cut
 
 
 def _bare_words(command: str) -> str:

@@ -184,6 +184,20 @@ class Wording(unittest.TestCase):
                          "`make build` fails with `buildtool.config.ConfigError: SITE_URL is not set`; run it as "
                          "`SITE_URL=http://localhost:8000 make build`.")
 
+    def test_a_cause_cut_to_fit_the_fix_is_cut_between_words(self):
+        # newuser44, a week of public5 sessions: a candidate of safecast-map-MCP read "... fails with
+        # `error: Your local changes to the following files wou…`; run it as `git stash && git checkout main`."
+        checkout = {"tool": "Bash", "command": "git checkout main", "fixed_by": "git stash && git checkout main",
+                    "error": ["Exit code 1", "error: Your local changes to the following files would be "
+                              "overwritten by checkout:", "go/mcp-server"]}
+        lesson = wording.scoped(wording.error_lesson([checkout]), "/home/rob/Documents/Safecast/safecast-map-MCP",
+                                in_repository=False)
+        self.assertEqual(lesson, "In this project `git checkout main` fails with `error: Your local changes to the "
+                                 "following files…`; run it as `git stash && git checkout main`.")
+        cause = lesson.split("fails with `", 1)[1].split("`", 1)[0]
+        said = "error: Your local changes to the following files would be overwritten by checkout:".split()
+        self.assertIn(cause.removesuffix("…").split()[-1], said)     # its last word whole, not "wou"
+
     def test_which_failures_can_teach(self):
         def facts(*lines, tool="Bash", guard=False):
             return {"tool": tool, "command": "x", "error": list(lines), "guard": guard}
