@@ -316,10 +316,11 @@ _VALUE_GROUP = {"url_signature": "sig", "url_credentials": "urlpw", "bearer": "b
 _KIND = {"url_signature": "signature", "vault_legacy": "vault-token", "pem_tail": "private-key",
          "putty_key": "private-key", "b64_pem": "private-key", "b64_json": "credentials", "b64_creds": "credentials"}
 
-# Values after a secret word that are clearly not secrets: numbers, placeholders, references.
+# Values after a secret word that are clearly not secrets: numbers, placeholders, references
+# (GitHub Actions' `secrets: inherit`, which hands a caller's secrets on to a reusable workflow).
 _PLACEHOLDER = _later(
     r"^(?:[\d.,]+[kKmM]?|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\(.*|%[A-Za-z_]+%?|\{\{.*|<[^>]*>?|\*+|x+|X+|\.\.\.|…|"
-    r"null|nil|none|true|false|yes|no|on|off|undefined|\[REDACTED[^\]]*\]?|process\.env\.[A-Za-z0-9_.]+|os\.environ.*|"
+    r"null|nil|none|true|false|yes|no|on|off|undefined|inherit|\[REDACTED[^\]]*\]?|process\.env\.[A-Za-z0-9_.]+|os\.environ.*|"
     r"(?:os\.)?getenv.*|env\(.*|secrets\.[A-Za-z0-9_.]+|vault:.*|op://.*|"
     # an attribute or call in code: settings.SECRET_KEY, args.token, get_password()
     r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?:\(.*)?|[A-Za-z_][A-Za-z0-9_]*\(.*)$", re.I)

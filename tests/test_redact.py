@@ -464,6 +464,20 @@ class TheRedTeamsGaps(unittest.TestCase):
                 self.assertEqual(redact(text), text)
 
 
+class GitHubActionsSecretsInherit(unittest.TestCase):
+    # newuser44, a week of public5 sessions: the orpheus agent's "now calls it via `secrets: inherit`"
+    # was recalled as "now calls it via `secrets: [REDACTED:secret]`", and the workflow it wrote lost the
+    # line that says how its secrets reach the reusable workflow: no secret in it, only the keyword.
+    def test_secrets_inherit_is_kept_and_a_value_there_is_not(self):
+        said = ("- [latest.yml](.github/workflows/latest.yml) now calls it via `secrets: inherit` after "
+                "`publish-latest`.")
+        self.assertEqual(redact(said), said)
+        written = ("  publish-cask-head:\n    name: publish head cask\n    needs: [publish-latest]\n"
+                   "    uses: ./.github/workflows/publish-cask-head.yml\n    secrets: inherit")
+        self.assertEqual(redact(written), written)
+        self.assertEqual(redact("secrets: hunter2Xq9zL"), "secrets: [REDACTED:secret]")
+
+
 class RedactTable(unittest.TestCase):
     def test_at_least_a_hundred_of_each(self):
         self.assertGreaterEqual(len(SECRETS), 100)
