@@ -853,6 +853,42 @@ class OneWordNowhere(GateCase):
         self.assertLess(hits[0]["matched"], recall.MATCHED_SHARE)
 
 
+class WrittenAsAName(GateCase):
+    """A word written in capitals (PSBT) or as letters then digits (Argon2) is a thing the question names,
+    as an identifier is (recall.WRITTEN_AS_NAME): no memory holding it, nothing relevant, however well the
+    question's other words match; once a memory holds it, that memory is found."""
+
+    def memories(self) -> list:
+        return [
+            episode("recover", "orpheus: recover the keys from a wallet backup", "orpheus recovers the keys from "
+                    "the wallet backup, then builds the sweep to the hardware wallet and signs it", kind="note"),
+            episode("derive", "orpheus: the legacy wallet key", "the key of a legacy wallet is derived from the "
+                    "password with PBKDF2 parameters read from the backup", kind="note"),
+        ] + [episode(f"f{i}", f"`npm run build` failed: step {i}", f"webpack compiled step {i}") for i in range(8)]
+
+    def test_a_word_in_capitals_no_memory_holds_is_nothing_relevant(self):
+        # public5 u04: five hits about the sweep and the hardware wallet, the best at relevance 0.28
+        query = "After orpheus recovers the keys, how does it build and sign a PSBT for the hardware wallet sweep?"
+        head, hits = self.said(query)
+        self.assertTrue(head.startswith("Nothing relevant in memory"), head)
+        self.db.add_note("once orpheus recovers the keys it builds a PSBT for the hardware wallet sweep, and "
+                         "the hardware wallet signs it", cwd="/home/dev/shop")
+        head, hits = self.said(query)
+        self.assertRegex(head, r"^\d memor(y|ies) for ")
+        self.assertIn("PSBT", hits[0]["gist"])
+
+    def test_a_name_with_digits_no_memory_holds_is_nothing_relevant(self):
+        # public5 u05: "Argon2" held nowhere, five hits about the legacy wallet's key at 0.25
+        query = "Which Argon2 parameters derive the key of a legacy wallet from its password?"
+        head, hits = self.said(query)
+        self.assertTrue(head.startswith("Nothing relevant in memory"), head)
+        self.db.add_note("orpheus derives a legacy wallet's key with Argon2 parameters m=64MiB t=3 p=4",
+                         cwd="/home/dev/shop")
+        head, hits = self.said(query)
+        self.assertRegex(head, r"^\d memor(y|ies) for ")
+        self.assertIn("Argon2", hits[0]["gist"])
+
+
 class AcronymsAsWritten(TempHome):
     """The index stems as Porter does: "LFS" is stored as "lf", as "LF" (line feed) is. A question about
     an acronym no memory writes is nothing relevant, however many memories hold its stem
