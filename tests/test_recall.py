@@ -889,6 +889,33 @@ class WrittenAsAName(GateCase):
         self.assertIn("Argon2", hits[0]["gist"])
 
 
+class CapitalisedRunAsAName(GateCase):
+    """Words side by side each written with a capital (Cloud SQL) are one name, held only in that order
+    (recall.NAME_RUN): memories holding "cloud" and "SQL" apart are nothing relevant to it; a sentence's
+    first word and names side by side ("README WriteFile") are no such run."""
+
+    def memories(self) -> list:
+        return [
+            episode("conn", "api-service: could not connect to Postgres", "the api-service could not connect to "
+                    "Postgres: SQL connection refused in prod until DATABASE_URL named the right host"),
+            episode("cloud", "cloud deploy of the api-service", "the api-service deploys to the cloud with the "
+                    "prod settings; its proxy config is in deploy/", kind="note"),
+        ] + [episode(f"f{i}", f"`npm run build` failed: step {i}", f"webpack compiled step {i}") for i in range(8)]
+
+    def test_a_run_of_capitalised_words_no_memory_holds_in_order_is_nothing_relevant(self):
+        # public4 u07: five hits holding "api", "service", "Postgres", "SQL", "cloud" apart, the best at 0.37
+        query = "How does the api-service connect to Postgres through the Cloud SQL proxy in prod?"
+        head, hits = self.said(query)
+        self.assertTrue(head.startswith("Nothing relevant in memory"), head)
+        self.db.add_note("in prod the api-service connects to Postgres through the Cloud SQL proxy sidecar",
+                         cwd="/home/dev/shop")
+        head, hits = self.said(query)
+        self.assertRegex(head, r"^\d memor(y|ies) for ")
+        self.assertIn("Cloud SQL proxy", hits[0]["gist"])
+        self.assertEqual(recall.named("Cloud deploys fail. Why did the api-service time out?"), [])
+        self.assertEqual(recall.named("gosec flagged the README WriteFile calls"), ["WriteFile", "README"])
+
+
 class AcronymsAsWritten(TempHome):
     """The index stems as Porter does: "LFS" is stored as "lf", as "LF" (line feed) is. A question about
     an acronym no memory writes is nothing relevant, however many memories hold its stem
