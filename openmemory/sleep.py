@@ -1182,8 +1182,11 @@ def summary(report: dict) -> str:
              f"{len(report['lessons_strengthened'])} strengthened"
              + (f" ({earlier} new earlier tonight)" if earlier else ""),
              _count(len(report["predictions_confirmed"]), "prediction") + " confirmed",
-             f"{len(report['predictions_failed'])} failed",
+             f"{sum(1 for p in report['predictions_failed'] if not p.get('kept'))} failed",
              _count(archived, "memory", "memories") + " archived"]
+    kept = sum(1 for p in report["predictions_failed"] if p.get("kept"))
+    if kept:                            # the person's own lessons: followed, not wrong (prediction below)
+        parts.insert(4, f"{kept} not needed yet")
     if report.get("candidates_lapsed"):
         parts.append(_count(report["candidates_lapsed"], "candidate") + " lapsed")
     if report.get("candidates_new"):
@@ -1248,8 +1251,10 @@ def morning_text(report: dict, prediction_days: int, archive_after_days: int) ->
         if outcome == "confirmed":
             return [f"- Confirmed: {_md(p['lesson'])}",
                     f"  It came up again on {p['evidence']['at'][:10]}: {_md(p['evidence']['what'])} ({change})"]
-        if p.get("kept"):
-            change = f"strength {p['strength']:.2f}, kept: you approved it or wrote it"
+        if p.get("kept"):               # the mistake not coming back is what following it looks like
+            return [f"- Not needed yet: {_md(p['lesson'])}",
+                    f"  It did not come up between {p['made'][:10]} and {p['deadline'][:10]} (strength "
+                    f"{p['strength']:.2f}, kept: you approved it or wrote it)"]
         return [f"- Failed: {_md(p['lesson'])}",
                 f"  It did not come up between {p['made'][:10]} and {p['deadline'][:10]} ({change})"]
 
