@@ -22,9 +22,8 @@ from .redact import mostly_secret, redact, redact_obj, redacted
 from .review import by_session
 from .shorten import clip, unhidden
 from .store import Store, shared_loads
-from .wording import (call_about, core_command, correction_lesson, error_lesson, other_rules, said_of_this_project, same_rule,
-                      scoped, source, stance,
-                      unscoped)
+from .wording import (call_about, core_command, correction_lesson, environment_key, environment_lesson, error_lesson,
+                      other_rules, said_of_this_project, same_rule, scoped, source, stance, unscoped)
 
 # --------------------------------------------------------------------------------------
 # The numbers. The first six are the design's (../shared/spec, "Sleep runs ..."); the rest
@@ -431,7 +430,7 @@ def consolidate(store: Store, now: str, keep=None, hold: bool = False) -> dict:
 
         # Then errors, by their cause (failures.cause_key): a new one joins the lesson of its
         # cause, or gathers the failures of the pool with the same cause.
-        pool = [ep for ep in pending if ep["kind"] == "error" and is_lesson_error(ep["facts"]) and cause_of(ep)]
+        pool = [ep for ep in pending if ep["kind"] == "error" and _teaches(ep) and cause_of(ep)]
         by_cause: dict = {}             # the pool by cause, in its order (a year's pool is 100,000 failures)
         for ep in pool:
             by_cause.setdefault(cause_of(ep), []).append(ep)
@@ -445,8 +444,10 @@ def consolidate(store: Store, now: str, keep=None, hold: bool = False) -> dict:
             where = tonight.cause_place(ep)
             members = sorted([m for m in by_cause[cause_of(ep)] if m["id"] not in fed
                               and tonight.cause_place(m) == where], key=lambda m: (m["at"], m["id"]))
-            if len({m["session_id"] for m in members}) >= ERROR_SESSIONS or _shows_its_fix(members):
-                tonight.found("project", members, error_lesson([m["facts"] for m in members], _cwd_of(members)))
+            if len({m["session_id"] for m in members}) >= ERROR_SESSIONS or _shows_its_fix(members) \
+                    or _environment_again(members):
+                word = environment_lesson if environment_key(ep["facts"]) else error_lesson
+                tonight.found("project", members, word([m["facts"] for m in members], _cwd_of(members)))
 
         if hold:
             return _write_lessons(store, lessons, fed, examined, now, keep)
@@ -850,10 +851,31 @@ def surprise_text(ep: dict, memo: dict | None = None) -> str:
 
 
 def cause_of(ep: dict) -> str:
-    """An error episode's cause key (`facts.cause`; for one stored before there was one, read
-    again from its lines)."""
+    """An error episode's cause key: the environment's cause whatever the program and its
+    arguments (wording.environment_key: zsh's "no matches found" after `gh api` and after `ls`,
+    a variable not set whichever script needed it), else `facts.cause` (for one stored before
+    there was one, read again from its lines). Read from the stored lines each night, so a
+    database ingested before groups the same way with no migration."""
     facts = ep.get("facts") or {}
-    return facts["cause"] if "cause" in facts else cause_key(facts)
+    return environment_key(facts) or (facts["cause"] if "cause" in facts else cause_key(facts))
+
+
+def _teaches(ep: dict) -> bool:
+    """Whether a failure may make or join a failure lesson: one that can teach (failures.
+    is_lesson_error), or one of the environment (wording.environment_cause) that the session did
+    not get past by editing code: "DATABASE_URL environment variable is required but not set" is
+    a ValueError, which the rules read as the code's when it is the shell's."""
+    facts = ep["facts"]
+    return is_lesson_error(facts) or (bool(environment_key(facts)) and not facts.get("work")
+                                      and not (facts.get("guard") and not facts.get("found")))
+
+
+def _environment_again(members: list) -> bool:
+    """Whether failures of the environment (wording.environment_cause) of one session happened
+    twice or more (two calls, or one call failing again the same way: `count`): a program not
+    installed, a hook that blocks, a variable not set will be met again (issue 24, item 5)."""
+    return bool(environment_key(members[0]["facts"])) and \
+        sum(max(1, int(m["facts"].get("count") or 1)) for m in members) >= 2
 
 
 def _shows_its_fix(members: list) -> bool:

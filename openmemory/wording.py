@@ -293,6 +293,136 @@ def error_lesson(members: list, cwd=None) -> str:
     return _finish(f"{what} fails with {quoted}{after}")
 
 
+
+# --------------------------------------------------------------------------------------
+# A failure of the environment: what the shell, the machine or a hook refused, whatever the
+# command (issue 24, item 5). Its cause is the same whichever program ran and whatever its
+# arguments: zsh's "no matches found" after `gh api …?ref=x` and after `ls *-PLAN.md` is one
+# cause, and the program that ran is no part of it. Worded from the cause alone: of the tool's
+# output only a program's name that the command itself holds, or a variable's name in capitals;
+# never its advice ("Use 'git stash' first"), which is anyone's words.
+
+# The shell's own voice: Claude Code runs a command through `eval` in the person's shell.
+_SHELL_SAID = r"(?:\(eval\):\d+:|zsh:(?:\d+:)?|(?:ba|da|k)?sh:(?: line \d+:| \d+:)?|/bin/(?:ba|z|da)?sh:(?: line \d+:| \d+:)?)\s*"
+_MISSING = re.compile(rf"^{_SHELL_SAID}(?:command not found: ([\w.+-]+)|([\w.+-]+): (?:command )?not found)$")
+_NO_MATCH = re.compile(r"^(?:\(eval\):\d+:|zsh:(?:\d+:)?)\s*no matches found: \S")
+_READ_ONLY = re.compile(rf"^{_SHELL_SAID}(?:read-only variable: (\w+)|(\w+): readonly variable)$")
+_NOT_PERMITTED = re.compile(rf"^{_SHELL_SAID}(.+?):? operation not permitted(?::.*)?$", re.I)
+_BLOCKED = re.compile(r"\bBLOCKED by ([A-Za-z][\w.-]*(?: [A-Za-z][\w.-]*){0,3}?)(?=[.:](?:\s|$)|$)")
+_UNSET = re.compile(r"\b([A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]|[A-Z]{3,}) (?:environment variable )?(?:is )?"
+                    r"(?:required but )?not set\b|\benvironment variable ([A-Z][A-Z0-9_]{2,}) (?:is )?(?:not set|missing)\b")
+_UNSET_UP_TO = re.compile(rf"^(.*?(?:{_UNSET.pattern})).*$")
+ENVIRONMENT_KINDS = ("missing", "glob", "read-only", "sandbox", "hook", "unset")
+
+
+def environment_cause(facts: dict) -> tuple:
+    """A failure's cause when it is the environment's, as (kind, what): ("missing", "psql") for a
+    program the shell did not find (named in the command), ("glob", "") for zsh's "no matches
+    found", ("read-only", "status") for a variable the shell will not let be set, ("sandbox",
+    what) for "operation not permitted" in the shell's voice, ("hook", name) for a call a hook
+    blocked ("BLOCKED by CC Safety Net"), ("unset", "DATABASE_URL") for an environment variable
+    the output says is not set (the command not setting it); () for any other failure."""
+    command = facts.get("command") or ""
+    bash = (facts.get("tool") or "Bash") == "Bash"
+    for line in telling_lines(facts):
+        blocked = _BLOCKED.search(line)
+        if blocked:
+            return ("hook", blocked.group(1))
+        if not bash:
+            continue
+        m = _MISSING.match(line)
+        if m:
+            name = m.group(1) or m.group(2)
+            if re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", command):
+                return ("missing", name)
+            continue
+        if _NO_MATCH.match(line):
+            return ("glob", "")
+        m = _READ_ONLY.match(line)
+        if m:
+            return ("read-only", m.group(1) or m.group(2))
+        m = _NOT_PERMITTED.match(line)
+        if m:
+            return ("sandbox", " ".join(re.sub(r"\S*[/\\]\S*|\d+", "…", m.group(1).lower()).split()))
+        m = _UNSET.search(line)
+        if m:
+            name = m.group(1) or m.group(2)
+            if not re.search(rf"(?<![\w$]){re.escape(name)}=", command):
+                return ("unset", name)
+    return ()
+
+
+def environment_key(facts: dict) -> str:
+    """environment_cause as a cause key (failures.cause_key's form, "who: what"): one for every
+    program and argument that met it; a hook, a sandbox's refusal and a variable not set name
+    the project's own things (quoted: failures.project_bound), a program not installed, zsh's
+    glob and a read-only variable hold wherever the shell runs. "" for any other failure."""
+    found = environment_cause(facts)
+    if not found:
+        return ""
+    kind, what = found
+    return {"missing": f"shell: command not found: {what.lower()}", "glob": "zsh: no matches found",
+            "read-only": f"shell: read-only variable: {what}", "sandbox": f"shell: '{what}' not permitted",
+            "hook": f"hook: '{what.lower()}' blocks", "unset": f"env: '{what}' not set"}[kind]
+
+
+def _head(command: str) -> str:
+    """A command by its first plain words (its program, subcommand and flags), "…" for the rest:
+    `uv run python -c …`, `git checkout -- …`."""
+    words = _bare_words(command).split()
+    kept = []
+    for word in words[:4]:
+        if not re.match(r"^(?:[\w.:@+]+(?:-[\w.:@+]+)*|--?[\w-]*)$", word):
+            break
+        kept.append(word)
+    shown = " ".join(kept) or clip(words[0], 30) if words else ""
+    return shown + (" …" if len(kept) < len(words) else "")
+
+
+def environment_lesson(members: list, cwd=None) -> str:
+    """A known issue of the environment from its failures (environment_cause), worded from the
+    cause: "`psql` is not installed (`command not found`)", "The shell is zsh: an unquoted `*` or
+    `?` that matches no file fails the whole command (`no matches found`)", "A hook blocks `git
+    checkout -- …` and `git restore …`"; and what made the same thing work where a later turn
+    showed it ("; it worked as `…`"). A program not installed that a later turn ran otherwise
+    (`python3` for `python`) and a variable not set are said as error_lesson says a failure, the
+    variable's cause line cut where it says so. Never a line of the tool's advice, never "don't
+    run X"."""
+    kind, what = next((found for found in map(environment_cause, reversed(members)) if found), ("", ""))
+    commands = []
+    for f in members:
+        shown = _head(_local(_no_ids(core_command(f.get("command") or f.get("tool") or "")), cwd))
+        if shown and shown not in commands:
+            commands.append(shown)
+    command = commands[-1] if commands else ""
+    fix = next((f.get("fixed_by") for f in reversed(members) if f.get("fixed_by")), "")
+    fix = "" if not fix or pipes_download(fix) else _local(_no_ids(core_command(fix)), cwd)
+    if kind == "missing":
+        if fix:                 # the failed command run another way (`python3` for `python`): said as before
+            return error_lesson(members, cwd)
+        body = f"`{what}` is not installed (`command not found`)"
+    elif kind == "glob":
+        body = "The shell is zsh: an unquoted `*` or `?` that matches no file fails the whole command (`no matches found`)"
+    elif kind == "read-only":
+        body = f"`{what}` is a read-only variable in the shell: `{command}` fails where it sets it"
+    elif kind == "sandbox":
+        body = f"The shell runs sandboxed: `{command}` fails with `operation not permitted`"
+    elif kind == "hook":
+        shown = [f"`{c}`" for c in commands[:3]]
+        body = "A hook blocks " + (", ".join(shown[:-1]) + " and " + shown[-1] if len(shown) > 1 else shown[0])
+    else:
+        # a variable not set: the failure as error_lesson says it, its cause line cut where it says
+        # so ("…DATABASE_URL environment variable is required but not set"): what the tool goes on
+        # to advise ("Set it to your PostgreSQL connection string (e.g. …)") is no part of it
+        return error_lesson([dict(f, error=[_UNSET_UP_TO.sub(r"\1", line) for line in f.get("error") or []])
+                             for f in members], cwd)
+    if fix:
+        after = f"; it worked as `{_short(fix, 60)}`" if runs_otherwise(fix, core_command(members[-1].get("command") or "")) \
+            else f"; it worked after `{_short(fix, 60)}`"
+        if len(body) + len(after) + len("In this repository ") < LESSON_CHARS:
+            body += after
+    return _finish(body)
+
 # A number or a commit id given to a command (`gh pr diff 104`, `git show 3f2a9c1`): that one
 # time's, not the lesson's; another session runs it on another.
 _ID_ARGUMENT = re.compile(r"(?<=\s)#?(?:\d{2,}|(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40})(?=\s|$)")
@@ -485,6 +615,8 @@ def _common_first_word(body: str) -> bool:
     has a capital inside or an 's: "GitHub", "Claude's", "Claude Code's" stay as written)."""
     words = body.split(maxsplit=2)
     first = words[0] if words else ""
+    if first == "A":
+        return True                     # "A hook blocks ..." (one letter: no capital after it to read)
     if not first[:1].isupper() or not first[1:2].islower():
         return False                    # "PR ...", "`make` ...", "x"
     bare = first.rstrip(".,:;!")
