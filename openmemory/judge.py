@@ -1178,7 +1178,7 @@ def _reword_from(store: Store, lesson_id: int, episode_id: int, verdict: dict) -
 
 
 def judge_failures(store: Store, model, now: str, join_at: float) -> dict:
-    """Put each repeated failure's candidate no judge has read to the judge; a lasting one takes the
+    """Put each repeated failure's lesson no judge has read (failure_requests) to the judge; a lasting one takes the
     judge's words and is backed; a lesson worded for one session's failures joins the project's
     failure lesson whose words are as near as join_at (sleep's JOIN_SIMILARITY). Returns {asked,
     lasting, not, lessons}."""
@@ -1309,8 +1309,12 @@ def _said_already(store: Store, text: str, root, join_at: float) -> dict | None:
 
 
 def failure_requests(store: Store) -> list:
-    """[(lesson, Request)] for each candidate made of repeated failures that no judge has read, newest first."""
-    lessons = [ls for ls in store.all_lessons() if ls["kind"] == "project" and ls["state"] == "candidate"
+    """[(lesson, Request)] for each lesson the rules made of repeated failures that no judge has read,
+    newest first: a candidate, or one live by its sessions alone (three sessions of "DATABASE_URL …
+    not set" made one live in the rules' words where each session's failure had been judged and
+    worded); never one the person approved or wrote."""
+    lessons = [ls for ls in store.all_lessons() if ls["kind"] == "project"
+               and not ls["backing"].get("approved") and not ls["backing"].get("edited")
                and not ls["vetoed"] and not ls["archived"] and "judge" not in ls["backing"]
                and not render.vetoed_wording(ls["text"])]      # learnt again after a veto: render vetoes it
     lessons.sort(key=lambda ls: (ls["updated"] or "", ls["id"]), reverse=True)

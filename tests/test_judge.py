@@ -1090,3 +1090,33 @@ class OneLessonSaysOneThing(TempHome):
         self.assertNotEqual(made[2], made[0])                  # another lesson stays its own
         self.assertEqual(sorted(lessons[made[0]]["sources"]), sorted([ids["a"], ids["b"]]))
         self.assertEqual(len(lessons), 2)
+
+
+class ALessonTheRulesMadeLive(TempHome):
+    """A failure lesson the rules made live by its sessions alone is still put to a judge."""
+
+    def test_a_failure_lesson_live_by_its_sessions_takes_the_judges_words(self):
+        # public4: "DATABASE_URL environment variable is required but not set" in three sessions
+        # made a rules lesson live by its sessions (backing.RECUR_SESSIONS); only candidates were
+        # asked, so its words stayed the rules' where each session's failure had been judged and
+        # worded ("… export it before running Python that imports `api_service.storage`")
+        import tempfile
+        from pathlib import Path
+        from tests import judge_requests
+        unset = ("Exit code 1\nValueError: DATABASE_URL environment variable is required but not set. "
+                 "Set it to your PostgreSQL connection string")
+        call = ("Bash", {"command": 'uv run python -c "from api.storage import engine"'}, unset, True)
+        with tempfile.TemporaryDirectory() as tmp:
+            files = [_session(day, ("check the database", call)).write(Path(tmp) / str(day)) for day in (2, 9, 16)]
+            rules_alone = judge_requests.replay_night(files, {})
+            [q] = [r for r in judge_requests.requests_of(files) if r["kind"] == "failure"]
+            lesson = "`DATABASE_URL` is not set in the shell; set it before running Python that imports `api.storage`."
+            night = judge_requests.replay_night(files, {q["key"]: json.dumps(
+                {"lasting": True, "cause": "DATABASE_URL not set", "fix": "", "lesson": lesson, "scope": "project",
+                 "why": "x"})})
+        [made] = [ls for ls in rules_alone["lessons"] if ls["kind"] == "project"]
+        self.assertEqual(made["state"], "live")
+        self.assertIn("DATABASE_URL environment variable is required but not set`.", made["text"])
+        self.assertEqual([(ls["text"], ls["state"]) for ls in night["lessons"] if ls["kind"] == "project"],
+                         [("In this project `DATABASE_URL` is not set in the shell; set it before running Python "
+                           "that imports `api.storage`.", "live")])
