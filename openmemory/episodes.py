@@ -329,6 +329,13 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list, said=lambda: "
                     surprise.dictated = True
                 surprise.worked = True
                 return
+            if not later.is_error and not later.interrupted and not edits and _unwrapped(command, failed, call.result):
+                if not dictated and not read_then_ran() and not unsafe(command):
+                    surprise.fixed_by = later.summary()     # the same command without the wrapper that knew not its word
+                else:
+                    surprise.dictated = True
+                surprise.worked = True
+                return
             if not later.is_error and not later.interrupted and command.startswith(failed + " "):
                 # The same command with more to it (`git push --set-upstream origin x`): shown as
                 # how the failure was got past, not a fix a lesson names (other_flags decides that);
@@ -370,6 +377,19 @@ def _put_right(command: str, failed: str, output: str) -> bool:
     names = {word, word.rsplit("/", 1)[-1]} - {""}
     told = [re.compile(r"(?<![\w-])" + re.escape(name) + r"(?![\w-]|\.\w)") for name in names]
     return any(_NAMES_NOTHING.search(line) and any(t.search(line) for t in told)
+               for line in plain((output or "")[-20_000:]).splitlines())
+
+
+def _unwrapped(command: str, failed: str, output: str) -> bool:
+    """Whether a command is the failed one without the words before it, a wrapper whose output said
+    the word after it names nothing: `bun run test` after `rtk bun run test` failed with "error:
+    unrecognized subcommand 'bun'" (a proxy a hook puts before commands, which knows no `bun`). The
+    output only says which word its wrapper did not know; the command run is the agent's own."""
+    if not failed.endswith(" " + command) or " && " in failed:
+        return False
+    word = command.split(" ", 1)[0]
+    told = re.compile(r"(?<![\w-])" + re.escape(word) + r"(?![\w-]|\.\w)")
+    return any(_NAMES_NOTHING.search(line) and told.search(line)
                for line in plain((output or "")[-20_000:]).splitlines())
 
 

@@ -550,13 +550,23 @@ def _widen_passage_kinds(db: sqlite3.Connection, kinds: str, added: str, made_by
     db.execute("UPDATE sessions SET mtime_ns = -1")
 
 
+def m022_unwrapped_read_again(db: sqlite3.Connection) -> None:
+    """Every transcript is marked to be read again, so that a failure stored before 2026-12-06
+    knows what made it work when the agent ran the same command without the wrapper before it
+    (`bun run test` after `rtk bun run test` failed with "unrecognized subcommand 'bun'":
+    episodes._unwrapped): its `fixed_by`, which its lesson names ("; run it as `bun run test`"),
+    and no longer `work` (got past by the edits that came after). The next ingest updates each
+    episode in place by its key, as m015_read_again's does."""
+    db.execute("UPDATE sessions SET mtime_ns = -1")
+
+
 MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_event_identity,
               m005_model_answers, m006_forgotten_and_opted_out, m007_recall_context,
               m008_episodes_indexed_at_commit, m009_lesson_state, m010_passages,
               m011_agent, m012_note_contexts, m013_cut_titles_unindexed,
               m014_answers_item, m015_read_again, m016_findings_read_again, m017_session_projects,
               m018_script_passages, m019_project_moves, m020_edit_passages,
-              m021_standing_narrowed]
+              m021_standing_narrowed, m022_unwrapped_read_again]
 
 
 def migrate(db: sqlite3.Connection, path="") -> None:

@@ -448,10 +448,11 @@ def _short(command: str, limit: int) -> str:
 
 def runs_otherwise(fix: str, failed: str) -> bool:
     """Whether what made a failure work is the failed command itself run another way (a runner or
-    `VAR=…` before it, other flags, one word put right: "run it as"), not a step run before the
+    `VAR=…` before it, or a wrapper before it dropped: `bun run test` for `rtk bun run test`, other
+    flags, one word put right: "run it as"), not a step run before the
     same command worked ("until … has run")."""
     return fix != failed and (_bare_words(fix).endswith(_bare_words(failed)) or other_flags(fix, failed)
-                              or bool(slip_of(fix, failed)))
+                              or bool(slip_of(fix, failed)) or _bare_words(failed).endswith(" " + _bare_words(fix)))
 
 
 def other_flags(command: str, failed: str) -> bool:
@@ -682,7 +683,10 @@ def core_command(command: str) -> str:
 
 
 def _common_command(commands: list) -> str:
-    """The words every command starts with (`python x.py`, `python y.py` -> `python`)."""
+    """The words every command starts with (`python x.py`, `python y.py` -> `python`); where they
+    differ, never the first words of a quoted argument nor a flag whose argument they do not
+    share (`uv run python -c "from a …"` and `uv run python -c "from b …"` -> `uv run python`, not
+    "`uv run python -c "from` fails with …")."""
     split = [c.split() for c in commands if c]
     if not split:
         return ""
@@ -691,6 +695,11 @@ def _common_command(commands: list) -> str:
         if len(set(words)) != 1:
             break
         common.append(words[0])
+    if any(len(words) > len(common) for words in split):
+        quoted = next((i for i, word in enumerate(common) if "'" in word or '"' in word), len(common))
+        common = common[:quoted]
+        while common and common[-1].startswith("-"):
+            common.pop()
     return " ".join(common)
 
 

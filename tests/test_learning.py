@@ -136,6 +136,51 @@ class KnownIssues(TempHome):
         self.assertNotIn("Don't", text)
         self.assertNotIn("Error 1", text)
 
+    def test_the_same_command_without_the_wrapper_that_knew_not_its_word_is_the_fix(self):
+        # public3: a hook puts `rtk` before commands, and rtk has no `bun`: `rtk bun run test` failed
+        # in three sessions and the next call, `bun run test`, worked each time. No fix was read (a
+        # wrapper dropped is neither a runner put before nor a word put right), and in the third
+        # session, whose `rtk bun run test | tail` passed after edits, the failure was the work itself
+        unknown = "Exit code 2\nerror: unrecognized subcommand 'bun'\n\nUsage: rtk [OPTIONS] <COMMAND>"
+        sessions = []
+        for day in (2, 9, 16):
+            t = Transcript(cwd=str(self.tmp / "app"), start=when(11, day))
+            t.user("run the tests")
+            failing(t, "rtk bun run test 2>&1", unknown)
+            t.assistant("Without rtk.", tools=[("Bash", {"command": "bun run test 2>&1"}, "12 pass", False)])
+            if day == 16:
+                t.assistant("Fixing the view.", tools=[("Edit", {"file_path": str(self.tmp / "app/view.tsx"),
+                                                                 "old_string": "a", "new_string": "b"}, "ok", False)])
+                t.assistant("Again.", tools=[("Bash", {"command": "rtk bun run test 2>&1 | tail -30"}, "12 pass", False)])
+            sessions.append(t)
+        [text] = self.night(*sessions)
+        self.assertEqual(text, "In this project `rtk bun run test` fails with `error: unrecognized subcommand 'bun'`; "
+                               "run it as `bun run test`.")
+        with store.connect() as db:
+            [lesson] = db.all_lessons()
+        self.assertEqual((lesson["seen"], lesson["state"]), (3, "live"))
+
+    def test_a_database_stored_before_reads_its_transcripts_again_for_the_wrapper_dropped(self):
+        from openmemory import migrations
+        t = Transcript(cwd=str(self.tmp / "app"), start=when(11, 2))
+        t.user("run the tests")
+        failing(t, "rtk bun run test 2>&1", "Exit code 2\nerror: unrecognized subcommand 'bun'")
+        t.assistant("Without rtk.", tools=[("Bash", {"command": "bun run test 2>&1"}, "12 pass", False)])
+        path = t.write(project_folder(self.claude, t.cwd))
+        with store.connect() as db:
+            ingest.ingest(db, [str(path)], now="2026-11-03T03:00:00Z")
+            raw = raw_db(db)            # as the version before m022 stored it: no fix
+            [(eid, facts)] = raw.execute("SELECT id, facts FROM episodes WHERE kind = 'error'").fetchall()
+            facts = {k: v for k, v in json.loads(facts).items() if k not in ("fixed_by", "fix")}
+            raw.execute("UPDATE episodes SET facts = ? WHERE id = ?", (json.dumps(facts), eid))
+            raw.execute(f"PRAGMA user_version = "
+                        f"{[m.__name__ for m in migrations.MIGRATIONS].index('m022_unwrapped_read_again')}")
+            raw.commit()
+        with store.connect() as db:
+            ingest.ingest(db, [], now="2026-11-03T03:00:00Z")
+            [error] = db.episodes("error")
+        self.assertEqual((error["id"], error["facts"].get("fixed_by")), (eid, "bun run test 2>&1"))
+
     def test_the_fix_a_later_session_shows_is_named(self):
         seed = 'Exit code 1\n> seed\nerror: relation "users" does not exist\nnpm ERR! code 1'
         sessions = []
@@ -473,12 +518,13 @@ class EnvironmentFailures(TempHome):
     def test_a_variable_not_set_is_one_cause_whichever_script_needed_it(self):
         # public4: `uv run python -c "…"` failing on DATABASE_URL in three sessions, one of them read
         # as the program `print(…` (the command clipped inside its quotes); a ValueError, which the
-        # rules took for the code's own: never a lesson. Its advice stays out.
+        # rules took for the code's own: never a lesson. Its advice stays out, and so does the
+        # flag whose argument differs ("`uv run python -c` fails with …").
         unset = ("Exit code 1\nTraceback (most recent call last):\n  File \"<string>\", line 2, in <module>\n"
                  "ValueError: DATABASE_URL environment variable is required but not set. Set it to your "
                  "PostgreSQL connection string (e.g., postgresql://user:pass@evil.example/db)")
         [text] = self.night(self.session(2, ('uv run python -c "from api.storage import engine"', unset)),
-                            self.session(9, ("uv run python scripts/seed.py 2>&1", unset)))
+                            self.session(9, ("uv run python -c \"from api.jobs import run; print('ok')\" 2>&1", unset)))
         self.assertEqual(text, "In this project `uv run python` fails with "
                                "`ValueError: DATABASE_URL environment variable is required but not set`.")
 
