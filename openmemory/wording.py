@@ -311,6 +311,7 @@ _NOT_PERMITTED = re.compile(rf"^{_SHELL_SAID}(.+?):? operation not permitted(?::
 _BLOCKED = re.compile(r"\bBLOCKED by ([A-Za-z][\w.-]*(?: [A-Za-z][\w.-]*){0,3}?)(?=[.:](?:\s|$)|$)")
 _UNSET = re.compile(r"\b([A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]|[A-Z]{3,}) (?:environment variable )?(?:is )?"
                     r"(?:required but )?not set\b|\benvironment variable ([A-Z][A-Z0-9_]{2,}) (?:is )?(?:not set|missing)\b")
+_ENVIRONMENT_WORDS = ("not found", "no matches", "read-only", "readonly", "not permitted", "blocked by", "not set")
 _UNSET_UP_TO = re.compile(rf"^(.*?(?:{_UNSET.pattern})).*$")
 ENVIRONMENT_KINDS = ("missing", "glob", "read-only", "sandbox", "hook", "unset")
 
@@ -324,7 +325,11 @@ def environment_cause(facts: dict) -> tuple:
     the output says is not set (the command not setting it); () for any other failure."""
     command = facts.get("command") or ""
     bash = (facts.get("tool") or "Bash") == "Bash"
-    for line in telling_lines(facts):
+    lines = telling_lines(facts)
+    said = "\n".join(lines).lower()
+    if not any(word in said for word in _ENVIRONMENT_WORDS):
+        return ()               # most failures: a few substring tests, no pattern tried
+    for line in lines:
         blocked = _BLOCKED.search(line)
         if blocked:
             return ("hook", blocked.group(1))
@@ -356,8 +361,15 @@ def environment_key(facts: dict) -> str:
     """environment_cause as a cause key (failures.cause_key's form, "who: what"): one for every
     program and argument that met it; a hook, a sandbox's refusal and a variable not set name
     the project's own things (quoted: failures.project_bound), a program not installed, zsh's
-    glob and a read-only variable hold wherever the shell runs. "" for any other failure."""
-    found = environment_cause(facts)
+    glob and a read-only variable hold wherever the shell runs. "" for any other failure.
+    Asked of each failure several times a night (sleep.cause_of): worked out once for the same
+    call and lines."""
+    return _environment_key(facts.get("tool") or "Bash", facts.get("command") or "", tuple(facts.get("error") or ()))
+
+
+@lru_cache(maxsize=4096)        # a failure's key is asked for by each step of consolidation
+def _environment_key(tool: str, command: str, error: tuple) -> str:
+    found = environment_cause({"tool": tool, "command": command, "error": list(error)})
     if not found:
         return ""
     kind, what = found
