@@ -560,13 +560,22 @@ def m022_unwrapped_read_again(db: sqlite3.Connection) -> None:
     db.execute("UPDATE sessions SET mtime_ns = -1")
 
 
+def m023_approved_plans(db: sqlite3.Connection) -> None:
+    """Every transcript is marked to be read again, so that a plan the person approved where it was
+    proposed (ExitPlanMode answered "User has approved your plan", no error: transcripts.PLAN_TOOL)
+    is kept as a `plan` passage, as one sent back as "Implement the following plan:" always was; a
+    plan refused, kept planning or approved with a cleared context is not. The next ingest adds
+    them and changes no other passage, as m018_script_passages's does. Safe to run again."""
+    db.execute("UPDATE sessions SET mtime_ns = -1")
+
+
 MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_event_identity,
               m005_model_answers, m006_forgotten_and_opted_out, m007_recall_context,
               m008_episodes_indexed_at_commit, m009_lesson_state, m010_passages,
               m011_agent, m012_note_contexts, m013_cut_titles_unindexed,
               m014_answers_item, m015_read_again, m016_findings_read_again, m017_session_projects,
               m018_script_passages, m019_project_moves, m020_edit_passages,
-              m021_standing_narrowed, m022_unwrapped_read_again]
+              m021_standing_narrowed, m022_unwrapped_read_again, m023_approved_plans]
 
 
 def migrate(db: sqlite3.Connection, path="") -> None:

@@ -278,6 +278,7 @@ def _said(session: Session) -> list:
     parts = []
     anchor, replying = "", None     # the exchange's identity; the agent's reply being gathered
     at = None
+    planned = set()                 # the plans approved so far, by their call's id
     for turn in session.turns:
         # A record with no time, or one that is not a time, is as old as the one before it; the
         # first, as old as the session (Session.began, its episode's time), never "".
@@ -297,7 +298,15 @@ def _said(session: Session) -> list:
             else:
                 replying[3] += "\n" + turn.text
         for call in turn.tools:
-            if call.answers and not OWN_TOOL.match(call.name):
+            if call.plan:
+                # a plan approved where it was proposed (transcripts.PLAN_TOOL): the agent's next words
+                # answer it. Once: a resumed session's file may hold the call again, by the same id.
+                if call.id in planned:
+                    continue
+                planned.add(call.id)
+                anchor, replying = call.result_uuid or call.id, None
+                parts.append(["plan", anchor, iso_or_none(call.result_at) or at, call.plan, ""])
+            elif call.answers and not OWN_TOOL.match(call.name):
                 parts.append(["question", call.result_uuid or call.id, iso_or_none(call.result_at) or at,
                               _answered(call), "question"])
                 replying = None     # what the agent says after the answer is read after it

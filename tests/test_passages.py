@@ -174,6 +174,43 @@ class Splitting(unittest.TestCase):
         self.assertIn("Cache the version check", kinds["plan"])
         self.assertIn("the version check is cached in version.go", kinds["summary"])
 
+    def test_a_plan_approved_where_it_was_proposed_is_a_plan_and_one_refused_or_kept_planning_is_not(self):
+        t = plan_mode_session()
+        said = passages.passages_of(parse(t))
+        plans = [p for p in said if p["kind"] == "plan"]
+        whole = "\n".join(p["text"] + p["context"] for p in said)
+        self.assertEqual(len(plans), 1, [p["text"] for p in said])
+        self.assertTrue(plans[0]["text"].startswith("# Cache the version check\n1. Keep the result for a day in "
+                                                    "~/.cache/shop/version.json."), plans[0]["text"])
+        self.assertIn("3. Add a test for a stale cache.", plans[0]["text"])
+        self.assertIn("[REDACTED", plans[0]["text"])                  # redacted whole, as every passage
+        self.assertNotIn(SECRET[:12], whole)
+        self.assertNotIn("for an hour in memory", whole)             # "keep planning": not approved
+        self.assertNotIn("lockfile beside the binary", whole)        # refused
+        # where it was approved, the agent's next words after it (its neighbour)
+        after = said[said.index(plans[0]) + 1]
+        self.assertEqual(after["text"], "agent: Starting with the cache file under ~/.cache/shop.")
+        approved = next(r for r in t.records if isinstance(r.get("toolUseResult"), dict)
+                        and "plan" in r["toolUseResult"])
+        self.assertEqual(plans[0]["at"][:19], approved["timestamp"][:19])     # when it was approved
+        # approved with a cleared context: ExitPlanMode refused, the plan back as the prompt; kept once
+        t = Transcript()
+        t.user("plan how to cache the version check")
+        t.assistant("Here is the plan.", tools=[("ExitPlanMode", {"plan": APPROVED_PLAN}, "REJECT")])
+        t.user("Implement the following plan:\n\n" + APPROVED_PLAN)
+        t.assistant("Starting with the cache file.")
+        plans = [p for p in passages.passages_of(parse(t)) if p["kind"] == "plan"]
+        self.assertEqual(len(plans), 1, plans)
+        self.assertIn("Keep the result for a day", plans[0]["text"])
+
+    def test_a_plan_a_resumed_sessions_file_holds_twice_is_kept_once(self):
+        # 2.1.x writes a resumed session's records again into its file: new uuids, the same tool ids
+        t = plan_mode_session()
+        copies = [dict(r, uuid=t.uuid(), version="2.1.14") for r in t.records if r.get("type") in ("user", "assistant")]
+        t.records += copies
+        plans = [p for p in passages.passages_of(parse(t)) if p["kind"] == "plan"]
+        self.assertEqual(len(plans), 1, [p["key"] for p in plans])
+
     def test_a_secret_is_redacted_in_the_whole_text_before_it_is_cut(self):
         t = Transcript()
         t.user("set up the deploy")
@@ -261,6 +298,33 @@ def edits_session(cwd="/home/dev/shop"):
          "File created successfully.", False),
     ])
     t.assistant("The release script now commits and pushes after publishing, and every package links its homepage.")
+    return t
+
+
+KEPT_PLANNING = "# Cache the version check\n\n1. Keep the result for an hour in memory."
+REFUSED_PLAN = "# Cache the version check\n\n1. Write the result to a lockfile beside the binary."
+APPROVED_PLAN = ("# Cache the version check\n\n1. Keep the result for a day in ~/.cache/shop/version.json.\n"
+                 f"2. Read the registry token from SHOP_TOKEN, never inline ({SECRET}).\n3. Add a test for a stale cache.")
+
+
+def plan_mode_session(cwd="/home/dev/shop"):
+    """Plan mode as Claude Code 2.1.x writes it: ExitPlanMode's plan answered "keep planning" (an
+    error), then refused, then approved where it was proposed (its `toolUseResult` the plan approved)."""
+    t = Transcript(cwd=cwd)
+    t.user("plan how to cache the version check")
+    t.assistant("Here is the plan.", tools=[("ExitPlanMode", {"plan": KEPT_PLANNING},
+                                             "User chose to stay in plan mode and continue planning", True)])
+    t.user("an hour is too short, and memory is lost between runs")
+    t.assistant("Revised.", tools=[("ExitPlanMode", {"plan": REFUSED_PLAN}, "REJECT")])
+    t.user("no lockfiles, use the cache folder")
+    t.assistant("Revised again.", tools=[("ExitPlanMode", {"plan": APPROVED_PLAN, "allowedPrompts": [
+        {"tool": "Bash", "prompt": "run the tests"}]}, "User has approved your plan. You can now start coding. Start "
+        "with updating your todo list if applicable\n\nYour plan has been saved to: /home/dev/.claude/plans/"
+        "quiet-caching-otter.md\nYou can refer back to it if needed during implementation.\n\n## Approved Plan:\n"
+        + APPROVED_PLAN, False)])
+    t.records[-1]["toolUseResult"] = {"plan": APPROVED_PLAN, "isAgent": False,
+                                      "filePath": "/home/dev/.claude/plans/quiet-caching-otter.md"}
+    t.assistant("Starting with the cache file under ~/.cache/shop.")
     return t
 
 
@@ -391,6 +455,25 @@ class Stored(TempHome):
         self.assertIn("+ commitAndPush()", " ".join(h["text"] for h in hits))
         hits = json.loads(self.ok("recall", "what homepage URL did we set in package.json", "--json").stdout)
         self.assertIn('"homepage": "https://shop.example.com"', hits[0]["text"])
+
+    def test_an_approved_plan_is_recalled_forgotten_and_a_database_stored_before_gets_it(self):
+        self.write(plan_mode_session())
+        self.ok("ingest")
+        with store.connect() as db:     # as the version before m023 stored it: no plan approved where proposed
+            raw = raw_db(db)
+            raw.execute("DELETE FROM passages WHERE kind = 'plan'")
+            raw.execute(f"PRAGMA user_version = {[m.__name__ for m in migrations.MIGRATIONS].index('m023_approved_plans')}")
+            raw.commit()
+        self.assertIn("read 1 of 1 transcript", self.ok("ingest").stdout)     # the upgrade reads it again
+        hits = json.loads(self.ok("recall", "where does the version check cache its result, and for how long?",
+                                  "--json").stdout)
+        [plan] = [h for h in hits if h["kind"] == "plan"]
+        self.assertIn("Keep the result for a day in ~/.cache/shop/version.json.", plan["text"])
+        self.assertEqual(plan["cwd"], "/home/dev/shop")
+        self.ok("forget", plan["id"], "--yes")
+        self.ok("ingest", "--force")
+        texts = [r["text"] for r in self.said()]
+        self.assertFalse([t for t in texts if "Keep the result for a day" in t], texts)
 
     def test_a_database_of_the_last_version_gets_passages_on_its_next_ingest(self):
         self.write(asked_session())
