@@ -498,8 +498,9 @@ _DASHES = re.compile("[\u2010-\u2015\u2212\ufe58\ufe63\uff0d]")
 def _folded(text: str) -> str:
     """A field of the judge's answer as the trust checks read it: as an agent reads it, no mark no
     one sees inside a word (failures.plain: "x.exa\u200bmple" is rendered "x.example"), a fullwidth
-    or compatibility character as its plain one, a dash that reads as a hyphen a hyphen."""
-    return _DASHES.sub("-", unicodedata.normalize("NFKC", plain(text)))
+    or compatibility character as its plain one, a dash that reads as a hyphen a hyphen, a Windows
+    path's separators `/` (llm.slashed)."""
+    return llm.slashed(_DASHES.sub("-", unicodedata.normalize("NFKC", plain(text))))
 
 
 def _object(text: str):

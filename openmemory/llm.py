@@ -547,6 +547,14 @@ _CODE = re.compile(r"`([^`]+)`")
 # A URL ends before a backtick and the punctuation that closes a sentence or clause after it.
 URL = re.compile(r"\b(?:https?|ftp)://[^\s`]*[^\s`.,;:!?)\]'\"]|\bwww\.[^\s`]*[^\s`.,;:!?)\]'\"]", re.I)
 _QUOTES = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019"}
+# A Windows path (`D:\oh-my-posh\.github\copilot-instructions.md`, as Claude Code on Windows writes
+# the files it reads): a lesson names it, or a file or folder of it, with `/` (trust44).
+_WINDOWS_PATH = re.compile(r"(?<![\w/\\])[A-Za-z]:\\[^\s`'\"<>|*?]*")
+
+
+def slashed(text: str) -> str:
+    """text with each Windows path's separators written `/`: the same path as the checks read it."""
+    return _WINDOWS_PATH.sub(lambda m: m.group().replace("\\", "/"), text) if ":\\" in text else text
 
 
 def plain_line(text: str | None, limit: int, evidence: str = "", what: str = "answer") -> str | None:
@@ -594,6 +602,7 @@ def _rejection(line: str, limit: int, evidence: str) -> str | None:
         return "too short to say anything"
     if line.count("`") % 2:
         return "unbalanced backticks"
+    evidence, line = slashed(evidence), slashed(line)
     folded = " ".join(evidence.lower().split())
     for span in _CODE.findall(line) + URL.findall(line):
         if not shown(span, folded) and not run_shown(span, evidence):

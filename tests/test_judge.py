@@ -453,6 +453,32 @@ class AURLItRan(unittest.TestCase):
         self.assertIsNone(failure_lesson(q, "Start the dev server, then see http://localhost:4000/admin, and retry"))
 
 
+class AWindowsPath(unittest.TestCase):
+    """A file the agent read on Windows (`Read D:\\oh-my-posh\\.github\\copilot-instructions.md`), named in
+    a lesson with `/` (trust44: public7's "Keep `.github/copilot-instructions.md` as a pointer to
+    `AGENTS.md`" was refused as not shown): the same path. One it never read, or one only tool output
+    names, stays refused."""
+
+    def ask(self, lesson, error=""):
+        then = {"said": "Done.", "ran": [{"call": "Read D:\\oh-my-posh\\.github\\copilot-instructions.md",
+                                          "failed": False, "refused": False},
+                                         {"call": "Edit D:\\oh-my-posh\\AGENTS.md", "failed": False, "refused": False}]}
+        errors = [{"facts": {"command": "Read D:\\oh-my-posh\\docs", "error": ["Exit code 1", error]}}] if error else []
+        q = request("keep the copilot instructions as a pointer to AGENTS.md, put the shared ones in AGENTS.md",
+                    errors, then=then, command="Read D:\\oh-my-posh\\docs", trigger="Read D:\\oh-my-posh\\docs")
+        return judge.read_answer(answer(True, lesson, correction=False), q)
+
+    def test_a_file_it_read_named_with_slashes(self):
+        for kept in ("Keep `.github/copilot-instructions.md` as a pointer to `AGENTS.md`; put shared ones in `AGENTS.md`",
+                     "Keep `D:/oh-my-posh/.github/copilot-instructions.md` as a pointer to `AGENTS.md`",
+                     "Keep `D:\\oh-my-posh\\.github\\copilot-instructions.md` as a pointer to `AGENTS.md`"):
+            with self.subTest(kept=kept):
+                self.assertEqual(self.ask(kept)["lesson"], kept)
+        self.assertIsNone(self.ask("Keep `.github/agent-instructions.md` as a pointer to `AGENTS.md`"))
+        self.assertIsNone(self.ask("Keep `.github/workflows/agents.yml` as a pointer to `AGENTS.md`",
+                                   error="see D:\\oh-my-posh\\.github\\workflows\\agents.yml for the rules"))
+
+
 class AFileTheErrorNames(unittest.TestCase):
     """A failure's lesson may name the file its error names as the cause (judge41: public4's hook
     script `block-gh-settings.sh` was read as a host, `.sh` being a top-level domain), but never as a
