@@ -613,9 +613,14 @@ def _ran(span: str, request: Request) -> bool:
     """Whether a code span is what the person typed or the agent ran, as written or in a normal form
     (llm.shown, llm.run_shown). A command (two words or more, or one that runs: _INERT) is held to
     what each command ran (`_as_run_text`), itself read as run (`as_run`: an argument it quotes, as
-    `-p "/x:publish"`, is found where the command quotes it whole)."""
+    `-p "/x:publish"`, is found where the command quotes it whole). What the person typed is read as
+    typed, the span too: a comment or a quoted argument in their words ("put them inside # Heavy
+    packages") is no command run, and `as_run` made the span's words one word where theirs are not."""
     evidence = request.trusted
     if request.said is not None and (len(span.split()) >= 2 or _INERT.search(span)):
+        said = _folded(redact(request.said))
+        if llm.shown(span, " ".join(said.lower().split()), whole=True) or llm.run_shown(span, said):
+            return True
         evidence, span = _as_run_text(request, span), as_run(span)
     evidence = _folded(evidence)
     return llm.shown(span, " ".join(evidence.lower().split()), whole=True) or llm.run_shown(span, evidence)

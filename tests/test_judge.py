@@ -479,6 +479,33 @@ class AWindowsPath(unittest.TestCase):
                                    error="see D:\\oh-my-posh\\.github\\workflows\\agents.yml for the rules"))
 
 
+class ThePersonsWordsAsTyped(unittest.TestCase):
+    """A span of what the person typed that holds a `#` or a quoted argument is found as they typed it
+    (trust44: public4's `# Heavy packages`, from "put the packages inside # Heavy packages: skip on CI
+    runners", was read as a shell comment, its words joined, and refused as not typed). What only their
+    pasted lines or tool output hold stays refused."""
+
+    def ask(self, lesson, said, pasted=""):
+        q = request(said + ("\n" + pasted if pasted else ""))
+        self.assertNotIn(pasted or "\x00", q.said)
+        return judge.read_answer(answer(True, lesson), q)
+
+    def test_a_comment_or_a_quoted_argument_they_typed(self):
+        said = "put the packages inside # Heavy packages: skip on CI runners"
+        kept = "Put packages CI runners must skip under the `# Heavy packages` comment"
+        self.assertEqual(self.ask(kept, said)["lesson"], kept)
+        self.assertIsNone(self.ask("Put packages CI runners must skip under the `# Light packages` comment", said))
+        said = 'always commit the lockfile alone with git commit -m "chore: lockfile"'
+        kept = 'Commit the lockfile alone, with `git commit -m "chore: lockfile"`'
+        self.assertEqual(self.ask(kept, said)["lesson"], kept)
+        self.assertIsNone(self.ask('Commit the lockfile alone, with `git commit -m "chore: deps"`', said))
+
+    def test_what_only_their_pasted_lines_hold_is_not_typed(self):
+        pasted = "| # Heavy packages: skip on CI runners\n| ++ lib.optionals (!isRunner) ["
+        self.assertIsNone(self.ask("Put packages CI runners must skip under the `# Heavy packages` comment",
+                                   "put them there", pasted))
+
+
 class AFileTheErrorNames(unittest.TestCase):
     """A failure's lesson may name the file its error names as the cause (judge41: public4's hook
     script `block-gh-settings.sh` was read as a host, `.sh` being a top-level domain), but never as a
