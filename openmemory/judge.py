@@ -533,14 +533,24 @@ def _bool(value):
 _PATH = re.compile(r"(?:~|\.{1,2})?(?:/[\w.@+-]+){2,}/?|[\w.@+-]+(?:/[\w.@+-]+)+/?")
 
 
-def _words(text: str, paths=None) -> list:
-    """text's words, lower case; each path of it one word (of paths, when given: those only)."""
+def _words(text: str, paths=None, marked: bool = False) -> list:
+    """text's words, lower case; each path of it one word (of paths, when given: those only); marked:
+    a word an apostrophe joined to the next ends in APOSTROPHE."""
     def one(m):
         path = m.group()
         if paths is not None and path.lower() not in paths:
             return path
         return " " + re.sub(r"[\W_]", "", path) + "path "
-    return re.findall(r"[a-z0-9]+", _PATH.sub(one, text or "").lower())
+    if marked:
+        text = _APOSTROPHE.sub(APOSTROPHE, text or "")
+    return re.findall(r"[a-z0-9]+" + (APOSTROPHE + "?" if marked else ""), _PATH.sub(one, text or "").lower())
+
+
+# An apostrophe inside a word ("user's", "don't"): a run of words is counted with it a break, as always,
+# but the person's words and a lesson's are read with or without it ("it runs in the users browser" is
+# what they typed of "runs in the user's browser", trust44). APOSTROPHE marks where a lesson's word had one.
+_APOSTROPHE = re.compile(r"(?<=[^\W\d_])['\u2019](?=[^\W\d_])")
+APOSTROPHE = "\ue001"
 
 
 def _both_ways(text: str) -> str:
@@ -549,13 +559,20 @@ def _both_ways(text: str) -> str:
 
 
 def _lifted(line: str, quoted_text: str, trusted: str) -> str | None:
-    """A run of BORROWED_WORDS words of line (outside code) found in quoted data and not in trusted text."""
+    """A run of BORROWED_WORDS words of line (outside code) found in quoted data and not in trusted text
+    (trusted read with or without its apostrophes, the run too: _APOSTROPHE)."""
     paths = {m.group().lower() for m in _PATH.finditer(quoted_text + "\n" + trusted)}
-    words = _words(_CODE.sub(" ", line), paths)
+    words = _words(_CODE.sub(" ", line), paths, marked=True)
     seen_quoted, seen_trusted = _both_ways(quoted_text), _both_ways(trusted)
+    typed_without = None
     for i in range(len(words) - BORROWED_WORDS + 1):
-        run = " " + " ".join(words[i:i + BORROWED_WORDS]) + " "
+        marked = " " + " ".join(words[i:i + BORROWED_WORDS]) + " "
+        run = marked.replace(APOSTROPHE, "")
         if run in seen_quoted and run not in seen_trusted:
+            if typed_without is None:
+                typed_without = _both_ways(_APOSTROPHE.sub("", trusted))
+            if marked.replace(APOSTROPHE + " ", "") in typed_without:
+                continue            # the trusted words, one side written without the apostrophe
             return run.strip()
     return None
 

@@ -506,6 +506,26 @@ class ThePersonsWordsAsTyped(unittest.TestCase):
                                    "put them there", pasted))
 
 
+class AnApostrophe(unittest.TestCase):
+    """The person's words typed without an apostrophe ("it runs in the users browser") are theirs in a
+    lesson that writes it ("runs in the user's browser"), though the agent's prose said so too
+    (trust44: public6's RecoveryLM lesson was refused as lifting "in the user s browser"). A run only
+    the agent's prose holds stays lifted."""
+
+    AGENT = "You host a static file server; the application lives entirely in the user's browser and their IndexedDB."
+
+    def ask(self, lesson, said):
+        return judge.read_answer(answer(True, lesson), request(said, agent_said=self.AGENT))
+
+    def test_the_persons_words_without_the_apostrophe(self):
+        said = "yes, I host it, but it runs in the users browser and uses the browser db."
+        kept = "RecoveryLM is hosted by the owner but runs in the user's browser and keeps user data in the browser DB"
+        self.assertEqual(self.ask(kept, said)["lesson"], kept)
+        self.assertIsNone(self.ask(kept, "yes, I host it, but it runs client side and uses the browser db."))
+        self.assertIsNone(self.ask(kept, "yes, I host it, but it runs in the user browser and uses the browser db."))
+        self.assertIsNone(self.ask("The app lives entirely in the user's browser and their IndexedDB", said))
+
+
 class AFileTheErrorNames(unittest.TestCase):
     """A failure's lesson may name the file its error names as the cause (judge41: public4's hook
     script `block-gh-settings.sh` was read as a host, `.sh` being a top-level domain), but never as a
