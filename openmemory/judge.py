@@ -38,7 +38,7 @@ import json
 import logging
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 
 from . import embed, llm, render, review
@@ -498,9 +498,8 @@ _DASHES = re.compile("[\u2010-\u2015\u2212\ufe58\ufe63\uff0d]")
 def _folded(text: str) -> str:
     """A field of the judge's answer as the trust checks read it: as an agent reads it, no mark no
     one sees inside a word (failures.plain: "x.exa\u200bmple" is rendered "x.example"), a fullwidth
-    or compatibility character as its plain one, a dash that reads as a hyphen a hyphen, a Windows
-    path's separators `/` (llm.slashed)."""
-    return llm.slashed(_DASHES.sub("-", unicodedata.normalize("NFKC", plain(text))))
+    or compatibility character as its plain one, a dash that reads as a hyphen a hyphen."""
+    return _DASHES.sub("-", unicodedata.normalize("NFKC", plain(text)))
 
 
 def _object(text: str):
@@ -632,7 +631,17 @@ def _ran(span: str, request: Request) -> bool:
     what each command ran (`_as_run_text`), itself read as run (`as_run`: an argument it quotes, as
     `-p "/x:publish"`, is found where the command quotes it whole). What the person typed is read as
     typed, the span too: a comment or a quoted argument in their words ("put them inside # Heavy
-    packages") is no command run, and `as_run` made the span's words one word where theirs are not."""
+    packages") is no command run, and `as_run` made the span's words one word where theirs are not.
+    A Windows path that was typed or ran (`Read D:\\oh-my-posh\\.github\\copilot-instructions.md`) is
+    found as written and, failing that, with `/` for its separators, the span's too (llm.slashed)."""
+    if _ran_as_written(span, request):
+        return True
+    return ":\\" in request.trusted and _ran_as_written(llm.slashed(span), replace(
+        request, trusted=llm.slashed(request.trusted), said=None if request.said is None else llm.slashed(request.said),
+        ran=tuple(llm.slashed(r) for r in request.ran), failed=tuple((llm.slashed(c), e) for c, e in request.failed)))
+
+
+def _ran_as_written(span: str, request: Request) -> bool:
     evidence = request.trusted
     if request.said is not None and (len(span.split()) >= 2 or _INERT.search(span)):
         said = _folded(redact(request.said))

@@ -548,7 +548,8 @@ _CODE = re.compile(r"`([^`]+)`")
 URL = re.compile(r"\b(?:https?|ftp)://[^\s`]*[^\s`.,;:!?)\]'\"]|\bwww\.[^\s`]*[^\s`.,;:!?)\]'\"]", re.I)
 _QUOTES = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019"}
 # A Windows path (`D:\oh-my-posh\.github\copilot-instructions.md`, as Claude Code on Windows writes
-# the files it reads): a lesson names it, or a file or folder of it, with `/` (trust44).
+# the files it reads): a lesson names it, or a file or folder of it, with `/` (trust44); one that
+# names it with `\` as shown is found as written.
 _WINDOWS_PATH = re.compile(r"(?<![\w/\\])[A-Za-z]:\\[^\s`'\"<>|*?]*")
 
 
@@ -602,12 +603,18 @@ def _rejection(line: str, limit: int, evidence: str) -> str | None:
         return "too short to say anything"
     if line.count("`") % 2:
         return "unbalanced backticks"
-    evidence, line = slashed(evidence), slashed(line)
     folded = " ".join(evidence.lower().split())
+    windows = slashed(evidence) if ":\\" in evidence else None
     for span in _CODE.findall(line) + URL.findall(line):
-        if not shown(span, folded) and not run_shown(span, evidence):
+        if not shown(span, folded) and not run_shown(span, evidence) and not (
+                windows and _windows_shown(slashed(span), windows)):
             return f"{span!r} is not in what it was shown"
     return None
+
+
+def _windows_shown(span: str, evidence: str) -> bool:
+    """A span in evidence whose Windows paths are written with `/` (slashed): a path shown so."""
+    return shown(span, " ".join(evidence.lower().split())) or run_shown(span, evidence)
 
 
 # A placeholder in a command the answer names in general form (`gh pr diff <number> --name-only`,

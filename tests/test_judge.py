@@ -475,6 +475,12 @@ class AWindowsPath(unittest.TestCase):
             with self.subTest(kept=kept):
                 self.assertEqual(self.ask(kept)["lesson"], kept)
         self.assertIsNone(self.ask("Keep `.github/agent-instructions.md` as a pointer to `AGENTS.md`"))
+
+    def test_a_part_of_it_named_with_its_own_separators(self):
+        # as written, a part of the path that ran with `\\` is found as it always was (public8, measured)
+        kept = "Keep `.github\\copilot-instructions.md` as a pointer to `AGENTS.md`; put shared ones in `AGENTS.md`"
+        self.assertEqual(self.ask(kept)["lesson"], kept)
+        self.assertIsNone(self.ask("Keep `.github\\agent-instructions.md` as a pointer to `AGENTS.md`"))
         self.assertIsNone(self.ask("Keep `.github/workflows/agents.yml` as a pointer to `AGENTS.md`",
                                    error="see D:\\oh-my-posh\\.github\\workflows\\agents.yml for the rules"))
 
