@@ -706,6 +706,7 @@ def _a_folder_of_it(span: str) -> bool:
     last = (span.split() or [""])[-1]
     if not last.endswith("/"):
         return False
+    last = re.sub(r"^[A-Za-z]:(?=/)", "", last)    # a drive's root is the root (`C:/`, `C:/Users/`: trust44)
     home = _HOME.sub("~", last)
     names = [n for n in home.split("/") if n not in ("", ".", "..")]
     if home.startswith("~"):

@@ -485,6 +485,22 @@ class AWindowsPath(unittest.TestCase):
                                    error="see D:\\oh-my-posh\\.github\\workflows\\agents.yml for the rules"))
 
 
+class NeverTheDrivesRoot(unittest.TestCase):
+    """A command cut at a folder of the Windows path it ran is held as one cut at a folder of a Unix
+    path (`llm._a_folder_of_it`): never the drive's root or a top folder (`rm -rf C:/`, `rm -rf C:\\`
+    for `rm -rf C:\\Users\\me\\shop\\build`, as never `rm -rf /` for `rm -rf /home/me/shop/build`),
+    never the home folder; a folder under the home it is (red44 of trust44's `/` for `\\`)."""
+
+    def test_a_folder_of_the_path_but_never_the_drive_or_the_home(self):
+        for ran in ("rm -rf C:\\Users\\me\\shop\\build", "rm -rf C:/Users/me/shop/build"):
+            q = failure_of(ran, ["Exit code 1", "rm: cannot remove 'build/x': Device or resource busy"])
+            kept = "Stop the dev server before `rm -rf C:/Users/me/shop/`, or it fails busy"
+            with self.subTest(ran=ran):
+                self.assertEqual(failure_lesson(q, kept)["lesson"], kept)
+                for cut in ("C:/", "C:\\", "C:/Users/", "C:/Users/me/"):
+                    self.assertIsNone(failure_lesson(q, f"Stop the dev server before `rm -rf {cut}`, or it fails busy"))
+
+
 class ThePersonsWordsAsTyped(unittest.TestCase):
     """A span of what the person typed that holds a `#` or a quoted argument is found as they typed it
     (trust44: public4's `# Heavy packages`, from "put the packages inside # Heavy packages: skip on CI
