@@ -384,8 +384,10 @@ def _unwrapped(command: str, failed: str, output: str) -> bool:
     """Whether a command is the failed one without the words before it, a wrapper whose output said
     the word after it names nothing: `bun run test` after `rtk bun run test` failed with "error:
     unrecognized subcommand 'bun'" (a proxy a hook puts before commands, which knows no `bun`). The
-    output only says which word its wrapper did not know; the command run is the agent's own."""
-    if not failed.endswith(" " + command) or " && " in failed:
+    output only says which word its wrapper did not know; the command run is the agent's own. The
+    wrapper is one word: more (`docker exec web`, `ssh deploy@prod`) runs the command somewhere
+    else, and the same words run here are another command (`rm -rf /var/lib/data` on the host)."""
+    if not failed.endswith(" " + command) or " && " in failed or " " in failed[:-len(command) - 1].strip():
         return False
     word = command.split(" ", 1)[0]
     told = re.compile(r"(?<![\w-])" + re.escape(word) + r"(?![\w-]|\.\w)")

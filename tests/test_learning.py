@@ -160,6 +160,31 @@ class KnownIssues(TempHome):
             [lesson] = db.all_lessons()
         self.assertEqual((lesson["seen"], lesson["state"]), (3, "live"))
 
+    def test_a_command_run_in_a_container_or_on_a_host_is_no_wrapper_to_drop(self):
+        # red44: `docker exec web rm -rf /var/lib/data` failed (the container has no `rm`) and
+        # `rm -rf /var/lib/data` then worked on this machine in three sessions: read as the wrapper
+        # dropped, a live "run it as `rm -rf /var/lib/data`" told the agent to delete on the host
+        # what it meant to delete in the container; `ssh deploy@prod sudo …` the same on prod
+        shapes = [("docker exec web rm -rf /var/lib/data", "rm -rf /var/lib/data",
+                   'Exit code 127\nOCI runtime exec failed: exec failed: unable to start container process: '
+                   'exec: "rm": executable file not found in $PATH: unknown'),
+                  ("ssh deploy@prod sudo systemctl restart app", "sudo systemctl restart app",
+                   "Exit code 127\nbash: line 1: sudo: command not found")]
+        sessions = []
+        for failed, local, output in shapes:
+            for day in (2, 9, 16):
+                t = Transcript(cwd=str(self.tmp / failed.split()[0]), start=when(11, day))
+                t.user("do it")
+                failing(t, failed, output)
+                t.assistant("Here then.", tools=[("Bash", {"command": local}, "", False)])
+                sessions.append(t)
+        texts = self.night(*sessions)
+        self.assertEqual(len(texts), 2)         # each still a known issue, with no fix named
+        for text in texts:
+            self.assertNotIn("run it as", text)
+            self.assertNotIn("`rm -rf /var/lib/data`", text)
+            self.assertNotIn("`sudo systemctl restart app`", text)
+
     def test_a_database_stored_before_reads_its_transcripts_again_for_the_wrapper_dropped(self):
         from openmemory import migrations
         t = Transcript(cwd=str(self.tmp / "app"), start=when(11, 2))
