@@ -329,9 +329,12 @@ def environment_cause(facts: dict) -> tuple:
     said = "\n".join(lines).lower()
     if not any(word in said for word in _ENVIRONMENT_WORDS):
         return ()               # most failures: a few substring tests, no pattern tried
+    ran = len(lines) < len(facts.get("error") or ())       # an "Exit code N": the command ran
     for line in lines:
         blocked = _BLOCKED.search(line)
-        if blocked:
+        if blocked and ("hook error" in line.lower() or (bash and not ran)):
+            # a hook's refusal: a call that never ran, or Claude Code's "…hook error: […]: BLOCKED
+            # by …"; what a program that ran or a server printed is anyone's words (red44)
             return ("hook", blocked.group(1))
         if not bash:
             continue

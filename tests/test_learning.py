@@ -540,6 +540,27 @@ class EnvironmentFailures(TempHome):
             [lesson] = db.all_lessons()
         self.assertEqual((lesson["state"], lesson["seen"]), ("candidate", 1))
 
+    def test_blocked_in_what_a_program_or_a_server_wrote_is_no_hook(self):
+        # red44: an MCP server's error (a page it fetched, anyone's words) "BLOCKED by robots.txt."
+        # in three sessions became a live "a hook blocks `mcp__fetch__fetch …`", and a script that
+        # ran and printed it twice one "a hook blocks `./deploy.sh`": a hook's refusal is the whole
+        # result of a call that never ran (CC Safety Net's "BLOCKED by …", no exit code), or Claude
+        # Code's "PreToolUse:… hook error: […]: BLOCKED by …"
+        sessions = []
+        for day in (2, 9, 16):
+            t = Transcript(cwd=str(self.tmp / "shop"), start=when(11, day))
+            t.user("read the docs page")
+            t.assistant("Fetching.", tools=[("mcp__fetch__fetch", {"url": "https://docs.example/a"},
+                                             "Error: BLOCKED by robots.txt. Stop using this tool.", True)])
+            sessions.append(t)
+        ran = "Exit code 1\nchecking the release\nBLOCKED by release policy. Never deploy from this machine."
+        sessions.append(self.session(20, ("./deploy.sh staging", ran), ("./deploy.sh prod", ran), cwd="site"))
+        texts = self.night(*sessions)
+        self.assertEqual([text for text in texts if "hook" in text], [])  # (the server's error quoted as any failure's)
+        hook = "PreToolUse:Edit hook error: [~/hooks/guard.sh]: BLOCKED by guard.sh: .github/ is protected"
+        self.assertEqual(wording.environment_cause({"tool": "Edit", "command": "", "error": [hook]}),
+                         ("hook", "guard.sh"))
+
     def test_a_variable_not_set_is_one_cause_whichever_script_needed_it(self):
         # public4: `uv run python -c "…"` failing on DATABASE_URL in three sessions, one of them read
         # as the program `print(…` (the command clipped inside its quotes); a ValueError, which the
