@@ -785,6 +785,10 @@ IDENTIFIER = re.compile(r"(?<![\w/])[\w.-]*?(?:[a-z][A-Z]|[^\W_][_.][^\W_])[\w.-
 # hits at 0.28 and 0.25. Not names: two capitals (CI, PR, UI: said as words), digits then letters
 # (24h, 4th, 1990s: quantities), a word joined to another by '/' (PATH/mise, as IDENTIFIER).
 WRITTEN_AS_NAME = re.compile(r"(?<![\w./-])(?:[A-Z][A-Z0-9]{2,}|[A-Za-z]+[0-9][A-Za-z0-9]*)(?![\w/-])")
+# Capitals that write prose, not a thing's name (red44: "…return 500, BTW?" said nothing relevant of the
+# memory that answers it): never a name WRITTEN_AS_NAME reads.
+PROSE_CAPITALS = frozenset(("ASAP", "FYI", "BTW", "AFAIK", "IIRC", "IMO", "IMHO", "TBH", "TIA", "FWIW", "TLDR",
+                            "LGTM", "PTAL", "WIP", "ETA", "EOD", "NVM", "OMG", "LOL", "PLS", "PLZ", "THX"))
 ELIDED = re.compile(r"\.{3}|\u2026")
 # Two or more words side by side, each written with a capital (Cloud SQL, Kraken Futures; one at least
 # a capital then small letters), are one name, held only where a memory holds them in that order (as a
@@ -810,7 +814,8 @@ def named(query: str) -> list:
     unquoted = QUOTED.sub(" ", query)
     found += [m.group(0).strip(".-") for m in IDENTIFIER.finditer(unquoted)]
     found += [m.group(0) for m in ACRONYM.finditer(unquoted)]
-    found += [m.group(0) for m in WRITTEN_AS_NAME.finditer(unquoted) if m.group(0) not in found]
+    found += [m.group(0) for m in WRITTEN_AS_NAME.finditer(unquoted) if m.group(0) not in found
+              and m.group(0) not in PROSE_CAPITALS]
     found += [run for run in _name_runs(IDENTIFIER.sub(" ", unquoted)) if run not in found]
     return [name for name in found if any(len(w) > 1 for w in _WORD.findall(name))]
 

@@ -889,6 +889,39 @@ class WrittenAsAName(GateCase):
         self.assertIn("Argon2", hits[0]["gist"])
 
 
+class WrittenInCapitalsAsProse(GateCase):
+    """Capitals that write prose (a chat abbreviation, a shout) name no thing: a question written with
+    them finds the memory that answers it (red44)."""
+
+    def memories(self) -> list:
+        return [
+            episode("login", "login endpoint returns 500", "the login endpoint returns 500 when the session "
+                    "cookie is missing; fixed by checking the cookie first in auth/session.py"),
+            episode("cfg", "config loader", "the config loader reads settings.toml then the environment; a "
+                    "missing key raises KeyError", kind="note"),
+        ] + [episode(f"f{i}", f"`npm run build` failed: step {i}", f"webpack compiled step {i}") for i in range(8)]
+
+    def test_a_chat_abbreviation_is_no_name(self):
+        # after recall.WRITTEN_AS_NAME (ea3e4e4) each of these said "Nothing relevant in memory"; before, the
+        # memory that answers them was the first hit
+        for query in ("Why does the login endpoint return 500, BTW?",
+                      "Where does the config loader read settings from? AFAIK it is the environment",
+                      "FYI the login endpoint returns 500 when the session cookie is missing, what fixed it?",
+                      "IIRC the config loader reads settings.toml first, does a missing key raise?"):
+            with self.subTest(query):
+                head, hits = self.said(query)
+                self.assertRegex(head, r"^\d memor(y|ies) for ")
+                self.assertIn(hits[0]["title"], ("login endpoint returns 500", "config loader"))
+
+    @unittest.expectedFailure
+    def test_a_shouted_word_is_no_name(self):
+        # an everyday word in capitals for emphasis, held by no memory: still read as a name (no list
+        # of words tells "STILL" from "PSBT"); in a store large enough for absence to count in full the
+        # lower-case word is nearly always held, so this is rare
+        head, hits = self.said("Why is the login endpoint STILL returning 500?")
+        self.assertRegex(head, r"^\d memor(y|ies) for ")
+
+
 class CapitalisedRunAsAName(GateCase):
     """Words side by side each written with a capital (Cloud SQL) are one name, held only in that order
     (recall.NAME_RUN): memories holding "cloud" and "SQL" apart are nothing relevant to it; a sentence's
