@@ -640,9 +640,9 @@ def _common_first_word(body: str) -> bool:
         return True
     if any(c.isupper() for c in bare[1:]) or bare.endswith(("'s", "\u2019s")):
         return False                    # "GitHub", "Claude's": a name
-    rest = body[len(first):]
+    rest = re.sub(r"`[^`]*`", " ", body[len(first):])     # a path or code (`Tests/Fixtures`) writes no name
     if any(not rest[:m.start()].rstrip().endswith((".", "!", "?", ":", ";"))
-           for m in re.finditer(rf"\b{re.escape(bare)}\b", rest)):
+           for m in re.finditer(rf"(?<![\w/\\.-]){re.escape(bare)}(?![\w/\\-]|\.\w)", rest)):
         return False                    # "Odoo tables ...; query the Odoo DB": written with its capital mid-sentence
     # Else a capital only a sentence's start gave ("Bare `python` is not on PATH", "Auto mode blocks
     # ...") or a name of one word ("Docker already runs"): no list tells them apart, and a name

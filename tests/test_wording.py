@@ -327,6 +327,23 @@ class Wording(unittest.TestCase):
             self.assertEqual(wording.scoped('The user said: "we commit .entire/settings.json".', str(plain)),
                              'The user said: "we commit .entire/settings.json".')
 
+    def test_a_first_word_only_a_path_writes_again_is_no_name(self):
+        # red44: a Swift package's `Tests/` folder named in backticks kept the sentence's capital
+        # ("In this project Tests fail ..."): a path or code is no sentence writing the word as a name
+        with TempFolder() as tmp:
+            plain = Path(tmp) / "plain"
+            plain.mkdir()
+            self.first_word_cases(plain)
+
+    def first_word_cases(self, plain):
+        for body, shown in (("Tests fail on a clean checkout until `Tests/Fixtures/seed.sql` is loaded.",
+                             "In this project tests fail on a clean checkout until `Tests/Fixtures/seed.sql` is loaded."),
+                            ("Sources are generated; edit `Sources` templates, not the output.",
+                             "In this project sources are generated; edit `Sources` templates, not the output."),
+                            ("Odoo tables are not in the `postgres` database; query the Odoo DB instead",
+                             "In this project Odoo tables are not in the `postgres` database; query the Odoo DB instead")):
+            self.assertEqual(wording.scoped(body, str(plain)), shown)
+
     def test_a_known_issue_leaves_out_the_numbers_and_ids_it_was_run_with(self):
         diff = {"tool": "Bash", "command": "gh pr diff 104 --stat", "error": ["Exit code 1", "unknown flag: --stat"],
                 "fixed_by": "gh pr diff 104 --name-only"}
