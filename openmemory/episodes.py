@@ -18,7 +18,7 @@ from .failures import (cause_key, error_lines, is_guard, never_ran, output_host,
                        telling_lines, told_to_run, unsafe_advice, unsafe_fix)
 # a cut redacts first where it cuts (issue 27): it never keeps part of a secret
 from .redact import secret_safe_clip as clip, secret_safe_clip_block as clip_block
-from .transcripts import OWN_TOOL, QUESTION_TOOL, Session, ToolCall, Turn
+from .transcripts import OWN_TOOL, PLAN_TOOL, QUESTION_TOOL, Session, ToolCall, Turn
 from .wording import correction_lesson, other_flags, slip_of
 
 GIST_LIMIT = 600            # characters of a gist: enough to recognise the episode
@@ -126,7 +126,7 @@ def surprises_of(s: Session, settled: bool = False) -> list:
         if turn.source == "interrupt":
             interrupted = True
             continue
-        if turn.source == "plan" and bare and bare[-1].name == _PLAN_TOOL:
+        if turn.source == "plan" and bare and bare[-1].name == PLAN_TOOL:
             bare.pop()                  # the plan approved: Claude Code's way of saying yes
         first = last_assistant is None
         if turn.source not in ("prompt", "queued", "command"):
@@ -157,7 +157,6 @@ def surprises_of(s: Session, settled: bool = False) -> list:
     return found
 
 
-_PLAN_TOOL = "ExitPlanMode"
 UNSETTLED = "unsettled"     # the form of a message the rules neither call a correction nor settle (a judge's to read)
 # The form of a message the rules settled as nothing (a new request, an answer) that may still
 # carry something (corrections.carries_nothing): kept only for a judge, last in its order, and
@@ -868,7 +867,8 @@ def _session_gist(session, first: str, errors: list, corrections: list, files: l
 
 def _decided(session) -> list:
     """What the person decided in a session: the answers they chose to the agent's questions,
-    and a plan they approved (its first line)."""
+    and a plan they approved (its first line), sent back as "Implement the following plan:" or
+    approved where it was proposed."""
     out = []
     for turn in session.turns:
         if turn.role == "user" and turn.source == "plan":
@@ -876,6 +876,8 @@ def _decided(session) -> list:
                                else turn.text).lstrip("# ")
             out.append(f"approved the plan \"{clip(plan, 100)}\"")
         for call in turn.tools if turn.role == "assistant" else ():
+            if call.plan:       # approved where it was proposed (transcripts: ExitPlanMode, no error)
+                out.append(f"approved the plan \"{clip(_first_line(call.plan).lstrip('# '), 100)}\"")
             for question, answer in call.answers.items():
                 out.append(f"{clip(question, 90)} → {clip(answer, 60)}")
     return out

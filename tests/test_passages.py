@@ -203,6 +203,16 @@ class Splitting(unittest.TestCase):
         self.assertEqual(len(plans), 1, plans)
         self.assertIn("Keep the result for a day", plans[0]["text"])
 
+    def test_the_sessions_gist_names_a_plan_approved_where_it_was_proposed_as_decided(self):
+        # plans44 kept such a plan as a passage; the session's record said "Decided:" only of one
+        # that came back as "Implement the following plan:", so a session whose decision was made in
+        # plan mode read as deciding nothing
+        from openmemory import episodes
+        [session] = [e for e in episodes.episodes_of(parse(plan_mode_session())) if e["kind"] == "session"]
+        self.assertIn('Decided: approved the plan "Cache the version check"', session["gist"])
+        self.assertNotIn("for an hour in memory", session["gist"])        # kept planning: no decision
+        self.assertNotIn("lockfile", session["gist"])                     # refused: no decision
+
     def test_a_plan_a_resumed_sessions_file_holds_twice_is_kept_once(self):
         # 2.1.x writes a resumed session's records again into its file: new uuids, the same tool ids
         t = plan_mode_session()
