@@ -314,23 +314,13 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list, said=lambda: "
                 elif command != failed and not unsafe(command):
                     surprise.fixed_by = later.summary()     # the same command, run another way
                 return
-            if not later.is_error and not later.interrupted and not edits and other_flags(command, failed):
+            # the same command with other flags, with the word it got wrong put right, or without the
+            # wrapper that knew not its word: that run is the fix, unless output may have dictated it
+            if not later.is_error and not later.interrupted and not edits and (
+                    other_flags(command, failed) or _put_right(command, failed, call.result)
+                    or _unwrapped(command, failed, call.result)):
                 if not dictated and not read_then_ran() and not unsafe(command):
-                    surprise.fixed_by = later.summary()     # the same command with other flags
-                else:
-                    surprise.dictated = True
-                surprise.worked = True
-                return
-            if not later.is_error and not later.interrupted and not edits and _put_right(command, failed, call.result):
-                if not dictated and not read_then_ran() and not unsafe(command):
-                    surprise.fixed_by = later.summary()     # the same command with the word it got wrong put right
-                else:
-                    surprise.dictated = True
-                surprise.worked = True
-                return
-            if not later.is_error and not later.interrupted and not edits and _unwrapped(command, failed, call.result):
-                if not dictated and not read_then_ran() and not unsafe(command):
-                    surprise.fixed_by = later.summary()     # the same command without the wrapper that knew not its word
+                    surprise.fixed_by = later.summary()
                 else:
                     surprise.dictated = True
                 surprise.worked = True

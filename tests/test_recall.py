@@ -741,6 +741,15 @@ class NamedNowhere(TempHome):
         hits = recall.search(self.db, query, now=NOW)
         return recall.hits_text(query, hits).split("\n", 1)[0], hits
 
+    def nothing_until_noted(self, query, note, shown):
+        """query is nothing relevant until a note holds what it names; then that note is found first."""
+        head, hits = self.said(query)
+        self.assertTrue(head.startswith("Nothing relevant in memory"), head)
+        self.db.add_note(note, cwd="/home/dev/shop")
+        head, hits = self.said(query)
+        self.assertRegex(head, r"^\d memor(y|ies) for ")
+        self.assertIn(shown, hits[0]["gist"])
+
     def test_a_quoted_phrase_no_memory_holds_in_order_is_nothing_relevant(self):
         head, hits = self.said("how do we run `git worktree prune`")
         self.assertTrue(head.startswith("Nothing relevant in memory"), head)
@@ -791,6 +800,15 @@ class GateCase(TempHome):
         hits = recall.search(self.db, query, now=NOW)
         return recall.hits_text(query, hits).split("\n", 1)[0], hits
 
+    def nothing_until_noted(self, query, note, shown):
+        """query is nothing relevant until a note holds what it names; then that note is found first."""
+        head, hits = self.said(query)
+        self.assertTrue(head.startswith("Nothing relevant in memory"), head)
+        self.db.add_note(note, cwd="/home/dev/shop")
+        head, hits = self.said(query)
+        self.assertRegex(head, r"^\d memor(y|ies) for ")
+        self.assertIn(shown, hits[0]["gist"])
+
 
 class QuotedInSingleQuotes(GateCase):
     """An error line a question quotes in single quotes is a thing it names, as in backticks or double
@@ -808,15 +826,10 @@ class QuotedInSingleQuotes(GateCase):
 
     def test_a_single_quoted_error_no_memory_holds_is_nothing_relevant(self):
         # public4 u14: five hits holding "launchd", "daemon", "failed" apart, the best at relevance 0.79
-        head, hits = self.said("Why did the sysctl-ptmx launchd daemon report 'Bootstrap failed' after "
-                               "darwin-rebuild switch?")
-        self.assertTrue(head.startswith("Nothing relevant in memory"), head)
-        self.db.add_note("launchd: 'Bootstrap failed: 5: Input/output error' for the sysctl-ptmx daemon, "
-                         "since darwin-rebuild switch loads it twice", cwd="/home/dev/shop")
-        head, hits = self.said("Why did the sysctl-ptmx launchd daemon report 'Bootstrap failed' after "
-                               "darwin-rebuild switch?")
-        self.assertRegex(head, r"^\d memor(y|ies) for ")
-        self.assertIn("Bootstrap failed: 5", hits[0]["gist"])
+        self.nothing_until_noted("Why did the sysctl-ptmx launchd daemon report 'Bootstrap failed' after "
+                                 "darwin-rebuild switch?",
+                                 "launchd: 'Bootstrap failed: 5: Input/output error' for the sysctl-ptmx daemon, "
+                                 "since darwin-rebuild switch loads it twice", "Bootstrap failed: 5")
 
     def test_a_quoted_line_cut_with_an_ellipsis_is_held_by_its_parts(self):
         # public4 q13: the line's numbered middle left out of the quote
@@ -868,25 +881,16 @@ class WrittenAsAName(GateCase):
 
     def test_a_word_in_capitals_no_memory_holds_is_nothing_relevant(self):
         # public5 u04: five hits about the sweep and the hardware wallet, the best at relevance 0.28
-        query = "After orpheus recovers the keys, how does it build and sign a PSBT for the hardware wallet sweep?"
-        head, hits = self.said(query)
-        self.assertTrue(head.startswith("Nothing relevant in memory"), head)
-        self.db.add_note("once orpheus recovers the keys it builds a PSBT for the hardware wallet sweep, and "
-                         "the hardware wallet signs it", cwd="/home/dev/shop")
-        head, hits = self.said(query)
-        self.assertRegex(head, r"^\d memor(y|ies) for ")
-        self.assertIn("PSBT", hits[0]["gist"])
+        self.nothing_until_noted("After orpheus recovers the keys, how does it build and sign a PSBT for the "
+                                 "hardware wallet sweep?",
+                                 "once orpheus recovers the keys it builds a PSBT for the hardware wallet sweep, "
+                                 "and the hardware wallet signs it", "PSBT")
 
     def test_a_name_with_digits_no_memory_holds_is_nothing_relevant(self):
         # public5 u05: "Argon2" held nowhere, five hits about the legacy wallet's key at 0.25
-        query = "Which Argon2 parameters derive the key of a legacy wallet from its password?"
-        head, hits = self.said(query)
-        self.assertTrue(head.startswith("Nothing relevant in memory"), head)
-        self.db.add_note("orpheus derives a legacy wallet's key with Argon2 parameters m=64MiB t=3 p=4",
-                         cwd="/home/dev/shop")
-        head, hits = self.said(query)
-        self.assertRegex(head, r"^\d memor(y|ies) for ")
-        self.assertIn("Argon2", hits[0]["gist"])
+        self.nothing_until_noted("Which Argon2 parameters derive the key of a legacy wallet from its password?",
+                                 "orpheus derives a legacy wallet's key with Argon2 parameters m=64MiB t=3 p=4",
+                                 "Argon2")
 
 
 class WrittenInCapitalsAsProse(GateCase):
@@ -937,14 +941,9 @@ class CapitalisedRunAsAName(GateCase):
 
     def test_a_run_of_capitalised_words_no_memory_holds_in_order_is_nothing_relevant(self):
         # public4 u07: five hits holding "api", "service", "Postgres", "SQL", "cloud" apart, the best at 0.37
-        query = "How does the api-service connect to Postgres through the Cloud SQL proxy in prod?"
-        head, hits = self.said(query)
-        self.assertTrue(head.startswith("Nothing relevant in memory"), head)
-        self.db.add_note("in prod the api-service connects to Postgres through the Cloud SQL proxy sidecar",
-                         cwd="/home/dev/shop")
-        head, hits = self.said(query)
-        self.assertRegex(head, r"^\d memor(y|ies) for ")
-        self.assertIn("Cloud SQL proxy", hits[0]["gist"])
+        self.nothing_until_noted("How does the api-service connect to Postgres through the Cloud SQL proxy in prod?",
+                                 "in prod the api-service connects to Postgres through the Cloud SQL proxy sidecar",
+                                 "Cloud SQL proxy")
         self.assertEqual(recall.named("Cloud deploys fail. Why did the api-service time out?"), [])
         self.assertEqual(recall.named("gosec flagged the README WriteFile calls"), ["WriteFile", "README"])
 
