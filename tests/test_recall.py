@@ -716,26 +716,26 @@ class WordFamilies(unittest.TestCase):
         self.assertIn("Auto-summarization", recall.excerpt(long_text, "commit summaries", 200))
 
 
-class NamedNowhere(TempHome):
-    """A thing the query names (a quoted phrase, an identifier) that no memory holds in its words'
-    order: nothing relevant, however well its words match apart (recall.named_nowhere)."""
+class GateCase(TempHome):
+    """A store of a few memories put apart in time, and what recall says first of a query: how many
+    memories, or "nothing relevant". Absence counts in full however small the store."""
+
+    def memories(self) -> list:
+        return []
+
+    @staticmethod
+    def builds(output="webpack compiled step {}") -> list:
+        """Eight failed builds alike, so that the store is no handful of memories."""
+        return [episode(f"f{i}", f"`npm run build` failed: step {i}", output.format(i)) for i in range(8)]
 
     def setUp(self):
         super().setUp()
         self.db = store.connect()
-        put_apart(self.db, [
-            episode("wt", "Removed the old worktree", "we prune stale branches with git branch -d after the "
-                    "worktree is removed; git lists what is left", kind="note"),
-            episode("hooks", "entire: disable the hooks in CI", "ENTIRE_LOCAL_DEV=1 makes the hooks use go run",
-                    kind="note"),
-            episode("stash", "`entire resume` failed", "you have uncommitted changes. Please commit or stash them "
-                    "first; we push the branch afterwards"),
-        ] + [episode(f"f{i}", f"`npm run build` failed: step {i}", f"webpack compiled step {i}") for i in range(8)])
-        # absence counts in full however small the store (it is scaled by the store's size, ABSENCE_FROM)
-        patcher = mock.patch.object(recall, "ABSENCE_FROM", 1)
+        self.addCleanup(self.db.close)
+        put_apart(self.db, self.memories())
+        patcher = mock.patch.object(recall, "ABSENCE_FROM", 1)    # absence counts in full however small the store
         patcher.start()
         self.addCleanup(patcher.stop)
-        self.addCleanup(self.db.close)
 
     def said(self, query):
         hits = recall.search(self.db, query, now=NOW)
@@ -749,6 +749,21 @@ class NamedNowhere(TempHome):
         head, hits = self.said(query)
         self.assertRegex(head, r"^\d memor(y|ies) for ")
         self.assertIn(shown, hits[0]["gist"])
+
+
+class NamedNowhere(GateCase):
+    """A thing the query names (a quoted phrase, an identifier) that no memory holds in its words'
+    order: nothing relevant, however well its words match apart (recall.named_nowhere)."""
+
+    def memories(self) -> list:
+        return [
+            episode("wt", "Removed the old worktree", "we prune stale branches with git branch -d after the "
+                    "worktree is removed; git lists what is left", kind="note"),
+            episode("hooks", "entire: disable the hooks in CI", "ENTIRE_LOCAL_DEV=1 makes the hooks use go run",
+                    kind="note"),
+            episode("stash", "`entire resume` failed", "you have uncommitted changes. Please commit or stash them "
+                    "first; we push the branch afterwards"),
+        ] + self.builds()
 
     def test_a_quoted_phrase_no_memory_holds_in_order_is_nothing_relevant(self):
         head, hits = self.said("how do we run `git worktree prune`")
@@ -780,36 +795,6 @@ class NamedNowhere(TempHome):
                          ["go mod vendor", "cannot lock ref", "SessionState.PausedAt", "go.mod", "ENTIRE_DISABLE_HOOKS"])
 
 
-class GateCase(TempHome):
-    """A store of a few memories put apart in time, and what recall says first of a query: how many
-    memories, or "nothing relevant". Absence counts in full however small the store."""
-
-    def memories(self) -> list:
-        return []
-
-    def setUp(self):
-        super().setUp()
-        self.db = store.connect()
-        self.addCleanup(self.db.close)
-        put_apart(self.db, self.memories())
-        patcher = mock.patch.object(recall, "ABSENCE_FROM", 1)    # absence counts in full however small the store
-        patcher.start()
-        self.addCleanup(patcher.stop)
-
-    def said(self, query):
-        hits = recall.search(self.db, query, now=NOW)
-        return recall.hits_text(query, hits).split("\n", 1)[0], hits
-
-    def nothing_until_noted(self, query, note, shown):
-        """query is nothing relevant until a note holds what it names; then that note is found first."""
-        head, hits = self.said(query)
-        self.assertTrue(head.startswith("Nothing relevant in memory"), head)
-        self.db.add_note(note, cwd="/home/dev/shop")
-        head, hits = self.said(query)
-        self.assertRegex(head, r"^\d memor(y|ies) for ")
-        self.assertIn(shown, hits[0]["gist"])
-
-
 class QuotedInSingleQuotes(GateCase):
     """An error line a question quotes in single quotes is a thing it names, as in backticks or double
     quotes (recall.QUOTED); a line cut with an ellipsis is named by its parts (recall.ELIDED)."""
@@ -822,7 +807,7 @@ class QuotedInSingleQuotes(GateCase):
                     kind="note"),
             episode("drift", "drift e2e test failed", "Database chkit_e2e_drift_policy_1733 does not exist: the "
                     "test dropped its database before migrate --execute ran"),
-        ] + [episode(f"f{i}", f"`npm run build` failed: step {i}", f"webpack compiled step {i}") for i in range(8)]
+        ] + self.builds()
 
     def test_a_single_quoted_error_no_memory_holds_is_nothing_relevant(self):
         # public4 u14: five hits holding "launchd", "daemon", "failed" apart, the best at relevance 0.79
@@ -852,7 +837,7 @@ class OneWordNowhere(GateCase):
             episode("hooks", "entire: disable the hooks in CI", "ENTIRE_LOCAL_DEV=1 makes the hooks use go run",
                     kind="note"),
             episode("window", "time window of the session list", "the list shows sessions of the last week", kind="note"),
-        ] + [episode(f"f{i}", f"`npm run build` failed: step {i}", f"webpack compiled step {i} commit") for i in range(8)]
+        ] + self.builds("webpack compiled step {} commit")
 
     def test_the_rest_matched_whole_shows_the_hits(self):
         head, hits = self.said("Which commit carries a checkpoint's trailer?")
@@ -877,7 +862,7 @@ class WrittenAsAName(GateCase):
                     "the wallet backup, then builds the sweep to the hardware wallet and signs it", kind="note"),
             episode("derive", "orpheus: the legacy wallet key", "the key of a legacy wallet is derived from the "
                     "password with PBKDF2 parameters read from the backup", kind="note"),
-        ] + [episode(f"f{i}", f"`npm run build` failed: step {i}", f"webpack compiled step {i}") for i in range(8)]
+        ] + self.builds()
 
     def test_a_word_in_capitals_no_memory_holds_is_nothing_relevant(self):
         # public5 u04: five hits about the sweep and the hardware wallet, the best at relevance 0.28
@@ -903,7 +888,7 @@ class WrittenInCapitalsAsProse(GateCase):
                     "cookie is missing; fixed by checking the cookie first in auth/session.py"),
             episode("cfg", "config loader", "the config loader reads settings.toml then the environment; a "
                     "missing key raises KeyError", kind="note"),
-        ] + [episode(f"f{i}", f"`npm run build` failed: step {i}", f"webpack compiled step {i}") for i in range(8)]
+        ] + self.builds()
 
     def test_a_chat_abbreviation_is_no_name(self):
         # after recall.WRITTEN_AS_NAME (ea3e4e4) each of these said "Nothing relevant in memory"; before, the
@@ -937,7 +922,7 @@ class CapitalisedRunAsAName(GateCase):
                     "Postgres: SQL connection refused in prod until DATABASE_URL named the right host"),
             episode("cloud", "cloud deploy of the api-service", "the api-service deploys to the cloud with the "
                     "prod settings; its proxy config is in deploy/", kind="note"),
-        ] + [episode(f"f{i}", f"`npm run build` failed: step {i}", f"webpack compiled step {i}") for i in range(8)]
+        ] + self.builds()
 
     def test_a_run_of_capitalised_words_no_memory_holds_in_order_is_nothing_relevant(self):
         # public4 u07: five hits holding "api", "service", "Postgres", "SQL", "cloud" apart, the best at 0.37
@@ -948,37 +933,27 @@ class CapitalisedRunAsAName(GateCase):
         self.assertEqual(recall.named("gosec flagged the README WriteFile calls"), ["WriteFile", "README"])
 
 
-class AcronymsAsWritten(TempHome):
+class AcronymsAsWritten(GateCase):
     """The index stems as Porter does: "LFS" is stored as "lf", as "LF" (line feed) is. A question about
     an acronym no memory writes is nothing relevant, however many memories hold its stem
     (recall.as_written); one a memory does write still finds it."""
 
-    def setUp(self):
-        super().setUp()
-        self.db = store.connect()
-        self.addCleanup(self.db.close)
-        put_apart(self.db, [
+    def memories(self) -> list:
+        return [
             episode("crlf", "How checkpoints handle files tracked by git", "the checkpoint writer normalises "
                     "line endings to LF before it stores the files git tracks", kind="note"),
             episode("eol", "git autocrlf", "files tracked with LF endings show as modified on Windows", kind="note"),
-        ] + [episode(f"f{i}", f"`npm run build` failed: step {i}", f"webpack compiled step {i}") for i in range(8)])
-        patcher = mock.patch.object(recall, "ABSENCE_FROM", 1)    # absence counts in full however small the store
-        patcher.start()
-        self.addCleanup(patcher.stop)
-
-    def head(self, query):
-        return recall.hits_text(query, recall.search(self.db, query, now=NOW)).split("\n", 1)[0]
+        ] + self.builds()
 
     def test_an_acronym_held_only_by_its_stem_is_nothing_relevant(self):
-        self.assertTrue(self.head("How do checkpoints handle files tracked with Git LFS?").startswith(
-            "Nothing relevant in memory"))
+        head, _ = self.said("How do checkpoints handle files tracked with Git LFS?")
+        self.assertTrue(head.startswith("Nothing relevant in memory"), head)
 
     def test_an_acronym_a_memory_writes_is_found(self):
         self.db.add_note("Git LFS: the checkpoint writer stores files tracked with LFS as their pointers",
                          cwd="/home/dev/shop")
-        query = "How do checkpoints handle files tracked with Git LFS?"
-        hits = recall.search(self.db, query, now=NOW)
-        self.assertRegex(recall.hits_text(query, hits).split("\n", 1)[0], r"^\d memor(y|ies) for ")
+        head, hits = self.said("How do checkpoints handle files tracked with Git LFS?")
+        self.assertRegex(head, r"^\d memor(y|ies) for ")
         self.assertTrue(any("Git LFS" in h["gist"] for h in hits), [h["gist"] for h in hits])
 
     def test_only_capitals_ending_in_s_are_read_as_written(self):
