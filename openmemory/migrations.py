@@ -569,13 +569,24 @@ def m023_approved_plans(db: sqlite3.Connection) -> None:
     db.execute("UPDATE sessions SET mtime_ns = -1")
 
 
+def m024_typed_newlines_read_again(db: sqlite3.Connection) -> None:
+    """Every transcript is marked to be read again, so that the person's words stored before
+    2026-12-06 lose the backslash of each backslash-Enter they typed a new line with
+    (transcripts.clean_user_text): "Answering your questions:\\" was the first line shown of a
+    message, and a lesson's line could end in one. The next ingest updates each episode and
+    passage in place by its key, as m015_read_again's does; a lesson already worded keeps its
+    words. Safe to run again."""
+    db.execute("UPDATE sessions SET mtime_ns = -1")
+
+
 MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_event_identity,
               m005_model_answers, m006_forgotten_and_opted_out, m007_recall_context,
               m008_episodes_indexed_at_commit, m009_lesson_state, m010_passages,
               m011_agent, m012_note_contexts, m013_cut_titles_unindexed,
               m014_answers_item, m015_read_again, m016_findings_read_again, m017_session_projects,
               m018_script_passages, m019_project_moves, m020_edit_passages,
-              m021_standing_narrowed, m022_unwrapped_read_again, m023_approved_plans]
+              m021_standing_narrowed, m022_unwrapped_read_again, m023_approved_plans,
+              m024_typed_newlines_read_again]
 
 
 def migrate(db: sqlite3.Connection, path="") -> None:

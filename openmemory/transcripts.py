@@ -611,10 +611,21 @@ def _add_summary(s: Session, rec: dict, text: str) -> None:
         s.turns.append(Turn("user", text, _str(rec.get("timestamp")), _str(rec.get("uuid")), "summary"))
 
 
+# A backslash that ends a typed line is the key that made the newline: the terminal's input takes
+# backslash-Enter as a new line, and Claude Code (1.0.x, and 2.1.x in terminals without Shift-Enter)
+# stores the backslash with it: each line of "Answering your questions:", "1. No, we dont use
+# marmaid.js anymnore", "2. Yes" ends in one. Left in, it ended a lesson's line ("… anymnore\.")
+# and the first line shown of what the person said ("Answering your questions:\").
+_TYPED_NEWLINE = re.compile(r"\\(?=\r?\n)")
+
+
 def clean_user_text(text: str) -> str:
-    """The person's own words: harness blocks and local-command records removed."""
+    """The person's own words: harness blocks and local-command records removed, and the backslash
+    of each backslash-Enter they typed a new line with."""
     if text.strip().startswith(_DROP_PREFIXES):
         return ""  # the whole record is the harness's: command output, a task notification
+    if "\\\n" in text or "\\\r" in text:
+        text = _TYPED_NEWLINE.sub("", text)
     text = _after_host_blocks(_MEMORY_INPUT.sub("", _without_blocks(text)).strip())
     if not text or text.startswith(_DROP_PREFIXES) or text.startswith(_INTERRUPTED):
         return ""

@@ -504,6 +504,24 @@ class Stored(TempHome):
         self.assertEqual(len(self.said()), before)
 
 
+    def test_a_database_stored_before_loses_the_backslashes_typed_to_start_new_lines(self):
+        t = Transcript(style="1.0")
+        t.user("Answering your questions:\\\n1. No, we dont use marmaid.js anymnore\\\n2. Yes")
+        t.assistant("Noted: no mermaid.js; I will draw the diagrams with the swimlane component.")
+        self.write(t)
+        self.ok("ingest")
+        with store.connect() as db:     # as the version before m024 stored the person's words
+            raw = raw_db(db)
+            raw.execute("UPDATE passages SET text = replace(text, char(10), '\\' || char(10))")
+            raw.execute(f"PRAGMA user_version = "
+                        f"{[m.__name__ for m in migrations.MIGRATIONS].index('m024_typed_newlines_read_again')}")
+            raw.commit()
+        self.assertTrue([r for r in self.said() if "anymnore\\" in r["text"]])
+        self.assertIn("read 1 of 1 transcript", self.ok("ingest").stdout)     # the upgrade reads it again
+        texts = [r["text"] for r in self.said()]
+        self.assertTrue([x for x in texts if "dont use marmaid.js anymnore\n" in x], texts)
+        self.assertFalse([x for x in texts if "\\" in x], texts)
+
 class RecordsWithNoTime(TempHome):
     """A record whose time is missing or not a time (another writer's log, a damaged line)."""
 

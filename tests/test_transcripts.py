@@ -90,6 +90,21 @@ class UserText(unittest.TestCase):
         self.assertEqual([p.text for p in s.prompts], ["fix the login bug", "and check the logout too"])
         self.assertEqual([(x.uuid, x.source) for x in s.turns if x.source == "summary"], [("cs", "summary")])
 
+    def test_a_backslash_typed_to_start_a_new_line_is_not_the_persons_words(self):
+        # Claude Code 1.0.34 (public9): each line typed with backslash-Enter keeps its backslash
+        t = Transcript(style="1.0")
+        t.user("Answering your questions:\\\n1. No, we dont use marmaid.js anymnore\\\n2. Yes\\\n\\\n"
+               "With this data creata a full plan")
+        t.assistant("Planning.", tools=[("Bash", {"command": "ls"}, "REJECT", "no\\\nuse the plan mode")])
+        # a 2.1 terminal without Shift-Enter does the same; a pasted line's own backslash stays
+        t.user("our clickhouse is stable.\\\nThis was the error:\\\n```\\\nC:\\build\\ failed\n```")
+        s = parse(t)
+        self.assertEqual([p.text for p in s.prompts],
+                         ["Answering your questions:\n1. No, we dont use marmaid.js anymnore\n2. Yes\n\n"
+                          "With this data creata a full plan",
+                          "our clickhouse is stable.\nThis was the error:\n```\nC:\\build\\ failed\n```"])
+        self.assertEqual(s.tool_calls[0].words, "no\nuse the plan mode")
+
     def test_a_block_a_host_opened_the_turn_with_is_not_the_persons_words(self):
         # Claude Desktop (2.1.222) writes its CI monitor's events and its "Create PR" button's
         # instructions as user records marked as typed (origin human, promptSource sdk);
