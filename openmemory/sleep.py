@@ -8,6 +8,7 @@ What a lesson says is wording.py's; what counts as an error worth one is failure
 import gc
 import json
 import math
+import re
 import shlex
 from contextlib import contextmanager
 from datetime import timedelta
@@ -890,12 +891,20 @@ def _cwd_of(members: list):
     return folders.pop() if len(folders) == 1 else None
 
 
+# Where a command's own words end: its first quoted argument or substitution (a commit message, a
+# heredoc, a script passed with -c, `"$(cat <<'EOF' …"`)
+_ARGUMENT_TEXT = re.compile(r"""\s*(?:["'`]|\$\().*""", re.S)
+
+
 def _about(facts: dict) -> str:
-    """The command a correction's words are about, or the name of the file: never a path,
-    whose folders would make every correction of one project look alike."""
+    """The command a correction's words are about, up to its first quoted argument, or the name of
+    the file: never a path, whose folders would make every correction of one project look alike,
+    nor a commit message, which made two refusals of one commit ("Pleas do not add your signature
+    on the commit messages", then "The CLAUDE file is on the gitignore, dont talk about it") look
+    alike through its fifty words whatever the person said of it."""
     command, tool = call_about(facts)
     if tool == "Bash":
-        return core_command(command)
+        return _ARGUMENT_TEXT.sub("", core_command(command))
     return command.split(" ", 1)[-1].rsplit("/", 1)[-1] if tool in ("Edit", "MultiEdit", "Write", "Read") else ""
 
 

@@ -417,6 +417,30 @@ class Bans(TempHome):
         self.assertEqual(self.session(2, "never touch the migrations by hand"),
                          [("In this project never touch the migrations by hand.", 1, "live")])
 
+    def test_two_refusals_of_one_commit_are_two_corrections_not_one_lesson(self):
+        # public9 (Claude Code 1.0.35): the same commit refused twice a minute apart, each with its own
+        # words; the commit message they shared joined the first to the second's lesson, shown as its
+        # source ("you refused `git commit …` and said "Pleas do not add your signature …"") under
+        # words about the CLAUDE file
+        commit = ('git commit -m "$(cat <<\'EOF\'\nUpdate package name to match GitHub repository\n\n'
+                  '- Change package name from @jwtpro/client to @jwtpro/jwt-client-js\n- Update all repository '
+                  'URLs to point to jwtpro/jwt-client-js\n\nGenerated with Claude Code\nEOF\n)"')
+        t = Transcript(cwd=str(self.tmp / "shop"), start=when(11, 2))
+        t.user("rename the package and commit")
+        t.assistant(tools=[("Bash", {"command": commit}, "REJECT", "Pleas do not add your signature on the commit "
+                                                                   "messages")])
+        t.assistant(tools=[("Bash", {"command": commit.replace("\n\nGenerated with Claude Code", "")}, "REJECT",
+                            "The CLAUDE file is on the gitignore, dont talk about it")])
+        t.assistant("Committed without it.")
+        t.write(project_folder(self.claude, t.cwd))
+        self.ok("ingest", "--now", clock.iso(when(11, 2, 10)))
+        self.ok("sleep", "--now", clock.iso(when(11, 3, 3)))
+        with store.connect() as db:
+            said = {ls["text"]: sorted(ep["facts"]["said"] for ep in db.episodes_by_id(ls["sources"]).values())
+                    for ls in db.all_lessons()}
+        self.assertEqual(said, {"In this project the CLAUDE file is on the gitignore, dont talk about it.":
+                                ["The CLAUDE file is on the gitignore, dont talk about it"]})
+
     def test_one_off_tasks_and_requests_to_explain_are_no_lessons(self):
         self.assertEqual(self.session(2, "no, explain to me how to run the migrations, don't actually run them"), [])
         self.assertEqual(self.session(9, "no, add a comment to #91 so we don't forget"), [])
