@@ -875,14 +875,16 @@ def _correction_call(facts: dict, last: bool = False) -> tuple:
 
 
 def _own_words(said: str) -> tuple:
-    """(the first line the person typed, clipped; how many lines were pasted) of a message: a log
-    pasted before their words is not what they said (corrections.own_lines). A message of one
-    line is theirs as sent; one of nothing but pasted lines is said as its count."""
+    """(the lines the person typed, joined by " / " and clipped; how many lines were pasted) of a
+    message: a log pasted before their words is not what they said (corrections.own_lines). A
+    message of one line is theirs as sent; one of nothing but pasted lines is said as its count.
+    Their first line alone was often a heading of what follows ("Answering your questions:", over
+    "1. No, we dont use marmaid.js anymnore"), all a person deciding on a lesson was shown of it."""
     lines = [line for line in said.splitlines() if line.strip()]
     if len(lines) <= 1:
         return clip(lines[0].strip() if lines else "", 100), 0
-    own = own_lines(said)
-    return (clip(own[0].strip(), 100), 0) if own else ("", len(lines))
+    own = [line.strip() for line in own_lines(said) if line.strip()]
+    return (clip(" / ".join(own), 100), 0) if own else ("", len(lines))
 
 
 def call_about(facts: dict) -> tuple:

@@ -73,6 +73,15 @@ class Listing(ReviewCase):
         [source] = self.listed()[0]["sources"]
         self.assertIn(f"you said \"{SAID}\"", source["what"])
 
+    def test_where_it_came_from_quotes_the_line_under_a_heading_the_person_typed(self):
+        # public9: what a person deciding on "dont use marmaid.js anymnore" was shown of its source
+        # was the heading it answered under, 'you said "Answering your questions:"'
+        said = "Answering your questions:\n1. No, don't use unittest here\n2. Yes"
+        self.night(corrected(self.repo, 2, said=said))
+        listed = self.ok("lessons").stdout
+        self.assertIn("you said \"Answering your questions: / 1. No, don't use unittest here / 2. Yes\" after "
+                      "`python -m unittest` failed", listed)
+
     def test_what_a_question_asks_about_is_no_lesson(self):
         # an aside in parentheses after a question, and the options listed under one, are what
         # the person asks about: neither is an instruction ("we use X elsewhere" read as "use X")
