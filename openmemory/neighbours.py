@@ -114,11 +114,30 @@ def conversation_of(facts: str) -> str:
     return str(facts.get("conversation") or "") if isinstance(facts, dict) else ""
 
 
-def around(turns: list, at: str, first=None) -> str:
+def place_of(turns: list, anchor: str | None) -> int | None:
+    """Where the person's message `anchor` (its record's uuid) is among turns, or None. Its place in
+    the file says what came before and after it where times do not: a session resumed in Claude Code
+    1.0.x is written again with every record of the agent's dated at the resume, while the person's
+    messages keep their own times, so the first turn later than a message was the session's start."""
+    if anchor:
+        for n, turn in enumerate(turns):
+            if turn.uuid == anchor and turn.role == "user":
+                return n
+    return None
+
+
+def around(turns: list, at: str, first=None, anchor: str | None = None) -> str:
     """The turns just before and after a surprise at `at`: the person's last words before it
     (unless that is `first`, the session's request, already in the context) and the agent's
-    first words after it."""
+    first words after it; by its place among turns where the surprise is a message of theirs
+    (`anchor`: place_of), else by time."""
     before = after = ""
+    here = place_of(turns, anchor)
+    if here is not None:
+        before = next((t.text for t in reversed(turns[:here]) if t.role == "user"
+                       and t.source in ("prompt", "queued") and t is not first), "")
+        after = next((t.text for t in turns[here + 1:] if t.role == "assistant" and t.text), "")
+        return " / ".join(clip(t, AROUND_LIMIT) for t in (before, after) if t)
     for turn in turns:
         if not turn.at or not at:
             continue

@@ -423,6 +423,37 @@ class WhatTheRulesLeaveToAJudge(unittest.TestCase):
         self.assertEqual(error["facts"]["fix"], "npm run db:migrate")
 
 
+class WhatCameBeforeAndAfterAMessage(unittest.TestCase):
+    """What the agent did next and the words around a message are read from where the message is in
+    the file: a session resumed in Claude Code 1.0.x is written again with every record of the agent's
+    dated at the resume, while the person's messages keep their own times."""
+
+    def test_a_resumed_session_whose_agent_records_carry_the_resumes_time(self):
+        # public9 (1.0.35): a judge was shown the session's start ("I'll analyze your codebase and
+        # create a CLAUDE.md file") as what the agent did after "The CLAUDE file is on the gitignore"
+        t = Transcript(style="1.0")
+        t.user("/init")
+        t.assistant("I'll analyze your codebase and create a CLAUDE.md file.",
+                    tools=[("Read", {"file_path": "/x/README.md"}, "# shop", False)])
+        t.user("commit the package rename")
+        t.assistant(tools=[("Bash", {"command": "git add -A && git commit -m rename"}, "REJECT")])
+        t.user("The CLAUDE file is on the gitignore, dont talk about it")
+        t.assistant("Understood: committing without it.",
+                    tools=[("Bash", {"command": "git commit -m rename"}, "[main 418a93c] rename", False)])
+        resumed = "2026-11-02T11:00:00.000Z"          # later than every message the person typed
+        for rec in t.records:
+            if rec.get("type") == "assistant" or (rec.get("type") == "user" and
+                                                  not isinstance(rec["message"]["content"], str)):
+                rec["timestamp"] = resumed
+        [ep] = [e for e in episodes.episodes_of(parse(t)) if e["kind"] == "correction"
+                and e["facts"]["said"].startswith("The CLAUDE file")]
+        self.assertEqual(ep["facts"]["then"], {"said": "Understood: committing without it.",
+                                               "ran": [{"call": "git commit -m rename", "failed": False,
+                                                        "refused": False}]})
+        self.assertIn("Understood: committing without it.", ep["around"])
+        self.assertNotIn("CLAUDE.md", ep["around"])
+
+
 class AFolderACdLeftBehind(unittest.TestCase):
     """rules3 (issue 24, item 2): the Bash tool keeps the folder a `cd` left it in; relative paths
     that then name nothing fail for that one cause, whatever the command, and a later call that

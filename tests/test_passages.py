@@ -522,6 +522,37 @@ class Stored(TempHome):
         self.assertTrue([x for x in texts if "dont use marmaid.js anymnore\n" in x], texts)
         self.assertFalse([x for x in texts if "\\" in x], texts)
 
+    def test_a_database_stored_before_reads_what_came_after_a_correction_from_its_place(self):
+        t = Transcript(style="1.0")
+        t.user("/init")
+        t.assistant("I'll analyze your codebase and create a CLAUDE.md file.")
+        t.user("commit the package rename")
+        t.assistant(tools=[("Bash", {"command": "git add -A && git commit -m rename"}, "REJECT")])
+        t.user("The CLAUDE file is on the gitignore, dont talk about it")
+        t.assistant("Understood: committing without it.")
+        for rec in t.records:       # a 1.0.x resume dates the agent's records at the resume
+            if rec.get("type") == "assistant" or (rec.get("type") == "user" and
+                                                  not isinstance(rec["message"]["content"], str)):
+                rec["timestamp"] = "2026-11-02T11:00:00.000Z"
+        self.write(t)
+        self.ok("ingest")
+
+        def then():
+            with store.connect() as db:
+                return [ep["facts"]["then"]["said"] for ep in db.episodes("correction")
+                        if ep["facts"]["said"].startswith("The CLAUDE file")]
+        self.assertEqual(then(), ["Understood: committing without it."])
+        with store.connect() as db:     # as the version before m025 stored it
+            raw = raw_db(db)
+            raw.execute("UPDATE episodes SET facts = replace(facts, 'Understood: committing without it.', "
+                        "'I''ll analyze your codebase and create a CLAUDE.md file.') WHERE kind = 'correction'")
+            raw.execute(f"PRAGMA user_version = "
+                        f"{[m.__name__ for m in migrations.MIGRATIONS].index('m025_places_read_again')}")
+            raw.commit()
+        self.assertNotEqual(then(), ["Understood: committing without it."])
+        self.assertIn("read 1 of 1 transcript", self.ok("ingest").stdout)     # the upgrade reads it again
+        self.assertEqual(then(), ["Understood: committing without it."])
+
 class RecordsWithNoTime(TempHome):
     """A record whose time is missing or not a time (another writer's log, a damaged line)."""
 
