@@ -694,11 +694,13 @@ def _closes(shown_part: str, closers: str) -> bool:
 
 
 # Where a span found in the evidence ends inside a word of it: the evidence goes on with a letter, a
-# digit, `/`, `~`, `=` or `-`, or a `.` before one (`rm -rf /` of `rm -rf /tmp/build`, `rm -rf ~/` of
-# `rm -rf /home/alex/shop/build`, `npm test` of `npm test-all`): another word, never what ran. A
-# span ending in a folder of a path it ran may (`golangci-lint run ./pkg/` for `./pkg/push.go`), but
-# not the root, a top folder, a home folder or the working folder (`/`, `/tmp/`, `~/`, `./`, `../`).
-_CUT = r"(?![\w/~=-]|\.[\w/])"
+# digit, `/`, `\`, `~`, `=` or `-`, or a `.` before one (`rm -rf /` of `rm -rf /tmp/build`, `rm -rf ~/`
+# of `rm -rf /home/alex/shop/build`, `npm test` of `npm test-all`, `rm -rf C:\Users` of `rm -rf
+# C:\Users\me\shop\build` and `\\server\share` of `\\server\share\proj`, a Windows path as written: red45):
+# another word, never what ran. A span ending in a folder of a path it ran may (`golangci-lint run
+# ./pkg/` for `./pkg/push.go`; a Windows one read with `/`), but not the root, a top folder, a home
+# folder or the working folder (`/`, `/tmp/`, `~/`, `./`, `../`).
+_CUT = r"(?![\w/\\~=-]|\.[\w/\\])"
 
 
 def _a_folder_of_it(span: str) -> bool:

@@ -501,6 +501,28 @@ class NeverTheDrivesRoot(unittest.TestCase):
                     self.assertIsNone(failure_lesson(q, f"Stop the dev server before `rm -rf {cut}`, or it fails busy"))
 
 
+class AWindowsPathCutShort(unittest.TestCase):
+    """A Windows path as written (trust44 finds one so before reading it with `/`) goes on past a `\\`:
+    a command cut there is cut inside the path that ran (red45: `rm -rf C:\\Users`, `rm -rf C:` and
+    `rm -rf \\\\server\\share` passed for the `rm -rf C:\\Users\\me\\shop\\build` or the share's
+    build folder that ran, as `rm -rf /home` never did for `rm -rf /home/me/shop/build`)."""
+
+    def test_a_command_cut_at_a_backslash_is_not_what_ran(self):
+        for ran, cuts in (("rm -rf C:\\Users\\me\\shop\\build", ("C:", "C:\\Users", "C:\\Users\\me")),
+                          ("rm -rf \\\\server\\share\\shop\\build", ("\\\\server", "\\\\server\\share"))):
+            q = failure_of(ran, ["Exit code 1", "rm: cannot remove 'build/x': Device or resource busy"])
+            kept = f"Stop the dev server before `{ran}`, or it fails busy"
+            with self.subTest(ran=ran):
+                self.assertEqual(failure_lesson(q, kept)["lesson"], kept)
+                for cut in cuts:
+                    self.assertIsNone(failure_lesson(q, f"Stop the dev server before `rm -rf {cut}`, or it fails busy"), cut)
+        then = {"said": "Done.", "ran": [{"call": "rm -rf C:\\Users\\me\\shop\\build", "failed": False, "refused": False}]}
+        q = request("no, stop the dev server first", then=then)
+        self.assertIsNone(judge.read_answer(answer(True, "Stop the dev server, then `rm -rf C:\\Users`"), q))
+        kept = "Stop the dev server, then `rm -rf C:\\Users\\me\\shop\\build`"
+        self.assertEqual(judge.read_answer(answer(True, kept), q)["lesson"], kept)
+
+
 class ThePersonsWordsAsTyped(unittest.TestCase):
     """A span of what the person typed that holds a `#` or a quoted argument is found as they typed it
     (trust44: public4's `# Heavy packages`, from "put the packages inside # Heavy packages: skip on CI
