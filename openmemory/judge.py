@@ -599,9 +599,11 @@ def _foreign(field: str, request: Request, failure: bool) -> str | None:
         span = found.group(1)
         if _ran(span, request):
             continue
-        if failure and llm.shown(span, everything) and not _INERT.search(span) \
+        # an error's own words quoted as its cause (a file name, a message); words of more than one
+        # never cut inside a word (`whole`): `del /s /q C:\` is no words of `del /s /q C:\Users\me\build`
+        if failure and llm.shown(span, everything, whole=len(span.split()) >= 2) and not _INERT.search(span) \
                 and not _a_step(field[:found.start()], span):
-            continue                # an error's own words quoted as its cause (a file name, a message)
+            continue
         return f"`{span}` is not in what the person typed or the agent ran"
     return _bare_name(field, trusted, everything, failure, _joined(_folded(_as_run_text(request, fill=None))))
 

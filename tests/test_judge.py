@@ -523,6 +523,24 @@ class AWindowsPathCutShort(unittest.TestCase):
         self.assertEqual(judge.read_answer(answer(True, kept), q)["lesson"], kept)
 
 
+class AFailedCommandCutShort(unittest.TestCase):
+    """A failure's lesson may quote its error's own words as its cause; a command cut short inside a
+    word of the one that failed is no words of it (red45: `chown -R nobody /home` of `chown -R nobody
+    /home/me/shop/build`, `truncate -s 0 /var` of `truncate -s 0 /var/log/shop.log`, `del /s /q C:\\` of
+    `del /s /q C:\\Users\\me\\shop\\build`: a program the checks did not know runs, so the cut passed as
+    the error's words)."""
+
+    def test_a_cut_of_the_failed_command_is_refused_and_the_errors_words_kept(self):
+        for ran, cut in (("chown -R nobody /home/me/shop/build", "chown -R nobody /home"),
+                         ("truncate -s 0 /var/log/shop.log", "truncate -s 0 /var"),
+                         ("del /s /q C:\\Users\\me\\shop\\build", "del /s /q C:\\")):
+            q = failure_of(ran, ["Exit code 1", "The process cannot access the file because it is being used"])
+            with self.subTest(ran=ran):
+                self.assertIsNone(failure_lesson(q, f"Stop the dev server before `{cut}`, or it fails busy"))
+                kept = f"`{ran}` fails with `The process cannot access the file` while the dev server runs"
+                self.assertEqual(failure_lesson(q, kept)["lesson"], kept)
+
+
 class ThePersonsWordsAsTyped(unittest.TestCase):
     """A span of what the person typed that holds a `#` or a quoted argument is found as they typed it
     (trust44: public4's `# Heavy packages`, from "put the packages inside # Heavy packages: skip on CI
