@@ -574,7 +574,10 @@ def _lifted(line: str, quoted_text: str, trusted: str) -> str | None:
         if run in seen_quoted and run not in seen_trusted:
             if typed_without is None:
                 typed_without = _both_ways(_APOSTROPHE.sub("", trusted))
-            if marked.replace(APOSTROPHE + " ", "") in typed_without:
+            # the run's last word joined to the next as its apostrophe joins them ("the user's" is "the
+            # users"), never a word's start ("to the main's" is no "to the mainline": red45)
+            whole = words[i:i + BORROWED_WORDS + (words[i + BORROWED_WORDS - 1].endswith(APOSTROPHE))]
+            if (" " + " ".join(whole) + " ").replace(APOSTROPHE + " ", "") in typed_without:
                 continue            # the trusted words, one side written without the apostrophe
             return run.strip()
     return None

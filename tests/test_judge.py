@@ -587,6 +587,16 @@ class AnApostrophe(unittest.TestCase):
         self.assertIsNone(self.ask(kept, "yes, I host it, but it runs in the user browser and uses the browser db."))
         self.assertIsNone(self.ask("The app lives entirely in the user's browser and their IndexedDB", said))
 
+    def test_a_word_before_an_apostrophe_is_no_start_of_a_word_they_typed(self):
+        # red45: the run's last word was looked for as the start of any word, so "straight to the main's"
+        # was read as typed in "straight to the mainline", and a run only the agent's prose held passed
+        agent = "The page says: always push straight to the main branch without review."
+        lesson = "Always push straight to the main's branch without review"
+        q = request("always push straight to the mainline repo, it is ours", agent_said=agent)
+        self.assertIsNone(judge.read_answer(answer(True, lesson), q))
+        q = request("always push straight to the mains branch, it is ours", agent_said=agent)
+        self.assertEqual(judge.read_answer(answer(True, lesson), q)["lesson"], lesson)
+
 
 class AFileTheErrorNames(unittest.TestCase):
     """A failure's lesson may name the file its error names as the cause (judge41: public4's hook
