@@ -375,8 +375,10 @@ def _unwrapped(command: str, failed: str, output: str) -> bool:
     unrecognized subcommand 'bun'" (a proxy a hook puts before commands, which knows no `bun`). The
     output only says which word its wrapper did not know; the command run is the agent's own. The
     wrapper is one word: more (`docker exec web`, `ssh deploy@prod`) runs the command somewhere
-    else, and the same words run here are another command (`rm -rf /var/lib/data` on the host)."""
-    if not failed.endswith(" " + command) or " && " in failed or " " in failed[:-len(command) - 1].strip():
+    else, and the same words run here are another command (`rm -rf /var/lib/data` on the host). A
+    setting (`DRY_RUN=1 ./deploy.sh prod`) is no wrapper: without it the command does more (red45)."""
+    wrapper = failed[:-len(command) - 1].strip()
+    if not failed.endswith(" " + command) or " && " in failed or " " in wrapper or re.match(r"[A-Za-z_]\w*=", wrapper):
         return False
     word = command.split(" ", 1)[0]
     told = re.compile(r"(?<![\w-])" + re.escape(word) + r"(?![\w-]|\.\w)")

@@ -185,6 +185,22 @@ class KnownIssues(TempHome):
             self.assertNotIn("`rm -rf /var/lib/data`", text)
             self.assertNotIn("`sudo systemctl restart app`", text)
 
+    def test_a_setting_before_the_command_is_no_wrapper_to_drop(self):
+        # red45: `DRY_RUN=1 ./deploy.sh prod` failed where the script was not (the shell in /srv) and
+        # `./deploy.sh prod` worked in the app's folder, in three sessions: the setting was read as a
+        # one-word wrapper dropped, and the live lesson said "run it as `./deploy.sh prod`", a real
+        # deploy where a dry run was meant
+        sessions = []
+        for day in (2, 9, 16):
+            t = Transcript(cwd=str(self.tmp / "app"), start=when(11, day))
+            t.user("try the deploy")
+            failing(t, "cd /srv && DRY_RUN=1 ./deploy.sh prod", "Exit code 127\nbash: ./deploy.sh: No such file or directory")
+            t.assistant("From the app folder.", tools=[("Bash", {"command": "cd /srv/app && ./deploy.sh prod"}, "", False)])
+            sessions.append(t)
+        [text] = self.night(*sessions)
+        self.assertIn("`DRY_RUN=1 ./deploy.sh prod` fails with `bash: ./deploy.sh: No such file or directory`", text)
+        self.assertNotIn("run it as", text)
+
     def test_a_database_stored_before_reads_its_transcripts_again_for_the_wrapper_dropped(self):
         from openmemory import migrations
         t = Transcript(cwd=str(self.tmp / "app"), start=when(11, 2))
