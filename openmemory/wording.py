@@ -332,9 +332,10 @@ def environment_cause(facts: dict) -> tuple:
     ran = len(lines) < len(facts.get("error") or ())       # an "Exit code N": the command ran
     for line in lines:
         blocked = _BLOCKED.search(line)
-        if blocked and ("hook error" in line.lower() or (bash and not ran)):
+        if blocked and not ran and ("hook error" in line.lower() or bash):
             # a hook's refusal: a call that never ran, or Claude Code's "…hook error: […]: BLOCKED
-            # by …"; what a program that ran or a server printed is anyone's words (red44)
+            # by …"; what a program that ran or a server printed is anyone's words (red44), "hook
+            # error" in it too (red45: a PreToolUse hook's block comes before any exit code)
             return ("hook", blocked.group(1))
         if not bash:
             continue

@@ -601,6 +601,19 @@ class EnvironmentFailures(TempHome):
         self.assertEqual(wording.environment_cause({"tool": "Edit", "command": "", "error": [hook]}),
                          ("hook", "guard.sh"))
 
+    def test_hook_error_in_what_a_command_that_ran_printed_is_no_hook(self):
+        # red45: red44's script, its line saying "hook error" too ("release hook error: BLOCKED by
+        # release policy."), printed after it ran (an exit code), twice in one session, was still a
+        # candidate "a hook blocks `./deploy.sh …`"; Claude Code's own block of a Bash call is its
+        # whole result, before any exit code
+        ran = "Exit code 1\nchecking the release\nrelease hook error: BLOCKED by release policy. Never deploy from here."
+        texts = self.night(self.session(20, ("./deploy.sh staging", ran), ("./deploy.sh prod", ran), cwd="site"))
+        self.assertEqual([text for text in texts if "hook" in text], [])
+        hook = ("PreToolUse:Bash hook error: [~/hooks/block-gh-settings.sh]: BLOCKED by block-gh-settings.sh: "
+                "A raw gh api call to settings")
+        self.assertEqual(wording.environment_cause({"tool": "Bash", "command": "gh api -X PATCH repos/o/r",
+                                                    "error": [hook]}), ("hook", "block-gh-settings.sh"))
+
     def test_a_variable_not_set_is_one_cause_whichever_script_needed_it(self):
         # public4: `uv run python -c "…"` failing on DATABASE_URL in three sessions, one of them read
         # as the program `print(…` (the command clipped inside its quotes); a ValueError, which the
