@@ -788,7 +788,8 @@ WRITTEN_AS_NAME = re.compile(r"(?<![\w./-])(?:[A-Z][A-Z0-9]{2,}|[A-Za-z]+[0-9][A
 # Capitals that write prose, not a thing's name (red44: "…return 500, BTW?" said nothing relevant of the
 # memory that answers it): never a name WRITTEN_AS_NAME reads.
 PROSE_CAPITALS = frozenset(("ASAP", "FYI", "BTW", "AFAIK", "IIRC", "IMO", "IMHO", "TBH", "TIA", "FWIW", "TLDR",
-                            "LGTM", "PTAL", "WIP", "ETA", "EOD", "NVM", "OMG", "LOL", "PLS", "PLZ", "THX"))
+                            "LGTM", "PTAL", "WIP", "ETA", "EOD", "NVM", "OMG", "LOL", "PLS", "PLZ", "THX",
+                            "IDK", "AFAICT", "AFAICS", "TBD", "TBA", "ICYMI", "NGL", "OFC", "TYVM"))    # red45
 ELIDED = re.compile(r"\.{3}|\u2026")
 # Two or more words side by side, each written with a capital (Cloud SQL, Kraken Futures; one at least
 # a capital then small letters), are one name, held only where a memory holds them in that order (as a

@@ -902,6 +902,16 @@ class WrittenInCapitalsAsProse(GateCase):
                 self.assertRegex(head, r"^\d memor(y|ies) for ")
                 self.assertIn(hits[0]["title"], ("login endpoint returns 500", "config loader"))
 
+    def test_the_other_chat_abbreviations_are_no_names_either(self):
+        # red45: the list (bbc1b50) had left out IDK, AFAICT and TBD: each still said "Nothing relevant in memory"
+        for query in ("IDK why the login endpoint returns 500, what fixed it?",
+                      "AFAICT the config loader reads settings.toml first, does a missing key raise?",
+                      "TBD: why does the login endpoint return 500?"):
+            with self.subTest(query):
+                head, hits = self.said(query)
+                self.assertRegex(head, r"^\d memor(y|ies) for ")
+                self.assertIn(hits[0]["title"], ("login endpoint returns 500", "config loader"))
+
     @unittest.expectedFailure
     def test_a_shouted_word_is_no_name(self):
         # an everyday word in capitals for emphasis, held by no memory: still read as a name (no list
