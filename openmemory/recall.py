@@ -790,6 +790,12 @@ WRITTEN_AS_NAME = re.compile(r"(?<![\w./-])(?:[A-Z][A-Z0-9]{2,}|[A-Za-z]+[0-9][A
 PROSE_CAPITALS = frozenset(("ASAP", "FYI", "BTW", "AFAIK", "IIRC", "IMO", "IMHO", "TBH", "TIA", "FWIW", "TLDR",
                             "LGTM", "PTAL", "WIP", "ETA", "EOD", "NVM", "OMG", "LOL", "PLS", "PLZ", "THX",
                             "IDK", "AFAICT", "AFAICS", "TBD", "TBA", "ICYMI", "NGL", "OFC", "TYVM"))    # red45
+# An everyday word in capitals for emphasis ("Why is the login endpoint STILL returning 500?"): prose, no
+# thing named, where its small letters are a function word (embed.STOP_WORDS: ALL, AGAIN, ONLY, WHY) or
+# one of the words people shout. A store of any size holds them in small letters; a question's name
+# held nowhere (PSBT, Argon2) is no such word.
+SHOUTED = frozenset(("still", "never", "always", "not", "now", "ever", "really", "actually", "every", "must",
+                     "wrong", "same", "exactly", "anything", "nothing", "everything", "anymore", "yet"))
 ELIDED = re.compile(r"\.{3}|\u2026")
 # Two or more words side by side, each written with a capital (Cloud SQL, Kraken Futures; one at least
 # a capital then small letters), are one name, held only where a memory holds them in that order (as a
@@ -816,9 +822,14 @@ def named(query: str) -> list:
     found += [m.group(0).strip(".-") for m in IDENTIFIER.finditer(unquoted)]
     found += [m.group(0) for m in ACRONYM.finditer(unquoted)]
     found += [m.group(0) for m in WRITTEN_AS_NAME.finditer(unquoted) if m.group(0) not in found
-              and m.group(0) not in PROSE_CAPITALS]
+              and m.group(0) not in PROSE_CAPITALS and not _shouted(m.group(0))]
     found += [run for run in _name_runs(IDENTIFIER.sub(" ", unquoted)) if run not in found]
     return [name for name in found if any(len(w) > 1 for w in _WORD.findall(name))]
+
+
+def _shouted(word: str) -> bool:
+    """Whether a word in capitals is an everyday word written so for emphasis (SHOUTED)."""
+    return word.isalpha() and word.isupper() and (word.lower() in embed.STOP_WORDS or word.lower() in SHOUTED)
 
 
 def _name_runs(text: str) -> list:
