@@ -472,6 +472,8 @@ def correction_verdict(text: str, agent_said: str = "", refused: bool = False, i
     agent_ran: the commands it ran since the person last spoke (pushback on a destructive one).
     """
     t = (text or "").strip().replace("\u2019", "'")
+    if t.count("\n") >= _TASK_ITEMS and task_written_out(t):
+        t = task_opening(t)     # a task written out starts new work: only its opening may say the last was wrong
     head = t[:_EARLY]
     if first:
         if not _STANDING_LEAD.match(head) and not _MAY_STAND.search(t):
@@ -814,6 +816,22 @@ def task_written_out(said: str) -> bool:
     Its constraints hold for that task; one lasts beyond it only when said as a standing rule
     ("from now on", "always", "in this repo we ...") or asked to be kept (what_lasts)."""
     return sum(1 for line in own_lines(said) if _LIST_MARK.match(line)) >= _TASK_ITEMS
+
+
+def task_opening(said: str) -> str:
+    """What a written-out task (task_written_out) says before it: its lines up to the first blank
+    line or the first item of its list ("The dashboard has real layout bugs. Fix these ..."; "We're
+    making three changes to the dashboard. Do them in this order."), else its first line. A task
+    written out is a new request, whatever its length and its items say: its "don't ..." lines
+    scope that task, and a rule deep in it is one of its requirements, not a late instruction
+    after a paste. Only the words that open it can say the agent's last work was wrong."""
+    lines = said.strip().splitlines()
+    opening = []
+    for line in lines:
+        if not line.strip() or _LIST_MARK.match(line):
+            break
+        opening.append(line)
+    return "\n".join(opening) or (lines[0] if lines else "")
 
 
 def _said_before_keep(said: str):

@@ -556,3 +556,50 @@ class NoNeed(unittest.TestCase):
         for said, rule in [("we don't commit generated clients", "don't commit generated clients"),
                            ("we don't use npm here, use pnpm", "don't use npm here, use pnpm")]:
             self.assertEqual(corrections.lasting_sentence(said)[0], rule)
+
+
+class ANewTaskWrittenOut(unittest.TestCase):
+    """rules45: a task written out as a list (corrections.task_written_out) starts new work, whatever
+    its length: public5's stage briefs ("Continuing ... Stage 1 is done. Now build Stage 2", "We're
+    making three changes ... Do them in this order. STEP 1 ..."), public3's agent-team prompt and
+    public6's "Read the feedback at ... Do NOT modify any code files." were read as late
+    instructions, standing rules or corrections by their "don't" lines. Only the words before the
+    list may say the last work was wrong."""
+
+    def corrections_after(self, said, first=False):
+        t = Transcript()
+        if not first:
+            t.user("build the importer in src/importer.py")
+            t.assistant("Done: src/importer.py reads the feed and the tests pass.",
+                        tools=[("Bash", {"command": "pytest -q"}, "4 passed", False)])
+        t.user(said)
+        t.assistant("On it.")
+        return [e["facts"] for e in episodes.episodes_of(transcripts.parse_lines(t.lines(), "/x/s.jsonl"))
+                if e["kind"] == "correction" and e["facts"]["verdict"] in ("correction", "standing")]
+
+    BRIEF = ("Stage 1 is finished and the feed is imported. Now build Stage 2: src/score.py.\n\n"
+             "Time budget: one hour. Don't add features that are not listed here.\n\n"
+             "Build src/score.py to:\n"
+             "1. Load the newest import from data/raw/\n"
+             "2. Drop rows with an empty body\n"
+             "3. Score each row with the rubric in prompts/score.md\n"
+             "4. Save every scored row to data/scored/{date}.json\n"
+             "5. Print a table of the ten best rows\n\n"
+             "Do NOT change src/importer.py. If the rubric file is missing, never invent one: stop and tell me.")
+
+    def test_a_brief_for_the_next_piece_of_work_is_no_correction(self):
+        self.assertEqual(self.corrections_after(self.BRIEF), [])
+        self.assertEqual(self.corrections_after("# Team prompt: multi-profile support\n\n" + self.BRIEF, first=True), [])
+
+    def test_a_written_out_task_that_opens_by_saying_the_last_work_is_broken_is_one(self):
+        [f] = self.corrections_after("The importer has real bugs. Fix these, don't add anything else.\n\n"
+                                     + self.BRIEF.split("\n\n", 3)[3])
+        self.assertEqual((f["verdict"], f["form"], f["lasting"]), ("correction", "words", False))
+
+    def test_a_rule_said_late_in_a_message_that_is_no_task_list_still_counts(self):
+        said = ("ok so I looked at the output of the run and most of it is fine, the rows look right and the "
+                "table prints well, though the dates are in the wrong zone for me. I will check the rest of "
+                "the scoring later tonight when I have a moment to read it all properly. From now on, always "
+                "run the linter before you say it is done.")
+        [f] = self.corrections_after(said)
+        self.assertEqual(f["verdict"], "correction")
