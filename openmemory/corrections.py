@@ -100,6 +100,10 @@ _PUSHBACK = _Source(r"""(?xi)
         years?\s+old|old\s+version|implausible|wrong|broken|missing|twice|two\s+different)\b
     | \bi\s+still\b(?!\s+(?:don'?t|do\s+not|can'?t|cannot)\s+(?:understand|get|see|know)\s+(?:why|how|what)\b)""")
 _ASKS = _Source(r"(?i)\b(?:can|could|would|will) (?:you|we)\b|\bplease\b")   # a request, not pushback
+# The person asking what they may or should do, or what they are missing ("can I still run it with
+# npx?", "what should I do about the email, it is still missing?", "what am I missing?"): advice
+# asked for, no claim that the agent is wrong; "still" and "missing" there are the person's.
+_ADVICE = re.compile(r"(?i)\b(?:can|could|should|shall|may|must)\s+i\b|\b(?:am\s+i|i'?m|i\s+am)\s+missing\b")
 _PLAIN_QUESTION = re.compile(r"(?i)^(?:(?:ok(?:ay)?|so|and|sure|also)[\s,.]+)*(?:did|have|has|are|were|is|was|do|"
                              r"does)\s+(?:you|we|it|they)\b")
 _THINK = re.compile(r"(?i)^(?:(?:ok(?:ay)?|so|hm+|well)[\s,.]+)*i\s+(?:think|guess|feel|wonder)\b")
@@ -519,7 +523,7 @@ def correction_verdict(text: str, agent_said: str = "", refused: bool = False, i
     if questions:
         if _THINK.match(head):
             return "doubtful", "question"
-        if any(_PUSHBACK.search(q) and not _ASKS.search(q) for q in questions):
+        if any(_PUSHBACK.search(q) and not _ASKS.search(q) and not _ADVICE.search(q) for q in questions):
             return "correction", "question"
     if review_findings(t) or bare_finding(t):
         return "correction", "review"

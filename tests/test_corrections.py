@@ -603,3 +603,31 @@ class ANewTaskWrittenOut(unittest.TestCase):
                 "run the linter before you say it is done.")
         [f] = self.corrections_after(said)
         self.assertEqual(f["verdict"], "correction")
+
+
+class AdviceAskedFor(unittest.TestCase):
+    """rules45: a question about what the person may or should do, or what they are missing, asks
+    for advice (corrections._ADVICE): public4's "Can I still run vitests with npx command or must
+    use vitest?", public7's "what should i do still it is missig?" and "What am I missing?" were
+    pushback by their "still" and "missing". The same words said of the agent's work still are."""
+
+    def verdicts_after(self, said):
+        t = Transcript()
+        t.user("move the unit tests to vitest")
+        t.assistant("Done: the suite runs under vitest and all 41 tests pass.",
+                    tools=[("Bash", {"command": "npx vitest run"}, "41 passed", False)])
+        t.user(said)
+        t.assistant("Here is how.")
+        return [e["facts"]["verdict"] for e in
+                episodes.episodes_of(transcripts.parse_lines(t.lines(), "/x/s.jsonl")) if e["kind"] == "correction"]
+
+    def test_asking_what_the_person_may_do_or_is_missing_is_no_correction(self):
+        for said in ["Can I still run the tests with jest, or must it be vitest now?",
+                     "ok, and for the coverage report what should I do, it is still missing?",
+                     "Could the config be too old for this? What am I missing?"]:
+            self.assertNotIn("correction", self.verdicts_after(said), said)
+
+    def test_the_same_words_said_of_the_agents_work_are_pushback(self):
+        for said in ["why am I still seeing the jest banner?", "are we missing a test for the date helper?",
+                     "is the snapshot test still failing?"]:
+            self.assertEqual(self.verdicts_after(said), ["correction"], said)
