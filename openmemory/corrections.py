@@ -308,6 +308,10 @@ def review_findings(text: str) -> bool:
 _OFFER = re.compile(r"(?i)\b(?:want me to|should i|shall i|would you like(?: me)? to|do you want(?: me)? to|"
                     r"would you prefer|or should)\b[^?]*\?\s*$")
 _DECLINE = re.compile(r"(?i)(?:no+|nope|nah|don'?t|do not)\b")
+# An answer that picks another way than the one offered ("yes, put them into a dist dir instead"
+# after "... or would you like me to add *.js to .gitignore?"; "Add it to the project memory
+# instead" after "Want me to add it to your CLAUDE.md?"): a choice asked for, not a correction.
+_OTHER_CHOICE = re.compile(r"(?i)\binstead\b(?!\s+of\b)")
 
 
 def _last_sentence(said: str) -> str:
@@ -490,9 +494,10 @@ def correction_verdict(text: str, agent_said: str = "", refused: bool = False, i
     if _REQUEST.match(head):
         return None, ""
     if _OPENER.search(head) or _PHRASE.search(head):
-        if _DECLINE.match(head) and _OFFER.search(_last_sentence(agent_said)) \
-                and not any(_RULE.search(line) for line in own_lines(t)):
-            return None, ""     # "no" to "Want me to ...?": an answer, not a correction
+        if (_DECLINE.match(head) or _OTHER_CHOICE.search(head) and not _OPENER.search(head)
+                and not _PHRASE.search(_OTHER_CHOICE.sub(" ", head))) \
+                and _OFFER.search(_last_sentence(agent_said)) and not any(_RULE.search(line) for line in own_lines(t)):
+            return None, ""     # "no" or "X instead" to "Want me to ...?": an answer, not a correction
         return "correction", "words"
     if interrupted and is_redirect_after_interrupt(t):
         return "correction", "redirect"

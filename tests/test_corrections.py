@@ -631,3 +631,32 @@ class AdviceAskedFor(unittest.TestCase):
         for said in ["why am I still seeing the jest banner?", "are we missing a test for the date helper?",
                      "is the snapshot test still failing?"]:
             self.assertEqual(self.verdicts_after(said), ["correction"], said)
+
+
+class AnotherWayChosen(unittest.TestCase):
+    """rules45: "X instead" in answer to the agent's offer picks another way than the one offered,
+    as "no" to it declines (corrections._OTHER_CHOICE beside _DECLINE): public4's "yes pls put them
+    into a dist dir instead" after "... or would you like me to add *.js to .gitignore?" and "Add it
+    to *Project-level memory instead, and then commit all changes" after "Want me to add it directly
+    to your CLAUDE.md?" were corrections. After work the agent did unasked, the same words are one."""
+
+    def verdicts_after(self, agent, said):
+        t = Transcript()
+        t.user("write up the conventions we settled on")
+        t.assistant(agent, tools=[("Write", {"file_path": "/home/dev/shop/notes.md", "content": "x"}, "ok", False)])
+        t.user(said)
+        t.assistant("Sure.")
+        return [e["facts"]["verdict"] for e in
+                episodes.episodes_of(transcripts.parse_lines(t.lines(), "/x/s.jsonl")) if e["kind"] == "correction"]
+
+    def test_another_way_than_the_one_offered_is_an_answer(self):
+        offer = "Here is the section. Want me to add it directly to your CLAUDE.md?"
+        for said in ["Add it to the project's AGENTS.md instead, and then commit", "yes, put it in docs/ instead"]:
+            self.assertNotIn("correction", self.verdicts_after(offer, said), said)
+
+    def test_the_same_words_after_work_done_unasked_or_with_a_rejection_are_a_correction(self):
+        self.assertEqual(self.verdicts_after("Done: I added the section to your CLAUDE.md.",
+                                             "Add it to the project's AGENTS.md instead, and then commit"),
+                         ["correction"])
+        self.assertEqual(self.verdicts_after("Here is the section. Want me to add it directly to your CLAUDE.md?",
+                                             "that's not what I asked, put it in docs/ instead"), ["correction"])
