@@ -660,3 +660,30 @@ class AnotherWayChosen(unittest.TestCase):
                          ["correction"])
         self.assertEqual(self.verdicts_after("Here is the section. Want me to add it directly to your CLAUDE.md?",
                                              "that's not what I asked, put it in docs/ instead"), ["correction"])
+
+
+class StillNotFarEnough(unittest.TestCase):
+    """rules45: "still" with a state the agent's change did not get past is a correction, as
+    "still not", "still failing", "still seeing" were (corrections._PHRASE): public7's "still too
+    hard." after a gradient made softer, public6's "I'm still having trouble scrolling vertically
+    on mobile." after a scrolling fix were missed."""
+
+    def verdicts_after(self, said):
+        t = Transcript()
+        t.user("the page scrolls badly on phones and the fade is harsh")
+        t.assistant("Fixed: the scroll container no longer traps touch and the fade is softer.",
+                    tools=[("Edit", {"file_path": "/home/dev/shop/app.css", "old_string": "a", "new_string": "b"},
+                            "ok", False)])
+        t.user(said)
+        t.assistant("Looking again.")
+        return [e["facts"]["verdict"] for e in
+                episodes.episodes_of(transcripts.parse_lines(t.lines(), "/x/s.jsonl")) if e["kind"] == "correction"]
+
+    def test_still_too_much_or_still_having_trouble_is_a_correction(self):
+        for said in ["still too harsh.", "I'm still having trouble scrolling on my phone, it sticks halfway",
+                     "the fade is still too slow"]:
+            self.assertEqual(self.verdicts_after(said), ["correction"], said)
+
+    def test_still_of_the_persons_own_plans_is_none(self):
+        for said in ["great, I still have two other pages to check, then we ship", "still on it, give me a minute"]:
+            self.assertNotIn("correction", self.verdicts_after(said), said)
