@@ -201,8 +201,12 @@ def _imperative(sentence: str, command: str) -> str:
 def _unscope(sentence: str) -> str:
     """The person's own scope words go: the lesson's "In this repository" stands for them. Not a
     "here" that a preposition takes ("never run anything against production from here", "copy it
-    to here"): that says where it is done from, and without it the sentence breaks ("... from;")."""
+    to here"): that says where it is done from, and without it the sentence breaks ("... from;").
+    Nor scope words that say where a thing is ("only add the two skills that are already in this
+    repo", "the files that live here"): without them the sentence ends on "are already."."""
     def drop(found):
+        if _SAYS_IT_IS.search(sentence, 0, found.start()):
+            return found.group()
         if found.group().strip(", ").lower() == "here" and _TAKES_HERE.search(sentence, 0, found.start()):
             return found.group()
         return ""
@@ -210,6 +214,7 @@ def _unscope(sentence: str) -> str:
 
 
 _TAKES_HERE = re.compile(r"(?i)\b(?:from|to|into|in|out of|over|near|up|down|around|past)$")
+_SAYS_IT_IS = re.compile(r"(?i)\b(?:is|are|was|were|be|been|already|exists?|lives?|stays?|kept|stored)$")
 
 
 def _context(facts: dict) -> str:

@@ -260,6 +260,22 @@ class Wording(unittest.TestCase):
             self.assertEqual(wording.scoped("Run migrations here before seeding.", str(plain)),
                              "In this project run migrations before seeding.")
 
+    def test_scope_words_that_say_where_a_thing_is_stay_in_the_lesson(self):
+        # newuser45, a week of public7's oh-my-posh sessions: "On bullet 1, do not unignore the full
+        # folder, but only add the two skills that are already in this repo: ..." became the candidate
+        # "In this project, on bullet 1, ... only add the two skills that are already.": the scope
+        # words dropped, the sentence ended where they had said which skills.
+        said = ("On bullet 1, do not unignore the full folder, but only add the two skills that are already "
+                "in this repo:\n- the tracked ones, like `segment_create` and `segment_docs`")
+        self.assertEqual(wording.correction_lesson({"said": said}),
+                         "On bullet 1, do not unignore the full folder, but only add the two skills that are "
+                         "already in this repo.")
+        self.assertEqual(wording.correction_lesson({"said": "Never edit the generated files that live here."}),
+                         "Never edit the generated files that live here.")
+        # scope words that say where the rule holds still go: the prefix says where
+        self.assertEqual(wording.correction_lesson({"said": "In this repo we always use pnpm."}), "Always use `pnpm`.")
+        self.assertEqual(wording.correction_lesson({"said": "Never push to main in this repo."}), "Never push to main.")
+
     def test_scope_words(self):
         with TempFolder() as tmp:
             repo = Path(tmp) / "repo"
