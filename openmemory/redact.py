@@ -355,6 +355,10 @@ now still also just only already again yet please enter type give provide
 _PROSE_SUFFIX = _later(r"^[a-z]+(?:ed|ing|ly|able|ible|ment|tion|sion|ness|ous|ive|ful|less)$")
 _CONNECTOR = _later(r"""^\\?["']?(?:[ \t]+[\w.\-/']{1,20}){0,3}?\s*(?:[:=：＝]{1,2}|=>|->|\bis\b|\bwas\b|\bare\b|"""
                     r"\bequals\b|\bset to\b|\bis set to\b|\bof\b|\bbecomes\b)\s*", re.I)
+# "::" right after a secret word and before a name names a thing inside it (Rust's
+# `associated_token::idempotent`, C++'s `token::kind`): nothing is assigned ("password::=x",
+# "password:: x" still assign).
+_PATH_SEPARATOR = _later(r"::(?=[A-Za-z_])")
 # After a word in another language: its "is" (es, fr, de, pt, it, nl, pl, sv, cs, id, ru) or
 # particle (ja, zh, ko), after at most five short words ("la contraseña de la base de datos es").
 _FOREIGN_CONNECTOR = _later(
@@ -974,6 +978,9 @@ def _words(m: re.Match):
     text, at = m.string, m.end()
     line_end = text.find("\n", at, at + _LOOK_AHEAD)
     rest = text[at: line_end if line_end >= 0 else at + _LOOK_AHEAD]
+    if _PATH_SEPARATOR.match(rest):     # `associated_token::idempotent`: a path, no value; only a
+        v = re.match(r"\w+", rest[2:]).group(0)    # random-looking one there is redacted
+        return _value_redacted(m, at + 2, v) if _looks_random(v, 12) else _skip(m)
     connector = _CONNECTOR.match(rest)
     before = text[max(0, m.start() - 3):m.start()]
     flag = re.search(r"(?:^|[\s\"'=(\[])--?$", before) is not None and (m.start() >= 3 or before.startswith("-"))

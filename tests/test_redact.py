@@ -478,6 +478,24 @@ class GitHubActionsSecretsInherit(unittest.TestCase):
         self.assertEqual(redact("secrets: hunter2Xq9zL"), "secrets: [REDACTED:secret]")
 
 
+class APathInsideASecretWord(unittest.TestCase):
+    # newuser45, a week of public7 sessions: light-protocol's session on the `associated_token::idempotent`
+    # flag of its #[light_account] macro was stored with every mention as `associated_token::[REDACTED:secret]`
+    # (157 redactions in the database, this the most), the plan approved "Add `associated_token::[REDACTED:
+    # secret]` flag": "::" read as "token: X", though it names a thing inside the word, as in `token::Mint`.
+    def test_a_rust_path_after_a_secret_word_is_kept_and_a_value_there_is_not(self):
+        for said in ("#[light_account(init, associated_token::idempotent = ata_owner, associated_token::mint = ata_mint)]",
+                     "Implement the following plan: # Add `associated_token::idempotent` flag to `#[light_account]`",
+                     "use light_token::token::Mint;"):
+            with self.subTest(said=said):
+                self.assertEqual(redact(said), said)
+        self.assertEqual(redact("token: s3cr3tV4lue9"), "token: [REDACTED:secret]")
+        self.assertEqual(redact("token := \"s3cr3tV4lue9\""), 'token := "[REDACTED:secret]"')
+        self.assertNotIn("qX8mPz7LkW2nR4tY9vB3", redact("token::qX8mPz7LkW2nR4tY9vB3"))
+        self.assertNotIn("hunter2x9", redact("password::=hunter2x9"))
+        self.assertEqual(redact("password:: hunter2x9"), "password:: [REDACTED:secret]")
+
+
 class RedactTable(unittest.TestCase):
     def test_at_least_a_hundred_of_each(self):
         self.assertGreaterEqual(len(SECRETS), 100)
