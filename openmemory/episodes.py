@@ -256,7 +256,11 @@ def _relays_output(text: str, history: list, said) -> bool:
 _EDITS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
 # Commands that only look (they fix nothing): what runs between a failure and its retry.
 _LOOKING = re.compile(r"^(?:ls|cat|head|tail|less|grep|rg|find|fd|echo|pwd|which|type|env|printenv|ps|wc|file|"
-                      r"stat|tree|sed -n|git (?:status|log|diff|show|branch|remote)|docker (?:ps|logs|images))\b")
+                      r"stat|tree|sed -n|git (?:status|log|diff|show|branch|remote)|docker (?:ps|logs|images))\b"
+                      # a program's or a subcommand's listing, or a command asked for its help or version
+                      # (`omarchy-theme-list`, `brew list`, `gh pr view 12`, `npm ls`, `node --version`)
+                      r"|^[\w.-]+-(?:list|ls|show|status|info)(?:\s|$)|^[\w.-]+(?:\s+[\w.-]+)?\s+(?:list|ls|show|"
+                      r"status|info|view|describe)(?:\s|$)|^[\w.-]+(?:\s+[\w.-]+)?\s+(?:--help|-h|--version|-V)\s*$")
 
 
 def _aftermath(surprise: Surprise, call: ToolCall, history: list, said=lambda: "") -> None:
@@ -299,6 +303,13 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list, said=lambda: "
             if command == failed or (command.endswith(failed) and len(command) > len(failed)):
                 if later.is_error or later.interrupted:
                     continue            # failed again: keep looking for the run that worked
+                before = command[:-len(failed)].rstrip().removesuffix("&&").rstrip() if command != failed else ""
+                if before and not _LOOKING.match(before):
+                    # the step run in the same line, just before the retry (`mv "Mission Control"
+                    # mission-control && omarchy-theme-set "Mission Control"`): the last one taken
+                    dictated = dictated or unsafe(before, since=False)
+                    steps.append(before)
+                    ran_at.append(here)
                 surprise.worked = True
                 dictated = dictated or read_then_ran()
                 # what got it past, as recall shows it: never a step output may have dictated

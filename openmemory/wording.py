@@ -281,8 +281,10 @@ def error_lesson(members: list, cwd=None) -> str:
             fix = " ".join(slip[1] if word == slip[0] else word for word in command.split())
         if runs_otherwise(fix, command):
             after = f"; run it as `{clip(fix, 60)}`"
-        elif _short(fix, 45) == _short(command, 50):
-            after = ""          # shown cut, it reads as the failed command: "`x …` fails ... until `x …` has run"
+        elif _short(fix, 45) == _short(command, 50) or _short(fix, 45).split()[1:] == ["…"]:
+            # shown cut, it reads as the failed command ("`x …` fails ... until `x …` has run"), or as
+            # a program and nothing it was given ("until `mv …` has run": a path is never cut)
+            after = ""
         else:
             after = f" until `{_short(fix, 45)}` has run"
     else:

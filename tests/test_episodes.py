@@ -509,6 +509,26 @@ class AFailureKeepsWhatMadeTheSameThingWork(unittest.TestCase):
         [error] = [e for e in episodes.episodes_of(parse(t)) if e["kind"] == "error"]
         return error
 
+    def test_the_step_run_with_the_retry_is_the_fix_and_a_listing_is_none(self):
+        # public8 (newuser45): `omarchy-theme-set "Mission Control"` failed ("Theme 'mission-control' does
+        # not exist"), the agent listed the themes, and `mv … && omarchy-theme-set …` worked: the lesson
+        # said "until `omarchy-theme-list` has run", a listing that changed nothing
+        t = Transcript()
+        t.user("make the Mission Control theme the current one")
+        t.assistant(None, tools=[("Bash", {"command": 'omarchy-theme-set "Mission Control"'},
+                                  "Exit code 1\nTheme 'mission-control' does not exist", True)])
+        t.assistant("Let me see what it expects.", tools=[
+            ("Bash", {"command": "omarchy-theme-list"}, "Catppuccin\nTokyo Night\nMission Control", False),
+            ("Bash", {"command": "cat $(which omarchy-theme-set) | head -30"}, "#!/bin/bash", False)])
+        moved = "mv ~/.config/omarchy/themes/Mission\\ Control ~/.config/omarchy/themes/mission-control"
+        t.assistant("It wants the folder's name in lower case.", tools=[
+            ("Bash", {"command": moved + ' && omarchy-theme-set "Mission Control"'}, "", False)])
+        [error] = [e for e in episodes.episodes_of(parse(t)) if e["kind"] == "error"]
+        self.assertEqual(error["facts"].get("fixed_by"), moved)
+        lesson = wording.error_lesson([error["facts"]])
+        self.assertNotIn("omarchy-theme-list", lesson)
+        self.assertNotIn("until `mv …`", lesson)           # a program and nothing it was given names no fix
+
     def test_a_word_put_right_is_the_fix_and_the_lesson_says_run_it_as(self):
         cases = [
             ("make tests", "Exit code 2\nmake: *** No rule to make target 'tests'.  Stop.", "make test"),
