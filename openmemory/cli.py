@@ -757,13 +757,15 @@ def cmd_recall(args) -> int:
     cwd = os.getcwd() if args.here else os.path.realpath(args.cwd) if args.cwd else None
     with _reading() as db:
         hits = recall.recall(db, query, k=args.k, cwd=cwd, include_archived=args.archived)
-        archived = 0 if hits or args.archived else recall.archived_matches(db, query, cwd)
+        archived = 0 if args.archived or not recall.nothing_relevant(hits) \
+            else recall.archived_matches(db, query, cwd, live=hits)
     if args.json:
         _print_json([recall.as_json(h) for h in hits])
         return 0
     print(recall.hits_text(query, hits, cwd))
     if archived:
-        print(f"{archived} archived {'memory matches' if archived == 1 else 'memories match'}: add --archived")
+        print(f"{archived} archived {'memory matches' if archived == 1 else 'memories match'}"
+              f"{' better' if hits else ''}: add --archived")
     return 0
 
 

@@ -180,10 +180,25 @@ def recall(store: Store, query: str, k: int = 5, cwd: str | None = None, include
 ARCHIVED_HINT_MAX = 50  # "N archived memories match" counts up to this many
 
 
-def archived_matches(store: Store, query: str, cwd: str | None = None, exclude_sessions=()) -> int:
-    """How many archived memories match query, for the hint when nothing live does; revives none."""
+def archived_matches(store: Store, query: str, cwd: str | None = None, exclude_sessions=(), live=()) -> int:
+    """How many archived memories match query better than the live hits it found (`live`), for the
+    hint when nothing live is relevant (nothing_relevant); revives none. With live hits, only archived
+    ones that are relevant and more so than the best of them count: in a week of real history
+    (newuser45) "how do I fetch keypair transactions with xtask" showed three hits of other projects
+    at 0.21 and below, and the archived answer (1.00 with --archived) was not mentioned."""
+    best = max((hit["relevance"] for hit in live), default=None)
     hits = search(store, query, ARCHIVED_HINT_MAX, cwd, include_archived=True, exclude_sessions=exclude_sessions)
-    return sum(1 for hit in hits if hit["archived"])
+    return sum(1 for hit in hits if hit["archived"]
+               and (best is None or hit["relevance"] >= NOTHING_RELEVANT and hit["relevance"] > best))
+
+
+def nothing_relevant(hits: list) -> bool:
+    """Whether hits_text says nothing relevant is in memory: no hit, or the best below NOTHING_RELEVANT
+    (unless from MATCHED_RELEVANT on its BM25 matched MATCHED_SHARE of the query: `matched`, set by search)."""
+    if not hits:
+        return True
+    best = max(hit["relevance"] for hit in hits)
+    return best < NOTHING_RELEVANT and not (best >= MATCHED_RELEVANT and hits[0].get("matched", 0.0) >= MATCHED_SHARE)
 
 
 REPLY_CHARS = 160   # of the person's reply shown after what the agent said (or of the note after a question)
@@ -1209,7 +1224,7 @@ def hits_text(query: str, hits: list, cwd: str | None = None, max_chars: int | N
     if not hits:
         return f"Nothing in memory matches {asked}."
     best = max(hit["relevance"] for hit in hits)
-    if best < NOTHING_RELEVANT and not (best >= MATCHED_RELEVANT and hits[0].get("matched", 0.0) >= MATCHED_SHARE):
+    if nothing_relevant(hits):
         return "\n\n".join([f"Nothing relevant in memory for {asked}: the closest match has relevance "
                             f"{best:.2f} and is likely not it.\n{FRAMING}", hit_block(hits[0], query)])
     blocks, used = [], len(FRAMING) + 1         # the framing is paid from the same budget

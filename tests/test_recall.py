@@ -1381,6 +1381,25 @@ class ArchivedHint(TempHome):
         self.assertEqual(self.ok("recall", "kubernetes").stdout, 'Nothing in memory matches "kubernetes".\n')
         self.assertIn("pytest", self.ok("recall", "pytest", "--archived").stdout)
 
+    def test_weak_live_hits_do_not_hide_an_archived_memory_that_answers(self):
+        # newuser45: live memories of other projects at 0.21 and below, the archived answer at 1.00
+        # with --archived, and no word of it
+        self.ok("remember", "the docs site module list lives in RELEASING.md", "--everywhere")
+        p = self.ok("recall", "why does unittest fail with No module named shop.tests")
+        self.assertTrue(p.stdout.startswith("Nothing relevant in memory for "), p.stdout)
+        self.assertRegex(p.stdout, r"\n\d+ archived memor(y matches|ies match) better: add --archived\n$")
+        reply = mcp.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "recall",
+                            "arguments": {"query": "why does unittest fail with No module named shop.tests"}}},
+                           PROJECT)
+        self.assertRegex(reply["result"]["content"][0]["text"], r"\n\n\d+ archived memor(y matches|ies match) "
+                                                                r"better: call recall again with include_archived true")
+        # a live memory that answers: no hint
+        self.ok("remember", "unittest fails with No module named shop.tests: run the tests with pytest -q",
+                "--everywhere")
+        self.assertNotIn("archived", self.ok("recall", "why does unittest fail with No module named shop.tests").stdout)
+        self.assertIn("python -m unittest", self.ok("recall", "why does unittest fail with No module named shop.tests",
+                                                    "--archived").stdout)
+
     def test_the_mcp_tool_says_so_too(self):
         reply = mcp.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                             "params": {"name": "recall", "arguments": {"query": "pytest"}}}, PROJECT)
