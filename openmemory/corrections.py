@@ -481,7 +481,7 @@ def correction_verdict(text: str, agent_said: str = "", refused: bool = False, i
     agent_ran: the commands it ran since the person last spoke (pushback on a destructive one).
     """
     t = (text or "").strip().replace("\u2019", "'")
-    if t.count("\n") >= _TASK_ITEMS and task_written_out(t):
+    if t.count("\n") >= _TASK_ITEMS and task_written_out(t) and not rules_written_out(t):
         t = task_opening(t)     # a task written out starts new work: only its opening may say the last was wrong
     head = t[:_EARLY]
     if first:
@@ -826,6 +826,19 @@ def task_written_out(said: str) -> bool:
     Its constraints hold for that task; one lasts beyond it only when said as a standing rule
     ("from now on", "always", "in this repo we ...") or asked to be kept (what_lasts)."""
     return sum(1 for line in own_lines(said) if _LIST_MARK.match(line)) >= _TASK_ITEMS
+
+
+# An item that is a rule by its first word: "1. Never push to main", "- Don't edit generated files"
+_RULE_ITEM = re.compile(r"(?i)^\s*(?:\d+[.)]|[-*•])\s+(?:\*\*)?(?:never|always|don'?t|do\s+not|avoid|no\s+longer)\b")
+
+
+def rules_written_out(said: str) -> bool:
+    """Whether a list the person wrote out is one of rules, not a task's steps: half its items or
+    more open with a rule's word ("A few rules for this repo: 1. Never push to main 2. Always use
+    pnpm ..."). Read by its opening alone (task_opening) it said nothing, and every rule in it was
+    lost; a task's "Don't" lines that scope it are a few among its steps."""
+    items = [line for line in own_lines(said) if _LIST_MARK.match(line)]
+    return bool(items) and 2 * sum(1 for line in items if _RULE_ITEM.match(line)) >= len(items)
 
 
 def task_opening(said: str) -> str:

@@ -596,6 +596,17 @@ class ANewTaskWrittenOut(unittest.TestCase):
                                      + self.BRIEF.split("\n\n", 3)[3])
         self.assertEqual((f["verdict"], f["form"], f["lasting"]), ("correction", "words", False))
 
+    def test_a_list_of_rules_is_no_task_and_its_rules_count(self):
+        # red46: a list of five rules was read by its opening alone ("A few rules for this repo:"),
+        # which says nothing: neither a correction after the agent's work nor, first in a session,
+        # a standing rule, where before rules45 it was both
+        rules = ("A few rules for this repo:\n1. Never push to main, open a PR\n2. Always use pnpm, not npm\n"
+                 "3. Run the tests before you commit\n4. Keep each commit small\n5. Don't edit the generated files")
+        [f] = self.corrections_after(rules)
+        self.assertEqual((f["verdict"], f["form"]), ("correction", "words"))
+        [f] = self.corrections_after(rules, first=True)
+        self.assertEqual((f["verdict"], f["form"], f["standing"]), ("correction", "standing", True))
+
     def test_a_rule_said_late_in_a_message_that_is_no_task_list_still_counts(self):
         said = ("ok so I looked at the output of the run and most of it is fine, the rows look right and the "
                 "table prints well, though the dates are in the wrong zone for me. I will check the rest of "
