@@ -104,7 +104,7 @@ _ASKS = _Source(r"(?i)\b(?:can|could|would|will) (?:you|we)\b|\bplease\b")   # a
 # The person asking what they may or should do, or what they are missing ("can I still run it with
 # npx?", "what should I do about the email, it is still missing?", "what am I missing?"): advice
 # asked for, no claim that the agent is wrong; "still" and "missing" there are the person's.
-_ADVICE = re.compile(r"(?i)\b(?:can|could|should|shall|may|must)\s+i\b|\b(?:am\s+i|i'?m|i\s+am)\s+missing\b")
+_ADVICE = re.compile(r"(?i)\b(?:can|could|should|shall|may|must)\s+i\b(?!\s+(?:really\s+|even\s+)?(?:have|need)\s+to\b)|\b(?:am\s+i|i'?m|i\s+am)\s+missing\b")
 _PLAIN_QUESTION = re.compile(r"(?i)^(?:(?:ok(?:ay)?|so|and|sure|also)[\s,.]+)*(?:did|have|has|are|were|is|was|do|"
                              r"does)\s+(?:you|we|it|they)\b")
 _THINK = re.compile(r"(?i)^(?:(?:ok(?:ay)?|so|hm+|well)[\s,.]+)*i\s+(?:think|guess|feel|wonder)\b")

@@ -643,6 +643,12 @@ class AdviceAskedFor(unittest.TestCase):
                      "is the snapshot test still failing?"]:
             self.assertEqual(self.verdicts_after(said), ["correction"], said)
 
+    def test_asking_whether_one_has_to_say_it_again_is_pushback(self):
+        # red46: "should I" read as advice asked for, so a reproach for a thing said before was lost
+        for said in ["should I really have to tell you again to use vitest?",
+                     "why should I have to ask twice for vitest?"]:
+            self.assertEqual(self.verdicts_after(said), ["correction"], said)
+
 
 class AnotherWayChosen(unittest.TestCase):
     """rules45: "X instead" in answer to the agent's offer picks another way than the one offered,
