@@ -704,3 +704,10 @@ class StillNotFarEnough(unittest.TestCase):
     def test_still_of_the_persons_own_plans_is_none(self):
         for said in ["great, I still have two other pages to check, then we ship", "still on it, give me a minute"]:
             self.assertNotIn("correction", self.verdicts_after(said), said)
+
+    def test_still_too_early_or_still_having_trouble_understanding_is_the_persons(self):
+        # red46: "still too …" and "still having trouble …" took any word after them, so an idiom
+        # of time and the person's own understanding read as the agent's change not getting past it
+        for said in ["still too early to tell, I'll check it on my phone tonight",
+                     "I'm still having trouble understanding the scroll container, can you explain it?"]:
+            self.assertNotIn("correction", self.verdicts_after(said), said)
