@@ -616,7 +616,9 @@ def _add_summary(s: Session, rec: dict, text: str) -> None:
 # stores the backslash with it: each line of "Answering your questions:", "1. No, we dont use
 # marmaid.js anymnore", "2. Yes" ends in one. Left in, it ended a lesson's line ("… anymnore\.")
 # and the first line shown of what the person said ("Answering your questions:\").
-_TYPED_NEWLINE = re.compile(r"\\(?=\r?\n)")
+# A backslash before an indented line is a continuation the person pasted (a shell command's
+# "docker run \\" over "  --env prod \\" over "  --dry-run"): kept, or the command recalled reads as three.
+_TYPED_NEWLINE = re.compile(r"\\(?=\r?\n(?![ \t]+\S))")
 
 
 def clean_user_text(text: str) -> str:

@@ -522,6 +522,22 @@ class Stored(TempHome):
         self.assertTrue([x for x in texts if "dont use marmaid.js anymnore\n" in x], texts)
         self.assertFalse([x for x in texts if "\\" in x], texts)
 
+    def test_a_continuation_the_person_pasted_keeps_its_backslashes(self):
+        # red46: clean_user_text took every backslash that ended a line for a backslash-Enter, so the
+        # dry run the person pasted was recalled as three commands, `./deploy.sh` alone the first
+        t = Transcript(style="1.0")
+        t.user("how do we deploy safely?")
+        t.assistant("Which way do you want it run?")
+        t.user("always deploy with this:\\\n```\n./deploy.sh \\\n  --env prod \\\n  --dry-run\n```")
+        t.assistant("Understood: a dry run first.")
+        self.write(t)
+        self.ok("ingest")
+        hits = [h for h in json.loads(self.ok("recall", "how do we deploy with the dry run", "--json").stdout)
+                if h["source"] == "passage"]
+        [text] = [h["text"] for h in hits if "always deploy with this:" in h["text"]]
+        self.assertIn("always deploy with this:\n```\n./deploy.sh \\\n", text)
+        self.assertIn("--env prod \\\n", text)
+
     def test_a_database_stored_before_reads_what_came_after_a_correction_from_its_place(self):
         t = Transcript(style="1.0")
         t.user("/init")
