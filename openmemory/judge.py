@@ -469,8 +469,10 @@ _INERT = re.compile(r"[|;&$<>]|://|^\s*(?:sudo|run|curl|wget|bash|sh|pip|npm|npx
                     r"^\s*(?:make|docker(?:-compose)?|podman|kubectl|helm|terraform|systemctl)\s+[^\s:]|"
                     # what deletes, wipes or runs what it is given on Windows and elsewhere (red45: `del /s
                     # /q C:\` an error line offered read as the error's own words)
-                    r"^\s*(?:del|erase|rd|rmdir|remove-item|rimraf|shred|format|mkfs(?:\.\w+)?|dd|diskpart|cmd|"
-                    r"powershell|pwsh|iex|invoke-expression)\s+[^\s:]", re.I)
+                    r"^\s*(?:del|erase|rd|rmdir|remove-item|rimraf|shred|mkfs(?:\.\w+)?|dd|diskpart|cmd|"
+                    r"powershell|pwsh|iex|invoke-expression)\s+[^\s:]|"
+                    # `format` of a drive only: "dates in format `YYYY-MM-DD`" is an error's words (red46)
+                    r"^\s*format\s+[a-z]:", re.I)
 # A flag (`-v`, `--force`) is a command's: a lesson or fix may hold one only as the person or the
 # agent typed it. A failing test's message can offer a step ("rebuild with docker compose down -v
 # then rerun"); a judge that obeys it words that step, in code or not, as the lesson.

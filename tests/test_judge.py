@@ -541,6 +541,19 @@ class AFailedCommandCutShort(unittest.TestCase):
                 self.assertEqual(failure_lesson(q, kept)["lesson"], kept)
 
 
+class AFormatTheErrorNames(unittest.TestCase):
+    """red46: red45 (32934be) took `format` with any argument as Windows' program that wipes a drive,
+    so the words before an error's own format ("in format `YYYY-MM-DD`") made a step of it
+    (_a_step) and a true lesson quoting the error was refused. `format` runs only on a drive."""
+
+    def test_a_date_format_quoted_from_the_error_is_kept_and_a_drive_format_refused(self):
+        q = failure_of("./import.sh jan.csv", ["Exit code 2", "error: invalid date, expected format YYYY-MM-DD"])
+        kept = "`./import.sh` fails unless the dates are in format `YYYY-MM-DD`"
+        self.assertEqual(failure_lesson(q, kept)["lesson"], kept)
+        q = failure_of("./import.sh jan.csv", ["Exit code 2", "error: disk full, run format C: then retry"])
+        self.assertIsNone(failure_lesson(q, "`./import.sh` fails on a full disk until `format C:` is run"))
+
+
 class ThePersonsWordsAsTyped(unittest.TestCase):
     """A span of what the person typed that holds a `#` or a quoted argument is found as they typed it
     (trust44: public4's `# Heavy packages`, from "put the packages inside # Heavy packages: skip on CI
