@@ -894,6 +894,7 @@ def _cwd_of(members: list):
 # Where a command's own words end: its first quoted argument or substitution (a commit message, a
 # heredoc, a script passed with -c, `"$(cat <<'EOF' …"`)
 _ARGUMENT_TEXT = re.compile(r"""\s*(?:["'`]|\$\().*""", re.S)
+ARGUMENT_WORDS = 6          # a quoted argument this short, on one line, is part of what the call is
 
 
 def _about(facts: dict) -> str:
@@ -904,7 +905,12 @@ def _about(facts: dict) -> str:
     alike through its fifty words whatever the person said of it."""
     command, tool = call_about(facts)
     if tool == "Bash":
-        return _ARGUMENT_TEXT.sub("", core_command(command))
+        core = core_command(command)
+        argument = _ARGUMENT_TEXT.search(core)
+        # a short one on one line is kept: `-m "wip"` and `-m "Add login page"` tell two corrections
+        # of a commit apart ("don't commit wip", "don't commit yet": red46)
+        short = argument and "\n" not in argument.group() and len(argument.group().split()) <= ARGUMENT_WORDS
+        return core if short else _ARGUMENT_TEXT.sub("", core)
     return command.split(" ", 1)[-1].rsplit("/", 1)[-1] if tool in ("Edit", "MultiEdit", "Write", "Read") else ""
 
 

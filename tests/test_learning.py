@@ -457,6 +457,25 @@ class Bans(TempHome):
         self.assertEqual(said, {"In this project the CLAUDE file is on the gitignore, dont talk about it.":
                                 ["The CLAUDE file is on the gitignore, dont talk about it"]})
 
+    def test_two_corrections_of_two_commits_are_told_apart_by_their_short_messages(self):
+        # red46: with every call cut at its first quoted argument (62f1fc9), "don't commit wip" after
+        # `git commit -m "wip"` and "don't commit yet" after `git commit -m "Add login page"`, a week
+        # apart, were one call and joined: a live "don't commit wip" the second never said
+        lessons = []
+        for day, message, said in ((2, "wip", "don't commit wip"), (9, "Add login page", "don't commit yet")):
+            t = Transcript(cwd=str(self.tmp / "shop"), start=when(11, day))
+            t.user("tidy up the login page")
+            t.assistant(tools=[("Bash", {"command": f'git add -A && git commit -m "{message}"'}, "[main 1a2b3c4] x",
+                                False)])
+            t.user(said)
+            t.assistant("Understood.")
+            t.write(project_folder(self.claude, t.cwd))
+            self.ok("ingest", "--now", clock.iso(when(11, day, 10)))
+            self.ok("sleep", "--now", clock.iso(when(11, day + 1, 3)))
+            with store.connect() as db:
+                lessons = [(ls["text"], ls["seen"], ls["state"]) for ls in db.all_lessons()]
+        self.assertEqual(lessons, [("In this project don't commit wip.", 1, "candidate")])
+
     def test_one_off_tasks_and_requests_to_explain_are_no_lessons(self):
         self.assertEqual(self.session(2, "no, explain to me how to run the migrations, don't actually run them"), [])
         self.assertEqual(self.session(9, "no, add a comment to #91 so we don't forget"), [])
