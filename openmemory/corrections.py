@@ -313,6 +313,11 @@ _DECLINE = re.compile(r"(?i)(?:no+|nope|nah|don'?t|do not)\b")
 # after "... or would you like me to add *.js to .gitignore?"; "Add it to the project memory
 # instead" after "Want me to add it to your CLAUDE.md?"): a choice asked for, not a correction.
 _OTHER_CHOICE = re.compile(r"(?i)\binstead\b(?!\s+of\b)")
+# Work the agent says it did before its offer ("Done: added getUser() to api.ts. Want me to wire it
+# in?", "I created the helper in utils/date.ts. Should I add tests?"): "X instead" then may set that
+# work right ("call it fetchUser instead"), not pick among what was offered (red46).
+_DID = re.compile(r"(?i)\bI(?:'ve|\s+have)?\s+(?:created|added|moved|renamed|wrote|switched|replaced|changed|"
+                  r"updated|put|made|removed|deleted)\b")
 
 
 def _last_sentence(said: str) -> str:
@@ -496,7 +501,8 @@ def correction_verdict(text: str, agent_said: str = "", refused: bool = False, i
         return None, ""
     if _OPENER.search(head) or _PHRASE.search(head):
         if (_DECLINE.match(head) or _OTHER_CHOICE.search(head) and not _OPENER.search(head)
-                and not _PHRASE.search(_OTHER_CHOICE.sub(" ", head))) \
+                and not _PHRASE.search(_OTHER_CHOICE.sub(" ", head))
+                and not _CLAIM.search(agent_said or "") and not _DID.search(agent_said or "")) \
                 and _OFFER.search(_last_sentence(agent_said)) and not any(_RULE.search(line) for line in own_lines(t)):
             return None, ""     # "no" or "X instead" to "Want me to ...?": an answer, not a correction
         return "correction", "words"

@@ -678,6 +678,14 @@ class AnotherWayChosen(unittest.TestCase):
         self.assertEqual(self.verdicts_after("Here is the section. Want me to add it directly to your CLAUDE.md?",
                                              "that's not what I asked, put it in docs/ instead"), ["correction"])
 
+    def test_the_same_words_after_work_done_then_an_offer_are_a_correction(self):
+        # red46: an offer after the work the agent says it did made "X instead" an answer to the offer,
+        # where it sets that work right
+        for agent, said in (("I wrote the section into notes.md. Want me to add it to your CLAUDE.md too?",
+                             "put it in docs/conventions.md instead"),
+                            ("Done: the section is in notes.md. Should I commit it?", "call it CONVENTIONS.md instead")):
+            self.assertEqual(self.verdicts_after(agent, said), ["correction"], said)
+
 
 class StillNotFarEnough(unittest.TestCase):
     """rules45: "still" with a state the agent's change did not get past is a correction, as
