@@ -53,9 +53,11 @@ STRENGTH_TIE = 0.02             # × min(strength, 2)/2: what recall keeps retur
 PROJECT_TIE = 0.2               # in the project recalled for (or meant everywhere): first unless another is clearly better
 SAID_TIE = 0.1                  # shows the person's words, when the query asks what the person said (asks_said):
                                 # 0.1 to 0.3 measured alike on the dev corpus (OPERATIONS.md, "recall28")
-WHY_TIE = 0.1                   # states a cause, when the query asks why (asks_why): OPERATIONS.md, "recall35"
-FAILURE_TIE = 0.3               # a failure's own record, after hits of comparable relevance when the query asks why or
-                                # how something was fixed (asks_after_failure): OPERATIONS.md, "recall42"
+WHY_TIE = 0.1                   # states a cause, when the query asks why or how a failure was fixed
+                                # (asks_after_failure): OPERATIONS.md, "recall35", "recall45"
+FAILURE_TIE = 0.3               # a failure's own record or the person's report of it, after hits of comparable
+                                # relevance when the query asks why or how something was fixed (asks_after_failure):
+                                # OPERATIONS.md, "recall42", "recall45"
 RECENCY_HALF_LIFE_DAYS = 30.0
 STRENGTH_CAP = 2.0
 TOUCH_STRENGTH = 0.1            # added to an episode or passage each time recall returns it
@@ -309,10 +311,8 @@ def search(store: Store, query: str, k: int = 5, cwd: str | None = None, include
             rows += _rows(store, [key for key in more if key not in scores], include_archived, exclude)
             hits = rank(rows, merged, qvec, now, scope, lexical_share, weights, cosines, store.contexts,
                         coverage_share, unheld, whole)
-    if asks_why(query):
-        hits = by_cause_stated(hits)
-    if asks_after_failure(query):
-        hits = failures_later(hits, store)
+    if asks_after_failure(query):   # a cause, or how a failure was fixed: the fix most often says its cause
+        hits = failures_later(by_cause_stated(hits), store, asks_said(query))
     if asks_said(query):
         hits = by_whose_words(store, hits)
     share = round(matched_share(scores, counted, total), 4)
@@ -438,10 +438,17 @@ def by_cause_stated(hits: list) -> list:
 # fix it?": the question quotes the failure, so the failure's own record (an `error` episode: the
 # command, its output, the error line) holds more of its words than any other memory and came first,
 # while what it asks for is what someone found or did after it (public4 q38, "… How did we fix it?":
-# two records of the failure first, the answer 6th). Such a query orders an error after hits up to
-# FAILURE_TIE less relevant; relevance is unchanged ("nothing relevant" reads the best of the hits
-# shown, and changed on no question measured). A question that asks what failed ("what did npm
-# say?") is not asked this way, and its error keeps its place.
+# two records of the failure first, the answer 6th). So do the person's report of it: the session's
+# request ("Asked: ERROR ReferenceError: localStorage is not defined …") and the correction that
+# pasted it after the agent's last call (public7 q66: both above the exchange that found and fixed
+# it, 8th; recall45). Such a query orders those records after hits up to FAILURE_TIE less relevant;
+# relevance is unchanged ("nothing relevant" reads the best of the hits shown, and changed on no
+# question measured). A question that asks what failed ("what did npm say?") is not asked this way,
+# and its error keeps its place; one that asks what the person said about a failure ("why did the
+# user reject …") keeps its corrections in their place, as they are its answer. A question asking how
+# a failure was fixed is answered, like one asking why, by where the cause was found ("I see the
+# issue - `localStorage` isn't available in server-side rendering. … add a browser check"): its hits
+# that state a cause come first among hits of comparable relevance too (by_cause_stated).
 ASKS_HOW_SOLVED = re.compile(r"\bhow (?:did|do|does|was|were|is|can|could|should)\b[^?.]*?\b(?:fix(?:ed)?|solved?|"
                              r"resolved?|handled?|addressed?|work(?:ed)? around)\b"
                              r"|\bhow (?:did|do|can|could|should) (?:we|you|i|they|the agent)\b[^?.]*?\b(?:get|make|"
@@ -460,14 +467,21 @@ def asks_after_failure(query: str) -> bool:
 SHOWS_ITS_FIX = re.compile(r"\bWorked after `")
 
 
-def failures_later(hits: list, store=None) -> list:
-    """Hits, each error episode ordered after hits up to FAILURE_TIE less relevant: for a question
-    about a failure's cause or fix, the failure's own record restates the question and is not the
-    answer (it stays among the hits, and a memory that is nothing but the failure still shows it).
-    Measured on the three tuning sets (OPERATIONS.md, "recall42")."""
+RESTATES_FAILURE = ("error", "session", "correction")    # episodes that record a failure or the person's report of it
+
+
+def failures_later(hits: list, store=None, asks_said: bool = False) -> list:
+    """Hits, each error, session and correction episode (RESTATES_FAILURE) ordered after hits up to
+    FAILURE_TIE less relevant: for a question about a failure's cause or fix, the failure's own record
+    and the person's report of it restate the question and are not the answer (they stay among the
+    hits, and a memory that is nothing but the failure still shows it). asks_said: the question asks
+    for the person's words, which a correction holds: corrections keep their place. Measured on the
+    tuning sets (OPERATIONS.md, "recall42", "recall45")."""
     moved = False
     for hit in hits:
-        if hit["source"] == "episode" and hit["kind"] == "error" and not _shows_its_fix(hit, store):
+        if (hit["source"] == "episode" and hit["kind"] in RESTATES_FAILURE
+                and not (hit["kind"] == "correction" and asks_said)
+                and not (hit["kind"] == "error" and _shows_its_fix(hit, store))):
             hit["score"] = round(hit["score"] - FAILURE_TIE, 4)
             moved = True
     if moved:

@@ -517,6 +517,49 @@ class AfterAFailure(TempHome):
         self.assertIn("error", kinds)
         self.assertLess(said, kinds.index("error"), kinds)
 
+    SSR = ("ERROR ReferenceError: localStorage is not defined\n"
+           "    at _ProjectsComponent.loadViewMode (src/app/pages/projects/projects.ts:68:19)\n"
+           "    at new _ProjectsComponent (src/app/pages/projects/projects.ts:55:10)")
+
+    def test_the_persons_report_of_a_failure_comes_after_the_fix(self):
+        # public7 q66: the session's request ("Asked: ERROR ReferenceError: …") and the correction that
+        # pasted the error the question quotes held more of its words than the exchange where the
+        # agent found the cause and fixed it (8th, behind them and the person's pasted lines). recall45.
+        t = Transcript(cwd=PROJECT)
+        t.user(self.SSR)
+        t.assistant("Adding a grid and list toggle, kept in localStorage.", tools=[
+            ("Edit", {"file_path": "/home/dev/shop/src/app/pages/projects/projects.ts",
+                      "old_string": "viewMode = 'grid';", "new_string": "viewMode = this.loadViewMode();"},
+             "The file has been updated.", False)])
+        t.user(self.SSR)
+        t.assistant("I see the issue - `localStorage` isn't available in server-side rendering. I need to add "
+                    "a browser check before accessing it.")
+        t.user("great, it loads now")
+        t.assistant("Good.")
+        t.write(project_folder(self.claude, t.cwd))
+        self.ok("ingest")
+        hits = json.loads(self.ok("recall", "How did we fix `ReferenceError: localStorage is not defined` in "
+                                            "ProjectsComponent.loadViewMode?", "--json").stdout)
+        kinds = [h["kind"] for h in hits]
+        self.assertIn("I see the issue", hits[0]["text"], kinds)    # before: the request first
+        self.assertIn("session", kinds)                             # still shown
+
+    def test_a_question_about_the_persons_words_keeps_its_corrections_in_place(self):
+        # "Why did the user refuse …" asks why and for the person's words: the correction is its answer,
+        # and keeps its place above an exchange a little less relevant; the session's request does not.
+        def hits():
+            return [{"source": "episode", "kind": "correction", "id": 1, "score": 0.75, "relevance": 0.75,
+                     "at": NOW, "gist": "The person refused to let the agent run `git push --force`: never force push "
+                             "review-page", "title": "Correction: never force push review-page"},
+                    {"source": "passage", "kind": "exchange", "id": 2, "score": 0.6, "relevance": 0.6,
+                     "gist": "agent: Pushed the rebase to review-page-2 instead.", "title": "", "at": NOW},
+                    {"source": "episode", "kind": "session", "id": 3, "score": 0.7, "relevance": 0.7,
+                     "gist": "Asked: rebase the review branch and push it.", "title": "", "at": NOW}]
+        said = [h["id"] for h in recall.failures_later(hits(), None, asks_said=True)]
+        self.assertEqual(said, [1, 2, 3])
+        other = [h["id"] for h in recall.failures_later(hits(), None)]
+        self.assertEqual(other, [2, 1, 3])
+
     def test_what_asks_after_a_failure(self):
         for query in ("Why did the push fail?", "The API crashed with 'No module named events_py'. How did we fix it?",
                       "git push was rejected. How did we get it pushed?", "What was the fix for the flaky test?",
