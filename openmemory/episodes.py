@@ -141,13 +141,19 @@ def surprises_of(s: Session, settled: bool = False) -> list:
         ran = "\n".join(c.input["command"] for c in context if c.name == "Bash" and isinstance(c.input, dict)
                         and isinstance(c.input.get("command"), str)) if len(turn.text) <= 100 else ""   # a short reaction's
         verdict, form = correction_verdict(turn.text, agent_said, False, interrupted, first, ran)
+        # A message sent again (a resumed session's replay of its prompts under new ids, a prompt
+        # re-sent after an API error) is the one message it was: read once (ARCHITECTURE.md, "Who said
+        # it"). Not a failure pasted again: the same error after the agent's fix says it did not work.
+        again = len(turn.text) >= SENT_AGAIN_CHARS and turn.text in typed and form != "pasted-failure"
+        if again:
+            verdict, form = None, ""
         if refused is not None and not verdict:     # words the rules do not read as a correction: the
             found.append(_refusal(refused, s.id))   # refusal stands alone, the words a judge's as any others
             context = [c for c in context if c is not refused]
             refused = None
-        if not verdict and not first and unsettled(turn.text):
+        if not again and not verdict and not first and unsettled(turn.text):
             verdict, form = "doubtful", UNSETTLED     # not a correction by the rules, not settled by them: a judge's
-        elif settled and not verdict and not first and not carries_nothing(turn.text, typed):
+        elif settled and not again and not verdict and not first and not carries_nothing(turn.text, typed):
             verdict, form = "doubtful", SETTLED       # settled by the rules as nothing: a judge's only, last
         typed.append(turn.text)
         if verdict:
@@ -158,6 +164,7 @@ def surprises_of(s: Session, settled: bool = False) -> list:
 
 
 UNSETTLED = "unsettled"     # the form of a message the rules neither call a correction nor settle (a judge's to read)
+SENT_AGAIN_CHARS = 20       # a message this long typed again word for word is the same message sent again
 # The form of a message the rules settled as nothing (a new request, an answer) that may still
 # carry something (corrections.carries_nothing): kept only for a judge, last in its order, and
 # ignored by everything else until a judge calls it a correction (Store: SHOWN).

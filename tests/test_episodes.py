@@ -454,6 +454,39 @@ class WhatCameBeforeAndAfterAMessage(unittest.TestCase):
         self.assertNotIn("CLAUDE.md", ep["around"])
 
 
+class AMessageSentAgain(unittest.TestCase):
+    """One message sent several times is one message (ARCHITECTURE.md, "Who said it")."""
+
+    def corrections(self, t):
+        return [s.text for s in episodes.surprises_of(parse(t)) if s.kind == "correction"]
+
+    def test_a_resumed_sessions_replay_of_a_message_is_no_second_correction(self):
+        # public9: a session resumed in Claude Code writes its earlier prompts again under new ids;
+        # "Think some more. I don't like any approach." was a correction twice, and four others too
+        t = Transcript()
+        t.user("how should the sync drop pending changes?")
+        t.assistant("Two approaches: a flag on the endpoint, or a new endpoint.")
+        t.user("Think some more. I don't like any approach.")
+        t.assistant("A third: drop them before backfill.")
+        t.user("Think some more. I don't like any approach.")     # the replay
+        t.assistant("A third: drop them before backfill.")
+        self.assertEqual(self.corrections(t), ["Think some more. I don't like any approach."])
+
+    def test_a_failure_pasted_again_after_a_fix_is_a_correction_again(self):
+        # public8: the same ParseError pasted after the agent's fix said the fix did not work
+        error = ("odoo.tools.convert.ParseError: while parsing /mnt/extra-addons/kpi/views/weekly_views.xml:17\n"
+                 "Error while validating view near:\n<field name=\"arch\" type=\"xml\">")
+        t = Transcript()
+        t.user("install the kpi module")
+        t.assistant("Installed.", tools=[("Bash", {"command": "odoo -u kpi"}, "done", False)])
+        t.user(error)
+        t.assistant("Fixed the view.", tools=[("Edit", {"file_path": "/x/weekly_views.xml", "old_string": "a",
+                                                         "new_string": "b"}, "ok", False)])
+        t.user(error)
+        t.assistant("Fixing it again.")
+        self.assertEqual(len(self.corrections(t)), 2)
+
+
 class AFolderACdLeftBehind(unittest.TestCase):
     """rules3 (issue 24, item 2): the Bash tool keeps the folder a `cd` left it in; relative paths
     that then name nothing fail for that one cause, whatever the command, and a later call that
