@@ -10,6 +10,7 @@ them; ingest decides which transcripts are read.
 import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from itertools import islice
 
 from . import neighbours
 from .clock import iso_or_none
@@ -641,14 +642,15 @@ def episodes_of(session: Session, session_id: str | None = None, settled: bool =
         "cwd": cwd,
     }]
     task = _first_line(first)
+    places = neighbours.places(session.turns) if any(s.kind == "correction" for s in found) else {}
     for s in found:
         when = iso_or_none(s.at) or at
         ep = _error_episode(s, cwd, when, task) if s.kind == "error" else _correction_episode(s, cwd, when)
+        here = places.get(s.anchor) if s.kind == "correction" else None     # a message of the person's
         if s.form != SETTLED:       # a light episode has no context
-            ep["around"] = neighbours.around(session.turns, s.at, asked[0] if asked else None,     # its context
-                                             s.anchor if s.kind == "correction" else None)
+            ep["around"] = neighbours.around(session.turns, s.at, asked[0] if asked else None, here)  # its context
         if s.kind == "correction":
-            ep["facts"]["then"] = agent_next(session.turns, s.at, s.anchor)     # for a judge: what the agent did next
+            ep["facts"]["then"] = agent_next(session.turns, s.at, here)     # for a judge: what the agent did next
         out.append(ep)
     out += _subagent_failures(session, cwd, at, task, asked[0] if asked else None)
     for ep in out:
@@ -680,15 +682,14 @@ THEN_SAID = 300             # characters of the agent's first words after a corr
 THEN_CALLS = 5              # of its calls after it
 
 
-def agent_next(turns: list, at: str, anchor: str | None = None) -> dict:
+def agent_next(turns: list, at: str, here: int | None = None) -> dict:
     """What the agent did after the person's words at `at`, up to their next message: its first
     words (`said`) and its calls (`ran`, each `summary` and whether it failed or was refused);
-    after their place among turns where the words are a message of theirs (`anchor`:
-    neighbours.place_of), else after their time."""
+    after `here`, their place among turns when the words are a message of theirs
+    (neighbours.places), else after their time."""
     said, ran = "", []
-    here = neighbours.place_of(turns, anchor)
     started = here is not None
-    for turn in turns if here is None else turns[here + 1:]:
+    for turn in turns if here is None else islice(turns, here + 1, None):
         if not started:
             started = bool(turn.at and at and turn.at > at)
             if not started:

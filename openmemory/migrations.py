@@ -582,7 +582,7 @@ def m024_typed_newlines_read_again(db: sqlite3.Connection) -> None:
 def m025_places_read_again(db: sqlite3.Connection) -> None:
     """Every transcript is marked to be read again, so that a correction stored before 2026-12-06
     knows what the agent did after it, and the words around it, from where it is in the file
-    (neighbours.place_of), not from the first record dated after it: a session resumed in Claude
+    (neighbours.places), not from the first record dated after it: a session resumed in Claude
     Code 1.0.x dates every record of the agent's at the resume, so seven corrections of one
     claude-code corpus session all had the session's start as what came next. The next ingest
     updates each episode in place by its key, as m015_read_again's does. Safe to run again."""

@@ -12,6 +12,7 @@ Pure functions: the store calls them when it writes, and migration m007 to backf
 """
 import json
 from datetime import timedelta
+from itertools import islice
 
 from .clock import iso, parse_time
 from .shorten import clip
@@ -114,29 +115,29 @@ def conversation_of(facts: str) -> str:
     return str(facts.get("conversation") or "") if isinstance(facts, dict) else ""
 
 
-def place_of(turns: list, anchor: str | None) -> int | None:
-    """Where the person's message `anchor` (its record's uuid) is among turns, or None. Its place in
-    the file says what came before and after it where times do not: a session resumed in Claude Code
-    1.0.x is written again with every record of the agent's dated at the resume, while the person's
-    messages keep their own times, so the first turn later than a message was the session's start."""
-    if anchor:
-        for n, turn in enumerate(turns):
-            if turn.uuid == anchor and turn.role == "user":
-                return n
-    return None
+def places(turns: list) -> dict:
+    """{record uuid: its place among turns} of the person's messages, the first of a uuid written
+    twice. A message's place in the file says what came before and after it where times do not: a
+    session resumed in Claude Code 1.0.x is written again with every record of the agent's dated at
+    the resume, while the person's messages keep their own times, so the first turn later than a
+    message was the session's start. Made once a session: each correction looks itself up."""
+    found: dict = {}
+    for n, turn in enumerate(turns):
+        if turn.role == "user" and turn.uuid:
+            found.setdefault(turn.uuid, n)
+    return found
 
 
-def around(turns: list, at: str, first=None, anchor: str | None = None) -> str:
+def around(turns: list, at: str, first=None, here: int | None = None) -> str:
     """The turns just before and after a surprise at `at`: the person's last words before it
     (unless that is `first`, the session's request, already in the context) and the agent's
-    first words after it; by its place among turns where the surprise is a message of theirs
-    (`anchor`: place_of), else by time."""
+    first words after it; from `here`, its place among turns when it is a message of theirs
+    (places), else by time."""
     before = after = ""
-    here = place_of(turns, anchor)
     if here is not None:
-        before = next((t.text for t in reversed(turns[:here]) if t.role == "user"
-                       and t.source in ("prompt", "queued") and t is not first), "")
-        after = next((t.text for t in turns[here + 1:] if t.role == "assistant" and t.text), "")
+        before = next((turns[n].text for n in range(here - 1, -1, -1) if turns[n].role == "user"
+                       and turns[n].source in ("prompt", "queued") and turns[n] is not first), "")
+        after = next((t.text for t in islice(turns, here + 1, None) if t.role == "assistant" and t.text), "")
         return " / ".join(clip(t, AROUND_LIMIT) for t in (before, after) if t)
     for turn in turns:
         if not turn.at or not at:

@@ -407,11 +407,12 @@ class Bans(TempHome):
     candidate (issue 24: one correction makes a candidate); a one-off task said in passing never
     makes a lesson."""
 
-    def session(self, day, said):
+    def session(self, day, said, asked="tidy up the schema", call=None):
+        """A night after the person says `said` to the agent's `call` (an edit of a migration)."""
         t = Transcript(cwd=str(self.tmp / "shop"), start=when(11, day))
-        t.user("tidy up the schema")
-        t.assistant(tools=[("Edit", {"file_path": f"{self.tmp}/shop/migrations/0003.py", "old_string": "a",
-                                     "new_string": "b"}, "ok", False)])
+        t.user(asked)
+        t.assistant(tools=[call or ("Edit", {"file_path": f"{self.tmp}/shop/migrations/0003.py", "old_string": "a",
+                                             "new_string": "b"}, "ok", False)])
         t.user(said)
         t.assistant("Understood.")
         t.write(project_folder(self.claude, t.cwd))
@@ -463,17 +464,8 @@ class Bans(TempHome):
         # apart, were one call and joined: a live "don't commit wip" the second never said
         lessons = []
         for day, message, said in ((2, "wip", "don't commit wip"), (9, "Add login page", "don't commit yet")):
-            t = Transcript(cwd=str(self.tmp / "shop"), start=when(11, day))
-            t.user("tidy up the login page")
-            t.assistant(tools=[("Bash", {"command": f'git add -A && git commit -m "{message}"'}, "[main 1a2b3c4] x",
-                                False)])
-            t.user(said)
-            t.assistant("Understood.")
-            t.write(project_folder(self.claude, t.cwd))
-            self.ok("ingest", "--now", clock.iso(when(11, day, 10)))
-            self.ok("sleep", "--now", clock.iso(when(11, day + 1, 3)))
-            with store.connect() as db:
-                lessons = [(ls["text"], ls["seen"], ls["state"]) for ls in db.all_lessons()]
+            lessons = self.session(day, said, "tidy up the login page", ("Bash", {
+                "command": f'git add -A && git commit -m "{message}"'}, "[main 1a2b3c4] x", False))
         self.assertEqual(lessons, [("In this project don't commit wip.", 1, "candidate")])
 
     def test_one_off_tasks_and_requests_to_explain_are_no_lessons(self):
