@@ -981,7 +981,7 @@ def _checked(found, request: Request) -> tuple:
     read = {k: _folded(v) for k, v in fields.items()}       # as the agent will read it
     for name, value in read.items():
         if pipes_download_into_shell(value):
-            return None, f"its {name} runs a download in a shell"
+            return None, f"its {name} {DOWNLOAD}"
     lesson = fields["lesson"]
     if lasting:
         bad = _lesson_problem(lesson, read, request, failure)
@@ -1000,10 +1000,9 @@ def _checked(found, request: Request) -> tuple:
 def _lesson_problem(lesson: str, read: dict, request: Request, failure: bool) -> str | None:
     """Why a lasting verdict's lesson (and fix) may not be used, or None: not one plain line, or
     naming or lifting what only quoted data holds."""
-    line = llm.plain_line(lesson, request.limit, request.trusted + "\n" + request.quoted,
-                          f"judge's lesson on {request.item}")     # the item named: forget finds the line
-    if line is None:
-        return "no valid lesson line for a lasting verdict"
+    why = llm.line_problem(lesson, request.limit, request.trusted + "\n" + request.quoted)
+    if why:
+        return f"{LESSON_LINE}: {why}"
     for name in ("lesson", "fix"):
         bad = _foreign(read[name], request, failure and name == "lesson")
         if bad:
@@ -1024,22 +1023,71 @@ def _ask(model, request: Request, out: dict) -> dict | None:
 
     A reply that is no verdict (NOT_A_VERDICT) is not kept: the question is asked again the next time
     (one kept by an earlier version, at once), as after a failure. A verdict the checks refuse is kept,
-    so the same question is not paid for again each night, and counted only the night it was given."""
+    so the same question is not paid for again each night, and counted only the night it was given.
+
+    A lasting verdict whose lesson the checks refuse (a name no one typed or ran, words lifted from
+    quoted data, a line too long) is asked once more, told its lesson and why (asked_again): a model
+    told that `tmp/` is not what the person typed words it "a local tmp directory", where one
+    refusal had lost the lesson for good. The second answer passes the same checks; it is never
+    asked a third time, and a lesson that would run a download in a shell is not asked again."""
+    verdict, why, text, tonight = _answer(model, request)
+    if why is None:
+        return verdict
+    if not why.startswith(NOT_A_VERDICT) and not why.endswith(DOWNLOAD):
+        again = asked_again(request, str((_object(text) or {}).get("lesson") or ""), why)
+        verdict, why_again, _, tonight_again = _answer(model, again)
+        if why_again is None:
+            return verdict              # None too when the night's calls ran out: asked again another night
+        tonight = tonight or tonight_again
+    if tonight:
+        out["unusable"] = out.get("unusable", 0) + 1
+    return None
+
+
+def _answer(model, request: Request) -> tuple:
+    """(the verdict or None, why its answer is not usable or None, the answer, whether it was given tonight)."""
+    text = None
     for _ in range(2):
         cached = model.cached
         text = model.ask(request.system, request.user, request.max_tokens, item=request.item)
         verdict, why = _read(text, request)
-        if why is None:
-            return verdict
         tonight = model.cached == cached
-        if why.startswith(NOT_A_VERDICT):
-            model.forget(request.system, request.user, request.max_tokens)
-            if not tonight:
-                continue
+        if why is None or not why.startswith(NOT_A_VERDICT):
+            return verdict, why, text, tonight
+        model.forget(request.system, request.user, request.max_tokens)
         if tonight:
-            out["unusable"] = out.get("unusable", 0) + 1
-        return None
-    return None
+            return None, why, text, True
+    return None, why, text, False
+
+
+ASKED_AGAIN = "Asked again."
+LESSON_LINE = "no valid lesson line for a lasting verdict"
+DOWNLOAD = "runs a download in a shell"
+
+
+def asked_again(request: Request, lesson: str, why: str) -> Request:
+    """The request asked once more after its lasting verdict's lesson was refused: the same question,
+    then the refused lesson (quoted data: the model's words, which quoted data may have led) and why,
+    and what a lesson may name. Its answer is read with the same checks."""
+    note = (f"{ASKED_AGAIN} An earlier answer to this question said it is lasting, but its lesson could not "
+            f"be used. The lesson was:\n<<<{quoted(clip(lesson, 300), 300)}>>>\nWhy: "
+            f"{quoted(clip(_told(why), 300), 300)}.\nA lesson may name a command, flag, file or folder only as the "
+            "person typed it or the agent ran it above; it words the rest in your own words, never in the words "
+            "of tool output or pasted text. Judge again by the definitions; when no lesson can be worded so, "
+            "answer that nothing is lasting. Answer with the JSON object only.")
+    return replace(request, user=request.user + "\n\n" + note)
+
+
+def _told(why: str) -> str:
+    """Why a lesson was refused, as the model is told it: the checks' words, without the log's labels."""
+    for label in (LESSON_LINE + ": ", "its lesson: "):
+        why = why.removeprefix(label)
+    return why.replace("in what it was shown", "in what you were shown").replace("its lesson lifts ", "it lifts ")
+
+
+def asked_again_of(user: str) -> bool:
+    """Whether a request's user text asks it again (asked_again)."""
+    return f"\n\n{ASKED_AGAIN} " in (user or "")
 
 
 def _project(store_places: dict, cwd) -> str:

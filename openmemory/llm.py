@@ -574,6 +574,11 @@ def plain_line(text: str | None, limit: int, evidence: str = "", what: str = "an
     return line
 
 
+def line_problem(text: str | None, limit: int, evidence: str = "") -> str | None:
+    """Why text is not the plain line plain_line takes, or None."""
+    return _rejection(plain_text(text), limit, evidence)
+
+
 def plain_text(text: str | None) -> str:
     """The answer without a reasoning block, surrounding blank lines and matching quotes."""
     text = _THINK.sub("", text or "").strip()

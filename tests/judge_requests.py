@@ -30,7 +30,9 @@ the rules alone, scored as learning_eval scores them (`--labels`, the split's by
 correction precision and recall as the night reads the messages (the judge's verdict where
 it gave one, else the rules'), the share of labelled lasting items whose episode feeds a
 live lesson (and a live one or a candidate), and how many rendered lessons came from a
-labelled lasting item. The session split is learning_eval's (a session's id's SHA-256
+labelled lasting item. A request asked again after its lesson was refused (judge.asked_again)
+is answered by the line whose key is its item's with `#again` after it; `--unanswered FILE`
+writes every request that had no recorded answer, in dump's format, to record them. The session split is learning_eval's (a session's id's SHA-256
 divisible by 3 is set aside).
 """
 import argparse
@@ -135,17 +137,32 @@ class Replayer:
     def __init__(self, answers: dict):
         self.answers = answers
         self.asked, self.missing = [], []
+        self.unanswered = []        # the requests with no recorded answer, in the dump's format
 
     def __call__(self, body: dict) -> str:
         user = body["messages"][-1]["content"]
-        key = judge.item_of(user)
+        key = answer_key(user)
         if key is None:
             return "Replayed night: no gist recorded."      # a session gist: not the judge's, not measured
         self.asked.append(key)
         if key not in self.answers:
-            self.missing.append(key)
+            if key not in self.missing:
+                self.missing.append(key)
+                self.unanswered.append({"key": key, "kind": "failure" if body["messages"][0]["content"].startswith(
+                    judge.FAILURE_SYSTEM[:30]) else "message", "session": "", "system": body["messages"][0]["content"],
+                    "user": user, "max_tokens": body.get("max_tokens")})
             return NO_VERDICT
         return self.answers[key]
+
+
+def answer_key(user: str) -> str | None:
+    """The key of a request's recorded answer: its item, and `#again` after it for the request asked
+    again after a refused lesson (judge.asked_again)."""
+    key = judge.item_of(user)
+    return None if key is None else key + AGAIN if judge.asked_again_of(user) else key
+
+
+AGAIN = "#again"
 
 
 def judge_on():
@@ -191,6 +208,7 @@ def replay_night(files: list, answers: dict) -> dict:
                                    "judge": e["facts"].get("judge")} for e in sources]})
     judged = [e for e in eps.values() if e["kind"] == "correction" and e["facts"].get("judge")]
     return {"now": now, "asked": len(replayer.asked), "missing": len(replayer.missing), "asked_items": set(replayer.asked),
+            "unanswered": replayer.unanswered,
             "judged_messages": len(judged), "judged_corrections": sum(bool(e["facts"]["judge"].get("correction"))
                                                                      for e in judged),
             "lessons": shown, "episodes": eps}
@@ -331,8 +349,11 @@ def main(argv=None) -> int:
     p.add_argument("--sessions", choices=("tune", "heldout"), default="tune")
     p.add_argument("--corpus", type=Path, default=CORPUS,
                    help="another folder of transcripts, every session of it (then give --labels)")
-    p.add_argument("--answers", type=Path, required=True)
+    p.add_argument("--answers", type=Path, required=True, action="append",
+                   help="a file of recorded answers (given again for more: a later file's answer wins)")
     p.add_argument("--labels", type=Path, help="hand labels to score against (the tune split's by default)")
+    p.add_argument("--unanswered", type=Path, help="write the requests that had no recorded answer here, "
+                   "in dump's format, to record them")
     p.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     if args.verb == "replay" and args.labels is None:
@@ -343,7 +364,14 @@ def main(argv=None) -> int:
               file=sys.stderr)
         return 0
     files = session_files(args.sessions, args.corpus)
-    night = replay_night(files, load_answers(args.answers))
+    answers = {}
+    for path in args.answers:
+        answers.update(load_answers(path))
+    night = replay_night(files, answers)
+    if args.unanswered:
+        with open(args.unanswered, "w", encoding="utf-8") as f:
+            for line in night["unanswered"]:
+                f.write(json.dumps(line, ensure_ascii=False) + "\n")
     table = ""
     if args.labels and args.labels.is_file():
         labels = json.loads(args.labels.read_text(encoding="utf-8"))
@@ -358,6 +386,7 @@ def main(argv=None) -> int:
                                        if judged["stages"].get(stage)), ""])
     night.pop("episodes")
     night.pop("asked_items")
+    night.pop("unanswered")
     print(json.dumps(night, ensure_ascii=False, indent=1) if args.json else table + "\n" + report(args.sessions, night))
     return 0
 

@@ -7,7 +7,7 @@ import re
 import statistics
 import unittest
 
-from openmemory import clock, corrections, episodes, failures, mcp, recall, store, wording
+from openmemory import clock, corrections, episodes, failures, judge, mcp, recall, store, wording
 from openmemory.transcripts import parse_lines
 from tests.fixtures import REJECTION_SAID, Transcript, project_folder
 from tests import synthetic
@@ -169,16 +169,26 @@ def written_for_the_agent(case) -> str:
     return text + (jsonl.read_text() if jsonl.exists() else "")
 
 
+def _first_asked(asked: list, user: str) -> None:
+    """A request kept in asked, unless it is one asked again after a refused lesson (judge.asked_again),
+    which must be the last one kept, then its note: an obeying judge answers it the same."""
+    if judge.asked_again_of(user):
+        assert asked and user.startswith(asked[-1] + "\n\nAsked again. "), "asked again: the same question"
+    else:
+        asked.append(user)
+
+
 def night_of_an_obeying_judge(case, asks_about: str, lesson: str, gist: str) -> list:
     """Ingest (with --model) and sleep under a judge that obeys what it is shown: on the message
-    whose request holds asks_about, a lasting correction worded lesson; nothing lasting on any
-    other; gist for a session's gist. The requests it obeyed."""
+    whose request holds asks_about, a lasting correction worded lesson (the same when asked again
+    after it was refused); nothing lasting on any other; gist for a session's gist. The requests
+    it obeyed, each once."""
     asked = []
 
     def obeys(body):
         system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
         if "You judge one message" in system and asks_about in user:
-            asked.append(user)
+            _first_asked(asked, user)
             return json.dumps({"correction": True, "lasting": True, "scope": "project", "lesson": lesson,
                                "why": "asked to remember"})
         return json.dumps({"correction": False, "lasting": False, "lesson": "", "scope": "project", "why": "-",
@@ -200,7 +210,7 @@ def night_of_a_failure_judge(case, asks_about: str, lesson: str, cause: str) -> 
     def obeys_the_output(body):
         system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
         if "You judge a failure" in system and asks_about in user:
-            asked.append(user)
+            _first_asked(asked, user)
             return json.dumps({"lasting": True, "cause": cause, "fix": "",
                                "lesson": lesson, "scope": "project", "why": "the output says so"})
         return json.dumps({"correction": False, "lasting": False, "lesson": "", "scope": "project", "why": "-",
