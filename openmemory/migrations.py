@@ -589,6 +589,15 @@ def m025_places_read_again(db: sqlite3.Connection) -> None:
     db.execute("UPDATE sessions SET mtime_ns = -1")
 
 
+def m026_spaceless_read_again(db: sqlite3.Connection) -> None:
+    """Every transcript is marked to be read again, so that a line the person typed in a script
+    written without spaces (Chinese, Japanese, Thai) is their words, not one token of pasted
+    output (corrections._OUTPUT): before 2026-12-06 such a message held no words of the
+    person's, so it was never put to a judge, and one beside their other words was shown to it as
+    pasted. The next ingest updates each episode in place by its key. Safe to run again."""
+    db.execute("UPDATE sessions SET mtime_ns = -1")
+
+
 MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_event_identity,
               m005_model_answers, m006_forgotten_and_opted_out, m007_recall_context,
               m008_episodes_indexed_at_commit, m009_lesson_state, m010_passages,
@@ -596,7 +605,7 @@ MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_even
               m014_answers_item, m015_read_again, m016_findings_read_again, m017_session_projects,
               m018_script_passages, m019_project_moves, m020_edit_passages,
               m021_standing_narrowed, m022_unwrapped_read_again, m023_approved_plans,
-              m024_typed_newlines_read_again, m025_places_read_again]
+              m024_typed_newlines_read_again, m025_places_read_again, m026_spaceless_read_again]
 
 
 def migrate(db: sqlite3.Connection, path="") -> None:

@@ -257,6 +257,22 @@ class WhatLasts(unittest.TestCase):
         self.assertEqual(corrections.own_lines("/tmp/build/out.log"), [])       # a path pasted alone stays pasted
         self.assertEqual(corrections.own_lines("npm test\nPASS\nit passes now"), ["npm test", "it passes now"])
 
+    def test_a_line_of_a_script_written_without_spaces_is_the_persons(self):
+        # scripts46: a line with no space was read as one token of output, so every line a person
+        # typed in Chinese or Japanese was pasted, unless it was the whole message and under 100
+        # characters (one word alone): five of public10's messages in Chinese, each longer or of
+        # several lines ("我检查了一下，当前~/.claude/skills/路径下的skill-creator并不是我希望使用的skill，
+        # …"), were never asked about at all (carries_nothing: no words of the person's)
+        for said in ("我检查了一下，当前路径下的技能并不是我希望使用的，我希望使用的是从市场中安装的那个版本。先帮我解决这个问题，"
+                     "然后再从第二阶段重新再来一遍，并且每一步都先和我确认，不要自己决定下一步该做什么，也不要跳过任何一个验证步骤。",
+                     "未解决我的根本问题。\n请解决你一直报找不到的根因。",
+                     "ダークモード切り替えで背景が変わらない\nもう一度確認してください"):
+            self.assertEqual(corrections.own_lines(said), said.splitlines(), said)
+            self.assertFalse(corrections.carries_nothing(said), said)
+        # one token of output stays pasted, with a CJK character in it or not
+        self.assertEqual(corrections.own_lines("npm test\nPASS\n它现在通过了"), ["npm test", "它现在通过了"])
+        self.assertEqual(corrections.own_lines("看这个\n/tmp/构/out.log\na1b2c3d4e5"), ["看这个"])
+
     def test_the_judge_is_shown_a_one_word_message_as_the_persons(self):
         from openmemory import judge
         shown, pasted = judge._message({"said": "stop"})

@@ -569,6 +569,33 @@ class Stored(TempHome):
         self.assertIn("read 1 of 1 transcript", self.ok("ingest").stdout)     # the upgrade reads it again
         self.assertEqual(then(), ["Understood: committing without it."])
 
+    def test_a_database_stored_before_puts_a_message_in_chinese_to_the_judge(self):
+        # m026: before it a line with no space was one token of output, so a message the person
+        # typed in Chinese held no words of theirs and was never kept for a judge
+        t = Transcript()
+        t.user("给登录页加上记住我选项")
+        t.assistant("Done: added a remember-me checkbox and committed it.")
+        t.user("先和我讨论方案，\n不需要写代码")
+        t.assistant("好的，我们先讨论。")
+        self.write(t)
+        env = self.env(OPENMEMORY_LLM_URL="http://127.0.0.1:9/v1/chat/completions", OPENMEMORY_LLM_MODEL="m")
+
+        def kept():
+            with store.connect() as db:
+                return [ep["facts"]["said"] for ep in db.episodes("correction", light=True)]
+        self.ok("ingest", env=env)
+        self.assertEqual(kept(), ["先和我讨论方案，\n不需要写代码"])
+        with store.connect() as db:     # as the version before m026 stored it
+            raw = raw_db(db)
+            raw.execute("DELETE FROM episodes WHERE kind = 'correction'")
+            raw.execute(f"PRAGMA user_version = "
+                        f"{[m.__name__ for m in migrations.MIGRATIONS].index('m026_spaceless_read_again')}")
+            raw.commit()
+        self.assertEqual(kept(), [])
+        self.assertIn("read 1 of 1 transcript", self.ok("ingest", env=env).stdout)     # the upgrade reads it again
+        self.assertEqual(kept(), ["先和我讨论方案，\n不需要写代码"])
+
+
 class RecordsWithNoTime(TempHome):
     """A record whose time is missing or not a time (another writer's log, a damaged line)."""
 
