@@ -597,8 +597,10 @@ def scoped(body: str, cwd, in_repository: bool | None = None) -> str:
     # this repo is `.golangci.yaml`" and "run X here" read as a slip; a reviewer edited them)
     if _common_first_word(body):         # "Run ..." -> "run ...", but "PR ...", "`make` ..." and "Claude Code's ..." stay
         body = body[:1].lower() + body[1:]
-    if _LEADING_CLAUSE.match(body):      # "In this project, after changing `x`, check ...", not "In this project after ..."
-        return _fit(f"{where}, {body}")
+    if _LEADING_CLAUSE.match(body) and len(where) + 2 + len(body) <= LESSON_CHARS:
+        return f"{where}, {body}"       # "In this project, after changing `x`, check ...", not "In this project after ..."
+    # (a body as long as the judge was given room for, judge._room, loses no word to the comma: it was
+    # cut to "... name them after the real resource (ResourceClaim.")
     return _fit(f"{where} {body}")
 
 

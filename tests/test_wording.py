@@ -317,6 +317,14 @@ class Wording(unittest.TestCase):
                                  "In this project, after changing `src/omp.lua`, check that the prompt still renders.")):
                 self.assertEqual(wording.scoped(body, str(plain)), shown)
                 self.assertEqual(wording.unscoped(shown), body)
+            # one as long as the judge had room for (judge._room) keeps every word: the comma would
+            # have cut it to "... name them after the real resource (ResourceClaim." (public10)
+            body = ("In the quota design and code, do not prefix identifiers with `DRA`; name them after the real "
+                    "resource (ResourceClaim, DeviceClass) too")
+            self.assertEqual(len(body), wording.LESSON_CHARS - len("In this project "))
+            shown = wording.scoped(body, str(plain))
+            self.assertEqual(shown, "In this project i" + body[1:])
+            self.assertEqual(wording.unscoped(shown), body)
             # a judge's wordings on other people's sessions: a verb is no name, a capital only the
             # sentence's start gave goes, and a lesson about the project itself says where already
             for body, shown in (("Attach Linear working docs to the issue, not to the project.",
