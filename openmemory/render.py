@@ -929,11 +929,19 @@ def neutralise(text: str, block_start: bool = False, markers: bool = True) -> st
 def _escape_plain(text: str) -> str:
     out, last = [], 0
     for m in _URL.finditer(text):
-        out.append(re.sub(r"([\\\[\]<>`])", r"\\\1", text[last:m.start()]))
+        out.append(_ESCAPED.sub(r"\\\1", text[last:m.start()]))
         out.append("`" + m.group(0) + "`")
         last = m.end()
-    out.append(re.sub(r"([\\\[\]<>`])", r"\\\1", text[last:]))
+    out.append(_ESCAPED.sub(r"\\\1", text[last:]))
     return "".join(out)
+
+
+# What Markdown would read otherwise: brackets, angle brackets, backticks, and a backslash where it
+# escapes what follows it (ASCII punctuation, or the end: what the line goes on with). Before a
+# letter or a digit a backslash is itself (CommonMark), so a Windows path is written as it is:
+# `X:\03_ACG\Odoo_Docs` had read "X:\\03_ACG\\Odoo_Docs" in the morning report and MEMORY.md,
+# where the model reads the file as written.
+_ESCAPED = re.compile(r"([\[\]<>`]|\\(?=[!-/:-@\[-`{-~]|$))")
 
 
 # --------------------------------------------------------------------------------------

@@ -101,6 +101,20 @@ class LessonFiles(RenderCase):
         import hashlib
         self.assertEqual(written[str(topic)]["sha256"], hashlib.sha256(topic.read_bytes()).hexdigest())
 
+    def test_a_windows_path_outside_code_is_written_as_it_is(self):
+        # slash46: every backslash was escaped, so "X:\03_ACG\Odoo_Docker" outside a code span read
+        # "X:\\03_ACG\\Odoo_Docker" in MEMORY.md, which the model reads as written; before a letter or a
+        # digit a backslash is itself in Markdown. One before punctuation, a bracket or at the end is still
+        # escaped, and no link is made.
+        text = "Read X:\\03_ACG\\Odoo_Docker\\docker-compose.yml first; not [this](x) nor a\\[b"
+        lid = add_lesson(self.db, text, kind="project", cwd=str(self.repo), strength=1.0, sources=[])
+        self.render()
+        line = next(ln for ln in self.md().decode().splitlines() if f"(om-{lid}.md)" in ln)
+        self.assertIn("[Read X:\\03_ACG\\Odoo_Docker\\docker-compose.yml first; not \\[this\\](x) nor a\\\\\\[b](om-",
+                      line)
+        self.assertEqual(links(line), [f"om-{lid}.md"])
+        self.assertEqual(render.neutralise("ends in C:\\"), "ends in C:\\\\")     # what follows it is the line's
+
     def test_a_failure_lesson_the_person_edited_is_followed_not_expected_to_fail(self):
         """Its text is theirs now: the file no longer tells the agent to expect a failure under it."""
         from openmemory import review
