@@ -82,8 +82,89 @@ def family(stem: str) -> str:
     return found
 
 
+def terms(text: str) -> list[str]:
+    """What the vectors and recall's coverage read of text: its words (words), and each run of Chinese
+    or Japanese characters (SPACELESS_CHARS) as its overlapping pairs of characters (grams), in its
+    place among them. A text without such a run reads as words() reads it, byte for byte (other scripts
+    are not read: ARCHITECTURE.md, "Scripts without spaces")."""
+    if not text or text.isascii() or not _SPACELESS.search(text):
+        return words(text)
+    out = []
+    known = _STEMS
+    for m in _SCRIPT_WORD.finditer(text):
+        raw = m.group(0)
+        found = known.get(raw)
+        if found is None:
+            found = _token_words(raw) if raw.isascii() else tuple(_grams(raw))
+            if len(known) >= CACHED:
+                known.clear()
+            known[raw] = found
+        out += found
+    return out
+
+
+# Scripts written without spaces between words (Chinese, Japanese): Han ideographs (and their iteration
+# marks), hiragana, katakana (and its half-width forms). The text index reads a run of them between
+# punctuation as one token ("被同队列多个"), and words() read nothing of it, so a question's word ("队列")
+# matched nowhere inside it. Both now read such a run as its overlapping pairs of characters (被同 同队
+# 队列 列多 多个; a run of one character as itself): no dictionary, and a word of two characters, the
+# commonest length in either language, is always one of the pairs (ARCHITECTURE.md, "Scripts without spaces").
+SPACELESS_CHARS = ("\u3005-\u3007\u3040-\u309f\u30a0-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+                   "\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f")
+_SPACELESS = re.compile("[%s]+" % SPACELESS_CHARS)
+# In text order: ASCII words (as tokens() finds them) and runs of spaceless script.
+_SCRIPT_WORD = re.compile("[A-Za-z0-9]+|[%s]+" % SPACELESS_CHARS)
+
+
+def _grams(run: str):
+    """A spaceless run's overlapping pairs of characters; a run of one character, itself."""
+    if len(run) == 1:
+        yield run
+        return
+    for i in range(len(run) - 1):
+        yield run[i:i + 2]
+
+
+def grams(text: str) -> str:
+    """What the text index reads of text beside its words, where text holds spaceless script
+    (SPACELESS): each of its tokens (as FTS5's unicode61 finds them: letters and digits) that holds
+    such a run, as the words between its runs and each run's pairs of characters, separated by
+    spaces, after a space, as the index appends them to the field ("docker容器里" -> " docker 容器 器里").
+    '' for a text with none: the index reads it as before (migrations.GRAMS)."""
+    if not text or text.isascii() or not _SPACELESS.search(text):
+        return ""
+    out = [""]
+    for token in _TOKEN.findall(text):
+        if _SPACELESS.search(token):
+            out += pieces(token)
+    return " ".join(out)
+
+
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+def pieces(token: str) -> list:
+    """A token (letters and digits) as the index's words: its spaceless runs as their pairs of
+    characters (grams), the letters between them as they are; a token without such a run, itself."""
+    if token.isascii() or not _SPACELESS.search(token):
+        return [token]
+    out = []
+    for part in _SPACED.split(token):
+        if not part:
+            continue
+        if _SPACELESS.match(part):
+            out += _grams(part)
+        else:
+            out.append(part)
+    return out
+
+
+_SPACED = re.compile("([%s]+)" % SPACELESS_CHARS)
+
+
 def words(text: str) -> list[str]:
-    """Lowercased, stemmed content words of text; camelCase and snake_case are split."""
+    """Lowercased, stemmed content words of text (runs of ASCII letters and digits); camelCase and
+    snake_case are split. What wording, failures and a lesson's veto key read (terms: what recall reads)."""
     out = []
     known = _STEMS
     for raw in tokens(text):
@@ -143,7 +224,7 @@ def _cached_slot(cache: dict, key, feature: str) -> tuple[int, float]:
 
 def _sparse(text: str) -> dict:
     """{dimension: value} of text's hashed vector before normalising (zeros left out)."""
-    tokens = words(text)
+    tokens = terms(text)
     vec: dict[int, float] = {}
     get = vec.get
     slots = _WORD_SLOTS
@@ -263,7 +344,7 @@ def word_unit(text: str) -> dict:
     keyed by the word itself instead of a hashed slot: {} when text has no content words. Two short
     texts' hashed vectors can share a slot with no word in common ("lsp" and "mode" share one, with
     one sign); their cosine over these is what they have in common, not what collides."""
-    tokens = words(text)
+    tokens = terms(text)
     vec: dict = {}
     for w in tokens:
         vec["w:" + w] = vec.get("w:" + w, 0) + 1

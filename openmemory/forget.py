@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import files, paths, transcripts
+from . import embed, files, paths, transcripts
 from .errors import OpenMemoryError, UsageError
 from .passages import sentences as passage_sentences
 
@@ -201,7 +201,14 @@ def query_match(query: str) -> str:
     words = query_words(query)
     if not words:
         raise UsageError(f"{query!r} holds no word to look for; give words, or ids to forget by id")
-    return OWN_FIELDS + " : (" + " AND ".join('"%s"' % w.replace('"', '""') for w in words) + ")"
+    return OWN_FIELDS + " : (" + " AND ".join(_phrase(w) for w in words) + ")"
+
+
+def _phrase(word: str) -> str:
+    """A word as one quoted FTS5 phrase; one holding Chinese or Japanese as the pairs of characters the
+    index reads (embed.grams: "镜像拉取" -> "镜像 像拉 拉取", found inside a longer run as they follow each other)."""
+    grams = embed.grams(word)
+    return '"%s"' % (grams.strip() if grams else word).replace('"', '""')
 
 
 def matching(store, query: str) -> tuple:
@@ -305,7 +312,10 @@ CONTEXT_FIELD = "{context}"
 
 
 def _word(w: str):
-    """A word as the text index finds it: from a word's start, any case, with its endings."""
+    """A word as the text index finds it: from a word's start, any case, with its endings; one holding
+    Chinese or Japanese wherever it is written (the index reads their pairs of characters: _phrase)."""
+    if embed.grams(w):
+        return re.compile(re.escape(w))
     return re.compile(r"(?i)(?<![^\W_])" + re.escape(w) + r"\w*")
 
 
@@ -632,7 +642,7 @@ def apply(store, p: Plan, now: str) -> dict:
     if p.words and store.has_recall_index():  # the words asked for, in the context others keep of them
         known, known_p = {ep["id"] for ep in affected}, {ps["id"] for ps in said}
         found, _, found_p = store.holding(
-            CONTEXT_FIELD + " : (" + " AND ".join('"%s"' % w.replace('"', '""') for w in p.words) + ")")
+            CONTEXT_FIELD + " : (" + " AND ".join(_phrase(w) for w in p.words) + ")")
         affected += list(store.episodes_by_id([i for i in found if i not in known and i not in gone]).values())
         said += [ps for i, ps in sorted(store.passages_by_id(
             [i for i in found_p if i not in known_p and i not in gone_passages]).items())]

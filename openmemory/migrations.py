@@ -10,7 +10,7 @@ import json
 import re
 import sqlite3
 
-from . import neighbours, paths
+from . import embed, neighbours, paths
 from .errors import StoreError
 
 
@@ -598,6 +598,84 @@ def m026_spaceless_read_again(db: sqlite3.Connection) -> None:
     db.execute("UPDATE sessions SET mtime_ns = -1")
 
 
+# Scripts written without spaces (Chinese, Japanese) are read by the text index as their pairs of
+# characters (embed.grams), kept beside each field it reads in a column of its own, `<field>_grams`:
+# '' for a text with none, so such a text is indexed byte for byte as before; else a space and the
+# pairs, appended to the field as the index reads it. Kept by the store wherever it writes the field
+# (store.grams_of), read by the index's triggers with no function of openmemory's (a plain `sqlite3`
+# shell runs them).
+GRAMS = {"episodes": ("title", "gist", "detail", "context"), "passages": ("text", "context"), "lessons": ("text",)}
+EPISODE_TITLE_GRAMS = ("CASE WHEN instr({0}.gist, {0}.title) = 1 OR ({0}.kind = 'note' AND "
+                       "instr({0}.gist, rtrim(rtrim({0}.title, '…'))) = 1) THEN '' ELSE {0}.title || {0}.title_grams END")
+EPISODE_FIELDS = ("{0}.id, %s, {0}.gist || {0}.gist_grams, {0}.detail || {0}.detail_grams, "
+                  "{0}.context || {0}.context_grams" % EPISODE_TITLE_GRAMS)
+PASSAGE_FIELDS = ("{0}.id + %d, '', %s || {0}.text_grams, '', {0}.context || {0}.context_grams"
+                  % (PASSAGE_ROWIDS, PASSAGE_BODY))
+LESSON_FIELDS = "-{0}.id, '', {0}.text || {0}.text_grams, '', ''"
+INDEX_FIELDS = "rowid, title, body, detail, context"
+
+
+def m027_spaceless_grams(db: sqlite3.Connection) -> None:
+    """The text index reads Chinese and Japanese as pairs of characters (embed.grams), and the
+    vectors too (embed.terms): a run of them between punctuation was one token ("被同队列多个")
+    and no word of the vectors, so a question's "队列" found nothing inside it. Each indexed field
+    gets a `<field>_grams` column (GRAMS), the index's triggers append it to the field, and every
+    row whose text holds such script (or Cyrillic, which the vectors read now) gets its grams and
+    its vector anew from the text stored: the update trigger takes the row out of the index as it
+    was indexed and puts it back with its grams. A text with neither is left as it is, its row and
+    its index entry byte for byte. Notes and lessons are read from the database, so no transcript
+    is read again. Safe to run again."""
+    for table, fields in GRAMS.items():
+        have = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+        for field in fields:
+            if field + "_grams" not in have:
+                db.execute(f"ALTER TABLE {table} ADD COLUMN {field}_grams TEXT NOT NULL DEFAULT ''")
+    indexed = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'recall_index'").fetchone()
+    if indexed:
+        _make_grams_triggers(db)
+    for table, fields in GRAMS.items():
+        updates = []     # read a row at a time (a large store's details), written after
+        for row in db.execute(f"SELECT id, {', '.join(fields)}" + (", title" if table == "episodes" else "")
+                              + f" FROM {table}"):
+            texts = [t or "" for t in row[1:1 + len(fields)]]
+            if all(t.isascii() for t in texts) or not any(embed.grams(t) for t in texts):
+                continue
+            if table == "passages":
+                grams = [embed.grams(_unlabelled(texts[0])), embed.grams(texts[1])]
+                vector = embed.encoded(_unlabelled(texts[0]))
+            elif table == "episodes":
+                grams = [embed.grams(t) for t in texts]
+                vector = embed.encoded(row[-1] + "\n" + texts[1])
+            else:
+                grams = [embed.grams(texts[0])]
+                vector = embed.encoded(texts[0])
+            updates.append((*grams, vector, row[0]))
+        db.executemany(f"UPDATE {table} SET {', '.join(f + '_grams = ?' for f in fields)}, embedding = ? "
+                       "WHERE id = ?", updates)
+
+
+def _unlabelled(text: str) -> str:
+    """A passage's text as the index reads it (PASSAGE_BODY)."""
+    return text.replace("person: ", "").replace("agent: ", "")
+
+
+def _make_grams_triggers(db: sqlite3.Connection) -> None:
+    """The index's triggers, each field with its grams (m027): made again in place of m007's, m010's
+    and m013's."""
+    for table, fields, name in (("episodes", EPISODE_FIELDS, "episode"), ("passages", PASSAGE_FIELDS, "passage"),
+                                ("lessons", LESSON_FIELDS, "lesson")):
+        drop = f"INSERT INTO recall_index (recall_index, {INDEX_FIELDS}) VALUES ('delete', {fields.format('OLD')});"
+        add = f"INSERT INTO recall_index ({INDEX_FIELDS}) VALUES ({fields.format('NEW')});"
+        columns = ", ".join(GRAMS[table] + tuple(f + "_grams" for f in GRAMS[table]))
+        for trigger in ("insert", "delete", "update"):
+            db.execute(f"DROP TRIGGER IF EXISTS recall_index_{name}_{trigger}")
+        db.execute(f"CREATE TRIGGER recall_index_{name}_delete AFTER DELETE ON {table} BEGIN {drop} END")
+        db.execute(f"CREATE TRIGGER recall_index_{name}_update AFTER UPDATE OF {columns} ON {table} "
+                   f"BEGIN {drop} {add} END")
+        if table == "lessons":      # episodes and passages enter the index at the commit (m008, m010)
+            db.execute(f"CREATE TRIGGER recall_index_lesson_insert AFTER INSERT ON lessons BEGIN {add} END")
+
+
 MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_event_identity,
               m005_model_answers, m006_forgotten_and_opted_out, m007_recall_context,
               m008_episodes_indexed_at_commit, m009_lesson_state, m010_passages,
@@ -605,7 +683,8 @@ MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_even
               m014_answers_item, m015_read_again, m016_findings_read_again, m017_session_projects,
               m018_script_passages, m019_project_moves, m020_edit_passages,
               m021_standing_narrowed, m022_unwrapped_read_again, m023_approved_plans,
-              m024_typed_newlines_read_again, m025_places_read_again, m026_spaceless_read_again]
+              m024_typed_newlines_read_again, m025_places_read_again, m026_spaceless_read_again,
+              m027_spaceless_grams]
 
 
 def migrate(db: sqlite3.Connection, path="") -> None:

@@ -292,7 +292,7 @@ def search(store: Store, query: str, k: int = 5, cwd: str | None = None, include
         hits = rank(rows, None, qvec, now, scope, lexical_share, weights, None, store.contexts)
         return distinct(few_alike(by_whose_words(store, hits) if asks_said(query) else hits), k)
     scores, counted = lexical
-    counted = as_written(store, query, counted)
+    counted = as_written(store, query, without_unheld_pairs(query, counted))
     total = store.indexed_total()
     weights = query_weights(query, counted, total)
     whole = query_weights(query, counted, total, whole_words=True)
@@ -595,18 +595,51 @@ def usable_query(query: str) -> str:
 
 
 def query_terms(query: str) -> list:
-    """The query's content words, lowercased, one per stem, stop words dropped; never raises."""
-    seen, out = set(), []
-    for word in _WORD.findall((query or "").lower()):
-        if word in embed.STOP_WORDS or (len(word) < 2 and not word.isdigit()):
+    """The query's content words, lowercased, one per stem, stop words dropped; never raises. A run of
+    Chinese or Japanese reads as the index reads it, its pairs of characters (embed.pieces), two of
+    them a word of MAX_QUERY_TERMS."""
+    seen, out, words = set(), [], 0.0
+    for word in _index_words((query or "").lower()):
+        if word in embed.STOP_WORDS or (len(word) < 2 and not word.isdigit() and not _spaceless(word)):
             continue
         key = embed.stem(word)
         if key not in seen:
             seen.add(key)
             out.append(word)
-        if len(out) == MAX_QUERY_TERMS:
+            words += 0.5 if _spaceless(word) else 1.0
+        if words >= MAX_QUERY_TERMS:
             break
     return out
+
+
+def _index_words(text: str) -> list:
+    """text's words as the text index reads them (letters and digits of any script), with each run of
+    Chinese or Japanese as its pairs of characters (embed.pieces); text without such script, as before."""
+    found = _WORD.findall(text)
+    if text.isascii() or not _SPACELESS.search(text):
+        return found
+    return [piece for word in found for piece in embed.pieces(word)]
+
+
+_SPACELESS = re.compile("[%s]" % embed.SPACELESS_CHARS)
+
+
+def _spaceless(word: str) -> bool:
+    return not word.isascii() and _SPACELESS.match(word) is not None
+
+
+def without_unheld_pairs(query: str, counted: list) -> list:
+    """counted ([(documents, term)]) without the pairs of Chinese or Japanese characters no memory
+    holds. Read as pairs (embed.pieces), a run of such script holds a pair across each boundary
+    between its words ("队列怎么去重": 队列 怎么 去重, and the seams 列怎 么去), and a particle between
+    two words makes two ("ジョブの重複": ブの, の重); such a pair held nowhere is no word held nowhere
+    and says nothing of what memory holds, but counted it read an answered question as one about a
+    thing never stored (held_nowhere; its weight in coverage and matched_share too). No dictionary
+    tells a seam from a word, so a pair no memory holds counts as nothing: a question whose own word
+    is stored nowhere is judged by its other words (public10, ARCHITECTURE.md "Scripts without spaces")."""
+    if query.isascii() or not _SPACELESS.search(query):
+        return counted
+    return [(n, t) for n, t in counted if n or not _spaceless(t)]
 
 
 def match_expression(terms: list, all_of: bool = False) -> str:
@@ -879,7 +912,7 @@ def named_nowhere(store: Store, query: str, counted: list) -> set:
     documents = {t: n for n, t in counted}
     unheld = set()
     for name in named(query)[:NAMES_CHECKED]:
-        words = _WORD.findall(_plain(name).lower())[:NAME_WORDS]
+        words = _index_words(_plain(name).lower())[:NAME_WORDS]
         held = [documents[w] if w in documents else store.indexed_count(match_expression([w]), 1) for w in words]
         if not any(held) or (not all(held) and not any(c.isspace() for c in name.strip())):
             unheld.update(_compared(_plain(name)))
@@ -939,7 +972,9 @@ def query_weights(query: str, counted: list, total: int, whole_words: bool = Fal
     documents = {embed.family(embed.stem(_plain(t))): n for n, t in counted}
     parts = _parts_of(query, counted, documents) if whole_words else {}
     weights = {}
-    for stem in set(_families(embed.words(_plain(query)))):
+    for stem in set(_families(embed.terms(_plain(query)))):
+        if stem not in documents and _spaceless(stem):
+            continue    # held nowhere (without_unheld_pairs), or past MAX_QUERY_TERMS: not searched for
         n, share = parts.get(stem, (documents.get(stem, 0), 1))
         weights[SAME_WORDS.get(stem, stem)] = log(1 + (total + 1) / (n + 1)) / share
     return weights
@@ -957,7 +992,7 @@ def _parts_of(query: str, counted: list, documents: dict) -> dict:
         n = by_term.get(word.lower())
         if n is None:
             continue
-        stems = _families(embed.words(word))
+        stems = _families(embed.terms(word))
         if len(stems) < 2:
             continue
         for stem in stems:
@@ -976,9 +1011,9 @@ SAME_WORDS = {"person": "user"}
 
 
 def _compared(text: str) -> list:
-    """The words of text as coverage and proximity compare them: embed.words by word family,
+    """The words of text as coverage and proximity compare them: embed.terms by word family,
     SAME_WORDS as one."""
-    return [SAME_WORDS.get(w, w) for w in _families(embed.words(text))]
+    return [SAME_WORDS.get(w, w) for w in _families(embed.terms(text))]
 
 
 def _families(stems: list) -> list:
@@ -991,7 +1026,10 @@ def _plain(text: str) -> str:
     """Text without diacritics, as the index reads it (remove_diacritics): 'café' -> 'cafe'."""
     if text.isascii():
         return text
-    return _COMBINING.sub("", unicodedata.normalize("NFKD", text))
+    plain = _COMBINING.sub("", unicodedata.normalize("NFKD", text))
+    # kana's voicing marks are no diacritics: NFKD splits them from their letter (が -> か + U+3099), and
+    # a text of Chinese or Japanese (read as pairs of characters) is read as written, NFC again
+    return unicodedata.normalize("NFC", plain) if _SPACELESS.search(plain) else plain
 
 
 # The blocks of combining marks (an accent NFKD splits from its letter), removed in one regex pass.
@@ -1136,9 +1174,10 @@ def _feedback_scores(store: Store, counted: list, hits: list, field_weights) -> 
     docs, freq = {}, {}
     for hit in hits:
         seen = set()
-        for word in _WORD.findall((hit["title"] + " " + hit["gist"]).lower()):
+        for word in _index_words((hit["title"] + " " + hit["gist"]).lower()):
             stem = embed.stem(word)
-            if word in embed.STOP_WORDS or len(word) < 3 or word.isdigit() or stem in have:
+            if (word in embed.STOP_WORDS or (len(word) < 3 and not _spaceless(word)) or word.isdigit()
+                    or stem in have):
                 continue
             freq[word] = freq.get(word, 0) + 1
             if stem not in seen:
@@ -1181,7 +1220,7 @@ def _without(rows: list, exclude) -> list:
 
 def _fallback_candidates(store: Store, query: str, include_archived: bool) -> list:
     """Without FTS5: the newest rows whose title or gist holds a stem of the query."""
-    stems = sorted(set(embed.words(query)))
+    stems = sorted(set(embed.terms(query)))
     if not stems:
         return []
     return store.rows_holding(stems, include_archived, FALLBACK_SCAN)
@@ -1336,7 +1375,7 @@ def excerpt(text: str, query: str, limit: int) -> str:
     text = (text or "").strip()
     if len(text) <= limit:
         return text
-    wanted = set(_families(embed.words(query)))
+    wanted = set(_families(embed.terms(query)))
     starts = [0] + [m.end() for m in _BREAK.finditer(text)]
     best, best_at = -1.0, 0
     for i, start in enumerate(starts):
@@ -1344,7 +1383,7 @@ def excerpt(text: str, query: str, limit: int) -> str:
         if start + limit < len(text):   # only its whole sentences count: a cut one would show cut
             ends = [m.start() for m in _BREAK.finditer(window)]
             window = window[:ends[-1]] if ends else window
-        held = set(_families(embed.words(window)))
+        held = set(_families(embed.terms(window)))
         found = len(wanted & held) + (0.5 if i == 0 else 0.0)   # the start, on a tie: it says what this is
         if found > best:
             best, best_at = found, start

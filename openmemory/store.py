@@ -265,18 +265,20 @@ class Store:
                     _index_stored(self._db)  # this transaction's episodes first: one may be this one
                     self._db.execute(
                         "UPDATE episodes SET cwd = ?, kind = ?, title = ?, gist = ?, detail = ?, facts = ?, "
-                        "at = ?, embedding = ?, context = ? WHERE id = ? AND (title, gist, detail, facts, at, "
-                        "ifnull(cwd, ''), context) IS NOT (?, ?, ?, ?, ?, ?, ?)",
+                        "at = ?, embedding = ?, context = ?, " + EPISODE_GRAMS + " WHERE id = ? AND (title, gist, "
+                        "detail, facts, at, ifnull(cwd, ''), context) IS NOT (?, ?, ?, ?, ?, ?, ?)",
                         (ep["cwd"], ep["kind"], ep["title"], ep["gist"], ep["detail"], ep["facts"], ep["at"],
-                         vec, ctx, found[0], ep["title"], ep["gist"], ep["detail"], ep["facts"], ep["at"],
-                         ep["cwd"] or "", ctx))
+                         vec, ctx, *episode_grams(ep["title"], ep["gist"], ep["detail"], ctx), found[0], ep["title"],
+                         ep["gist"], ep["detail"], ep["facts"], ep["at"], ep["cwd"] or "", ctx))
                     counts["updated"] += self._db.execute("SELECT changes()").fetchone()[0]
                 else:
                     _stored(self._db, self._db.execute(
                         "INSERT INTO episodes (id, key, session_id, cwd, kind, title, gist, detail, facts, at, created, "
-                        "last_touched, embedding, context, agent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        "last_touched, embedding, context, agent, title_grams, gist_grams, detail_grams, context_grams) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (claim, ep["key"], sid, ep["cwd"], ep["kind"], ep["title"], ep["gist"], ep["detail"],
-                         ep["facts"], ep["at"], now, now, vec, ctx, ep.get("agent") or "claude-code")).lastrowid)
+                         ep["facts"], ep["at"], now, now, vec, ctx, ep.get("agent") or "claude-code",
+                         *episode_grams(ep["title"], ep["gist"], ep["detail"], ctx))).lastrowid)
                     claim = None
                     if ep["title"] or ep["kind"] != "correction":    # a light one (LIGHT) is no one's news
                         counts["added"][ep["kind"]] = counts["added"].get(ep["kind"], 0) + 1
@@ -315,22 +317,23 @@ class Store:
             keep.add(p["key"])
             if found is None:
                 added.append((p["key"], sid, p["seq"], p["cwd"], p["kind"], p["text"], p["context"], p["at"], now,
-                              now, p["embedding"], p.get("agent") or "claude-code"))
+                              now, p["embedding"], p.get("agent") or "claude-code", *passage_grams(p["text"], p["context"])))
             elif tuple(found[2:]) != (p["text"], p["context"], p["at"], p["seq"], p["cwd"]):
-                changed.append((p["text"], p["context"], p["at"], p["seq"], p["cwd"], p["embedding"], found[0]))
+                changed.append((p["text"], p["context"], p["at"], p["seq"], p["cwd"], p["embedding"],
+                                *passage_grams(p["text"], p["context"]), found[0]))
         stale = [(row[0],) for row in self._db.execute("SELECT id, key FROM passages WHERE session_id = ?", (sid,))
                  if row[1] not in keep]
         if changed or stale:
             _index_stored(self._db)     # their triggers expect what this transaction stored indexed
         self._db.executemany("DELETE FROM passages WHERE id = ?", stale)
-        self._db.executemany("UPDATE passages SET text = ?, context = ?, at = ?, seq = ?, cwd = ?, embedding = ? "
-                             "WHERE id = ?", changed)
+        self._db.executemany("UPDATE passages SET text = ?, context = ?, at = ?, seq = ?, cwd = ?, embedding = ?, "
+                             "text_grams = ?, context_grams = ? WHERE id = ?", changed)
         if added:
             claim = self._next_id("passages")
             first = claim or self._db.execute("SELECT ifnull(max(id), 0) + 1 FROM passages").fetchone()[0]
             self._db.executemany(
                 "INSERT INTO passages (id, key, session_id, seq, cwd, kind, text, context, at, created, last_touched, "
-                "embedding, agent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "embedding, agent, text_grams, context_grams) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(claim if n == 0 else None, *row) for n, row in enumerate(added)])
             _stored(self._db, first, "passages")    # indexed at the commit, with the rest
         return len(added)
@@ -372,8 +375,9 @@ class Store:
                 self._db.execute("UPDATE episodes SET strength = strength + ?, last_touched = max(last_touched, ?) "
                                  "WHERE id = ?", (strength, now, note_id))
                 if retitled:        # the text index follows by its trigger; the embedding here
-                    self._db.execute("UPDATE episodes SET title = ?, embedding = ? WHERE id = ?",
-                                     (ep["title"], embed.encoded(ep["title"] + "\n" + ep["gist"]), note_id))
+                    self._db.execute("UPDATE episodes SET title = ?, embedding = ?, title_grams = ? WHERE id = ?",
+                                     (ep["title"], embed.encoded(ep["title"] + "\n" + ep["gist"]),
+                                      embed.grams(ep["title"]), note_id))
                 return note_id, True, retitled, kept
             return self._insert_note(ep, now, conversation, agent), False, "", ""
 
@@ -386,12 +390,15 @@ class Store:
         mine, changed = neighbours.new_note_contexts(neighbours.thread_before(recent, conversation, ep["cwd"], now), ep)
         cur = self._db.execute(
             "INSERT INTO episodes (id, key, session_id, cwd, kind, title, gist, detail, facts, at, created, "
-            "last_touched, embedding, context, agent) VALUES (?, ?, NULL, ?, 'note', ?, ?, '', ?, ?, ?, ?, ?, ?, ?)",
+            "last_touched, embedding, context, agent, title_grams, gist_grams, detail_grams, context_grams) "
+            "VALUES (?, ?, NULL, ?, 'note', ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (self._next_id("episodes"), f"note:{now}:{zlib.crc32(ep['gist'].encode('utf-8')):08x}", ep["cwd"],
              ep["title"], ep["gist"],
-             ep["facts"], now, now, now, embed.encoded(ep["title"] + "\n" + ep["gist"]), mine, agent))
+             ep["facts"], now, now, now, embed.encoded(ep["title"] + "\n" + ep["gist"]), mine, agent,
+             *episode_grams(ep["title"], ep["gist"], "", mine)))
         _stored(self._db, cur.lastrowid)
-        self._db.executemany("UPDATE episodes SET context = ? WHERE id = ?", changed)
+        self._db.executemany("UPDATE episodes SET context = ?, context_grams = ? WHERE id = ?",
+                             [(context, embed.grams(context), i) for context, i in changed])
         _index_stored(self._db)
         self._index_holds(cur.lastrowid, ep["gist"])     # its title may be a cut of it, not indexed (m013)
         return cur.lastrowid
@@ -774,9 +781,9 @@ class Store:
         """Store a new lesson (its strength as of now), live or a candidate since now; returns its id."""
         cur = self._db.execute(
             "INSERT INTO lessons (id, text, kind, cwd, strength, seen, sources, created, updated, embedding, decayed, "
-            "state, since) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "state, since, text_grams) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (self._next_id("lessons"), lesson_words(text), kind, cwd, strength, seen, json.dumps(sources), now, now,
-             embed.encoded(text), now, state, now if state == "candidate" else None))
+             embed.encoded(text), now, state, now if state == "candidate" else None, embed.grams(lesson_words(text))))
         return cur.lastrowid
 
     def set_lesson_states(self, updates: list, now: str) -> None:
@@ -793,9 +800,10 @@ class Store:
 
     def edit_lesson(self, lesson_id: int, text: str, backing: dict) -> None:
         """The person's own text for a lesson (and what backs it: their edit); it is live."""
-        self._db.execute("UPDATE lessons SET text = ?, embedding = ?, backing = ?, state = 'live', since = NULL "
-                         "WHERE id = ?", (lesson_words(text), embed.encoded(text),
-                                          json.dumps(backing, ensure_ascii=False, sort_keys=True), lesson_id))
+        self._db.execute("UPDATE lessons SET text = ?, embedding = ?, backing = ?, state = 'live', since = NULL, "
+                         "text_grams = ? WHERE id = ?", (lesson_words(text), embed.encoded(text),
+                                                         json.dumps(backing, ensure_ascii=False, sort_keys=True),
+                                                         embed.grams(lesson_words(text)), lesson_id))
 
     def unarchive_lesson(self, lesson_id: int, now: str) -> None:
         """Bring a lesson back from the archive (the person wants it), as strong as a new one if it faded."""
@@ -812,9 +820,9 @@ class Store:
         """Rewrite a lesson that new surprises joined (its strength as of now)."""
         self._db.execute(
             "UPDATE lessons SET text = ?, cwd = ?, strength = ?, seen = ?, sources = ?, archived = ?, "
-            "updated = ?, embedding = ?, decayed = ? WHERE id = ?",
+            "updated = ?, embedding = ?, decayed = ?, text_grams = ? WHERE id = ?",
             (lesson_words(text), cwd, strength, seen, json.dumps(sources), int(archived), now,
-             embed.encoded(text), now, lesson_id))
+             embed.encoded(text), now, embed.grams(lesson_words(text)), lesson_id))
 
     def mark_consolidated(self, fed: dict, examined: list) -> None:
         """{episode id: lesson id it fed}; examined: ids looked at once that fed none (0)."""
@@ -951,14 +959,16 @@ class Store:
             db.executemany("INSERT OR IGNORE INTO forgotten VALUES (?, ?, ?)", [(h, now, int(a)) for h, a in tombstones])
             db.executemany("UPDATE predictions SET evidence = NULL WHERE evidence = ?", [(i,) for i in episode_ids])
             db.executemany("DELETE FROM episodes WHERE id = ?", [(i,) for i in episode_ids])
-            db.executemany("UPDATE episodes SET title = ?, gist = ?, detail = ?, facts = ?, embedding = ?, context = ? "
-                           "WHERE id = ?", [(n["title"], n["gist"], n["detail"], json.dumps(n["facts"], ensure_ascii=False,
-                           sort_keys=True), embed.encode(embed.vector(n["title"] + "\n" + n["gist"])), n["context"], eid)
-                           for eid, n in scrubbed])
+            db.executemany("UPDATE episodes SET title = ?, gist = ?, detail = ?, facts = ?, embedding = ?, context = ?, "
+                           + EPISODE_GRAMS + " WHERE id = ?", [(n["title"], n["gist"], n["detail"], json.dumps(
+                               n["facts"], ensure_ascii=False, sort_keys=True), embed.encode(embed.vector(
+                                   n["title"] + "\n" + n["gist"])), n["context"], *episode_grams(
+                                   n["title"], n["gist"], n["detail"], n["context"]), eid) for eid, n in scrubbed])
             db.executemany("DELETE FROM lessons WHERE id = ?", [(i,) for i in lesson_ids])  # predictions cascade
-            db.executemany("UPDATE lessons SET text = ?, sources = ?, seen = ?, embedding = ?, updated = ? WHERE id = ?",
-                           [(lesson_words(t), json.dumps(src), max(seen, 1), embed.encode(embed.vector(redact(t))), now, i)
-                            for i, t, src, seen in reworded])
+            db.executemany("UPDATE lessons SET text = ?, sources = ?, seen = ?, embedding = ?, updated = ?, "
+                           "text_grams = ? WHERE id = ?",
+                           [(lesson_words(t), json.dumps(src), max(seen, 1), embed.encode(embed.vector(redact(t))), now,
+                             embed.grams(lesson_words(t)), i) for i, t, src, seen in reworded])
             for i, cwd in moved:    # its predictions name where it is filed (sleep.predict): now there
                 was = (db.execute("SELECT cwd FROM lessons WHERE id = ?", (i,)).fetchone() or [None])[0]
                 if was:
@@ -966,8 +976,9 @@ class Store:
                                (f" again in {was}: ", f" again in {cwd}: ", i))
             db.executemany("UPDATE lessons SET cwd = ?, updated = ? WHERE id = ?", [(cwd, now, i) for i, cwd in moved])
             db.executemany("DELETE FROM passages WHERE id = ?", [(i,) for i in passage_ids])
-            db.executemany("UPDATE passages SET text = ?, context = ?, embedding = ? WHERE id = ?",
-                           [(text, context, embed.encoded(_unlabelled(text)), i) for i, text, context in scrubbed_passages])
+            db.executemany("UPDATE passages SET text = ?, context = ?, embedding = ?, text_grams = ?, context_grams = ? "
+                           "WHERE id = ?", [(text, context, embed.encoded(_unlabelled(text)), *passage_grams(text, context), i)
+                                            for i, text, context in scrubbed_passages])
             db.executemany("DELETE FROM sessions WHERE id = ?", [(s,) for s in session_ids])
             db.executemany("UPDATE sessions SET title = ? WHERE id = ?", [(t, s) for s, t in titles])
             db.executemany("DELETE FROM model_answers WHERE key = ?", [(k,) for k in answers])
@@ -1046,8 +1057,9 @@ class Store:
         self._db.execute("UPDATE episodes SET facts = ? WHERE id = ?",
                          (json.dumps(redact_obj(facts), ensure_ascii=False, sort_keys=True), episode_id))
         if shown:
-            self._db.execute("UPDATE episodes SET title = ?, gist = ? WHERE id = ? AND title = ''",
-                             (redact(shown[0]), redact(shown[1]), episode_id))
+            title, gist = redact(shown[0]), redact(shown[1])
+            self._db.execute("UPDATE episodes SET title = ?, gist = ?, title_grams = ?, gist_grams = ? "
+                             "WHERE id = ? AND title = ''", (title, gist, embed.grams(title), embed.grams(gist), episode_id))
         if reexamine:
             self._db.execute("UPDATE episodes SET consolidated = NULL WHERE id = ? AND consolidated = 0",
                              (episode_id,))
@@ -1059,8 +1071,8 @@ class Store:
 
     def reword_lesson(self, lesson_id: int, text: str) -> None:
         """Replace a lesson's words (and the vector recall compares them by)."""
-        self._db.execute("UPDATE lessons SET text = ?, embedding = ? WHERE id = ?",
-                         (lesson_words(text), embed.encode(embed.vector(text)), lesson_id))
+        self._db.execute("UPDATE lessons SET text = ?, embedding = ?, text_grams = ? WHERE id = ?",
+                         (lesson_words(text), embed.encode(embed.vector(text)), embed.grams(lesson_words(text)), lesson_id))
 
     def sessions_without_summary(self, limit: int) -> list:
         """Live session episodes whose gist no model has led yet, newest first."""
@@ -1076,9 +1088,9 @@ class Store:
         sentence = redact(sentence)
         facts = dict(_row(row)["facts"], summary=sentence)
         gist = clip(f"{sentence} {row['gist']}", gist_limit)
-        self._db.execute("UPDATE episodes SET gist = ?, facts = ?, embedding = ? WHERE id = ?",
+        self._db.execute("UPDATE episodes SET gist = ?, facts = ?, embedding = ?, gist_grams = ? WHERE id = ?",
                          (gist, json.dumps(facts, ensure_ascii=False, sort_keys=True),
-                          embed.encode(embed.vector(row["title"] + "\n" + gist)), episode_id))
+                          embed.encode(embed.vector(row["title"] + "\n" + gist)), embed.grams(gist), episode_id))
 
     # -- render: lessons as written into Claude Code's memory ---------------------------
 
@@ -1088,6 +1100,8 @@ class Store:
         for row in self._db.execute("SELECT * FROM lessons ORDER BY id"):
             lesson = dict(row)
             lesson.pop("embedding", None)
+            for column in _GRAMS_COLUMNS:
+                lesson.pop(column, None)
             try:
                 sources = json.loads(lesson["sources"] or "[]")
             except ValueError:
@@ -1190,11 +1204,16 @@ def _object(text) -> dict:
     return value if isinstance(value, dict) else {}
 
 
+_GRAMS_COLUMNS = ("title_grams", "gist_grams", "detail_grams", "text_grams", "context_grams")     # the index's, not shown
+
+
 def _row(row: sqlite3.Row, known: "_Decoded | None" = None) -> dict:
     """A row as a dict, its facts decoded (a JSON object, else {}). known: Store.facts_once's
     _Decoded: the same stored text of the same episode is decoded once."""
     out = dict(row)
     out.pop("embedding", None)
+    for column in _GRAMS_COLUMNS:
+        out.pop(column, None)
     if known is not None:
         return known.row(out)
     if "facts" in out:
@@ -1471,12 +1490,24 @@ class Transaction:
 
 
 # The text index's fields of an episode (m007): a title that begins its gist, whole or cut (m013), is not indexed twice.
-INDEX_EPISODES = (f"INSERT INTO recall_index (rowid, title, body, detail, context) SELECT id, "
-                  f"{migrations.EPISODE_TITLE.format('episodes')}, gist, detail, context FROM episodes WHERE id >= ?")
+INDEX_EPISODES = (f"INSERT INTO recall_index ({migrations.INDEX_FIELDS}) SELECT "
+                  f"{migrations.EPISODE_FIELDS.format('episodes')} FROM episodes WHERE id >= ?")
 # ... and of a passage (m010): its text without who said it, its context.
-INDEX_PASSAGES = (f"INSERT INTO recall_index (rowid, title, body, detail, context) SELECT id + "
-                  f"{migrations.PASSAGE_ROWIDS}, '', {migrations.PASSAGE_BODY.format('passages')}, '', context "
-                  f"FROM passages WHERE id >= ?")
+INDEX_PASSAGES = (f"INSERT INTO recall_index ({migrations.INDEX_FIELDS}) SELECT "
+                  f"{migrations.PASSAGE_FIELDS.format('passages')} FROM passages WHERE id >= ?")
+# What the index reads beside each field, where it holds Chinese or Japanese (migrations.GRAMS, embed.grams):
+# set in the same statement as the field, wherever the store writes one.
+EPISODE_GRAMS = "title_grams = ?, gist_grams = ?, detail_grams = ?, context_grams = ?"
+
+
+def episode_grams(title: str, gist: str, detail, context: str) -> tuple:
+    """An episode's grams columns (EPISODE_GRAMS), in their order."""
+    return embed.grams(title), embed.grams(gist), embed.grams(detail or ""), embed.grams(context or "")
+
+
+def passage_grams(text: str, context: str) -> tuple:
+    """A passage's grams columns: of its text as the index reads it (without who said it), of its context."""
+    return embed.grams(_unlabelled(text)), embed.grams(context or "")
 _UNINDEXED = {}     # (connection, table) -> the first id its open transaction stored and did not index
 
 

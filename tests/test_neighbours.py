@@ -172,7 +172,9 @@ class Context(TempHome):
                        (f"k{n}", text[:97] + "…" if len(text) > 100 else text, text,
                         '{"conversation": "mcp:9"}', f"2026-09-25T15:0{n}:00Z", "2026-09-25T15:00:00Z",
                         "2026-09-25T15:00:00Z", embed.encode(embed.vector(text)), context))
-        db.execute(store.INDEX_EPISODES, (1,))     # as the store indexes what it stores, at the commit
+        # as the store indexed what it stored, at the commit (before m027 gave each field its grams)
+        db.execute(f"INSERT INTO recall_index (rowid, title, body, detail, context) SELECT id, "
+                   f"{migrations.EPISODE_TITLE.format('episodes')}, gist, detail, context FROM episodes WHERE id >= 1")
         db.close()
         with store.connect(path) as old:
             self.assertEqual(raw_db(old).execute("PRAGMA user_version").fetchone()[0], len(migrations.MIGRATIONS))
