@@ -71,6 +71,14 @@ class ChineseAndJapanese(TempHome):
         self.assertIn("配置了代理", hits[0]["gist"])
         self.assertGreaterEqual(hits[0]["relevance"], recall.NOTHING_RELEVANT)
 
+    def test_read_again_the_same_rows_and_pairs_are_kept(self):
+        rows = "SELECT id, key, text, text_grams, context_grams, embedding FROM passages ORDER BY id"
+        first = raw_db(self.db).execute(rows).fetchall()
+        self.assertTrue([r for r in first if "队列 列多" in r["text_grams"]])
+        self.ok("ingest", "--force")
+        self.assertEqual([tuple(r) for r in raw_db(self.db).execute(rows)], [tuple(r) for r in first])
+        raw_db(self.db).execute("INSERT INTO recall_index (recall_index) VALUES ('integrity-check')")
+
     def test_forget_by_a_chinese_word_takes_the_passage_and_keeps_the_index_whole(self):
         holding = "SELECT count(*) FROM passages WHERE text LIKE '%镜像拉取%'"
         self.assertEqual(raw_db(self.db).execute(holding).fetchone()[0], 1)
@@ -78,6 +86,9 @@ class ChineseAndJapanese(TempHome):
         self.assertEqual(raw_db(self.db).execute(holding).fetchone()[0], 0)
         self.assertFalse(recall.search(self.db, "镜像拉取超时", k=5))
         raw_db(self.db).execute("INSERT INTO recall_index (recall_index) VALUES ('integrity-check')")
+        self.ok("ingest", "--force")      # its tombstones keep it out when its transcript is read again
+        self.assertEqual(raw_db(self.db).execute(holding).fetchone()[0], 0)
+        self.assertFalse(recall.search(self.db, "镜像拉取超时", k=5))
         self.assertIn("passes quick_check", self.ok("status").stdout)
 
 
