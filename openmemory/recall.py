@@ -839,6 +839,10 @@ def held_nowhere(weights: dict, counted: list, unheld_stems=frozenset()) -> floa
 # Measured: NOTHING_RELEVANT above; OPERATIONS.md ("Relevance across queries") has the figures.
 QUOTED = re.compile(r"`([^`\n]+)`|\"([^\"\n]+)\"|(?<![\w'])'(\S[^'\n]*?\S|\S)'(?!\w)")
 IDENTIFIER = re.compile(r"(?<![\w/])[\w.-]*?(?:[a-z][A-Z]|[^\W_][_.][^\W_])[\w.-]*(?![\w/])")
+# A command's long option (`--no-merges`, `--dry-run`) is a name as an identifier is: its words held
+# apart ("no", "merges") are not it (flag46: "Did we pass --no-merges when counting commits …?", asked
+# of sessions that never passed it, was answered with five memories of counting commits).
+LONG_FLAG = re.compile(r"(?<![\w-])--[A-Za-z][\w]*(?:-[\w]+)+")
 # A word of three or more capitals (PSBT, EUSAGE, SIGPIPE) or of letters then digits (Argon2, G306, md013)
 # is a name as an identifier is: the shape a thing's own name has, never a phrasing word's. Round nr44:
 # of the tuning questions' words held nowhere, the answerable ones' are prose ("carries", "blamed",
@@ -882,6 +886,7 @@ def named(query: str) -> list:
     found = [part.strip() for m in QUOTED.finditer(query) for part in ELIDED.split(m.group(1) or m.group(2) or m.group(3))]
     unquoted = QUOTED.sub(" ", query)
     found += [m.group(0).strip(".-") for m in IDENTIFIER.finditer(unquoted)]
+    found += [m.group(0) for m in LONG_FLAG.finditer(unquoted)]
     found += [m.group(0) for m in ACRONYM.finditer(unquoted)]
     found += [m.group(0) for m in WRITTEN_AS_NAME.finditer(unquoted) if m.group(0) not in found
               and m.group(0) not in PROSE_CAPITALS and not _shouted(m.group(0))]

@@ -828,6 +828,15 @@ class NamedNowhere(GateCase):
         self.assertRegex(head, r"^\d memor(y|ies) for ")
         self.assertEqual(hits[0]["title"], "`entire resume` failed")
 
+    def test_a_long_option_no_memory_holds_is_nothing_relevant(self):
+        # flag46: public10 u16, "Did we pass --no-merges when counting commits …?", of sessions that never
+        # passed it: five memories of counting commits, the best at relevance 0.60, its "no" and
+        # "merges" held apart
+        self.nothing_until_noted("did we pass --no-merges when we pushed the branch afterwards?",
+                                 "we count commits with git rev-list --no-merges before we push the branch",
+                                 "--no-merges")
+        self.assertEqual(recall.named("run it with --dry-run, not --verbose"), ["--dry-run"])
+
     def test_prose_is_no_name(self):
         self.assertEqual(recall.named("the user's branch, the agents' 'x' and I'd say it's not"), [])
         self.assertEqual(recall.named("it said 'Bootstrap failed' and 'no lock... on ref'"),
