@@ -620,8 +620,7 @@ def m027_spaceless_grams(db: sqlite3.Connection) -> None:
     vectors too (embed.terms): a run of them between punctuation was one token ("被同队列多个")
     and no word of the vectors, so a question's "队列" found nothing inside it. Each indexed field
     gets a `<field>_grams` column (GRAMS), the index's triggers append it to the field, and every
-    row whose text holds such script (or Cyrillic, which the vectors read now) gets its grams and
-    its vector anew from the text stored: the update trigger takes the row out of the index as it
+    row whose text holds such script gets its grams and its vector anew from the text stored: the update trigger takes the row out of the index as it
     was indexed and puts it back with its grams. A text with neither is left as it is, its row and
     its index entry byte for byte. Notes and lessons are read from the database, so no transcript
     is read again. Safe to run again."""
