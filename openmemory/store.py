@@ -1508,6 +1508,8 @@ def episode_grams(title: str, gist: str, detail, context: str) -> tuple:
 def passage_grams(text: str, context: str) -> tuple:
     """A passage's grams columns: of its text as the index reads it (without who said it), of its context."""
     return embed.grams(_unlabelled(text)), embed.grams(context or "")
+
+
 _UNINDEXED = {}     # (connection, table) -> the first id its open transaction stored and did not index
 
 
