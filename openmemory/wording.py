@@ -15,6 +15,7 @@ from .failures import error_line, pipes_download, telling_lines
 from .redact import mostly_secret
 from .shorten import clip
 
+FIX_CHARS = 60              # the longest command a failure lesson says to run instead, whole
 LESSON_CHARS = 150           # Claude Code's MEMORY.md index: one line "under ~150 characters"
 
 
@@ -280,7 +281,9 @@ def error_lesson(members: list, cwd=None) -> str:
         if slip and slip[0] in command.split():     # the words the failures share, with that word put right
             fix = " ".join(slip[1] if word == slip[0] else word for word in command.split())
         if runs_otherwise(fix, command):
-            after = f"; run it as `{clip(fix, 60)}`"
+            # shown whole or not at all: cut, it is a command no one can run ("run it as `grep -n
+            # "grep -r" ~/.claude/skills/log-analyzer-optimized/S…`", public10)
+            after = f"; run it as `{fix}`" if len(fix) <= FIX_CHARS else ""
         elif _short(fix, 45) == _short(command, 50) or _short(fix, 45).split()[1:] == ["…"]:
             # shown cut, it reads as the failed command ("`x …` fails ... until `x …` has run"), or as
             # a program and nothing it was given ("until `mv …` has run": a path is never cut)

@@ -587,6 +587,17 @@ class AFailureKeepsWhatMadeTheSameThingWork(unittest.TestCase):
             lesson = wording.error_lesson([error["facts"]])
             self.assertTrue(lesson.endswith(f"; run it as `{then.removeprefix('cd /home/dev/shop && ')}`."), lesson)
 
+    def test_a_way_to_run_it_too_long_to_show_whole_is_not_shown(self):
+        # cut46: "run it as" showed a fix cut inside its code span, a command no one can run
+        # ("run it as `grep -n "grep -r" ~/.claude/skills/log-analyzer-optimized/S…`", public10)
+        error = self.error("pytest src/services/billing/test_invoice_totals.py",
+                           "Exit code 4\nERROR: file or directory not found: src/services/billing/test_invoice_totals.py",
+                           "pytest src/services/billing/tests/unit/test_invoice_totals.py")
+        self.assertEqual(error["facts"].get("fixed_by"), "pytest src/services/billing/tests/unit/test_invoice_totals.py")
+        lesson = wording.error_lesson([error["facts"]])
+        self.assertNotIn("run it as", lesson)
+        self.assertNotIn("tests/unit", lesson)
+
     def test_the_tools_suggestion_is_no_fix_until_the_agent_runs_it(self):
         output = "Exit code 1\ngit: 'stauts' is not a git command. See 'git --help'.\n\nThe most similar command is\n\tstatus"
         # git named `status`; the agent went on to something else: nothing made it work
