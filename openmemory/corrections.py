@@ -10,6 +10,8 @@ import re
 from functools import lru_cache
 from typing import NamedTuple
 
+from . import embed
+
 try:
     from re import _constants as _sre, _parser as _sre_parse
 except ImportError:                     # Python 3.10
@@ -141,7 +143,7 @@ _REVIEW_LINE = re.compile(r"""(?xi)^\s*(?:\d+[.)]\s*|[-*•]\s+)?(?:\*\*|__)?[^\
 # of a script written without spaces between words (SPACELESS: Chinese, Japanese, Thai): "未解决我的根本
 # 问题。" ("my root problem is not solved.") is a sentence; a message of such lines, or one over 100
 # characters (_WORD_ALONE), held no words of the person's before 2026-12-06.
-SPACELESS = "\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+SPACELESS = embed.SPACELESS_CHARS + "\u0e00-\u0e7f"     # what recall reads as pairs, and Thai
 _OUTPUT = re.compile(r"""(?x)^(?:\s{2,}|\t|[❯$>#+|│└├╰━─=@\[]|\s*-{2,}|\s*\d+(?:\.\d+)?\s|.*[\u2500-\u259f]|.*\.{4,}|
                      \s*(?:at|File)\s|.*\s{3,}\S|(?!\S*[""" + SPACELESS + "]{2})\\S+$)")
 _APPROVAL = re.compile(r"\b(?:works?|worked|great|good|thanks?|thank you|perfect|nice|lgtm|looks good|"

@@ -87,7 +87,7 @@ def terms(text: str) -> list[str]:
     or Japanese characters (SPACELESS_CHARS) as its overlapping pairs of characters (grams), in its
     place among them. A text without such a run reads as words() reads it, byte for byte (other scripts
     are not read: ARCHITECTURE.md, "Scripts without spaces")."""
-    if not text or text.isascii() or not _SPACELESS.search(text):
+    if not text or text.isascii() or not SPACELESS_RUN.search(text):
         return words(text)
     out = []
     known = _STEMS
@@ -111,7 +111,7 @@ def terms(text: str) -> list[str]:
 # commonest length in either language, is always one of the pairs (ARCHITECTURE.md, "Scripts without spaces").
 SPACELESS_CHARS = ("\u3005-\u3007\u3040-\u309f\u30a0-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
                    "\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f")
-_SPACELESS = re.compile("[%s]+" % SPACELESS_CHARS)
+SPACELESS_RUN = re.compile("[%s]+" % SPACELESS_CHARS)
 # In text order: ASCII words (as tokens() finds them) and runs of spaceless script.
 _SCRIPT_WORD = re.compile("[A-Za-z0-9]+|[%s]+" % SPACELESS_CHARS)
 
@@ -131,11 +131,11 @@ def grams(text: str) -> str:
     such a run, as the words between its runs and each run's pairs of characters, separated by
     spaces, after a space, as the index appends them to the field ("docker容器里" -> " docker 容器 器里").
     '' for a text with none: the index reads it as before (migrations.GRAMS)."""
-    if not text or text.isascii() or not _SPACELESS.search(text):
+    if not text or text.isascii() or not SPACELESS_RUN.search(text):
         return ""
     out = [""]
     for token in _TOKEN.findall(text):
-        if _SPACELESS.search(token):
+        if SPACELESS_RUN.search(token):
             out += pieces(token)
     return " ".join(out)
 
@@ -146,13 +146,13 @@ _TOKEN = re.compile(r"[^\W_]+")
 def pieces(token: str) -> list:
     """A token (letters and digits) as the index's words: its spaceless runs as their pairs of
     characters (grams), the letters between them as they are; a token without such a run, itself."""
-    if token.isascii() or not _SPACELESS.search(token):
+    if token.isascii() or not SPACELESS_RUN.search(token):
         return [token]
     out = []
     for part in _SPACED.split(token):
         if not part:
             continue
-        if _SPACELESS.match(part):
+        if SPACELESS_RUN.match(part):
             out += _grams(part)
         else:
             out.append(part)

@@ -640,8 +640,8 @@ def m027_spaceless_grams(db: sqlite3.Connection) -> None:
             if all(t.isascii() for t in texts) or not any(embed.grams(t) for t in texts):
                 continue
             if table == "passages":
-                grams = [embed.grams(_unlabelled(texts[0])), embed.grams(texts[1])]
-                vector = embed.encoded(_unlabelled(texts[0]))
+                grams = [embed.grams(unlabelled(texts[0])), embed.grams(texts[1])]
+                vector = embed.encoded(unlabelled(texts[0]))
             elif table == "episodes":
                 grams = [embed.grams(t) for t in texts]
                 vector = embed.encoded(row[-1] + "\n" + texts[1])
@@ -653,8 +653,8 @@ def m027_spaceless_grams(db: sqlite3.Connection) -> None:
                        "WHERE id = ?", updates)
 
 
-def _unlabelled(text: str) -> str:
-    """A passage's text as the index reads it (PASSAGE_BODY)."""
+def unlabelled(text: str) -> str:
+    """A passage's text as the index reads it (PASSAGE_BODY): without who said each line."""
     return text.replace("person: ", "").replace("agent: ", "")
 
 

@@ -616,16 +616,13 @@ def _index_words(text: str) -> list:
     """text's words as the text index reads them (letters and digits of any script), with each run of
     Chinese or Japanese as its pairs of characters (embed.pieces); text without such script, as before."""
     found = _WORD.findall(text)
-    if text.isascii() or not _SPACELESS.search(text):
+    if text.isascii() or not embed.SPACELESS_RUN.search(text):
         return found
     return [piece for word in found for piece in embed.pieces(word)]
 
 
-_SPACELESS = re.compile("[%s]" % embed.SPACELESS_CHARS)
-
-
 def _spaceless(word: str) -> bool:
-    return not word.isascii() and _SPACELESS.match(word) is not None
+    return not word.isascii() and embed.SPACELESS_RUN.match(word) is not None
 
 
 def without_unheld_pairs(query: str, counted: list) -> list:
@@ -637,7 +634,7 @@ def without_unheld_pairs(query: str, counted: list) -> list:
     thing never stored (held_nowhere; its weight in coverage and matched_share too). No dictionary
     tells a seam from a word, so a pair no memory holds counts as nothing: a question whose own word
     is stored nowhere is judged by its other words (public10, ARCHITECTURE.md "Scripts without spaces")."""
-    if query.isascii() or not _SPACELESS.search(query):
+    if query.isascii() or not embed.SPACELESS_RUN.search(query):
         return counted
     return [(n, t) for n, t in counted if n or not _spaceless(t)]
 
@@ -1034,7 +1031,7 @@ def _plain(text: str) -> str:
     plain = _COMBINING.sub("", unicodedata.normalize("NFKD", text))
     # kana's voicing marks are no diacritics: NFKD splits them from their letter (が -> か + U+3099), and
     # a text of Chinese or Japanese (read as pairs of characters) is read as written, NFC again
-    return unicodedata.normalize("NFC", plain) if _SPACELESS.search(plain) else plain
+    return unicodedata.normalize("NFC", plain) if embed.SPACELESS_RUN.search(plain) else plain
 
 
 # The blocks of combining marks (an accent NFKD splits from its letter), removed in one regex pass.

@@ -977,7 +977,7 @@ class Store:
             db.executemany("UPDATE lessons SET cwd = ?, updated = ? WHERE id = ?", [(cwd, now, i) for i, cwd in moved])
             db.executemany("DELETE FROM passages WHERE id = ?", [(i,) for i in passage_ids])
             db.executemany("UPDATE passages SET text = ?, context = ?, embedding = ?, text_grams = ?, context_grams = ? "
-                           "WHERE id = ?", [(text, context, embed.encoded(_unlabelled(text)), *passage_grams(text, context), i)
+                           "WHERE id = ?", [(text, context, embed.encoded(migrations.unlabelled(text)), *passage_grams(text, context), i)
                                             for i, text, context in scrubbed_passages])
             db.executemany("DELETE FROM sessions WHERE id = ?", [(s,) for s in session_ids])
             db.executemany("UPDATE sessions SET title = ? WHERE id = ?", [(t, s) for s, t in titles])
@@ -1507,7 +1507,7 @@ def episode_grams(title: str, gist: str, detail, context: str) -> tuple:
 
 def passage_grams(text: str, context: str) -> tuple:
     """A passage's grams columns: of its text as the index reads it (without who said it), of its context."""
-    return embed.grams(_unlabelled(text)), embed.grams(context or "")
+    return embed.grams(migrations.unlabelled(text)), embed.grams(context or "")
 
 
 _UNINDEXED = {}     # (connection, table) -> the first id its open transaction stored and did not index
@@ -1764,13 +1764,8 @@ def prepare_passages(passages: list) -> list:
     """Passages (passages.passages_of: redacted already, whole before they were cut) with their
     hashed vector, of their words without who said them."""
     for p in passages:
-        p["embedding"] = embed.encoded(_unlabelled(p["text"]))
+        p["embedding"] = embed.encoded(migrations.unlabelled(p["text"]))
     return passages
-
-
-def _unlabelled(text: str) -> str:
-    """A passage's text as the index reads it (migrations.PASSAGE_BODY)."""
-    return text.replace("person: ", "").replace("agent: ", "")
 
 
 def prepare(episodes: list) -> list:
