@@ -291,6 +291,10 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list, said=lambda: "
     failed = _bare(call.summary())
     edits, steps, dictated = [], [], False
     ran_at = []         # each step's place in history: what the agent read before it is asked once it matters
+    # the line that says why it failed: a step after which it is said again (by this command or
+    # another) did not get it past (public11: "until `pytest -q --tb=no` has run" for a file the
+    # person made while the agent ran the tests, listed again and still missing)
+    cause = next((line for line in error_lines(call.result or "") if not line.startswith("Exit code")), "")
 
     def unsafe(command, since=True, whole=True):
         return unsafe_fix(command, call.result or "", lambda: _output_before(history, later), said, failed,
@@ -308,10 +312,15 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list, said=lambda: "
                 edits.append(path)
         elif later.name == "Bash":
             command = _bare(later.summary())
-            if command == failed or (command.endswith(failed) and len(command) > len(failed)):
+            if later.is_error and cause and cause in (later.result or ""):
+                steps, ran_at = [], []  # the same error again: what ran before it was no fix
+            head = command[:-len(failed)].rstrip() if command != failed and command.endswith(failed) else ""
+            if command == failed or head.endswith(("&&", ";")) or head and command[-len(failed) - 1].isspace():
                 if later.is_error or later.interrupted:
                     continue            # failed again: keep looking for the run that worked
-                before = command[:-len(failed)].rstrip().removesuffix("&&").rstrip() if command != failed else ""
+                # a step joined to the retry (`npm ci && npm run build`); a word before it with no
+                # separator runs the same command another way (`npx vercel …`, `sudo apt-get …`)
+                before = head.removesuffix("&&").removesuffix(";").rstrip() if head.endswith(("&&", ";")) else ""
                 if before and not _LOOKING.match(before):
                     # the step run in the same line, just before the retry (`mv "Mission Control"
                     # mission-control && omarchy-theme-set "Mission Control"`): the last one taken

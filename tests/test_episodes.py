@@ -587,6 +587,57 @@ class AFailureKeepsWhatMadeTheSameThingWork(unittest.TestCase):
             lesson = wording.error_lesson([error["facts"]])
             self.assertTrue(lesson.endswith(f"; run it as `{then.removeprefix('cd /home/dev/shop && ')}`."), lesson)
 
+    def test_a_runner_before_the_same_command_is_the_way_to_run_it_not_a_step(self):
+        # public11 (session 47): `vercel deploy --prod` failed with "command not found: vercel" and
+        # `npx vercel deploy --prod` worked; the runner was read as a step run before it ("until
+        # `npx` has run"), a command that runs nothing
+        for failed, output, then in [
+                ("vercel deploy --prod 2>&1", "Exit code 127\n(eval):1: command not found: vercel",
+                 "npx vercel deploy --prod 2>&1"),
+                ("apt-get install -y jq", "Exit code 100\nE: Could not open lock file /var/lib/dpkg/lock-frontend - "
+                 "open (13: Permission denied)", "sudo apt-get install -y jq")]:
+            error = self.error(failed, output, then)
+            self.assertEqual(error["facts"].get("fixed_by"), then, failed)
+            self.assertNotIn("ran", error["facts"], failed)
+            lesson = wording.error_lesson([error["facts"]])
+            self.assertTrue(lesson.endswith(f"; run it as `{then.removesuffix(' 2>&1')}`."), lesson)
+        # a step joined to the retry by && or ; is still the step, not the command run another way
+        for joined in ("npm ci && npm run build", "npm ci; npm run build"):
+            error = self.error("npm run build", "Exit code 127\nsh: 1: vite: not found", joined)
+            self.assertEqual(error["facts"].get("fixed_by"), "npm ci", joined)
+            self.assertIn("until `npm ci` has run", wording.error_lesson([error["facts"]]))
+
+    def test_a_step_after_which_the_same_error_came_again_is_no_fix(self):
+        # public11 (session 47): `ls …/.claude/settings.json` failed (no such file), the agent ran the
+        # tests, listed the same file again and got the same error, and later the first `ls` worked
+        # (the person had made the file): the lesson said "until `pytest -q --tb=no` has run"
+        missing = "ls: cannot access '/home/dev/shop/.claude/settings.json': No such file or directory"
+        t = Transcript()
+        t.user("check the project's setup")
+        t.assistant(None, tools=[("Bash", {"command": "ls /home/dev/shop/CLAUDE.md /home/dev/shop/.claude/settings.json"},
+                                  "Exit code 2\n" + missing + "\n/home/dev/shop/CLAUDE.md", True)])
+        t.assistant("Running the tests first.", tools=[("Bash", {"command": "pytest -q --tb=no"}, "12 passed", False)])
+        t.assistant(None, tools=[("Bash", {"command": "ls /home/dev/shop/.claude/settings.json"},
+                                  "Exit code 2\n" + missing, True)])
+        t.user("I ran project-install.sh, look again")
+        t.assistant(None, tools=[("Bash", {"command": "ls /home/dev/shop/CLAUDE.md /home/dev/shop/.claude/settings.json"},
+                                  "/home/dev/shop/CLAUDE.md\n/home/dev/shop/.claude/settings.json", False)])
+        first = [e for e in episodes.episodes_of(parse(t)) if e["kind"] == "error"][0]
+        self.assertNotIn("fixed_by", first["facts"])
+        self.assertNotIn("pytest", first["gist"])
+        self.assertNotIn("pytest", wording.error_lesson([first["facts"]]))
+        # a step after the second failure still is one
+        t = Transcript()
+        t.user("build it")
+        t.assistant(None, tools=[("Bash", {"command": "npm run build"}, "Exit code 127\nsh: 1: vite: not found", True)])
+        t.assistant(None, tools=[("Bash", {"command": "npm run lint"}, "ok", False)])
+        t.assistant(None, tools=[("Bash", {"command": "npm run build -- --mode dev"}, "Exit code 127\nsh: 1: vite: not found",
+                                  True)])
+        t.assistant(None, tools=[("Bash", {"command": "npm ci"}, "added 212 packages", False)])
+        t.assistant(None, tools=[("Bash", {"command": "npm run build"}, "built in 2.1s", False)])
+        first = [e for e in episodes.episodes_of(parse(t)) if e["kind"] == "error"][0]
+        self.assertEqual(first["facts"].get("fixed_by"), "npm ci")
+
     def test_a_way_to_run_it_too_long_to_show_whole_is_not_shown(self):
         # cut46: "run it as" showed a fix cut inside its code span, a command no one can run
         # ("run it as `grep -n "grep -r" ~/.claude/skills/log-analyzer-optimized/S…`", public10)
