@@ -829,13 +829,14 @@ def held_nowhere(weights: dict, counted: list, unheld_stems=frozenset()) -> floa
 # weighs them), and a longer part is held when at least half of its stretches of NAME_STRETCH
 # words are, so an error pasted with other details (a branch, a remote) still finds the line it
 # was stored as. Words joined by '/' are not taken for an identifier (prose writes "PATH/mise",
-# "and/or"), nor single letters ("e.g."). At most NAMES_CHECKED names a query, by their first
+# "and/or"), nor single letters ("e.g."), nor the tail of a path after a dot or a hyphen
+# ("test.ts" of tests/identifierNormalization.test.ts, public11: held by no memory in that order). At most NAMES_CHECKED names a query, by their first
 # NAME_WORDS words; a stretch is looked up (an FTS5 phrase query) only when one of its words is
 # in at most POSTINGS_BUDGET memories: FTS5 reads the postings of a phrase's words, and a run of
 # common words only ("failed to push") costs 10-20 ms at 60,000 sessions and is held there anyway.
 # Measured: NOTHING_RELEVANT above; OPERATIONS.md ("Relevance across queries") has the figures.
 QUOTED = re.compile(r"`([^`\n]+)`|\"([^\"\n]+)\"|(?<![\w'])'(\S[^'\n]*?\S|\S)'(?!\w)")
-IDENTIFIER = re.compile(r"(?<![\w/])[\w.-]*?(?:[a-z][A-Z]|[^\W_][_.][^\W_])[\w.-]*(?![\w/])")
+IDENTIFIER = re.compile(r"(?<![\w/.-])[\w.-]*?(?:[a-z][A-Z]|[^\W_][_.][^\W_])[\w.-]*(?![\w/])")
 # A command's long option (`--no-merges`, `--dry-run`) is a name as an identifier is: its words held
 # apart ("no", "merges") are not it (flag46: "Did we pass --no-merges when counting commits …?", asked
 # of sessions that never passed it, was answered with five memories of counting commits).

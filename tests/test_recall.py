@@ -837,6 +837,18 @@ class NamedNowhere(GateCase):
                                  "--no-merges")
         self.assertEqual(recall.named("run it with --dry-run, not --verbose"), ["--dry-run"])
 
+    def test_the_tail_of_a_path_is_no_name(self):
+        # public11 (session 47): "The test run shows FAIL for tests/identifierNormalization.test.ts — did our
+        # audit changes break it?" named "test.ts", the path's tail after its first dot, held by no memory in
+        # that order: nothing relevant, where the memory of that test run ranked third
+        self.assertEqual(recall.named("FAIL for tests/identifierNormalization.test.ts now"), ["FAIL"])
+        self.assertEqual(recall.named("see src/config.prod.yaml and my-app.config.ts"), ["my-app.config.ts"])
+        self.db.add_note("the test run shows FAIL in tests for identifierNormalization since the audit; the audit did "
+                         "not break them: its ts tests use the node:test runner", cwd="/home/dev/shop")
+        head, hits = self.said("the test run shows FAIL for tests/identifierNormalization.test.ts, did the audit break it?")
+        self.assertRegex(head, r"^\d memor(y|ies) for ")
+        self.assertIn("node:test runner", hits[0]["gist"])
+
     def test_prose_is_no_name(self):
         self.assertEqual(recall.named("the user's branch, the agents' 'x' and I'd say it's not"), [])
         self.assertEqual(recall.named("it said 'Bootstrap failed' and 'no lock... on ref'"),
