@@ -162,9 +162,11 @@ def is_correction_text(text: str) -> bool:
 
 
 def is_redirect_after_interrupt(text: str) -> bool:
-    """After the person interrupted: whether a short message sends the agent elsewhere."""
+    """After the person interrupted: whether a short message sends the agent elsewhere (not a nudge
+    to go on or an approval, _NOTHING_MORE, in any language it reads)."""
     head = text.strip()
-    return len(head) <= 120 and "\n" not in head and not head.endswith("?") and not _APPROVAL.search(head)
+    return len(head) <= 120 and "\n" not in head and not head.endswith("?") and not _APPROVAL.search(head) \
+        and not _NOTHING_MORE.match(head)
 
 
 # A line of a log, wherever it starts: a process tag `(node:4242)`, a code in brackets
@@ -579,11 +581,20 @@ def unsettled(text: str) -> bool:
 
 
 # What cannot carry anything, whoever reads it: a plain approval or a nudge to go on ("yes",
-# "lgtm", "go ahead", "continue", "resume" after a usage limit), nothing else in it.
+# "lgtm", "go ahead", "continue", "resume" after a usage limit), nothing else in it. In the
+# languages people here have written in too (public10 and public11, session 47: "继续" after an
+# interrupt read as a redirect three times; the 36 such one-word messages of public3-11, in
+# Chinese, Russian, Japanese, Korean and English, are every one labelled no correction).
 _NOTHING_MORE = re.compile(r"""(?xi)^(?:(?:ok(?:ay)?|k|y|yes|yep|yeah|yup|sure|fine|great|good|thanks?|thank\s+you|
     thx|ty|perfect|nice|cool|awesome|excellent|lgtm|looks\s+good(?:\s+to\s+me)?|sounds\s+good|go\s+ahead|go\s+on|
     go\s+for\s+it|do\s+it|continue|resume|proceed|carry\s+on|keep\s+going|please|approved?|correct|right|
-    alright|all\s+right|done)[\s,.!:)]*)+$""")
+    alright|all\s+right|done|
+    继续执行|继续吧|继续|好的|好吧|可以|同意|是的|开始执行|执行吧|执行|行|嗯|
+    続けてください|続けて|お願いします|はい|
+    продолжай|продолжи|продолжаем|давай|хорошо|да|ок|
+    계속해(?:요|줘)?|계속|네|좋아요|좋아|
+    s[ií]|sigue|contin[uú]a|dale|vale|adelante|
+    ja|weiter|oui|vas-y)[\s,.!:)，。！、～~]*)+$""")
 
 
 # A message that is one block Claude Code wrote into the person's turn (`<agent-notification>`

@@ -167,6 +167,24 @@ class Surprises(unittest.TestCase):
         found = episodes.surprises_of(parse(t))
         self.assertEqual([f.kind for f in found], ["correction"])
 
+    def test_go_on_after_an_interrupt_is_no_correction_in_any_language(self):
+        # public11 (session 47): "继续" ("continue") typed after an interrupt was read three times as a
+        # redirect, where "continue" is a nudge to go on; public10 and public11 hold 34 such one-word
+        # nudges and approvals in Chinese, Russian, Japanese and Korean, every one labelled no correction
+        for said in ("continue", "继续", "继续吧", "可以", "同意", "好的", "执行", "да", "давай", "продолжай",
+                     "はい、続けてください", "계속해", "네", "sí, sigue"):
+            t = Transcript()
+            t.user("migrate the settings page")
+            t.assistant(tools=[("Bash", {"command": "npm run build"}, "[Request interrupted by user for tool use]", True)])
+            t.user(said)
+            self.assertEqual(episodes.surprises_of(parse(t)), [], said)
+        # words of their own after it are still read
+        t = Transcript()
+        t.user("migrate the settings page")
+        t.assistant(tools=[("Bash", {"command": "npm run build"}, "[Request interrupted by user for tool use]", True)])
+        t.user("继续，但是不要用 npm，用 pnpm")
+        self.assertEqual([f.kind for f in episodes.surprises_of(parse(t))], ["correction"])
+
     def test_a_call_cancelled_beside_a_failed_one_is_not_an_error(self):
         # Claude Code 2.1.x cancels the rest of a batch when one call fails or is refused: the
         # cancelled calls never ran, so there is no failure of theirs to keep, learn or recall
