@@ -844,8 +844,9 @@ def summary(result: dict) -> str:
                      f"{'it' if n == 1 else 'them'} out)")
     gone = sorted((result.get("gone") or {}).items())    # moved, renamed or deleted since
     if len(gone) > GONE_NAMED:
-        n = sum(len(ids) for _, ids in gone)
-        parts.append(f"{n} of {len(gone)} folders no longer here (`openmemory doctor` names them, and the "
+        n = sum(len(ids) for _, ids in gone)      # lessons, not folders: "5 of 4 folders" read as a miscount
+        parts.append(f"{n} live lesson{'' if n == 1 else 's'} of {len(gone)} folders no longer here "
+                     f"(`openmemory doctor` names them, and the "
                      f"`openmemory lessons move` that files a moved one's lessons under its new folder)")
     for root, ids in gone if len(gone) <= GONE_NAMED else ():
         n = len(ids)

@@ -790,8 +790,11 @@ class AProjectMoved(TempHome):
                 folder = self.work / name
                 (self.projects / paths.project_slug(folder)).mkdir(parents=True)
                 add_lesson(db, f"Build {name} with make all", cwd=str(folder))
+            add_lesson(db, "Build scratch2 with make all -j4", cwd=str(self.work / "scratch2"))
+        # Before: "4 of 3 folders no longer here" (newuser47's week: "5 of 4 folders"), the
+        # lessons counted against the folders as if they were folders.
         p = self.ok("render")
-        self.assertIn("3 of 3 folders no longer here (`openmemory doctor` names them, and the `openmemory lessons "
+        self.assertIn("4 live lessons of 3 folders no longer here (`openmemory doctor` names them, and the `openmemory lessons "
                       "move` that files a moved one's lessons under its new folder)", p.stdout)
         self.assertNotIn("scratch", p.stdout)
         self.assertEqual(self.cli("doctor").stdout.count("a folder no longer here"), 3)
