@@ -257,7 +257,7 @@ def decay(store: Store, now: str, keep=None) -> dict:
                 if gone:
                     counted[row["kind"]] = counted.get(row["kind"], 0) + 1
             write(updates)
-        updates = []
+        updates, faded = [], []
         for row in store.lessons_to_decay():
             if backing.kept_by_person(row["backing"]):
                 continue        # the person approved it or wrote it: theirs to remove, not time's
@@ -268,10 +268,13 @@ def decay(store: Store, now: str, keep=None) -> dict:
             updates.append((strength, now, int(gone), row["id"]))
             if gone and row["state"] == backing.LIVE:    # a candidate fades quietly, as it lapses
                 lessons.append({"id": row["id"], "text": row["text"], "cwd": row["cwd"]})
+            elif gone and row["state"] == backing.CANDIDATE:
+                faded.append(row["id"])     # counted as lapsed, as `lessons` lists it: a first night
+                                            # 123 days or more after it was made fades it before lapse sees it
         store.decay_lessons(updates)
         lapsed = review.lapse(store, now)
         done = {"archived": archived, "lessons_archived": lessons, "passages_archived": passages,
-                "lapsed": len(lapsed)}
+                "lapsed": len(lapsed) + len(faded)}
         if keep:
             keep(done)  # in the same transaction (night)
     return done

@@ -1400,6 +1400,21 @@ class LessonStates(SleepCase):
         self.assertNotIn("lapsed", out)
         self.assertIn("Nothing changed tonight.", (self.home / "morning.md").read_text())
 
+    def test_a_candidate_whose_next_night_is_months_later_is_counted_as_lapsed(self):
+        # newuser47's week of public9/public10 history: a candidate made on 2025-06-26, the next
+        # night on 2026-01-09 (197 days); decay archived it before lapse looked, so `lessons`
+        # said "lapsed: nothing backed it in 60 days" and the report said nothing of it.
+        self.write(tests_corrected(self.shop, when(11, 2), "python -m unittest",
+                                   "No, don't use unittest here, run the tests with pytest -q"))
+        self.sleep(night(11, 3))
+        out = self.sleep(night(4, 1, 2027))                                # 149 days on: faded
+        [lesson] = self.lessons()
+        self.assertEqual((lesson["state"], lesson["archived"]), ("candidate", 1))
+        self.assertIn("1 candidate lapsed", out)
+        self.assertIn("1 candidate lapsed: nothing backed it in 60 days", (self.home / "morning.md").read_text())
+        self.assertEqual(json.loads(run("morning", "--json")[1])["candidates_lapsed"], 1)
+        self.assertNotIn("lapsed", self.sleep(night(4, 2, 2027)))          # said once
+
     def test_an_older_database_moves_unbacked_lessons_to_candidates_and_says_so_once(self):
         self.write(tests_corrected(self.shop, when(11, 2), "python -m unittest",
                                    "No, don't use unittest here, run the tests with pytest -q"))
