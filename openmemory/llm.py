@@ -994,11 +994,15 @@ def warnings_of(facts: dict | None) -> list:
     out = []
     stopped = (facts or {}).get("stopped") or ""
     spent = stopped.startswith("the night's budget")      # the cap, not a failure: said as the cap below
-    if stopped and not spent:
-        out.append(f"the model {facts['model']} was set aside tonight: {stopped}; "
-                   f"the rules' results stand (see the log for each failure)")
     waiting = (facts or {}).get("judged", {}).get("waiting", 0)
-    if waiting or spent:
+    if stopped and not spent:
+        # what waits, waits for its failures, not the cap: "the cap was reached" at 33 calls of 40
+        # (newuser47) sent the person to raise a cap that stopped nothing
+        rest = (f"; {waiting} of the judge's question{'s wait' if waiting != 1 else ' waits'} for the next night"
+                if waiting else "")
+        out.append(f"the model {facts['model']} was set aside tonight: {stopped}; "
+                   f"the rules' results stand (see the log for each failure){rest}")
+    elif waiting or spent:
         cap = facts.get("cap") or {}
         left = (f"{waiting} of the judge's question{'s wait' if waiting != 1 else ' waits'}" if waiting else
                 "what is left waits")

@@ -1006,6 +1006,32 @@ class TheCapReached(WithSessions):
         self.assertNotIn("set aside", morning)
         self.assertNotIn("failure)", morning)
 
+    def test_questions_left_by_a_model_set_aside_are_not_said_to_wait_for_the_cap(self):
+        # newuser47: an endpoint answering 503 after ten good answers was set aside at 33 calls of a
+        # cap of 40, and the report said both "set aside tonight: 3 failures in a row" and "the
+        # judge's cap a night (40 calls, 60,000 tokens) was reached: 113 of the judge's questions
+        # wait", sending the person to raise a cap that stopped nothing.
+        folder = project_folder(self.claude, CWD)
+        for hour in (11, 12, 13, 14):  # more messages to judge than three failures leave asked
+            t = Transcript(cwd=CWD, start=datetime(2026, 11, 4, hour, tzinfo=timezone.utc))
+            t.user("update the changelog")
+            t.assistant("Updating it.", tools=[("Bash", {"command": "git log --oneline -5"}, "abc123 fix", False)])
+            t.user(f"no, from now on write the changelog entries for release {hour} by hand, never from git log")
+            t.assistant("Understood.")
+            t.write(folder)
+        with ModelServer("error500") as server:
+            env = self.model_env(server)
+            self.night(env, model=False)
+            morning = self.ok("morning", env=env).stdout
+        self.assertEqual(len(server.requests), 3)
+        self.assertNotIn("cap a night", morning)
+        self.assertNotIn("raises the cap", morning)
+        found = re.findall(r"was set aside tonight: 3 failures in a row, the last: [^\n]*; the rules' results stand "
+                           r"\(see the log for each failure\); (\d+) of the judge's questions? waits? for the next night",
+                           morning)
+        self.assertEqual(len(found), 1, morning)
+        self.assertGreaterEqual(int(found[0]), 1)
+
 
 class NeverFromTheHookOrTheServer(WithSessions):
     def test_hook_serve_plain_ingest_and_sleep_no_model_ask_nothing(self):
