@@ -345,6 +345,10 @@ _DESTRUCTIVE = re.compile(r"""(?xi)\bgit\s+(?:reset\s+--hard|clean\s+-\w*f|push\
 # A short alarmed reaction: "what are you doing...??", "why did you reset??", "wtf", "whoa, stop".
 _ALARM = re.compile(r"(?i)^(?:what\s+(?:are\s+you\s+doing|did\s+you|have\s+you|was\s+that|the\b)|why\s+(?:did|would|are)\s+you\b"
                     r"|wtf\b|whoa\b|woah\b|wait\b|stop\b|huh\b|excuse\s+me\b|dude\b|hey\b)|[?!]{2}")
+# What the agent just offered, as a whole: "I don't like any approach" (public9) pushes back on
+# this moment's proposals (a correction) and names no kind of thing to avoid ("avoid any approach").
+_OF_THE_OFFERED = re.compile(r"(?i)(?:any|either|both|neither)(?:\s+of\b|\s+(?:approach|option|solution|idea|plan|"
+                             r"proposal|choice|suggestion|alternative)(?:e?s)?\b|\s*[.!]*$)")
 # A preference about a kind of thing, in the person's own words: "i hate .sh tests", "i don't like mocks".
 _DISLIKE = re.compile(r"(?i)^(?:\w+[,.!]?\s+)?i\s+(?:really\s+|just\s+)?(?:hate|dislike|can'?t\s+stand|don'?t\s+like)\s+"
                       r"(?!it\b|this\b|that\b|these\b|those\b|when\b|how\b|what\b|the\s+way\b|to\b|your\b|you\b|"
@@ -820,6 +824,8 @@ def what_lasts(said: str, form: str = "") -> dict:
     said = said or ""
     found = _lasting(said, form in ("review", "pasted-failure"))
     disliked = dislike(said) if form not in ("review", "pasted-failure") else None
+    if disliked and _OF_THE_OFFERED.match(disliked):
+        disliked = None         # a verdict on what was just offered: no rule
     if disliked and (found is None or not _STANDING.search(found[2])):
         found = (f"avoid {disliked}", "imperative", said)     # "i hate .sh tests": a preference that lasts
     keep = bool(_KEEP_IT.search(said)) or bool(disliked)

@@ -354,6 +354,18 @@ class ReadWithoutAModel(unittest.TestCase):
         self.assertNotIn("rule", self.corrections_after("touch a.txt", "i don't like it but fine")[0])
         self.assertEqual(corrections.dislike("2024-01-01 12:00:00 ERROR i hate mondays"), None)   # a log line
 
+    def test_a_dislike_of_what_the_agent_offered_is_no_rule(self):
+        # public9, after the agent proposed approaches: the candidate read "In this project avoid any
+        # approach." (newuser47's week). Pushback on this moment's proposals (still a correction), no
+        # kind of thing to avoid.
+        for said in ("Think some more. I don't like any approach.", "I don't like either option, think again",
+                     "i hate both of them"):
+            with self.subTest(said=said):
+                [f] = self.corrections_after("ls docs/plans", said)
+                self.assertNotIn("rule", f)
+        [f] = self.corrections_after("ls docs/plans", "I don't like any mocks in unit tests")
+        self.assertEqual(f.get("rule"), "Avoid any mocks in unit tests.")
+
 
 class SaidInPassing(unittest.TestCase):
     """rules3 (issue 24, item 1): a practice for a whole kind of work said in passing, a fact set
