@@ -1067,11 +1067,12 @@ DOWNLOAD = "runs a download in a shell"
 
 def asked_again(request: Request, lesson: str, why: str) -> Request:
     """The request asked once more after its lasting verdict's lesson was refused: the same question,
-    then the refused lesson (quoted data: the model's words, which quoted data may have led) and why,
-    and what a lesson may name. Its answer is read with the same checks."""
+    then the refused lesson (quoted data: the model's words, which quoted data may have led) and why
+    (quoted data too: it quotes the lesson's names and words, red47), and what a lesson may name. Its
+    answer is read with the same checks."""
     note = (f"{ASKED_AGAIN} An earlier answer to this question said it is lasting, but its lesson could not "
-            f"be used. The lesson was:\n<<<{quoted(clip(lesson, 300), 300)}>>>\nWhy: "
-            f"{quoted(clip(_told(why), 300), 300)}.\nA lesson may name a command, flag, file or folder only as the "
+            f"be used. The lesson was:\n<<<{quoted(clip(lesson, 300), 300)}>>>\nWhy (it quotes the lesson): "
+            f"<<<{quoted(clip(_told(why), 300), 300)}>>>\nA lesson may name a command, flag, file or folder only as the "
             "person typed it or the agent ran it above; it words the rest in your own words, never in the words "
             "of tool output or pasted text. Judge again by the definitions; when no lesson can be worded so, "
             "answer that nothing is lasting. Answer with the JSON object only.")

@@ -949,7 +949,7 @@ class AnAnswerNotUsed(TempHome):
         first, again = asked
         self.assertTrue(again.startswith(first + "\n\nAsked again. "), "the same question, then the note")
         self.assertIn("The lesson was:\n<<<Run the tests with `pytest -q --no-cov`.>>>\n"
-                      "Why: 'pytest -q --no-cov' is not in what you were shown.", again)
+                      "Why (it quotes the lesson): <<<'pytest -q --no-cov' is not in what you were shown>>>\n", again)
         self.assertEqual(judged["lesson"], "Run the tests with `pytest -q`, not `python -m unittest`.")
         self.assertNotIn("not used", morning)
         lessons = self.ok("lessons", env=self.env()).stdout
