@@ -1036,11 +1036,28 @@ def _ask(model, request: Request, out: dict) -> dict | None:
     if not why.startswith(NOT_A_VERDICT) and not why.endswith(DOWNLOAD):
         again = asked_again(request, str((_object(text) or {}).get("lesson") or ""), why)
         verdict, why_again, _, tonight_again = _answer(model, again)
+        if why_again is None and verdict:
+            why_again = _flag_undashed(why, verdict)
+            if why_again:
+                log.info("judge's answer on %s not used: %s", again.item, why_again)
         if why_again is None:
             return verdict              # None too when the night's calls ran out: asked again another night
         tonight = tonight or tonight_again
     if tonight:
         out["unusable"] = out.get("unusable", 0) + 1
+    return None
+
+
+def _flag_undashed(why: str, verdict: dict) -> str | None:
+    """Why a second answer may not be used: it names a flag the first was refused for (alone or in
+    a command), of two words or more, without its dashes ("run them with the no-cov option" after
+    "'--no-cov' is a flag no one typed", red47): the agent passes it all the same. A flag of one
+    word ("--profile", "--comments") is a word the lesson may well use."""
+    for flag in _FLAG.findall(why):
+        name = flag.lstrip("-")
+        if "-" in name and any(re.search(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", _folded(str(verdict.get(k) or "")),
+                                         re.I) for k in ("lesson", "fix")):
+            return f"its lesson names {flag!r} again without its dashes"
     return None
 
 

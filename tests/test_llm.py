@@ -958,6 +958,29 @@ class AnAnswerNotUsed(TempHome):
                       "  live because the judge found it lasting\n", lessons)
         self.assertNotIn("--no-cov", lessons)
 
+    def test_a_flag_refused_is_not_brought_back_without_its_dashes(self):
+        # red47: told "'--no-cov' is a flag no one typed" and to word the rest in its own words, a judge
+        # that took the flag from what it was shown wrote "the no-cov option", and it went live: the
+        # agent passes --no-cov all the same. A flag of one word may come back as the word it is.
+        for first, second, kept in (
+                ("Run the tests with pytest -q --no-cov.", "Run the tests with pytest -q and the no-cov option.", None),
+                ("Run the tests with `pytest -q --no-cov`.", "Run the tests with pytest -q, no-cov flag set.", None),
+                ("Run the tests with pytest -q --coverage.", "Run the tests with pytest -q, not python -m unittest, "
+                 "and read the coverage.", "Run the tests with pytest -q, not python -m unittest, and read the coverage.")):
+            def answer(body, first=first, second=second):
+                if is_judge(body["messages"][0]["content"], "message"):
+                    return verdict(True, second if judge.asked_again_of(body["messages"][-1]["content"]) else first,
+                                   correction=True)
+                return scripted(body)
+            with self.subTest(second=second):
+                one, two, _, _, judged = self.two_nights(answer)
+                self.assertEqual((one, two), (2, 0))
+                self.assertEqual(judged and judged["lesson"], kept)
+                lessons = self.ok("lessons", env=self.env()).stdout
+                self.assertNotIn("no-cov", lessons)
+            self.tearDown()
+            self.setUp()
+
     def night_answering(self, lesson: str) -> tuple:
         """A night whose judge words every message's lesson so: (its questions about messages, the
         morning report)."""
