@@ -216,7 +216,16 @@ def matching(store, query: str) -> tuple:
     if not store.has_recall_index():
         raise OpenMemoryError("forget --query needs the text index, which this database lacks (its SQLite "
                               "has no FTS5); forget by id instead: `openmemory recall --json` shows them")
-    return store.holding(query_match(query))
+    words = query_words(query)
+    alone = [w for w in words if any(len(run) == 1 for run in embed.SPACELESS_RUN.findall(w))]
+    if not alone:
+        return store.holding(query_match(query))
+    # a Chinese or Japanese character alone ("林", "鍵"): the index holds pairs of them, never one (red47)
+    held = store.holding_as_written(alone)
+    rest = [w for w in words if w not in alone]
+    if not rest:
+        return held
+    return tuple(sorted(set(a) & set(b)) for a, b in zip(store.holding(query_match(" ".join(rest))), held))
 
 
 def quotes_of(ep: dict) -> list:

@@ -603,6 +603,17 @@ class Store:
         return (sorted(r for r in rows if 0 < r < migrations.PASSAGE_ROWIDS), sorted(-r for r in rows if r < 0),
                 sorted(r - migrations.PASSAGE_ROWIDS for r in rows if r > migrations.PASSAGE_ROWIDS))
 
+    def holding_as_written(self, words: list) -> tuple:
+        """(episode ids, lesson ids, passage ids) whose own text (an episode's title, gist and detail, a
+        passage's or a lesson's text) holds each of words as written: a word of one Chinese or Japanese
+        character, which the index, reading such script as pairs, never holds alone (forget --query).
+        Reads every row's text: forget is asked by a person, rarely."""
+        def ids(table, text):
+            held = " AND ".join(f"instr({text}, ?)" for _ in words)
+            return sorted(r[0] for r in self._db.execute(f"SELECT id FROM {table} WHERE {held}", list(words)))
+        return (ids("episodes", "coalesce(title, '') || ' ' || coalesce(gist, '') || ' ' || coalesce(detail, '')"),
+                ids("lessons", "text"), ids("passages", "text"))
+
     def recall_rows(self, episode_ids: list, lesson_ids: list, include_archived: bool, passage_ids=()) -> list:
         """Candidate rows (episodes, passages, and lessons as kind 'lesson') by id; vetoed lessons never.
         Each row has `source` ('episode', 'passage' or 'lesson') and, for a lesson, `state` when

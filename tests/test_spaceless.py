@@ -92,6 +92,21 @@ class ChineseAndJapanese(TempHome):
         self.assertIn("passes quick_check", self.ok("status").stdout)
 
 
+    def test_forget_by_a_word_of_one_character_takes_what_holds_it(self):
+        # red47: the index holds a run's pairs of characters, never one alone, so a word of one
+        # character ("代" in "配置了代理", "日" in "三十日間保存": a name, 林 or 鍵, as often) matched
+        # nothing: "nothing in memory to forget" of passages that held it
+        for word, said in (("代", "配置了代理"), ("日", "三十日間保存")):
+            holding = f"SELECT count(*) FROM passages WHERE text LIKE '%{said}%'"
+            self.assertEqual(raw_db(self.db).execute(holding).fetchone()[0], 1)
+            self.assertRegex(self.ok("forget", "--query", word, "--yes").stdout, r"passage p\d+ · exchange")
+            self.assertEqual(raw_db(self.db).execute(holding).fetchone()[0], 0)
+        self.assertEqual(self.ok("forget", "--query", "鍵 Claim").stderr, "nothing in memory to forget\n")
+        self.ok("ingest", "--force")      # its tombstones keep them out when the transcripts are read again
+        gone = "SELECT count(*) FROM passages WHERE text LIKE '%配置了代理%' OR text LIKE '%三十日間保存%'"
+        self.assertEqual(raw_db(self.db).execute(gone).fetchone()[0], 0)
+        raw_db(self.db).execute("INSERT INTO recall_index (recall_index) VALUES ('integrity-check')")
+
 ENGLISH = [("The deploy failed", "`./deploy.sh` failed: ssh: connect to host staging port 22: timed out", "Ran ./deploy.sh",
             "the session's request"),
            ("Café menu", "We renamed naïve_cache to café_cache — résumé builds use it.", "", "")]
