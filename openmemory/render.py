@@ -929,7 +929,7 @@ def neutralise(text: str, block_start: bool = False, markers: bool = True) -> st
 
 def _escape_plain(text: str) -> str:
     out, last = [], 0
-    for m in _URL.finditer(text):
+    for m in _AS_CODE.finditer(text):
         out.append(_ESCAPED.sub(r"\\\1", text[last:m.start()]))
         out.append("`" + m.group(0) + "`")
         last = m.end()
@@ -943,6 +943,12 @@ def _escape_plain(text: str) -> str:
 # `X:\03_ACG\Odoo_Docs` had read "X:\\03_ACG\\Odoo_Docs" in the morning report and MEMORY.md,
 # where the model reads the file as written.
 _ESCAPED = re.compile(r"([\[\]<>`]|\\(?=[!-/:-@\[-`{-~]|$))")
+# A word holding a backslash that Markdown would read as an escape (before punctuation or another
+# backslash; not a backtick, nor at the end: escaped as before) is shown as a code span, as a URL is: escaped, `C:\repo\.github`, `\d+\.\d+`
+# or `\\server\share` gained a backslash in MEMORY.md and the agents' files, which the model reads as
+# written (red47); in a code span every reader reads it as it is.
+_SLASHED_WORD = r"[^\s`]*\\[!-/:-@\[\\\]^_{-~][^\s`]*"
+_AS_CODE = re.compile(_URL.pattern.removeprefix("(?i)") + "|" + _SLASHED_WORD, re.I)
 
 
 # --------------------------------------------------------------------------------------

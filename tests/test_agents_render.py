@@ -57,6 +57,22 @@ class AgentFiles(AgentHome):
         again = render.render(self.db)
         self.assertNotIn(str(self.codex), again["written"])          # nothing changed, nothing written
 
+    def test_a_backslash_before_punctuation_is_read_as_written_in_every_file(self):
+        # red47: slash46 left a backslash before a letter as it is, but one before punctuation was
+        # still escaped, so a regex's `\.` or a Windows path's `\.github` read "\\." in Codex's and
+        # Gemini's files and MEMORY.md, which the model reads as written: a regex that means another
+        # thing, a path that is no path. Such a word is shown as a code span, read as it is.
+        text = "Match versions with \\d+\\.\\d+ and read C:\\repo\\.github\\ci.yml or \\\\nas\\share first"
+        add_lesson(self.db, text, seen=2)
+        render.render(self.db)
+        for path in (self.codex, self.gemini):
+            written = path.read_text()
+            self.assertIn("- Match versions with `\\d+\\.\\d+` and read `C:\\repo\\.github\\ci.yml` or "
+                          "`\\\\nas\\share` first (seen in 2 sessions)", written)
+            self.assertNotIn("\\\\.", written)
+        [listed] = [json.loads(line) for line in (self.home / "lessons.jsonl").read_text().splitlines()]
+        self.assertEqual(listed["text"], text)
+
     def test_codexs_override_file_gets_the_lessons_when_codex_reads_it_instead(self):
         # codex-cli 0.171.0 loads $CODEX_HOME/AGENTS.override.md instead of AGENTS.md when it holds
         # anything (seen with the real client: AGENTS.md's text never reached the model).

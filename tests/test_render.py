@@ -104,13 +104,14 @@ class LessonFiles(RenderCase):
     def test_a_windows_path_outside_code_is_written_as_it_is(self):
         # slash46: every backslash was escaped, so "X:\03_ACG\Odoo_Docker" outside a code span read
         # "X:\\03_ACG\\Odoo_Docker" in MEMORY.md, which the model reads as written; before a letter or a
-        # digit a backslash is itself in Markdown. One before punctuation, a bracket or at the end is still
-        # escaped, and no link is made.
+        # digit a backslash is itself in Markdown. One at the end is still escaped, a word holding one
+        # before punctuation or a bracket is a code span (red47: escaped, the model read two), and no
+        # link is made.
         text = "Read X:\\03_ACG\\Odoo_Docker\\docker-compose.yml first; not [this](x) nor a\\[b"
         lid = add_lesson(self.db, text, kind="project", cwd=str(self.repo), strength=1.0, sources=[])
         self.render()
         line = next(ln for ln in self.md().decode().splitlines() if f"(om-{lid}.md)" in ln)
-        self.assertIn("[Read X:\\03_ACG\\Odoo_Docker\\docker-compose.yml first; not \\[this\\](x) nor a\\\\\\[b](om-",
+        self.assertIn("[Read X:\\03_ACG\\Odoo_Docker\\docker-compose.yml first; not \\[this\\](x) nor `a\\[b`](om-",
                       line)
         self.assertEqual(links(line), [f"om-{lid}.md"])
         self.assertEqual(render.neutralise("ends in C:\\"), "ends in C:\\\\")     # what follows it is the line's
