@@ -5,6 +5,7 @@ Ingest (the episodes, their surprises) and sleep (consolidation, verification, t
 report) ask the same questions of the same output; this module answers them once. Pure:
 output in, the telling lines or a decision out. What a person's words mean is corrections.py's.
 """
+import json
 import re
 from functools import lru_cache
 
@@ -353,6 +354,27 @@ _DIFF_HEAD = re.compile(r"^(?:@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@|diff (?:--git |
                         r"index [0-9a-f]{7,}\.\.[0-9a-f]{7,}|Diff in \S.*?:\d+:?\s*$)")
 
 
+# Claude Code's own refusal of a tool's input (2.1.x): "InputValidationError: " then a JSON list of
+# issues, each with the input's path and what is wrong ({"path": ["questions", 0, "options"],
+# "message": "Too small: expected array to have >=2 items"}); read as one line an issue.
+_VALIDATION = "InputValidationError: ["
+
+
+def _issues_read(text: str) -> str:
+    """text with Claude Code's list of input issues written as lines ("InputValidationError:
+    questions.0.options: Too small: …"); as it is when the list does not parse."""
+    start = text.index(_VALIDATION) + len(_VALIDATION) - 1
+    try:
+        issues, end = json.JSONDecoder().raw_decode(text, start)
+    except ValueError:
+        return text
+    if not isinstance(issues, list) or not all(isinstance(i, dict) and i.get("message") for i in issues):
+        return text
+    lines = [f"InputValidationError: {'.'.join(str(p) for p in i.get('path') or [])}: {i['message']}".replace(": : ", ": ")
+             for i in issues]
+    return text[:text.index(_VALIDATION)] + "\n".join(lines) + text[end:]
+
+
 def error_lines(result: str, limit: int = 3) -> list:
     """The lines of a failed tool call's output that say why it failed, the cause first.
 
@@ -364,6 +386,8 @@ def error_lines(result: str, limit: int = 3) -> list:
     A cause line that ends with ':' brings the line after it.
     """
     text = _TOOL_USE_ERROR.sub("", plain(result or ""))
+    if _VALIDATION in text:
+        text = _issues_read(text)
     made = _MAKE_RAN.search(text) is not None
     kept = []                   # (text, rank), the ranks above
     tracebacks = []             # index in kept of each line that ends a Python traceback

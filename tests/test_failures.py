@@ -54,6 +54,19 @@ class FailureCauses(unittest.TestCase):
         self.assertIn("FAIL", failures.error_lines("Exit code 1\n--- FAIL: TestPush (0.00s)\nFAIL\n"))
         self.assertEqual(failures.plain(f"{reset}{red}-  let x{reset}"), "-  let x")
 
+    def test_a_tools_input_refused_by_claude_code_says_what_was_wrong(self):
+        # public11 (session 47): AskUserQuestion with one option was refused with Claude Code's own
+        # "InputValidationError: [" and a JSON list of issues (2.1.146); the cause kept was
+        # "InputValidationError: [", and what was wrong (too few options) was in no line a judge or
+        # recall was shown
+        issues = [{"origin": "array", "code": "too_small", "minimum": 2, "inclusive": True,
+                   "path": ["questions", 0, "options"], "message": "Too small: expected array to have >=2 items"}]
+        out = "<tool_use_error>InputValidationError: " + json.dumps(issues, indent=2) + "</tool_use_error>"
+        self.assertEqual(failures.error_lines(out),
+                         ["InputValidationError: questions.0.options: Too small: expected array to have >=2 items"])
+        # not a list of issues: read as any other output
+        self.assertEqual(failures.error_lines("InputValidationError: [oops"), ["InputValidationError: [oops"])
+
 
 class WrapperLines(unittest.TestCase):
     """A wrapper's line is found as the one pattern with every wrapper in it would find it."""
