@@ -757,8 +757,7 @@ def cmd_recall(args) -> int:
     cwd = os.getcwd() if args.here else os.path.realpath(args.cwd) if args.cwd else None
     with _reading() as db:
         hits = recall.recall(db, query, k=args.k, cwd=cwd, include_archived=args.archived)
-        archived = 0 if args.archived or not recall.nothing_relevant(hits) \
-            else recall.archived_matches(db, query, cwd, live=hits)
+        archived = 0 if args.archived or args.json else recall.archived_matches(db, query, cwd, live=hits)
     if args.json:
         _print_json([recall.as_json(h) for h in hits])
         return 0

@@ -463,8 +463,8 @@ def recall_tool(arguments: dict, project_dir: str | None, asking: str = "") -> s
     with store.connect(read_only_ok=True) as db:     # a read-only database is recalled from as it is
         hits = recall_lib.recall(db, query, k=k, cwd=cwd, include_archived=include_archived, touch=False,
                                  exclude_sessions=mine)
-        archived = (0 if include_archived or not recall_lib.nothing_relevant(hits)
-                    else recall_lib.archived_matches(db, query, cwd, exclude_sessions=mine, live=hits))
+        archived = 0 if include_archived else recall_lib.archived_matches(db, query, cwd, exclude_sessions=mine,
+                                                                           live=hits)
         _touch_later(db, [h["id"] for h in hits if h["source"] == "episode"],
                      [h["id"] for h in hits if h["source"] == "passage"])
     used = recall_lib.usable_query(query)

@@ -184,23 +184,35 @@ ARCHIVED_HINT_MAX = 50  # "N archived memories match" counts up to this many
 
 def archived_matches(store: Store, query: str, cwd: str | None = None, exclude_sessions=(), live=()) -> int:
     """How many archived memories match query better than the live hits it found (`live`), for the
-    hint when nothing live is relevant (nothing_relevant); revives none. With live hits, only archived
-    ones that are relevant and more so than the best of them count: in a week of real history
-    (newuser45) "how do I fetch keypair transactions with xtask" showed three hits of other projects
-    at 0.21 and below, and the archived answer (1.00 with --archived) was not mentioned."""
+    hint when what is live is weak (weak: none, or the best below NOTHING_RELEVANT, even when the
+    result shows it as found); 0 without searching otherwise; revives none. With live hits, only
+    archived ones that are relevant and more so than the best of them count: in a week of real
+    history (newuser45) "how do I fetch keypair transactions with xtask" showed three hits of other
+    projects at 0.21 and below, and the archived answer (1.00 with --archived) was not mentioned; in
+    another (newuser47) "ThinkPad P14s hardware file" showed an expense tracker's memory at 0.22 as
+    found (its BM25 matched MATCHED_SHARE of the query), the archived answer at 0.64, and no hint."""
+    if not weak(live):
+        return 0
     best = max((hit["relevance"] for hit in live), default=None)
     hits = search(store, query, ARCHIVED_HINT_MAX, cwd, include_archived=True, exclude_sessions=exclude_sessions)
     return sum(1 for hit in hits if hit["archived"]
                and (best is None or hit["relevance"] >= NOTHING_RELEVANT and hit["relevance"] > best))
 
 
+def weak(hits: list) -> bool:
+    """Whether no hit is relevant by its relevance alone: none, or the best below NOTHING_RELEVANT
+    (shown as found or not: nothing_relevant)."""
+    return not hits or max(hit["relevance"] for hit in hits) < NOTHING_RELEVANT
+
+
 def nothing_relevant(hits: list) -> bool:
-    """Whether hits_text says nothing relevant is in memory: no hit, or the best below NOTHING_RELEVANT
-    (unless from MATCHED_RELEVANT on its BM25 matched MATCHED_SHARE of the query: `matched`, set by search)."""
-    if not hits:
-        return True
-    best = max(hit["relevance"] for hit in hits)
-    return best < NOTHING_RELEVANT and not (best >= MATCHED_RELEVANT and hits[0].get("matched", 0.0) >= MATCHED_SHARE)
+    """Whether hits_text says nothing relevant is in memory: the hits are weak (no hit, or the best below
+    NOTHING_RELEVANT) unless from MATCHED_RELEVANT on its BM25 matched MATCHED_SHARE of the query
+    (`matched`, set by search)."""
+    if not weak(hits):
+        return False
+    return not hits or not (max(hit["relevance"] for hit in hits) >= MATCHED_RELEVANT
+                            and hits[0].get("matched", 0.0) >= MATCHED_SHARE)
 
 
 REPLY_CHARS = 160   # of the person's reply shown after what the agent said (or of the note after a question)

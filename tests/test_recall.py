@@ -1464,6 +1464,27 @@ class ArchivedHint(TempHome):
         self.assertIn("python -m unittest", self.ok("recall", "why does unittest fail with No module named shop.tests",
                                                     "--archived").stdout)
 
+    def test_a_weak_live_hit_shown_as_found_does_not_hide_an_archived_memory_that_answers(self):
+        # newuser47: an expense tracker's memory at 0.22 shown as found (its BM25 matched most of the
+        # query), the archived answer at 0.64 with --archived, and no word of it
+        self.ok("remember", "the shop module list lives in RELEASING.md", "--everywhere")
+        query = "why does unittest fail with No module named shop.tests"
+        with store.connect() as db:
+            live = recall.search(db, query)
+        self.assertLess(max(h["relevance"] for h in live), recall.NOTHING_RELEVANT)  # weak, and yet
+        p = self.ok("recall", query)
+        self.assertTrue(p.stdout.startswith(f'1 memory for "{query}", most relevant first:'), p.stdout)  # found
+        self.assertIn("RELEASING.md", p.stdout)
+        self.assertRegex(p.stdout, r"\n\n\[e\d+\] note · [^\n]*\n[^\n]*RELEASING\.md\n"
+                                   r"\d+ archived memor(y matches|ies match) better: add --archived\n$")
+        reply = mcp.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                            "params": {"name": "recall", "arguments": {"query": query}}}, PROJECT)
+        text = reply["result"]["content"][0]["text"]
+        self.assertTrue(text.startswith(f'1 memory for "{query}", most relevant first'), text)
+        self.assertRegex(text, r"RELEASING\.md\n\n\d+ archived memor(y matches|ies match) better: "
+                               r"call recall again with include_archived true to see (it|them)\.$")
+        self.assertIn("python -m unittest", self.ok("recall", query, "--archived").stdout)  # and it answers
+
     def test_the_mcp_tool_says_so_too(self):
         reply = mcp.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                             "params": {"name": "recall", "arguments": {"query": "pytest"}}}, PROJECT)
