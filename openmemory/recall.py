@@ -327,7 +327,10 @@ def search(store: Store, query: str, k: int = 5, cwd: str | None = None, include
         hits = failures_later(by_cause_stated(hits), store, asks_said(query))
     if asks_said(query):
         hits = by_whose_words(store, hits)
-    share = round(matched_share(scores, counted, total), 4)
+    # what the memories it may show matched: an archived one's BM25 (or the calling session's) made a
+    # weak live hit read as found, and hid the archive's hint (hint47)
+    shown = {_index_key(row) for row in rows}
+    share = round(matched_share({key: b for key, b in scores.items() if key in shown}, counted, total), 4)
     for hit in hits:
         hit["matched"] = share
     return distinct(few_alike(answers_after_questions(store, hits, k)), k)
