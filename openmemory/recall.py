@@ -291,6 +291,7 @@ def search(store: Store, query: str, k: int = 5, cwd: str | None = None, include
     now = now or iso()
     k = int(k)
     query = usable_query(query)
+    query = speaker_as_person(store, query)
     terms = query_terms(query)
     if not terms or k <= 0:
         return []
@@ -396,6 +397,26 @@ ASKS_SAID = re.compile(r"\b(?:do|does|did|would|will|should|could|can|might)(?:n
                        + _BY_THE_PERSON + r"(?:" + _ASKED_FORMS + r")\b"
                        r"|\b" + _BY_THE_PERSON + r"(?:" + _SAID_FORMS + r")\b"
                        r"|\b(?:user|person)'s\s+(?:\w+\s+)?(?:" + _SAID_BY + r")s?\b", re.IGNORECASE)
+
+
+# A speaker named in a question that no memory names ("What did Shane say about pushing and opening PRs
+# without being asked?", "What layout did Chris propose …", public12): the person, whose own sessions
+# never write their name, so the name counted as a thing held nowhere and the question said nothing
+# relevant. Such a name is read as "the user" (asks_said then orders by the person's words). A name
+# some memory holds stays as asked: a speaker in a dialog stored with `remember` ("what did Caroline
+# say", LoCoMo) or someone the person spoke of. The agents are never the person.
+_SPEAKER = re.compile(r"\b(?:do|does|did|would|will|has|had)\s+([A-Z][a-z]{1,20})(?=\s+(?:" + _ASKED_FORMS + r")\b)")
+_AGENTS = frozenset(("claude", "codex", "gemini", "copilot", "cursor", "chatgpt", "gpt", "opus", "sonnet", "haiku"))
+
+
+def speaker_as_person(store: Store, query: str) -> str:
+    """query with a speaker's name that no memory holds read as "the user" (_SPEAKER)."""
+    for m in reversed(list(_SPEAKER.finditer(query))):
+        name = m.group(1).lower()
+        if name in _AGENTS or name in embed.STOP_WORDS or store.indexed_count(match_expression([name]), 1):
+            continue
+        query = query[:m.start(1)] + "the user" + query[m.end(1):]
+    return query
 
 
 def asks_said(query: str) -> bool:

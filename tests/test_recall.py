@@ -350,6 +350,26 @@ class WhoseWords(TempHome):
                       "what did the user push to main?", "Where does the user state get saved?"):
             self.assertFalse(recall.asks_said(query), query)
 
+    def test_a_speaker_named_by_no_memory_is_the_person(self):
+        # public12 (session 47): "What did Shane say about pushing and opening PRs without being asked?"
+        # said nothing relevant: the person's sessions never write their own name, so "Shane" was a thing
+        # the question named that no memory held
+        self.harness_session()
+        self.ok("ingest")
+        query = "What did Shane object to about ignoring .entire in the test harness?"
+        hits = json.loads(self.ok("recall", query, "--json").stdout)
+        self.assertIn("settings.json should be committed", hits[0]["text"])   # before: the edit first
+        with store.connect() as db:
+            self.assertEqual(recall.speaker_as_person(db, query),
+                             "What did the user object to about ignoring .entire in the test harness?")
+            # a speaker some memory names stays as asked (a dialog stored with `remember`), and an agent is
+            # never the person
+            db.add_note("Shane asked to keep the harness folder tracked", cwd=PROJECT)
+            self.assertEqual(recall.speaker_as_person(db, query), query)
+            self.assertEqual(recall.speaker_as_person(db, "what did Claude say about it?"), "what did Claude say about it?")
+        # public12's "What did Shane say about pushing and opening PRs without being asked?" said nothing
+        # relevant, the absent name weighing as a thing memory never held (its answer second)
+
     def test_what_shows_the_persons_words(self):
         def hit(source, kind, title="", gist=""):
             return {"source": source, "kind": kind, "title": title, "gist": gist}
