@@ -792,7 +792,14 @@ _KEEP_IT = re.compile(r"(?i)\bso (?:that )?you(?:'ll| will)? remember\b|\brememb
 # necessary fix it, just check it let me know why its flaky").
 _ONE_OFF = _Source(r"(?i)(?<![\w&])#\d+\b|\bthis\s+(?:pr|pull request|branch|commit|issue|ticket|change|diff|"
                    r"function|method|line|section|readme)\b|^(?:explain|tell|show|describe|walk me|summari[sz]e|"
-                   r"give me)\b|\blet me know\s+(?:why|what|how|if|whether|which)\b")
+                   r"give me)\b|\blet me know\s+(?:why|what|how|if|whether|which)\b"
+                   # answer only, this time: "please don't make any changes", "don't touch anything" (public12)
+                   r"|\b(?:don'?t|do\s+not|dont)\s+(?:\w+\s+){0,3}?(?:make|do)\s+any\s+(?:changes|edits)\b"
+                   r"(?!\s+(?:to|in|under|inside|within|on|of|from)\b)"
+                   r"|\b(?:don'?t|do\s+not|dont)\s+(?:change|edit|modify|touch)\s+anything\b"
+                   r"(?!\s+(?:in|under|inside|within|on|of|from|else)\b)")
+# Said of this session only ("Only answer questions for this session"): what it asks lasts no further.
+_THIS_SESSION = re.compile(r"(?i)\bfor\s+this\s+(?:session|conversation|chat)\b")
 # A clause that only asks not to do something: a ban, lasting when said as standing or said again.
 _NEGATIVE_CLAUSE = re.compile(r"(?i)^(?:don'?t|do not|never|not|no|stop|avoid)\b")
 
@@ -840,7 +847,7 @@ def what_lasts(said: str, form: str = "") -> dict:
     standing = bool(_STANDING.search(raw) or _STANDING_LEAD.match(said.strip()))
     clauses = [c for c in re.split(r",\s+|;\s+|\s+but\s+", sentence) if c.strip()]
     ban = kind == "imperative" and all(_NEGATIVE_CLAUSE.match(c.strip()) for c in clauses)
-    one_off = bool(_ONE_OFF.search(sentence)) or (task and not standing and not keep)
+    one_off = bool(_ONE_OFF.search(sentence)) or (task and not standing and not keep) or bool(_THIS_SESSION.search(said))
     lasting = not one_off and (standing or keep or practice(sentence) or not ban)
     return {"sentence": sentence, "kind": kind, "standing": standing, "lasting": lasting, "ban": ban,
             "one_off": one_off}

@@ -143,6 +143,23 @@ class WhatLasts(unittest.TestCase):
             self.assertFalse(found["lasting"], said)
             self.assertFalse(found["standing"], said)
 
+    def test_asking_for_no_changes_this_time_is_of_the_moment(self):
+        # public12 (session 47, gathered blind): "im just curious, please don't make any changes. If i want to
+        # have multiple workflows, is there a directory i should …" and, in another session, "I don't want you to
+        # make any changes. Only answer questions for this session" went live in MEMORY.md as "Im just curious,
+        # please don't make any changes.", said in two sessions: the agent told never to change that project
+        for said in ["im just curious, please don't make any changes. If i want to have multiple workflows, is there "
+                     "a directory i should or could put them in?",
+                     "I don't want you to make any changes. Only answer questions for this session",
+                     "please don't change anything, just explain the retry loop",
+                     "always answer in one line for this session"]:
+            found = self.lasts(said)
+            self.assertTrue(found["one_off"], said)
+            self.assertFalse(found["lasting"], said)
+        # a ban on changing one thing can still last, said as standing or again
+        self.assertTrue(self.lasts("never make any changes to the generated client")["lasting"])
+        self.assertFalse(self.lasts("don't touch anything in vendor/")["one_off"])
+
     def test_a_request_to_report_back_is_of_the_moment(self):
         # public4: "dont necessary fix it, just check it let me know why its flaky" was a candidate
         said = ("this test seems to be flaky, check why. dont necessary fix it, just check it let me know why its "
