@@ -617,7 +617,9 @@ _LEADING_CLAUSE = re.compile(r"(?:in|on|when|whenever|if|unless|before|after|whi
 
 
 # A lesson whose subject is the project itself ("This project uses tooluniverse now, not ...").
-_SAYS_WHERE = re.compile(r"(?i)(?:this|the)\s+(?:repo|repository|project|codebase)\s+[a-z]")
+_SAYS_WHERE = re.compile(r"(?i)(?:this|the)\s+(?:repo|repository|project|codebase)\s+[a-z]"
+                         # "In this learning project, …": where, in words of its own (public12)
+                         r"|in\s+(?:this|the)\s+(?:[\w-]+\s+){1,2}(?:repo|repository|project|codebase)\b")
 _HERE_ALREADY = re.compile(r"(?i)^(?:in\s+(?:this|the)\s+(?:repo|repository|project|codebase),?\s+|"
                            r"(?:this|the)\s+(?:repo|repository|project|codebase)'s\s+(?=\S))")
 _FUNCTION_WORDS = frozenset("""a an the there this these those that it its each every all any both either neither no

@@ -337,6 +337,10 @@ class Wording(unittest.TestCase):
                                  "In this project auto mode blocks `sudo sysctl -w`; give the person the command."),
                                 ("This project uses tooluniverse now, not umls-mcp-server.",
                                  "This project uses tooluniverse now, not umls-mcp-server."),
+                                # a place of its own kind said first (public12, session 47: "In this project, in
+                                # this learning project, don't write code for the person ...")
+                                ("In this learning project, don't write code for the person; give suggestions.",
+                                 "In this learning project, don't write code for the person; give suggestions."),
                                 # a first word the lesson writes with its capital again later, mid-sentence,
                                 # is a name (public8, a judge's wording: "In this project odoo tables ...")
                                 ("Odoo tables like `mail_activity` are not in the `postgres` database; query the Odoo DB instead",
