@@ -366,13 +366,14 @@ def _issues_read(text: str) -> str:
     start = text.index(_VALIDATION) + len(_VALIDATION) - 1
     try:
         issues, end = json.JSONDecoder().raw_decode(text, start)
-    except ValueError:
+    except (ValueError, RecursionError):     # a list nested past Python's depth (red47b): as it is
         return text
     if not isinstance(issues, list) or not all(isinstance(i, dict) and i.get("message") for i in issues):
         return text
     lines = [f"InputValidationError: {'.'.join(str(p) for p in i.get('path') or [])}: {i['message']}".replace(": : ", ": ")
              for i in issues]
-    return text[:text.index(_VALIDATION)] + "\n".join(lines) + text[end:]
+    # its strings' escapes read as they show, as the rest of the output was (\u001b, \u200b: red47b)
+    return text[:text.index(_VALIDATION)] + plain("\n".join(lines)) + text[end:]
 
 
 def error_lines(result: str, limit: int = 3) -> list:
