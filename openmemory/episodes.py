@@ -262,6 +262,9 @@ def _relays_output(text: str, history: list, said) -> bool:
 
 
 _EDITS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
+# What before the retried command, with no && or ; between, means it never ran: printed (`echo`,
+# `printf`), a comment, or run only when what came before failed (`true || …`) (red47b)
+_NOT_RUN = re.compile(r"(?:^|[;&|(]\s*)(?:echo|printf|#)(?:\s[^;&|]*)?$|\|\|$")
 # Commands that only look (they fix nothing): what runs between a failure and its retry.
 _LOOKING = re.compile(r"^(?:ls|cat|head|tail|less|grep|rg|find|fd|echo|pwd|which|type|env|printenv|ps|wc|file|"
                       r"stat|tree|sed -n|git (?:status|log|diff|show|branch|remote)|docker (?:ps|logs|images))\b"
@@ -315,7 +318,8 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list, said=lambda: "
             if later.is_error and cause and cause in (later.result or ""):
                 steps, ran_at = [], []  # the same error again: what ran before it was no fix
             head = command[:-len(failed)].rstrip() if command != failed and command.endswith(failed) else ""
-            if command == failed or head.endswith(("&&", ";")) or head and command[-len(failed) - 1].isspace():
+            if command == failed or head.endswith(("&&", ";")) or head and command[-len(failed) - 1].isspace() \
+                    and not _NOT_RUN.search(head):
                 if later.is_error or later.interrupted:
                     continue            # failed again: keep looking for the run that worked
                 # a step joined to the retry (`npm ci && npm run build`); a word before it with no

@@ -625,6 +625,20 @@ class AFailureKeepsWhatMadeTheSameThingWork(unittest.TestCase):
             self.assertEqual(error["facts"].get("fixed_by"), "npm ci", joined)
             self.assertIn("until `npm ci` has run", wording.error_lesson([error["facts"]]))
 
+    def test_a_word_before_the_command_that_never_ran_it_is_no_way_to_run_it(self):
+        # red47b: `echo vercel deploy --prod` (printed), a comment, `true || …` (run only when what
+        # came before failed) ran nothing, yet each read as the same command run another way:
+        # "; run it as `echo vercel deploy --prod`"
+        for then in ("echo vercel deploy --prod", "printf vercel deploy --prod", "# vercel deploy --prod",
+                     "true || vercel deploy --prod", "cd web && echo vercel deploy --prod"):
+            error = self.error("vercel deploy --prod", "Exit code 127\n(eval):1: command not found: vercel", then)
+            self.assertNotIn("fixed_by", error["facts"], then)
+            self.assertNotIn("run it as", wording.error_lesson([error["facts"]]), then)
+        # a runner after a step joined by && still runs it
+        error = self.error("vercel deploy --prod", "Exit code 127\n(eval):1: command not found: vercel",
+                           "cd web && npx vercel deploy --prod")
+        self.assertEqual(error["facts"].get("fixed_by"), "cd web && npx vercel deploy --prod")
+
     def test_a_step_after_which_the_same_error_came_again_is_no_fix(self):
         # public11 (session 47): `ls …/.claude/settings.json` failed (no such file), the agent ran the
         # tests, listed the same file again and got the same error, and later the first `ls` worked
