@@ -15,8 +15,8 @@ from itertools import islice
 from . import neighbours
 from .clock import iso_or_none
 from .corrections import carries_nothing, correction_verdict, own_lines, right_under_a_paste, unsettled, what_lasts
-from .failures import (cause_key, error_lines, is_guard, never_ran, output_host, pipes_download, plain,
-                       telling_lines, told_to_run, unsafe_advice, unsafe_fix)
+from .failures import (_PROJECT_THING, cause_key, error_lines, is_guard, never_ran, output_host, pipes_download,
+                       plain, telling_lines, told_to_run, unsafe_advice, unsafe_fix)
 # a cut redacts first where it cuts (issue 27): it never keeps part of a secret
 from .redact import secret_safe_clip as clip, secret_safe_clip_block as clip_block
 from .transcripts import OWN_TOOL, PLAN_TOOL, QUESTION_TOOL, Session, ToolCall, Turn
@@ -315,8 +315,12 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list, said=lambda: "
                 edits.append(path)
         elif later.name == "Bash":
             command = _bare(later.summary())
-            if later.is_error and cause and cause in (later.result or ""):
-                steps, ran_at = [], []  # the same error again: what ran before it was no fix
+            if later.is_error and cause and cause in (later.result or "") and (
+                    failed in command or _PROJECT_THING.search(cause)):
+                # the same error again: what ran before it was no fix; of another command, only a
+                # cause naming the project's own thing (a file, a quoted name) is the same error,
+                # not "Error: Command failed with exit code 1." of a lint run between (red47b)
+                steps, ran_at = [], []
             head = command[:-len(failed)].rstrip() if command != failed and command.endswith(failed) else ""
             if command == failed or head.endswith(("&&", ";")) or head and command[-len(failed) - 1].isspace() \
                     and not _NOT_RUN.search(head):

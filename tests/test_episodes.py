@@ -670,6 +670,21 @@ class AFailureKeepsWhatMadeTheSameThingWork(unittest.TestCase):
         first = [e for e in episodes.episodes_of(parse(t)) if e["kind"] == "error"][0]
         self.assertEqual(first["facts"].get("fixed_by"), "npm ci")
 
+    def test_another_commands_failure_with_a_cause_line_that_names_nothing_does_not_undo_a_fix(self):
+        # red47b: `npm run deploy` failed with "Error: Command failed with exit code 1.", `npx prisma
+        # generate` ran, an unrelated `npm run lint` failed with the same words, and the deploy then
+        # worked: the lint's line, which names nothing of either, took the fix away
+        failed = "Exit code 1\nError: Command failed with exit code 1."
+        t = Transcript()
+        t.user("deploy it")
+        t.assistant(None, tools=[("Bash", {"command": "npm run deploy"}, failed, True)])
+        t.assistant(None, tools=[("Bash", {"command": "npx prisma generate"}, "Generated Prisma Client", False)])
+        t.assistant(None, tools=[("Bash", {"command": "npm run lint"}, failed, True)])
+        t.assistant(None, tools=[("Bash", {"command": "npm run deploy"}, "deployed", False)])
+        first = [e for e in episodes.episodes_of(parse(t)) if e["kind"] == "error"][0]
+        self.assertEqual(first["facts"].get("fixed_by"), "npx prisma generate")
+        self.assertIn("until `npx prisma generate` has run", wording.error_lesson([first["facts"]]))
+
     def test_a_way_to_run_it_too_long_to_show_whole_is_not_shown(self):
         # cut46: "run it as" showed a fix cut inside its code span, a command no one can run
         # ("run it as `grep -n "grep -r" ~/.claude/skills/log-analyzer-optimized/S…`", public10)
