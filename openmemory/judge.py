@@ -1051,11 +1051,13 @@ def _ask(model, request: Request, out: dict) -> dict | None:
 def _flag_undashed(why: str, verdict: dict) -> str | None:
     """Why a second answer may not be used: it names a flag the first was refused for (alone or in
     a command), of two words or more, without its dashes ("run them with the no-cov option" after
-    "'--no-cov' is a flag no one typed", red47): the agent passes it all the same. A flag of one
-    word ("--profile", "--comments") is a word the lesson may well use."""
+    "'--no-cov' is a flag no one typed", red47; "no_cov", "nocov", red47b): the agent passes it all
+    the same. A flag of one word ("--profile", "--comments") is a word the lesson may well use."""
     for flag in _FLAG.findall(why):
         name = flag.lstrip("-")
-        if "-" in name and any(re.search(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", _folded(str(verdict.get(k) or "")),
+        # its words joined by a hyphen, an underscore or nothing ("no_cov", "nocov": red47b)
+        written = r"[-_]?".join(re.escape(word) for word in name.split("-"))
+        if "-" in name and any(re.search(r"(?<![\w-])" + written + r"(?![\w-])", _folded(str(verdict.get(k) or "")),
                                          re.I) for k in ("lesson", "fix")):
             return f"its lesson names {flag!r} again without its dashes"
     return None

@@ -965,6 +965,9 @@ class AnAnswerNotUsed(TempHome):
         for first, second, kept in (
                 ("Run the tests with pytest -q --no-cov.", "Run the tests with pytest -q and the no-cov option.", None),
                 ("Run the tests with `pytest -q --no-cov`.", "Run the tests with pytest -q, no-cov flag set.", None),
+                # its words joined by an underscore or by nothing (red47b)
+                ("Run the tests with pytest -q --no-cov.", "Run the tests with pytest -q and the no_cov option.", None),
+                ("Run the tests with pytest -q --no-cov.", "Run the tests with pytest -q, nocov flag set.", None),
                 ("Run the tests with pytest -q --coverage.", "Run the tests with pytest -q, not python -m unittest, "
                  "and read the coverage.", "Run the tests with pytest -q, not python -m unittest, and read the coverage.")):
             def answer(body, first=first, second=second):
