@@ -107,6 +107,15 @@ class ChineseAndJapanese(TempHome):
         self.assertEqual(raw_db(self.db).execute(gone).fetchone()[0], 0)
         raw_db(self.db).execute("INSERT INTO recall_index (recall_index) VALUES ('integrity-check')")
 
+    def test_forget_by_a_word_holding_one_character_reads_its_letters_as_the_index_does(self):
+        # red47b: a word of Latin letters and one character ("claim的" of "按Claim的UID去重") was looked
+        # for as written, case and all: "nothing in memory to forget" where recall finds it
+        holding = "SELECT count(*) FROM passages WHERE text LIKE '%按Claim的UID去重%'"
+        self.assertGreater(raw_db(self.db).execute(holding).fetchone()[0], 0)
+        self.assertRegex(self.ok("forget", "--query", "claim的", "--yes").stdout, r"passage p\d+ · exchange")
+        self.assertEqual(raw_db(self.db).execute(holding).fetchone()[0], 0)
+
+
 ENGLISH = [("The deploy failed", "`./deploy.sh` failed: ssh: connect to host staging port 22: timed out", "Ran ./deploy.sh",
             "the session's request"),
            ("Café menu", "We renamed naïve_cache to café_cache — résumé builds use it.", "", "")]
