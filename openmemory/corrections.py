@@ -347,8 +347,10 @@ _ALARM = re.compile(r"(?i)^(?:what\s+(?:are\s+you\s+doing|did\s+you|have\s+you|w
                     r"|wtf\b|whoa\b|woah\b|wait\b|stop\b|huh\b|excuse\s+me\b|dude\b|hey\b)|[?!]{2}")
 # What the agent just offered, as a whole: "I don't like any approach" (public9) pushes back on
 # this moment's proposals (a correction) and names no kind of thing to avoid ("avoid any approach").
-_OF_THE_OFFERED = re.compile(r"(?i)(?:any|either|both|neither)(?:\s+of\b|\s+(?:approach|option|solution|idea|plan|"
-                             r"proposal|choice|suggestion|alternative)(?:e?s)?\b|\s*[.!]*$)")
+# "any of these", "either of your plans" too; "any of the mocking libraries" names a kind (red47b).
+_PROPOSED = r"(?:approach|option|solution|idea|plan|proposal|choice|suggestion|alternative)(?:e?s)?\b"
+_OF_THE_OFFERED = re.compile(r"(?i)(?:any|either|both|neither)(?:\s+of\s+(?:these|those|them|this|that|your|you|"
+                             r"the\s+above|the\s+" + _PROPOSED + r")\b|\s+" + _PROPOSED + r"|\s*[.!]*$)")
 # A preference about a kind of thing, in the person's own words: "i hate .sh tests", "i don't like mocks".
 _DISLIKE = re.compile(r"(?i)^(?:\w+[,.!]?\s+)?i\s+(?:really\s+|just\s+)?(?:hate|dislike|can'?t\s+stand|don'?t\s+like)\s+"
                       r"(?!it\b|this\b|that\b|these\b|those\b|when\b|how\b|what\b|the\s+way\b|to\b|your\b|you\b|"

@@ -382,6 +382,11 @@ class ReadWithoutAModel(unittest.TestCase):
                 self.assertNotIn("rule", f)
         [f] = self.corrections_after("ls docs/plans", "I don't like any mocks in unit tests")
         self.assertEqual(f.get("rule"), "Avoid any mocks in unit tests.")
+        # red47b: "any of the <kind>" names a kind, as "any <kind>" does; "any of these" is the moment's
+        [f] = self.corrections_after("ls docs/plans", "I don't like any of the mocking libraries")
+        self.assertEqual(f.get("rule"), "Avoid any of the mocking libraries.")
+        [f] = self.corrections_after("ls docs/plans", "I don't like any of these, think again")
+        self.assertNotIn("rule", f)
 
 
 class SaidInPassing(unittest.TestCase):
