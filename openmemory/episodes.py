@@ -15,7 +15,7 @@ from itertools import islice
 from . import neighbours
 from .clock import iso_or_none
 from .corrections import carries_nothing, correction_verdict, own_lines, right_under_a_paste, unsettled, what_lasts
-from .failures import (_PROJECT_THING, cause_key, error_lines, is_guard, never_ran, output_host, pipes_download,
+from .failures import (cause_key, error_lines, is_guard, names_a_thing, never_ran, output_host, pipes_download,
                        plain, telling_lines, told_to_run, unsafe_advice, unsafe_fix)
 # a cut redacts first where it cuts (issue 27): it never keeps part of a secret
 from .redact import secret_safe_clip as clip, secret_safe_clip_block as clip_block
@@ -316,7 +316,7 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list, said=lambda: "
         elif later.name == "Bash":
             command = _bare(later.summary())
             if later.is_error and cause and cause in (later.result or "") and (
-                    failed in command or _PROJECT_THING.search(cause)):
+                    failed in command or names_a_thing(cause)):
                 # the same error again: what ran before it was no fix; of another command, only a
                 # cause naming the project's own thing (a file, a quoted name) is the same error,
                 # not "Error: Command failed with exit code 1." of a lint run between (red47b)

@@ -511,7 +511,12 @@ _PROJECT_THING = re.compile(r"[\w-]\.[a-z][a-z0-9]{0,4}\b|['\"`‘][^'\"`’]+['
 
 def project_bound(cause: str) -> bool:
     """Whether a cause key names the project's own things (_PROJECT_THING) past its program."""
-    return bool(_PROJECT_THING.search(cause.partition(": ")[2]))
+    return names_a_thing(cause.partition(": ")[2])
+
+
+def names_a_thing(line: str) -> bool:
+    """Whether a line names one of the project's own things: a file, a quoted name (_PROJECT_THING)."""
+    return bool(_PROJECT_THING.search(line))
 
 
 def program_of(facts: dict) -> str:
