@@ -294,10 +294,10 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list, said=lambda: "
     failed = _bare(call.summary())
     edits, steps, dictated = [], [], False
     ran_at = []         # each step's place in history: what the agent read before it is asked once it matters
-    # the line that says why it failed: a step after which it is said again (by this command or
-    # another) did not get it past (public11: "until `pytest -q --tb=no` has run" for a file the
-    # person made while the agent ran the tests, listed again and still missing)
-    cause = next((line for line in error_lines(call.result or "") if not line.startswith("Exit code")), "")
+    # the line that says why it failed (of the lines _note_error kept): a step after which it is said
+    # again (by this command or another) did not get it past (public11: "until `pytest -q --tb=no` has
+    # run" for a file the person made while the agent ran the tests, listed again and still missing)
+    cause = next(iter(telling_lines({"error": surprise.text.splitlines()})), "")
 
     def unsafe(command, since=True, whole=True):
         return unsafe_fix(command, call.result or "", lambda: _output_before(history, later), said, failed,

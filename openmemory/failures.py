@@ -363,17 +363,20 @@ _VALIDATION = "InputValidationError: ["
 def _issues_read(text: str) -> str:
     """text with Claude Code's list of input issues written as lines ("InputValidationError:
     questions.0.options: Too small: …"); as it is when the list does not parse."""
-    start = text.index(_VALIDATION) + len(_VALIDATION) - 1
+    at = text.index(_VALIDATION)
     try:
-        issues, end = json.JSONDecoder().raw_decode(text, start)
+        issues, end = _JSON.raw_decode(text, at + len(_VALIDATION) - 1)
     except (ValueError, RecursionError):     # a list nested past Python's depth (red47b): as it is
         return text
     if not isinstance(issues, list) or not all(isinstance(i, dict) and i.get("message") for i in issues):
         return text
-    lines = [f"InputValidationError: {'.'.join(str(p) for p in i.get('path') or [])}: {i['message']}".replace(": : ", ": ")
-             for i in issues]
+    lines = [": ".join(part for part in ("InputValidationError", ".".join(str(p) for p in i.get("path") or []),
+                                         str(i["message"])) if part) for i in issues]
     # its strings' escapes read as they show, as the rest of the output was (\u001b, \u200b: red47b)
-    return text[:text.index(_VALIDATION)] + plain("\n".join(lines)) + text[end:]
+    return text[:at] + plain("\n".join(lines)) + text[end:]
+
+
+_JSON = json.JSONDecoder()
 
 
 def error_lines(result: str, limit: int = 3) -> list:

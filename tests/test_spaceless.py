@@ -79,11 +79,20 @@ class ChineseAndJapanese(TempHome):
         self.assertEqual([tuple(r) for r in raw_db(self.db).execute(rows)], [tuple(r) for r in first])
         raw_db(self.db).execute("INSERT INTO recall_index (recall_index) VALUES ('integrity-check')")
 
+    def forgets(self, word: str, said: str, held: int | None = None) -> None:
+        """`forget --query word` takes the passages that hold said: `held` of them (or some) before."""
+        holding = f"SELECT count(*) FROM passages WHERE text LIKE '%{said}%'"
+        before = raw_db(self.db).execute(holding).fetchone()[0]
+        if held is None:
+            self.assertGreater(before, 0, said)
+        else:
+            self.assertEqual(before, held, said)
+        self.assertRegex(self.ok("forget", "--query", word, "--yes").stdout, r"passage p\d+ · exchange")
+        self.assertEqual(raw_db(self.db).execute(holding).fetchone()[0], 0, said)
+
     def test_forget_by_a_chinese_word_takes_the_passage_and_keeps_the_index_whole(self):
         holding = "SELECT count(*) FROM passages WHERE text LIKE '%镜像拉取%'"
-        self.assertEqual(raw_db(self.db).execute(holding).fetchone()[0], 1)
-        self.assertRegex(self.ok("forget", "--query", "镜像拉取", "--yes").stdout, r"passage p\d+ · exchange")
-        self.assertEqual(raw_db(self.db).execute(holding).fetchone()[0], 0)
+        self.forgets("镜像拉取", "镜像拉取", held=1)
         self.assertFalse(recall.search(self.db, "镜像拉取超时", k=5))
         raw_db(self.db).execute("INSERT INTO recall_index (recall_index) VALUES ('integrity-check')")
         self.ok("ingest", "--force")      # its tombstones keep it out when its transcript is read again
@@ -91,16 +100,12 @@ class ChineseAndJapanese(TempHome):
         self.assertFalse(recall.search(self.db, "镜像拉取超时", k=5))
         self.assertIn("passes quick_check", self.ok("status").stdout)
 
-
     def test_forget_by_a_word_of_one_character_takes_what_holds_it(self):
         # red47: the index holds a run's pairs of characters, never one alone, so a word of one
         # character ("代" in "配置了代理", "日" in "三十日間保存": a name, 林 or 鍵, as often) matched
         # nothing: "nothing in memory to forget" of passages that held it
         for word, said in (("代", "配置了代理"), ("日", "三十日間保存")):
-            holding = f"SELECT count(*) FROM passages WHERE text LIKE '%{said}%'"
-            self.assertEqual(raw_db(self.db).execute(holding).fetchone()[0], 1)
-            self.assertRegex(self.ok("forget", "--query", word, "--yes").stdout, r"passage p\d+ · exchange")
-            self.assertEqual(raw_db(self.db).execute(holding).fetchone()[0], 0)
+            self.forgets(word, said, held=1)
         self.assertEqual(self.ok("forget", "--query", "鍵 Claim").stderr, "nothing in memory to forget\n")
         self.ok("ingest", "--force")      # its tombstones keep them out when the transcripts are read again
         gone = "SELECT count(*) FROM passages WHERE text LIKE '%配置了代理%' OR text LIKE '%三十日間保存%'"
@@ -110,10 +115,7 @@ class ChineseAndJapanese(TempHome):
     def test_forget_by_a_word_holding_one_character_reads_its_letters_as_the_index_does(self):
         # red47b: a word of Latin letters and one character ("claim的" of "按Claim的UID去重") was looked
         # for as written, case and all: "nothing in memory to forget" where recall finds it
-        holding = "SELECT count(*) FROM passages WHERE text LIKE '%按Claim的UID去重%'"
-        self.assertGreater(raw_db(self.db).execute(holding).fetchone()[0], 0)
-        self.assertRegex(self.ok("forget", "--query", "claim的", "--yes").stdout, r"passage p\d+ · exchange")
-        self.assertEqual(raw_db(self.db).execute(holding).fetchone()[0], 0)
+        self.forgets("claim的", "按Claim的UID去重")
 
 
 ENGLISH = [("The deploy failed", "`./deploy.sh` failed: ssh: connect to host staging port 22: timed out", "Ran ./deploy.sh",
