@@ -20,7 +20,7 @@ from .failures import (cause_key, error_lines, is_guard, names_a_thing, never_ra
 # a cut redacts first where it cuts (issue 27): it never keeps part of a secret
 from .redact import secret_safe_clip as clip, secret_safe_clip_block as clip_block
 from .transcripts import OWN_TOOL, PLAN_TOOL, QUESTION_TOOL, Session, ToolCall, Turn
-from .wording import correction_lesson, other_flags, slip_of
+from .wording import correction_lesson, environment_cause, other_flags, slip_of
 
 GIST_LIMIT = 600            # characters of a gist: enough to recognise the episode
 DETAIL_LIMIT = 2000         # characters of detail kept per episode
@@ -65,6 +65,7 @@ class Surprise:
     dictated: bool = False      # errors: got past after a step its output may have dictated (not shown)
     worked_as: str = ""         # errors: the call that worked after edits or a step, the failed one with more to it
     moved: str = ""             # errors: the folder an earlier `cd` left the shell in, where a path was not found
+    reached: str = ""           # errors: a program the shell did not find, run later another way (fixed_by)
 
 
 def surprises_of(s: Session, settled: bool = False) -> list:
@@ -221,6 +222,7 @@ def _note_error(found: list, errors: dict, call: ToolCall, session_id: str, hist
     _aftermath(surprise, call, history, said)
     if call.name == "Bash":
         _moved(surprise, call, history)
+        _reached(surprise, call, history, said)
     errors[key] = surprise
     found.append(surprise)
     return surprise
@@ -444,7 +446,10 @@ def _moved(surprise: Surprise, call: ToolCall, history: list) -> None:
         went = _CD.match(earlier.summary()) if earlier.name == "Bash" and not earlier.is_error else None
         if went:
             folder = went.group(1).strip("'\"")
-            if folder.startswith(("/", "~", "$")) or re.match(r"^[A-Za-z]:", folder) or folder in (".", "-"):
+            if folder.startswith(("/", "~")):
+                _moved_back(surprise, command, folder, history[at + 1:])
+                return
+            if folder.startswith("$") or re.match(r"^[A-Za-z]:", folder) or folder in (".", "-"):
                 return              # back to a folder named whole: where it meant to be
             folder = folder.removeprefix("./").rstrip("/")
             if not any(word.strip("'\"").removeprefix("./").startswith(folder + "/") for word in command.split()):
@@ -461,6 +466,90 @@ def _moved(surprise: Surprise, call: ToolCall, history: list) -> None:
             if rest.split(" ", 1)[0] == program:
                 surprise.fixed_by, surprise.worked = later.summary(), True
                 return
+
+
+# A way to run a program the shell does not find on its PATH: a runner before its name (`npx pyright
+# .`, `uv run mypy`, `python3 -m pytest`) or a path to it (`$JAVA_HOME/bin/javac`, `./node_modules/.bin/tsc`).
+_RUNNER = re.compile(r"^(?:npx|bunx|pnpx|uvx|pipx run|uv run|poetry run|pdm run|pnpm exec|pnpm dlx|yarn|yarn dlx|"
+                     r"bundle exec|python3? -m|py -m)(?: --?[\w-]+(?:=\S+)?)* (\S+)")
+_SETTING = re.compile(r"^(?:export )?[A-Za-z_]\w*=(?:\"[^\"]*\"|'[^']*'|\S*)$")
+
+
+def _runs_program(command: str, name: str) -> bool:
+    """Whether a command runs the program `name` another way than by its name alone: a runner
+    before it or a path to it, in any of its `&&` parts (settings such as `export X=…` aside)."""
+    for part in command.split(" && "):
+        part = part.strip()
+        if _SETTING.match(part):
+            continue
+        runner = _RUNNER.match(part)
+        head = part.split(" ", 1)[0]
+        if runner and runner.group(1) == name or "/" in head and head.rsplit("/", 1)[-1] == name:
+            return True
+    return False
+
+
+def _reached(surprise: Surprise, call: ToolCall, history: list, said=lambda: "") -> None:
+    """A program the shell did not find (`command not found: pyright`) that a later call ran
+    another way (_runs_program: `npx pyright .`, `$JAVA_HOME/bin/javac …`) without the shell saying
+    so again: that way reaches it, whatever the program then reported of the work (a type
+    checker's findings, a compile error in the code): `reached` (the program), `fixed_by` that
+    call. Public13 (session 48): `pyright .` then `npx pyright .`, and `javac` then the JDK's own
+    by its path, each failing on the code it then read, were shown to the judge as fixed by nothing."""
+    if surprise.fixed_by or surprise.worked or surprise.moved:
+        return
+    cause = environment_cause({"command": call.summary(), "tool": "Bash", "error": surprise.text.splitlines()})
+    if not cause or cause[0] != "missing":
+        return
+    name = cause[1]
+    at = next((i for i, c in enumerate(history) if c is call), None)
+    if at is None:
+        return
+    for here, later in enumerate(history[at + 1:], start=at + 1):
+        if later.name != "Bash" or later.interrupted or not _runs_program(_bare(later.summary()), name):
+            continue
+        if unsafe_fix(_bare(later.summary()), call.result or "", lambda: _output_before(history, later), said,
+                      _bare(call.summary()), lambda: _output_between(history, at, here)):
+            return          # a way its output, or a page read since, may have told the agent: never named
+        if later.is_error:
+            lines = error_lines(later.result or "")
+            again = environment_cause({"command": later.summary(), "tool": "Bash", "error": lines})
+            if again and again[0] == "missing" or not telling_lines({"error": lines}):
+                continue    # not found that way either, or nothing but an exit code to tell it ran
+        surprise.reached, surprise.fixed_by = name, later.summary()
+        return
+
+
+def _moved_back(surprise: Surprise, command: str, folder: str, later_calls: list) -> None:
+    """A path from the root not found while an earlier `cd` to a folder named whole (`cd
+    /w/app/backend && pip install …`) held the shell in it, shown when a later call went back up to
+    a folder above it (`cd /w/app && …`) and the same program then worked: `moved` (the folder
+    below, `backend`), `fixed_by` the call that went back. Public13 (session 48):
+    `./scripts/git/commit_ticket.sh` not found after `cd …/kern.labs/backend`, and run again after
+    `cd …/kern.labs && git add …`, made "until `git add …` has run"."""
+    words = [w.strip("'\"") for w in command.split()]
+    if not any("/" in w and not w.startswith(("/", "~", "$", "-")) and "://" not in w for w in words):
+        return                  # no relative path it names: not where it ran
+    program = _bare(command).split(" ", 1)[0]
+    folder = folder.rstrip("/")
+    back = None
+    for later in later_calls:
+        if later.name != "Bash":
+            continue
+        went = _CD.match(later.summary())
+        if went:
+            above = went.group(1).strip("'\"").rstrip("/")
+            back = later if not later.is_error and folder.startswith(above + "/") else None
+            if back is None:
+                continue
+            rest = _bare(later.summary()[went.end():].strip())
+            if rest.split(" ", 1)[0] != program:
+                continue
+        if back is not None and not later.is_error and _bare(later.summary()).split(" ", 1)[0] == program:
+            above = _CD.match(back.summary()).group(1).strip("'\"").rstrip("/")
+            surprise.moved = folder[len(above) + 1:]
+            surprise.fixed_by, surprise.worked = back.summary(), True
+            return
 
 
 def _output_before(history: list, call: ToolCall) -> str:
@@ -749,6 +838,8 @@ def _error_episode(s: Surprise, cwd, at: str, task: str) -> dict:
     if s.fixed_by:
         facts["fixed_by"] = s.fixed_by
         facts["fix"] = s.found or s.fixed_by     # what made it work: a command, or the file meant
+    if s.reached:
+        facts["reached"] = s.reached
     if s.found:
         facts["found"] = s.found
         facts["found_by"] = s.found_by
@@ -783,6 +874,8 @@ def _resolution(s: Surprise, cwd) -> str:
     """How a failure ended when a later call did the same thing without failing: the command
     run in between, or the files edited; for a path not found, the later call that used the file
     meant; '' when it never worked in the session."""
+    if s.reached:
+        return f"Then `{clip(s.fixed_by, 120)}` ran `{s.reached}`"
     if not s.worked:
         return ""
     if s.found:     # another file, named by a later call: the failed call itself never ran again

@@ -426,6 +426,10 @@ def _call_shown(call) -> str:
     return llm.command_shown(redact(clip(" ".join(str(call).split()), 200)))
 
 
+def _program(command: str) -> str:
+    return core_command(command).split(" ", 1)[0]
+
+
 def _afterwards(f: dict, command: str, one_session: bool) -> str:
     """What the session did after a failure, as it happened (its facts): the call that used the
     file meant instead, the failed command run another way or again from the root, a step after
@@ -438,8 +442,10 @@ def _afterwards(f: dict, command: str, one_session: bool) -> str:
         if f.get("found_by"):
             return ran(f["found_by"]) + f", which worked (the file {llm.command_shown(redact(clip(str(f['found']), 80)))})"
         return f"a later call used the file {llm.command_shown(redact(clip(str(f['found']), 80)))} instead, which worked"
+    if fix and f.get("reached"):    # a program not found, run another way: it ran, whatever it then reported
+        return ran(fix) + f", which ran {llm.command_shown(f['reached'])} (what it then reported is the program's own)"
     if fix:
-        if f.get("moved") or runs_otherwise(core_command(fix), core_command(command)):
+        if f.get("moved") and _program(fix) == _program(command) or runs_otherwise(core_command(fix), core_command(command)):
             return ran(fix) + ", which worked"      # the failed command itself, put right or from the root
         return ran(fix) + ", and after it the same command worked"
     worked = f"{_call_shown(f['worked_as'])} worked" if f.get("worked_as") \

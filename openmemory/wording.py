@@ -421,12 +421,16 @@ def environment_lesson(members: list, cwd=None) -> str:
         if shown and shown not in commands:
             commands.append(shown)
     command = commands[-1] if commands else ""
-    fix = next((f.get("fixed_by") for f in reversed(members) if f.get("fixed_by")), "")
+    fixed = next((f for f in reversed(members) if f.get("fixed_by")), {})
+    fix = fixed.get("fixed_by") or ""
     fix = "" if not fix or pipes_download(fix) else _local(_no_ids(core_command(fix)), cwd)
     if kind == "missing":
-        if fix:                 # the failed command run another way (`python3` for `python`): said as before
-            return error_lesson(members, cwd)
-        body = f"`{what}` is not installed (`command not found`)"
+        if fix and not (fixed.get("reached") and not runs_otherwise(fix, command)):
+            return error_lesson(members, cwd)   # the failed command run another way (`python3` for `python`)
+        # reached by a path to it in a longer line (`export JAVA_HOME=… && $JAVA_HOME/bin/javac …`,
+        # episodes._reached): where it is, not a step to name
+        body = f"`{what}` is not " + ("on the PATH" if fix else "installed") + " (`command not found`)"
+        fix = ""
     elif kind == "glob":
         body = "The shell is zsh: an unquoted `*` or `?` that matches no file fails the whole command (`no matches found`)"
     elif kind == "read-only":

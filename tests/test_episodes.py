@@ -2,7 +2,7 @@
 their identity; what the person's words and a failure's lines say of them."""
 import unittest
 
-from openmemory import corrections, episodes, failures, transcripts, wording
+from openmemory import corrections, episodes, failures, judge, transcripts, wording
 from tests.fixtures import Transcript, test_session
 
 
@@ -542,6 +542,27 @@ class AFolderACdLeftBehind(unittest.TestCase):
             self.assertTrue(all("moved" not in e["facts"] for e in errors))
 
 
+    def test_after_a_cd_to_a_subfolder_named_whole_going_back_up_is_the_fix(self):
+        # public13 (session 48): after `cd /…/kern.labs/backend && pip install …` the agent's
+        # `./scripts/git/commit_ticket.sh` and `git add backend/pyproject.toml` found nothing, and
+        # worked after `cd /…/kern.labs && …`; the lesson said "until `git add …` has run"
+        errors = self.errors("cd /home/p/repo/sub/pkg")
+        self.assertEqual([e["facts"].get("moved") for e in errors], ["sub/pkg"] * 2)
+        self.assertEqual({e["facts"]["fix"] for e in errors}, {"cd /home/p/repo && git add sub/pkg/env.go"})
+        self.assertEqual(wording.error_lesson([e["facts"] for e in errors]),
+                         "The Bash tool stays where a `cd` left it: after `cd subdir && …`, `git` found no "
+                         "relative paths; cd back to the root first.")
+        # a later `cd` elsewhere (not above it) is no way back, and a path from the root names none
+        t = Transcript()
+        t.user("commit it")
+        t.assistant(None, tools=[("Bash", {"command": "cd /w/app/backend && make deps"}, "ok", False)])
+        t.assistant(None, tools=[("Bash", {"command": "./scripts/commit.sh T-1"},
+                                  "Exit code 127\n(eval):1: no such file or directory: ./scripts/commit.sh", True)])
+        t.assistant(None, tools=[("Bash", {"command": "cd /tmp/other && ./scripts/commit.sh T-1"}, "ok", False)])
+        [error] = [e for e in episodes.episodes_of(transcripts.parse_lines(t.lines(), "/x/s.jsonl")) if e["kind"] == "error"]
+        self.assertNotIn("moved", error["facts"])
+
+
 class AFailureKeepsWhatMadeTheSameThingWork(unittest.TestCase):
     """fix32 (issue 24 item 5, issue 25 item 2): a failed command whose output says one of its
     words names nothing, then the same command with that word put right (a slip of one letter,
@@ -638,6 +659,41 @@ class AFailureKeepsWhatMadeTheSameThingWork(unittest.TestCase):
         error = self.error("vercel deploy --prod", "Exit code 127\n(eval):1: command not found: vercel",
                            "cd web && npx vercel deploy --prod")
         self.assertEqual(error["facts"].get("fixed_by"), "cd web && npx vercel deploy --prod")
+
+    def test_a_program_not_found_reached_another_way_is_past_whatever_it_then_reported(self):
+        # public13 (session 48): `pyright .` failed with "command not found: pyright", and `npx pyright .`
+        # ran it, failing on the code's type errors; `javac` was not found, and the JDK's own by its
+        # path ran, failing on the code: each was shown to the judge as fixed by nothing
+        def failure(failed, output, then, then_output):
+            t = Transcript()
+            t.user("check the types and build it")
+            t.assistant(None, tools=[("Bash", {"command": failed}, output, True)])
+            t.assistant("Not on the PATH; another way.", tools=[("Bash", {"command": then}, then_output, True)])
+            t.assistant("It runs now; fixing what it found.")
+            [error] = [e for e in episodes.episodes_of(parse(t)) if e["kind"] == "error"
+                       and e["facts"]["command"] == failed]
+            return error["facts"]
+        pyright = failure("pyright .", "Exit code 127\n(eval):1: command not found: pyright", "npx pyright .",
+                          'npm warn exec The following package was not found and will be installed: pyright@1.1.403\n'
+                          '/w/cli.py:7:26 - error: "pipeline" is not exported from module "transformers"\n1 error')
+        self.assertEqual((pyright.get("fixed_by"), pyright.get("reached")), ("npx pyright .", "pyright"))
+        self.assertTrue(wording.error_lesson([pyright]).endswith("; run it as `npx pyright .`."))
+        self.assertIn("`npx pyright .`, which ran `pyright`", judge._afterwards(pyright, "pyright .", True))
+        javac = "export JAVA_HOME=/opt/jdk-21 && $JAVA_HOME/bin/javac -d out src/app/Main.java"
+        facts = failure("javac -d out src/app/*.java", "Exit code 127\n/bin/bash: line 1: javac: command not found",
+                        javac, "src/app/Main.java:34: error: unnamed variables are a preview feature\n1 error")
+        self.assertEqual((facts.get("fixed_by"), facts.get("reached")), (javac, "javac"))
+        self.assertEqual(wording.environment_lesson([facts]), "`javac` is not on the PATH (`command not found`).")
+        # not found that way either, or a way the failure's output told: nothing reached it
+        for output, then, then_output in [
+                ("Exit code 127\n(eval):1: command not found: pyright", "npx pyright .",
+                 "Exit code 127\nsh: 1: npx: not found\n(eval):1: command not found: pyright"),
+                ("Exit code 127\n(eval):1: command not found: pyright", "uvx pyright .", "Exit code 2\n"),
+                ("Exit code 127\n(eval):1: command not found: pyright\nRun `npx pyright .` instead.",
+                 "npx pyright .", "Exit code 1\n/w/a.py:1:1 - error: x is not defined")]:
+            facts = failure("pyright .", output, then, then_output)
+            self.assertNotIn("reached", facts, then_output)
+            self.assertNotIn("fixed_by", facts, then_output)
 
     def test_a_step_after_which_the_same_error_came_again_is_no_fix(self):
         # public11 (session 47): `ls …/.claude/settings.json` failed (no such file), the agent ran the
