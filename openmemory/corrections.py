@@ -655,7 +655,10 @@ _LASTING = _Source(r"\b(?:don'?t|do not|never|always|only|stop|avoid|prefer|inst
 _STANDING = _Source(r"(?i)\b(?:always|never|from now on|going forward|in (?:the )?future|every ?time|whenever|"
                     r"everywhere|in this (?:repo|repository|project|codebase)|"
                     r"(?<!so )(?<!if )(?<!that )(?<!when )(?<!until )we (?:always|never|only|don'?t|do not)|"
-                    r"don'?t ever|(?:should|must|shall)(?:n'?t|\s+not)\s+(?:\w+\s+){0,3}?ever|next time)\b")
+                    r"don'?t ever|(?:should|must|shall)(?:n'?t|\s+not)\s+(?:\w+\s+){0,3}?ever|"
+                    # "next time" before what to do then, not ending what is asked now ("save our
+                    # conversation for when i reopen next time": public13, session 48, a live lesson)
+                    r"next time(?![ \t]*(?:[.!?;)]|$)))\b")
 # Where _STANDING finds nothing in a message it finds nothing in a sentence lasting_sentence
 # cuts from it, but for the word boundary at its end (a cut can end a word): so without that.
 _MAY_STAND = _Source(_STANDING.pattern.removesuffix(r"\b"), _STANDING.flags)
@@ -822,6 +825,37 @@ def right_under_a_paste(said: str, sentence: str) -> bool:
     return False
 
 
+# The rules read English (ROADMAP, "Languages"): in a message written in another language with
+# Latin letters they find English words ("Merci. Stop ici. Je passe en review humaine …" made the
+# candidate "In this project stop ici.", public13, session 48) and no rule. Its function words
+# tell it: French, Spanish, Portuguese, Italian, German and Dutch ones that English does not share.
+_OTHER_WORDS = frozenset("""
+le les une des du et est je tu il elle nous vous ils que qui ne pas cette pour dans sur avec au aux
+mais ou donc ici moi toi oui merci fais faire tout nos notre votre c'est j'ai n'est d'un
+el los las unos del es por para muy pero como esto esta este hola gracias puedes quiero también
+os um uma da dos das não com você isso obrigado
+gli di è che non della questo grazie
+der das und ist nicht ich wir ein eine mit für auf dem zu im auch bitte danke
+het een niet ik je wij voor op
+""".split())
+_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
+
+
+def in_other_language(text: str) -> bool:
+    """Whether the person wrote this in a language with Latin letters other than English: more of
+    its function words (_OTHER_WORDS, two at least) than English ones (embed.STOP_WORDS)."""
+    words = [w.lower() for w in _WORD.findall(text or "")]
+    other = sum(w in _OTHER_WORDS for w in words)
+    return other >= 2 and other > sum(w in embed.STOP_WORDS for w in words)
+
+
+# "Don't get what you're trying to figure out" is "I don't get …" with its subject dropped, not a
+# ban on getting (public13, session 48: the candidate "In this project don't get what you're trying
+# to figure out."): what the person does not understand, know or see, up to the clause's end.
+_NOT_UNDERSTOOD = re.compile(r"(?i)(?:^|(?<=[.!?]\s))(?:don'?t|do\s+not)\s+(?:get|know|understand|see|follow)\s+"
+                             r"(?:what|why|how|where|which|whether|if|who|when|the\s+point)\b[^.!?,;\n]*[.!?,;]?[ \t]*")
+
+
 def what_lasts(said: str, form: str = "") -> dict:
     """What of the person's own words lasts beyond this moment, by the rules (ARCHITECTURE.md,
     "What is worth remembering"): {"sentence", "kind" (imperative | fact | statement),
@@ -831,6 +865,9 @@ def what_lasts(said: str, form: str = "") -> dict:
     None: nothing lasts. form: the correction's; after pasted output or review findings only a
     standing rule in the person's own lines counts."""
     said = said or ""
+    if in_other_language(said):
+        return {"sentence": None, "kind": "", "standing": False, "lasting": False, "ban": False, "one_off": False}
+    said = _NOT_UNDERSTOOD.sub("", said)
     found = _lasting(said, form in ("review", "pasted-failure"))
     disliked = dislike(said) if form not in ("review", "pasted-failure") else None
     if disliked and _OF_THE_OFFERED.match(disliked):

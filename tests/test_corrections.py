@@ -106,6 +106,16 @@ class Verdicts(unittest.TestCase):
         self.assertIsNone(self.verdict("Use the new endpoint; the old one always fails", first=True))
         self.assertIsNone(self.verdict("add pagination to the list command", first=True))
 
+    def test_next_time_ending_what_is_asked_now_is_no_standing_rule(self):
+        # public13 (session 48): "save our current conversation for when i reopen next time" went
+        # live as "In this project save our current conversation for when i reopen next time."
+        for text in ("save our current conversation for when i reopen next time",
+                     "keep the notes somewhere for next time.", "we can pick this up next time!"):
+            self.assertIsNone(self.verdict(text, first=True), text)
+            self.assertFalse(corrections.what_lasts(text)["standing"], text)
+        for text in ("Next time, run the linter first.", "next time ask before you push", "Next time use pnpm, not npm."):
+            self.assertTrue(corrections.what_lasts(text)["standing"], text)
+
     def test_a_first_message_without_a_standing_word_is_not_read_further(self):
         # the shortcut never changes a verdict: where the sentence kept is cut from the message,
         # a standing word at its end may lose the word boundary it had ("alwaysplease")
@@ -134,6 +144,27 @@ class WhatLasts(unittest.TestCase):
 
     def lasts(self, said, form="words"):
         return corrections.what_lasts(said, form)
+
+    def test_what_the_person_does_not_get_is_no_ban(self):
+        # public13 (session 48): "Don't get what you're trying to figure out. Just tell me who added the
+        # new calculator" made the candidate "In this project don't get what you're trying to figure out."
+        for said in ("Don't get what you're trying to figure out. Just tell me who added the new calculator",
+                     "Don't understand what you mean.", "don't see the point of the wrapper"):
+            self.assertIsNone(self.lasts(said)["sentence"], said)
+        self.assertEqual(self.lasts("Don't know why it fails, use pytest -x")["sentence"], "use pytest -x")
+        self.assertTrue(self.lasts("don't get the data from the cache, read it from the db")["lasting"])
+
+    def test_a_message_in_another_language_makes_no_rule_of_its_english_words(self):
+        # public13 (session 48): "Merci. Stop ici. Je passe en review humaine du Ticket 01. …" made the
+        # candidate "In this project stop ici."; the rules read English only, a judge reads the rest
+        for said in ("Merci. Stop ici. Je passe en review humaine du Ticket 01. Ne lance aucun autre ticket.",
+                     "No uses npm, usa pnpm para todo por favor", "Bitte nicht pushen, ich mache das selbst"):
+            self.assertIsNone(self.lasts(said)["sentence"], said)
+        # English with a few words of another language in it still reads
+        for said in ("Use the label 'Ajouter au panier' for the French button, not 'Add to cart'.",
+                     "use pnpm, never npm. The French page title stays 'Mon compte' et 'Mes commandes'.",
+                     "always use the es and de locales for the Spanish and German copy"):
+            self.assertTrue(self.lasts(said)["lasting"], said)
 
     def test_a_one_off_task_or_a_request_to_explain_is_not_standing(self):
         for said in ["explain to me how to run the project, don't actually run.",
