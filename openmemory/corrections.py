@@ -490,6 +490,35 @@ def dislike(text: str):
     return None
 
 
+# A question the agent ended on with options to choose from ("**Question 12:** What about historical
+# Cases? / - Migrate them to Salesforce? / - Archive separately? / - No migration needed?", or the
+# options then "Which approach?"): a short reply is the person's choice, whatever its words ("No
+# migration needed", "Nope, and we're not considering adding it", "Not our concern": public13,
+# session 48, four of its false corrections), unless it says the agent got something wrong.
+_CHOICE_REPLY_CHARS = 160
+_SAYS_WRONG = re.compile(r"(?i)\b(?:wrong|incorrect|mistake|not\s+what\s+i|i\s+(?:said|asked|told)|"
+                         r"you\s+(?:forgot|missed|didn'?t|did\s+not|broke))\b")
+
+
+def asked_to_choose(agent_said: str) -> bool:
+    """Whether the agent's words end on a question with two options or more listed under it."""
+    lines = [line.strip() for line in (agent_said or "").strip().splitlines()[-30:] if line.strip()]
+    if lines and not _LIST_MARK.match(lines[-1]) and lines[-1].endswith("?") and len(lines[-1]) <= 80:
+        lines = lines[:-1]      # "Which approach?" after the options
+    options = 0
+    while lines and _LIST_MARK.match(lines[-1]):
+        lines.pop()
+        options += 1
+    return options >= 2 and bool(lines) and "?" in lines[-1]
+
+
+def chose(text: str, agent_said: str) -> bool:
+    """Whether what the person typed is a short reply to a question with options (asked_to_choose)
+    that says nothing was wrong: an answer, not a correction."""
+    said = " ".join(own_lines(text)).strip()
+    return 0 < len(said) <= _CHOICE_REPLY_CHARS and not _SAYS_WRONG.search(said) and asked_to_choose(agent_said)
+
+
 def correction_verdict(text: str, agent_said: str = "", refused: bool = False, interrupted: bool = False,
                        first: bool = False, agent_ran: str = "") -> tuple:
     """(verdict, form) of what the person typed, by the rules of ARCHITECTURE.md.
@@ -512,7 +541,7 @@ def correction_verdict(text: str, agent_said: str = "", refused: bool = False, i
         return ("standing", "standing") if standing else (None, "")
     if refused:
         return "correction", "refusal"
-    if _REQUEST.match(head):
+    if _REQUEST.match(head) or chose(head, agent_said):
         return None, ""
     if _OPENER.search(head) or _PHRASE.search(head):
         if (_DECLINE.match(head) or _OTHER_CHOICE.search(head) and not _OPENER.search(head)

@@ -106,6 +106,24 @@ class Verdicts(unittest.TestCase):
         self.assertIsNone(self.verdict("Use the new endpoint; the old one always fails", first=True))
         self.assertIsNone(self.verdict("add pagination to the list command", first=True))
 
+    def test_a_short_reply_to_a_question_with_options_is_a_choice_not_a_correction(self):
+        # public13 (session 48): an interview of 35 questions, each with options under it; "No migration
+        # needed", "Nope, and we're not considering adding it", "Not our concern" read as corrections
+        asked = ("Perfect - ProfileService becomes the single point of integration.\n\n**Question 12:** What about "
+                 "**historical Cases** from D365 CE?\n\n- **Migrate them to Salesforce**?\n- **Archive separately**?\n"
+                 "- **No migration needed** (limited value)?")
+        then_which = ("Moving on.\n\n**Question 35:** How do Cases get assigned?\n\n- **Option A:** assignment rules\n"
+                      "- **Option B:** a general queue\n- **Option D:** Not our concern\n\nWhich approach?")
+        for text, said in (("No migration needed", asked), ("Nope, and we're not considering adding it", asked),
+                           ("Not our concern", then_which)):
+            self.assertEqual(corrections.correction_verdict(text, said), (None, ""), text)
+        # saying the agent got something wrong, or the same words with no options asked for, still correct
+        self.assertEqual(corrections.correction_verdict("No, that's wrong: we already migrate them nightly", asked),
+                         ("correction", "words"))
+        self.assertEqual(corrections.correction_verdict("Not our concern", "I added the routing rules. Done."),
+                         ("correction", "words"))
+        self.assertFalse(corrections.asked_to_choose("Which approach?\n- one option"))
+
     def test_next_time_ending_what_is_asked_now_is_no_standing_rule(self):
         # public13 (session 48): "save our current conversation for when i reopen next time" went
         # live as "In this project save our current conversation for when i reopen next time."
