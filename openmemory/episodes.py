@@ -16,7 +16,7 @@ from . import neighbours
 from .clock import iso_or_none
 from .corrections import carries_nothing, correction_verdict, own_lines, right_under_a_paste, unsettled, what_lasts
 from .failures import (cause_key, error_lines, is_guard, names_a_thing, never_ran, output_host, pipes_download,
-                       plain, telling_lines, told_to_run, unsafe_advice, unsafe_fix)
+                       plain, self_killed, telling_lines, told_to_run, unsafe_advice, unsafe_fix)
 # a cut redacts first where it cuts (issue 27): it never keeps part of a secret
 from .redact import secret_safe_clip as clip, secret_safe_clip_block as clip_block
 from .transcripts import OWN_TOOL, PLAN_TOOL, QUESTION_TOOL, Session, ToolCall, Turn
@@ -212,6 +212,8 @@ def _note_error(found: list, errors: dict, call: ToolCall, session_id: str, hist
     "Exit code 1", which every failure of a command shares); a different error string is a
     different failure, never merged away from its words."""
     lines = error_lines(call.result or "")
+    if call.name == "Bash":
+        lines = self_killed(call.summary(), lines)
     telling = next(iter(telling_lines({"error": lines})), lines[0] if lines else "")
     key = (call.name, call.summary(), telling)     # a failure with no output too
     if key in errors:

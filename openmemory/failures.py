@@ -450,6 +450,28 @@ def error_lines(result: str, limit: int = 3) -> list:
     return head + [kept[i][0] for i in picked]
 
 
+# `pkill -f PATTERN` (`pgrep -f` in `kill $(pgrep -f …)`) matches every process whose command line
+# holds the pattern, the Bash tool's own shell running that very line among them: killed, it prints
+# nothing and Claude Code reports only an exit code past 128 ("Exit code 144": public11 and public13,
+# a lasting failure each, never asked for lack of a cause line). What that silence means, in our words.
+_MATCHES_ITSELF = re.compile(r"\b(?:pkill|pgrep)\s+(?:-[\w-]+\s+)*-\w*f")
+SELF_KILLED = "(no output: the shell running it was killed; pkill -f matches its own command line)"
+
+
+def matches_itself(command: str) -> bool:
+    """Whether a command runs `pkill -f` (or `pgrep -f`): a pattern its own shell's command line holds."""
+    return bool(_MATCHES_ITSELF.search(command or ""))
+
+
+def self_killed(command: str, lines: list) -> list:
+    """A failure's lines with SELF_KILLED after them where it is a Bash command whose `pkill -f`
+    killed the shell running it: no output but an exit code past 128."""
+    codes = [int(line.rsplit(" ", 1)[-1]) for line in lines if _EXIT.match(line)]
+    if codes and len(codes) == len(lines) and max(codes) > 128 and matches_itself(command):
+        return lines + [SELF_KILLED]
+    return lines
+
+
 def telling_lines(facts: dict) -> list:
     """An error's lines that say what went wrong (not the bare "Exit code N")."""
     return [line for line in facts.get("error") or [] if not _EXIT.match(line)]

@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from . import embed, paths
 from .corrections import IMPERATIVE, TOOLS, end_trimmed, own_lines, what_lasts
-from .failures import error_line, pipes_download, telling_lines
+from .failures import SELF_KILLED, error_line, matches_itself, pipes_download, telling_lines
 from .redact import mostly_secret
 from .shorten import clip
 
@@ -321,9 +321,10 @@ _NOT_PERMITTED = re.compile(rf"^{_SHELL_SAID}(.+?):? operation not permitted(?::
 _BLOCKED = re.compile(r"\bBLOCKED by ([A-Za-z][\w.-]*(?: [A-Za-z][\w.-]*){0,3}?)(?=[.:](?:\s|$)|$)")
 _UNSET = re.compile(r"\b([A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]|[A-Z]{3,}) (?:environment variable )?(?:is )?"
                     r"(?:required but )?not set\b|\benvironment variable ([A-Z][A-Z0-9_]{2,}) (?:is )?(?:not set|missing)\b")
-_ENVIRONMENT_WORDS = ("not found", "no matches", "read-only", "readonly", "not permitted", "blocked by", "not set")
+_ENVIRONMENT_WORDS = ("not found", "no matches", "read-only", "readonly", "not permitted", "blocked by", "not set",
+                      "pkill -f matches")
 _UNSET_UP_TO = re.compile(rf"^(.*?(?:{_UNSET.pattern})).*$")
-ENVIRONMENT_KINDS = ("missing", "glob", "read-only", "sandbox", "hook", "unset")
+ENVIRONMENT_KINDS = ("missing", "glob", "read-only", "sandbox", "hook", "unset", "self-kill")
 
 
 def environment_cause(facts: dict) -> tuple:
@@ -332,7 +333,8 @@ def environment_cause(facts: dict) -> tuple:
     found", ("read-only", "status") for a variable the shell will not let be set, ("sandbox",
     what) for "operation not permitted" in the shell's voice, ("hook", name) for a call a hook
     blocked ("BLOCKED by CC Safety Net"), ("unset", "DATABASE_URL") for an environment variable
-    the output says is not set (the command not setting it); () for any other failure."""
+    the output says is not set (the command not setting it), ("self-kill", "pkill") for a `pkill -f`
+    that killed the shell running it (failures.self_killed); () for any other failure."""
     command = facts.get("command") or ""
     bash = (facts.get("tool") or "Bash") == "Bash"
     lines = telling_lines(facts)
@@ -340,6 +342,8 @@ def environment_cause(facts: dict) -> tuple:
     if not any(word in said for word in _ENVIRONMENT_WORDS):
         return ()               # most failures: a few substring tests, no pattern tried
     ran = len(lines) < len(facts.get("error") or ())       # an "Exit code N": the command ran
+    if bash and ran and lines == [SELF_KILLED] and matches_itself(command):
+        return ("self-kill", "pkill")   # our reading of a silent kill (failures.self_killed), not a line printed
     for line in lines:
         blocked = _BLOCKED.search(line)
         if blocked and not ran and ("hook error" in line.lower() or bash):
@@ -389,7 +393,8 @@ def _environment_key(tool: str, command: str, error: tuple) -> str:
     kind, what = found
     return {"missing": f"shell: command not found: {what.lower()}", "glob": "zsh: no matches found",
             "read-only": f"shell: read-only variable: {what}", "sandbox": f"shell: '{what}' not permitted",
-            "hook": f"hook: '{what.lower()}' blocks", "unset": f"env: '{what}' not set"}[kind]
+            "hook": f"hook: '{what.lower()}' blocks", "unset": f"env: '{what}' not set",
+            "self-kill": "shell: pkill -f kills its own shell"}[kind]
 
 
 def _head(command: str) -> str:
@@ -433,6 +438,9 @@ def environment_lesson(members: list, cwd=None) -> str:
         fix = ""
     elif kind == "glob":
         body = "The shell is zsh: an unquoted `*` or `?` that matches no file fails the whole command (`no matches found`)"
+    elif kind == "self-kill":
+        body = ("`pkill -f` run by the Bash tool kills the tool's own shell too (its command line holds the "
+                "pattern), which ends the call with no output")
     elif kind == "read-only":
         body = f"`{what}` is a read-only variable in the shell: `{command}` fails where it sets it"
     elif kind == "sandbox":

@@ -695,6 +695,28 @@ class AFailureKeepsWhatMadeTheSameThingWork(unittest.TestCase):
             self.assertNotIn("reached", facts, then_output)
             self.assertNotIn("fixed_by", facts, then_output)
 
+    def test_a_pkill_that_killed_its_own_shell_says_so_and_nothing_printed_can_say_it(self):
+        # public11 and public13 (sessions 47, 48): `pkill -f "python train.py"; …` killed the Bash tool's
+        # own shell, whose command line holds the pattern: "Exit code 144" and nothing else, no cause
+        # line, so no candidate and no judge ever read it (a lasting failure in each set)
+        def failures_of(command, output):
+            t = Transcript()
+            t.user("restart the training with the new batch size")
+            t.assistant(None, tools=[("Bash", {"command": command}, output, True)])
+            t.assistant("Restarted.")
+            return [e["facts"] for e in episodes.episodes_of(parse(t)) if e["kind"] == "error"]
+        [facts] = failures_of('pkill -f "python train.py" 2>/dev/null; sleep 2; nohup python train.py &', "Exit code 144")
+        self.assertEqual(facts["error"], ["Exit code 144", failures.SELF_KILLED])
+        self.assertTrue(failures.is_askable(facts))
+        self.assertEqual(wording.environment_key(facts), "shell: pkill -f kills its own shell")
+        self.assertIn("kills the tool's own shell", wording.environment_lesson([facts]))
+        # another kill, a plain exit code, or output that prints the same words is not it
+        for command, output in [("pkill python", "Exit code 144"), ('pkill -f "train.py"', "Exit code 1"),
+                                ("./run.sh", "Exit code 144\n" + failures.SELF_KILLED)]:
+            for facts in failures_of(command, output):
+                self.assertEqual(wording.environment_key(facts), "", command)
+                self.assertNotIn("kills the tool's own shell", wording.error_lesson([facts]), command)
+
     def test_a_step_after_which_the_same_error_came_again_is_no_fix(self):
         # public11 (session 47): `ls …/.claude/settings.json` failed (no such file), the agent ran the
         # tests, listed the same file again and got the same error, and later the first `ls` worked
