@@ -298,6 +298,9 @@ def evaluate(misses: bool = False, questions=None, corpus=None) -> dict:
         out["misses"] = [{"id": q["id"], "heldout": bool(q.get("heldout")), "where": q["where"],
                           "question": q["question"], "gold": q["gold"], "shown": text} for q, text in failing
                          if not q.get("heldout") or misses == "all"]
+        # the questions with no answer that were shown hits all the same (no held-out split among them)
+        out["answered_unanswerable"] = [{"id": q["id"], "question": q["question"], "shown": results[q["id"]]}
+                                        for q in unanswerable if not says_nothing(results[q["id"]])]
         for m in out["misses"]:
             m["cause"] = why.get(m["id"])
         counts = {}
@@ -442,6 +445,8 @@ def main(argv=None) -> int:
             print(f"\n--- {m['id']} ({'heldout' if m['heldout'] else tuning.strip() or 'questions'}, {m['where']}) "
                   f"{m['question']}\n"
                   f"gold: {m['gold']}\ncause: {c.get('cause')}; {c.get('note')}\n{m['shown']}")
+        for u in out["answered_unanswerable"]:
+            print(f"\n--- {u['id']} (no answer in the history, hits shown) {u['question']}\n{u['shown']}")
     return 0
 
 
