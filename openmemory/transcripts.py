@@ -24,8 +24,11 @@ _REJECTED = "The user doesn't want to proceed with this tool use"
 # result is an object, a list of blocks, or "Error: " and its output): 2.1.x "User rejected
 # tool use" (when nothing was typed), or "Error: " + the rejection text the model is sent.
 _REJECTED_OUTCOMES = ("User rejected tool use", "Error: " + _REJECTED)
-# 2.1.x: what the person typed into the refusal dialog follows this in the rejection text.
-_REFUSAL_WORDS = "To tell you how to proceed, the user said:"
+# What the person typed into the refusal dialog follows one of these in the rejection text: 2.1.x's
+# "…To tell you how to proceed, the user said:", and "The user provided the following reason for
+# the rejection:" (2.0.74 and 2.1.90 among others; a refused plan's "tell Claude what to do instead"
+# too): public14 (session 48) had a Vietnamese person's reason for refusing an edit read as no words.
+_REFUSAL_WORDS = ("To tell you how to proceed, the user said:", "The user provided the following reason for the rejection:")
 # 2.1.328: a refusal answered through a permission prompt tool (`claude -p --permission-prompt-tool`,
 # an SDK host's prompt) has no formula: the record's `permissionDecision.source` says the person
 # refused, and `holdsPersonsWords: true` that the result is their message.
@@ -703,7 +706,7 @@ def _attach_result(call: ToolCall, block: dict, rec: dict) -> None:
         # command can print (its outcome is then an object, or "Error: Exit code N ...").
         call.rejected = True
         if formula:
-            said = call.result.partition(_REFUSAL_WORDS)[2] if outcome != _REJECTED_OUTCOMES[0] else ""
+            said = _after_refusal(call.result) if outcome != _REJECTED_OUTCOMES[0] else ""
         else:   # refused through a permission prompt tool (-p, the SDK): its message is the reply
             said = call.result if rec.get("holdsPersonsWords") is True else ""
         # A question the person chose to discuss (AskUserQuestion's "clarify"): the words after
@@ -717,6 +720,16 @@ def _attach_result(call: ToolCall, block: dict, rec: dict) -> None:
         plan = outcome.get("plan") if isinstance(outcome, dict) else None
         plan = plan if isinstance(plan, str) and plan.strip() else call.input.get("plan")
         call.plan = plan.strip() if isinstance(plan, str) else ""
+
+
+def _after_refusal(result: str) -> str:
+    """The words the person typed into a refusal dialog: the rejection text after the first of
+    _REFUSAL_WORDS it holds, '' where it holds none."""
+    found = [(result.find(marker), marker) for marker in _REFUSAL_WORDS if marker in result]
+    if not found:
+        return ""
+    at, marker = min(found)
+    return result[at + len(marker):]
 
 
 def _ends(text: str) -> str:

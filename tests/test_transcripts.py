@@ -240,6 +240,30 @@ class UserText(unittest.TestCase):
         self.assertEqual((failed.rejected, failed.words, failed.is_error), (False, "", True))
         self.assertEqual((refused.rejected, refused.words), (True, "keep the build folder"))
 
+    def test_a_reason_given_for_a_refusal_in_either_wording_is_the_persons(self):
+        # public14 (session 48): 2.0.74 and 2.1.90 write what the person typed into the refusal dialog
+        # after "The user provided the following reason for the rejection:", not after 2.1.x's "…To tell
+        # you how to proceed, the user said:"; the reason was read as no words at all
+        t = Transcript()
+        t.user("save the roles")
+        t.assistant(tools=[("Write", {"file_path": "/w/MEMORY.md", "content": "roles"}, "REJECT", "x")])
+        reason = ("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a "
+                  "file edit, the new_string was NOT written to the file). The user provided the following reason "
+                  "for the rejection:  make a new folder for the roles, not my MEMORY.md")
+        lines = [json.loads(line) for line in t.lines()]
+        for rec in lines:
+            content = (rec.get("message") or {}).get("content")
+            if isinstance(content, list) and content and content[0].get("type") == "tool_result":
+                content[0]["content"], rec["toolUseResult"] = reason, "Error: " + reason
+        [call] = transcripts.parse_lines([json.dumps(rec) for rec in lines], "/x/s.jsonl").tool_calls
+        self.assertEqual((call.rejected, call.words), (True, "make a new folder for the roles, not my MEMORY.md"))
+        # a command that prints the same words is no refusal, and has no words of the person's
+        t2 = Transcript()
+        t2.user("print the notice")
+        t2.assistant(tools=[("Bash", {"command": "cat NOTICE; false"}, "Exit code 1\n" + reason, True)])
+        [printed] = parse(t2).tool_calls
+        self.assertEqual((printed.rejected, printed.words), (False, ""))
+
     def test_interrupts_are_markers_not_text(self):
         t = Transcript()
         t.user("start the server")
