@@ -1023,7 +1023,8 @@ def _judge(raw: str):
         return end_trimmed(raw[remember.end():].strip()), "statement"   # "remember: staging needs VPN"
     opened = re.sub(r"(?i)^let'?s\s+not\b", "don't", FILLER.sub("", raw).strip())
     s = LEAD.sub("", opened).strip()
-    s = re.sub(r"[,;]?\s*(?:please|thanks|thank you|i think|i guess|ok\??)[.!]*$", "", s, flags=re.I).strip()
+    # "ok" a word of its own, not the end of one ("sales hook." was "sales ho", "webhook" "webho": public14)
+    s = re.sub(r"[,;]?\s*(?:please|thanks|thank you|i think|i guess|\bok\??)[.!]*$", "", s, flags=re.I).strip()
     s = end_trimmed(_FEELING.sub("", s), ".!…, ")
     task, sep, rule = s.partition(", ")
     if sep and _TASK_NOW.match(task) and _STANDING.search(rule) and not _STANDING.search(task):

@@ -142,7 +142,7 @@ class Verdicts(unittest.TestCase):
             return bool(found and (corrections._STANDING.search(found[0].split(";")[0])
                                    or corrections._STANDING_LEAD.match(text[:240])))
         texts = ["From now on, always run ruff before you commit.", "we never commit DEBUG=True",
-                 "use uv, not pip. in this repo we use uv.", "please, please, not npm, don't everok",
+                 "use uv, not pip. in this repo we use uv.", "please, please, not npm, don't everplease",
                  "). we use uv run the tests no,alwaysplease. ", "add pagination to the list command",
                  "Use the new endpoint; the old one always fails", "next time, run the linter first", ""]
         for text in texts:
@@ -162,6 +162,14 @@ class WhatLasts(unittest.TestCase):
 
     def lasts(self, said, form="words"):
         return corrections.what_lasts(said, form)
+
+    def test_a_closing_word_is_taken_off_whole_never_the_end_of_a_word(self):
+        # public14 (session 48): "… never used as a sales hook." rendered "… never used as a sales ho."
+        for said, kept in (("never use the charity mission as a sales hook.", "never use the charity mission as a sales hook"),
+                           ("always test the webhook", "always test the webhook"),
+                           ("always run lint first, thanks", "always run lint first"),
+                           ("always use Facebook login, ok?", "always use Facebook login")):
+            self.assertEqual(self.lasts(said)["sentence"], kept, said)
 
     def test_what_the_person_does_not_get_is_no_ban(self):
         # public13 (session 48): "Don't get what you're trying to figure out. Just tell me who added the
