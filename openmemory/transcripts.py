@@ -53,6 +53,12 @@ _HOOK_STOPPED = "Operation stopped by hook"
 # typed; a user text record without any of them, in a file whose typed prompts carry them, was
 # written by Claude Code or a hook (a hook's "Operation stopped by hook: ...", an approved plan).
 PROMPT_EXTRAS = ("permissionMode", "thinkingMetadata", "todos", "promptSource")
+# What Claude Code writes as the person sends a prompt, just before its record: the files' snapshot
+# (file-history-snapshot, 2.0.x on) or the queue giving up the message typed while the agent worked
+# (a queue-operation "dequeue"). 2.0.74 writes some typed prompts with none of PROMPT_EXTRAS ("todos"
+# only while there is a todo list): public14 (session 48) lost three of one person's messages, one
+# lasting ("… that date app must always be up and running"), read as text the harness wrote.
+_SENT = frozenset({"file-history-snapshot"})
 _DROP_PREFIXES = ("<local-command-stdout>", "<local-command-stderr>", "<local-command-caveat>",
                   "<task-notification>", "<bash-stdout>", "<bash-stderr>", "<bash-input>", _CAVEAT,
                   _CONTINUED)
@@ -403,7 +409,8 @@ def parse_lines(lines, path: str = "", kept_out=None, sidechain: bool = False) -
     pending: dict = {}          # tool_use id -> (block, record) for results seen first
     session_ids: dict = {}
     summaries: list = []
-    typed: list = []            # (prompt turn, whether its record carries PROMPT_EXTRAS)
+    typed: list = []            # (prompt turn, whether its record carries PROMPT_EXTRAS, whether it came as sent)
+    sent = False                # a prompt's send marked since the last message record (_SENT)
     titles = {"custom": "", "ai": ""}
     sniffed = 0                 # non-empty lines before the first record of a known type
     # The envelope every record carries (folder, version, branch, times), kept in locals while reading.
@@ -493,9 +500,16 @@ def parse_lines(lines, path: str = "", kept_out=None, sidechain: bool = False) -
                 ended = value
         try:
             if kind == "user":
+                read = len(typed)
                 _on_user(s, rec, calls, pending, typed)
+                if sent and len(typed) > read:
+                    typed[-1] = (typed[-1][0], typed[-1][1], True)     # sent as the person sends a prompt
+                sent = False
             elif kind == "assistant":
                 _on_assistant(s, rec, by_message, calls, pending)
+                sent = False
+            elif kind in _SENT or kind == "queue-operation" and get("operation") == "dequeue":
+                sent = True
             elif kind == "queue-operation":
                 if get("operation") == "enqueue" and not _task_notice(get("content")):
                     _add_user_text(s, rec, get("content"), "queued")
@@ -536,8 +550,8 @@ def parse_lines(lines, path: str = "", kept_out=None, sidechain: bool = False) -
 def _on_user(s: Session, rec: dict, calls: dict, pending: dict, typed: list) -> None:
     """A user record: tool results paired with their calls; the person's text, if any.
 
-    typed: (turn, whether its record carries PROMPT_EXTRAS) of each prompt read, for
-    _drop_harness_prompts."""
+    typed: (turn, whether its record carries PROMPT_EXTRAS, whether it came as sent: set by
+    the caller) of each prompt read, for _drop_harness_prompts."""
     msg = rec.get("message")
     if not isinstance(msg, dict):
         return
@@ -576,7 +590,7 @@ def _on_user(s: Session, rec: dict, calls: dict, pending: dict, typed: list) -> 
     # delivered with the result it was waiting for.
     turn = _add_user_text(s, rec, text, "queued" if results else "prompt")
     if turn is not None and turn.source == "prompt":
-        typed.append((turn, any(key in rec for key in PROMPT_EXTRAS)))
+        typed.append((turn, any(key in rec for key in PROMPT_EXTRAS), False))
 
 
 def _add_user_text(s: Session, rec: dict, text, source: str):
@@ -754,12 +768,13 @@ def _block_text(content) -> str:
 def _drop_harness_prompts(s: Session, typed: list) -> None:
     """Text Claude Code or a hook wrote into a user record ("Operation stopped by hook: ...") is
     not the person's: told by the record (where the file's typed prompts carry PROMPT_EXTRAS,
-    one without any was not typed), else, in a file that gives no such sign, by Claude Code's
+    one without any was not typed, unless Claude Code marked it sent: _SENT), else, in a file
+    that gives no such sign, by Claude Code's
     own words for it. A prompt a hook stopped and the person sent again, the same words before
     the agent answered, is one message: the first."""
-    marked = any(extras for _, extras in typed)
-    harness = {id(turn) for turn, extras in typed
-               if (not extras if marked else turn.text.startswith(_HOOK_STOPPED))}
+    marked = any(extras for _, extras, _ in typed)
+    harness = {id(turn) for turn, extras, sent in typed
+               if (not extras and not sent if marked else turn.text.startswith(_HOOK_STOPPED))}
     if not harness:
         return
     kept, last, stopped = [], None, False

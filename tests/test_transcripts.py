@@ -188,6 +188,22 @@ class UserText(unittest.TestCase):
         t.user("thanks", **typed)
         self.assertEqual([p.text for p in parse(t).prompts], ["can you use the test repo skill", "thanks"])
 
+    def test_a_prompt_marked_sent_is_typed_though_its_record_has_no_prompt_fields(self):
+        # public14 (session 48): Claude Code 2.0.74 writes "todos" on a typed prompt only while there is
+        # a todo list, and some prompts with none of the fields: read as a hook's words, three of one
+        # person's messages were lost ("… that date app must always be up and running"). Each came
+        # right after the files' snapshot (or the queue giving it up) that sending a prompt writes.
+        t = Transcript(style="1.0")
+        t.user("add the booking page", todos=[{"content": "booking page", "status": "pending"}])
+        t.assistant("Added it.")
+        t._envelope("file-history-snapshot", snapshot={"trackedFileBackups": {}})
+        t._envelope("user", message={"role": "user", "content": "that app must always be up and running"})
+        t.assistant("Understood.")
+        t._envelope("user", message={"role": "user", "content": "Operation stopped by hook: deploys are frozen"})
+        t.assistant("Stopped.")
+        self.assertEqual([p.text for p in parse(t).prompts],
+                         ["add the booking page", "that app must always be up and running"])
+
     def test_the_same_words_sent_again_after_the_agent_answered_are_two_messages(self):
         t = Transcript()
         t.user("yes")
