@@ -878,6 +878,18 @@ def in_other_language(text: str) -> bool:
     return other >= 2 and other > sum(w in embed.STOP_WORDS for w in words)
 
 
+OTHER_SCRIPT_SHARE = 0.2     # of its letters beyond ASCII: Chinese, Russian, Korean, Vietnamese (0.29), not "café"
+
+
+def not_english(text: str) -> bool:
+    """Whether the rules cannot read this: another language with Latin letters (in_other_language),
+    or letters mostly of another script or with a language's marks (a fifth of them or more)."""
+    letters = [c for c in text or "" if c.isalpha()]
+    if len(letters) < 4:
+        return False
+    return in_other_language(text) or sum(c > "\x7f" for c in letters) >= OTHER_SCRIPT_SHARE * len(letters)
+
+
 # "Don't get what you're trying to figure out" is "I don't get …" with its subject dropped, not a
 # ban on getting (public13, session 48: the candidate "In this project don't get what you're trying
 # to figure out."): what the person does not understand, know or see, up to the clause's end.

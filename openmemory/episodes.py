@@ -14,7 +14,8 @@ from itertools import islice
 
 from . import neighbours
 from .clock import iso_or_none
-from .corrections import carries_nothing, correction_verdict, own_lines, right_under_a_paste, unsettled, what_lasts
+from .corrections import (carries_nothing, correction_verdict, not_english, own_lines, right_under_a_paste, unsettled,
+                          what_lasts)
 from .failures import (cause_key, error_lines, is_guard, names_a_thing, never_ran, output_host, pipes_download,
                        plain, self_killed, telling_lines, told_to_run, unsafe_advice, unsafe_fix)
 # a cut redacts first where it cuts (issue 27): it never keeps part of a secret
@@ -155,6 +156,11 @@ def surprises_of(s: Session, settled: bool = False) -> list:
             refused = None
         if not again and not verdict and not first and unsettled(turn.text):
             verdict, form = "doubtful", UNSETTLED     # not a correction by the rules, not settled by them: a judge's
+        elif first and not again and not verdict and not_english(turn.text):
+            # a session's first message the rules cannot read (they read English): a standing rule in
+            # it ("lưu vào bộ nhớ … tôi ko biết 1 chút gì về lập trình": remember I can't program,
+            # public14) is a judge's to find, as the rules find "from now on, always …" in English
+            verdict, form = "doubtful", UNSETTLED
         elif settled and not again and not verdict and not first and not carries_nothing(turn.text, typed):
             verdict, form = "doubtful", SETTLED       # settled by the rules as nothing: a judge's only, last
         typed.append(turn.text)

@@ -478,6 +478,23 @@ class AMessageSentAgain(unittest.TestCase):
     def corrections(self, t):
         return [s.text for s in episodes.surprises_of(parse(t)) if s.kind == "correction"]
 
+    def test_a_first_message_the_rules_cannot_read_is_left_to_a_judge(self):
+        # public14 (session 48): "lưu vào bộ nhớ của bạn là tôi ko biết 1 chút gì về lập trình, …" (remember
+        # that I can't program at all: support all my work) opened a session; the rules read a first
+        # message only for a standing rule in English, so no judge ever read it
+        for first in ("lưu vào bộ nhớ của bạn là tôi ko biết 1 chút gì về lập trình, bạn cần support tôi toàn bộ",
+                      "以后所有的提交信息都用中文写", "Merci de toujours écrire les messages de commit en français"):
+            t = Transcript()
+            t.user(first)
+            t.assistant("OK.")
+            [found] = [x for x in episodes.surprises_of(parse(t)) if x.kind == "correction"]
+            self.assertEqual((found.verdict, found.form), ("doubtful", episodes.UNSETTLED), first)
+        # an English first message is read by the rules, as before: a task is no one's to judge
+        t = Transcript()
+        t.user("add pagination to the list command")
+        t.assistant("Added.")
+        self.assertEqual(self.corrections(t), [])
+
     def test_a_resumed_sessions_replay_of_a_message_is_no_second_correction(self):
         # public9: a session resumed in Claude Code writes its earlier prompts again under new ids;
         # "Think some more. I don't like any approach." was a correction twice, and four others too
