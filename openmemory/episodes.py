@@ -156,11 +156,12 @@ def surprises_of(s: Session, settled: bool = False) -> list:
             refused = None
         if not again and not verdict and not first and unsettled(turn.text):
             verdict, form = "doubtful", UNSETTLED     # not a correction by the rules, not settled by them: a judge's
-        elif first and not again and not verdict and not_english(turn.text):
+        elif first and settled and not again and not verdict and not_english(turn.text):
             # a session's first message the rules cannot read (they read English): a standing rule in
             # it ("lưu vào bộ nhớ … tôi ko biết 1 chút gì về lập trình": remember I can't program,
-            # public14) is a judge's to find, as the rules find "from now on, always …" in English
-            verdict, form = "doubtful", UNSETTLED
+            # public14) is a judge's to find, as the rules find "from now on, always …" in English;
+            # most are the task, so it waits as one the rules settled does, shown nowhere until then
+            verdict, form = "doubtful", SETTLED
         elif settled and not again and not verdict and not first and not carries_nothing(turn.text, typed):
             verdict, form = "doubtful", SETTLED       # settled by the rules as nothing: a judge's only, last
         typed.append(turn.text)
