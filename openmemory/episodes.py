@@ -541,23 +541,17 @@ def _moved_back(surprise: Surprise, command: str, folder: str, later_calls: list
         return                  # no relative path it names: not where it ran
     program = _bare(command).split(" ", 1)[0]
     folder = folder.rstrip("/")
-    back = None
+    back = None                 # (the call that went back up, the folder it went to)
     for later in later_calls:
         if later.name != "Bash":
             continue
         went = _CD.match(later.summary())
         if went:
             above = went.group(1).strip("'\"").rstrip("/")
-            back = later if not later.is_error and folder.startswith(above + "/") else None
-            if back is None:
-                continue
-            rest = _bare(later.summary()[went.end():].strip())
-            if rest.split(" ", 1)[0] != program:
-                continue
-        if back is not None and not later.is_error and _bare(later.summary()).split(" ", 1)[0] == program:
-            above = _CD.match(back.summary()).group(1).strip("'\"").rstrip("/")
-            surprise.moved = folder[len(above) + 1:]
-            surprise.fixed_by, surprise.worked = back.summary(), True
+            back = (later, above) if not later.is_error and folder.startswith(above + "/") else None
+        if back and not later.is_error and _bare(later.summary()).split(" ", 1)[0] == program:
+            surprise.moved = folder[len(back[1]) + 1:]
+            surprise.fixed_by, surprise.worked = back[0].summary(), True
             return
 
 
