@@ -512,6 +512,7 @@ def cause_key(facts: dict) -> str:
     line = error_line(facts)
     if not line:
         return ""
+    program = "python" if _NO_MODULE.match(line) else None
     # each pattern only where the character it cannot match without is in the line (the same
     # key, a third of the time: most lines hold no URL, address or path)
     if "://" in line:
@@ -525,7 +526,12 @@ def cause_key(facts: dict) -> str:
     if _DIGIT.search(line):   # a hash holds a digit (\d), and so does a number: one search, not a test per character
         line = _HASH.sub("<hash>", line)
         line = _NUMBER.sub("<n>", line)
-    return f"{program_of(facts)}: {' '.join(line.lower().split())}"
+    return f"{program or program_of(facts)}: {' '.join(line.lower().split())}"
+
+
+# Python's word for a module its interpreter cannot import: the interpreter's (its environment's)
+# cause, whichever script or runner met it (`python3 -c "import cv2"`, `cd src && python x.py`).
+_NO_MODULE = re.compile(r"^(?:ModuleNotFoundError|ImportError): No module named '([\w.]+)'")
 
 
 # A cause that names the project's own things (a file, a quoted name: a make target, a table, a

@@ -23,8 +23,8 @@ from .redact import mostly_secret, redact, redact_obj, redacted
 from .review import by_session
 from .shorten import clip, unhidden
 from .store import Store, shared_loads
-from .wording import (call_about, core_command, correction_lesson, environment_key, environment_lesson, error_lesson,
-                      other_rules, said_of_this_project, same_rule, scoped, source, stance, unscoped)
+from .wording import (ONE_FAILURE_KINDS, call_about, core_command, correction_lesson, environment_cause, environment_key,
+                      environment_lesson, error_lesson, other_rules, said_of_this_project, same_rule, scoped, source, stance, unscoped)
 
 # --------------------------------------------------------------------------------------
 # The numbers. The first six are the design's (../shared/spec, "Sleep runs ..."); the rest
@@ -449,7 +449,7 @@ def consolidate(store: Store, now: str, keep=None, hold: bool = False) -> dict:
             members = sorted([m for m in by_cause[cause_of(ep)] if m["id"] not in fed
                               and tonight.cause_place(m) == where], key=lambda m: (m["at"], m["id"]))
             if len({m["session_id"] for m in members}) >= ERROR_SESSIONS or _shows_its_fix(members) \
-                    or _environment_again(members):
+                    or _environment_again(members) or _environment_always(members):
                 word = environment_lesson if environment_key(ep["facts"]) else error_lesson
                 tonight.found("project", members, word([m["facts"] for m in members], _cwd_of(members)))
 
@@ -880,6 +880,15 @@ def _environment_again(members: list) -> bool:
     installed, a hook that blocks, a variable not set will be met again (issue 24, item 5)."""
     return bool(environment_key(members[0]["facts"])) and \
         sum(max(1, int(m["facts"].get("count") or 1)) for m in members) >= 2
+
+
+def _environment_always(members: list) -> bool:
+    """Whether failures are of what the Bash tool is on every call (wording.ONE_FAILURE_KINDS: it
+    has no terminal, its shell expands `$` in a double-quoted PowerShell script): once is enough,
+    the next session meets the same (public14: `sudo` with no terminal, `tmux attach`, bash eating
+    PowerShell's `$env:`, each a lasting failure no rule read)."""
+    found = environment_cause(members[0]["facts"])
+    return bool(found) and found[0] in ONE_FAILURE_KINDS
 
 
 def _shows_its_fix(members: list) -> bool:

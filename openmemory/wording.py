@@ -275,6 +275,20 @@ def error_lesson(members: list, cwd=None) -> str:
     fix = fixed.get("fixed_by") or ""
     if fix and pipes_download(fix):
         fix = ""                # stored before such a step was no fix (issue 27): never named
+    module = _NO_MODULE.match(cause)
+    if module and tool == "Bash":
+        # a module the interpreter could not import, which another interpreter (an environment's:
+        # `conda run -n viv python3`, `.venv/bin/python`, `uv run python`) imported later: the
+        # lesson is that interpreter, not the failed command "until" the one that worked
+        for f in reversed(members):
+            other = f.get("fixed_by") or ""
+            if not other or pipes_download(other):
+                continue
+            failed_python = python_of(_local(core_command(f.get("command") or ""), cwd))
+            fix_python = python_of(_local(core_command(other), cwd))
+            if failed_python and fix_python and fix_python != failed_python:
+                return _finish(f"`{failed_python}` here has no module `{clip(module.group(1), 40)}` "
+                               f"(`ModuleNotFoundError`); run Python as `{fix_python}`")
     if fix:
         fix = _local(_no_ids(core_command(fix)), cwd)
         slip = slip_of(fix, _local(_no_ids(core_command(fixed.get("command") or "")), cwd))
@@ -321,10 +335,70 @@ _NOT_PERMITTED = re.compile(rf"^{_SHELL_SAID}(.+?):? operation not permitted(?::
 _BLOCKED = re.compile(r"\bBLOCKED by ([A-Za-z][\w.-]*(?: [A-Za-z][\w.-]*){0,3}?)(?=[.:](?:\s|$)|$)")
 _UNSET = re.compile(r"\b([A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]|[A-Z]{3,}) (?:environment variable )?(?:is )?"
                     r"(?:required but )?not set\b|\benvironment variable ([A-Z][A-Z0-9_]{2,}) (?:is )?(?:not set|missing)\b")
+# What needs a terminal, which the Bash tool never has: sudo asking for a password, `tmux attach`,
+# `docker run -it`, an Ink app's raw mode, gpg's pinentry, git asking for a user name over HTTPS.
+# Each phrase is a program's own fixed words, quoted by the lesson as ours (_TERMINAL_SAID), never
+# the line they came in.
+_NO_TERMINAL = re.compile(r"^(?:(sudo): (a terminal is required|no tty present|a password is required|"
+                          r"sorry, you must have a tty)|.*\b(not a terminal|the input device is not a tty|"
+                          r"raw mode is not supported|inappropriate ioctl for device)\b|"
+                          r"fatal: (could not read username) for 'https://)", re.I)
+# SSH with no key a server takes: the agent holds none (or refuses to sign), or none is accepted.
+_NO_SSH_KEY = re.compile(r"(could not open a connection to your authentication agent|the agent has no identities|"
+                         r"agent refused operation|permission denied \(publickey)", re.I)
+_TERMINAL_SAID = {"a terminal is required": "a terminal is required", "no tty present": "no tty present",
+                  "a password is required": "a password is required", "sorry, you must have a tty": "you must have a tty",
+                  "not a terminal": "not a terminal", "the input device is not a tty": "the input device is not a TTY",
+                  "raw mode is not supported": "Raw mode is not supported",
+                  "inappropriate ioctl for device": "Inappropriate ioctl for device",
+                  "could not read username": "could not read Username"}
+# PowerShell run from the Bash tool with its script in double quotes: bash expands `$_`, `$env:X`,
+# `$false`, `$x = …` to its own (mostly empty) values before PowerShell reads the script. Read
+# from the agent's command alone, never from what the call printed.
+_POWERSHELL_SCRIPT = re.compile(r"(?i)(?:^|(?<=[\s;&|(]))(powershell|pwsh)(?:\.exe)?\b(?:\s+-(?!c\b|command\b)\w+(?:\s+[\w.]+)?)*"
+                                r"\s+-(?:c|command)\s+\"((?:[^\"\\]|\\.)*)\"")
+_POWERSHELL_NAME = re.compile(r"(?i)(?<!\\)\$(?:_(?!\w)|env:\w|true\b|false\b|null\b|psitem\b|lastexitcode\b|"
+                              r"ps\w+|args\b|error\b|\w+\s*[+-]?=(?!=))")
+# cmd.exe's syntax given to the Bash tool (on Windows, Git Bash): `if exist`, a Windows program's
+# `/F` switch (which Git Bash turns into a path, `F:/`), `type`, `copy` or `del` of a `C:\\…`
+# path. Read from the agent's command alone, shown in these words only.
+_CMD_PROGRAMS = ("taskkill", "tasklist", "findstr", "dir", "del", "erase", "copy", "xcopy", "robocopy", "move", "rd",
+                 "rmdir", "type", "attrib", "icacls", "ipconfig", "where", "cmd")
+_CMD_SYNTAX = re.compile(r"(?i)(?:^|[\s;&|(])(?:(if\s+(?:not\s+)?exist)\s|"
+                         rf"({'|'.join(_CMD_PROGRAMS)})(?:\.exe)?\s+(?:[^|;&\n/]*?\s)?(/(?:[a-z?]{{1,2}}|pid|im|fi))(?=\s|$)|"
+                         r"(type|copy|del|move)\s+\"?[a-z]:\\)")
 _ENVIRONMENT_WORDS = ("not found", "no matches", "read-only", "readonly", "not permitted", "blocked by", "not set",
-                      "pkill -f matches")
+                      "pkill -f matches", "terminal", "tty", "password is required", "raw mode", "ioctl",
+                      "could not read username", "authentication agent", "no identities", "agent refused",
+                      "(publickey")
 _UNSET_UP_TO = re.compile(rf"^(.*?(?:{_UNSET.pattern})).*$")
-ENVIRONMENT_KINDS = ("missing", "glob", "read-only", "sandbox", "hook", "unset", "self-kill")
+ENVIRONMENT_KINDS = ("missing", "glob", "read-only", "sandbox", "hook", "unset", "self-kill", "terminal", "quoting",
+                     "cmd", "ssh-key")
+# Kinds one failure is enough for: what the Bash tool is, on every call (it has no terminal, its
+# shell is bash, not cmd.exe), not what this machine happened to lack that once.
+ONE_FAILURE_KINDS = ("terminal", "quoting", "cmd")
+
+
+def cmd_syntax(command: str) -> list:
+    """The cmd.exe syntax a command gives bash, in fixed words (`if exist`, `taskkill /F`, `type C:\\…`)."""
+    found = []
+    for m in _CMD_SYNTAX.finditer(command):
+        shown = (m.group(1) and "if exist" or m.group(2) and f"{m.group(2).lower()} {m.group(3)}"
+                 or f"{m.group(4).lower()} C:\\…")
+        if shown not in found:
+            found.append(shown)
+    return found
+
+
+def powershell_expanded(command: str) -> str:
+    """"powershell" or "pwsh" when a command runs a PowerShell script in double quotes that
+    holds a `$` name bash expands first (`powershell -Command "… $env:USERPROFILE …"`), else ''."""
+    if "$" not in command:
+        return ""
+    for m in _POWERSHELL_SCRIPT.finditer(command):
+        if _POWERSHELL_NAME.search(m.group(2)):
+            return m.group(1).lower()
+    return ""
 
 
 def environment_cause(facts: dict) -> tuple:
@@ -334,13 +408,17 @@ def environment_cause(facts: dict) -> tuple:
     what) for "operation not permitted" in the shell's voice, ("hook", name) for a call a hook
     blocked ("BLOCKED by CC Safety Net"), ("unset", "DATABASE_URL") for an environment variable
     the output says is not set (the command not setting it), ("self-kill", "pkill") for a `pkill -f`
-    that killed the shell running it (failures.self_killed); () for any other failure."""
+    that killed the shell running it (failures.self_killed), ("terminal", "sudo" | "git" | "") for
+    what needs a terminal the Bash tool never has (sudo's password, git's login, `tmux attach`),
+    and, read from the command alone, ("quoting", "powershell") for a double-quoted PowerShell
+    script bash expanded first and ("cmd", "") for cmd.exe's syntax given to bash; () for any other
+    failure."""
     command = facts.get("command") or ""
     bash = (facts.get("tool") or "Bash") == "Bash"
     lines = telling_lines(facts)
     said = "\n".join(lines).lower()
     if not any(word in said for word in _ENVIRONMENT_WORDS):
-        return ()               # most failures: a few substring tests, no pattern tried
+        return _shell_not_meant(command) if bash else ()    # most failures: a few substring tests
     ran = len(lines) < len(facts.get("error") or ())       # an "Exit code N": the command ran
     if bash and ran and lines == [SELF_KILLED] and matches_itself(command):
         return ("self-kill", "pkill")   # our reading of a silent kill (failures.self_killed), not a line printed
@@ -353,6 +431,14 @@ def environment_cause(facts: dict) -> tuple:
             return ("hook", blocked.group(1))
         if not bash:
             continue
+        m = _NO_TERMINAL.match(line.strip())
+        if m and not line.lstrip().lower().startswith(("warning", "mesg:", "pseudo-terminal")):
+            if m.group(1) and not re.search(r"(?<![\w.-])sudo(?![\w.-])", command):
+                continue        # sudo's words where the command ran no sudo: a script's own output
+            return ("terminal", "sudo" if m.group(1) else "git" if m.group(4) else "")
+        m = _NO_SSH_KEY.search(line)
+        if m and re.search(r"(?<![\w.-])(?:ssh|ssh-add|git|scp|sftp|rsync)(?![\w.-])", command):
+            return ("ssh-key", "")
         m = _MISSING.match(line)
         if m:
             name = m.group(1) or m.group(2)
@@ -372,6 +458,17 @@ def environment_cause(facts: dict) -> tuple:
             name = m.group(1) or m.group(2)
             if not re.search(rf"(?<![\w$]){re.escape(name)}=", command):
                 return ("unset", name)
+    return _shell_not_meant(command) if bash else ()
+
+
+def _shell_not_meant(command: str) -> tuple:
+    """A Bash call written for another shell, read from the command alone: ("quoting", "powershell")
+    for a double-quoted PowerShell script with `$` names in it, ("cmd", "") for cmd.exe's syntax."""
+    if powershell_expanded(command):
+        return ("quoting", powershell_expanded(command))
+    if "/" in command or "exist" in command.lower() or ":\\" in command:
+        if cmd_syntax(command):
+            return ("cmd", "")
     return ()
 
 
@@ -394,7 +491,10 @@ def _environment_key(tool: str, command: str, error: tuple) -> str:
     return {"missing": f"shell: command not found: {what.lower()}", "glob": "zsh: no matches found",
             "read-only": f"shell: read-only variable: {what}", "sandbox": f"shell: '{what}' not permitted",
             "hook": f"hook: '{what.lower()}' blocks", "unset": f"env: '{what}' not set",
-            "self-kill": "shell: pkill -f kills its own shell"}[kind]
+            "self-kill": "shell: pkill -f kills its own shell",
+            "terminal": f"shell: no terminal{' for ' + what if what else ''}",
+            "quoting": f"bash: expands $ in a double-quoted {what} script",
+            "cmd": "bash: is not cmd.exe", "ssh-key": "ssh: no key the server takes"}[kind]
 
 
 def _head(command: str) -> str:
@@ -441,6 +541,44 @@ def environment_lesson(members: list, cwd=None) -> str:
     elif kind == "self-kill":
         body = ("`pkill -f` run by the Bash tool kills the tool's own shell too (its command line holds the "
                 "pattern), which ends the call with no output")
+    elif kind == "terminal":
+        said = next((_TERMINAL_SAID[m.group(2) or m.group(3) or m.group(4)] for f in reversed(members)
+                     for line in telling_lines(f) for m in [_NO_TERMINAL.match(line.strip().lower())] if m), "")
+        if what == "sudo":
+            body = f"`sudo` asks for a password here, and the Bash tool has no terminal to type it in (`{said}`)"
+        elif what == "git":
+            body = f"git has no saved login for HTTPS here, and the Bash tool has no terminal to ask for one (`{said}`)"
+        else:
+            shown = [f"`{c}`" for c in commands[:2]]
+            body = (" and ".join(shown) + (" need" if len(shown) > 1 else " needs") +
+                    f" a terminal, which the Bash tool does not have (`{said}`)")
+        fix = ""        # whatever ran next, the command that needed a terminal was not made to work
+    elif kind == "quoting":
+        body = (f"Bash expands `$_` and `$env:…` in a double-quoted `{what} -Command \"…\"` first: "
+                f"single-quote the script or write `\\$`")
+        fix = ""
+    elif kind == "ssh-key":
+        said = next((m.group(1) for f in members for line in telling_lines(f)
+                     for m in [_NO_SSH_KEY.search(line)] if m), "")     # as the first said it
+        said = {"could not open a connection to your authentication agent": "Could not open a connection to your "
+                "authentication agent", "the agent has no identities": "The agent has no identities",
+                "agent refused operation": "agent refused operation"}.get(said.lower(), "Permission denied (publickey)")
+        shown = " and ".join(f"`{c}`" for c in commands[:2])
+        agent = "The SSH agent here has no key it will use" if said != "Permission denied (publickey)" \
+            else "SSH here has no key the server takes"
+        body = f"{agent}, so {shown} fail{'s' if len(commands[:2]) == 1 else ''} (`{said}`)"
+        fix = ""
+    elif kind == "cmd":
+        syntax = []
+        for f in members:
+            syntax += [x for x in cmd_syntax(f.get("command") or "") if x not in syntax]
+        for n in (3, 2, 1):
+            shown = [f"`{x}`" for x in syntax[:n]]
+            body = ("The Bash tool runs bash, not cmd.exe: " + (", ".join(shown[:-1]) + " and " + shown[-1]
+                    if len(shown) > 1 else shown[0]) + " fail there; use POSIX commands, and `//F` for a switch `/F`")
+            if len(body) + len("In this repository ") <= LESSON_CHARS:
+                break
+        fix = ""
     elif kind == "read-only":
         body = f"`{what}` is a read-only variable in the shell: `{command}` fails where it sets it"
     elif kind == "sandbox":
@@ -482,6 +620,20 @@ def _short(command: str, limit: int) -> str:
             break
         kept.append(word)
     return " ".join(kept or [clip(command.split()[0], limit - 2)]) + " …"
+
+
+# The interpreter a command runs Python with, and the runner of an environment before it.
+_NO_MODULE = re.compile(r"^(?:ModuleNotFoundError|ImportError): No module named '([\w.]+)'")
+_PYTHON = re.compile(r"(?:(?:source|\.) \S+/activate && )?"
+                     r"(?:(?:conda|mamba|micromamba) run (?:-n|--name) [\w.-]+ |(?:uv|poetry|pipenv|pdm|hatch|rye) run )?"
+                     r"(?:[\w.~/-]*/)?python[\d.]*(?![\w.-])")
+
+
+def python_of(command: str) -> str:
+    """The interpreter a command runs Python with, its environment's runner and all (`conda run -n
+    viv python3`, `.venv/bin/python`, `uv run python`), '' when it runs none."""
+    m = _PYTHON.search(command)
+    return m.group() if m else ""
 
 
 def runs_otherwise(fix: str, failed: str) -> bool:

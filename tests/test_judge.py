@@ -1135,21 +1135,23 @@ class EveryMessageTyped(unittest.TestCase):
         import tempfile
         from pathlib import Path
         from tests import judge_requests
-        refused = "sudo: a terminal is required to read the password; either use the -S option"
-        call = ("Bash", {"command": "sudo systemctl restart shop"}, f"Exit code 1\n{refused}", True)
+        # (sudo with no terminal was this test's failure until the rules read it: test_learning.
+        # EnvironmentFailures.test_what_needs_a_terminal_is_a_candidate_after_one_failure)
+        call = ("Bash", {"command": "git push origin main"},
+                "Exit code 1\n ! [rejected]        main -> main (fetch first)\nerror: failed to push some refs", True)
         with tempfile.TemporaryDirectory() as tmp:
-            files = [_session(2, ("restart the service", call), ("restart it please", call)).write(Path(tmp))]
+            files = [_session(2, ("push it", call), ("push it please", call)).write(Path(tmp))]
             requests = judge_requests.requests_of(files)
             self.assertEqual(requests[-1]["kind"], "failure")                  # after every message
             [q] = [r for r in requests if r["kind"] == "failure"]
             self.assertIn("The failure came up in one session, 2 times", q["user"])
-            lesson = "`sudo` needs a terminal here: ask the person to run `sudo systemctl restart shop`."
+            lesson = "Others push to main here often: bring the branch up to date before pushing to it."
             night = judge_requests.replay_night(files, {q["key"]: json.dumps(
-                {"lasting": True, "cause": "sudo needs a terminal", "fix": "", "lesson": lesson, "scope": "project",
+                {"lasting": True, "cause": "main moves on", "fix": "", "lesson": lesson, "scope": "project",
                  "why": "x"})})
             rules_alone = judge_requests.replay_night(files, {})
         self.assertEqual([ls for ls in rules_alone["lessons"] if ls["kind"] == "project"], [])
-        self.assertEqual([(ls["kind"], ls["state"]) for ls in night["lessons"] if "sudo" in ls["text"]],
+        self.assertEqual([(ls["kind"], ls["state"]) for ls in night["lessons"] if "push to main" in ls["text"]],
                          [("project", "live")])
 
     def test_a_failure_seen_once_and_never_got_past_is_asked_after_those_that_say_more(self):

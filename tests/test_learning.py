@@ -650,6 +650,107 @@ class EnvironmentFailures(TempHome):
         [text] = self.night(t, once)                   # (`docker`, not found once: no lesson)
         self.assertEqual(text, "In this project `psql` is not installed (`command not found`).")
 
+    def test_what_needs_a_terminal_is_a_candidate_after_one_failure(self):
+        # public14 (session 49): `curl … | sudo dd …` ("sudo: a terminal is required to read the
+        # password") and `tmux attach -t hq-mayor` ("open terminal failed: not a terminal"), each
+        # once in a session: lasting failures no rule read. The Bash tool never has a terminal, so
+        # the next session meets the same: one failure makes a candidate, worded from the cause.
+        sudo = self.session(2, ("curl -fsSL https://cli.example/key.gpg | sudo dd of=/usr/share/keyrings/k.gpg",
+                                "sudo: a terminal is required to read the password; either use the -S option "
+                                "to read from standard input or configure an askpass helper\nsudo: a password is required"))
+        tmux = self.session(9, ("tmux attach -t build", "Exit code 1\nopen terminal failed: not a terminal"), cwd="rig")
+        texts = sorted(self.night(sudo, tmux))
+        self.assertEqual(texts, ["In this project `sudo` asks for a password, and the Bash tool has no terminal to "
+                                 "type it in (`a terminal is required`).",
+                                 "In this project `tmux attach -t build` needs a terminal, which the Bash tool does "
+                                 "not have (`not a terminal`)."])
+        with store.connect() as db:
+            self.assertEqual({ls["state"] for ls in db.all_lessons()}, {"candidate"})
+        # sudo's words printed by a script that ran no sudo, and ssh's warning that it allocates no
+        # terminal before failing for its own reason, are no such cause
+        for command, output in [("./deploy.sh", "Exit code 1\nsudo: a terminal is required to read the password"),
+                                ("ssh build@ci ls", "Exit code 255\nPseudo-terminal will not be allocated because "
+                                 "stdin is not a terminal.\nbuild@ci: Permission denied (publickey).")]:
+            self.assertNotEqual(wording.environment_cause({"tool": "Bash", "command": command,
+                                                           "error": output.split("\n")})[:1], ("terminal",), command)
+
+    def test_a_powershell_script_in_double_quotes_is_a_candidate_from_the_command_alone(self):
+        # public14: `powershell -Command "… $env:USERPROFILE\.docker\config.json …"`, `"$env:PATH = …"`
+        # and `"… stream=$false …"` from the Bash tool: bash put its own (empty) values in first, and
+        # PowerShell failed each time in a different way. The cause is read from the agent's command,
+        # never from what the call printed, which is anyone's words.
+        failed = ('powershell -Command "@{ credsStore = \'\' } | ConvertTo-Json | Set-Content -Path '
+                  '$env:USERPROFILE\\.docker\\config.json -Force"',
+                  "Exit code 1\nSet-Content : Could not open the alternate data stream 'USERPROFILE\\.docker\\config.json'")
+        [text] = self.night(self.session(2, failed))
+        self.assertEqual(text, "In this project bash expands `$_` and `$env:…` in a double-quoted `powershell -Command "
+                               "\"…\"` first: single-quote the script or write `\\$`.")
+        for command in ["powershell -Command 'Get-ChildItem | % { $_.Name }'", 'powershell -Command "Get-Process node"',
+                        'pwsh -c "Write-Host \\$env:HOME"', "echo 'powershell -Command \"$x = 1\"'x"]:
+            facts = {"tool": "Bash", "command": command, "error": ["Exit code 1", "bash expands $_ in powershell"]}
+            self.assertNotEqual(wording.environment_cause(facts)[:1], ("quoting",), command)
+        self.assertEqual(wording.powershell_expanded('pwsh -NoProfile -c "$x = 1; $x"'), "pwsh")
+
+    def test_cmd_syntax_given_to_bash_is_a_candidate_and_a_path_is_no_switch(self):
+        # public14: on Windows the Bash tool is Git Bash; `if exist .env.example type …` (a syntax
+        # error), `tasklist | findstr /i docker`, `taskkill /F /PID 24648` (Git Bash made `/F` a path,
+        # `F:/`) and `dir /s /b src\*.js` failed in two people's sessions, one lesson in each
+        texts = self.night(self.session(2, ("taskkill /F /PID 24648", "ERROR: Invalid argument/option - 'F:/'.")),
+                           self.session(9, ("cd C:/Users/jo/app && if exist .env.example type .env.example",
+                                            "Exit code 2\n/usr/bin/bash: eval: line 2: syntax error: unexpected end of file"),
+                                        cwd="app"))
+        self.assertEqual(sorted(texts), [
+            "In this project the Bash tool runs bash, not cmd.exe: `if exist` fails there; use POSIX commands, and "
+            "`//F` for a switch `/F`.".replace("fails", "fail"),
+            "In this project the Bash tool runs bash, not cmd.exe: `taskkill /F` fail there; use POSIX commands, and "
+            "`//F` for a switch `/F`."])
+        # a folder at the root is no switch, and POSIX commands are none of it
+        for command in ["dir /tmp", "rmdir /tmp/build", "ls -la /s", "mv /Users/jo/a.md /Users/jo/reports/",
+                        "grep -rn TODO /src", "find . -type f"]:
+            self.assertEqual(wording.cmd_syntax(command), [], command)
+
+    def test_a_module_missing_is_the_interpreters_and_its_lesson_is_the_one_that_had_it(self):
+        # public14 (session 49): `python3 -c "import cv2; …"` in one session, `cd src/decomposition &&
+        # python decompose_retinex.py` in another, both "ModuleNotFoundError: No module named 'cv2'";
+        # the second worked as `conda run -n viv python …`. Keyed by their programs (`python3`, and
+        # `print('…` for a clipped `-c` script) they never met, and the one candidate said "`python
+        # decompose_retinex.py` fails with … until `conda run -n viv python -c …` has run".
+        missing = "Exit code 1\nTraceback (most recent call last):\n  File \"<string>\", line 1, in <module>\n" \
+                  "ModuleNotFoundError: No module named 'cv2'"
+        first = self.session(2, ('python3 -c "import cv2; print(cv2.__version__)"', missing))
+        second = Transcript(cwd=str(self.tmp / "shop"), start=when(11, 9))
+        second.user("run the decomposition")
+        failing(second, "cd src/decomposition && python decompose_retinex.py", missing)
+        second.assistant("Using the project's environment.",
+                         tools=[("Bash", {"command": "cd src/decomposition && conda run -n viv python decompose_retinex.py"},
+                                 "Saved 15 images", False)])
+        [text] = self.night(first, second)
+        self.assertEqual(text, "In this project `python` has no module `cv2` (`ModuleNotFoundError`); "
+                               "run Python as `conda run -n viv python`.")
+        for command in ['python3 -c "import cv2; print(1); print(2)"', "cd src && python x.py", "uv run pytest -q"]:
+            self.assertEqual(failures.cause_key({"tool": "Bash", "command": command, "error": failures.error_lines(missing)}),
+                             "python: modulenotfounderror: no module named 'cv<n>'", command)
+        self.assertEqual(wording.python_of("source .venv/bin/activate && python -m app"),
+                         "source .venv/bin/activate && python")
+        self.assertEqual(wording.python_of("npm run pythonic"), "")
+
+    def test_ssh_with_no_key_twice_in_a_session_is_one_cause_whatever_ran_it(self):
+        # issue 24: "an SSH agent with no keys", a repeated failure with a clear cause that became
+        # nothing: `git push` and `ssh -T git@github.com` each keyed by their own program and line
+        t = self.session(2, ("git push -u origin feature/login", "Exit code 128\ngit@github.com: Permission denied "
+                             "(publickey).\nfatal: Could not read from remote repository."),
+                         ("ssh -T git@github.com", "Exit code 255\ngit@github.com: Permission denied (publickey)."))
+        [text] = self.night(t)
+        self.assertEqual(text, "In this project SSH has no key the server takes, so `git push -u origin …` and "
+                               "`ssh -T git@github.com` fail (`Permission denied (publickey)`).")
+        # met once in another project: no lesson of its own; it joins this one, which now holds everywhere
+        self.assertEqual(self.night(self.session(9, ("ssh-add -l", "Exit code 1\nThe agent has no identities."),
+                                                 cwd="site")),
+                         [text.replace("In this project SSH", "SSH")])
+        # the same words printed by a program that runs no ssh are its own
+        self.assertEqual(wording.environment_cause({"tool": "Bash", "command": "./deploy.sh",
+                                                    "error": ["Exit code 1", "Permission denied (publickey)."]}), ())
+
     def test_a_name_the_command_does_not_hold_is_no_program_not_installed(self):
         # output saying a program was not found that the command never ran (a script's own output,
         # anyone's words) is no fact about this machine
