@@ -59,7 +59,7 @@ BY_PERSON = BACKERS[:2]         # what the person did: approved it, wrote its te
 _FOR_THE_WORK_TO_COME = re.compile(
     r"(?i)\b(?:from now on|going forward|from here on|in (?:the )?future|next time|for (?:all|every) future|"
     r"don'?t ever|do not ever|never ever|(?:every ?time|whenever) you|in this (?:repo|repository|project|codebase),? we|"
-    r"(?<!so )(?<!if )(?<!that )(?<!when )(?<!until )we (?:always|never|don'?t|do not))\b")
+    r"(?<!so )(?<!if )(?<!that )(?<!when )(?<!until )we (?:always|never|don'?t|do not)(?!\s+(?:want|need|have)\s+to\b))\b")
 
 
 def kept_by_person(backing: dict) -> bool:

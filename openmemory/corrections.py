@@ -683,7 +683,10 @@ _LASTING = _Source(r"\b(?:don'?t|do not|never|always|only|stop|avoid|prefer|inst
 # Words that make a sentence a standing rule (what a first message, a paste or a review needs).
 _STANDING = _Source(r"(?i)\b(?:always|never|from now on|going forward|in (?:the )?future|every ?time|whenever|"
                     r"everywhere|in this (?:repo|repository|project|codebase)|"
-                    r"(?<!so )(?<!if )(?<!that )(?<!when )(?<!until )we (?:always|never|only|don'?t|do not)|"
+                    # (not what "we" want, need or have to do now: "but not too many as we don't want to max
+                    # out on tokens", public15, session 49, a live lesson quoting it)
+                    r"(?<!so )(?<!if )(?<!that )(?<!when )(?<!until )we (?:always|never|only|don'?t|do not)"
+                    r"(?!\s+(?:want|need|have)\s+to\b)|"
                     r"don'?t ever|(?:should|must|shall)(?:n'?t|\s+not)\s+(?:\w+\s+){0,3}?ever|"
                     # "next time" before what to do then, not ending what is asked now ("save our
                     # conversation for when i reopen next time": public13, session 48, a live lesson)

@@ -29,6 +29,20 @@ class Backers(unittest.TestCase):
             with self.subTest(said=said):
                 self.assertEqual(backing.backers(lesson(), [correction(said)]), ["standing"])
 
+    def test_what_we_want_or_need_now_is_no_convention(self):
+        # public15 (session 49): "great, now add some more of the features that were missing. but not
+        # too many as we don't want to max out on tokens" was live, rendered as a quote: "we don't"
+        # read as a convention of the team. What "we" want, need or have to do now is this task's.
+        from openmemory import corrections
+        for said in ("great, now add some more of the features. but not too many as we don't want to max out on tokens",
+                     "we don't need to run the migrations by hand this time", "we do not have to ship it today"):
+            with self.subTest(said=said):
+                self.assertEqual(backing.backers(lesson(), [correction(said)]), [])
+                self.assertFalse(corrections.what_lasts(said, "words")["standing"])
+        for said in ("we don't use yarn in this repo", "no, we never squash release branches"):
+            with self.subTest(said=said):
+                self.assertEqual(backing.backers(lesson(), [correction(said)]), ["standing"])
+
     def test_a_bare_always_or_never_backs_it_only_about_what_the_agent_just_did(self):
         # Fresh sets of other people's sessions (ARCHITECTURE.md, session 42): each first night's one
         # rendered lesson, backed by a bare "always" or "in this repo", was a product's behaviour or
