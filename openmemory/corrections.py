@@ -49,6 +49,9 @@ _PHRASE = _Source(
     r"\bstill (?:not|fail\w*|broken|bro?ke|seeing|getting|the same|doesn'?t|does not|isn'?t|is not|too\s+(?!early|soon)\w+|"
     r"having\s+(?:trouble|issues?|problems?)\b(?!\s+(?:understanding|following|figuring)))\b|"
     r"\byou (?:forgot|missed|broke|ignored|skipped|didn'?t|did not|shouldn'?t|should not|should have)\b|"
+    # what the agent should be doing instead of what it is ("i am sorry, you should be updating
+    # index.html": public15, session 49; every such message labelled is a correction)
+    r"\byou\s+should\s+be\s+(?!(?:able|seeing|getting|receiving|noticing|hearing)\b)\w+ing\b|"
     r"\bshouldn'?t (?:have|be|use|do)\b|\bshould not (?:have|be|use|do)\b|"
     r"\b(?:the|real) (?:issue|problem|bug|cause) is\b|,\s*not\s+\S+|"
     r"(?:^|[.!?]\s+)(?:please\s+)?(?:don'?t|do not|never|stop)\s+\w+|"

@@ -93,6 +93,17 @@ class Verdicts(unittest.TestCase):
                      "stop the dev server when you're done", "how hard would it be to switch to OpenAI?"]:
             self.assertIsNone(self.verdict(text), text)
 
+    def test_what_the_agent_should_be_doing_instead_is_a_correction(self):
+        # public15 (session 49): "i am sorry, you should be updating index.html" after the agent had
+        # edited the CSS; what the person expects to see ("you should be seeing the logs now") or
+        # can do is no correction
+        for text in ["i am sorry, you should be updating index.html",
+                     "at this point, you should be updating the .md backup of our conversation"]:
+            self.assertEqual(self.verdict(text), "correction", text)
+        for text in ["you should be seeing the logs now", "you should be able to run it now",
+                     "you should be getting an email shortly"]:
+            self.assertIsNone(self.verdict(text), text)
+
     def test_doubtful(self):
         for text in ["did you push?", "i think the oracle and the agent should be the same agent?",
                      "did you write a migration for it?"]:
