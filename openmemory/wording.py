@@ -343,6 +343,10 @@ _NO_TERMINAL = re.compile(r"^(?:(sudo): (a terminal is required|no tty present|a
                           r"sorry, you must have a tty)|.*\b(not a terminal|the input device is not a tty|"
                           r"raw mode is not supported|inappropriate ioctl for device)\b|"
                           r"fatal: (could not read username) for 'https://)", re.I)
+# Claude Code's own refusal of a `cd` or `ls` outside the session's working folders (2.1.x: "cd to
+# '/tmp' was blocked. For security, Claude Code may only change directories to child directories
+# of the allowed working directories for this session"): the whole result of a call that never ran.
+_OUTSIDE = re.compile(r"^(cd|ls) (?:to|in) '.*' was blocked\. For security, Claude Code may only ")
 # SSH with no key a server takes: the agent holds none (or refuses to sign), or none is accepted.
 _NO_SSH_KEY = re.compile(r"(could not open a connection to your authentication agent|the agent has no identities|"
                          r"agent refused operation|permission denied \(publickey)", re.I)
@@ -370,13 +374,13 @@ _CMD_SYNTAX = re.compile(r"(?i)(?:^|[\s;&|(])(?:(if\s+(?:not\s+)?exist)\s|"
 _ENVIRONMENT_WORDS = ("not found", "no matches", "read-only", "readonly", "not permitted", "blocked by", "not set",
                       "pkill -f matches", "terminal", "tty", "password is required", "raw mode", "ioctl",
                       "could not read username", "authentication agent", "no identities", "agent refused",
-                      "(publickey")
+                      "(publickey", "was blocked. for security")
 _UNSET_UP_TO = re.compile(rf"^(.*?(?:{_UNSET.pattern})).*$")
 ENVIRONMENT_KINDS = ("missing", "glob", "read-only", "sandbox", "hook", "unset", "self-kill", "terminal", "quoting",
-                     "cmd", "ssh-key")
+                     "cmd", "ssh-key", "outside")
 # Kinds one failure is enough for: what the Bash tool is, on every call (it has no terminal, its
 # shell is bash, not cmd.exe), not what this machine happened to lack that once.
-ONE_FAILURE_KINDS = ("terminal", "quoting", "cmd")
+ONE_FAILURE_KINDS = ("terminal", "quoting", "cmd", "outside")
 
 
 def cmd_syntax(command: str) -> list:
@@ -436,6 +440,9 @@ def environment_cause(facts: dict) -> tuple:
             if m.group(1) and not re.search(r"(?<![\w.-])sudo(?![\w.-])", command):
                 continue        # sudo's words where the command ran no sudo: a script's own output
             return ("terminal", "sudo" if m.group(1) else "git" if m.group(4) else "")
+        m = _OUTSIDE.match(line)
+        if m and not ran and re.search(rf"(?<![\w.-]){m.group(1)}(?![\w.-])", command):
+            return ("outside", m.group(1))
         m = _NO_SSH_KEY.search(line)
         if m and re.search(r"(?<![\w.-])(?:ssh|ssh-add|git|scp|sftp|rsync)(?![\w.-])", command):
             return ("ssh-key", "")
@@ -494,7 +501,8 @@ def _environment_key(tool: str, command: str, error: tuple) -> str:
             "self-kill": "shell: pkill -f kills its own shell",
             "terminal": f"shell: no terminal{' for ' + what if what else ''}",
             "quoting": f"bash: expands $ in a double-quoted {what} script",
-            "cmd": "bash: is not cmd.exe", "ssh-key": "ssh: no key the server takes"}[kind]
+            "cmd": "bash: is not cmd.exe", "ssh-key": "ssh: no key the server takes",
+            "outside": f"claude code: blocks {what} outside the session's folders"}[kind]
 
 
 def _head(command: str) -> str:
@@ -556,6 +564,9 @@ def environment_lesson(members: list, cwd=None) -> str:
     elif kind == "quoting":
         body = (f"Bash expands `$_` and `$env:…` in a double-quoted `{what} -Command \"…\"` first: "
                 f"single-quote the script or write `\\$`")
+        fix = ""
+    elif kind == "outside":
+        body = f"Claude Code blocks `{what}` outside the session's working folders (`was blocked. For security`)"
         fix = ""
     elif kind == "ssh-key":
         said = next((m.group(1) for f in members for line in telling_lines(f)

@@ -751,6 +751,23 @@ class EnvironmentFailures(TempHome):
         self.assertEqual(wording.environment_cause({"tool": "Bash", "command": "./deploy.sh",
                                                     "error": ["Exit code 1", "Permission denied (publickey)."]}), ())
 
+    def test_a_cd_claude_code_blocks_outside_the_sessions_folders_is_a_candidate_after_one(self):
+        # public15 (session 49, read after its blind measure): Claude Code 2.1.x refused `cd
+        # /c/Users/jtowe && git clone …` and `ls -la /workspace/ && ls -la /home/roi12/.n8n` ("… was
+        # blocked. For security, Claude Code may only …"), each a lasting failure the rules quoted
+        # as "`pwd` fails with … until `git clone …` has run" or never read. Its own refusal is the
+        # whole result of a call that never ran; a program printing the same words is not it.
+        blocked = ("cd to '/c/Users/jo' was blocked. For security, Claude Code may only change directories to "
+                   "child directories of the allowed working directories for this session (including the "
+                   "working directory).")
+        [text] = self.night(self.session(2, ("cd /c/Users/jo && git clone https://github.com/jo/app", blocked)))
+        self.assertEqual(text, "In this project Claude Code blocks `cd` outside the session's working folders "
+                               "(`was blocked. For security`).")
+        self.assertEqual(wording.environment_cause({"tool": "Bash", "command": "./sync.sh",
+                                                    "error": ["Exit code 1", blocked]}), ())
+        self.assertEqual(wording.environment_cause({"tool": "Bash", "command": "cd /tmp && ./sync.sh",
+                                                    "error": ["Exit code 1", blocked]}), ())
+
     def test_a_name_the_command_does_not_hold_is_no_program_not_installed(self):
         # output saying a program was not found that the command never ran (a script's own output,
         # anyone's words) is no fact about this machine
