@@ -141,14 +141,17 @@ _REVIEW_LINE = re.compile(r"""(?xi)^\s*(?:\d+[.)]\s*|[-*•]\s+)?(?:\*\*|__)?[^\
     (?:\s+(?:bugs?|issues?|problems?|findings?|errors?|risks?|nits?|security|performance|correctness|style)){0,2}
     \s*(?:\*\*|__)?\s*[:\]]
     | ^\s*(?:\d+[.)]\s+|[-*•]\s+)(?:.*?[(`]|\*\*)?[\w./-]+\.[A-Za-z]{1,5}:\d+(?:-\d+)?\b""")
-# A line of pasted output (a log, a diff, a prompt, a frame), not the person's own words. A line with
+# A line of pasted output (a log, a diff, a prompt, a frame: "at f (/x.js:1:2)", `File "x.py", line 3`,
+# never a sentence that opens with "at" or "File": "at this point, you should be updating the .md
+# backup", public15, session 49, was read as a frame), not the person's own words. A line with
 # no space is one token of output ("Compiling…", a hash, a path), unless it holds two letters running
 # of a script written without spaces between words (SPACELESS: Chinese, Japanese, Thai): "未解决我的根本
 # 问题。" ("my root problem is not solved.") is a sentence; a message of such lines, or one over 100
 # characters (_WORD_ALONE), held no words of the person's before 2026-12-06.
 SPACELESS = embed.SPACELESS_CHARS + "\u0e00-\u0e7f"     # what recall reads as pairs, and Thai
 _OUTPUT = re.compile(r"""(?x)^(?:\s{2,}|\t|[❯$>#+|│└├╰━─=@\[]|\s*-{2,}|\s*\d+(?:\.\d+)?\s|.*[\u2500-\u259f]|.*\.{4,}|
-                     \s*(?:at|File)\s|.*\s{3,}\S|(?!\S*[""" + SPACELESS + "]{2})\\S+$)")
+                     \s*at\s(?=.*(?::\d+\)?\s*$|<anonymous>|\(native\)|\(Unknown\ Source\)))|\s*File\s"|
+                     .*\s{3,}\S|(?!\S*[""" + SPACELESS + "]{2})\\S+$)")
 _APPROVAL = re.compile(r"\b(?:works?|worked|great|good|thanks?|thank you|perfect|nice|lgtm|looks good|"
                        r"yes|yep|sure|fine|continue|go on|go ahead|carry on)\b", re.I)
 

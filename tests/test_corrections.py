@@ -285,6 +285,18 @@ class WhatLasts(unittest.TestCase):
         words = "2024-05-01 12:00:01 ERROR db: connection refused\nalways start the db with make db-up first"
         self.assertEqual(self.lasts(words)["sentence"], "always start the db with make db-up first")
 
+    def test_a_sentence_that_opens_with_at_or_file_is_the_persons_and_a_frame_is_not(self):
+        # public15 (session 49): "at this point, you should be updating the .md backup of our
+        # conversation …" was read as a stack frame ("at …"), so the judge was told the whole message
+        # was pasted and said it could not be a correction
+        for said in ("at this point, you should be updating the .md backup of our conversation",
+                     "at least run the tests before you push", "File uploads go to S3, not the local disk"):
+            self.assertEqual(corrections.own_lines(said), [said], said)
+        trace = ("it crashes again\nTypeError: x is undefined\nat Object.<anonymous> (/w/app/index.js:12:5)\n"
+                 "at com.shop.Cart.total(Cart.java:42)\nat new Promise (<anonymous>)\n"
+                 'File "/w/app/main.py", line 3, in <module>')
+        self.assertEqual(corrections.own_lines(trace), ["it crashes again"])
+
     def test_a_paste_is_one_block_and_a_line_typed_before_a_prompts_gap_is_the_persons(self):
         # a terminal's right-hand prompt after the person's words; git's progress lines among its errors
         said = ("I pushed it and got this from the server: git push" + " " * 40 + "~ 42%\n"
