@@ -675,6 +675,15 @@ def _make_grams_triggers(db: sqlite3.Connection) -> None:
             db.execute(f"CREATE TRIGGER recall_index_lesson_insert AFTER INSERT ON lessons BEGIN {add} END")
 
 
+def m028_secrets_read_again(db: sqlite3.Connection) -> None:
+    """Every transcript is marked to be read again, so that a secret the redaction of before
+    2026-12-06 kept is redacted where it is stored: a key typed or pasted as a line of its own
+    with no word naming it, and a value given to "pass" (`pass: …`; redact.py, public15, session
+    49). The next ingest rewrites each episode and passage in place by its key (secure_delete
+    zeroes what it overwrites), as m015_read_again's does. Safe to run again."""
+    db.execute("UPDATE sessions SET mtime_ns = -1")
+
+
 MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_event_identity,
               m005_model_answers, m006_forgotten_and_opted_out, m007_recall_context,
               m008_episodes_indexed_at_commit, m009_lesson_state, m010_passages,
@@ -683,7 +692,7 @@ MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_even
               m018_script_passages, m019_project_moves, m020_edit_passages,
               m021_standing_narrowed, m022_unwrapped_read_again, m023_approved_plans,
               m024_typed_newlines_read_again, m025_places_read_again, m026_spaceless_read_again,
-              m027_spaceless_grams]
+              m027_spaceless_grams, m028_secrets_read_again]
 
 
 def migrate(db: sqlite3.Connection, path="") -> None:

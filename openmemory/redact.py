@@ -8,7 +8,9 @@ Four families, branches of ONE pattern scanned once over the text:
   webhook URLs), signatures of signed URLs, an Authorization header's credentials (`Bearer`,
   `Basic`, GitHub's `token <hex>`, an API's bare key), a Cookie or Set-Cookie header's session
   values, cloud secret keys on their own, Google's OAuth refresh tokens (`1//0…`), base64 that
-  decodes to credentials (`user:pass`, JSON holding a secret, a PEM private key);
+  decodes to credentials (`user:pass`, JSON holding a secret, a PEM private key), a random key
+  alone on its line with no word naming it (`_lone_key`: not a name written together, not a line
+  of a base64 block);
 - words: a secret word (password, passphrase, secret, token, api key, ..., and "password",
   "secret", "key" in seventeen other languages) read with the few words after it, so "the
   staging password is hunter2" and "la contraseña es hunter2X" lose their value while "the
@@ -17,7 +19,8 @@ Four families, branches of ONE pattern scanned once over the text:
   key is no path for its slashes ("secret: /cJIG…+…/gJt…");
 - names: an assignment to a name whose last part says pass, pw, key, auth, dsn, webhook or
   credentials, in any case and separator style (`DB_PASS=`, `encryptionKey:`, `"db-pw": `,
-  `--db-pass x`), and to `pw` alone (`pw: hunter2xyz`), its value judged by what the name says;
+  `--db-pass x`), and to `pw` or `pass` alone (`pw: hunter2xyz`, "the login pass Alley447$…"),
+  its value judged by what the name says;
 - commands: passwords given as arguments (`mysql -p…`, `curl -u user:pass`, `sshpass -p`,
   `redis-cli -a`, `docker login -p`, `openssl -passin pass:…`, `IDENTIFIED BY '…'`).
 A false positive costs a few characters of a memory; a false negative copies a secret
@@ -284,9 +287,11 @@ _BRANCHES = [
              r"(?:s|_[A-Za-z0-9_]{1,30}|-[A-Za-z0-9\-]{1,30})?\b)"),
     ("foreign", r"(?i:\b(?:" + _FOREIGN_LATIN + r")\b|(?:" + _FOREIGN_OTHER + r"))"),
     # A name whose last part is a weak secret word, then (in `_name`) its assignment.
-    # "pw" alone is a name too when a value is assigned to it (`pw: hunter2xyz`, `PW=…`); "pass",
-    # "key" or "auth" alone are not (a test runner's `PASS: TestFoo`, a YAML map's `key: name`).
-    ("name", r"(?:(?<![A-Za-z0-9_\-.])(?i:pw)(?=(?:\\?[\"'])?\]? *(?::=|=>|[:=：]))|"
+    # "pw" alone is a name too when a value is assigned to it (`pw: hunter2xyz`, `PW=…`), and "pass"
+    # or "Pass", with ":" or "=" or before a value random or a password's ("console login: x@y.com
+    # pass: …", "user root pass Hfck…": public15, session 49, typed whole); "PASS", "key"
+    # or "auth" alone are not (a test runner's `PASS: TestFoo`, a YAML map's `key: name`).
+    ("name", r"(?:(?<![A-Za-z0-9_\-.])(?:(?i:pw)(?=(?:\\?[\"'])?\]? *(?::=|=>|[:=：]))|[Pp]ass(?=(?:\\?[\"'])?\]? *(?::=|=>|[:=：])| +\S))|"
              r"[A-Za-z_][A-Za-z0-9_\-.]{0,60}?(?i:" + _WEAK + r"))(?![A-Za-z0-9_])"
              r"(?=(?:\\?[\"'])?\]? *(?::=|=>|[:=：])| +\S)"),
     # base64 of a PEM block ("-----BEGIN"): kubeconfig's client-key-data, a Secret's tls.key.
@@ -306,6 +311,11 @@ _BRANCHES = [
     ("aws_secret_key", r"(?<![A-Za-z0-9+/=\-_.])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=\-_]|\.[A-Za-z0-9])"),
     # Padded base64 on its own that may decode to user:password (a credentials blob).
     ("b64_creds", r"(?<![A-Za-z0-9+/=_\-.])[A-Za-z0-9+/]{6,400}={1,2}(?![A-Za-z0-9+/=_\-.])"),
+    # A key typed or pasted as a line of its own, with no word before it: 40 letters and digits or
+    # more (a run the gate's _RUN finds), random as keys are (_lone_key: both cases, digits, a key's spread; not a line
+    # of a base64 block). public15 (session 49): a person answered the agent's question with a
+    # 64-character API key alone, stored whole.
+    ("lone_key", r"(?<![^\n])(?P<lone_pre>[ \t]*(?:[-*•>] +)?)(?P<lone_val>[A-Za-z0-9]{40,256})(?=[ \t]*(?:\r?\n|\Z))"),
 ]
 _ORDER = {name: i for i, (name, _) in enumerate(_BRANCHES)}
 _NOT_CUT = frozenset(name for name, _ in _BRANCHES if name != "cut_token")
@@ -557,7 +567,7 @@ def _judged(low: str, needles) -> tuple:
     raw = low.encode("utf-8", "surrogatepass")
     marks = raw.translate(_MARKS) + b" "
     if _RUN in marks:
-        found.update(("der", "azure_account_key", "aws_secret_key"))
+        found.update(("der", "azure_account_key", "aws_secret_key", "lone_key"))
     if _PADDED[0] in marks or _PADDED[1] in marks:
         found.add("b64_creds")
     if _DISCORD in raw.translate(_URL_MARKS):
@@ -813,6 +823,28 @@ def _aws_secret(m):
     return ("[REDACTED:aws-secret-key]" if _looks_random(whole, 40) else whole), m.end()
 
 
+_BLOCK_LINE = _later(r"[A-Za-z0-9+/=_\-]{40,}")
+
+
+def _lone_key(m):
+    """A line that is one random token of 40 characters or more, alone: not one line of a base64
+    block (a certificate's body, an image), whose lines before or after are the same shape."""
+    whole, text, pre = m.group("lone_val"), m.string, m.group("lone_pre")
+    start = text.rfind("\n", 0, max(m.start() - 1, 0)) + 1 if m.start() else 0
+    before = text[start:m.start() - 1].strip() if m.start() else ""
+    newline = text.find("\n", m.end())
+    after = text[newline + 1:text.find("\n", newline + 1) if text.find("\n", newline + 1) >= 0 else len(text)].strip() \
+        if newline >= 0 else ""
+    if any(line and _BLOCK_LINE.fullmatch(line.lstrip("-*•> ")) for line in (before, after)):
+        return pre + whole, m.end()
+    letters = [c for c in whole.lower() if c.isalpha()]
+    vowels = sum(c in "aeiou" for c in letters)
+    # a name written together ("testShouldReturnTheUser…2") has words' vowels, a third of its
+    # letters; random letters have one in five
+    random = _looks_random(whole, 40) and len(whole) - len(letters) >= 3 and 10 * vowels < 3 * len(letters)
+    return pre + ("[REDACTED:secret]" if random else whole), m.end()
+
+
 def _azure_account(m):
     whole = m.group(0)
     return ("[REDACTED:azure-account-key]" if _looks_random(whole[:-2], 86) else whole), m.end()
@@ -966,7 +998,7 @@ def _without_cut() -> re.Pattern:
 
 
 _HANDLERS = {"pem": _pem, "der": _der, "openssh_key": lambda m: ("[REDACTED:private-key]", m.end()),
-             "aws_secret_key": _aws_secret, "azure_account_key": _azure_account,
+             "aws_secret_key": _aws_secret, "azure_account_key": _azure_account, "lone_key": _lone_key,
              "vault_legacy": _random_only("vault-token"), "twilio_key": _twilio, "url_key": _url_key,
              "url_credentials": _url_credentials, "cli": _cli, "cookie": _cookie, "b64_pem": _b64_pem,
              "b64_json": _b64_credentials,
@@ -1085,14 +1117,19 @@ def _name(m: re.Match):
         return _skip(m)
     at = m.end()
     connector = _NAME_CONNECTOR.match(text, at)
+    bare = connector is None and not before and word.lower() == "pass"
     if connector is None:   # only a flag's value follows without "=" or ":" (--db-pass X)
-        if not text[max(0, m.start() - 2):m.start()].endswith("-"):
+        if not text[max(0, m.start() - 2):m.start()].endswith("-") and not bare:
             return _skip(m)
         connector = re.compile(" +").match(text, at)
     value = _VALUE.match(text, connector.end())
     if value is None:
         return _skip(m)
     v, quoted = value.group("v").rstrip("\\"), bool(value.group("q"))
+    if bare:    # "the login pass Alley447$…", "user root pass Hfck…": never "pass the tests"
+        ok = _looks_random(v, 12) or (_passwordish(v, quoted) and any(c.isdigit() for c in v)
+                                      and any(c.isalpha() for c in v))
+        return _value_redacted(m, value.start("v"), v) if ok else _skip(m)
     if _name_secret(word.lower(), qualifier, v, quoted):
         return _value_redacted(m, value.start("v"), v)
     if word.lower() == "webhook" and "://" in v:
@@ -1188,7 +1225,7 @@ _LOOK_AHEAD = 160  # how far after a secret word its value is looked for (one li
 # the branch is tried. (A name at the same place, like "auth" in "auth key", redacts nothing
 # without the ":" or "=" after it, or the "-" before it, that let the word branch be tried.)
 _WORD_SHADOWS = frozenset(("foreign", "b64_pem", "b64_json", "der", "openssh_key", "azure_account_key",
-                           "azure_client_secret", "aws_secret_key", "b64_creds"))
+                           "azure_client_secret", "aws_secret_key", "b64_creds", "lone_key"))
 _JUST_WORD = frozenset(("word",))
 # The needles every secret word holds (`_SECRET_WORD`: "client secret", "api key", "passwd").
 _WORD_NEEDLES = ("token", "secret", "pass", "pwd", "key")

@@ -598,6 +598,42 @@ class Stored(TempHome):
         self.assertEqual(kept(), both)
 
 
+class SecretsStoredBefore(Stored):
+    def test_a_database_stored_before_loses_a_key_typed_alone_and_a_value_given_to_pass(self):
+        # m028: a key typed as a message of its own and "pass: …" were kept whole before 2026-12-06
+        key = "qRw7TzLp0aXbN3mVc8UeYk2GsHd5Jf9WiOt4Ey1ZlKuP6oBnQa3RsD7vTf0MhXc2"
+        t = Transcript()
+        t.user("set up the mail relay")
+        t.assistant("I need the relay's API key.")
+        t.user(key)
+        t.assistant("Thanks, configuring it.")
+        t.user("the console login is jo@example.com pass: Alley447$Alley447$")
+        t.assistant("Logged in.")
+        self.write(t)
+        self.ok("ingest")
+
+        def stored():
+            with store.connect() as db:
+                raw = raw_db(db)
+                return " ".join(str(v) for table in ("passages", "episodes")
+                                for row in raw.execute(f"SELECT * FROM {table}") for v in row)
+        self.assertNotIn(key, stored())
+        self.assertNotIn("Alley447", stored())
+        with store.connect() as db:     # as the version before m028 stored them
+            raw = raw_db(db)
+            for table, column in (("passages", "text"), ("passages", "context"), ("episodes", "facts"),
+                                  ("episodes", "gist"), ("episodes", "context")):
+                raw.execute(f"UPDATE {table} SET {column} = replace(replace({column}, '[REDACTED:secret]\nThanks', "
+                            f"'{key}\nThanks'), 'pass: [REDACTED:secret]', 'pass: Alley447$Alley447$')")
+            raw.execute(f"PRAGMA user_version = "
+                        f"{[m.__name__ for m in migrations.MIGRATIONS].index('m028_secrets_read_again')}")
+            raw.commit()
+        self.assertIn("Alley447", stored())
+        self.assertIn("read 1 of 1 transcript", self.ok("ingest").stdout)     # the upgrade reads it again
+        self.assertNotIn(key, stored())
+        self.assertNotIn("Alley447", stored())
+
+
 class RecordsWithNoTime(TempHome):
     """A record whose time is missing or not a time (another writer's log, a damaged line)."""
 

@@ -464,6 +464,48 @@ class TheRedTeamsGaps(unittest.TestCase):
                 self.assertEqual(redact(text), text)
 
 
+class AKeyAloneOnItsLine(unittest.TestCase):
+    # public15 (session 49): asked for its API key, a person answered with the key alone, 64 letters
+    # and digits; no word named it, and it was stored whole in the passage of that exchange and shown
+    # to the judge. (Made up here, of the same shape.)
+    KEY = "qRw7TzLp0aXbN3mVc8UeYk2GsHd5Jf9WiOt4Ey1ZlKuP6oBnQa3RsD7vTf0MhXc2"
+
+    def test_a_random_key_alone_on_its_line_is_redacted(self):
+        for text, want in [(self.KEY, "[REDACTED:secret]"),
+                           (f"yes\n{self.KEY}\nproceed", "yes\n[REDACTED:secret]\nproceed"),
+                           (f"{self.KEY}  \r\nthanks", "[REDACTED:secret]  \r\nthanks")]:
+            self.assertEqual(redact(text), want)
+
+    def test_what_looks_like_it_and_is_no_key_stays(self):
+        block = ("MIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJ\n"
+                 "RTESMBAGA1UEChMJQmFsdGltb3JlMRMwEQYDVQQLEwpDeWJlclRydXN0MSIwIAYD\n"
+                 "VQQDExlCYWx0aW1vcmUgQ3liZXJUcnVzdCBSb290MB4XDTAwMDUxMjE4NDYwMFoX")
+        for text in ["da39a3ee5e6b4b0d3255bfef95601890afd80709",          # a commit: one case
+                     "testShouldReturnTheUserWhenTheCacheIsEmptyAndRetried2",  # a name: a word's spread
+                     "0123456789012345678901234567890123456789012345",      # digits only
+                     block]:                                               # a base64 block's lines
+            self.assertEqual(redact(text), text, text[:40])
+
+
+class PassAloneAsAName(unittest.TestCase):
+    # public15 (session 49): "Hetzner.com console login: <mail> pass: <password> you'll need to help
+    # change the IPv6 …", typed by the person, was stored whole and shown to the judge in the context
+    # of 30 other messages: "pass" alone was no name. A test runner's "PASS: TestFoo" stays.
+    def test_a_value_given_to_pass_is_redacted(self):
+        for text, want in [("console login: jo@example.com pass: Alley447$Alley447$ you'll need to help",
+                            "console login: jo@example.com pass: [REDACTED:secret] you'll need to help"),
+                           ("Pass=S3cr3t!xy", "Pass=[REDACTED:secret]"),
+                           ("I have the login pass Alley447$Alley447$", "I have the login pass [REDACTED:secret]"),
+                           ("user root pass HfckhiqAmCv9Tx9crMKp", "user root pass [REDACTED:secret]")]:
+            self.assertEqual(redact(text), want)
+
+    def test_a_test_runners_pass_and_words_ending_in_pass_stay(self):
+        for text in ["--- PASS: TestFoo (0.00s)", "PASS: TestCart", "tests pass: all 12 of them", "pass: 12",
+                     "bypass: x1y2z3", "compass: north", "make the tests pass 100%", "pass the tests",
+                     "pass --help to it", "Pass v2 to the client", "all tests pass 12/12"]:
+            self.assertEqual(redact(text), text)
+
+
 class GitHubActionsSecretsInherit(unittest.TestCase):
     # newuser44, a week of public5 sessions: the orpheus agent's "now calls it via `secrets: inherit`"
     # was recalled as "now calls it via `secrets: [REDACTED:secret]`", and the workflow it wrote lost the
