@@ -52,6 +52,12 @@ _PHRASE = _Source(
     # what the agent should be doing instead of what it is ("i am sorry, you should be updating
     # index.html": public15, session 49; every such message labelled is a correction)
     r"\byou\s+should\s+be\s+(?!(?:able|seeing|getting|receiving|noticing|hearing)\b)\w+ing\b|"
+    # doubt of what the agent reported, and a change it reported that shows nothing ("I still don't
+    # trust you, test thoroughly", "still looks too good to be true", "there was no visual
+    # difference": public15, session 49, each after the agent said it was done)
+    r"\bi\s+(?:still\s+)?(?:don'?t|do\s+not)\s+trust\s+(?:you|it|this|that|these|those|the)\b|\btoo\s+good\s+to\s+be\s+true\b|"
+    r"\b(?:there\s+(?:is|was|'s)|i\s+(?:see|saw))\s+(?:still\s+)?no\s+(?:visual\s+|visible\s+)?(?:difference|change)\b"
+    r"(?!\s+between)|"
     r"\bshouldn'?t (?:have|be|use|do)\b|\bshould not (?:have|be|use|do)\b|"
     r"\b(?:the|real) (?:issue|problem|bug|cause) is\b|,\s*not\s+\S+|"
     r"(?:^|[.!?]\s+)(?:please\s+)?(?:don'?t|do not|never|stop)\s+\w+|"

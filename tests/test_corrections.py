@@ -104,6 +104,15 @@ class Verdicts(unittest.TestCase):
                      "you should be getting an email shortly"]:
             self.assertIsNone(self.verdict(text), text)
 
+    def test_doubt_of_what_the_agent_reported_is_a_correction(self):
+        # public15 (session 49): after the agent reported its results or a change done
+        for text in ["I still don't trust you, test thoroughly", "Still looks too good to be true, test more carefully",
+                     "there was no visual difference. what other options do i have", "nothing changed on the page"]:
+            self.assertEqual(self.verdict(text), "correction", text)
+        for text in ["I see no difference between the two approaches, pick one", "i trust you, go ahead",
+                     "can you also show the change in the changelog?"]:
+            self.assertIsNone(self.verdict(text), text)
+
     def test_doubtful(self):
         for text in ["did you push?", "i think the oracle and the agent should be the same agent?",
                      "did you write a migration for it?"]:
