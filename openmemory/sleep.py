@@ -884,9 +884,10 @@ def _environment_again(members: list) -> bool:
 
 def _environment_always(members: list) -> bool:
     """Whether failures are of what the Bash tool is on every call (wording.ONE_FAILURE_KINDS: it
-    has no terminal, its shell expands `$` in a double-quoted PowerShell script): once is enough,
-    the next session meets the same (public14: `sudo` with no terminal, `tmux attach`, bash eating
-    PowerShell's `$env:`, each a lasting failure no rule read)."""
+    has no terminal, its shell is bash, which expands `$` in a double-quoted PowerShell script and
+    is not cmd.exe, and Claude Code keeps it in the session's folders): once is enough, the next
+    session meets the same (public14: `sudo` with no terminal, `tmux attach`, bash eating
+    PowerShell's `$env:`, `taskkill /F`; public15: `cd` blocked; each a lasting failure no rule read)."""
     found = environment_cause(members[0]["facts"])
     return bool(found) and found[0] in ONE_FAILURE_KINDS
 

@@ -637,7 +637,7 @@ def _short(command: str, limit: int) -> str:
 _NO_MODULE = re.compile(r"^(?:ModuleNotFoundError|ImportError): No module named '([\w.]+)'")
 _PYTHON = re.compile(r"(?:(?:source|\.) \S+/activate && )?"
                      r"(?:(?:conda|mamba|micromamba) run (?:-n|--name) [\w.-]+ |(?:uv|poetry|pipenv|pdm|hatch|rye) run )?"
-                     r"(?:[\w.~/-]*/)?python[\d.]*(?![\w.-])")
+                     r"(?<![\w.~/-])(?:[\w.~/-]*/)?python[\d.]*(?![\w.-])")
 
 
 def python_of(command: str) -> str:

@@ -733,6 +733,7 @@ class EnvironmentFailures(TempHome):
         self.assertEqual(wording.python_of("source .venv/bin/activate && python -m app"),
                          "source .venv/bin/activate && python")
         self.assertEqual(wording.python_of("npm run pythonic"), "")
+        self.assertEqual(wording.python_of("ipython -c 'import cv2'"), "")
 
     def test_ssh_with_no_key_twice_in_a_session_is_one_cause_whatever_ran_it(self):
         # issue 24: "an SSH agent with no keys", a repeated failure with a clear cause that became
