@@ -830,12 +830,12 @@ def _lone_key(m):
     """A line that is one random token of 40 characters or more, alone: not one line of a base64
     block (a certificate's body, an image), whose lines before or after are the same shape."""
     whole, text, pre = m.group("lone_val"), m.string, m.group("lone_pre")
-    start = text.rfind("\n", 0, max(m.start() - 1, 0)) + 1 if m.start() else 0
-    before = text[start:m.start() - 1].strip() if m.start() else ""
-    newline = text.find("\n", m.end())
-    after = text[newline + 1:text.find("\n", newline + 1) if text.find("\n", newline + 1) >= 0 else len(text)].strip() \
-        if newline >= 0 else ""
-    if any(line and _BLOCK_LINE.fullmatch(line.lstrip("-*•> ")) for line in (before, after)):
+    above = m.start() - 1                   # the line break before the match (-1: the text's first line)
+    before = text[text.rfind("\n", 0, above) + 1:above] if above >= 0 else ""
+    below = text.find("\n", m.end())        # the line break after it
+    end = text.find("\n", below + 1) if below >= 0 else -1
+    after = text[below + 1:end if end >= 0 else len(text)] if below >= 0 else ""
+    if any(_BLOCK_LINE.fullmatch(line.strip().lstrip("-*•> ")) for line in (before, after) if line.strip()):
         return pre + whole, m.end()
     letters = [c for c in whole.lower() if c.isalpha()]
     vowels = sum(c in "aeiou" for c in letters)

@@ -471,8 +471,9 @@ def environment_cause(facts: dict) -> tuple:
 def _shell_not_meant(command: str) -> tuple:
     """A Bash call written for another shell, read from the command alone: ("quoting", "powershell")
     for a double-quoted PowerShell script with `$` names in it, ("cmd", "") for cmd.exe's syntax."""
-    if powershell_expanded(command):
-        return ("quoting", powershell_expanded(command))
+    program = powershell_expanded(command)
+    if program:
+        return ("quoting", program)
     if "/" in command or "exist" in command.lower() or ":\\" in command:
         if cmd_syntax(command):
             return ("cmd", "")
