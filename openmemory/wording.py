@@ -327,7 +327,7 @@ def error_lesson(members: list, cwd=None) -> str:
 # never its advice ("Use 'git stash' first"), which is anyone's words.
 
 # The shell's own voice: Claude Code runs a command through `eval` in the person's shell.
-_SHELL_SAID = r"(?:\(eval\):\d+:|zsh:(?:\d+:)?|(?:ba|da|k)?sh:(?: line \d+:| \d+:)?|/bin/(?:ba|z|da)?sh:(?: line \d+:| \d+:)?)\s*"
+_SHELL_SAID = r"(?:\(eval\):\d+:|zsh:(?:\d+:)?|(?:ba|da|k)?sh:(?: line \d+:| \d+:)?|(?:/usr(?:/local)?)?/bin/(?:ba|z|da)?sh:(?: line \d+:| \d+:)?)\s*"
 _MISSING = re.compile(rf"^{_SHELL_SAID}(?:command not found: ([\w.+-]+)|([\w.+-]+): (?:command )?not found)$")
 _NO_MATCH = re.compile(r"^(?:\(eval\):\d+:|zsh:(?:\d+:)?)\s*no matches found: \S")
 _READ_ONLY = re.compile(rf"^{_SHELL_SAID}(?:read-only variable: (\w+)|(\w+): readonly variable)$")

@@ -650,6 +650,19 @@ class EnvironmentFailures(TempHome):
         [text] = self.night(t, once)                   # (`docker`, not found once: no lesson)
         self.assertEqual(text, "In this project `psql` is not installed (`command not found`).")
 
+    def test_git_bash_on_windows_says_not_found_as_usr_bin_bash(self):
+        # public15 (session 50): Git Bash prints "/usr/bin/bash: line 1: gh: command not found";
+        # `gh --version` then `gh auth status`, both not found in one session, were two failures of
+        # two causes ("gh: …" keyed by their program's output), so no lesson, where `/bin/bash: …`
+        # made one
+        t = self.session(2, ("gh --version", "Exit code 127\n/usr/bin/bash: line 1: gh: command not found"),
+                         ("gh auth status", "Exit code 127\n/usr/bin/bash: line 1: gh: command not found"))
+        [text] = self.night(t)
+        self.assertEqual(text, "In this project `gh` is not installed (`command not found`).")
+        self.assertEqual(wording.environment_cause({"tool": "Bash", "command": "jq .a f.json",
+                                                    "error": ["/usr/local/bin/bash: jq: command not found"]}),
+                         ("missing", "jq"))
+
     def test_what_needs_a_terminal_is_a_candidate_after_one_failure(self):
         # public14 (session 49): `curl … | sudo dd …` ("sudo: a terminal is required to read the
         # password") and `tmux attach -t hq-mayor` ("open terminal failed: not a terminal"), each
