@@ -56,6 +56,10 @@ _PHRASE = _Source(
     # trust you, test thoroughly", "still looks too good to be true", "there was no visual
     # difference": public15, session 49, each after the agent said it was done)
     r"\bi\s+(?:still\s+)?(?:don'?t|do\s+not)\s+trust\s+(?:you|it|this|that|these|those|the)\b|\btoo\s+good\s+to\s+be\s+true\b|"
+    # ("I am even skeptical about this one, test the baseline again", "I am still a bit skeptical so
+    # test again": public15, session 50, each after the agent reported its results)
+    r"\bi(?:'m|\s+am)\s+(?:(?:still|even|a\s+(?:bit|little)|very|quite|really|so|somewhat)\s+)*"
+    r"(?:skeptical|sceptical|not\s+convinced)\b|"
     r"\b(?:there\s+(?:is|was|'s)|i\s+(?:see|saw))\s+(?:still\s+)?no\s+(?:visual\s+|visible\s+)?(?:difference|change)\b"
     r"(?!\s+between)|"
     r"\bshouldn'?t (?:have|be|use|do)\b|\bshould not (?:have|be|use|do)\b|"

@@ -113,6 +113,16 @@ class Verdicts(unittest.TestCase):
                      "can you also show the change in the changelog?"]:
             self.assertIsNone(self.verdict(text), text)
 
+    def test_skepticism_of_what_the_agent_reported_is_a_correction(self):
+        # public15 (session 50): after the agent reported benchmark results, twice in one session
+        for text in ["I am even skeptical about this one, thoroughly test the baseline again",
+                     "So what is different about that system, and I am still a bit skeptical so test again",
+                     "i'm not convinced this fixed it"]:
+            self.assertEqual(self.verdict(text), "correction", text)
+        for text in ["External feedback - be skeptical, but check carefully", "I am convinced, go ahead",
+                     "the reviewers were skeptical at first, so add a benchmark section"]:
+            self.assertIsNone(self.verdict(text), text)
+
     def test_doubtful(self):
         for text in ["did you push?", "i think the oracle and the agent should be the same agent?",
                      "did you write a migration for it?"]:
