@@ -448,8 +448,12 @@ ASKS_WHY = re.compile(r"\b(?:why|root cause|what caused|what made|what (?:was|is
 STATES_CAUSE = re.compile(r"\b(?:root causes?|the (?:real |actual |underlying )?(?:issue|problem|bug|reason|culprit|cause)"
                           r" (?:is|was|here)|because|that'?s why|this is why|which is why|found (?:it|the (?:bug|issue|"
                           r"problem|cause|culprit))|there it is|there'?s the answer|turns out|caused by|due to|i (?:can )?see "
-                          r"(?:what'?s happening|the (?:bug|issue|problem))|here'?s what (?:happen(?:s|ed)|went wrong))\b",
-                          re.IGNORECASE)
+                          r"(?:what'?s happening|the (?:bug|issue|problem))|here'?s what (?:happen(?:s|ed)|went wrong))\b"
+                          # or says it under a label of its own, as agents sum a fix up ("**Problem**: All PHP
+                          # versions were configured to use port 9000 … **Solution**: …": public15, session 50)
+                          r"|^[ \t]*(?:agent:[ \t]+)?(?:[-*][ \t]+|\d+\.[ \t]+)?(?:\*\*|__)?(?:the[ \t]+)?(?:root[ \t]+cause|cause|problem|"
+                          r"issue|fix|solution)(?:\*\*|__)?[ \t]*:(?:\*\*|__)?[ \t]+\S",
+                          re.IGNORECASE | re.MULTILINE)
 
 
 def asks_why(query: str) -> bool:

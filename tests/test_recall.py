@@ -450,10 +450,14 @@ class WhyAsked(TempHome):
                      "Turns out the remote is HTTPS.", "Two root causes: 1. The prompt doesn't embed the task.",
                      "There's the answer. Out of 3455 delta events, 3049 are thinking_delta.",
                      "I see what's happening. The agent writes the file as JSON.",
-                     "I can see the bug clearly. The catch block keeps the placeholder."):
+                     "I can see the bug clearly. The catch block keeps the placeholder.",
+                     # a fix summed up under labels of its own (public15 q39, session 50)
+                     "agent: The fix works.\n1. **Problem**: All PHP versions were configured to use port 9000",
+                     "**Root Cause:** the env var is read before dotenv loads", "- Solution: pass `--yes`"):
             self.assertTrue(recall.STATES_CAUSE.search(text), text)
         for text in ("agent: Let me read the state files.", "Fixed: the test passes now.",
-                     "I see the tests pass now.", "Here's what I changed."):
+                     "I see the tests pass now.", "Here's what I changed.", "We need a fix: soon, please.",
+                     "**Solution**:\n"):
             self.assertFalse(recall.STATES_CAUSE.search(text), text)
 
 
