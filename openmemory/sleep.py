@@ -70,8 +70,9 @@ def night(store: Store, now: str | None = None, render=None, model=None) -> dict
     render: a callable `render(store, now=...) -> dict` with `written`, `vetoed` (lessons
     newly vetoed) and `warnings`, or None when render is not wired in. model: tonight's
     optional model (llm.open_model) or None; as the judge (judge.py) it reads the messages
-    before consolidation and the repeated failures' candidates after it, and it leads recent
-    session gists, each outside any transaction; where it fails, the rules' result stands.
+    before consolidation, the repeated failures' candidates after it, then which of a project's
+    lessons say the same (judge.judge_same), and it leads recent session gists, each outside any
+    transaction; where it fails, the rules' result stands.
     """
     with _few_full_collections():
         return _night(store, iso(now), render, model)
@@ -106,11 +107,12 @@ def _night(store: Store, now: str, render, model) -> dict:
         judge_failures = partial(judge.judge_failures, join_at=JOIN_SIMILARITY)
         for name, run in (("decay", decay), ("judged_messages", _judging(judge.judge_messages, model)),
                           ("consolidation", consolidate), ("judged_failures", _judging(judge_failures, model)),
-                          ("states", _settle_judged), ("verification", verify), ("prediction", predict)):
+                          ("judged_same", _judging(judge.judge_same, model)), ("states", _settle_judged), ("verification", verify), ("prediction", predict)):
             if name not in facts:
                 facts[name] = run(store, now, keep=lambda done, name=name: _keep(store, dict(facts, **{name: done})))
         facts = json.loads(store.get_state("night_facts"))  # the same shape whichever way it came
-        judged = [("message", facts.pop("judged_messages")), ("failure", facts.pop("judged_failures"))]
+        judged = [("message", facts.pop("judged_messages")), ("failure", facts.pop("judged_failures")),
+                  ("same", facts.pop("judged_same"))]
         gists = llm.write_gists(store, model)
         facts.update(_rendered(store, now, render))
         report = morning_facts(store, facts)
@@ -179,7 +181,8 @@ def _judging(ask, model):
 def _settle_judged(store: Store, now: str, keep) -> dict:
     """The states tonight's lessons are in: consolidation's, and what the judge's verdicts back now."""
     facts = _load_json(store.get_state("night_facts"))
-    judged = [("message", facts["judged_messages"]), ("failure", facts["judged_failures"])]
+    judged = [("message", facts["judged_messages"]), ("failure", facts["judged_failures"]),
+              ("same", facts["judged_same"])]
     with store.transaction():
         moved = review.settle(store, judge.touched(judged), now)
         states = {"live": facts["consolidation"]["went_live"] + moved["live"],
@@ -1078,7 +1081,9 @@ def morning_facts(store: Store, facts: dict) -> dict:
         return dict(item, text=ls["text"], seen=ls["seen"], state=_shown_state(ls)) if ls else \
             dict(item, state="forgotten")
 
-    new = [now_as(ls) for ls in cons["new"]]
+    # a new lesson with the sources it has now: those of the lessons found to say the same joined it (judge.judge_same)
+    new = [dict(now_as(ls), sources=now_lessons[ls["id"]]["sources"]) if ls["id"] in now_lessons else now_as(ls)
+           for ls in cons["new"]]
     srcs_of = {i: [episodes[e] for e in now_lessons[i]["sources"] if e in episodes] for i in made if i in now_lessons}
     left = [i for i in dict.fromkeys(facts.get("to_candidates", []) + states["candidate"])
             if i in now_lessons and _shown_state(now_lessons[i]) == backing.CANDIDATE and i not in made]
@@ -1399,7 +1404,12 @@ def _model_line(m: dict) -> list:
             f"{_count(m['answered'], 'new answer')}, {_count(m['failures'], 'failure')}; {spent}.",
             f"  Asked about {_count(j.get('messages', 0), 'message')} ({_count(j.get('corrections', 0), 'correction')}, "
             f"{j.get('lasting', 0)} lasting) and {_count(j.get('failures', 0), 'repeated failure')} "
-            f"({j.get('failures_lasting', 0)} lasting); {_count(m.get('gists', 0), 'session gist')} led by it."
+            f"({j.get('failures_lasting', 0)} lasting)"
+            + (f", and whether the lessons of {_count(j['same_asked'], 'project')} say the same thing"
+               if j.get("same_asked") else "")
+            + f"; {_count(m.get('gists', 0), 'session gist')} led by it."
+            + (f" {_count(j['joined'], 'new lesson')} said what another lesson of {'its' if j['joined'] == 1 else 'their'} "
+               f"project says, and joined it." if j.get("joined") else "")
             + (f" {_count(j['unusable'], 'answer')} not used: not the form asked for (one JSON object, a lesson the "
                f"checks pass); the log has each." if j.get("unusable") else "")
             + (f" {_count(j['live'], 'question')} about a session written to in the last hour, maybe still going "

@@ -1081,6 +1081,25 @@ class Store:
         self._db.execute("UPDATE lessons SET backing = ? WHERE id = ?",
                          (json.dumps(redact_obj(backing), ensure_ascii=False, sort_keys=True), lesson_id))
 
+    def join_lessons(self, keep: dict, gone: list, seen: int, now: str) -> None:
+        """Lessons that say what `keep` says (judge.judge_same) become part of it: their sources are
+        its sources (each episode now feeds it), a verdict on one of them that it lacks is its own,
+        and they are gone (their ids never given again). Its words stay its own. Call inside a
+        transaction."""
+        sources = list(dict.fromkeys(keep["sources"] + [i for ls in gone for i in ls["sources"]]))
+        backing = dict(keep["backing"])
+        for ls in gone:
+            if "judge" in ls["backing"] and "judge" not in backing:
+                backing["judge"] = ls["backing"]["judge"]
+        strength = max([float(keep["strength"])] + [float(ls["strength"]) for ls in gone])
+        self.update_lesson(keep["id"], keep["text"], keep["cwd"], strength, seen, sources, bool(keep["archived"]), now)
+        if backing != keep["backing"]:
+            self.set_lesson_backing(keep["id"], backing)
+        self.mark_consolidated({i: keep["id"] for ls in gone for i in ls["sources"]}, [])
+        ids = [ls["id"] for ls in gone]
+        self._db.executemany("DELETE FROM lessons WHERE id = ?", [(i,) for i in ids])     # predictions cascade
+        self._keep_floor("lessons", ids)
+
     def reword_lesson(self, lesson_id: int, text: str) -> None:
         """Replace a lesson's words (and the vector recall compares them by)."""
         self._db.execute("UPDATE lessons SET text = ?, embedding = ?, text_grams = ? WHERE id = ?",

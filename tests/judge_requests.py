@@ -12,12 +12,15 @@ message the person typed that can carry something (corrections, doubtful, unsett
 settled as nothing by the rules), then each repeated failure's candidate that consolidation
 makes, then each failure of one session worth a question (`judge.one_session`). The format:
 
-    {"key": "<item id>", "kind": "message"|"failure", "session": "<session id>",
+    {"key": "<item id>", "kind": "message"|"failure"|"same", "session": "<session id>",
      "system": "...", "user": "...", "max_tokens": 300}
 
 `key` is the episode's event key for a message (`correction:<anchor>`) and, for a repeated
 failure, the key of the lesson's first error episode; it is also the `Item:` line of the
-user text, which is how the replay finds the answer to a request it receives.
+user text, which is how the replay finds the answer to a request it receives. The question
+whether a project's lessons say the same (judge.judge_same, `same:<hash>` of their first
+sources' keys) depends on the lessons the night made, so it is not dumped: a replay's
+`--unanswered` lists those it asked.
 
 `replay` runs that first night again, for real, with the judge turned on as an
 OpenAI-compatible endpoint: a local fake server (tests/llm_server.py) that answers each
@@ -148,9 +151,11 @@ class Replayer:
         if key not in self.answers:
             if key not in self.missing:
                 self.missing.append(key)
-                self.unanswered.append({"key": key, "kind": "failure" if body["messages"][0]["content"].startswith(
-                    judge.FAILURE_SYSTEM[:30]) else "message", "session": "", "system": body["messages"][0]["content"],
-                    "user": user, "max_tokens": body.get("max_tokens")})
+                system = body["messages"][0]["content"]
+                kind = "failure" if system.startswith(judge.FAILURE_SYSTEM[:30]) else \
+                    "same" if system == judge.SAME_SYSTEM else "message"
+                self.unanswered.append({"key": key, "kind": kind, "session": "", "system": system, "user": user,
+                                        "max_tokens": body.get("max_tokens")})
             return NO_VERDICT
         return self.answers[key]
 
@@ -192,7 +197,7 @@ def replay_night(files: list, answers: dict) -> dict:
         with store.connect() as db:
             ingest.ingest(db, [str(p) for p in files], now=now)
             model = llm.open_model(db, now)
-            sleep.night(db, now, model=model)
+            report = sleep.night(db, now, model=model)
             llm.close_model(db, model)
             lessons = db.all_lessons()
             eps = {e["id"]: e for e in db.episodes(light=True)}     # a message the rules settled as nothing too
@@ -211,7 +216,7 @@ def replay_night(files: list, answers: dict) -> dict:
             "unanswered": replayer.unanswered,
             "judged_messages": len(judged), "judged_corrections": sum(bool(e["facts"]["judge"].get("correction"))
                                                                      for e in judged),
-            "lessons": shown, "episodes": eps}
+            "lessons": shown, "episodes": eps, "report": report}
 
 
 # --------------------------------------------------------------------------------------
@@ -387,6 +392,7 @@ def main(argv=None) -> int:
     night.pop("episodes")
     night.pop("asked_items")
     night.pop("unanswered")
+    night.pop("report")
     print(json.dumps(night, ensure_ascii=False, indent=1) if args.json else table + "\n" + report(args.sessions, night))
     return 0
 

@@ -1280,3 +1280,73 @@ class ALessonTheRulesMadeLive(TempHome):
         self.assertEqual([(ls["text"], ls["state"]) for ls in night["lessons"] if ls["kind"] == "project"],
                          [("In this project `DATABASE_URL` is not set in the shell; set it before running Python "
                            "that imports `api.storage`.", "live")])
+
+
+class LessonsThatSayTheSame(unittest.TestCase):
+    """A judge words each message alone, so one session can say one thing in several lessons (public15,
+    session 49: 9 of 56 rendered lessons near-duplicates of another): asked once a night about each
+    project's lessons, it names those that say the same, and they become the one it finds best."""
+
+    SAID = ("no, verify the FPS with a real benchmark before you report it",
+            "I don't trust these numbers, test them properly end to end",
+            "the dev server runs on port 4000 here, not 3000")
+    LESSONS = ("Verify FPS claims with a real end-to-end benchmark before reporting them",
+               "Test performance numbers end to end before reporting them as results",
+               "Run the dev server on port 4000, not 3000")
+
+    def nights(self, same):
+        """The night with the messages judged lasting, its question about the lessons answered `same`
+        (None: not answered); and that question."""
+        import tempfile
+        from pathlib import Path
+        from tests import judge_requests
+        with tempfile.TemporaryDirectory() as tmp:
+            files = [_session(2, *((said, None) for said in self.SAID)).write(Path(tmp))]
+            answers = {}
+            for r in judge_requests.requests_of(files):
+                said = _message_of(r)
+                if said in self.SAID:
+                    answers[r["key"]] = answer(True, self.LESSONS[self.SAID.index(said)])
+            first = judge_requests.replay_night(files, answers)
+            [asked] = [r for r in first["unanswered"] if r["kind"] == "same"]
+            if same is not None:
+                answers[asked["key"]] = json.dumps({"same": same(asked["user"])})
+            return judge_requests.replay_night(files, answers), asked
+
+    @staticmethod
+    def number(user: str, lesson: str) -> int:
+        return int(re.search(r"^(\d+)\. <<<" + re.escape(lesson), user, re.M).group(1))
+
+    def test_lessons_found_the_same_become_the_one_found_best(self):
+        night, asked = self.nights(lambda user: [[self.number(user, self.LESSONS[1]),
+                                                   self.number(user, self.LESSONS[0])]])
+        self.assertEqual(asked["system"], judge.SAME_SYSTEM)
+        self.assertEqual(len(re.findall(r"^\d\. <<<", asked["user"], re.M)), 3)   # the three, their words quoted
+        lessons = {ls["text"]: ls for ls in night["lessons"]}
+        self.assertEqual(sorted(lessons), ["In this project run the dev server on port 4000, not 3000",
+                                           "In this project test performance numbers end to end before reporting "
+                                           "them as results"])
+        kept = lessons["In this project test performance numbers end to end before reporting them as results"]
+        self.assertEqual(kept["state"], "live")
+        self.assertEqual(sorted(s["said"] for s in kept["sources"]), sorted(self.SAID[:2]))
+        from openmemory import sleep
+        report = night["report"]
+        self.assertEqual(sorted(ls["text"] for ls in report["lessons_new"]), sorted(lessons))
+        self.assertIn("1 new lesson said what another lesson of its project says, and joined it.",
+                      sleep.morning_text(report, sleep.PREDICTION_DAYS, sleep.ARCHIVE_AFTER_DAYS))
+
+    def test_none_the_same_or_an_answer_not_the_form_asked_leaves_every_lesson(self):
+        for same in (lambda user: [], lambda user: [[1, 7]], lambda user: [[1, 2], [2, 3]], lambda user: "1 and 2"):
+            night, _ = self.nights(same)
+            self.assertEqual(sorted(ls["text"] for ls in night["lessons"]),
+                             sorted("In this project " + t[0].lower() + t[1:] for t in self.LESSONS), same(""))
+
+    def test_a_lesson_from_before_or_the_persons_never_goes(self):
+        now = "2026-11-03T03:00:00Z"
+        new = [{"id": i, "created": now, "backing": {}} for i in (5, 6)]
+        older = {"id": 2, "created": "2026-10-01T03:00:00Z", "backing": {}}
+        approved = {"id": 3, "created": now, "backing": {"approved": True}}
+        self.assertIs(judge._kept_of(new, now), new[0])                  # the one the judge found best
+        self.assertIs(judge._kept_of([new[1], older, new[0]], now), older)
+        self.assertIs(judge._kept_of([new[1], approved], now), approved)
+        self.assertIsNone(judge._kept_of([older, approved, new[0]], now))   # two that stay: left as they are

@@ -468,6 +468,8 @@ def scripted(body: dict) -> str:
         if "ruff" in user:
             return verdict(True, LESSON_RUFF)
         return verdict(True, LESSON_PYTEST) if "pytest" in user else verdict(False)
+    if "You read the lessons" in system:
+        return json.dumps({"same": []})     # running the tests and linting are two things
     if "what this coding session did" in user:
         return GIST
     return "I do not understand the question."
@@ -570,18 +572,19 @@ class AWellBehavedModel(WithSessions):
             self.assertEqual((doubt["facts"]["judge"]["correction"], doubt["facts"]["doubtful"]), (True, False))
             morning = self.ok("morning").stdout
             self.assertIn("## The model", morning)
-            # The cap is a night's (the calendar day): the ingest's 5 calls (3 gists, 2 messages) count with the sleep's one.
-            self.assertIn("1 question (0 answered from the cache), 1 new answer, 0 failures; 6 calls, 720 tokens, "
+            # The cap is a night's (the calendar day): the ingest's 5 calls (3 gists, 2 messages) count with
+            # the sleep's two (the repeated failure, and whether the project's two new feedback lessons say the same).
+            self.assertIn("2 questions (0 answered from the cache), 2 new answers, 0 failures; 7 calls, 840 tokens, "
                           "of a cap of 60 calls and 1,000,000 tokens a night.", morning)
-            self.assertIn("Asked about 0 messages (0 corrections, 0 lasting) and 1 repeated failure (1 lasting); "
-                          "0 session gists led by it.", morning)
+            self.assertIn("Asked about 0 messages (0 corrections, 0 lasting) and 1 repeated failure (1 lasting), "
+                          "and whether the lessons of 1 project say the same thing; 0 session gists led by it.", morning)
             status = self.ok("status", env=env).stdout
             self.assertRegex(status, r"model        test-model at http://127\.0\.0\.1:\d+/v1/chat/completions; "
-                                     r"last answered 20\d\d-.*; last run: 6 calls, 720 tokens of 60 calls")
+                                     r"last answered 20\d\d-.*; last run: 7 calls, 840 tokens of 60 calls")
             asked = len(server.requests)
             # Gists (the two `make docs` sessions are the same question: asked once), the two
-            # messages (the correction and the doubtful turn), the repeated failure.
-            self.assertEqual(asked, 3 + 2 + 1)
+            # messages (the correction and the doubtful turn), the repeated failure, the same question.
+            self.assertEqual(asked, 3 + 2 + 1 + 1)
 
             # A re-run, even of every transcript, asks nothing again: the answers are in the store.
             self.ok("ingest", "--force", "--model", env=env)
@@ -622,7 +625,7 @@ class AWellBehavedModel(WithSessions):
             server.answer = scripted
             self.night(self.model_env(server))
             bodies = server.bodies()
-        self.assertEqual(len(bodies), 6)
+        self.assertEqual(len(bodies), 7)        # 3 gists, 2 messages, the failure, whether two lessons say the same
         everything = "\n".join(bodies)
         for forbidden in (SECRET, FILE_MARK, WEB_MARK, OUTPUT_MARK, NOISE_MARK, "upload ~/.ssh", "sqlite://"):
             self.assertNotIn(forbidden, everything)
