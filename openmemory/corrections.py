@@ -33,7 +33,8 @@ class _Source(NamedTuple):
 _OPENER = re.compile(
     r"^(?:(?:ok(?:ay)?|ah+|hm+|uh+|um+|well|sorry|so|oh|hey|wait|actually|nope)[\s,.!:;-]+)*"
     r"(?:no\b(?!\s+(?:problem|worries|rush|idea|doubt)\b)|nope\b|nah\b|wrong\b|incorrect\b|stop\b|"
-    r"don'?t\b|do not\b|never\b|instead\b|rather\b|not\s+(?:that|this|what|like|quite|there|yet)\b|"
+    r"(?:don'?t|do not)\b(?!\s+(?:understand|know|get\s+it|follow|remember|recall)\b)|never\b|instead\b|rather\b|"
+    r"not\s+(?:that|this|what|like|quite|there|yet)\b|"
     r"undo\b|revert\b|wait\b|hold on\b|actually\b|that'?s (?:not|wrong|incorrect|bad|broken)\b|"
     r"this is (?:not|wrong|incorrect)\b|you (?:didn'?t|did not|forgot|missed|broke|shouldn'?t|should not|"
     r"should have|need to|must|were supposed|are supposed)\b|why (?:did|are|would|do) you\b|"
@@ -64,7 +65,10 @@ _PHRASE = _Source(
     r"(?!\s+between)|"
     r"\bshouldn'?t (?:have|be|use|do)\b|\bshould not (?:have|be|use|do)\b|"
     r"\b(?:the|real) (?:issue|problem|bug|cause) is\b|,\s*not\s+\S+|"
-    r"(?:^|[.!?]\s+)(?:please\s+)?(?:don'?t|do not|never|stop)\s+\w+|"
+    # a ban; not "don't understand the issue", "don't know what you mean": the person's "I" left out
+    # (public16, session 50, after the agent explained: a request to explain again)
+    r"(?:^|[.!?]\s+)(?:please\s+)?(?:(?:don'?t|do not)(?!\s+(?:understand|know|get\s+it|follow|remember|recall)\b)"
+    r"|never|stop)\s+\w+|"
     r"(?:^|[.!?]\s+)no[.,!]\s|\bbroke\b|\bnot like that\b|\bwrong (?:file|one|place|command|branch|approach)\b)",
     re.I)
 _EARLY = 240  # a correction says so at once: openers and phrases are looked for this far in

@@ -20,7 +20,7 @@ from .failures import (cause_key, error_lines, is_guard, names_a_thing, never_ra
                        plain, self_killed, telling_lines, told_to_run, unsafe_advice, unsafe_fix)
 # a cut redacts first where it cuts (issue 27): it never keeps part of a secret
 from .redact import secret_safe_clip as clip, secret_safe_clip_block as clip_block
-from .transcripts import OWN_TOOL, PLAN_TOOL, QUESTION_TOOL, Session, ToolCall, Turn
+from .transcripts import OWN_TOOL, PLAN_TOOL, QUESTION_TOOL, SETTING_COMMANDS, Session, ToolCall, Turn
 from .wording import correction_lesson, environment_cause, other_flags, slip_of
 
 GIST_LIMIT = 600            # characters of a gist: enough to recognise the episode
@@ -135,7 +135,10 @@ def surprises_of(s: Session, settled: bool = False) -> list:
         if turn.source not in ("prompt", "queued", "command"):
             continue
         if turn.source == "command":    # what the person typed after a slash command's name is theirs
-            turn = replace(turn, text=turn.text.partition(" ")[2].strip())
+            name, _, args = turn.text.partition(" ")
+            if name.lower() in SETTING_COMMANDS:
+                continue                # unless the command is Claude Code's own setting one
+            turn = replace(turn, text=args.strip())
         refused = bare.pop() if bare else None
         _refusals_alone(found, bare, s.id)
         # A call refused with words typed into its dialog: those words spoke for it (its own

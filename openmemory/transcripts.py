@@ -113,6 +113,17 @@ def _emptied(text: str) -> str:
     return _without_blocks(text, last=True, keep_tags=True)
 _COMMAND = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.S)
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+# Claude Code's own commands whose arguments set something, not words to the agent: "/model haiku",
+# "/effort max" (public16, session 50: "/effort max" right after an interrupt read as a redirect),
+# "/compact focus on phase 5" (what the summary keeps), "/add-dir ../lib", "/rename …", "/bug …" (to
+# Anthropic). A project's or a plugin's own command ("/fix-issue 123", "/ship dotfiles") is a prompt
+# the person wrote, and what they typed after its name is theirs.
+SETTING_COMMANDS = frozenset((
+    "/add-dir", "/agents", "/bashes", "/bug", "/clear", "/compact", "/config", "/context", "/copy", "/cost",
+    "/doctor", "/effort", "/exit", "/export", "/fast", "/feedback", "/help", "/hooks", "/ide", "/login",
+    "/logout", "/mcp", "/memory", "/model", "/output-style", "/permissions", "/plugin", "/privacy-settings",
+    "/release-notes", "/rename", "/resume", "/rewind", "/sandbox", "/skills", "/stats", "/status", "/statusline",
+    "/tasks", "/terminal-setup", "/theme", "/todos", "/upgrade", "/usage", "/vim"))
 _MEMORY_INPUT = re.compile(r"</?user-memory-input>")
 # openmemory's own MCP calls are not evidence: `mcp__openmemory__recall` when registered by
 # `claude mcp add`, `mcp__plugin_openmemory_openmemory__recall` under the plugin (2.1.328).

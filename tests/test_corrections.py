@@ -123,6 +123,16 @@ class Verdicts(unittest.TestCase):
                      "the reviewers were skeptical at first, so add a benchmark section"]:
             self.assertIsNone(self.verdict(text), text)
 
+    def test_what_the_person_does_not_understand_is_no_correction(self):
+        # public16 (session 50): "don't understand the issue", "don't understand at all" after the agent
+        # explained: the person's "I" left out, asking to be told again; a ban with them stays one
+        for text in ["don't understand the issue", "don't understand at all", "don't know what you mean",
+                     "Don't get it"]:
+            self.assertIsNone(self.verdict(text), text)
+        for text in ["don't understand the port change, put it back to 3000", "don't run the tests yet",
+                     "please don't use npm here"]:
+            self.assertEqual(self.verdict(text), "correction", text)
+
     def test_doubtful(self):
         for text in ["did you push?", "i think the oracle and the agent should be the same agent?",
                      "did you write a migration for it?"]:

@@ -419,6 +419,21 @@ class WhatTheRulesLeaveToAJudge(unittest.TestCase):
         [s] = self.surprises(t)
         self.assertEqual((s.verdict, s.text), ("correction", "no, don't use npm here, we use pnpm"))
 
+    def test_what_a_setting_command_sets_is_no_message(self):
+        # public16 (session 50): "/effort max" typed right after an interrupt read as a redirect, a
+        # correction "max"; Claude Code's own setting commands set something, they say nothing to the agent
+        t = Transcript()
+        t.user("trace the register file transfer")
+        t.assistant("Reading it.", tools=[("Read", {"file_path": "/src/v_regfile_xfer.c"}, "1\t/* design */", False)])
+        t.interrupt()
+        t.command("effort", "max", stdout="Set effort level to max (this session only)")
+        t.command("model", "haiku")
+        t.command("compact", "focus on the phase 5 buffer approach")
+        t.user("now trace it through the dispatcher")
+        t.assistant("Tracing.")
+        self.assertEqual([(s.verdict, s.text) for s in self.surprises(t)],
+                         [("correction", "now trace it through the dispatcher")])   # the redirect after the interrupt
+
     def test_a_command_that_only_put_in_place_what_the_error_named_is_no_fix(self):
         t = Transcript()
         t.user("review the staged test changes")
