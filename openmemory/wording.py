@@ -347,6 +347,11 @@ _NO_TERMINAL = re.compile(r"^(?:(sudo): (a terminal is required|no tty present|a
 # '/tmp' was blocked. For security, Claude Code may only change directories to child directories
 # of the allowed working directories for this session"): the whole result of a call that never ran.
 _OUTSIDE = re.compile(r"^(cd|ls) (?:to|in) '.*' was blocked\. For security, Claude Code may only ")
+# The Bash tool's own limit: Claude Code ends a call that runs past it (2 minutes unless the call
+# asked for more) and says so first, before what the command printed ("Command timed out after 2m
+# 0.0s (node:18160) [DEP0060] …"): a dev server run in the foreground, a long benchmark, a model's
+# first download (public13, public15, public16: each labelled lasting, none read).
+_TIMED_OUT = re.compile(r"^Command timed out after (\d+m(?: [\d.]+s)?|[\d.]+s)(?=\s|$)")
 # SSH with no key a server takes: the agent holds none (or refuses to sign), or none is accepted.
 _NO_SSH_KEY = re.compile(r"(could not open a connection to your authentication agent|the agent has no identities|"
                          r"agent refused operation|permission denied \(publickey)", re.I)
@@ -374,7 +379,7 @@ _CMD_SYNTAX = re.compile(r"(?i)(?:^|[\s;&|(])(?:(if\s+(?:not\s+)?exist)\s|"
 _ENVIRONMENT_WORDS = ("not found", "no matches", "read-only", "readonly", "not permitted", "blocked by", "not set",
                       "pkill -f matches", "terminal", "tty", "password is required", "raw mode", "ioctl",
                       "could not read username", "authentication agent", "no identities", "agent refused",
-                      "(publickey", "was blocked. for security")
+                      "(publickey", "was blocked. for security", "command timed out after")
 _UNSET_UP_TO = re.compile(rf"^(.*?(?:{_UNSET.pattern})).*$")
 ENVIRONMENT_KINDS = ("missing", "glob", "read-only", "sandbox", "hook", "unset", "self-kill", "terminal", "quoting",
                      "cmd", "ssh-key", "outside")
@@ -426,6 +431,10 @@ def environment_cause(facts: dict) -> tuple:
     ran = len(lines) < len(facts.get("error") or ())       # an "Exit code N": the command ran
     if bash and ran and lines == [SELF_KILLED] and matches_itself(command):
         return ("self-kill", "pkill")   # our reading of a silent kill (failures.self_killed), not a line printed
+    if bash and lines and _TIMED_OUT.match(lines[0]):
+        # unless it was written for another shell (`cmd /c …` waits in a cmd.exe bash started)
+        what = core_command(command)
+        return _shell_not_meant(command) or (("timeout", what) if what else ())
     for line in lines:
         blocked = _BLOCKED.search(line)
         if blocked and not ran and ("hook error" in line.lower() or bash):
@@ -503,7 +512,8 @@ def _environment_key(tool: str, command: str, error: tuple) -> str:
             "terminal": f"shell: no terminal{' for ' + what if what else ''}",
             "quoting": f"bash: expands $ in a double-quoted {what} script",
             "cmd": "bash: is not cmd.exe", "ssh-key": "ssh: no key the server takes",
-            "outside": f"claude code: blocks {what} outside the session's folders"}[kind]
+            "outside": f"claude code: blocks {what} outside the session's folders",
+            "timeout": f"bash tool: times out on `{what}`"}[kind]
 
 
 def _head(command: str) -> str:
@@ -569,6 +579,14 @@ def environment_lesson(members: list, cwd=None) -> str:
     elif kind == "outside":
         body = f"Claude Code blocks `{what}` outside the session's working folders (`was blocked. For security`)"
         fix = ""
+    elif kind == "timeout":
+        if fix:
+            return error_lesson(members, cwd)   # what a later turn showed made it end in time
+        said = next((m.group(0) for f in reversed(members) for m in [_TIMED_OUT.match((telling_lines(f) or [""])[0])]
+                     if m), "Command timed out")
+        # the fact alone: why it ran long (a server that never exits, a prompt it waits at, a long run)
+        # is not ours to guess, nor so what to do instead
+        body = f"`{command}` runs past the Bash tool's time limit (`{said}`)"
     elif kind == "ssh-key":
         said = next((m.group(1) for f in members for line in telling_lines(f)
                      for m in [_NO_SSH_KEY.search(line)] if m), "")     # as the first said it

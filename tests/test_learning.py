@@ -650,6 +650,24 @@ class EnvironmentFailures(TempHome):
         [text] = self.night(t, once)                   # (`docker`, not found once: no lesson)
         self.assertEqual(text, "In this project `psql` is not installed (`command not found`).")
 
+    def test_a_command_the_bash_tool_stops_twice_is_one_cause_with_no_advice(self):
+        # public16 (session 50): `npm run dev` run in the foreground, stopped by the Bash tool's limit
+        # three times in one session, each time with other output after Claude Code's line: three
+        # causes, no lesson, where the person's labelled lesson is to start it in the background.
+        # Why it ran long is not ours to guess (a prompt it waits at is no server), so no advice.
+        # A call written for cmd.exe that hangs in bash is still the shell's (`cmd /c` waits)
+        runs = [("npm run dev", "Command timed out after 2m 0s (node:18160) [DEP0060] DeprecationWarning: The "
+                                "`util._extend` API is deprecated."),
+                ("cd frontend && npm run dev", "Command timed out after 2m 0s\n> frontend@0.1.0 dev\n> vite"),
+                ("npx playwright test login.spec.js", "Command timed out after 2m 0.0s\nRunning 3 tests using 1 worker")]
+        [text] = self.night(self.session(2, *runs))
+        self.assertEqual(text, "In this project `npm run dev` runs past the Bash tool's time limit "
+                               "(`Command timed out after 2m 0s`).")
+        self.assertEqual(wording.environment_cause({"tool": "Bash", "command": "cmd /c taskkill /f /im node.exe",
+                                                    "error": ["Command timed out after 2m 0.0s"]}), ("cmd", ""))
+        self.assertEqual(wording.environment_cause({"tool": "Bash", "command": "python slow.py",
+                                                    "error": ["Exit code 1", "sleeping: Command timed out after 2m"]}), ())
+
     def test_git_bash_on_windows_says_not_found_as_usr_bin_bash(self):
         # public15 (session 50): Git Bash prints "/usr/bin/bash: line 1: gh: command not found";
         # `gh --version` then `gh auth status`, both not found in one session, were two failures of
