@@ -33,8 +33,8 @@ session that failed twice there or were got past, then the other failures of one
 (`one_session`: never the work itself), a lasting verdict making a lesson of them as of a
 repeated failure; then, in each project where the night made a lesson, which of its lessons
 say the same thing (`judge_same`: shown their words alone, it answers with their numbers, and
-those become the one it finds best); the rest waits for the next night. So do the questions about a session that
-may still be going on (`in_progress`: written to in the last LIVE_MINUTES).
+those become the one it finds best); the rest waits for the next night. So do the questions
+about a session that may still be going on (`in_progress`: written to in the last LIVE_MINUTES).
 """
 import hashlib
 import json

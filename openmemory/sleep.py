@@ -107,7 +107,8 @@ def _night(store: Store, now: str, render, model) -> dict:
         judge_failures = partial(judge.judge_failures, join_at=JOIN_SIMILARITY)
         for name, run in (("decay", decay), ("judged_messages", _judging(judge.judge_messages, model)),
                           ("consolidation", consolidate), ("judged_failures", _judging(judge_failures, model)),
-                          ("judged_same", _judging(judge.judge_same, model)), ("states", _settle_judged), ("verification", verify), ("prediction", predict)):
+                          ("judged_same", _judging(judge.judge_same, model)), ("states", _settle_judged),
+                          ("verification", verify), ("prediction", predict)):
             if name not in facts:
                 facts[name] = run(store, now, keep=lambda done, name=name: _keep(store, dict(facts, **{name: done})))
         facts = json.loads(store.get_state("night_facts"))  # the same shape whichever way it came
