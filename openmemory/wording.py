@@ -431,8 +431,9 @@ def environment_cause(facts: dict) -> tuple:
     ran = len(lines) < len(facts.get("error") or ())       # an "Exit code N": the command ran
     if bash and ran and lines == [SELF_KILLED] and matches_itself(command):
         return ("self-kill", "pkill")   # our reading of a silent kill (failures.self_killed), not a line printed
-    if bash and lines and _TIMED_OUT.match(lines[0]):
-        # unless it was written for another shell (`cmd /c …` waits in a cmd.exe bash started)
+    if bash and not ran and lines and _TIMED_OUT.match(lines[0]):
+        # Claude Code's words, before any exit code (a program that ran and printed them is anyone's);
+        # unless the call was written for another shell (`cmd /c …` waits in a cmd.exe bash started)
         what = core_command(command)
         return _shell_not_meant(command) or (("timeout", what) if what else ())
     for line in lines:
