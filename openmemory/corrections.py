@@ -29,11 +29,14 @@ class _Source(NamedTuple):
 # --------------------------------------------------------------------------------------
 # The person's words: a correction, doubtful, or not one
 
+# "don't" that bans; not "don't understand the issue", "don't know what you mean": the person's "I"
+# left out (public16, session 50, after the agent explained: a request to explain again)
+_DONT = r"(?:don'?t|do not)(?!\s+(?:understand|know|get\s+it|follow|remember|recall)\b)"
 # An opener that rejects or redirects: "no, ...", "stop", "don't ...", "wrong", "instead ..."
 _OPENER = re.compile(
     r"^(?:(?:ok(?:ay)?|ah+|hm+|uh+|um+|well|sorry|so|oh|hey|wait|actually|nope)[\s,.!:;-]+)*"
     r"(?:no\b(?!\s+(?:problem|worries|rush|idea|doubt)\b)|nope\b|nah\b|wrong\b|incorrect\b|stop\b|"
-    r"(?:don'?t|do not)\b(?!\s+(?:understand|know|get\s+it|follow|remember|recall)\b)|never\b|instead\b|rather\b|"
+    + _DONT + r"\b|never\b|instead\b|rather\b|"
     r"not\s+(?:that|this|what|like|quite|there|yet)\b|"
     r"undo\b|revert\b|wait\b|hold on\b|actually\b|that'?s (?:not|wrong|incorrect|bad|broken)\b|"
     r"this is (?:not|wrong|incorrect)\b|you (?:didn'?t|did not|forgot|missed|broke|shouldn'?t|should not|"
@@ -65,10 +68,7 @@ _PHRASE = _Source(
     r"(?!\s+between)|"
     r"\bshouldn'?t (?:have|be|use|do)\b|\bshould not (?:have|be|use|do)\b|"
     r"\b(?:the|real) (?:issue|problem|bug|cause) is\b|,\s*not\s+\S+|"
-    # a ban; not "don't understand the issue", "don't know what you mean": the person's "I" left out
-    # (public16, session 50, after the agent explained: a request to explain again)
-    r"(?:^|[.!?]\s+)(?:please\s+)?(?:(?:don'?t|do not)(?!\s+(?:understand|know|get\s+it|follow|remember|recall)\b)"
-    r"|never|stop)\s+\w+|"
+    r"(?:^|[.!?]\s+)(?:please\s+)?(?:" + _DONT + r"|never|stop)\s+\w+|"      # a ban
     r"(?:^|[.!?]\s+)no[.,!]\s|\bbroke\b|\bnot like that\b|\bwrong (?:file|one|place|command|branch|approach)\b)",
     re.I)
 _EARLY = 240  # a correction says so at once: openers and phrases are looked for this far in
