@@ -915,9 +915,13 @@ def not_english(text: str) -> bool:
 
 # "Don't get what you're trying to figure out" is "I don't get …" with its subject dropped, not a
 # ban on getting (public13, session 48: the candidate "In this project don't get what you're trying
-# to figure out."): what the person does not understand, know or see, up to the clause's end.
-_NOT_UNDERSTOOD = re.compile(r"(?i)(?:^|(?<=[.!?]\s))(?:don'?t|do\s+not)\s+(?:get|know|understand|see|follow)\s+"
-                             r"(?:what|why|how|where|which|whether|if|who|when|the\s+point)\b[^.!?,;\n]*[.!?,;]?[ \t]*")
+# to figure out."): what the person does not understand, know or see, up to the clause's end. No one
+# bans understanding, knowing or remembering, whatever follows: "don't understand the issue" after an
+# interrupt made the candidate "In this project don't understand the issue." (public16, session 51).
+_NOT_UNDERSTOOD = re.compile(r"(?i)(?:^|(?<=[.!?]\s))(?:don'?t|do\s+not)\s+(?:"
+                             r"(?:get|know|understand|see|follow)\s+(?:what|why|how|where|which|whether|if|who|when|the\s+point)\b|"
+                             r"(?:understand|know|remember|recall)\b|(?:get\s+it|follow)\s*(?=[.!?,;\n]|$))"
+                             r"[^.!?,;\n]*[.!?,;]?[ \t]*")
 
 
 def what_lasts(said: str, form: str = "") -> dict:

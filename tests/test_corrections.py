@@ -218,6 +218,13 @@ class WhatLasts(unittest.TestCase):
                      "Don't understand what you mean.", "don't see the point of the wrapper"):
             self.assertIsNone(self.lasts(said)["sentence"], said)
         self.assertEqual(self.lasts("Don't know why it fails, use pytest -x")["sentence"], "use pytest -x")
+        # public16 (session 51): after an interrupt every message redirects, and "don't understand the
+        # issue" made the candidate "In this project don't understand the issue."
+        for said in ("don't understand the issue", "Don't remember the last run.", "don't follow",
+                     "do not know the answer yet"):
+            self.assertIsNone(self.lasts(said)["sentence"], said)
+        self.assertEqual(self.lasts("Don't get it. Use pnpm here, not npm.")["sentence"], "Use pnpm here, not npm")
+        self.assertTrue(self.lasts("don't follow the old layout, keep tests beside the code")["lasting"])
         self.assertTrue(self.lasts("don't get the data from the cache, read it from the db")["lasting"])
 
     def test_a_message_in_another_language_makes_no_rule_of_its_english_words(self):
