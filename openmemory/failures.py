@@ -346,6 +346,13 @@ _DIAGNOSTIC = re.compile(r"^(?:[\w.@+-]*[\\/])*[\w@+-][\w.@+-]*\.[A-Za-z]\w{0,5}
                          re.I)
 
 
+# apt's and apt-get's mark of an error line ("E: Malformed entry 1 in list file …", beside "W: " for a
+# warning): the line naming the cause, where the words alone read as none (public15: the last line,
+# "E: The list of sources could not be read.", was kept, and the file and its fault dropped). One that
+# tells its reader what to run ("E: dpkg was interrupted, you must manually run …") stays a plain line.
+_APT_ERROR = "E: "
+
+
 # Where a diff's body begins (`git diff`, `diff -u`, `cargo fmt --check`'s "Diff in src/a.rs:12:",
 # `gofmt -d`, `black --diff`): the lines after it that begin with "+", "-", " " or "\" are a
 # file's lines, not what the tool says of the failure.
@@ -417,7 +424,8 @@ def error_lines(result: str, limit: int = 3) -> list:
                 else WRAPPER_LINE if wrapper(shown)
                 else NEVER_LINE if made and _SHELL_COMMAND.search(shown)
                 else EXCEPTION_LINE if _EXCEPTION_WORDS.search(shown) and _EXCEPTION.match(shown)
-                else ERROR_LINE if errorish(s) or _DIAGNOSTIC.match(shown) else OTHER_LINE)
+                else ERROR_LINE if errorish(s) or _DIAGNOSTIC.match(shown)
+                or s.startswith(_APT_ERROR) and not addressed_to_reader(shown) else OTHER_LINE)
         if ends_traceback:
             tracebacks.append(len(kept))
         kept.append((shown, rank))

@@ -40,6 +40,21 @@ class FailureCauses(unittest.TestCase):
         out = "Exit code 2\nbuilding\nsome.module.SomethingError: the cache is stale\nmake: *** [Makefile:2: all] Error 2"
         self.assertEqual(failures.error_lines(out), ["Exit code 2", "some.module.SomethingError: the cache is stale"])
 
+    def test_apts_error_mark_makes_an_error_line(self):
+        # public15 (session 51): `apt update` kept "E: The list of sources could not be read." and
+        # dropped the line before it, which names the file and its fault
+        out = ("WARNING: apt does not have a stable CLI interface. Use with caution in scripts.\n\n"
+               "E: Malformed entry 1 in list file /etc/apt/sources.list.d/github-cli.list ([option] not assignment)\n"
+               "E: The list of sources could not be read.")
+        self.assertEqual(failures.error_lines(out)[:2],
+                         ["E: Malformed entry 1 in list file /etc/apt/sources.list.d/github-cli.list ([option] not assignment)",
+                          "E: The list of sources could not be read."])
+        # a warning's mark, or an E with no colon (pytest's "E   assert …" is its own), is not it
+        self.assertEqual(failures.error_lines("W: Some index files failed to download\nE:x\nnothing else"),
+                         ["W: Some index files failed to download"])
+        # one that tells its reader what to run is read as before: never the cause
+        told = "E: dpkg was interrupted, you must manually run 'dpkg --configure -a' to correct the problem."
+        self.assertNotIn(told, failures.error_lines("WARNING: apt does not have a stable CLI interface.\n" + told))
 
     def test_a_diffs_lines_are_the_files_not_the_tools_words(self):
         # `cargo fmt --check` (with `tput sgr0`'s ESC ( B around each line) and `git diff
