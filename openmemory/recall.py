@@ -307,9 +307,11 @@ def search(store: Store, query: str, k: int = 5, cwd: str | None = None, include
     scores, counted = lexical
     counted = as_written(store, query, without_unheld_pairs(query, counted))
     total = store.indexed_total()
-    weights = query_weights(query, counted, total)
-    whole = query_weights(query, counted, total, whole_words=True)
-    unheld = held_nowhere(whole, counted, named_nowhere(store, query, counted)) * absence_weight(store, total)
+    unheld_names = named_nowhere(store, query, counted)
+    weighed = in_its_language(query, counted, unheld_names)
+    weights = query_weights(query, weighed, total)
+    whole = query_weights(query, weighed, total, whole_words=True)
+    unheld = held_nowhere(whole, weighed, unheld_names) * absence_weight(store, total)
     rows = _rows(store, list(scores), include_archived, exclude)
     cosines = {}
     hits = rank(rows, scores, qvec, now, scope, lexical_share, weights, cosines, store.contexts, coverage_share,
@@ -634,13 +636,80 @@ def usable_query(query: str) -> str:
     return cut[:cut.rindex(" ")] if " " in cut[QUERY_MAX_CHARS // 2:] else cut
 
 
+# The function words of the other languages with Latin letters people write to their agent in
+# (Spanish, Portuguese, French, German, Italian; without their marks, as _plain reads them), none of
+# them an English word. In a question written in one of them they are its stop words: no memory of
+# an English history holds "aunque", "era" or "fallaban", and each such word weighed most and counted
+# as held nowhere (held_nowhere), so a Spanish question about a stored failure read as one about
+# nothing ("Los tests de auth fallaban por la combinación passlib + bcrypt. ¿Qué hicimos con
+# bcrypt?": relevance 0.11; public17, session 51). Read only where they outnumber the English stop
+# words (foreign_stop_words): in an English question "con" or "es" may be a name.
+OTHER_STOP_WORDS = frozenset("""
+el la los las un una unos unas de del al en con por para sin sobre entre hasta desde que cual cuales
+quien como donde cuando pero ni es era eran fue ser estar esta estan estaba este esto estos estas ese
+esa eso esos esas lo le les se su sus mi mis tu tus nuestro nuestra muy mas menos ya tambien aunque
+porque hay hace tiene puede
+os um uma do da dos das na nos nas em com pelo pela ou nao foi isso isto esse essa seu sua meu minha
+voce muito ainda
+une des du et est je il elle nous vous ils elles qui ne pas cette ce ces pour dans sur avec au aux
+mais donc leur sont etait
+der das und ist nicht ich wir ein eine einen mit fur auf dem zu im auch sie wie warum wo wenn aber
+oder kann habe sind nur noch schon
+gli di che non della dello delle questo questa quello sono per uno perche anche piu
+""".split())
+
+
+def foreign_stop_words(query: str) -> frozenset:
+    """The query's words of OTHER_STOP_WORDS (as _plain reads them), where they are two or more and
+    outnumber its English stop words; else none."""
+    words = [w.lower() for w in _WORD.findall(_plain(query or ""))]
+    other = [w for w in words if w in OTHER_STOP_WORDS]
+    if len(other) < 2 or len(other) <= sum(w in embed.STOP_WORDS for w in words):
+        return frozenset()
+    return frozenset(other)
+
+
+def in_its_language(query: str, counted: list, unheld_names=frozenset()) -> list:
+    """counted ([(documents, term)]) as relevance weighs it: for a question in another language
+    (foreign_stop_words), without its words no memory holds but those written as a thing's name
+    (_as_names) or part of a name it names (unheld_names: named_nowhere). Such a word ("fallaban",
+    "arrancar") says only that the history was told in other words, not that it lacks the thing
+    asked about; a name held nowhere ("(schtasks)", "Loki") still does."""
+    if not foreign_stop_words(query):
+        return counted
+    names = _as_names(query) | set(unheld_names)
+    return [(n, t) for n, t in counted if n or _plain(t) in names or set(_compared(_plain(t))) & names]
+
+
+# Where a question in another language writes a word as a name: quoted, in brackets, or capitalised
+# where no sentence starts ("¿Cómo mandamos los logs a Loki?").
+_BRACKETED = re.compile(r"\(([^()\n]{1,80})\)")
+
+
+def _as_names(query: str) -> set:
+    """The words (lower case, as _plain reads them) query writes as a thing's name: inside quotes
+    or brackets, or capitalised past a sentence's start (a sentence opens after . ! ? : ¿ ¡)."""
+    plain = _plain(query)
+    inside = [m.group(1) or m.group(2) or m.group(3) or "" for m in QUOTED.finditer(plain)]
+    inside += [m.group(1) for m in _BRACKETED.finditer(plain)]
+    out = {w.lower() for part in inside for w in _WORD.findall(part)}
+    for m in re.finditer(r"[^\W\d_]+", plain):
+        if m.group()[0].isupper() and not re.search(r"(?:^|[.!?:\u00bf\u00a1])\s*$", plain[:m.start()]):
+            out.add(m.group().lower())
+    return out
+
+
 def query_terms(query: str) -> list:
-    """The query's content words, lowercased, one per stem, stop words dropped; never raises. A run of
-    Chinese or Japanese reads as the index reads it, its pairs of characters (embed.pieces), two of
-    them a word of MAX_QUERY_TERMS."""
+    """The query's content words, lowercased, one per stem, stop words dropped (a question's in
+    another language too: foreign_stop_words); never raises. A run of Chinese or Japanese reads as
+    the index reads it, its pairs of characters (embed.pieces), two of them a word of
+    MAX_QUERY_TERMS."""
     seen, out, words = set(), [], 0.0
+    foreign = foreign_stop_words(query)
     for word in _index_words((query or "").lower()):
         if word in embed.STOP_WORDS or (len(word) < 2 and not word.isdigit() and not _spaceless(word)):
+            continue
+        if foreign and _plain(word) in foreign:
             continue
         key = embed.stem(word)
         if key not in seen:
@@ -1015,9 +1084,12 @@ def query_weights(query: str, counted: list, total: int, whole_words: bool = Fal
     documents = {embed.family(embed.stem(_plain(t))): n for n, t in counted}
     parts = _parts_of(query, counted, documents) if whole_words else {}
     weights = {}
+    foreign = bool(foreign_stop_words(query))
     for stem in set(_families(embed.terms(_plain(query)))):
-        if stem not in documents and _spaceless(stem):
-            continue    # held nowhere (without_unheld_pairs), or past MAX_QUERY_TERMS: not searched for
+        if stem not in documents and (_spaceless(stem) or foreign):
+            # held nowhere (without_unheld_pairs), or past MAX_QUERY_TERMS: not searched for; in a
+            # question in another language, a function word or one left out by in_its_language
+            continue
         n, share = parts.get(stem, (documents.get(stem, 0), 1))
         weights[SAME_WORDS.get(stem, stem)] = log(1 + (total + 1) / (n + 1)) / share
     return weights

@@ -818,6 +818,46 @@ class GateCase(TempHome):
         self.assertIn(shown, hits[0]["gist"])
 
 
+class InAnotherLanguage(GateCase):
+    """A question written in another language, over history told in English: its function words
+    are its stop words, and its words no memory holds say only that it is in another language
+    (recall.in_its_language); a thing it names that no memory holds still says nothing relevant."""
+
+    def memories(self) -> list:
+        return [
+            episode("bcrypt", "`pytest tests/test_auth.py` failed: passlib cannot read the bcrypt version",
+                    "AttributeError: module 'bcrypt' has no attribute '__about__'. Worked after pinning "
+                    "bcrypt==4.0.1 in requirements.txt: passlib 1.7 reads bcrypt.__about__"),
+            episode("hf", "uvicorn failed: Invalid repository ID or local directory specified",
+                    "HF_HUB_OFFLINE=1 was set while is_cached() looked in the wrong cache folder"),
+        ] + self.builds()
+
+    def test_a_question_in_spanish_finds_the_failure_it_asks_about(self):
+        # public17 (session 51): relevance 0.11 and "nothing relevant" for a question whose answer
+        # ranked among the first five; "fallaban", "combinación" and "hicimos" held nowhere
+        for query, found in (
+                ("Los tests de auth fallaban por la combinación passlib + bcrypt. ¿Qué hicimos con bcrypt?",
+                 "passlib cannot read the bcrypt version"),
+                ("Al arrancar uvicorn salía 'Invalid repository ID' con HF_HUB_OFFLINE. ¿Cuál era la causa?",
+                 "uvicorn failed")):
+            head, hits = self.said(query)
+            self.assertRegex(head, r"^\d memor(y|ies) for ", query)
+            self.assertIn(found, hits[0]["title"])
+        self.assertEqual(recall.foreign_stop_words("¿Qué hicimos con bcrypt?"), frozenset({"que", "con"}))
+
+    def test_a_thing_it_names_that_no_memory_holds_is_still_nothing_relevant(self):
+        for query in ("¿Qué tarea programada de Windows (schtasks) creamos para limpiar la caché de bun?",
+                      "¿Cómo mandamos los logs de la compilación de bcrypt a Loki?"):
+            head, _ = self.said(query)
+            self.assertTrue(head.startswith("Nothing relevant in memory"), query)
+
+    def test_an_english_question_keeps_every_word(self):
+        # "con" and "es" may be names in English ("the es build", "a con file"): two of them are no language
+        self.assertEqual(recall.foreign_stop_words("why did the es build of the con module fail with passlib?"),
+                         frozenset())
+        self.assertIn("es", recall.query_terms("why did the es build of the con module fail with passlib?"))
+
+
 class NamedNowhere(GateCase):
     """A thing the query names (a quoted phrase, an identifier) that no memory holds in its words'
     order: nothing relevant, however well its words match apart (recall.named_nowhere)."""
