@@ -517,7 +517,7 @@ def cause_key(facts: dict) -> str:
     failed and its cause line (error_line), with what differs between two failures of the same
     cause taken out: URLs, user names, folders (a path keeps its file's name), ids, hashes,
     numbers; lower case. "" when the output says nothing of why."""
-    line = error_line(facts)
+    line = raw = error_line(facts)
     if not line:
         return ""
     program = "python" if _NO_MODULE.match(line) else None
@@ -534,7 +534,29 @@ def cause_key(facts: dict) -> str:
     if _DIGIT.search(line):   # a hash holds a digit (\d), and so does a number: one search, not a test per character
         line = _HASH.sub("<hash>", line)
         line = _NUMBER.sub("<n>", line)
-    return f"{program or program_of(facts)}: {' '.join(line.lower().split())}"
+    key = f"{program or program_of(facts)}: {' '.join(line.lower().split())}"
+    return key + _fetched(facts, raw) if facts.get("tool") == "WebFetch" else key
+
+
+# WebFetch says only "Request failed with status code 404": which page it fetched is the cause, and
+# the status says what went wrong with it (public17, session 51: 404s of an Adobe reference page and
+# of python-sdk examples on GitHub, two projects, keyed alike and told as one global candidate
+# "WebFetch fails with `Request failed with status code 404`"). A page not found is that page's; a
+# refusal (401, 403, 429) or a server's error, the site's.
+_STATUS = re.compile(r"(?i)\bstatus code (\d{3})\b")
+
+
+def _fetched(facts: dict, line: str) -> str:
+    """What a WebFetch failure's key adds to its line: the status, and the site fetched (with the
+    page, for a page not found: 404, 410); "" where the call's URL is not known."""
+    url = (facts.get("command") or "").partition(" ")[2].strip()
+    if "://" not in url:
+        return ""
+    site, _, page = url.split("://", 1)[1].partition("/")
+    status = _STATUS.search(line)
+    code = status.group(1) if status else ""
+    where = site.lower() + ("/" + page.split("?")[0].split("#")[0].rstrip("/") if code in ("404", "410") else "")
+    return f" ({code + ' at ' if code else ''}{where})"
 
 
 # Python's word for a module its interpreter cannot import: the interpreter's (its environment's)

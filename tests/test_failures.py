@@ -139,6 +139,23 @@ class Causes(unittest.TestCase):
     def key(self, line, command="make build", tool="Bash"):
         return failures.cause_key({"tool": tool, "command": command, "error": ["Exit code 1", line]})
 
+    def test_a_page_webfetch_could_not_fetch_is_its_cause(self):
+        # public17 (session 51): 404s of an Adobe reference page and of python-sdk's examples, in two
+        # projects, were one cause and the global candidate "WebFetch fails with `… status code 404`"
+        def fetched(url, line="Request failed with status code 404"):
+            return failures.cause_key({"tool": "WebFetch", "command": f"WebFetch {url}", "error": [line]})
+        adobe = fetched("https://developer.adobe.com/premiere-pro/uxp/ppro_reference/classes/trackitem/")
+        sdk = fetched("https://github.com/modelcontextprotocol/python-sdk/tree/main/mcp/client")
+        self.assertNotEqual(adobe, sdk)
+        self.assertEqual(sdk, fetched("https://github.com/modelcontextprotocol/python-sdk/tree/main/mcp/client?x=1"))
+        self.assertNotEqual(sdk, fetched("https://github.com/modelcontextprotocol/python-sdk/blob/main/README.md"))
+        self.assertTrue(failures.project_bound(sdk))
+        # a site's refusal holds for its every page; another status of one page is another cause
+        self.assertEqual(fetched("https://docs.example.com/a", "Request failed with status code 403"),
+                         fetched("https://docs.example.com/b/c", "Request failed with status code 403"))
+        self.assertNotEqual(fetched("https://docs.example.com/a", "Request failed with status code 403"),
+                            fetched("https://docs.example.com/a", "Request failed with status code 500"))
+
     def test_folders_users_ids_hashes_and_numbers_are_taken_out(self):
         self.assertEqual(self.key("/Users/alex/work/cli/.claude/test.sh: line 46: /tmp/bin/entire: No such file"),
                          "make: test.sh: line <n>: entire: no such file")
