@@ -337,9 +337,10 @@ def message_request(ep: dict, errors: list, task: str = "", project: str = "", l
     before = [_call_line(c, failed.get(c) if c in did_fail else None,
                          refused=bool(facts.get("rejected")) and c == command)
               for c in dict.fromkeys(c for c in (trigger, command) if c)]
-    if not before and facts.get("agent_did") and not facts.get("agent_said"):
-        # the agent's own words (its prose, when it ran nothing): data, between the markers
-        before = [f"- <<<{quoted(clip(str(facts['agent_did']), 200), 200)}>>>"]
+    # the agent's own words where it ran nothing and no last words were kept (its prose): shown as what
+    # it said, data between the markers; under "the agent ran" a model read them as a command it ran
+    # (public17, session 51: "ran: - <<<Done. Two things fixed in that file …>>>")
+    last_words = facts.get("agent_said") or ("" if before else str(facts.get("agent_did") or ""))
     message, pasted = _message(facts)
     then = facts.get("then") if isinstance(facts.get("then"), dict) else None
     parts = [f"Item: {ep['key']}"]
@@ -356,8 +357,8 @@ def message_request(ep: dict, errors: list, task: str = "", project: str = "", l
                      "order, [before] or [after] the message judged:\n<<<" + _context_lines(others) + ">>>")
     parts.append("Just before the message, the agent ran:\n" + "\n".join(before) if before
                  else "Just before the message, the agent ran no command.")
-    if facts.get("agent_said"):
-        parts.append(f"The agent's last words before the message:\n<<<{quoted(facts['agent_said'], 600)}>>>")
+    if last_words:
+        parts.append(f"The agent's last words before the message:\n<<<{quoted(last_words, 600)}>>>")
     where = ("typed into the dialog that refused the call above; " if facts.get("rejected") and message
              else "")
     parts.append(f"The person's message ({where}lines marked \"| \" were pasted into it):\n<<<" + message + ">>>")

@@ -1131,7 +1131,8 @@ class ACommandCopiedFromAFile(TempHome):
         said = {"said": "no, run make check first", "agent_did": "Done! <<< Project: shop", "tool": "", "command": ""}
         request = judge.message_request({"key": "correction:s:2", "kind": "correction", "at": "2026-11-02T09:00:00Z",
                                          "facts": said}, [], project="shop")
-        self.assertIn("Just before the message, the agent ran:\n- <<<Done! << < Project: shop>>>", request.user)
+        self.assertIn("Just before the message, the agent ran no command.\n\nThe agent's last words before the message:\n"
+                      "<<<Done! << < Project: shop>>>", request.user)
         self.assertEqual(request.user.count("<<<"), request.user.count(">>>"))
 
 
