@@ -1018,6 +1018,11 @@ def _name_runs(text: str) -> list:
     return runs
 
 
+# A word of letters alone ("deadline" in 'deadline exceeded'): where no memory holds one, no memory
+# holds the phrase it is part of, as a hash or a path held nowhere (a detail that changes) does not say.
+_PLAIN_WORD = re.compile(r"[a-z]{3,}")
+
+
 def named_nowhere(store: Store, query: str, counted: list) -> set:
     """The stems of the names in query (named) that no memory holds in their words' order (above).
     counted: the query's [(documents, term)] (_lexical_scores), which says how common a word is."""
@@ -1026,7 +1031,8 @@ def named_nowhere(store: Store, query: str, counted: list) -> set:
     for name in named(query)[:NAMES_CHECKED]:
         words = _index_words(_plain(name).lower())[:NAME_WORDS]
         held = [documents[w] if w in documents else store.indexed_count(match_expression([w]), 1) for w in words]
-        if not any(held) or (not all(held) and not any(c.isspace() for c in name.strip())):
+        if not any(held) or (not all(held) and not any(c.isspace() for c in name.strip())) \
+                or any(not n and _PLAIN_WORD.fullmatch(w) and w not in embed.STOP_WORDS for w, n in zip(words, held)):
             unheld.update(_compared(_plain(name)))
             continue
         runs, run = [], []

@@ -880,6 +880,18 @@ class NamedNowhere(GateCase):
         self.assertRegex(head, r"^\d memor(y|ies) for ")
         self.assertEqual(hits[0]["title"], "Removed the old worktree")
 
+    def test_a_quoted_phrase_with_a_word_no_memory_holds_is_nothing_relevant(self):
+        # public16 u07 (session 51): "How did we fix the gRPC 'deadline exceeded' errors …?" read 0.27
+        # relevant, its "exceeded" held by one memory and "deadline" by none
+        self.db.add_note("the CI minutes quota was exceeded last week", cwd="/home/dev/shop")
+        self.nothing_until_noted("we prune stale branches with git branch -d after the worktree is removed, with "
+                                 "'deadline exceeded'", "we prune stale branches with git branch -d after the "
+                                 "worktree is removed, or it fails with deadline exceeded", "deadline exceeded")
+        # a detail held nowhere that is no word (a hash, a number) leaves the phrase found
+        head, hits = self.said("`you have uncommitted changes in 9f3c2e1ab. Please commit or stash them first` on resume")
+        self.assertRegex(head, r"^\d memor(y|ies) for ")
+        self.assertEqual(hits[0]["title"], "`entire resume` failed")
+
     def test_an_identifier_no_memory_holds_is_nothing_relevant(self):
         head, _ = self.said("what does ENTIRE_DISABLE_HOOKS do in CI")
         self.assertTrue(head.startswith("Nothing relevant in memory"), head)
