@@ -553,6 +553,7 @@ def _fetched(facts: dict, line: str) -> str:
     if "://" not in url:
         return ""
     site, _, page = url.split("://", 1)[1].partition("/")
+    site = site.rpartition("@")[2]         # never a user name or a password written into the URL
     status = _STATUS.search(line)
     code = status.group(1) if status else ""
     where = site.lower() + ("/" + page.split("?")[0].split("#")[0].rstrip("/") if code in ("404", "410") else "")

@@ -638,7 +638,8 @@ def usable_query(query: str) -> str:
 
 # The function words of the other languages with Latin letters people write to their agent in
 # (Spanish, Portuguese, French, German, Italian; without their marks, as _plain reads them), none of
-# them an English word. In a question written in one of them they are its stop words: no memory of
+# them one of English's (embed.STOP_WORDS: Portuguese "do" and German "im" are left out, so no word
+# counts for both languages in foreign_stop_words). In a question written in one of them they are its stop words: no memory of
 # an English history holds "aunque", "era" or "fallaban", and each such word weighed most and counted
 # as held nowhere (held_nowhere), so a Spanish question about a stored failure read as one about
 # nothing ("Los tests de auth fallaban por la combinación passlib + bcrypt. ¿Qué hicimos con
@@ -649,11 +650,11 @@ el la los las un una unos unas de del al en con por para sin sobre entre hasta d
 quien como donde cuando pero ni es era eran fue ser estar esta estan estaba este esto estos estas ese
 esa eso esos esas lo le les se su sus mi mis tu tus nuestro nuestra muy mas menos ya tambien aunque
 porque hay hace tiene puede
-os um uma do da dos das na nos nas em com pelo pela ou nao foi isso isto esse essa seu sua meu minha
+os um uma da dos das na nos nas em com pelo pela ou nao foi isso isto esse essa seu sua meu minha
 voce muito ainda
 une des du et est je il elle nous vous ils elles qui ne pas cette ce ces pour dans sur avec au aux
 mais donc leur sont etait
-der das und ist nicht ich wir ein eine einen mit fur auf dem zu im auch sie wie warum wo wenn aber
+der das und ist nicht ich wir ein eine einen mit fur auf dem zu auch sie wie warum wo wenn aber
 oder kann habe sind nur noch schon
 gli di che non della dello delle questo questa quello sono per uno perche anche piu
 """.split())

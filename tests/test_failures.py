@@ -150,6 +150,7 @@ class Causes(unittest.TestCase):
         self.assertEqual(sdk, fetched("https://github.com/modelcontextprotocol/python-sdk/tree/main/mcp/client?x=1"))
         self.assertNotEqual(sdk, fetched("https://github.com/modelcontextprotocol/python-sdk/blob/main/README.md"))
         self.assertTrue(failures.project_bound(sdk))
+        self.assertNotIn("s3cret", fetched("https://bob:s3cret@docs.example.com/a", "Request failed with status code 403"))
         # a site's refusal holds for its every page; another status of one page is another cause
         self.assertEqual(fetched("https://docs.example.com/a", "Request failed with status code 403"),
                          fetched("https://docs.example.com/b/c", "Request failed with status code 403"))

@@ -855,6 +855,7 @@ class InAnotherLanguage(GateCase):
         # "con" and "es" may be names in English ("the es build", "a con file"): two of them are no language
         self.assertEqual(recall.foreign_stop_words("why did the es build of the con module fail with passlib?"),
                          frozenset())
+        self.assertEqual(recall.OTHER_STOP_WORDS & embed.STOP_WORDS, set())     # no word counts for both
         self.assertIn("es", recall.query_terms("why did the es build of the con module fail with passlib?"))
 
 
