@@ -29,9 +29,13 @@ class _Source(NamedTuple):
 # --------------------------------------------------------------------------------------
 # The person's words: a correction, doubtful, or not one
 
-# "don't" that bans; not "don't understand the issue", "don't know what you mean": the person's "I"
-# left out (public16, session 50, after the agent explained: a request to explain again)
-_DONT = r"(?:don'?t|do not)(?!\s+(?:understand|know|get\s+it|follow|remember|recall)\b)"
+# What no one bans: understanding, knowing, remembering, whatever follows ("don't understand the
+# issue", "don't know what you mean": the person's "I" left out; public16, sessions 50 and 51), and
+# "get it" or "follow" ending a clause ("don't follow the old layout" is a ban). _DONT and
+# _NOT_UNDERSTOOD read it alike.
+_UNBANNABLE = r"(?:understand|know|remember|recall)\b|(?:get\s+it|follow)\s*(?=[.!?,;\n]|$)"
+# "don't" that bans
+_DONT = r"(?:don'?t|do not)(?!\s+(?:" + _UNBANNABLE + r"))"
 # An opener that rejects or redirects: "no, ...", "stop", "don't ...", "wrong", "instead ..."
 _OPENER = re.compile(
     r"^(?:(?:ok(?:ay)?|ah+|hm+|uh+|um+|well|sorry|so|oh|hey|wait|actually|nope)[\s,.!:;-]+)*"
@@ -920,8 +924,7 @@ def not_english(text: str) -> bool:
 # interrupt made the candidate "In this project don't understand the issue." (public16, session 51).
 _NOT_UNDERSTOOD = re.compile(r"(?i)(?:^|(?<=[.!?]\s))(?:don'?t|do\s+not)\s+(?:"
                              r"(?:get|know|understand|see|follow)\s+(?:what|why|how|where|which|whether|if|who|when|the\s+point)\b|"
-                             r"(?:understand|know|remember|recall)\b|(?:get\s+it|follow)\s*(?=[.!?,;\n]|$))"
-                             r"[^.!?,;\n]*[.!?,;]?[ \t]*")
+                             + _UNBANNABLE + r")[^.!?,;\n]*[.!?,;]?[ \t]*")
 
 
 def what_lasts(said: str, form: str = "") -> dict:

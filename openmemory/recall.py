@@ -33,6 +33,7 @@ import re
 import sqlite3
 import unicodedata
 from datetime import timedelta
+from functools import lru_cache
 from math import log
 
 from . import embed, neighbours, paths
@@ -660,9 +661,11 @@ gli di che non della dello delle questo questa quello sono per uno perche anche 
 """.split())
 
 
+@lru_cache(maxsize=256)
 def foreign_stop_words(query: str) -> frozenset:
     """The query's words of OTHER_STOP_WORDS (as _plain reads them), where they are two or more and
-    outnumber its English stop words; else none."""
+    outnumber its English stop words; else none. Asked four times a search (its terms, the words
+    weighed, both weights): worked out once."""
     words = [w.lower() for w in _WORD.findall(_plain(query or ""))]
     other = [w for w in words if w in OTHER_STOP_WORDS]
     if len(other) < 2 or len(other) <= sum(w in embed.STOP_WORDS for w in words):
@@ -695,7 +698,7 @@ def _as_names(query: str) -> set:
     inside += [m.group(1) for m in _BRACKETED.finditer(plain)]
     out = {w.lower() for part in inside for w in _WORD.findall(part)}
     for m in re.finditer(r"[^\W\d_]+", plain):
-        if m.group()[0].isupper() and not re.search(r"(?:^|[.!?:\u00bf\u00a1])\s*$", plain[:m.start()]):
+        if m.group()[0].isupper() and not _SENTENCE_START.search(plain[:m.start()]):
             out.add(m.group().lower())
     return out
 
@@ -980,7 +983,7 @@ ELIDED = re.compile(r"\.{3}|\u2026")
 # stored apart), its answer the one hit shown.
 NAME_RUN = re.compile(r"(?<![\w.'\u2019-])(?:[A-Z][a-z]+|[A-Z][A-Z0-9]+)(?: (?:[A-Z][a-z]+|[A-Z][A-Z0-9]+))+(?![\w'\u2019-])")
 _TITLED = re.compile(r"[A-Z][a-z]+")
-_SENTENCE_START = re.compile(r"(?:^|[.!?:])\s*$")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:\u00bf\u00a1])\s*$")     # Spanish opens a question with ¿, an exclamation with ¡
 QUOTED_NOWHERE = 0.5
 NAMES_CHECKED = 4
 NAME_WORDS = 12

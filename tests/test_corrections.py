@@ -130,7 +130,8 @@ class Verdicts(unittest.TestCase):
                      "Don't get it"]:
             self.assertIsNone(self.verdict(text), text)
         for text in ["don't understand the port change, put it back to 3000", "don't run the tests yet",
-                     "please don't use npm here"]:
+                     "please don't use npm here", "don't follow the old layout, keep tests beside the code",
+                     "don't get it working with npm, use pnpm"]:
             self.assertEqual(self.verdict(text), "correction", text)
 
     def test_doubtful(self):
