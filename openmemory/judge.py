@@ -73,6 +73,14 @@ TASK_CHARS = 300            # of the session's first request
 OTHER_CHARS = 240
 OTHERS_CHARS = 1_800
 CLOSING_CHARS = 500
+# The plans the person approved after the message (a worry voiced, then set aside by approving a
+# plan built the other way: public17, session 51, "Never name custom scripts … `claude`", the one
+# harmful lesson of 58, from a message a `claude()` wrapper plan approved later answered): the
+# first PLANS_SHOWN, each its lines that share a word with the message (PLAN_LINE each, in order),
+# within PLAN_CHARS; a plan sharing none is not shown. The agent's words: quoted, never trusted.
+PLANS_SHOWN = 2
+PLAN_LINE = 160
+PLAN_CHARS = 600
 FIELD_CHARS = llm.FIELD_CHARS
 PLAN_APPROVED = "Implement the following plan"     # what Claude Code writes when a plan is approved (transcripts)
 ITEM = re.compile(r"^Item: (\S+)", re.M)
@@ -301,6 +309,33 @@ def _others(ep: dict, session: dict, task: str) -> tuple:
     return [(side, text) for _, side, text in sorted(kept)], "\n".join(pasted)
 
 
+_WORD = re.compile(r"[^\W\d_][\w-]{3,}")
+
+
+def _plans_after(ep: dict, session: dict, own: str) -> list:
+    """The lines of the plans approved after ep (session["plans"]: [(at, text)] in order) that
+    share a word (four letters or more, no stop word) with own (the person's own words in the
+    message), each plan's opening line and those sharing the most words, in the plan's order, after a
+    "- " line; at most PLANS_SHOWN plans within PLAN_CHARS (PLANS_SHOWN above)."""
+    at = ep.get("at") or ""
+    words = {w.lower() for w in _WORD.findall(own)} - embed.STOP_WORDS
+    out, room = [], PLAN_CHARS
+    for when, text in [p for p in session.get("plans") or [] if (p[0] or "") > at][:PLANS_SHOWN]:
+        lines = [clip(" ".join(ln.split()), PLAN_LINE) for ln in redact(str(text)).splitlines()
+                 if ln.strip() and not ln.startswith(PLAN_APPROVED)]      # approved with a cleared context
+        shares = [len(words & {w.lower() for w in _WORD.findall(ln)}) for ln in lines]
+        if not any(shares):
+            continue
+        kept = set()
+        for i in [0] + sorted(range(len(lines)), key=lambda i: -shares[i]):
+            if i in kept or (i and not shares[i]) or len(lines[i]) + 1 > room:
+                continue
+            room -= len(lines[i]) + 1
+            kept.add(i)
+        out += [f"- plan approved {str(when)[:16].replace('T', ' ')}:"] + [lines[i] for i in sorted(kept)]
+    return out
+
+
 def _project_shown(name: str) -> str:
     """A project's name (its folder's, anyone's: a repository cloned) as the request's own line
     shows it: on one line (review.project_name), no data marker, no mark no one sees, and one that
@@ -375,6 +410,11 @@ def message_request(ep: dict, errors: list, task: str = "", project: str = "", l
                 + (" — refused" if c.get("refused") else "") for c in calls))
         parts.append("What the agent did next:\n" + ("\n".join(next_) if next_ else "nothing before the "
                                                                                   "person spoke again."))
+    plans = _plans_after(ep, session or {}, "\n".join(_own(facts)))
+    if plans:
+        parts.append("After the message, the person approved a plan (the agent's words; approving it was the "
+                     "person's choice), its lines that share words with the message:\n<<<"
+                     + llm.unmarked("\n".join(plans)) + ">>>")
     closing = (session or {}).get("closing") or ""
     if closing and " ".join(closing.split())[:80] != " ".join(str((then or {}).get("said") or "").split())[:80]:
         parts.append(f"The agent's last words in the session:\n<<<{quoted(closing, CLOSING_CHARS)}>>>")
@@ -386,7 +426,7 @@ def message_request(ep: dict, errors: list, task: str = "", project: str = "", l
     ran = tuple(str(c) for c in (trigger, command, *(c.get("call", "") for c in (then or {}).get("ran") or []
                                                     if isinstance(c, dict))))
     trusted = "\n".join([said, *ran])
-    untrusted = "\n".join([pasted, *under, others_pasted, task if plan else "", facts.get("agent_said") or "", (then or {}).get("said") or "", closing,
+    untrusted = "\n".join([pasted, *under, others_pasted, task if plan else "", facts.get("agent_said") or "", (then or {}).get("said") or "", closing, *plans,
                            *("\n".join(v) for v in failed.values())])
     return Request(item=ep["key"], kind="message", system=MESSAGE_SYSTEM.format(limit=limit),
                    user="\n\n".join(parts), trusted=redact(trusted), quoted=redact(untrusted), limit=limit,
@@ -1208,9 +1248,13 @@ def first_request(session_ep: dict) -> str:
 def session_context(store: Store, session_id: str) -> dict:
     """The rest of a session a message is judged with: {"others": [(at, text)] — every message the
     person typed (the stored conversation's, and the words typed into a refusal's dialog), in
-    order — and "closing": the agent's last words}. Its first request is shown apart (the task)."""
-    said, agent = {}, {}
+    order —, "plans": [(at, text)] — each plan the person approved, in order — and "closing": the
+    agent's last words}. Its first request is shown apart (the task)."""
+    said, agent, plans = {}, {}, {}
     for p in sorted(store.passages_of_sessions([session_id]), key=lambda p: (p["seq"], p["id"])):
+        if p["kind"] == "plan":         # passage:<record>:<part>: one plan's pieces, in order
+            plans.setdefault(p["key"].rsplit(".", 1)[0].rsplit(":", 1)[0], [p["at"] or "", []])[1].append(str(p["text"]))
+            continue
         if p["kind"] != "exchange":
             continue
         whose = p["key"].rsplit(".", 1)[0]      # passage:<record>:<part>: one message's pieces
@@ -1236,7 +1280,8 @@ def session_context(store: Store, session_id: str) -> dict:
             closing.insert(0, "…")
             break
         closing.insert(0, line)
-    return {"others": others, "closing": "\n".join(closing).strip()}
+    return {"others": others, "plans": [(at, "\n".join(texts)) for at, texts in plans.values()],
+            "closing": "\n".join(closing).strip()}
 
 
 def judge_messages(store: Store, model, now: str, share: float = MESSAGE_SHARE) -> dict:

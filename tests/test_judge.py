@@ -205,6 +205,51 @@ class TheSessionAroundIt(unittest.TestCase):
         self.assertNotIn("straight to main", q["user"])
         self.assertNotIn("[before] run the tests", q["user"])
 
+    def test_a_plan_approved_after_the_message_is_shown_beside_it(self):
+        # public17 (session 51): "it's conflicting to use this existing Claude Code command, would be
+        # safer if we have it named differently" became "Never name custom scripts, aliases or wrappers
+        # `claude`", though the person then approved a plan built on a `claude()` wrapper. The plan's
+        # lines that share the message's words are shown after it (the agent's words: quoted data),
+        # not beside a message typed after the plan, and not a plan that shares none of its words.
+        import tempfile
+        from pathlib import Path
+        from tests import judge_requests
+        from tests.fixtures import Transcript
+        worry = "no, don't call the wrapper claude, that name conflicts with the existing Claude Code command"
+        plan = ("# Persistent tmux sessions for Claude Code\n\n1. Define a shell function `claude()` that "
+                "wraps the existing command with `tmux-run.sh` and passes every flag through.\n2. Keep session logs in "
+                "~/.cache/tmuxlog for a week.\n3. Add `pw-status` to list the sessions.")
+        with tempfile.TemporaryDirectory() as tmp:
+            t = Transcript(cwd="/home/dev/scripts")
+            t.user("build me a persistent tmux session for claude code")
+            t.assistant("I'll add a claude wrapper function.", tools=[("Bash", {"command": "ls ~/.tmux"}, "conf", False)])
+            t.user(worry)
+            t.assistant("Renamed it to pw.")
+            t.user("Implement the following plan:\n\n" + plan)
+            t.assistant("Starting with the function.")
+            t.user("no, stop using tabs in the script, use spaces everywhere")
+            t.assistant("Done.")
+            requests = judge_requests.requests_of([t.write(Path(tmp))])
+        [q] = [r for r in requests if worry in r["user"].split("The person's message")[1]]
+        shown = q["user"].split("After the message, the person approved a plan (the agent's words; approving it "
+                                "was the person's choice), its lines that share words with the message:\n<<<")[1]
+        shown = shown.split(">>>")[0].splitlines()
+        self.assertRegex(shown[0], r"^- plan approved \d{4}-\d\d-\d\d \d\d:\d\d:$")
+        self.assertEqual(shown[1:], ["# Persistent tmux sessions for Claude Code",
+                                     "1. Define a shell function `claude()` that wraps the existing command with "
+                                     "`tmux-run.sh` and passes every flag through."])                    # not the logs, not pw-status
+        self.assertLess(q["user"].index("What the agent did next"), q["user"].index("After the message, the person"))
+        [later] = [r for r in requests if "use spaces everywhere" in r["user"].split("The person's message")[1]]
+        self.assertNotIn("person approved a plan", later["user"])                     # approved before it
+        # the plan is the agent's: a lesson naming what only it holds is no answer
+        ep = dict(EPISODE, at="2026-11-02T09:03:00Z", facts=dict(EPISODE["facts"], said=worry))
+        direct = judge.message_request(ep, [], session={"others": [], "closing": "",
+                                                        "plans": [("2026-11-02T09:10:00Z", plan)]})
+        self.assertIn("`tmux-run.sh`", direct.user)
+        self.assertIsNone(judge.read_answer(answer(True, "Wrap the Claude Code command with `tmux-run.sh`."), direct))
+        lesson = "Don't call the wrapper `claude`: that name is the existing Claude Code command."
+        self.assertEqual(judge.read_answer(answer(True, lesson), direct)["lesson"], lesson)
+
     def test_a_failure_the_agent_got_past_is_not_shown_as_just_before(self):
         import tempfile
         from pathlib import Path
