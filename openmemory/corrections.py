@@ -1023,12 +1023,16 @@ def _lasting(said: str, strict: bool):
     for n, raw in enumerate(parts):
         after = parts[n + 1] if n + 1 < len(parts) else ""
         judged = _judge(raw) if raw and not read[n][1] else None     # a question's part asks
-        if judged is None and raw and re.match(r"(?i)(?:not|never)\s", after) and len(after.split()) <= 8:
+        # a sentence that opens a list ("instruct Claude to do the following:") is not the first
+        # half of the next ("- Never use the `any` type …"), which is read on its own (public17's
+        # "… do the following:, Never use the `any` type when writing TypeScript.")
+        opens = raw.rstrip().endswith(":")
+        if judged is None and raw and not opens and re.match(r"(?i)(?:not|never)\s", after) and len(after.split()) <= 8:
             judged = _judge(f"{end_trimmed(raw)}, {after}")     # "it needs to be local. not in the cloud"
             after = parts[n + 1] = "" if judged else after
         if judged is None or (strict and not _STANDING.search(raw)):
             continue
-        if judged[1] == "statement" and after and len(judged[0]) + len(after) < 110 and (
+        if judged[1] == "statement" and after and not opens and len(judged[0]) + len(after) < 110 and (
                 re.match(r"(?i)(?:not|never)\s", after) and len(after.split()) <= 8 or _judge(after)):
             judged = (f"{judged[0]}, {end_trimmed(after)}", judged[1])   # "..., not claude in the cloud"
         score = 2 if (_STRONG.search(judged[0]) or judged[1] != "imperative") else 1

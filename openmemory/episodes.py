@@ -526,10 +526,24 @@ def _reached(surprise: Surprise, call: ToolCall, history: list, said=lambda: "")
         if later.is_error:
             lines = error_lines(later.result or "")
             again = environment_cause({"command": later.summary(), "tool": "Bash", "error": lines})
-            if again and again[0] == "missing" or not telling_lines({"error": lines}):
+            if again and again[0] == "missing" or not telling_lines({"error": lines}) \
+                    or any(_not_a_module(line, name) for line in lines):
                 continue    # not found that way either, or nothing but an exit code to tell it ran
         surprise.reached, surprise.fixed_by = name, later.summary()
         return
+
+
+# Python's words for `python -m <name>` where the module is not installed ("…python.exe: No module
+# named streamlit"): the program not found that way either. public18 (session 52): `streamlit run`
+# not found, then `python -m streamlit run` failing so, was shown to the judge as having run
+# `streamlit`, and the lesson said "`streamlit` is not on PATH; run it as `python -m streamlit …`",
+# where a `pip install streamlit` later made plain `streamlit run` work.
+_NOT_A_MODULE = re.compile(r"No module named '?([\w.]+)'?")
+
+
+def _not_a_module(line: str, name: str) -> bool:
+    found = _NOT_A_MODULE.search(line)
+    return bool(found) and found.group(1).split(".")[0].lower() == name.lower()
 
 
 def _moved_back(surprise: Surprise, command: str, folder: str, later_calls: list) -> None:

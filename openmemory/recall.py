@@ -973,6 +973,24 @@ PROSE_CAPITALS = frozenset(("ASAP", "FYI", "BTW", "AFAIK", "IIRC", "IMO", "IMHO"
 # held nowhere (PSBT, Argon2) is no such word.
 SHOUTED = frozenset(("still", "never", "always", "not", "now", "ever", "really", "actually", "every", "must",
                      "wrong", "same", "exactly", "anything", "nothing", "everything", "anymore", "yet"))
+# Words joined by hyphens in small letters (nixos-hardware, ssh-keygen, firewall-drop) are one name, as
+# an identifier is: held only where a memory holds them in that order ("How did we pull nixos-hardware
+# into flake.nix?" was answered with five memories of NixOS and hardware apart: public18). Not when a
+# part is a function word ("end-to-end", "up-to-date", French "avez-vous") nor a single letter
+# ("e-mail"), nor a compound English makes of everyday words, its first part a prefix of those
+# (PROSE_HEADS: "mid-run", "one-liner", "hand-rolled", "self-hosted") or its last a suffix
+# (PROSE_TAILS: "consumer-supplied", "git-based", "cross-platform"): a question's paraphrase, which
+# the history may say otherwise.
+HYPHENATED = re.compile(r"(?<![\w./-])[a-z][a-z0-9]+(?:-[a-z][a-z0-9]+)+(?![\w/-])")
+PROSE_HEADS = frozenset("""
+mid one two three first last single double multi non self semi sub pre post anti cross co re de un
+over under out up down off well hand half full high low long short real hard soft built open top back
+front side all any ever never in on
+""".split())
+PROSE_TAILS = frozenset("""
+based driven like aware friendly side level wide only free specific ready safe made supplied related
+owned facing style ish proof less oriented heavy bound wise time term scale grained hosted native
+""".split())
 ELIDED = re.compile(r"\.{3}|\u2026")
 # Two or more words side by side, each written with a capital (Cloud SQL, Kraken Futures; one at least
 # a capital then small letters), are one name, held only where a memory holds them in that order (as a
@@ -998,11 +1016,19 @@ def named(query: str) -> list:
     unquoted = QUOTED.sub(" ", query)
     found += [m.group(0).strip(".-") for m in IDENTIFIER.finditer(unquoted)]
     found += [m.group(0) for m in LONG_FLAG.finditer(unquoted)]
+    found += [m.group(0) for m in HYPHENATED.finditer(unquoted) if _hyphenated_name(m.group(0))]
     found += [m.group(0) for m in ACRONYM.finditer(unquoted)]
     found += [m.group(0) for m in WRITTEN_AS_NAME.finditer(unquoted) if m.group(0) not in found
               and m.group(0) not in PROSE_CAPITALS and not _shouted(m.group(0))]
     found += [run for run in _name_runs(IDENTIFIER.sub(" ", unquoted)) if run not in found]
     return [name for name in found if any(len(w) > 1 for w in _WORD.findall(name))]
+
+
+def _hyphenated_name(word: str) -> bool:
+    """Whether a word of HYPHENATED names a thing, not a compound of prose (HYPHENATED above)."""
+    parts = word.split("-")
+    return not (parts[0] in PROSE_HEADS or parts[-1] in PROSE_TAILS
+                or any(w in embed.STOP_WORDS or w in OTHER_STOP_WORDS for w in parts))
 
 
 def _shouted(word: str) -> bool:

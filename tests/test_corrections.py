@@ -774,6 +774,24 @@ class ANewTaskWrittenOut(unittest.TestCase):
         [f] = self.corrections_after(rules, first=True)
         self.assertEqual((f["verdict"], f["form"], f["standing"]), ("correction", "standing", True))
 
+    def test_a_sentence_that_opens_a_list_is_not_glued_to_its_first_item(self):
+        # public17 (session 51): "Update @CLAUDE.md to instruct Claude to do the following: - Never use
+        # the `any` type when writing TypeScript. - Always f…" made the candidate "In this project update
+        # `@CLAUDE.md` to instruct Claude to do the following:, Never use the `any` type …": the "never"
+        # after it was read as the second half of one sentence ("it needs to be local. not in the cloud")
+        said = ("Update @CLAUDE.md to instruct Claude to do the following:\n- Never use the `any` type when writing "
+                "TypeScript.\n- Always fix every warning the tests print.")
+        kept = corrections.what_lasts(said, "words")
+        self.assertEqual((kept["sentence"], kept["standing"]), ("Never use the `any` type when writing TypeScript", True))
+        for said, sentence in (("it needs to be local. not in the cloud", "it needs to be local, not in the cloud"),
+                               ("The rule is: never in the cloud", None)):
+            with self.subTest(said=said):
+                got = corrections.what_lasts(said, "words")["sentence"]
+                if sentence:
+                    self.assertEqual(got, sentence)
+                else:
+                    self.assertNotIn(":,", got or "")
+
     def test_a_rule_said_late_in_a_message_that_is_no_task_list_still_counts(self):
         said = ("ok so I looked at the output of the run and most of it is fine, the rows look right and the "
                 "table prints well, though the dates are in the wrong zone for me. I will check the rest of "

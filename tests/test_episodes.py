@@ -723,8 +723,12 @@ class AFailureKeepsWhatMadeTheSameThingWork(unittest.TestCase):
                  "Exit code 127\nsh: 1: npx: not found\n(eval):1: command not found: pyright"),
                 ("Exit code 127\n(eval):1: command not found: pyright", "uvx pyright .", "Exit code 2\n"),
                 ("Exit code 127\n(eval):1: command not found: pyright\nRun `npx pyright .` instead.",
-                 "npx pyright .", "Exit code 1\n/w/a.py:1:1 - error: x is not defined")]:
-            facts = failure("pyright .", output, then, then_output)
+                 "npx pyright .", "Exit code 1\n/w/a.py:1:1 - error: x is not defined"),
+                # public18 (session 52): python's own words that the module is not there either
+                ("/usr/bin/bash: line 1: streamlit: command not found", "cd app && python -m streamlit run dash.py",
+                 "Exit code 1\nC:\\Program Files\\Python313\\python.exe: No module named streamlit")]:
+            facts = failure("cd app && streamlit run dash.py" if "streamlit" in output else "pyright .", output,
+                            then, then_output)
             self.assertNotIn("reached", facts, then_output)
             self.assertNotIn("fixed_by", facts, then_output)
 

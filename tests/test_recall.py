@@ -914,6 +914,25 @@ class NamedNowhere(GateCase):
                                  "--no-merges")
         self.assertEqual(recall.named("run it with --dry-run, not --verbose"), ["--dry-run"])
 
+    def test_words_joined_by_hyphens_are_one_name(self):
+        # public18 (session 52): "How did we pull nixos-hardware into flake.nix …?" was answered with five
+        # memories of NixOS and of hardware apart, and "¿Cómo generamos la clave SSH con ssh-keygen …?" (its
+        # "keygen" held nowhere, left out as a word of its language) with five of pushing to GitHub
+        self.db.add_note("we remove the worktree, then prune stale branches with git branch -d; the hardware "
+                         "profile stays as it is", cwd="/home/dev/shop")
+        self.nothing_until_noted("did we prune the worktree branches with branch-cleanup after it was removed?",
+                                 "we prune the worktree branches with branch-cleanup after it is removed",
+                                 "branch-cleanup")
+        self.assertEqual(recall.named("¿Cómo generamos la clave con ssh-keygen?"), ["ssh-keygen"])
+        # a compound of prose is no name: of function words, or made with an everyday head or tail
+        self.assertEqual(recall.named("is the end-to-end, up-to-date, self-hosted, mid-run, git-based one-liner "
+                                      "there? pouvez-vous"), [])
+        self.db.add_note("we prune stale branches based on their age after the worktree is removed",
+                         cwd="/home/dev/shop")
+        head, hits = self.said("do we prune stale branches with age-based pruning after the worktree is removed?")
+        self.assertRegex(head, r"^\d memor(y|ies) for ")
+        self.assertIn("based on their age", hits[0]["gist"])
+
     def test_the_tail_of_a_path_is_no_name(self):
         # public11 (session 47): "The test run shows FAIL for tests/identifierNormalization.test.ts — did our
         # audit changes break it?" named "test.ts", the path's tail after its first dot, held by no memory in
@@ -1083,7 +1102,8 @@ class CapitalisedRunAsAName(GateCase):
         self.nothing_until_noted("How does the api-service connect to Postgres through the Cloud SQL proxy in prod?",
                                  "in prod the api-service connects to Postgres through the Cloud SQL proxy sidecar",
                                  "Cloud SQL proxy")
-        self.assertEqual(recall.named("Cloud deploys fail. Why did the api-service time out?"), [])
+        # a sentence's first capital opens no run; words joined by hyphens are a name of their own (session 52)
+        self.assertEqual(recall.named("Cloud deploys fail. Why did the api-service time out?"), ["api-service"])
         self.assertEqual(recall.named("gosec flagged the README WriteFile calls"), ["WriteFile", "README"])
 
 
