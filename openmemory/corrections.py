@@ -137,6 +137,17 @@ _CLAIM = _Source(r"(?i)\b(?:all (?:\d+ )?(?:tests?|checks?|specs?) (?:pass|passe
                  r"works?\b|working\b|pushed|merged|resolved|succeed(?:s|ed)?|successful(?:ly)?|"
                  r"should (?:now )?(?:work|pass|be green|build)|builds? (?:now|fine|cleanly)|is live|committed|"
                  r"deployed|implemented)")
+# The agent asking the person to run or try something and look at what it shows (public18, session
+# 52: twelve console logs pasted back as asked, "Now try the upload process again. This will show us
+# if …", read as review findings pasted back): what they paste then is what was asked for.
+_ASKED_TO_LOOK = re.compile(r"(?i)\b(?:try|run|refresh|reload|re-?test|test|check|open)\b[^.!?\n]{0,120}?"
+                            r"\b(?:again|console|browser|page|output|logs?|devtools)\b|\bwhat (?:do you see|does "
+                            r"it (?:say|show|print))\b|\byou(?:'ll| will| should) (?:now )?see\b|"
+                            r"\bthis (?:will|should) (?:show|tell) us\b")
+# What says the work is put right (narrower than _CLAIM, whose "successfully", "complete" or "working"
+# a diagnostic step's own words hold: "this will show whether the call completes successfully").
+_FIXED = re.compile(r"(?i)\b(?:fixed|resolved|should (?:now )?(?:work|be fixed|pass)|(?:is|are) now (?:working|"
+                    r"fixed|gone)|now works|(?:tests?|checks?) (?:now )?pass)\b")
 # A line of pasted output that says something failed.
 _FAIL_LINE = re.compile(r"""(?xi)^\s*(?:
       (?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception):\s | Traceback\s\(most | error(?:\[\w+\])?:\s | ERROR[:\s] | FAILED\b
@@ -606,7 +617,11 @@ def correction_verdict(text: str, agent_said: str = "", refused: bool = False, i
         if any(_PUSHBACK.search(q) and not _ASKS.search(q) and not _ADVICE.search(q) for q in questions):
             return "correction", "question"
     if review_findings(t) or bare_finding(t):
-        return "correction", "review"
+        # output the agent asked the person to produce ("Now run `debugWorkers()` in the console",
+        # "try the upload again: this will show us …"), without saying its work was done: an answer
+        # to it, which a judge may read; after a claim it still says the work was not done
+        asked = _ASKED_TO_LOOK.search((agent_said or "")[-2000:]) and not _FIXED.search((agent_said or "")[-2000:])
+        return ("doubtful" if asked else "correction"), "review"
     if reports_trouble(t):
         return "correction", "pasted-failure"      # "something's wrong: `Error: ...`", a log then "HALP"
     if pasted_failure(t):

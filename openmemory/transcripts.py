@@ -672,9 +672,21 @@ def clean_user_text(text: str) -> str:
 _HOST_TAG = re.compile(r"<([a-z][a-z0-9]*(?:[-_][a-z0-9]+)+)(?:\s[^<>]{0,200})?>")
 
 
+# The same in brackets, a hosted agent's preamble to every message ("[Runtime context:\n- User-facing
+# preview URL: …\n- Do NOT tell the user to open localhost URLs …]", "[System instruction: Describe
+# your plan …]", public18, session 52): its label two words or more, the last "context" or
+# "instruction(s)", closed by "]" at a line's end. Its rules are the host's to the model: read as the
+# person's, three were late instructions.
+_HOST_BRACKET = re.compile(r"\[(?:[A-Z][A-Za-z]+ )+(?:[Cc]ontext|[Ii]nstructions?):[^\[\]]*\](?=\s*(?:\n|$))")
+
+
 def _after_host_blocks(text: str) -> str:
     """text after the host's blocks that open it, each to the last closing tag of its name."""
     while True:
+        bracket = _HOST_BRACKET.match(text)
+        if bracket:
+            text = text[bracket.end():].strip()
+            continue
         opened = _HOST_TAG.match(text)
         if not opened:
             return text

@@ -572,6 +572,24 @@ class SaidInPassing(unittest.TestCase):
                      "we should consider using SyncRemote for the mirror too"]:
             self.assertFalse(corrections.bare_finding(said), said)
 
+    def test_output_the_agent_asked_for_is_an_answer_not_a_review(self):
+        # public18 (session 52): a session of debugging a leaking worker, the agent asking each time
+        # "Now run `window.__asyncTracker.debugWorkers()` in the browser console. This will show us …"
+        # and the person pasting the console's lines back (`useAsyncInspector.js:52 [AsyncTracker] …`):
+        # eight read as review findings pasted back, each a false correction
+        log = ("useAsyncInspector.js:52 [AsyncTracker] Worker Process Debug\nuseAsyncInspector.js:53 Total worker "
+               "processes: 1\nuseAsyncInspector.js:55 Worker 1: {id: 'worker-4-1', registeredAt: 12:01:33}")
+        self.assertTrue(corrections.review_findings(log))
+        for asked in ["Now run `window.__asyncTracker.debugWorkers()` in the browser console. This will show us which "
+                      "worker is tracked.",
+                      "I added logging to the cleanup. Try the upload again; you'll see each step, including whether "
+                      "the call completes successfully."]:
+            self.assertEqual(corrections.correction_verdict(log, asked)[:2], ("doubtful", "review"), asked)
+        # after the agent said it put the work right, or with no such ask, it says the work was not done
+        for said in ["The leak is fixed: the worker is terminated on unmount. Try the upload again and check the "
+                     "console.", "Done, pushed.", "I refactored the worker registry."]:
+            self.assertEqual(corrections.correction_verdict(log, said)[:2], ("correction", "review"), said)
+
     def test_forms_anyone_uses_to_say_the_agent_got_it_wrong(self):
         done, looked = "Done! All tests pass.", "I've read the handler."
         for said in ["hmm you edited the wrong file", "there's no such flag in gh", "but that method doesn't exist",

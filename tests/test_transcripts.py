@@ -127,6 +127,23 @@ class UserText(unittest.TestCase):
                          ["add the llm-agents packages", "hmm  skip on CI runners", "no, the test still fails",
                           "<my-widget> renders twice, fix it"])
 
+    def test_a_bracketed_preamble_a_host_opened_the_turn_with_is_not_the_persons_words(self):
+        # public18 (session 52): a hosted agent opens every message with "[Runtime context: …]" (its
+        # rules to the model: "Do NOT tell the user to open localhost URLs", "always provide the
+        # user-facing preview URL") and at times "[System instruction: …]": three read as the person's
+        # late instructions. A bracket the person typed inside a line, or before words on its line, stays.
+        t = Transcript()
+        t.user("[Runtime context:\n- User-facing preview URL: https://app-09fe.example.dev\n- Do NOT tell the user "
+               "to open localhost URLs; those are container-internal.\n- When sharing a test URL, always provide "
+               "the user-facing preview URL above.]\n\n[System instruction: Describe your plan. Do not make any "
+               "changes yet.]\n\nGenerate an AI_RULES.md file for this app.")
+        t.assistant("Here is the plan.")
+        t.user("[Project context: monorepo] fix the build")
+        t.user("the [Runtime context: x] block is noise")
+        self.assertEqual([p.text for p in parse(t).prompts],
+                         ["Generate an AI_RULES.md file for this app.", "[Project context: monorepo] fix the build",
+                          "the [Runtime context: x] block is noise"])
+
     def test_an_approved_plan_is_the_agents_plan_not_the_persons_words(self):
         t = Transcript()
         t.user("Implement the following plan:\n\n# Fix the version check\n\n1. Cache the result")
