@@ -138,7 +138,7 @@ _CLAIM = _Source(r"(?i)\b(?:all (?:\d+ )?(?:tests?|checks?|specs?) (?:pass|passe
                  r"should (?:now )?(?:work|pass|be green|build)|builds? (?:now|fine|cleanly)|is live|committed|"
                  r"deployed|implemented)")
 # The agent asking the person to run or try something and look at what it shows (public18, session
-# 52: twelve console logs pasted back as asked, "Now try the upload process again. This will show us
+# 52: eight console logs pasted back as asked, "Now try the upload process again. This will show us
 # if …", read as review findings pasted back): what they paste then is what was asked for.
 _ASKED_TO_LOOK = re.compile(r"(?i)\b(?:try|run|refresh|reload|re-?test|test|check|open)\b[^.!?\n]{0,120}?"
                             r"\b(?:again|console|browser|page|output|logs?|devtools)\b|\bwhat (?:do you see|does "

@@ -309,7 +309,7 @@ def _others(ep: dict, session: dict, task: str) -> tuple:
     return [(side, text) for _, side, text in sorted(kept)], "\n".join(pasted)
 
 
-_WORD = re.compile(r"[^\W\d_][\w-]{3,}")
+_SHARED_WORD = re.compile(r"[^\W\d_][\w-]{3,}")      # a word a plan's line may share with the message
 
 
 def _plans_after(ep: dict, session: dict, own: str) -> list:
@@ -318,12 +318,12 @@ def _plans_after(ep: dict, session: dict, own: str) -> list:
     message), each plan's opening line and those sharing the most words, in the plan's order, after a
     "- " line; at most PLANS_SHOWN plans within PLAN_CHARS (PLANS_SHOWN above)."""
     at = ep.get("at") or ""
-    words = {w.lower() for w in _WORD.findall(own)} - embed.STOP_WORDS
+    words = {w.lower() for w in _SHARED_WORD.findall(own)} - embed.STOP_WORDS
     out, room = [], PLAN_CHARS
     for when, text in [p for p in session.get("plans") or [] if (p[0] or "") > at][:PLANS_SHOWN]:
         lines = [clip(" ".join(ln.split()), PLAN_LINE) for ln in redact(str(text)).splitlines()
                  if ln.strip() and not ln.startswith(PLAN_APPROVED)]      # approved with a cleared context
-        shares = [len(words & {w.lower() for w in _WORD.findall(ln)}) for ln in lines]
+        shares = [len(words & {w.lower() for w in _SHARED_WORD.findall(ln)}) for ln in lines]
         if not any(shares):
             continue
         kept = set()

@@ -681,7 +681,8 @@ _HOST_BRACKET = re.compile(r"\[(?:[A-Z][A-Za-z]+ )+(?:[Cc]ontext|[Ii]nstructions
 
 
 def _after_host_blocks(text: str) -> str:
-    """text after the host's blocks that open it, each to the last closing tag of its name."""
+    """text after the host's blocks that open it: a tag's, to the last closing tag of its name; a
+    bracketed preamble's (_HOST_BRACKET), to its closing bracket."""
     while True:
         bracket = _HOST_BRACKET.match(text)
         if bracket:
