@@ -410,7 +410,8 @@ def message_request(ep: dict, errors: list, task: str = "", project: str = "", l
                 + (" — refused" if c.get("refused") else "") for c in calls))
         parts.append("What the agent did next:\n" + ("\n".join(next_) if next_ else "nothing before the "
                                                                                   "person spoke again."))
-    plans = _plans_after(ep, session or {}, "\n".join(_own(facts)))
+    own = _own(facts)
+    plans = _plans_after(ep, session or {}, "\n".join(own))
     if plans:
         parts.append("After the message, the person approved a plan (the agent's words; approving it was the "
                      "person's choice), its lines that share words with the message:\n<<<"
@@ -419,7 +420,6 @@ def message_request(ep: dict, errors: list, task: str = "", project: str = "", l
     if closing and " ".join(closing.split())[:80] != " ".join(str((then or {}).get("said") or "").split())[:80]:
         parts.append(f"The agent's last words in the session:\n<<<{quoted(closing, CLOSING_CHARS)}>>>")
     parts.append("Judge the person's message by the definitions. Answer with the JSON object only.")
-    own = _own(facts)
     under = [ln for ln in own if right_under_a_paste(facts.get("said") or "", ln)]
     said = "\n".join([*(ln for ln in own if ln not in under), "" if plan else task,
                       *(ln for _, text in others for ln in text.split(" / ") if ln != LEFT_OUT)])
@@ -1252,12 +1252,12 @@ def session_context(store: Store, session_id: str) -> dict:
     agent's last words}. Its first request is shown apart (the task)."""
     said, agent, plans = {}, {}, {}
     for p in sorted(store.passages_of_sessions([session_id]), key=lambda p: (p["seq"], p["id"])):
-        if p["kind"] == "plan":         # passage:<record>:<part>: one plan's pieces, in order
-            plans.setdefault(p["key"].rsplit(".", 1)[0].rsplit(":", 1)[0], [p["at"] or "", []])[1].append(str(p["text"]))
+        whose = p["key"].rsplit(".", 1)[0]      # passage:<record>:<part>: one message's (or plan's) pieces
+        if p["kind"] == "plan":
+            plans.setdefault(whose, [p["at"] or "", []])[1].append(str(p["text"]))
             continue
         if p["kind"] != "exchange":
             continue
-        whose = p["key"].rsplit(".", 1)[0]      # passage:<record>:<part>: one message's pieces
         lines, text = None, str(p["text"]).split("\n")
         if len(text) > 1 and text[0].startswith(AGENT) and text[1].startswith(PERSON):
             text = text[1:]         # the end of the agent's words a reply answers, quoted again before it
