@@ -859,6 +859,48 @@ class InAnotherLanguage(GateCase):
         self.assertIn("es", recall.query_terms("why did the es build of the con module fail with passlib?"))
 
 
+class AskedVerb(GateCase):
+    """The verb right after a question's subject ("did the user insist on", "when we reworked") is
+    how it is asked, not what it is about: held nowhere, it weighs a quarter (recall.asked_verbs);
+    the same word anywhere else, or a name after the subject, still says nothing is stored."""
+
+    def memories(self) -> list:
+        return [
+            episode("uv", "The user said: use uv as the tool for everything python, never pip",
+                    "in the ai_in_action project every python command runs through uv", kind="correction"),
+            episode("litellm", "Moved LiteLLM to port 4001",
+                    "updated litellm_config.yaml with the thinking stripper; we keep the 6-24B model sizes only",
+                    kind="note"),
+        ] + self.builds()
+
+    def test_the_verb_of_asking_held_nowhere_still_finds_the_answer(self):
+        # public17 and public18 (session 53): "insist", "reworked" and "conclude" held nowhere, the
+        # answers behind "nothing relevant"
+        for query, found in (("What did the user insist on for python?", "use uv as the tool"),
+                             ("When we reworked litellm, what did we keep?", "Moved LiteLLM"),
+                             ("What did we conclude about python?", "use uv as the tool")):
+            head, hits = self.said(query)
+            self.assertRegex(head, r"^\d memor(y|ies) for ", query)
+            self.assertIn(found, hits[0]["title"])
+
+    def test_a_word_held_nowhere_elsewhere_in_the_question_still_says_nothing(self):
+        # the same kind of word as the thing asked about, a name right after the subject, and a name
+        # beside the verb of asking (which weighs a quarter: the name alone says nothing is stored)
+        for query in ("Which python tool did the user want for the insist queue in the ai_in_action project?",
+                      "Which tool did we insist on, celery or uv?",
+                      "Which tool did the user insist on for the Sidekiq queue in the ai_in_action project?"):
+            head, _ = self.said(query)
+            self.assertTrue(head.startswith("Nothing relevant in memory"), query)
+
+    def test_only_the_word_after_the_subject_is_the_verb_of_asking(self):
+        counted = [(0, "insist"), (0, "queue"), (3, "tool"), (0, "reworked"), (0, "sidekiq")]
+        self.assertEqual(recall.asked_verbs("Which tool did the user insist on for the queue?", counted),
+                         frozenset(recall._compared("insist")))
+        self.assertEqual(recall.asked_verbs("When we quickly reworked the queue", counted),
+                         frozenset(recall._compared("reworked")))
+        self.assertEqual(recall.asked_verbs("Did the user Sidekiq it? we sidekiq.yml", counted), frozenset())
+
+
 class NamedNowhere(GateCase):
     """A thing the query names (a quoted phrase, an identifier) that no memory holds in its words'
     order: nothing relevant, however well its words match apart (recall.named_nowhere)."""
