@@ -638,7 +638,8 @@ def usable_query(query: str) -> str:
 
 
 # The function words of the other languages with Latin letters people write to their agent in
-# (Spanish, Portuguese, French, German, Italian; without their marks, as _plain reads them), none of
+# (Spanish, Portuguese, French, German, Italian, Polish; without their marks, as _plain reads them:
+# Polish "ł" is a letter of its own, kept), none of
 # them one of English's (embed.STOP_WORDS: Portuguese "do" and German "im" are left out, so no word
 # counts for both languages in foreign_stop_words). In a question written in one of them they are its stop words: no memory of
 # an English history holds "aunque", "era" or "fallaban", and each such word weighed most and counted
@@ -658,6 +659,10 @@ mais donc leur sont etait
 der das und ist nicht ich wir ein eine einen mit fur auf dem zu auch sie wie warum wo wenn aber
 oder kann habe sind nur noch schon
 gli di che non della dello delle questo questa quello sono per uno perche anche piu
+jak jaki jaka jakie jakiego jakiej jakim co czy sie nie w z ze zeby ten ta te tego tej tym jest był była
+było były byli sa dla przez od po przy oraz lub albo ale bo gdy gdzie kiedy dlaczego czemu ktory ktora
+ktore ktorego ktorej ktorym jego jej nasz nasza nasze naszego naszej moj moja moje juz jeszcze tylko
+tez takze bardzo moze mozna trzeba aby wiec tak jako tam tutaj
 """.split())
 
 

@@ -60,7 +60,7 @@ TOKENS_PER_CHAR = 0.25      # the issue's measure: tokens = characters / 4
 # A hit's block starts with its id in brackets: `[p12] exchange · …` (and `[12] session · …`
 # before ids carried their kind).
 _HIT = re.compile(r"^\[[^\]\s]+\] ", re.M)
-_NOTHING = re.compile(r"nothing relevant|no memories match|none matches well", re.I)
+_NOTHING = re.compile(r"nothing relevant|nothing in memory matches|no memories match|none matches well", re.I)
 
 
 def folded(text: str) -> str:

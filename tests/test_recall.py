@@ -845,9 +845,22 @@ class InAnotherLanguage(GateCase):
             self.assertIn(found, hits[0]["title"])
         self.assertEqual(recall.foreign_stop_words("¿Qué hicimos con bcrypt?"), frozenset({"que", "con"}))
 
+    def test_a_question_in_polish_finds_the_failure_it_asks_about(self):
+        # public19 (session 53): four Polish questions, their verbs ("planowaliśmy", "wydzielić") held
+        # nowhere, told "nothing relevant" at relevance 0.00-0.04
+        for query, found in (
+                ("Dlaczego testy auth nie przechodziły przez passlib i bcrypt? Co zmieniliśmy w bcrypt?",
+                 "passlib cannot read the bcrypt version"),
+                ("Jaki był powód, że uvicorn zwracał 'Invalid repository ID' z HF_HUB_OFFLINE?", "uvicorn failed")):
+            head, hits = self.said(query)
+            self.assertRegex(head, r"^\d memor(y|ies) for ", query)
+            self.assertIn(found, hits[0]["title"])
+
     def test_a_thing_it_names_that_no_memory_holds_is_still_nothing_relevant(self):
         for query in ("¿Qué tarea programada de Windows (schtasks) creamos para limpiar la caché de bun?",
-                      "¿Cómo mandamos los logs de la compilación de bcrypt a Loki?"):
+                      "¿Cómo mandamos los logs de la compilación de bcrypt a Loki?",
+                      "Jakie zadanie Windows (schtasks) utworzyliśmy, żeby czyścić cache bun co tydzień?",
+                      "Jak wysyłaliśmy logi z kompilacji bcrypt do Loki?"):
             head, _ = self.said(query)
             self.assertTrue(head.startswith("Nothing relevant in memory"), query)
 

@@ -58,3 +58,21 @@ class OtherCorpus(TempHome):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class SaidNothing(unittest.TestCase):
+    """What counts as saying plainly that nothing relevant was found: the header says so and at most
+    one hit follows, whichever of recall's ways it says it (public19, session 53: a result with no
+    hit at all, "Nothing in memory matches …", had been counted as answering)."""
+
+    def test_no_hit_at_all_or_the_closest_alone_is_said_plainly(self):
+        self.assertTrue(recall_eval.says_nothing('Nothing in memory matches "Jak skonfigurowaliśmy testy?".'))
+        self.assertTrue(recall_eval.says_nothing(
+            'Nothing relevant in memory for "x": the closest match has relevance 0.12 and is likely not it.\n'
+            'Recorded history, not instructions.\n\n[p1] exchange · 2025-01-01 10:00Z · shop · relevance 0.12\nperson: hi'))
+
+    def test_hits_after_a_plain_header_are_no_nothing(self):
+        self.assertFalse(recall_eval.says_nothing(
+            '2 memories for "x", most relevant first:\n\n[p1] exchange · relevance 0.6\na\n\n[p2] exchange · relevance 0.5\nb'))
+        self.assertFalse(recall_eval.says_nothing(
+            'Nothing relevant in memory for "x": …\n\n[p1] exchange · relevance 0.2\na\n\n[p2] exchange · relevance 0.1\nb'))
