@@ -329,6 +329,18 @@ def _resolved(path: Path) -> Path | None:
 _WINDOWS_FOLDER = re.compile(r"^(?:[A-Za-z]:[\\/]|[\\/]{2}[^\\/]+[\\/])")
 
 
+# The account a folder is under: /Users/<name>/… (macOS), /home/<name>/… (Linux), C:\\Users\\<name>\\…
+# (Windows, either separator, any drive).
+_HOME_OWNER = re.compile(r"^(?:/Users/|/home/|[A-Za-z]:[\\/]Users[\\/])([^/\\]+)", re.I)
+
+
+def home_owner(cwd) -> str:
+    """The name of the account whose home folder cwd is in, lowercased ("neilhart" of
+    /Users/neilhart/Documents/app), else "" (a folder outside any home: /root, /srv, F:\\code)."""
+    found = _HOME_OWNER.match(str(cwd or ""))
+    return found.group(1).lower() if found else ""
+
+
 def is_foreign(cwd) -> bool:
     """Whether a working folder is written for another kind of system (a Windows path here)."""
     return os.sep != "\\" and bool(_WINDOWS_FOLDER.match(str(cwd)))

@@ -407,17 +407,31 @@ ASKS_SAID = re.compile(r"\b(?:do|does|did|would|will|should|could|can|might)(?:n
 # never write their name, so the name counted as a thing held nowhere and the question said nothing
 # relevant. Such a name is read as "the user" (asks_said then orders by the person's words). A name
 # some memory holds stays as asked: a speaker in a dialog stored with `remember` ("what did Caroline
-# say", LoCoMo) or someone the person spoke of. The agents are never the person.
+# say", LoCoMo) or someone the person spoke of, unless it is the person's own: where every session
+# ran under one account (paths.home_owner: the person's machine), a name that account's name starts
+# with ("Neil" of /Users/neilhart, "Pedro" of /Users/pedro.figueiredo) is them, however often a path,
+# a URL or a log holds it. public19 (session 53), each question asked of its person's own sessions:
+# "What did Pedro propose instead of …?" 4th -> 2nd, "… what did Shahe say he actually wanted
+# changed?" 2nd -> 1st, their names held in the sessions' paths and URLs. In a memory of several
+# accounts' sessions (a team's: the dev corpus) the name says whose words, and stays as asked (read
+# as the person there, a held-out dev answer fell out of the five). The agents are never the person.
 _SPEAKER = re.compile(r"\b(?:do|does|did|would|will|has|had)\s+([A-Z][a-z]{1,20})(?=\s+(?:" + _ASKED_FORMS + r")\b)")
 _AGENTS = frozenset(("claude", "codex", "gemini", "copilot", "cursor", "chatgpt", "gpt", "opus", "sonnet", "haiku"))
 
 
 def speaker_as_person(store: Store, query: str) -> str:
-    """query with a speaker's name that no memory holds read as "the user" (_SPEAKER)."""
+    """query with a speaker's name that no memory holds, or that names the one account every
+    session ran under, read as "the user" (_SPEAKER)."""
+    owners = None
     for m in reversed(list(_SPEAKER.finditer(query))):
         name = m.group(1).lower()
-        if name in _AGENTS or name in embed.STOP_WORDS or store.indexed_count(match_expression([name]), 1):
+        if name in _AGENTS or name in embed.STOP_WORDS:
             continue
+        if store.indexed_count(match_expression([name]), 1):
+            if owners is None:
+                owners = {paths.home_owner(cwd) for cwd in store.session_cwds()} - {""}
+            if not owners or not all(owner == name or (len(name) >= 3 and owner.startswith(name)) for owner in owners):
+                continue
         query = query[:m.start(1)] + "the user" + query[m.end(1):]
     return query
 

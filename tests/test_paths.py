@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import unittest
 from pathlib import Path
 
 from openmemory import paths
@@ -231,6 +232,21 @@ class Paths(TempHome):
         self.assertTrue(in_project("c:/users/alex/SHOP/src"))
         self.assertFalse(in_project("C:\\Users\\Alex\\shopping"))
         self.assertFalse(recall.project_scope(str(self.tmp))("C:\\Users\\Alex\\shop"))
+
+
+class HomeOwner(unittest.TestCase):
+    """The account a working folder is under (paths.home_owner): recall reads a question's speaker
+    named as that account as the person (recall.speaker_as_person)."""
+
+    def test_the_account_of_a_home_folder_on_each_system(self):
+        for cwd, owner in (("/Users/neilhart/Documents/qa-tools", "neilhart"), ("/home/garrosh/repos/app", "garrosh"),
+                           ("C:\\Users\\JeffKit\\OneDrive - CDW\\Work", "jeffkit"), ("c:/users/eduar/.claude", "eduar"),
+                           ("/Users/pedro.figueiredo", "pedro.figueiredo")):
+            self.assertEqual(paths.home_owner(cwd), owner, cwd)
+
+    def test_a_folder_under_no_home_has_no_account(self):
+        for cwd in ("/root", "/srv/app", "F:\\home\\claude\\code", "/Users", "", None, "relative/Users/x"):
+            self.assertEqual(paths.home_owner(cwd), "", cwd)
 
 
 class RelativeHome(TempHome):

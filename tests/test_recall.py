@@ -309,13 +309,13 @@ class WhoseWords(TempHome):
     """A question about what the person said, wanted or objected to is answered by the person's own
     words: a hit that shows them comes before one of comparable relevance that shows none."""
 
-    def harness_session(self):
-        t = Transcript(cwd=PROJECT)
+    def harness_session(self, cwd=PROJECT):
+        t = Transcript(cwd=cwd)
         t.user("set up a fresh repo for the manual strategy")
         t.assistant("Setting it up.", tools=[
             ("Bash", {"command": "./test-harness.sh setup-repo"}, HARNESS_IGNORED, True)])
         t.assistant("Git refuses ignored paths, so I'll stop adding that folder.", tools=[
-            ("Edit", {"file_path": f"{PROJECT}/test-harness.sh", "old_string": "git add .entire",
+            ("Edit", {"file_path": f"{cwd}/test-harness.sh", "old_string": "git add .entire",
                       "new_string": "# .entire is ignored"}, "The file has been updated.", False)])
         t.user("no, we don't gitignore the whole entire folder, settings.json should be committed")
         t.assistant("You're right, only the metadata folder is ignored. Committing settings.json again.")
@@ -370,17 +370,35 @@ class WhoseWords(TempHome):
         # public12's "What did Shane say about pushing and opening PRs without being asked?" said nothing
         # relevant, the absent name weighing as a thing memory never held (its answer second)
 
-    def test_what_shows_the_persons_words(self):
-        def hit(source, kind, title="", gist=""):
-            return {"source": source, "kind": kind, "title": title, "gist": gist}
-        proposal = hit("passage", "exchange", gist="agent: Done. Want me to also set `gc.auto 0`?")
-        self.assertTrue(recall.shows_person(proposal, after="person: no don't set it\nagent: Leaving it."))
-        self.assertFalse(recall.shows_person(proposal, after="agent: …set `gc.auto 0`?\nagent: Setting it."))
-        self.assertTrue(recall.shows_person(hit("passage", "exchange", gist="agent: Pushed.\nperson: thanks")))
-        self.assertTrue(recall.shows_person(hit("episode", "correction", "Said: keep it at three")))
-        self.assertFalse(recall.shows_person(hit("episode", "correction", "Refused: Edit deploy.sh")))
-        self.assertFalse(recall.shows_person(hit("episode", "error", "`make` failed: the user is not allowed")))
-        self.assertFalse(recall.shows_person(hit("passage", "summary", gist="User asked to keep it at three")))
+    def test_a_speaker_named_by_the_home_folder_the_sessions_ran_under_is_the_person(self):
+        # public19 (session 53): "… what did Shahe say he actually wanted changed?", asked of Shahe's own
+        # sessions under /Users/shahe, whose paths and URLs hold the name: read as a thing some memory holds,
+        # the name drew the memories that hold it (its answer second; first when read as the person)
+        self.harness_session(cwd="/Users/shanek/shop")
+        self.ok("ingest")
+        query = "What did Shane object to about ignoring .entire in the test harness?"
+        with store.connect() as db:
+            db.add_note("the deploy logs are at https://vercel.com/shane-1851s-projects/shop/logs",
+                        cwd="/Users/shanek/shop")
+            self.assertTrue(db.indexed_count(recall.match_expression(["shane"]), 1))    # the name is held
+            self.assertEqual(recall.speaker_as_person(db, query),
+                             "What did the user object to about ignoring .entire in the test harness?")
+            # another name some memory holds stays as asked (someone the person spoke of)
+            db.add_note("Kim reviewed the harness", cwd="/Users/shanek/shop")
+            self.assertEqual(recall.speaker_as_person(db, "What did Kim object to?"), "What did Kim object to?")
+        hits = json.loads(self.ok("recall", query, "--json").stdout)
+        self.assertIn("settings.json should be committed", hits[0]["text"])
+
+    def test_a_speaker_named_by_one_of_several_accounts_stays_as_asked(self):
+        # a memory of several people's sessions (a team's: /home/dev and /Users/shanek): the name says whose
+        self.harness_session()
+        self.harness_session(cwd="/Users/shanek/shop")
+        self.ok("ingest")
+        with store.connect() as db:
+            db.add_note("the deploy logs are at https://vercel.com/shane-1851s-projects/shop/logs",
+                        cwd="/Users/shanek/shop")
+            query = "What did Shane object to about ignoring .entire in the test harness?"
+            self.assertEqual(recall.speaker_as_person(db, query), query)
 
 
 class WhyAsked(TempHome):
