@@ -185,7 +185,8 @@ def _imperative(sentence: str, command: str) -> str:
     positive = [c for c in clauses if not _NEGATIVE.match(c)]
     if command and IMPERATIVE.match(sentence):
         cmd_words = set(embed.words(command))
-        about = [c for c in negative if _content(c) & cmd_words and not re.match(r"(?i)never\b", c)]
+        about = [c for c in negative if _content(c) & cmd_words and not re.match(r"(?i)never\b", c)
+                 and not _NOT_A_CONCERN.match(c)]
         vague = [c for c in negative if not _content(c)]
         if about and positive and not any(_CONTRAST.search(c) for c in positive):
             program = command.split()[0]
@@ -199,12 +200,21 @@ def _imperative(sentence: str, command: str) -> str:
     return sentence
 
 
+# "Don't care about the python equivalent": says what does not matter here, not that the agent's
+# command is wrong; rewritten as one ("…, not `python`") it lost its own clause (public19, session 53:
+# "That lives in a other folder and will be evaluated there, not, we only care about the R tests, not
+# `python`.", a lesson rendered by the rules alone).
+_NOT_A_CONCERN = re.compile(r"(?i)(?:don'?t|do not|never)\s+(?:care|worry|bother|mind)\b")
+
+
 def _unscope(sentence: str) -> str:
     """The person's own scope words go: the lesson's "In this repository" stands for them. Not a
     "here" that a preposition takes ("never run anything against production from here", "copy it
     to here"): that says where it is done from, and without it the sentence breaks ("... from;").
     Nor scope words that say where a thing is ("only add the two skills that are already in this
-    repo", "the files that live here"): without them the sentence ends on "are already."."""
+    repo", "the files that live here"): without them the sentence ends on "are already.". Nor a
+    "here" set against somewhere else ("evaluated there, not here", "run it in CI, not here"),
+    which left "… there, not;" (public19, session 53)."""
     def drop(found):
         if _SAYS_IT_IS.search(sentence, 0, found.start()):
             return found.group()
@@ -214,7 +224,7 @@ def _unscope(sentence: str) -> str:
     return _SCOPE.sub(drop, sentence).strip()
 
 
-_TAKES_HERE = re.compile(r"(?i)\b(?:from|to|into|in|out of|over|near|up|down|around|past)$")
+_TAKES_HERE = re.compile(r"(?i)\b(?:from|to|into|in|out of|over|near|up|down|around|past|not)$")
 _SAYS_IT_IS = re.compile(r"(?i)\b(?:is|are|was|were|be|been|already|exists?|lives?|stays?|kept|stored)$")
 
 

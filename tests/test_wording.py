@@ -260,6 +260,25 @@ class Wording(unittest.TestCase):
             self.assertEqual(wording.scoped("Run migrations here before seeding.", str(plain)),
                              "In this project run migrations before seeding.")
 
+    def test_a_here_set_against_another_place_stays_and_a_clause_of_no_concern_is_no_rejection(self):
+        # public19 (session 53), rendered by the rules alone after a failed `python tools/…` run: "That
+        # lives in a other folder and will be evaluated there, not, we only care about the R tests, not
+        # `python`." ("not here" lost its "here"; "don't care about the python equivalent" read as
+        # rejecting the command and dropped)
+        said = ("we don't care about the python equivalent here; that lives in a other folder and will be "
+                "evaluated there, not here; here we only care about the R tests. let's remove r-to-python "
+                "mentions here.")
+        lesson = wording.correction_lesson({"said": said, "form": "words", "trigger_tool": "Bash",
+                                            "trigger": "python tools/improved_test_runner.py --golden-tests-dir ."})
+        self.assertEqual(lesson, "Don't care about the `python` equivalent; that lives in a other folder and will "
+                                 "be evaluated there, not here; we only care about the R tests.")
+        self.assertEqual(wording.correction_lesson({"said": "run the migrations in CI, not here", "form": "words"}),
+                         "Run the migrations in CI, not here.")
+        # a clause that does reject the command is still rewritten against it
+        self.assertEqual(wording.correction_lesson({"said": "use make test, don't run pytest directly", "form": "words",
+                                                    "trigger_tool": "Bash", "trigger": "pytest -q"}),
+                         "Use make test, not `pytest`.")
+
     def test_scope_words_that_say_where_a_thing_is_stay_in_the_lesson(self):
         # newuser45, a week of public7's oh-my-posh sessions: "On bullet 1, do not unignore the full
         # folder, but only add the two skills that are already in this repo: ..." became the candidate
