@@ -957,8 +957,8 @@ def held_nowhere(weights: dict, counted: list, unheld_stems=frozenset(), asked=f
 # how the question is asked: the verb right after its subject ("What did the user insist on …",
 # "How does the user bring up the app …", "When we reworked litellm_config.yaml …", "What did we
 # conclude …"), whose answer the history says in other words. Such a word, in small letters right
-# after "we", "I", "you", "they", "the user", "the person", "the agent" or "Claude" (an adverb
-# between them allowed), counts ASKED_SHARE of its weight as held nowhere. Over the six sets of
+# after "we", "I", "you", "they", "he", "she", "the user", "the person", "the agent" or "Claude" (an
+# adverb between them allowed), counts ASKED_SHARE of its weight as held nowhere. Over the six sets of
 # other people's sessions and the dev corpus's (465 answerable questions, 82 with no answer, and
 # the dev corpus's 109 negatives): five answerable questions fewer told "nothing relevant" (public18
 # R@5 0.81 -> 0.84), none with no answer answered, the negatives 90 of 109 as before. A list of
