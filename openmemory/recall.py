@@ -348,11 +348,12 @@ def search(store: Store, query: str, k: int = 5, cwd: str | None = None, include
 # summary (`summary` passages) is alike in another way: it restates a whole session in one dense
 # text cut into several passages, each holding the session's vocabulary, so they took three or four
 # of the five places from the exchange where the answer was said ("The TS compile of the sandbox
-# test failed …. What was the cause?": four summaries, the answer 6th, public4 q69). The best two
+# test failed …. What was the cause?": four summaries, the answer 6th, public4 q69). The best three
 # keep their places (one alone: public3 q38, q40 and public4 q80, answered by a second summary, out;
-# recall42).
+# recall42; two: public13 q68 and public19 q18, answered by a third, out, and nothing of public13-19
+# or the dev questions lost with three, session 53).
 EDIT_PLACES = 1
-SUMMARY_PLACES = 2
+SUMMARY_PLACES = 3
 PLACES = {"edit": EDIT_PLACES, "summary": SUMMARY_PLACES}
 
 
