@@ -707,9 +707,9 @@ class ManySummaries(TempHome):
         kinds = [h["kind"] for h in hits]
         self.assertEqual(kinds[:5].count("summary"), 3, kinds)
         self.assertTrue(any("process.stdout.write" in h["text"] for h in hits[:5]), kinds)   # before: five summaries
-        # the third passage of the summary, fifth by relevance, names the test file whose compile failed:
-        # with two places it went behind every other hit (public19 q18, session 53: the cause, "broken
-        # PowerShell commands", in a session's third summary passage, 133rd)
+        # the summary's third passage names the test file whose compile failed: with two places it went
+        # behind every other hit (public19 q18, session 53: the cause, "broken PowerShell commands", in a
+        # session's third summary passage, fifth by relevance, 133rd)
         self.assertTrue(any("tests/daytona_sandbox.test.ts" in h["text"] for h in hits[:5]), kinds)
 
 
