@@ -297,6 +297,24 @@ class UserText(unittest.TestCase):
         [printed] = parse(t2).tool_calls
         self.assertEqual((printed.rejected, printed.words), (False, ""))
 
+    def test_keeping_on_planning_refuses_the_plan_and_is_no_failure(self):
+        # public20 (session 54): the VS Code extension answers a plan the person declines ("keep
+        # planning") with "User chose to stay in plan mode and continue planning", an error; three
+        # in one session were read as "ExitPlanMode failed (3 times) ... Worked when run again"
+        kept = "User chose to stay in plan mode and continue planning"
+        t = Transcript()
+        t.user("plan the follow-up reminders")
+        t.assistant("Here is the plan.", tools=[("ExitPlanMode", {"plan": "# Reminders\n\n1. Daily."}, kept, True)])
+        t.user("what happens to customers who blocked me?")
+        t.assistant("They are skipped.", tools=[("Bash", {"command": "cat notes.txt; false"}, kept, True)])
+        s = parse(t)
+        plan, printed = s.tool_calls
+        self.assertEqual((plan.rejected, plan.words, plan.plan), (True, "", ""))
+        self.assertEqual((printed.rejected, printed.is_error), (False, True))   # output's words refuse nothing
+        eps = episodes.episodes_of(s)
+        self.assertEqual([e["facts"].get("command") for e in eps if e["kind"] == "error"], ["cat notes.txt; false"])
+        self.assertIn("ExitPlanMode", [e["facts"].get("tool") for e in eps if e["kind"] == "correction"])
+
     def test_interrupts_are_markers_not_text(self):
         t = Transcript()
         t.user("start the server")
