@@ -668,7 +668,7 @@ _NOTHING_MORE = re.compile(r"""(?xi)^(?:(?:ok(?:ay)?|k|y|yes|yep|yeah|yup|sure|f
     продолжай|продолжи|продолжаем|давай|хорошо|да|ок|
     계속해(?:요|줘)?|계속|네|좋아요|좋아|
     s[ií]|sigue|contin[uú]a|dale|vale|adelante|
-    ja|weiter|oui|vas-y)[\s,.!:)，。！、～~]*)+$""")
+    ja|weiter|oui|vas-y)[\s,.!:)，。！、～~啊吧呀哦嘛]*)+$""")
 
 
 # A message that is one block Claude Code wrote into the person's turn (`<agent-notification>`

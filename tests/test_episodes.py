@@ -170,9 +170,10 @@ class Surprises(unittest.TestCase):
     def test_go_on_after_an_interrupt_is_no_correction_in_any_language(self):
         # public11 (session 47): "继续" ("continue") typed after an interrupt was read three times as a
         # redirect, where "continue" is a nudge to go on; public10 and public11 hold 34 such one-word
-        # nudges and approvals in Chinese, Russian, Japanese and Korean, every one labelled no correction
+        # nudges and approvals in Chinese, Russian, Japanese and Korean, every one labelled no correction;
+        # public20 (session 54): "continue啊" (a Chinese particle after the English word) read as a redirect
         for said in ("continue", "继续", "继续吧", "可以", "同意", "好的", "执行", "да", "давай", "продолжай",
-                     "はい、続けてください", "계속해", "네", "sí, sigue"):
+                     "はい、続けてください", "계속해", "네", "sí, sigue", "continue啊", "好的呀", "可以嘛"):
             t = Transcript()
             t.user("migrate the settings page")
             t.assistant(tools=[("Bash", {"command": "npm run build"}, "[Request interrupted by user for tool use]", True)])
