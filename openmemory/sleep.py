@@ -23,8 +23,9 @@ from .redact import mostly_secret, redact, redact_obj, redacted
 from .review import by_session
 from .shorten import clip, unhidden
 from .store import Store, shared_loads
-from .wording import (ONE_FAILURE_KINDS, call_about, core_command, correction_lesson, environment_cause, environment_key,
-                      environment_lesson, error_lesson, other_rules, said_of_this_project, same_rule, scoped, source, stance, unscoped)
+from .wording import (LESSON_FACTS, ONE_FAILURE_KINDS, call_about, core_command, correction_lesson, environment_cause,
+                      environment_key, environment_lesson, error_lesson, other_rules, said_of_this_project, same_rule, scoped,
+                      source, stance, unscoped)
 
 # --------------------------------------------------------------------------------------
 # The numbers. The first six are the design's (../shared/spec, "Sleep runs ..."); the rest
@@ -635,7 +636,11 @@ class _Consolidation:
         night (consolidation, _same_rule and _said_again each ask), and what lasts of the same
         words (corrections.what_lasts) once, for a correction said again."""
         if ep["id"] not in self.words:
-            self.words[ep["id"]] = correction_lesson(ep["facts"], self.what_lasts(ep))
+            facts, memo = ep["facts"], self.vectors.memo
+            key = ("lesson",) + tuple(json.dumps(facts.get(k), sort_keys=True) for k in LESSON_FACTS)
+            if key not in memo:
+                memo[key] = correction_lesson(facts, self.what_lasts(ep))
+            self.words[ep["id"]] = memo[key]
         return self.words[ep["id"]]
 
     def what_lasts(self, ep: dict) -> dict:

@@ -20,6 +20,11 @@ LESSON_CHARS = 150           # Claude Code's MEMORY.md index: one line "under ~1
 
 
 
+# The facts correction_lesson reads, and nothing else of them: a night asks it once for each set of
+# their values (sleep.lesson_words), so a correction said again ("use pnpm", all year) is worded once.
+LESSON_FACTS = ("own", "said", "form", "trigger", "trigger_tool", "trigger_failed", "command", "tool", "rejected")
+
+
 def correction_lesson(facts: dict, found: dict | None = None) -> str | None:
     """A lesson from what the person typed, or None when it holds nothing lasting ("check
     again", "that still fails", a pasted log with no words of its own) or its instruction is

@@ -9,6 +9,24 @@ from openmemory import corrections, failures, wording
 class LessonWording(unittest.TestCase):
     """A lasting correction is worded as a lesson; a momentary one ("use the other file") is not."""
 
+    def test_a_lesson_is_worded_from_its_lesson_facts_alone(self):
+        # sleep.lesson_words asks correction_lesson once a night for each set of the values of
+        # wording.LESSON_FACTS (a correction said again all year is worded once): every other fact
+        # of a real correction, taken away or changed, leaves its lesson as it was
+        from openmemory import episodes, transcripts
+        from tests.helpers import corpus_files
+        dev = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "dev"
+        files = corpus_files() + (sorted(dev.rglob("*.jsonl")) if dev.is_dir() else [])
+        facts = [ep["facts"] for path in files for ep in episodes.episodes_of(transcripts.parse(path))
+                 if ep["kind"] == "correction"]
+        worded = [f for f in facts if wording.correction_lesson(f)]
+        self.assertGreater(len(worded), 10)
+        for f in facts:
+            others = {k: "x" for k in f if k not in wording.LESSON_FACTS}
+            kept = {k: v for k, v in f.items() if k in wording.LESSON_FACTS}
+            self.assertEqual(wording.correction_lesson({**f, **others}), wording.correction_lesson(f), f)
+            self.assertEqual(wording.correction_lesson(kept), wording.correction_lesson(f), f)
+
     def test_what_the_person_does_not_want_done_reads_as_a_rule_not_a_quote(self):
         # public5's first night: 'The user said: "I do not want to sign my commits anymore".'
         for said, lesson in [("I do not want to sign my commits anymore", "Don't sign the user's commits."),
