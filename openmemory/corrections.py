@@ -720,7 +720,9 @@ _CONDITIONED = re.compile(r"^(?:(?:in|on|for|inside|within|when|whenever|before|
 _LASTING = _Source(r"\b(?:don'?t|do not|never|always|only|stop|avoid|prefer|instead|rather than|use|using)\b|"
                    r",\s*not\b|\bnot\s+[`'\"]|\bwith\s+[`'\"]", re.I)
 # Words that make a sentence a standing rule (what a first message, a paste or a review needs).
-_STANDING = _Source(r"(?i)\b(?:always|never|from now on|going forward|in (?:the )?future|every ?time|whenever|"
+# ("so that in future we can recall …" gives a purpose, no rule: public20, session 54, a live lesson)
+_STANDING = _Source(r"(?i)\b(?:always|never|from now on|going forward|(?<!so )(?<!so that )in (?:the )?future|"
+                    r"every ?time|whenever|"
                     r"everywhere|in this (?:repo|repository|project|codebase)|"
                     # (not what "we" want, need or have to do now: "but not too many as we don't want to max
                     # out on tokens", public15, session 49, a live lesson quoting it)

@@ -175,6 +175,18 @@ class Verdicts(unittest.TestCase):
         for text in ("Next time, run the linter first.", "next time ask before you push", "Next time use pnpm, not npm."):
             self.assertTrue(corrections.what_lasts(text)["standing"], text)
 
+    def test_in_future_as_a_purpose_is_no_standing_rule(self):
+        # public20 (session 54): "… store the full architecture so that in future we can recall if we
+        # miss anything" went live as "In this project DOn't miss anything store the full architecture
+        # so that in future we can recall …" (a reviewer dropped it): "so (that) in future" gives
+        # what the task at hand is for, not a rule for the sessions to come
+        for text in ("DOn't miss anything store the full architecture so that in future we can recall if we miss "
+                     "anything , so be carefull", "write the decisions down so in the future we know why"):
+            self.assertFalse(corrections.what_lasts(text)["standing"], text)
+        for text in ("In future, always run the linter first.", "make sure that in the future you run make lint",
+                     "in the future use pnpm, not npm"):
+            self.assertTrue(corrections.what_lasts(text)["standing"], text)
+
     def test_a_first_message_without_a_standing_word_is_not_read_further(self):
         # the shortcut never changes a verdict: where the sentence kept is cut from the message,
         # a standing word at its end may lose the word boundary it had ("alwaysplease")
