@@ -3,7 +3,9 @@ momentary one is not; the person's words and the agent's own failed command make
 import unittest
 from pathlib import Path
 
-from openmemory import corrections, failures, wording
+from openmemory import corrections, episodes, failures, transcripts, wording
+from tests.helpers import corpus_files
+from tests.learning_eval import CORPUS as DEV_CORPUS
 
 
 class LessonWording(unittest.TestCase):
@@ -13,14 +15,12 @@ class LessonWording(unittest.TestCase):
         # sleep.lesson_words asks correction_lesson once a night for each set of the values of
         # wording.LESSON_FACTS (a correction said again all year is worded once): every other fact
         # of a real correction, taken away or changed, leaves its lesson as it was
-        from openmemory import episodes, transcripts
-        from tests.helpers import corpus_files
-        dev = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "dev"
-        files = corpus_files() + (sorted(dev.rglob("*.jsonl")) if dev.is_dir() else [])
+        dev = DEV_CORPUS.is_dir()
+        files = corpus_files() + (sorted(DEV_CORPUS.glob("*.jsonl")) if dev else [])
         facts = [ep["facts"] for path in files for ep in episodes.episodes_of(transcripts.parse(path))
                  if ep["kind"] == "correction"]
         worded = [f for f in facts if wording.correction_lesson(f)]
-        self.assertGreater(len(worded), 10 if dev.is_dir() else 3)     # 15 with the dev corpus, 5 without
+        self.assertGreater(len(worded), 10 if dev else 3)     # 15 with the dev corpus, 5 without
         for f in facts:
             others = {k: "x" for k in f if k not in wording.LESSON_FACTS}
             kept = {k: v for k, v in f.items() if k in wording.LESSON_FACTS}
