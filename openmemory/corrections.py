@@ -633,6 +633,64 @@ def correction_verdict(text: str, agent_said: str = "", refused: bool = False, i
         return "correction", "words"        # a standing rule, said after the agent acted
     if questions and any(_PLAIN_QUESTION.match(q) for q in questions):
         return "doubtful", "question"
+    return chinese_verdict(t)
+
+
+# --------------------------------------------------------------------------------------
+# Chinese: the plainest ways of saying the agent was wrong
+#
+# Written from the language's common ways of saying "no, that's wrong", "it still doesn't work",
+# "don't ...", "you forgot ...", "from now on ...", before any labelled Chinese session was read
+# (session 55; public10, public11 and public20 had a third of their sessions in Chinese, and the
+# rules found no correction typed in it). Each is read at the start of the person's own lines or,
+# for "still" and "from now on", anywhere in them; what none of them says stays unread (a judge's).
+# A correction found here is recalled as one and put to a judge first, but makes no lesson by the
+# rules alone: they word none from Chinese.
+
+_ZH_EARLY = 100         # characters: as far in as a Chinese message is read for how it opens
+_ZH_FILLER = r"^(?:(?:[嗯啊呃额哦噢哎唉诶欸]+|好吧|等等|等一下|那个)[\s,，.。!！、~～…]*)*"
+# An opening that rejects or redirects: "不对" (that's wrong; not "对不对", right or not), "不是这样"
+# (not like that), "错了" (wrong), "不行" (that won't do; not "行不行", "不行的话"), "别" and "不要"
+# (don't; not "别的" other, "别忘了" don't forget, "不要紧" never mind), "停" (stop), "撤销", "回滚"
+# (undo, roll back), "我的意思是" (I mean), "你忘了" (you forgot), "你又" (you ... again).
+_ZH_OPENER = re.compile(_ZH_FILLER + r"""(?:
+      不对(?!吗) | 不是的 | 不是(?:这样|这个|那个|那样|我要的|我想要的) | (?:你|完全|全都|又)?(?:搞|弄|理解|写|改)?错了
+    | 不行(?!的话|吗) | 别(?!的|人|名|处|称|急|忘|担心) | 不要(?!紧|急|客气|忘|担心)
+    | 停(?:下来?|止|一下)?(?=[\s,，.。!！]|$) | 撤销 | 撤回 | 回滚 | 还原
+    | 我(?:说|讲)的(?:是|不是) | 我的意思是 | 我是说 | 我不是(?:要|让|说)
+    | 你(?:没有?(?!问题)|忘了|忘记|漏了|又|怎么又|怎么还) | 你为什么 | 为什么你(?!们)
+    )""", re.X)
+# It still fails after the agent's work: "还是不行" (still doesn't work), "又报错了" (an error again),
+# "依然没有生效" (still no effect); "还没改" (not changed yet).
+_ZH_STILL = re.compile(r"""(?x)
+      (?:还是|依然|仍然|依旧|又)(?:是)?(?:不行|不对|没用|没有用|不起作用|没反应|没有反应|没变化|没有变化|一样|报错|出错|
+        失败|有问题|有错|错|不能|不会|没(?:有)?(?:生效|成功|通过|解决|修复|好|改|变))
+    | 还没(?:有)?(?:生效|成功|通过|解决|修复|改|变)
+    | (?:不|没|没有)(?:起作用|生效)""")
+# Pushback as a question: "你确定" (are you sure), "难道" (surely not ...?), "怎么又" (how come ... again).
+_ZH_PUSHBACK = re.compile(r"你确定|难道|怎么又|怎么还是|不是已经[^?？]{0,20}了吗")
+# A rule from now on: "以后都用 pnpm" (from now on always use pnpm), "以后不要" (never again), "永远不要"
+# (never), "每次都要" (every time), "一律" (without exception), "记住：" (remember:).
+_ZH_STANDING = re.compile(r"(?:以后|今后|往后|从现在(?:开始|起))[,，\s]*(?:都|请|一律|必须|记得|永远|每次|不要|别|不准|禁止|统一)"
+                          r"|永远(?:不要|别|不准|都)|每次都(?:要|先|用)|一律(?:用|使用|不要|不准)|记住[：:，,]")
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+_LATIN_WORD = re.compile(r"[A-Za-z]+")
+
+
+def chinese_verdict(text: str) -> tuple:
+    """(verdict, form) of a message the person typed in Chinese, by its plainest ways of saying the
+    agent was wrong (_ZH_OPENER, _ZH_STILL, _ZH_PUSHBACK, _ZH_STANDING); (None, "") where none says
+    it, or where the person's own lines hold fewer Chinese characters than words in Latin letters
+    ("不要用 mock" is Chinese, "use the 中文 docs" is not)."""
+    mine = "\n".join(own_lines(text)).strip()
+    han = len(_HAN.findall(mine))
+    if not han or han < len(_LATIN_WORD.findall(mine)):
+        return None, ""
+    head = mine[:_ZH_EARLY]
+    if _ZH_OPENER.match(head) or _ZH_STILL.search(head) or _ZH_STANDING.search(mine):
+        return "correction", "words"
+    if _ZH_PUSHBACK.search(head):
+        return "correction", "question"
     return None, ""
 
 

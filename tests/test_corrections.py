@@ -934,3 +934,44 @@ class StillNotFarEnough(unittest.TestCase):
         for said in ["still too early to tell, I'll check it on my phone tonight",
                      "I'm still having trouble understanding the scroll container, can you explain it?"]:
             self.assertNotIn("correction", self.verdicts_after(said), said)
+
+
+class InChinese(unittest.TestCase):
+    """session 55: the plainest ways of saying in Chinese that the agent was wrong (no labelled
+    Chinese session read before they were written). public10, public11 and public20 had a third of
+    their sessions in Chinese, and the rules found none of the corrections typed in it."""
+
+    def verdicts_after(self, said, agent="依赖已安装，测试全部通过。"):
+        t = Transcript()
+        t.user("帮我安装依赖并运行测试")
+        t.assistant("好的。", tools=[("Bash", {"command": "npm install && npm test"}, "12 passing", False)])
+        t.assistant(agent)
+        t.user(said)
+        t.assistant("明白了。")
+        return [(e["facts"]["verdict"], e["facts"]["form"]) for e in
+                episodes.episodes_of(transcripts.parse_lines(t.lines(), "/x/s.jsonl")) if e["kind"] == "correction"]
+
+    def test_that_is_wrong_it_still_fails_do_not_and_from_now_on_are_corrections(self):
+        for said in ["不对，这个项目用 pnpm", "嗯，不是这样的，测试要在容器里跑", "错了", "还是不行", "又报错了",
+                     "测试依然没有通过", "这个配置没有生效", "不要用 mock", "别改 package.json", "停！", "回滚刚才的修改",
+                     "我的意思是只改前端", "你忘了提交", "你又把测试删了", "以后都用 pnpm 安装依赖",
+                     "记住：提交前先跑 lint"]:
+            self.assertEqual(self.verdicts_after(said), [("correction", "words")], said)
+        self.assertEqual(self.verdicts_after("你确定测试都通过了吗？"), [("correction", "question")])
+
+    def test_a_request_an_answer_a_question_or_a_nudge_is_none(self):
+        # what shares a correction's characters and is none: "对不对" (right or not?), "行不行", "要不要",
+        # "别的" (other), "没用的" (unused), "不要忘了" (don't forget), "不行的话" (if not)
+        for said in ["好的，继续", "帮我再加一个登录页面", "这个函数是做什么的？", "这样写对不对？", "行不行？",
+                     "要不要加测试？", "别的文件不用改", "删掉没用的代码", "不要忘了更新文档", "不行的话就先跳过",
+                     "不是很清楚，能解释一下吗", "为什么会这样？", "停止服务器之后再部署"]:
+            self.assertNotIn("correction", [v for v, _ in self.verdicts_after(said)], said)
+
+    def test_english_with_a_chinese_word_is_read_as_english(self):
+        self.assertEqual(corrections.chinese_verdict("please update the 中文 docs too"), (None, ""))
+        self.assertEqual(corrections.chinese_verdict("不对 wrong wrong wrong wrong wrong"), (None, ""))
+
+    def test_a_pasted_log_is_not_the_persons_words(self):
+        # a log line that happens to hold "还是不行" is output, not what the person said of the work
+        said = "跑了一下：\n  [ERROR] 2026-11-02 10:00:01 还是不行 retry=3\n  at main (app.js:3:1)\n看看这个"
+        self.assertNotIn("correction", [v for v, _ in self.verdicts_after(said)], said)
