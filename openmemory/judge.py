@@ -1374,7 +1374,7 @@ def judge_failures(store: Store, model, now: str, join_at: float) -> dict:
         with store.transaction():
             store.set_lesson_backing(lesson["id"], dict(lesson["backing"], judge=judged))
             if judged["lasting"] and not lesson["backing"].get("edited"):
-                store.reword_lesson(lesson["id"], scoped(unscoped(judged["lesson"]), lesson["cwd"]))
+                store.reword_lesson(lesson["id"], failure_words(judged, lesson["cwd"]))
         out["lasting" if judged["lasting"] else "not"] += 1
         out["lessons"].append(lesson["id"])
     one = _at_rest(one_session_requests(store, now), in_progress(store, now), out, lambda asked: asked[0][0])
@@ -1460,7 +1460,7 @@ def _lesson_of_one_session(store: Store, members: list, judged: dict, now: str, 
     makes it live)."""
     cwd = members[0].get("cwd")
     root = project_of(cwd) if cwd else None
-    text = scoped(unscoped(judged["lesson"]), root)
+    text = failure_words(judged, root)
     same = _said_already(store, text, root, join_at)
     if same is not None:        # never a second lesson that says the same: its failures join it
         sources = list(dict.fromkeys(same["sources"] + [m["id"] for m in members]))
@@ -1475,6 +1475,14 @@ def _lesson_of_one_session(store: Store, members: list, judged: dict, now: str, 
     store.set_lesson_backing(lesson_id, {"judge": judged})
     store.mark_consolidated({m["id"]: lesson_id for m in members}, [])
     return lesson_id
+
+
+def failure_words(judged: dict, cwd) -> str:
+    """A failure's lesson in the judge's words, kept in its project: "In this repository ..." where
+    the judge said the cause is this project's, and as the judge wrote it where it said the cause
+    is the same in any project ("everywhere"), which "In this project, in bash, ..." would say the
+    opposite of (public20, session 54: 4 of the 11 lessons a reviewer edited read so)."""
+    return scoped(unscoped(judged["lesson"]), None if judged.get("scope") == "everywhere" else cwd)
 
 
 def _said_already(store: Store, text: str, root, join_at: float) -> dict | None:

@@ -206,7 +206,7 @@ def replay_night(files: list, answers: dict) -> dict:
         if ls["vetoed"] or ls["archived"]:
             continue
         sources = [eps[i] for i in ls["sources"] if i in eps]
-        shown.append({"id": ls["id"], "text": ls["text"], "state": ls["state"], "kind": ls["kind"],
+        shown.append({"id": ls["id"], "text": ls["text"], "state": ls["state"], "kind": ls["kind"], "cwd": ls["cwd"],
                       "seen": ls["seen"], "judge": (ls.get("backing") or {}).get("judge"),
                       "sources": [{"key": e["key"], "said": " ".join(str(e["facts"].get("said") or
                                                                          e["facts"].get("command") or "").split())[:160],

@@ -1199,6 +1199,29 @@ class EveryMessageTyped(unittest.TestCase):
         self.assertEqual([(ls["kind"], ls["state"]) for ls in night["lessons"] if "push to main" in ls["text"]],
                          [("project", "live")])
 
+    def test_a_failure_the_judge_says_is_the_same_anywhere_keeps_its_words_in_its_project(self):
+        # session 55: a failure lesson stays in its project whatever scope the judge gave, but where
+        # the judge said the cause is the same in any project its words are not put after "In this
+        # project" ("In this project the shell keeps your last `cd`; ...": public20, 4 of 11 edits)
+        import tempfile
+        from pathlib import Path
+        from tests import judge_requests
+        call = ("Bash", {"command": "git gc --auto --dry-run"}, "Exit code 129\nerror: unknown option `dry-run'", True)
+        verdicts = {}
+        with tempfile.TemporaryDirectory() as tmp:
+            files = [_session(2, ("tidy the repository", call), ("try again", call)).write(Path(tmp))]
+            [q] = [r for r in judge_requests.requests_of(files) if r["kind"] == "failure"]
+            for scope in ("everywhere", "project"):
+                night = judge_requests.replay_night(files, {q["key"]: json.dumps(
+                    {"lasting": True, "cause": "`git gc` takes no `--dry-run`", "fix": "",
+                     "lesson": "`git gc` has no `--dry-run` option; don't pass it", "scope": scope, "why": "x"})})
+                verdicts[scope] = [(ls["text"], ls["state"], ls["cwd"]) for ls in night["lessons"]
+                                   if ls["kind"] == "project"]
+        self.assertEqual(verdicts["everywhere"],
+                         [("`git gc` has no `--dry-run` option; don't pass it", "live", "/home/dev/shop")])
+        self.assertEqual(verdicts["project"],
+                         [("In this project `git gc` has no `--dry-run` option; don't pass it", "live", "/home/dev/shop")])
+
     def test_a_failure_seen_once_and_never_got_past_is_asked_after_those_that_say_more(self):
         import tempfile
         from pathlib import Path
