@@ -661,14 +661,16 @@ _ZH_OPENER = re.compile(_ZH_FILLER + r"""(?:
     | 你(?:没有?(?!问题)|忘了|忘记|漏了|又|怎么又|怎么还) | 你为什么 | 为什么你(?!们)
     )""", re.X)
 # It still fails after the agent's work: "还是不行" (still doesn't work), "又报错了" (an error again),
-# "依然没有生效" (still no effect); "还没改" (not changed yet).
+# "依然没有生效" (still no effect); "还没改" (not changed yet); not the person's own "还是不能理解" (I
+# still can't understand) nor "没有生效的话" (if it takes no effect).
 _ZH_STILL = re.compile(r"""(?x)
       (?:还是|依然|仍然|依旧|又)(?:是)?(?:不行|不对|没用|没有用|不起作用|没反应|没有反应|没变化|没有变化|一样|报错|出错|
-        失败|有问题|有错|错|不能|不会|没(?:有)?(?:生效|成功|通过|解决|修复|好|改|变))
+        失败|有问题|有错|错|不能(?!理解|明白|确定)|没(?:有)?(?:生效|成功|通过|解决|修复|好|改|变))
     | 还没(?:有)?(?:生效|成功|通过|解决|修复|改|变)
-    | (?:不|没|没有)(?:起作用|生效)""")
-# Pushback as a question: "你确定" (are you sure), "难道" (surely not ...?), "怎么又" (how come ... again).
-_ZH_PUSHBACK = re.compile(r"你确定|难道|怎么又|怎么还是|不是已经[^?？]{0,20}了吗")
+    | (?:不|没|没有)(?:起作用|生效)(?!的话|就|吗)""")
+# Pushback as a question: "你确定" (are you sure; not "你确定一下", please check), "难道" (surely not
+# ...?), "怎么又" (how come ... again).
+_ZH_PUSHBACK = re.compile(r"你确定(?!一下)|难道|怎么又|怎么还是|不是已经[^?？]{0,20}了吗")
 # A rule from now on: "以后都用 pnpm" (from now on always use pnpm), "以后不要" (never again), "永远不要"
 # (never), "每次都要" (every time), "一律" (without exception), "记住：" (remember:).
 _ZH_STANDING = re.compile(r"(?:以后|今后|往后|从现在(?:开始|起))[,，\s]*(?:都|请|一律|必须|记得|永远|每次|不要|别|不准|禁止|统一)"
