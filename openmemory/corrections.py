@@ -633,68 +633,101 @@ def correction_verdict(text: str, agent_said: str = "", refused: bool = False, i
         return "correction", "words"        # a standing rule, said after the agent acted
     if questions and any(_PLAIN_QUESTION.match(q) for q in questions):
         return "doubtful", "question"
-    return chinese_verdict(t)
+    return chinese_verdict(t, agent_said)
 
 
 # --------------------------------------------------------------------------------------
 # Chinese: the plainest ways of saying the agent was wrong
 #
-# Written from the language's common ways of saying "no, that's wrong", "it still doesn't work",
-# "don't ...", "you forgot ...", "from now on ...", before any labelled Chinese session was read
+# The language's common ways of saying "no, that's wrong", "it still doesn't work", "don't ...",
+# "you forgot ...", "from now on ..." were written before any labelled Chinese session was read
 # (session 55; public10, public11 and public20 had a third of their sessions in Chinese, and the
-# rules found no correction typed in it). Each is read at the start of the person's own lines or,
-# for "still" and "from now on", anywhere in them; what none of them says stays unread (a judge's).
-# A correction found here is recalled as one and put to a judge first, but makes no lesson by the
-# rules alone: they word none from Chinese.
+# rules found no correction typed in it); measured blind on public22 (ten sessions of six people
+# typed in Chinese), they took detection there from 0.80 / 0.10 to 0.84 / 0.20. What public22 then
+# showed was added (its figures since are no longer blind): Traditional characters read as the
+# Simplified ones (_TRADITIONAL), a ban after a comma, "shouldn't", "(I) said so before", "think it
+# over again", "not X but Y", a rhetorical "isn't it ...?", and a report that something does not
+# show or cannot be opened, a correction after the agent said it was done (_ZH_CLAIM) and doubtful
+# otherwise, as in English. Each is read at the start of the person's own lines or, for the phrases,
+# early in them; what none of them says stays unread (a judge's). A correction found here is
+# recalled as one and put to a judge first, but makes no lesson by the rules alone: they word none
+# from Chinese.
 
+# The Traditional characters of the words below, read as their Simplified ones (public22: two of
+# its ten sessions were typed in Traditional characters, "還是點不開", "並沒有看到").
+_TRADITIONAL = str.maketrans(
+    "沒還對錯這說讓講後從開為麼確難應該記統刪樣個寫問題報敗變實現復決過銷滾別緊擔稱處經嗎請準須來點並啟動連論討覺順遍認誤標紅當",
+    "没还对错这说让讲后从开为么确难应该记统删样个写问题报败变实现复决过销滚别紧担称处经吗请准须来点并启动连论讨觉顺遍认误标红当")
 _ZH_EARLY = 100         # characters: as far in as a Chinese message is read for how it opens
 _ZH_FILLER = r"^(?:(?:[嗯啊呃额哦噢哎唉诶欸]+|好吧|等等|等一下|那个)[\s,，.。!！、~～…]*)*"
 # An opening that rejects or redirects: "不对" (that's wrong; not "对不对", right or not), "不是这样"
 # (not like that), "错了" (wrong), "不行" (that won't do; not "行不行", "不行的话"), "别" and "不要"
 # (don't; not "别的" other, "别忘了" don't forget, "不要紧" never mind), "停" (stop), "撤销", "回滚"
-# (undo, roll back), "我的意思是" (I mean), "你忘了" (you forgot), "你又" (you ... again).
+# (undo, roll back), "我的意思是" (I mean), "我说的是" and "我讨论的是" (what I said, what I was
+# talking about), "你忘了" (you forgot), "你又" (you ... again).
 _ZH_OPENER = re.compile(_ZH_FILLER + r"""(?:
       不对(?!吗) | 不是的 | 不是(?:这样|这个|那个|那样|我要的|我想要的) | (?:你|完全|全都|又)?(?:搞|弄|理解|写|改)?错了
     | 不行(?!的话|吗) | 别(?!的|人|名|处|称|急|忘|担心) | 不要(?!紧|急|客气|忘|担心)
     | 停(?:下来?|止|一下)?(?=[\s,，.。!！]|$) | 撤销 | 撤回 | 回滚 | 还原
-    | 我(?:说|讲)的(?:是|不是) | 我的意思是 | 我是说 | 我不是(?:要|让|说)
+    | 我(?:说|讲|讨论|问|指)的(?:是|不是) | 我的意思是 | 我是说 | 我不是(?:要|让|说)
     | 你(?:没有?(?!问题)|忘了|忘记|漏了|又|怎么又|怎么还) | 你为什么 | 为什么你(?!们)
     )""", re.X)
-# It still fails after the agent's work: "还是不行" (still doesn't work), "又报错了" (an error again),
-# "依然没有生效" (still no effect); "还没改" (not changed yet); not the person's own "还是不能理解" (I
-# still can't understand) nor "没有生效的话" (if it takes no effect).
-_ZH_STILL = re.compile(r"""(?x)
+# Said early in a message, wherever: it still fails after the agent's work ("还是不行" still doesn't
+# work, "又报错了" an error again, "依然没有生效" still no effect, "还是点不开" still can't be opened,
+# "还没改" not changed yet; not the person's own "还是不能理解", I still can't understand, nor "没有生效
+# 的话", if it takes no effect); a ban after a comma ("…，不要把变化放在右上角"); "不应该" (shouldn't);
+# "之前讨论过" and "早就说过" (we went over this before); "再想想", "重新分析" (think it over again);
+# "不是 X 而是 Y" (not X but Y); "没必要" (there is no need).
+_ZH_PHRASE = re.compile(r"""(?x)
       (?:还是|依然|仍然|依旧|又)(?:是)?(?:不行|不对|没用|没有用|不起作用|没反应|没有反应|没变化|没有变化|一样|报错|出错|
         失败|有问题|有错|错|不能(?!理解|明白|确定)|没(?:有)?(?:生效|成功|通过|解决|修复|好|改|变))
+    | (?:还是|依然|仍然|依旧)[\u4e00-\u9fff]{0,3}?不(?:开|了|到|上|出来|动|掉|进去|通)
     | 还没(?:有)?(?:生效|成功|通过|解决|修复|改|变)
-    | (?:不|没|没有)(?:起作用|生效)(?!的话|就|吗)""")
+    | (?:不|没|没有|未)(?:起作用|生效)(?!的话|就|吗)
+    | [，,。；;！!]\s*(?:请)?(?:不要|别)(?!忘|担心|急|客气|紧|的|人)
+    | 不应(?:该|当)?(?![^，,。？?]{0,12}[吗呢][？?]?)
+    | (?:之前|刚才|早就|已经|上次)(?:就)?(?:讨论|说|讲|提|告诉你|强调)过
+    | 再(?:想想|仔细|检查一下|确认一下)|重新(?:想|检查|分析|考虑)
+    | 不是[^，,。？?]{1,15}而是
+    | (?:没|没有|不太|不)必要""")
 # Pushback as a question: "你确定" (are you sure; not "你确定一下", please check), "难道" (surely not
-# ...?), "怎么又" (how come ... again).
-_ZH_PUSHBACK = re.compile(r"你确定(?!一下)|难道|怎么又|怎么还是|不是已经[^?？]{0,20}了吗")
+# ...?), "怎么又" (how come ... again), "不是……吗" (isn't it ...?; not "不是很好吗", isn't that good).
+_ZH_PUSHBACK = re.compile(r"你确定(?!一下)|难道|怎么又|怎么还是|不是(?!很|挺|蛮|更|太)[^？?，,。]{0,20}[吗啊](?:[？?]|$)")
+# Something the agent made does not show, or cannot be got or opened ("没看到这个表", "没实现拖拽",
+# "获取不到数据", "点不开"): after the agent said it was done (_ZH_CLAIM, or in English _CLAIM) a
+# correction, else doubtful, as a failure reported in English is.
+_ZH_REPORTS = re.compile(r"(?:没|没有|并没有)(?:看到|实现|显示|出现|反应|效果)|(?:获取|拿|找|打|点|用|跑|启动|连|加载|登录)不(?:到|开|了|起来|上)")
+_ZH_CLAIM = re.compile(r"已(?:经)?(?:完成|修复|解决|实现|更新|添加|修改|改好|搞定|部署|提交|推送)|(?:完成|修复|解决|实现|搞定)了|"
+                       r"(?:测试|构建|编译)(?:全部|都)?通过|成功")
 # A rule from now on: "以后都用 pnpm" (from now on always use pnpm), "以后不要" (never again), "永远不要"
-# (never), "每次都要" (every time), "一律" (without exception), "记住：" (remember:).
+# (never), "一律" (without exception), "记住：" (remember:). Not "每次都要" (public22: "现在每次都要
+# 独立对话手动做", every time it has to be done by hand, says how it is now).
 _ZH_STANDING = re.compile(r"(?:以后|今后|往后|从现在(?:开始|起))[,，\s]*(?:都|请|一律|必须|记得|永远|每次|不要|别|不准|禁止|统一)"
-                          r"|永远(?:不要|别|不准|都)|每次都(?:要|先|用)|一律(?:用|使用|不要|不准)|记住[：:，,]")
+                          r"|永远(?:不要|别|不准|都)|一律(?:用|使用|不要|不准)|记住[：:，,]")
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 _LATIN_WORD = re.compile(r"[A-Za-z]+")
 
 
-def chinese_verdict(text: str) -> tuple:
+def chinese_verdict(text: str, agent_said: str = "") -> tuple:
     """(verdict, form) of a message the person typed in Chinese, by its plainest ways of saying the
-    agent was wrong (_ZH_OPENER, _ZH_STILL, _ZH_PUSHBACK, _ZH_STANDING); (None, "") where none says
-    it, or where the person's own lines hold fewer Chinese characters than words in Latin letters
-    ("不要用 mock" is Chinese, "use the 中文 docs" is not)."""
+    agent was wrong (_ZH_OPENER, _ZH_PHRASE, _ZH_PUSHBACK, _ZH_REPORTS, _ZH_STANDING); (None, "")
+    where none says it, or where the person's own lines hold fewer Chinese characters than words in
+    Latin letters ("不要用 mock" is Chinese, "use the 中文 docs" is not)."""
     mine = "\n".join(own_lines(text)).strip()
     han = len(_HAN.findall(mine))
     if not han or han < len(_LATIN_WORD.findall(mine)):
         return None, ""
+    mine = mine.translate(_TRADITIONAL)
     head = mine[:_ZH_EARLY]
-    if _ZH_OPENER.match(head) or _ZH_STILL.search(head) or _ZH_STANDING.search(mine):
+    if _ZH_OPENER.match(head) or _ZH_PHRASE.search(head) or _ZH_STANDING.search(mine):
         return "correction", "words"
     if _ZH_PUSHBACK.search(head):
         return "correction", "question"
+    if _ZH_REPORTS.search(head):
+        claimed = (agent_said or "")[-600:]
+        return ("correction" if _ZH_CLAIM.search(claimed.translate(_TRADITIONAL)) or _CLAIM.search(claimed)
+                else "doubtful"), "fact"
     return None, ""
-
 
 # What may say the agent was wrong, where no rule above decided: a negation, a contrast, a
 # question, a rule word, "we", or a statement of how things are ("it's a test value"). A message

@@ -965,8 +965,21 @@ class InChinese(unittest.TestCase):
         for said in ["好的，继续", "帮我再加一个登录页面", "这个函数是做什么的？", "这样写对不对？", "行不行？",
                      "要不要加测试？", "别的文件不用改", "删掉没用的代码", "不要忘了更新文档", "不行的话就先跳过",
                      "不是很清楚，能解释一下吗", "为什么会这样？", "停止服务器之后再部署", "我还是不能理解这段代码",
-                     "如果没有生效就重启一下", "你确定一下版本号"]:
+                     "如果没有生效就重启一下", "你确定一下版本号", "这不是很好吗？", "现在每次都要手动做一遍"]:
             self.assertNotIn("correction", [v for v, _ in self.verdicts_after(said)], said)
+
+    def test_traditional_characters_a_later_ban_shouldnt_and_said_before_are_corrections(self):
+        for said in ["還是點不開", "顏色不用改，不要把變化放在右上角", "不應標紅", "我們之前討論過這個事情",
+                     "再想想有沒有更好的方案", "我不是還有階段嗎"]:
+            self.assertIn(self.verdicts_after(said)[0][0], ("correction",), said)
+
+    def test_what_does_not_show_is_a_correction_after_done_was_claimed_and_doubtful_before(self):
+        for said in ["访问了，没看到这个表", "24小时的数据获取不到", "並沒有看到這19個package啊"]:
+            self.assertEqual(self.verdicts_after(said), [("correction", "fact")], said)      # after "全部通过"
+            self.assertEqual(self.verdicts_after(said, agent="我来看看这个页面的数据从哪里来。"),
+                             [("doubtful", "fact")], said)
+        self.assertEqual(self.verdicts_after("没看到这个表", agent="Done: the table is added and the tests pass."),
+                         [("correction", "fact")])
 
     def test_english_with_a_chinese_word_is_read_as_english(self):
         self.assertEqual(corrections.chinese_verdict("please update the 中文 docs too"), (None, ""))
