@@ -76,11 +76,16 @@ _PHRASE = _Source(
     r"(?:^|[.!?]\s+)no[.,!]\s|\bbroke\b|\bnot like that\b|\bwrong (?:file|one|place|command|branch|approach)\b)",
     re.I)
 _EARLY = 240  # a correction says so at once: openers and phrases are looked for this far in
-# A request that opens like a rejection ("stop the server when you're done", "don't forget X").
+# A request that opens like a rejection ("stop the server when you're done", "don't forget X"), and
+# the person's own slip of typing into the wrong session ("wait, wrong session sry", "oops, that was
+# meant for another window": public21, session 55, read as "wait" rejecting the agent's work).
 _REQUEST = re.compile(r"^(?:(?:ok(?:ay)?|great|good|thanks?|perfect|nice|cool)\b[\s,.!]*)*"
                       r"(?:stop\s+(?:the|that|this|my|your|our|all)\s+\w+(?:\s+\w+)?\s+(?:when|after|once|before)\b|"
                       r"stop\s+(?:here|for\s+(?:now|today|the\s+day))\b|don'?t\s+forget\b|do not forget\b|no\s+rush\b|"
-                      r"(?:wait|hold on)\b[,.!\s]+(?:before you \w+[,:]?\s+)?(?:what|when|where|who|which|how)(?:'s)?\b)", re.I)
+                      r"(?:wait|hold on)\b[,.!\s]+(?:before you \w+[,:]?\s+)?(?:what|when|where|who|which|how)(?:'s)?\b|"
+                      r"(?:(?:wait|oops|oh|sorry|sry|ah)\b[,.!\s]+)*(?:(?:that|this)\s+(?:was|is)\s+(?:meant\s+)?for\s+"
+                      r"(?:another|a\s+different|the\s+other)|wrong)\s+(?:session|window|chat|tab|terminal|conversation|thread)\b)",
+                      re.I)
 # A rule set against what the agent did, anywhere in the person's own lines.
 _RULE = _Source(r"""(?xi)
       \bwe\s+(?:don'?t|do\s+not)\s+use\b | \bwe\s+(?:always|only|never|don'?t\s+ever)\s+\w+ | ,\s*never\s+\S+
@@ -125,9 +130,11 @@ _PUSHBACK = _Source(r"""(?xi)
     | \bi\s+still\b(?!\s+(?:don'?t|do\s+not|can'?t|cannot)\s+(?:understand|get|see|know)\s+(?:why|how|what)\b)""")
 _ASKS = _Source(r"(?i)\b(?:can|could|would|will) (?:you|we)\b|\bplease\b")   # a request, not pushback
 # The person asking what they may or should do, or what they are missing ("can I still run it with
-# npx?", "what should I do about the email, it is still missing?", "what am I missing?"): advice
-# asked for, no claim that the agent is wrong; "still" and "missing" there are the person's.
-_ADVICE = re.compile(r"(?i)\b(?:can|could|should|shall|may|must)\s+i\b(?!\s+(?:really\s+|even\s+)?(?:have|need)\s+to\b)|\b(?:am\s+i|i'?m|i\s+am)\s+missing\b")
+# npx?", "what should I do about the email, it is still missing?", "what am I missing?", "how do I
+# make sure the same file isn't fetched twice?": public21, session 55): advice asked for, no claim
+# that the agent is wrong; "still", "missing" and "twice" there are the person's.
+_ADVICE = re.compile(r"(?i)\b(?:can|could|should|shall|may|must)\s+i\b(?!\s+(?:really\s+|even\s+)?(?:have|need)\s+to\b)|\b(?:am\s+i|i'?m|i\s+am)\s+missing\b"
+                     r"|\bhow\s+(?:do|can|should|would|could)\s+i\b")
 _PLAIN_QUESTION = re.compile(r"(?i)^(?:(?:ok(?:ay)?|so|and|sure|also)[\s,.]+)*(?:did|have|has|are|were|is|was|do|"
                              r"does)\s+(?:you|we|it|they)\b")
 _THINK = re.compile(r"(?i)^(?:(?:ok(?:ay)?|so|hm+|well)[\s,.]+)*i\s+(?:think|guess|feel|wonder)\b")
@@ -182,7 +189,7 @@ _OUTPUT = re.compile(r"""(?x)^(?:\s{2,}|\t|[❯$>#+|│└├╰━─=@\[]|\s*-
                      \s*at\s(?=.*(?::\d+\)?\s*$|<anonymous>|\(native\)|\(Unknown\ Source\)))|\s*File\s"|
                      .*\s{3,}\S|(?!\S*[""" + SPACELESS + "]{2})\\S+$)")
 _APPROVAL = re.compile(r"\b(?:works?|worked|great|good|thanks?|thank you|perfect|nice|lgtm|looks good|"
-                       r"yes|yep|sure|fine|continue|go on|go ahead|carry on)\b", re.I)
+                       r"yes|yep|yeah|yup|sure|fine|continue|go on|go ahead|carry on)\b", re.I)
 
 
 def correction_head(said: str) -> str:

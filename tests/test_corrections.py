@@ -989,3 +989,36 @@ class InChinese(unittest.TestCase):
         # a log line that happens to hold "还是不行" is output, not what the person said of the work
         said = "跑了一下：\n  [ERROR] 2026-11-02 10:00:01 还是不行 retry=3\n  at main (app.js:3:1)\n看看这个"
         self.assertNotIn("correction", [v for v, _ in self.verdicts_after(said)], said)
+
+
+class ThePersonsOwn(unittest.TestCase):
+    """public21 (session 55): what reads like pushback or a redirect but is the person's own: typing
+    into the wrong session, asking how to do something, saying yes after an interrupt."""
+
+    def verdicts_after(self, said, interrupt=False):
+        t = Transcript()
+        t.user("cache the files the session reads")
+        t.assistant("Done: files are cached by path; all tests pass.",
+                    tools=[("Bash", {"command": "pytest -q"}, "12 passed", False)])
+        if interrupt:
+            t.assistant("Now I'll also drop the old cache folder.")
+            t.interrupt()
+        t.user(said)
+        t.assistant("OK.")
+        return [e["facts"]["verdict"] for e in
+                episodes.episodes_of(transcripts.parse_lines(t.lines(), "/x/s.jsonl")) if e["kind"] == "correction"]
+
+    def test_typing_into_the_wrong_session_is_no_correction(self):
+        for said in ["wait, wrong session sry", "oops, that was meant for another window", "wrong chat"]:
+            self.assertNotIn("correction", self.verdicts_after(said), said)
+        for said in ["wait, that's the wrong file", "wrong branch, use main"]:        # the agent's, still
+            self.assertEqual(self.verdicts_after(said), ["correction"], said)
+
+    def test_asking_how_to_do_something_is_advice_asked_for(self):
+        self.assertNotIn("correction", self.verdicts_after("how do I make sure the same file isn't fetched twice?"))
+        self.assertEqual(self.verdicts_after("why is the same file still fetched twice?"), ["correction"])
+
+    def test_yeah_after_an_interrupt_is_an_answer_as_yes_is(self):
+        for said in ["yeah remove that.", "yes remove that."]:
+            self.assertNotIn("correction", self.verdicts_after(said, interrupt=True), said)
+        self.assertEqual(self.verdicts_after("keep the old cache folder", interrupt=True), ["correction"])
