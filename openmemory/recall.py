@@ -653,7 +653,9 @@ def usable_query(query: str) -> str:
 
 
 # The function words of the other languages with Latin letters people write to their agent in
-# (Spanish, Portuguese, French, German, Italian, Polish; without their marks, as _plain reads them:
+# (Spanish, Portuguese, French, German, Italian, Polish, and since session 55 Indonesian: public21's
+# eleven Indonesian questions over two sessions typed in it, eight of them told "nothing relevant"
+# where the answer was held; without their marks, as _plain reads them:
 # Polish "ł" is a letter of its own, kept), none of
 # them one of English's (embed.STOP_WORDS: Portuguese "do" and German "im" are left out, so no word
 # counts for both languages in foreign_stop_words). In a question written in one of them they are its stop words: no memory of
@@ -678,6 +680,11 @@ jak jaki jaka jakie jakiego jakiej jakim co czy sie nie w z ze zeby ten ta te te
 było były byli sa dla przez od po przy oraz lub albo ale bo gdy gdzie kiedy dlaczego czemu ktory ktora
 ktore ktorego ktorej ktorym jego jej nasz nasza nasze naszego naszej moj moja moje juz jeszcze tylko
 tez takze bardzo moze mozna trzeba aby wiec tak jako tam tutaj
+qual quais quem onde quando porque
+yang dan di ke dari untuk dengan ini itu apa bagaimana kenapa mengapa siapa kapan dimana atau tidak
+bukan sudah belum akan bisa ada juga karena tapi tetapi saja lewat soal kata cara mana adalah pada oleh
+dalam sebagai jadi kalau jika agar supaya harus masih sangat lebih kami kita saya aku kamu anda dia
+mereka padahal ternyata yg gak nggak kok sih dong deh
 """.split())
 
 

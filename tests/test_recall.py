@@ -854,7 +854,7 @@ class InAnotherLanguage(GateCase):
                     "HF_HUB_OFFLINE=1 was set while is_cached() looked in the wrong cache folder"),
         ] + self.builds()
 
-    def test_a_question_in_spanish_or_polish_finds_the_failure_it_asks_about(self):
+    def test_a_question_in_spanish_polish_or_indonesian_finds_the_failure_it_asks_about(self):
         # public17 (session 51): relevance 0.11 and "nothing relevant" for a question whose answer
         # ranked among the first five; "fallaban", "combinación" and "hicimos" held nowhere. public19
         # (session 53): four Polish questions, their verbs ("planowaliśmy", "wydzielić") held nowhere,
@@ -866,7 +866,12 @@ class InAnotherLanguage(GateCase):
                  "uvicorn failed"),
                 ("Dlaczego testy auth nie przechodziły przez passlib i bcrypt? Co zmieniliśmy w bcrypt?",
                  "passlib cannot read the bcrypt version"),
-                ("Jaki był powód, że uvicorn zwracał 'Invalid repository ID' z HF_HUB_OFFLINE?", "uvicorn failed")):
+                ("Jaki był powód, że uvicorn zwracał 'Invalid repository ID' z HF_HUB_OFFLINE?", "uvicorn failed"),
+                # public21 (session 55): eight of eleven Indonesian questions told "nothing relevant"
+                ("Test auth gagal karena passlib dan bcrypt. Apa perbaikannya untuk bcrypt?",
+                 "passlib cannot read the bcrypt version"),
+                ("Kenapa uvicorn gagal dengan 'Invalid repository ID' padahal HF_HUB_OFFLINE sudah di-set?",
+                 "uvicorn failed")):
             head, hits = self.said(query)
             self.assertRegex(head, r"^\d memor(y|ies) for ", query)
             self.assertIn(found, hits[0]["title"])
@@ -876,7 +881,8 @@ class InAnotherLanguage(GateCase):
         for query in ("¿Qué tarea programada de Windows (schtasks) creamos para limpiar la caché de bun?",
                       "¿Cómo mandamos los logs de la compilación de bcrypt a Loki?",
                       "Jakie zadanie Windows (schtasks) utworzyliśmy, żeby czyścić cache bun co tydzień?",
-                      "Jak wysyłaliśmy logi z kompilacji bcrypt do Loki?"):
+                      "Jak wysyłaliśmy logi z kompilacji bcrypt do Loki?",
+                      "Bagaimana kita mengirim log kompilasi bcrypt ke Loki?"):
             head, _ = self.said(query)
             self.assertTrue(head.startswith("Nothing relevant in memory"), query)
 
