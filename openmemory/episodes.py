@@ -242,10 +242,12 @@ def _note_error(found: list, errors: dict, call: ToolCall, session_id: str, hist
 
 # The tool's own advice in its output: git's `hint:` lines, rustc's `help:`, and a line that
 # says what to run next ("To push the current branch and set the remote as upstream, use")
-# with the command after it. failures.error_lines leaves them out (they say what to do, not
+# with the command after it (git's "To add an exception for this directory, call:" over `git config
+# --global --add safe.directory …`: public21, session 55, a question of how it was got past
+# unanswered). failures.error_lines leaves them out (they say what to do, not
 # why it failed); a failure's episode keeps them, as the way out the tool itself gave.
 _HINT = re.compile(r"^(?:hint|help|tip):\s*\S", re.I)
-_USE_NEXT = re.compile(r"(?:,\s*use|\buse:|\brun:|\btry:)\s*$", re.I)
+_USE_NEXT = re.compile(r"(?:,\s*use|\buse:|\brun:|\btry:|\bcall:)\s*$", re.I)
 
 
 def hint_lines(output: str, said=lambda: "") -> list:

@@ -288,6 +288,18 @@ class FailuresKeepTheirResolution(unittest.TestCase):
         self.assertIn("Worked after `git push --set-upstream origin feature/login`", error["gist"])
         self.assertIn('The agent then said: "The branch has no upstream yet; I will set it."', error["gist"])
 
+    def test_gits_way_past_dubious_ownership_is_kept_as_its_hint(self):
+        t = Transcript(cwd="/root/capsule")
+        t.user("push it")
+        out = ("fatal: detected dubious ownership in repository at '/root/capsule'\n"
+               "To add an exception for this directory, call:\n\n"
+               "\tgit config --global --add safe.directory /root/capsule")
+        t.assistant(None, tools=[("Bash", {"command": "git -C /root/capsule push"}, "Exit code 128\n" + out, True)])
+        t.assistant("Git refuses the folder: it belongs to another user.")
+        [error] = [e for e in episodes.episodes_of(parse(t)) if e["kind"] == "error"]
+        self.assertIn("To add an exception for this directory, call: git config --global --add safe.directory "
+                      "/root/capsule", error["gist"])
+
     def errors_of(self, *calls) -> list:
         t = Transcript(cwd="/home/dev/cli")
         t.user("where is EnsureSetup?")
