@@ -391,16 +391,26 @@ _CMD_PROGRAMS = ("taskkill", "tasklist", "findstr", "dir", "del", "erase", "copy
 _CMD_SYNTAX = re.compile(r"(?i)(?:^|[\s;&|(])(?:(if\s+(?:not\s+)?exist)\s|"
                          rf"({'|'.join(_CMD_PROGRAMS)})(?:\.exe)?\s+(?:[^|;&\n/]*?\s)?(/(?:[a-z?]{{1,2}}|pid|im|fi))(?=\s|$)|"
                          r"(type|copy|del|move)\s+\"?[a-z]:\\)")
+# Bash's syntax given to Claude Code's PowerShell tool (on Windows): a heredoc (`git commit -m
+# "$(cat <<'EOF' …"`), which PowerShell refuses to parse ("Missing file specification after
+# redirection operator", "The '<' operator is reserved for future use"), or `&&` and `||`, which
+# Windows PowerShell 5.1 does not take ("The token '&&' is not a valid statement separator in this
+# version"): nothing ran (public21, session 55: two commit messages written as bash heredocs, no
+# lesson). Read from the agent's command, and from PowerShell's own refusal to parse it.
+_HEREDOC = re.compile(r"<<-?\s*['\"]?[A-Za-z_]\w*")
+_POWERSHELL_PARSE = re.compile(r"(?i)^\s*(?:(missing file specification after redirection operator|the '<' operator is "
+                               r"reserved for future use)|the token '(&&|\|\|)' is not a valid statement separator)")
 _ENVIRONMENT_WORDS = ("not found", "no matches", "read-only", "readonly", "not permitted", "blocked by", "not set",
                       "pkill -f matches", "terminal", "tty", "password is required", "raw mode", "ioctl",
                       "could not read username", "authentication agent", "no identities", "agent refused",
                       "(publickey", "was blocked. for security", "command timed out after")
 _UNSET_UP_TO = re.compile(rf"^(.*?(?:{_UNSET.pattern})).*$")
 ENVIRONMENT_KINDS = ("missing", "glob", "read-only", "sandbox", "hook", "unset", "self-kill", "terminal", "quoting",
-                     "cmd", "ssh-key", "outside")
+                     "cmd", "ssh-key", "outside", "powershell")
 # Kinds one failure is enough for: what the Bash tool is, on every call (it has no terminal, its
-# shell is bash, not cmd.exe), not what this machine happened to lack that once.
-ONE_FAILURE_KINDS = ("terminal", "quoting", "cmd", "outside")
+# shell is bash, not cmd.exe), and what the PowerShell tool is (not bash), not what this machine
+# happened to lack that once.
+ONE_FAILURE_KINDS = ("terminal", "quoting", "cmd", "outside", "powershell")
 
 
 def cmd_syntax(command: str) -> list:
@@ -438,6 +448,8 @@ def environment_cause(facts: dict) -> tuple:
     script bash expanded first and ("cmd", "") for cmd.exe's syntax given to bash; () for any other
     failure."""
     command = facts.get("command") or ""
+    if facts.get("tool") == "PowerShell":
+        return _bash_given_to_powershell(command, facts.get("error") or ())
     bash = (facts.get("tool") or "Bash") == "Bash"
     lines = telling_lines(facts)
     said = "\n".join(lines).lower()
@@ -493,6 +505,20 @@ def environment_cause(facts: dict) -> tuple:
     return _shell_not_meant(command) if bash else ()
 
 
+def _bash_given_to_powershell(command: str, error) -> tuple:
+    """("powershell", "heredoc" | "&&" | "||") for bash's syntax the PowerShell tool refused to
+    parse (_POWERSHELL_PARSE) where the command holds it; else ()."""
+    for line in error:
+        m = _POWERSHELL_PARSE.match(line)
+        if not m:
+            continue
+        if m.group(1) and _HEREDOC.search(command):
+            return ("powershell", "heredoc")
+        if m.group(2) and m.group(2) in command:
+            return ("powershell", m.group(2))
+    return ()
+
+
 def _shell_not_meant(command: str) -> tuple:
     """A Bash call written for another shell, read from the command alone: ("quoting", "powershell")
     for a double-quoted PowerShell script with `$` names in it, ("cmd", "") for cmd.exe's syntax."""
@@ -529,6 +555,7 @@ def _environment_key(tool: str, command: str, error: tuple) -> str:
             "quoting": f"bash: expands $ in a double-quoted {what} script",
             "cmd": "bash: is not cmd.exe", "ssh-key": "ssh: no key the server takes",
             "outside": f"claude code: blocks {what} outside the session's folders",
+            "powershell": f"powershell tool: is not bash ({what})",
             "timeout": f"bash tool: times out on `{what}`"}[kind]
 
 
@@ -624,6 +651,15 @@ def environment_lesson(members: list, cwd=None) -> str:
                     if len(shown) > 1 else shown[0]) + " fail there; use POSIX commands, and `//F` for a switch `/F`")
             if len(body) + len("In this repository ") <= LESSON_CHARS:
                 break
+        fix = ""
+    elif kind == "powershell":
+        said = next((m.group(0).strip() for f in members for line in f.get("error") or ()
+                     for m in [_POWERSHELL_PARSE.match(line)] if m), "")
+        said = said.rstrip(".")
+        if what == "heredoc":
+            body = f"A bash heredoc (`<<'EOF'`) fails in the PowerShell tool (`{said}`); use `@'…'@`"
+        else:
+            body = f"Bash's `{what}` fails in the PowerShell tool (`{said}`); use `;`"
         fix = ""
     elif kind == "read-only":
         body = f"`{what}` is a read-only variable in the shell: `{command}` fails where it sets it"

@@ -741,6 +741,30 @@ class EnvironmentFailures(TempHome):
                         "grep -rn TODO /src", "find . -type f"]:
             self.assertEqual(wording.cmd_syntax(command), [], command)
 
+    def test_bash_syntax_given_to_the_powershell_tool_is_a_candidate_after_one_failure(self):
+        # public21 (session 55): on Windows, Claude Code's PowerShell tool was given two commit
+        # messages as bash heredocs (`git commit -m "$(cat <<'EOF' …"`), which PowerShell refused to
+        # parse; no lesson came of them
+        t = Transcript(cwd=str(self.tmp / "shop"), start=when(11, 2))
+        t.user("commit it")
+        t.assistant("Committing.", tools=[("PowerShell", {"command": "cd C:\\shop; git commit -m \"$(cat <<'EOF'\n"
+                                                          "Fix the receipt date\nEOF\n)\""},
+                                           "Exit code 1\nAt line:1 char:40\n+ ... git commit -m \"$(cat <<'EOF'\n+ ~\n"
+                                           "Missing file specification after redirection operator.", True)])
+        [text] = self.night(t)
+        self.assertEqual(text, "In this project a bash heredoc (`<<'EOF'`) fails in the PowerShell tool (`Missing file "
+                               "specification after redirection operator`); use `@'…'@`.")
+        with store.connect() as db:
+            [lesson] = db.all_lessons()
+        self.assertEqual(lesson["state"], "candidate")
+        # the same words from a program the tool ran, or a heredoc PowerShell never refused: no such cause
+        for command, error in [("git commit -m msg", "Missing file specification after redirection operator."),
+                               ("bash -c \"cat <<'EOF'\nx\nEOF\"", "bash: line 1: x: command not found")]:
+            facts = {"tool": "PowerShell", "command": command, "error": ["Exit code 1", error]}
+            self.assertEqual(wording.environment_cause(facts), (), command)
+        self.assertEqual(wording.environment_cause({"tool": "PowerShell", "command": "npm ci && npm test", "error": [
+            "Exit code 1", "The token '&&' is not a valid statement separator in this version."]}), ("powershell", "&&"))
+
     def test_a_module_missing_is_the_interpreters_and_its_lesson_is_the_one_that_had_it(self):
         # public14 (session 49): `python3 -c "import cv2; …"` in one session, `cd src/decomposition &&
         # python decompose_retinex.py` in another, both "ModuleNotFoundError: No module named 'cv2'";
