@@ -684,7 +684,8 @@ _ZH_OPENER = re.compile(_ZH_FILLER + r"""(?:
 # "还没改" not changed yet; not the person's own "还是不能理解", I still can't understand, nor "没有生效
 # 的话", if it takes no effect); a ban after a comma ("…，不要把变化放在右上角"); "不应该" (shouldn't);
 # "之前讨论过" and "早就说过" (we went over this before); "再想想", "重新分析" (think it over again);
-# "不是 X 而是 Y" (not X but Y); "没必要" (there is no need).
+# "不是 X 而是 Y" (not X but Y); "没必要" (there is no need; not "不必要的代码", the unneeded code a
+# new request names).
 _ZH_PHRASE = re.compile(r"""(?x)
       (?:还是|依然|仍然|依旧|又)(?:是)?(?:不行|不对|没用|没有用|不起作用|没反应|没有反应|没变化|没有变化|一样|报错|出错|
         失败|有问题|有错|错|不能(?!理解|明白|确定)|没(?:有)?(?:生效|成功|通过|解决|修复|好|改|变))
@@ -696,7 +697,7 @@ _ZH_PHRASE = re.compile(r"""(?x)
     | (?:之前|刚才|早就|已经|上次)(?:就)?(?:讨论|说|讲|提|告诉你|强调)过
     | 再(?:想想|仔细|检查一下|确认一下)|重新(?:想|检查|分析|考虑)
     | 不是[^，,。？?]{1,15}而是
-    | (?:没|没有|不太|不)必要""")
+    | (?:没|没有|不太)必要""")
 # Pushback as a question: "你确定" (are you sure; not "你确定一下", please check), "难道" (surely not
 # ...?), "怎么又" (how come ... again), "不是……吗" (isn't it ...?; not "不是很好吗", isn't that good).
 _ZH_PUSHBACK = re.compile(r"你确定(?!一下)|难道|怎么又|怎么还是|不是(?!很|挺|蛮|更|太)[^？?，,。]{0,20}[吗啊](?:[？?]|$)")

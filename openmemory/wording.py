@@ -445,8 +445,9 @@ def environment_cause(facts: dict) -> tuple:
     that killed the shell running it (failures.self_killed), ("terminal", "sudo" | "git" | "") for
     what needs a terminal the Bash tool never has (sudo's password, git's login, `tmux attach`),
     and, read from the command alone, ("quoting", "powershell") for a double-quoted PowerShell
-    script bash expanded first and ("cmd", "") for cmd.exe's syntax given to bash; () for any other
-    failure."""
+    script bash expanded first and ("cmd", "") for cmd.exe's syntax given to bash; for Claude Code's
+    PowerShell tool, ("powershell", "heredoc" | "&&" | "||") for bash's syntax PowerShell refused to
+    parse (_bash_given_to_powershell); () for any other failure."""
     command = facts.get("command") or ""
     if facts.get("tool") == "PowerShell":
         return _bash_given_to_powershell(command, facts.get("error") or ())

@@ -965,7 +965,8 @@ class InChinese(unittest.TestCase):
         for said in ["好的，继续", "帮我再加一个登录页面", "这个函数是做什么的？", "这样写对不对？", "行不行？",
                      "要不要加测试？", "别的文件不用改", "删掉没用的代码", "不要忘了更新文档", "不行的话就先跳过",
                      "不是很清楚，能解释一下吗", "为什么会这样？", "停止服务器之后再部署", "我还是不能理解这段代码",
-                     "如果没有生效就重启一下", "你确定一下版本号", "这不是很好吗？", "现在每次都要手动做一遍"]:
+                     "如果没有生效就重启一下", "你确定一下版本号", "这不是很好吗？", "现在每次都要手动做一遍",
+                     "帮我删除不必要的代码"]:
             self.assertNotIn("correction", [v for v, _ in self.verdicts_after(said)], said)
 
     def test_traditional_characters_a_later_ban_shouldnt_and_said_before_are_corrections(self):
