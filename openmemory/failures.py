@@ -639,11 +639,12 @@ def is_lesson_error(facts: dict) -> bool:
     that came before any edit of the session, can teach whatever its class; otherwise a
     failing test, a type or compile error, a lint finding is the work itself.
     """
-    if not is_askable(facts) or facts.get("work"):
+    head = _askable_head(facts)
+    if head is None or facts.get("work"):
         return False                    # a guard, a banner; or fixed by editing code: the work itself
     if facts.get("fixed_by") or facts.get("before_edit"):
         return True
-    return not _WORK.search(error_line(facts))
+    return not _WORK.search(head)
 
 
 def is_askable(facts: dict) -> bool:
@@ -653,10 +654,15 @@ def is_askable(facts: dict) -> bool:
     tool used wrongly ("golangci-lint run file.go" reports type errors of a package it was not
     given). Never Claude Code's own guards and prompts (a guard teaches only the file meant by a
     path not found, `found`), nor a banner with nothing to learn from ("Exit code 1", "Error")."""
+    return _askable_head(facts) is not None
+
+
+def _askable_head(facts: dict) -> str | None:
+    """An askable failure's cause line (error_line: is_lesson_error reads it again), None for one not askable."""
     if facts.get("guard") and not facts.get("found"):
-        return False
+        return None
     head = error_line(facts)
-    return len(embed.words(head)) >= 2 and not _HARNESS.search(head)
+    return head if len(embed.words(head)) >= 2 and not _HARNESS.search(head) else None
 
 
 def is_work_failure(facts: dict) -> bool:

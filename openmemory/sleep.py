@@ -45,6 +45,9 @@ NEW_LESSON_STRENGTH = 1.0    # a new lesson starts where a new episode does, eno
 SEEN_BOOST = 0.5             # each further session it comes up in; and never below a new lesson's
 CONFIRMED_BOOST = 0.5        # a confirmed prediction counts as much as being seen again
 FAILED_FACTOR = 0.5          # a lesson that did not come up in 14 days keeps half its strength
+REACH_MARGIN = 1e-9          # a lesson whose bound (Lesson.reach) is below a threshold by more than this cannot
+                             # reach it: a cosine's rounding (256 products of unit vectors: 256 × 2^-53 at
+                             # most, 3e-14) is 30,000 times smaller
 SIGNATURE_SOURCES = 16       # a lesson is compared as the centroid of its latest sources: what it has
                              # been lately, at a bounded cost a night (all joined at cosine ≥ 0.55 anyway)
 ARCHIVE_AFTER_DAYS = round(HALF_LIFE_DAYS * math.log2(1 / ARCHIVE_BELOW))   # 123: untouched, from 1.0
@@ -249,12 +252,16 @@ def decay(store: Store, now: str, keep=None) -> dict:
     archived: dict = {}
     passages: dict = {}         # passages fade as episodes do; counted apart (the report names episodes)
     lessons = []
+    ages: dict = {}             # days since each clock reading, once: a transcript's episodes and passages share one
     with store.transaction():
         for rows, write, counted in ((store.episodes_to_decay(), store.decay_episodes, archived),
                                      (store.passages_to_decay(), store.decay_passages, passages)):
             updates = []
             for row in rows:
-                strength = _decayed(row["strength"], max(row["last_touched"], row["decayed"] or ""), t_now)
+                since = max(row["last_touched"], row["decayed"] or "")
+                if since not in ages:
+                    ages[since] = _days_since(since, t_now)
+                strength = _faded(row["strength"], ages[since])
                 if strength is None:
                     continue
                 gone = strength < ARCHIVE_BELOW
@@ -287,10 +294,15 @@ def decay(store: Store, now: str, keep=None) -> dict:
 
 def _decayed(strength: float, since: str, t_now) -> float | None:
     """strength × 2^(−days/HALF_LIFE) from since to now; None when no time has passed."""
-    days = (t_now - parse_time(since)).total_seconds() / 86400
-    if days <= 0:
-        return None
-    return strength * 2 ** (-days / HALF_LIFE_DAYS)
+    return _faded(strength, _days_since(since, t_now))
+
+
+def _days_since(since: str, t_now) -> float:
+    return (t_now - parse_time(since)).total_seconds() / 86400
+
+
+def _faded(strength: float, days: float) -> float | None:
+    return None if days <= 0 else strength * 2 ** (-days / HALF_LIFE_DAYS)
 
 
 # --------------------------------------------------------------------------------------
@@ -313,7 +325,10 @@ class _Lesson:
         self.sessions: set = set()
         self.causes: set = set()        # (cause key, project or None) of its failures
         self.sum: dict = {}             # sparse sum of its sources' unit vectors
+        self.dense = [0.0] * embed.DIMENSIONS   # the same sum in every dimension (0.0 where no source has one)
+        self.dims = 0                   # the dimensions it has, one bit each (embed.Against.most)
         self._norm = 0.0
+        self._peak = 0.0                # its largest component's size over its norm, beside the norm
         self.new = row is None
         self.before = self.strength
         self.joined: list = []          # episode ids that joined tonight (not for new lessons)
@@ -331,21 +346,42 @@ class _Lesson:
         self._memo: dict | None = None
 
     def add(self, ep: dict, unit: dict) -> None:
+        total, dense, dims = self.sum, self.dense, self.dims
         for i, x in unit.items():
-            self.sum[i] = self.sum.get(i, 0.0) + x
-        self._norm = 0.0
+            total[i] = dense[i] = dense[i] + x      # dense[i] is total.get(i, 0.0)
+            dims |= 1 << i
+        self.dims, self._norm = dims, 0.0
         self.sessions.add(incident(ep))
         self.members.append(ep)
         if self._word_sum is not None:
-            for k, x in embed.word_unit(surprise_text(ep, self._memo)).items():
+            for k, x in surprise_words(ep, self._memo).items():
                 self._word_sum[k] = self._word_sum.get(k, 0.0) + x
         self._words = None
 
-    def similarity(self, unit: dict) -> float:
-        """Cosine between the lesson (its sources' centroid) and a unit vector."""
+    def stands_for(self, unit: dict) -> None:
+        """Its signature is this vector (its sources are gone: its own words'), and no source's."""
+        self.sum, self.dense, self._norm = dict(unit), [unit.get(i, 0.0) for i in range(embed.DIMENSIONS)], 0.0
+        self.dims = sum(1 << i for i in unit)
+
+    def similarity(self, unit: dict, against: "embed.Against | None" = None) -> float:
+        """Cosine between the lesson (its sources' centroid) and a unit vector. against: the unit as
+        embed.Against lays it out, for one unit against every lesson (near): the same float, sooner."""
+        if not self._sized():
+            return 0.0
+        if against is None:
+            return embed.dot(self.sum, unit) / self._norm
+        return against.dot(self.sum, self.dense) / self._norm
+
+    def reach(self, against: "embed.Against") -> float:
+        """The most its cosine with against's vector can be (embed.Against.most), read in a few steps."""
+        return against.most(self.dims, self._peak) if self._sized() else 0.0
+
+    def _sized(self) -> float:
+        """Its norm, worked out again after a join, and its largest component's size over it (_peak)."""
         if not self._norm:
             self._norm = math.hypot(*self.sum.values())
-        return embed.dot(self.sum, unit) / self._norm if self._norm else 0.0
+            self._peak = max(map(abs, self.sum.values())) / self._norm if self._norm else 0.0
+        return self._norm
 
     def alike(self, words: dict, memo: dict | None = None) -> bool:
         """Whether the words of a surprise (embed.word_unit) are as alike to its sources' words as
@@ -358,7 +394,7 @@ class _Lesson:
             elif self._word_sum is None:
                 self._memo, total = memo, {}
                 for m in self.members:
-                    for k, x in embed.word_unit(surprise_text(m, memo)).items():
+                    for k, x in surprise_words(m, memo).items():
                         total[k] = total.get(k, 0.0) + x
                 self._word_sum = total
             else:
@@ -372,7 +408,7 @@ class _Lesson:
         return forget.sessions_of(store, self.sources)
 
     def vector(self) -> list:
-        return [self.sum.get(i, 0.0) for i in range(embed.DIMENSIONS)]
+        return list(self.dense)
 
 
 def consolidate(store: Store, now: str, keep=None, hold: bool = False) -> dict:
@@ -562,13 +598,12 @@ class _Consolidation:
         here = self._only_here(ep)
         mine, own, own_score = None if ep is None else self.places.project(ep["cwd"]), None, JOIN_SIMILARITY
         said = self.rule_words(ep)
-        for lesson in self.lessons:
+        for lesson, s in self.near(vec, JOIN_SIMILARITY):
             if here and lesson.cwd and self.places.project(lesson.cwd) != here:
                 continue
             if said and other_rules(said, lesson.text):
                 continue        # another command: another rule, however alike in words (`make test-integration`)
-            s = lesson.similarity(vec)
-            if s >= JOIN_SIMILARITY and ep is not None and not lesson.alike(self.words_of(ep), self.vectors.memo):
+            if ep is not None and not lesson.alike(self.words_of(ep), self.vectors.memo):
                 continue        # alike only where two words hash alike: no word in common
             if s >= score:
                 best, score = lesson, s
@@ -581,6 +616,19 @@ class _Consolidation:
         if best is None and ep is not None and ep["kind"] == "correction":
             best = _same_rule(ep, vec, self) or self.said_alike(ep, said)    # the same rule in other words
         return best
+
+    def near(self, vec: dict, least: float):
+        """(lesson, cosine) of each lesson at least `least` alike to a surprise's unit vector, in the
+        lessons' order: the only ones nearest weighs. One surprise against every lesson (a first night
+        over a year's history: 1.6 million pairs), so a lesson that cannot reach `least` (Lesson.reach:
+        too few dimensions in common, three pairs in four there) is passed over without its cosine."""
+        against, bar = embed.Against(vec), least - REACH_MARGIN
+        for lesson in self.lessons:
+            if lesson.reach(against) < bar:
+                continue
+            s = lesson.similarity(vec, against)
+            if s >= least:
+                yield lesson, s
 
     def said_alike(self, ep: dict, said: str | None) -> "_Lesson | None":
         """A feedback lesson of the correction's project (or every project) whose words say its rule
@@ -611,9 +659,10 @@ class _Consolidation:
         return best
 
     def words_of(self, ep: dict) -> dict:
-        """A surprise's words as alike compares them (embed.word_unit of surprise_text), once a night."""
+        """A surprise's words as alike compares them (surprise_words), once a night (and once more
+        for the lesson it joins, which reads them here: Lesson.add)."""
         if ("words", ep["id"]) not in self.vectors.memo:
-            self.vectors.memo["words", ep["id"]] = embed.word_unit(surprise_text(ep, self.vectors.memo))
+            self.vectors.memo["words", ep["id"]] = surprise_words(ep, self.vectors.memo)
         return self.vectors.memo["words", ep["id"]]
 
     def _only_here(self, ep: dict | None):
@@ -637,7 +686,7 @@ class _Consolidation:
         words (corrections.what_lasts) once, for a correction said again."""
         if ep["id"] not in self.words:
             facts, memo = ep["facts"], self.vectors.memo
-            key = ("lesson",) + tuple(json.dumps(facts.get(k), sort_keys=True) for k in LESSON_FACTS)
+            key = ("lesson",) + tuple(map(_same_json, map(facts.get, LESSON_FACTS)))
             if key not in memo:
                 memo[key] = correction_lesson(facts, self.what_lasts(ep))
             self.words[ep["id"]] = memo[key]
@@ -703,6 +752,12 @@ class _Consolidation:
         for m in members:
             self.join(lesson, m)
         return lesson
+
+
+def _same_json(value):
+    """A key equal for two values exactly when their JSON is (a string or None as itself, anything else as
+    its JSON beside a mark no string is): lesson_words asks it of 9 facts of each correction a night."""
+    return value if value is None or value.__class__ is str else ("json", json.dumps(value, sort_keys=True))
 
 
 def _judged_not_lasting(ep: dict) -> bool:
@@ -785,9 +840,11 @@ class _Vectors(dict):
         return self[eid]
 
 
-def _load_lessons(store: Store, only: set | None = None, places: "_Places | None" = None, rows=None) -> list:
+def _load_lessons(store: Store, only: set | None = None, places: "_Places | None" = None, rows=None,
+                  sessions: bool = True) -> list:
     """Every lesson (vetoed and archived too: what is near them joins them), with signatures
-    and the causes of their failures. rows: the lessons as already read (consolidation)."""
+    and the causes of their failures. rows: the lessons as already read (consolidation);
+    sessions: the sessions of all its sources too (what a join counts: not a prediction's)."""
     places = places or _Places()
     rows = store.lessons_to_consolidate() if rows is None else rows
     lessons = [_Lesson(r) for r in rows if only is None or r["id"] in only]
@@ -796,7 +853,8 @@ def _load_lessons(store: Store, only: set | None = None, places: "_Places | None
     ids = sorted({i for ls in lessons for i in ls.sources[-SIGNATURE_SOURCES:]})
     episodes = store.episodes_by_id(ids)
     for lesson in lessons:
-        lesson.sessions = set(lesson.sessions_known(store) if len(lesson.sources) > SIGNATURE_SOURCES else ())
+        lesson.sessions = set(lesson.sessions_known(store) if sessions and len(lesson.sources) > SIGNATURE_SOURCES
+                              else ())
         for eid in lesson.sources[-SIGNATURE_SOURCES:]:
             ep = episodes.get(eid)
             if ep is not None:
@@ -806,7 +864,7 @@ def _load_lessons(store: Store, only: set | None = None, places: "_Places | None
                 if ep["kind"] == "error" and cause_of(ep):
                     lesson.causes.add((cause_of(ep), places.project(ep["cwd"]) if project_bound(cause_of(ep)) else None))
         if not lesson.sum:              # its sources are gone: its own words stand for it
-            lesson.sum = embed.unit(embed.vector(lesson.text))
+            lesson.stands_for(embed.unit(embed.vector(lesson.text)))
     return lessons
 
 
@@ -850,6 +908,13 @@ def surprise_unit(ep: dict, memo: dict | None = None) -> dict:
     if ("text", text) not in memo:
         memo["text", text] = embed.unit_of(text)
     return memo["text", text]
+
+
+def surprise_words(ep: dict, memo: dict | None = None) -> dict:
+    """A surprise's words as Lesson.alike compares them (embed.word_unit of surprise_text): as the
+    night worked them out already (memo: _Consolidation.words_of's), or else now."""
+    found = None if memo is None else memo.get(("words", ep["id"]))
+    return found if found is not None else embed.word_unit(surprise_text(ep, memo))
 
 
 def surprise_text(ep: dict, memo: dict | None = None) -> str:
@@ -1042,7 +1107,7 @@ def predict(store: Store, now: str, keep=None) -> dict:
         wanted = set(store.lessons_without_prediction(PREDICT_FROM - 1e-9))
         if wanted:
             deadline = (parse_time(now) + timedelta(days=PREDICTION_DAYS)).strftime("%Y-%m-%d")
-            for lesson in _load_lessons(store, only=wanted):
+            for lesson in _load_lessons(store, only=wanted, sessions=False):    # its signature: lesson.vector()
                 where = f"in {lesson.cwd}" if lesson.cwd else "in any project"
                 text = (f"By {deadline}, this comes up again {where}: an error, correction or note like "
                         f"the ones this lesson was learnt from.")

@@ -88,6 +88,31 @@ class Embed(TempHome):
             cancelled += any(x == 0.0 for x in embed._normalised(text).values())
         self.assertGreater(cancelled, 0)  # a dimension two words cancel out is left out by both
 
+    def test_a_vector_against_many_dots_each_to_the_last_bit_and_within_its_bound(self):
+        # sleep weighs each surprise against every lesson through Against: its products must be dot's,
+        # in dot's order (the vector with fewer components first), or two near lessons could swap
+        # places; and a lesson passed over by the bound (most) must be one its cosine could not reach
+        import random
+        import struct
+        rng = random.Random(11)
+        texts = [" ".join(f"w{rng.randrange(300)}" for _ in range(rng.randint(0, 60))) for _ in range(120)]
+        units = [embed.unit_of(text) for text in texts]
+        sums = []
+        for _ in range(40):         # lessons: sums of a few units, keys in the order they first came
+            total: dict = {}
+            for u in rng.sample(units, rng.randint(1, 16)):
+                for i, x in u.items():
+                    total[i] = total.get(i, 0.0) + x
+            sums.append(total)
+        for u in units:
+            against = embed.Against(u)
+            for total in sums + units:
+                dense = [total.get(i, 0.0) for i in range(embed.DIMENSIONS)]
+                fast, slow = against.dot(total, dense), embed.dot(total, u)
+                self.assertEqual(struct.pack("d", fast), struct.pack("d", slow))
+                peak = max(map(abs, total.values()), default=0.0)
+                self.assertLessEqual(abs(slow), against.most(sum(1 << i for i in total), peak) + 1e-12)
+
     def test_words_are_stemmed_and_split(self):
         self.assertEqual(embed.words("Running testCases and the_tests"), ["run", "test", "case", "test"])
 

@@ -681,6 +681,32 @@ class Consolidation(SleepCase):
         self.assertEqual(lesson["seen"], sessions)
         self.assertLess(len(calls), 4 * sessions)     # summed anew at every join: sessions² / 2 and more
 
+    def test_a_surprise_s_words_are_worked_out_once_a_night(self):
+        # A correction's words (embed.word_unit) were worked out for nearest (is it alike to the lesson
+        # in words?) and again when it joined that lesson (Lesson.add: the lesson's words, summed as
+        # they join): twice for each of a heavy year's 60,000 corrections, a second for nothing.
+        (self.tmp / "shop").mkdir(exist_ok=True)
+        sessions = 40
+        for day in range(sessions):
+            t = Transcript(cwd=str(self.tmp / "shop"), start=when(10, 1) + timedelta(hours=6 * day))
+            t.user("run the tests")
+            t.assistant("Running.", tools=[("Bash", {"command": "npm test"}, "ok", False)])
+            t.user("no, use pnpm test here, never npm test")
+            t.assistant("Using pnpm test.")
+            self.write(t)
+        self.ingest()
+        real, calls = sleep.embed.word_unit, []
+
+        def counted(text):
+            calls.append(text)
+            return real(text)
+        with mock.patch.object(sleep.embed, "word_unit", counted):
+            self.sleep(night(11, 5))
+        [lesson] = [ls for ls in self.lessons() if "pnpm" in ls["text"]]
+        self.assertEqual(lesson["seen"], sessions)
+        said = [text for text in calls if "pnpm test here" in text]   # the corrections' own words
+        self.assertEqual(len(said), sessions)           # once each: twice (nearest, then the join) before
+
     def test_a_rule_said_in_words_that_only_hash_alike_joins_no_lesson_of_its_project(self):
         # red42: a correction that joins nothing else joins the lesson of its project whose words say
         # its rule (said_alike), and that compared hashed slots: "From now on use strict mode." is
