@@ -656,12 +656,10 @@ class Consolidation(SleepCase):
             memory = paths.memory_dir_for(str(self.tmp / name)) / "MEMORY.md"
             self.assertFalse(memory.exists() and "LSP" in memory.read_text(), name)
 
-    def test_a_lesson_reads_each_of_its_sources_words_once_as_it_grows(self):
-        # The words of a lesson's sources (Lesson.alike) were summed again from every source each
-        # time one joined: a lesson of thousands of sources made the first night over a heavy
-        # year quadratic (the benchmark's 60,000 dense sessions: 1,941 s against 19 before).
+    def word_units_of_one_correction_in_each_of(self, sessions: int) -> list:
+        """The texts embed.word_unit is asked of in a first night over `sessions` sessions that each
+        say the same correction, once it has checked that one lesson of them all came of it."""
         (self.tmp / "shop").mkdir(exist_ok=True)
-        sessions = 40
         for day in range(sessions):
             t = Transcript(cwd=str(self.tmp / "shop"), start=when(10, 1) + timedelta(hours=6 * day))
             t.user("run the tests")
@@ -679,31 +677,22 @@ class Consolidation(SleepCase):
             self.sleep(night(11, 5))
         [lesson] = [ls for ls in self.lessons() if "pnpm" in ls["text"]]
         self.assertEqual(lesson["seen"], sessions)
+        return calls
+
+    def test_a_lesson_reads_each_of_its_sources_words_once_as_it_grows(self):
+        # The words of a lesson's sources (Lesson.alike) were summed again from every source each
+        # time one joined: a lesson of thousands of sources made the first night over a heavy
+        # year quadratic (the benchmark's 60,000 dense sessions: 1,941 s against 19 before).
+        sessions = 40
+        calls = self.word_units_of_one_correction_in_each_of(sessions)
         self.assertLess(len(calls), 4 * sessions)     # summed anew at every join: sessions² / 2 and more
 
     def test_a_surprise_s_words_are_worked_out_once_a_night(self):
         # A correction's words (embed.word_unit) were worked out for nearest (is it alike to the lesson
         # in words?) and again when it joined that lesson (Lesson.add: the lesson's words, summed as
         # they join): twice for each of a heavy year's 60,000 corrections, a second for nothing.
-        (self.tmp / "shop").mkdir(exist_ok=True)
         sessions = 40
-        for day in range(sessions):
-            t = Transcript(cwd=str(self.tmp / "shop"), start=when(10, 1) + timedelta(hours=6 * day))
-            t.user("run the tests")
-            t.assistant("Running.", tools=[("Bash", {"command": "npm test"}, "ok", False)])
-            t.user("no, use pnpm test here, never npm test")
-            t.assistant("Using pnpm test.")
-            self.write(t)
-        self.ingest()
-        real, calls = sleep.embed.word_unit, []
-
-        def counted(text):
-            calls.append(text)
-            return real(text)
-        with mock.patch.object(sleep.embed, "word_unit", counted):
-            self.sleep(night(11, 5))
-        [lesson] = [ls for ls in self.lessons() if "pnpm" in ls["text"]]
-        self.assertEqual(lesson["seen"], sessions)
+        calls = self.word_units_of_one_correction_in_each_of(sessions)
         said = [text for text in calls if "pnpm test here" in text]   # the corrections' own words
         self.assertEqual(len(said), sessions)           # once each: twice (nearest, then the join) before
 
