@@ -1103,6 +1103,9 @@ _WEAK_END = _later(r"(?i)" + _WEAK + r"$")
 _NAME_PARTS = _later(r"[_\-.]|(?<=[a-z0-9])(?=[A-Z])")
 
 
+_FLAG_DASHES = re.compile(r"(?:^|(?<=[\s\"'`=(\[]))--?\Z")
+
+
 def _name(m: re.Match):
     """An assignment to a name whose last part is a weak secret word (DB_PASS=, encryptionKey:,
     "docker auth": ...): its value is redacted when the name and the value together say secret."""
@@ -1119,7 +1122,9 @@ def _name(m: re.Match):
     connector = _NAME_CONNECTOR.match(text, at)
     bare = connector is None and not before and word.lower() == "pass"
     if connector is None:   # only a flag's value follows without "=" or ":" (--db-pass X)
-        if not text[max(0, m.start() - 2):m.start()].endswith("-") and not bare:
+        # a flag's dashes open a word: in `/tools/git-ask-pass git push` (public21) the name ends a
+        # program's path and the word after it is that program's argument
+        if not _FLAG_DASHES.search(text, max(0, m.start() - 3), m.start()) and not bare:
             return _skip(m)
         connector = re.compile(" +").match(text, at)
     value = _VALUE.match(text, connector.end())

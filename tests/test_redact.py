@@ -115,6 +115,8 @@ LOOKALIKES = [
     ("request id 123e4567-e89b-12d3-a456-426614174000 failed",
      "a UUID not next to a secret word is an identifier"),
     ("session 0f4d3c1e-2b9a-4c8d-9e7f-6a5b4c3d2e1f ended", "a UUID after an ordinary word"),
+    ("prefix the push: `GIT_ASKPASS=/codeocean-tools/git-ask-pass git push`",
+     "a program's path that ends in 'pass': the word after it is the program's argument (public21)"),
     ("see /usr/local/lib/python3.12/site-packages/openmemory/redact.py",
      "a path: slashes and dots break the 40-character run"),
     ("src/components/UserProfileSettings2Page/x",
