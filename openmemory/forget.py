@@ -73,7 +73,7 @@ def tombstones(ep: dict, session_id=None) -> list:
 
 # A note is its own event; a passage is one of several with its exchange's kind, session and
 # time, so only its key names it (passages.py keys them by the record and their place in it).
-NO_ALIAS = ("note", "exchange", "summary", "plan", "question", "script", "edit")
+NO_ALIAS = ("note", "exchange", "summary", "plan", "question", "script", "edit", "command")
 
 # A passage's key is its place among the passages of its record, so a change of how passages are
 # cut (a refusal's words become a passage of their own; a new size) gives the same words another

@@ -528,7 +528,7 @@ def m021_standing_narrowed(db: sqlite3.Connection) -> None:
 
 
 def _widen_passage_kinds(db: sqlite3.Connection, kinds: str, added: str, made_by: str) -> None:
-    """`passages` with one more kind allowed (m018, m020): SQLite cannot change a table's CHECK in
+    """`passages` with one more kind allowed (m018, m020, m029): SQLite cannot change a table's CHECK in
     place, so the table is made again from its own definition (kinds, as made_by left them, then
     added), its rows copied with their ids (the text index's rowids: the index stays as it is), its
     index and triggers made again; every transcript is marked to be read again, so the next ingest
@@ -684,6 +684,17 @@ def m028_secrets_read_again(db: sqlite3.Connection) -> None:
     db.execute("UPDATE sessions SET mtime_ns = -1")
 
 
+def m029_command_passages(db: sqlite3.Connection) -> None:
+    """Passages of a seventh kind, `command`: each shell command of the agent's that went through and
+    does more than look around ("ran `brew install terminal-notifier`: Install terminal-notifier";
+    passages._commands_ran). As m020: `passages` made again from its own definition with the kind
+    allowed, its rows copied with their ids, its index and triggers made again; every transcript is
+    marked to be read again, so the next ingest adds them (and stores again what a program's path
+    ending in "pass" had redacted after it, redact._FLAG_DASHES). Safe to run again."""
+    _widen_passage_kinds(db, "'exchange', 'summary', 'plan', 'question', 'script', 'edit'", "command",
+                         "m020_edit_passages")
+
+
 MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_event_identity,
               m005_model_answers, m006_forgotten_and_opted_out, m007_recall_context,
               m008_episodes_indexed_at_commit, m009_lesson_state, m010_passages,
@@ -692,7 +703,7 @@ MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_even
               m018_script_passages, m019_project_moves, m020_edit_passages,
               m021_standing_narrowed, m022_unwrapped_read_again, m023_approved_plans,
               m024_typed_newlines_read_again, m025_places_read_again, m026_spaceless_read_again,
-              m027_spaceless_grams, m028_secrets_read_again]
+              m027_spaceless_grams, m028_secrets_read_again, m029_command_passages]
 
 
 def migrate(db: sqlite3.Connection, path="") -> None:

@@ -59,7 +59,7 @@ LABELS = (PERSON, AGENT)
 _LABEL_LIKE = re.compile(r"(?i)(?:person|agent)\s*:")
 QUOTED_LABEL = "> "
 
-KINDS = ("exchange", "summary", "plan", "question", "script", "edit")
+KINDS = ("exchange", "summary", "plan", "question", "script", "edit", "command")
 
 # Sentence ends: after . ! ? (and a closing quote or bracket) before a space, but not after a
 # number ("1. ", "v2.") or a common abbreviation; a line break ends a line of a list, a
@@ -104,9 +104,10 @@ def passages_of(session: Session) -> list:
         before = _tail(p["text"], CONTEXT_BEFORE_CHARS)
     # what the session's scripts ran, after what was said: between two passages it would part a
     # reply from what it answers (recall shows a passage's neighbours beside it)
-    seen = set()
+    seen, scripts = set(), set()
     for anchor, at, said, asked in _scripts_ran(session):
         said = text(said)
+        scripts.add(anchor)
         if said in seen:
             continue
         seen.add(said)
@@ -123,7 +124,133 @@ def passages_of(session: Session) -> list:
         out.append({"key": f"passage:{anchor}:edit", "kind": "edit", "text": made,
                     "context": _context(title, "", made), "at": at, "cwd": session.cwd or None,
                     "agent": session.agent, "seq": len(out)})
+    # the commands the agent ran, after them too, their context the title alone as an edit's; a script's
+    # call is kept once, as what it ran
+    for anchor, at, ran in _commands_ran(session, text):
+        if ran in seen or anchor in scripts:
+            continue
+        seen.add(ran)
+        out.append({"key": f"passage:{anchor}:command", "kind": "command", "text": ran,
+                    "context": _context(title, "", ran), "at": at, "cwd": session.cwd or None,
+                    "agent": session.agent, "seq": len(out)})
     return out
+
+
+# What the agent ran: "which command installed the notifier", "how did we scrub the wrong email out
+# of the commits", "which chezmoi command showed what it manages" are answered only by a command of
+# the agent's, which its prose seldom repeats (public21: 5 of the 18 answers its questions missed).
+# Each distinct command that went through (not refused, failed or interrupted) is kept as a `command`
+# passage: "ran `brew install terminal-notifier`: Install terminal-notifier" (the call's description,
+# the agent's own words for it, after the command). A command that only looks around (`ls`, `cat`,
+# `grep`, `git status`, each part of a pipe or a chain alike) is left out: it is most of a session's
+# calls, and what it found is in the prose after it. Nor is a command that failed before in the session
+# and then went through: its failure's episode holds it, and what made it work. Its output is not kept
+# (tool output is the least trusted text); the command is the agent's own. Redacted whole before it is cut.
+_SHELLS = ("Bash", "PowerShell")
+COMMAND_CHARS = 360             # of the command, on one line
+COMMAND_SAID_CHARS = 120        # of the call's description
+_LOOKING = frozenset("ls ll dir cat bat head tail less more pwd echo printf wc grep egrep fgrep rg ag find fd "
+                     "which whereis type command file stat tree du df date whoami id uname hostname sleep true "
+                     "false env printenv basename dirname realpath readlink test [ sort uniq cut tr column jq "
+                     "awk sed nl diff cmp md5 md5sum sha1sum sha256sum shasum xxd od hexdump strings ps pgrep "
+                     "lsof netstat ss free nproc uptime history man get-childitem get-content select-string "
+                     "gci gc".split())
+# git's subcommands that only look; `branch`, `remote`, `config` and `stash` look only in their forms
+# that name nothing to change (`git branch`, `git remote -v`, `git config --get x`, `git stash list`)
+_GIT_LOOKING = frozenset("status log diff show rev-parse ls-files ls-tree ls-remote blame describe shortlog "
+                         "reflog cat-file grep rev-list merge-base show-ref for-each-ref count-objects fsck "
+                         "help version".split())
+_GIT_LOOKING_BARE = {"branch": ("-a", "-r", "-v", "-vv", "--all", "--list", "--show-current", "--contains",
+                                "--merged", "--no-merged", "--format"),
+                     "remote": ("-v", "show", "get-url"),
+                     "config": ("--get", "--get-all", "--list", "-l", "--show-origin", "--global", "--local",
+                                "--system", "--get-regexp"),
+                     "stash": ("list", "show"),
+                     "worktree": ("list",),
+                     "tag": ("-l", "--list", "--contains", "-n")}
+# a program asked only its version or its help (`node -v`, `go version`, `uv --help`)
+_ASKED_ABOUT = frozenset(("-v", "-V", "--version", "version", "-h", "--help", "help"))
+_PARTS = re.compile(r"&&|\|\||[;|\n]")
+_REDIRECT = re.compile(r"(?<![0-9&<>])>>?\s*(?!&|/dev/null\b)[^\s>&|;]")
+_ASSIGNED = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)+")
+
+
+def _commands_ran(session: Session, text) -> list:
+    """[(anchor, at, text)] of each shell command of the agent's that went through and does more
+    than look: "ran `git filter-branch -f --env-filter '…'`: Rewrite the unpushed commits' email"."""
+    out, failed, kept = [], set(), set()
+    for turn in session.turns:
+        if turn.role == "user":
+            continue
+        for call in turn.tools:
+            command = call.input.get("command") if call.name in _SHELLS and isinstance(call.input, dict) else None
+            if not isinstance(command, str) or not command.strip():
+                continue
+            same = " ".join(_untrimmed(command).split())
+            if call.is_error:
+                failed.add(same)
+            if call.rejected or call.is_error or call.interrupted or call.result is None or same in failed \
+                    or same in kept or _only_looks(command):
+                continue
+            kept.add(same)
+            said = call.input.get("description")
+            said = clip(text(said), COMMAND_SAID_CHARS) if isinstance(said, str) and said.strip() else ""
+            ran = f"ran `{clip(_untrimmed(text(command)), COMMAND_CHARS)}`" + (f": {said}" if said else "")
+            out.append((call.id or call.result_uuid, iso_or_none(call.result_at) or iso_or_none(turn.at)
+                        or session.began(), ran))
+    return out
+
+
+def _untrimmed(command: str) -> str:
+    """A command without what only trims its output at its end (`2>&1`, `| tail -20`, `| grep x`):
+    "npm test 2>&1 | tail -20" and "npm test" ran the same."""
+    command = command.strip()
+    while True:
+        trimmed = _TAILED.sub("", command, count=1).strip()
+        if trimmed == command:
+            return command
+        command = trimmed
+
+
+def _only_looks(command: str) -> bool:
+    """Whether every part of a command (split at pipes, chains, `;` and lines) only looks around:
+    `cd src && ls -la | head`, `git status`, `git config --get user.email`, `node -v`; not when a
+    part writes a file (`>`), edits one (`sed -i`), or runs anything else."""
+    if _REDIRECT.search(command):
+        return False
+    for part in _PARTS.split(command):
+        words = [w.strip("\"'") for w in _ASSIGNED.sub("", part.strip()).split()]
+        words = [w for w in words if w not in ("2>&1", "2>/dev/null", ">/dev/null", "&>/dev/null")]
+        if not words or words[0] in ("cd", "pushd", "popd", "#", "{", "}", "(", ")", "do", "done", "then", "fi",
+                                     "else", "esac"):
+            continue
+        name = words[0].rsplit("/", 1)[-1].lower()
+        if len(words) == 2 and words[1] in _ASKED_ABOUT:
+            continue
+        if name == "git":
+            rest = words[1:]
+            while rest and rest[0].startswith("-"):     # git -C dir, git -c name=value, git --no-pager
+                rest = rest[2:] if rest[0] in ("-C", "-c") else rest[1:]
+            sub, args = (rest[0], rest[1:]) if rest else ("", [])
+            if sub in _GIT_LOOKING:
+                continue
+            bare = _GIT_LOOKING_BARE.get(sub)
+            if bare is None:
+                return False
+            named = [a for a in args if not a.startswith("-")]
+            if sub == "config":
+                if any(a in ("--add", "--unset", "--unset-all", "--replace-all", "--remove-section",
+                             "--rename-section", "-e", "--edit") for a in args) or len(named) > 1:
+                    return False
+                continue
+            if (args[:1] or [""])[0] not in bare and (args or sub in ("stash", "worktree")) or sub in ("branch", "tag") and named and \
+                    not any(a in ("--contains", "--merged", "--no-merged", "--format", "-l", "--list") for a in args):
+                return False
+            continue
+        if name not in _LOOKING or name == "sed" and any(w.startswith("-i") for w in words[1:]) \
+                or name == "env" and len(words) > 1:     # `env X=1 make` runs make
+            return False
+    return True
 
 
 # What the agent wrote into a file: the answer to "what did we change in release-please.yml", "what

@@ -59,6 +59,9 @@ WHY_TIE = 0.1                   # states a cause, when the query asks why or how
 FAILURE_TIE = 0.3               # a failure's own record or the person's report of it, after hits of comparable
                                 # relevance when the query asks why or how something was fixed (asks_after_failure):
                                 # OPERATIONS.md, "recall42", "recall45"
+COMMAND_TIE = 0.1               # a command the agent ran, after hits of comparable relevance (commands_later):
+                                # 0.1 and 0.05 alike on public21 (R@5 0.82), 0.2 lost three of its command
+                                # questions; the dev tuning questions' MRR 0.59 at 0 and 0.05, 0.60 at 0.1
 RECENCY_HALF_LIFE_DAYS = 30.0
 STRENGTH_CAP = 2.0
 TOUCH_STRENGTH = 0.1            # added to an episode or passage each time recall returns it
@@ -166,7 +169,7 @@ def recall(store: Store, query: str, k: int = 5, cwd: str | None = None, include
 
     Each hit is a dict: id (of its table), ref (`e12`, `p45`, `l3`: unique across kinds),
     source ('episode', 'passage' or 'lesson'), kind ('session', 'error', 'correction', 'note',
-    'exchange', 'summary', 'plan', 'question', 'script', 'edit' or 'lesson'), title, gist (for a passage, its
+    'exchange', 'summary', 'plan', 'question', 'script', 'edit', 'command' or 'lesson'), title, gist (for a passage, its
     text), cwd, session_id, seq, at, score, relevance, strength, recalls, archived, state
     (a lesson's, when lessons have one), in_project (None without cwd), matched (the query's
     matched_share, the same on every hit; hits_text reads it). exclude_sessions:
@@ -327,6 +330,7 @@ def search(store: Store, query: str, k: int = 5, cwd: str | None = None, include
             rows += _rows(store, [key for key in more if key not in scores], include_archived, exclude)
             hits = rank(rows, merged, qvec, now, scope, lexical_share, weights, cosines, store.contexts,
                         coverage_share, unheld, whole)
+    hits = commands_later(hits)
     if asks_after_failure(query):   # a cause, or how a failure was fixed: the fix most often says its cause
         hits = failures_later(by_cause_stated(hits), store, asks_said(query))
     if asks_said(query):
@@ -354,7 +358,8 @@ def search(store: Store, query: str, k: int = 5, cwd: str | None = None, include
 # or the dev questions lost with three, session 53).
 EDIT_PLACES = 1
 SUMMARY_PLACES = 3
-PLACES = {"edit": EDIT_PLACES, "summary": SUMMARY_PLACES}
+COMMAND_PLACES = 1
+PLACES = {"edit": EDIT_PLACES, "summary": SUMMARY_PLACES, "command": COMMAND_PLACES}
 
 
 def few_alike(hits: list) -> list:
@@ -477,6 +482,21 @@ STATES_CAUSE = re.compile(r"\b(?:root causes?|the (?:real |actual |underlying )?
 def asks_why(query: str) -> bool:
     """Whether a query asks for a cause ("why did X fail", "what was the root cause of Y")."""
     return bool(ASKS_WHY.search(query or ""))
+
+
+def commands_later(hits: list) -> list:
+    """Hits, a command the agent ran (a `command` passage, passages._commands_ran) after hits of
+    comparable relevance (COMMAND_TIE): a session's commands are many, and hold the names a question
+    asks about (its files, flags, branches) as often as the exchange that answers it does. Relevance,
+    and so "nothing relevant", is unchanged. Measured on public21 and the dev corpus (ARCHITECTURE.md,
+    "Commands the agent ran")."""
+    if not any(hit["source"] == "passage" and hit["kind"] == "command" for hit in hits):
+        return hits
+    for hit in hits:
+        if hit["source"] == "passage" and hit["kind"] == "command":
+            hit["score"] = round(hit["score"] - COMMAND_TIE, 4)
+    hits.sort(key=by_score, reverse=True)
+    return hits
 
 
 def by_cause_stated(hits: list) -> list:

@@ -1341,7 +1341,8 @@ class ForgetAClone(TempHome):
         p = self.cli("forget", "--project", self.work, "--yes")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(self.folders(), [str(self.review)])
-        self.assertIn(f"not forgotten: 3 episode(s) and 2 passage(s) of {self.review}, another clone or worktree of "
+        # its passages: the exchange, the person's reply to it, and the `pytest -q` the agent ran after it
+        self.assertIn(f"not forgotten: 3 episode(s) and 3 passage(s) of {self.review}, another clone or worktree of "
                       f"its repository; `openmemory forget --project {self.review}` forgets those too", p.stdout)
         self.assertIn(f"not kept out: sessions in {self.work} from now on are stored as before; to keep it out, put "
                       f"an empty .openmemory-ignore file in it", p.stdout)

@@ -67,8 +67,11 @@ class Splitting(unittest.TestCase):
             "`bun run css:build` ran `tailwindcss -i ./src/styles.css -o ./dist/output.css`",
             "`pnpm --filter @shop/crypto test -- --run registry` ran `vitest run -- --run registry`",
             "`mise run fmt && mise run lint` ran `gofmt -w .` (fmt), `golangci-lint run ./...` (lint)"])
-        # after every passage of what was said, so none of them parts a reply from what it answers
-        self.assertEqual([p["kind"] for p in said][-3:], ["script"] * 3)
+        # after every passage of what was said, so none of them parts a reply from what it answers (the
+        # commands the agent ran come after them)
+        self.assertEqual([p["kind"] for p in said if p["kind"] != "command"][-3:], ["script"] * 3)
+        # a script's call is kept once, as what it ran: the one command after them ran no runner's line
+        self.assertEqual([p["text"] for p in said if p["kind"] == "command"], ["ran `bun run setup`"])
         self.assertEqual([p["seq"] for p in said], list(range(len(said))))
         self.assertEqual(len({p["key"] for p in said}), len(said))
         self.assertIn("rebuild the styles and run the registry tests", said[-1]["context"])
@@ -100,6 +103,41 @@ class Splitting(unittest.TestCase):
         self.assertEqual([p["seq"] for p in said], list(range(len(said))))
         self.assertEqual(len({p["key"] for p in said}), len(said))
         self.assertTrue(all(len(t) <= passages.PASSAGE_CHARS for t in made))
+
+    def test_what_the_agent_ran_is_kept_as_commands_after_what_was_said(self):
+        # "Which command installed the notifier?", "how did we scrub the wrong email from the commits?" are
+        # answered only by a command the agent ran, which its prose does not repeat (public21)
+        said = passages.passages_of(parse(commands_session()))
+        ran = [p["text"] for p in said if p["kind"] == "command"]
+        self.assertEqual(ran[0], "ran `brew install terminal-notifier`: Install terminal-notifier")
+        self.assertTrue(ran[1].startswith("ran `gh auth login --with-token <<< "), ran[1])
+        self.assertNotIn(SECRET, ran[1])                # a token in a command is redacted as any text is
+        self.assertTrue(ran[2].startswith("ran `cat > hooks/notify.sh <<'EOF' terminal-notifier -activate"), ran[2])
+        self.assertEqual(ran[3], "ran `git filter-branch -f --env-filter 'export GIT_AUTHOR_EMAIL=t@tunc.co' "
+                                 "HEAD~3..HEAD`: Rewrite the unpushed commits' author email")
+        # left out: what only looks (`which`, `ls`, `git status`, `git log`), what failed, what was refused,
+        # what failed before and then went through (its failure's episode holds it), the same command again
+        self.assertEqual(len(ran), 4, ran)
+        whole = " ".join(ran)
+        for gone in ("which terminal-notifier", "git -C ~/dotfiles status", "npm test", "rm -rf", "already installed",
+                     "Pouring"):
+            self.assertNotIn(gone, whole)
+        # after every passage of what was said, so none of them parts a reply from what it answers
+        kinds = [p["kind"] for p in said]
+        self.assertEqual(kinds[-4:], ["command"] * 4)
+        self.assertNotIn("command", kinds[:-4])
+        self.assertEqual([p["seq"] for p in said], list(range(len(said))))
+        self.assertEqual(len({p["key"] for p in said}), len(said))
+        self.assertTrue(all(len(t) <= passages.PASSAGE_CHARS for t in ran))
+
+    def test_a_command_that_only_looks_around_is_left_out(self):
+        for command in ("ls -la", "cd src && ls -la | head", "git status", "git -C /x log --oneline -5",
+                        "grep -rn foo . 2>/dev/null", "git config --get user.email", "git branch -a", "node -v",
+                        "git stash list", "find . -name '*.go' | sort | head"):
+            self.assertTrue(passages._only_looks(command), command)
+        for command in ("brew install x", "git config gc.auto 0", "git branch -D old", "git stash", "sed -i s/a/b/ f",
+                        "echo hi > notes.txt", "env CI=1 make test", "ls | xargs rm", "git push", "chezmoi managed"):
+            self.assertFalse(passages._only_looks(command), command)
 
     def test_a_question_the_agent_asked_is_kept_with_the_answer_chosen(self):
         said = passages.passages_of(parse(asked_session()))
@@ -282,6 +320,37 @@ def scripts_session(cwd="/home/dev/shop"):
     return t
 
 
+def commands_session(cwd="/home/dev/shop"):
+    """The agent installs a tool, looks around, rewrites history, and runs commands that fail, are
+    refused, hold a token, or failed once before going through."""
+    t = Transcript(cwd=cwd)
+    t.user("the notification's Show button does nothing; make clicking it bring the terminal back")
+    t.assistant("The built-in notification can't activate an app; terminal-notifier can.", tools=[
+        ("Bash", {"command": "which terminal-notifier; ls -la ~/.claude | head", "description": "Look for it"},
+         "terminal-notifier not found", False),
+        ("Bash", {"command": "brew install terminal-notifier", "description": "Install terminal-notifier"},
+         "==> Pouring terminal-notifier--2.0.0.sonoma.bottle.tar.gz", False),
+        ("Bash", {"command": "git -C ~/dotfiles status --short && git -C ~/dotfiles log --oneline -3 2>&1"},
+         " M hooks.json", False),
+        ("Bash", {"command": "npm test 2>&1 | tail -5"}, "1 failing", True),
+        ("Bash", {"command": "npm test"}, "12 passing", False),
+        ("Bash", {"command": "rm -rf ~/Library/Caches/notifier", "description": "Clear the cache"}, "REJECT"),
+        ("Bash", {"command": f"gh auth login --with-token <<< {SECRET}", "description": "Log in to GitHub"},
+         "Logged in", False),
+        ("Bash", {"command": "cat > hooks/notify.sh <<'EOF'\nterminal-notifier -activate com.apple.Terminal\nEOF",
+                  "description": "Write the hook script"}, "", False),
+    ])
+    t.user("and scrub the wrong email from the commits I made today")
+    t.assistant("Rewriting the author of today's commits.", tools=[
+        ("Bash", {"command": "git filter-branch -f --env-filter 'export GIT_AUTHOR_EMAIL=t@tunc.co' HEAD~3..HEAD",
+                  "description": "Rewrite the unpushed commits' author email"}, "Ref 'refs/heads/main' was rewritten",
+         False),
+        ("Bash", {"command": "brew install terminal-notifier"}, "already installed", False),
+    ])
+    t.assistant("Done: the three commits carry t@tunc.co now.")
+    return t
+
+
 def edits_session(cwd="/home/dev/shop"):
     """The agent edits files (an Edit, a MultiEdit, a Write of a new file), an edit fails, one is
     refused, and one writes a token into a file."""
@@ -340,9 +409,9 @@ def plan_mode_session(cwd="/home/dev/shop"):
 
 def as_before(db, migration: str, *kinds: str):
     """The database as the version before migration stored it: passages of kinds (the first, the
-    kind it allowed; all of them) not allowed, and taken out. Its raw connection, committed."""
+    kind it allowed; all of them: the kinds allowed since) not allowed, and taken out. Its raw connection, committed."""
     raw = raw_db(db)
-    raw.execute("DELETE FROM passages WHERE kind = ?", (kinds[0],))
+    raw.executemany("DELETE FROM passages WHERE kind = ?", [(kind,) for kind in kinds])
     sql = raw.execute("SELECT sql FROM sqlite_master WHERE name = 'passages'").fetchone()[0]
     made = raw.execute("SELECT sql FROM sqlite_master WHERE tbl_name = 'passages' AND sql IS NOT NULL "
                        "AND type IN ('index', 'trigger')").fetchall()
@@ -435,7 +504,7 @@ class Stored(TempHome):
         self.write(scripts_session())
         self.ok("ingest")
         with store.connect() as db:     # as the version before m018 stored it: no `script` kind allowed
-            raw = as_before(db, "m018_script_passages", "script", "edit")
+            raw = as_before(db, "m018_script_passages", "script", "edit", "command")
             kept = raw.execute("SELECT id, text FROM passages WHERE text LIKE '%Styles rebuilt%'").fetchone()
         old = sqlite3.connect(self.home / "memory.db")
         with self.assertRaises(sqlite3.IntegrityError):     # as it was: the kind not allowed
@@ -453,11 +522,27 @@ class Stored(TempHome):
             rows = [r for r, in raw_db(db).execute("SELECT rowid FROM recall_index WHERE recall_index MATCH 'rebuilt'")]
         self.assertNotIn(migrations.PASSAGE_ROWIDS + kept["id"], rows)
 
+    def test_recall_finds_a_command_the_agent_ran_and_a_database_stored_before_gets_it(self):
+        self.write(commands_session())
+        self.ok("ingest")
+        with store.connect() as db:     # as the version before m029 stored it: no `command` kind allowed
+            as_before(db, "m029_command_passages", "command")
+        self.assertIn("read 1 of 1 transcript", self.ok("ingest").stdout)     # the upgrade reads it again
+        hits = json.loads(self.ok("recall", "which command installed terminal-notifier?", "--json").stdout)
+        [ran] = [h for h in hits if h["kind"] == "command"]
+        self.assertEqual(ran["text"], "ran `brew install terminal-notifier`: Install terminal-notifier")
+        self.assertEqual(ran["cwd"], "/home/dev/shop")
+        hits = json.loads(self.ok("recall", "how did we scrub the wrong email from the commits", "--json").stdout)
+        self.assertIn("git filter-branch", " ".join(h["text"] for h in hits))
+        self.ok("forget", ran["id"], "--yes")       # forgotten for good: a reading again does not bring it back
+        self.ok("ingest", "--force")
+        self.assertFalse([r for r in self.said() if "brew install" in r["text"]])
+
     def test_recall_finds_what_an_edit_wrote_and_a_database_stored_before_gets_it(self):
         self.write(edits_session())
         self.ok("ingest")
         with store.connect() as db:     # as the version before m020 stored it: no `edit` kind allowed
-            as_before(db, "m020_edit_passages", "edit")
+            as_before(db, "m020_edit_passages", "edit", "command")
         self.assertIn("read 1 of 1 transcript", self.ok("ingest").stdout)
         hits = json.loads(self.ok("recall", "how does the release script deal with the dirty files left on main "
                                             "after publishing?", "--json").stdout)
@@ -787,10 +872,26 @@ class WhatAHitShows(TempHome):
         # once, the better ranked of the two, and one other place.
         self.assertEqual([h["ref"] for h in two if said in h["gist"] or said in h["title"]], [holding[0]["ref"]], two)
         self.assertEqual(len(two), 2)
-        # With room for every memory held (six, k=10), both appear; in relevance order either way.
-        self.assertEqual(len(every), 6)
+        # With room for every memory held (seven, k=10: the `psql` the agent ran is one), both appear; in
+        # relevance order either way.
+        self.assertEqual(len(every), 7)
         for hits in (two, every):
             self.assertEqual(hits, sorted(hits, key=lambda h: -h["score"]))
+
+
+class CommandsAfterWhatWasSaid(unittest.TestCase):
+    # a session's commands are many and hold the names a question asks about as often as the exchange
+    # that answers it: a command comes after hits within COMMAND_TIE of it, never after a clearly worse one
+    def hit(self, ref, kind, score):
+        return {"ref": ref, "source": "passage", "kind": kind, "score": score, "relevance": score}
+
+    def test_a_command_comes_after_hits_of_comparable_relevance_only(self):
+        hits = [self.hit("p1", "command", 0.60), self.hit("p2", "exchange", 0.55), self.hit("p3", "exchange", 0.30)]
+        ordered = recall.commands_later([dict(h) for h in hits])
+        self.assertEqual([h["ref"] for h in ordered], ["p2", "p1", "p3"])
+        self.assertEqual([h["relevance"] for h in ordered], [0.55, 0.60, 0.30])     # relevance is unchanged
+        far = [self.hit("p1", "command", 0.80), self.hit("p2", "exchange", 0.55)]
+        self.assertEqual([h["ref"] for h in recall.commands_later(far)], ["p1", "p2"])
 
 
 class CallingSession(TempHome):
