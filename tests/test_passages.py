@@ -883,7 +883,8 @@ class CommandsAfterWhatWasSaid(unittest.TestCase):
     # a session's commands are many and hold the names a question asks about as often as the exchange
     # that answers it: a command comes after hits within COMMAND_TIE of it, never after a clearly worse one
     def hit(self, ref, kind, score):
-        return {"ref": ref, "source": "passage", "kind": kind, "score": score, "relevance": score}
+        return {"ref": ref, "id": int(ref[1:]), "source": "passage", "kind": kind, "score": score,
+                "relevance": score, "at": "2026-11-02T10:00:00Z"}
 
     def test_a_command_comes_after_hits_of_comparable_relevance_only(self):
         hits = [self.hit("p1", "command", 0.60), self.hit("p2", "exchange", 0.55), self.hit("p3", "exchange", 0.30)]
