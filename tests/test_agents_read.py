@@ -64,8 +64,11 @@ class AgentHome(TempHome):
                 "SELECT id, session_id, kind, text, agent, cwd FROM passages ORDER BY session_id, seq")]
 
     def passage_hits(self, query: str) -> list:
-        """recall --json's hits that are passages, for a phrase said in a session."""
-        return [h for h in json.loads(self.ok("recall", query, "--json").stdout) if h["source"] == "passage"]
+        """recall --json's hits that are passages, for a phrase said in a session, with room for every
+        memory the session left (at k=5 a correction and the passage of its words take one place when
+        more than five memories answer: the session's command is a sixth)."""
+        return [h for h in json.loads(self.ok("recall", query, "-k", "10", "--json").stdout)
+                if h["source"] == "passage"]
 
 
 class CodexSessions(AgentHome):
@@ -241,13 +244,14 @@ class CodexSessions(AgentHome):
             "person: run the tests\nagent: I ran the tests with pytest.",
             "agent: I ran the tests with pytest.\n"          # a short reply opens with what it answers
             "person: No, don't use pytest here, use unittest: python3 -m unittest\n"
-            "agent: Understood: python3 -m unittest, 1 test OK."])
+            "agent: Understood: python3 -m unittest, 1 test OK.",
+            "ran `python3 -m unittest -q`"])       # the command that went through (pytest failed: its episode)
         self.assertEqual({(p["agent"], p["kind"], p["cwd"]) for p in said},
-                         {("codex", "exchange", "/tmp/om-rec-codex-correction-lhqjcx7t/work")})
+                         {("codex", kind, "/tmp/om-rec-codex-correction-lhqjcx7t/work") for kind in ("exchange", "command")})
         hit = self.passage_hits("don't use pytest here, use unittest")[0]
         self.assertEqual((hit["agent"], hit["kind"]), ("codex", "exchange"))
         self.assertIn("person: No, don't use pytest here", hit["text"])
-        text = self.ok("recall", "don't use pytest here, use unittest").stdout
+        text = self.ok("recall", "don't use pytest here, use unittest", "-k", "10").stdout
         self.assertRegex(text, rf"\[{hit['id']}\] exchange · [^\n]* · from codex · session ")
         shown = self.ok("show", hit["id"]).stdout
         self.assertIn("from codex", shown.splitlines()[0])
@@ -626,7 +630,8 @@ class GeminiSessions(AgentHome):
             "person: run the tests\nagent: I ran the tests with nosuchrunner.",
             "agent: I ran the tests with nosuchrunner.\n"
             "person: No, don't use nosuchrunner here, use unittest: python3 -m unittest\n"
-            "agent: Understood: python3 -m unittest, 1 test OK."])
+            "agent: Understood: python3 -m unittest, 1 test OK.",
+            "ran `python3 -m unittest -q`"])       # the command that went through (nosuchrunner failed)
         self.assertEqual({p["agent"] for p in said}, {"gemini"})
         hit = self.passage_hits("don't use nosuchrunner here")[0]
         self.assertEqual(hit["agent"], "gemini")
@@ -635,7 +640,7 @@ class GeminiSessions(AgentHome):
     def test_a_rewind_takes_what_was_said_after_it_out_of_the_passages(self):
         path = self.gemini_chat("correction.jsonl")
         self.ingest()
-        self.assertEqual(len(self.passages()), 2)
+        self.assertEqual(len(self.passages()), 3)      # two exchanges and the command run after the first
         with path.open("a") as f:
             f.write(json.dumps({"$rewindTo": "2d8690f5-3936-415d-a75d-cb26a2decd16"}) + "\n")
         self.ingest()
