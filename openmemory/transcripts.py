@@ -29,6 +29,11 @@ _REJECTED_OUTCOMES = ("User rejected tool use", "Error: " + _REJECTED)
 # the rejection:" (2.0.74 and 2.1.90 among others; a refused plan's "tell Claude what to do instead"
 # too): public14 (session 48) had a Vietnamese person's reason for refusing an edit read as no words.
 _REFUSAL_WORDS = ("To tell you how to proceed, the user said:", "The user provided the following reason for the rejection:")
+# What Claude Code (2.1.14x) writes after them, for the model: "\n\nNote: The user's next message may
+# contain a correction or preference. Pay close attention — …, consider saving that to memory …"
+# (public23, session 56: the rules made it a lesson, "The user said: "the user's next message may
+# contain a correction or preference"."). Not the person's words: the words end where it begins.
+_REFUSAL_NOTE = "\n\nNote: The user's next message may contain a correction or preference."
 # 2.1.328: a refusal answered through a permission prompt tool (`claude -p --permission-prompt-tool`,
 # an SDK host's prompt) has no formula: the record's `permissionDecision.source` says the person
 # refused, and `holdsPersonsWords: true` that the result is their message.
@@ -767,12 +772,15 @@ def _attach_result(call: ToolCall, block: dict, rec: dict) -> None:
 
 def _after_refusal(result: str) -> str:
     """The words the person typed into a refusal dialog: the rejection text after the first of
-    _REFUSAL_WORDS it holds, '' where it holds none."""
+    _REFUSAL_WORDS it holds, up to Claude Code's note after them (_REFUSAL_NOTE); '' where it
+    holds none."""
     found = [(result.find(marker), marker) for marker in _REFUSAL_WORDS if marker in result]
     if not found:
         return ""
     at, marker = min(found)
-    return result[at + len(marker):]
+    said = result[at + len(marker):]
+    note = said.rfind(_REFUSAL_NOTE)
+    return said[:note] if note >= 0 else said
 
 
 def _ends(text: str) -> str:

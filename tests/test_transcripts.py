@@ -297,6 +297,26 @@ class UserText(unittest.TestCase):
         [printed] = parse(t2).tool_calls
         self.assertEqual((printed.rejected, printed.words), (False, ""))
 
+    def test_claude_codes_note_after_a_refusals_words_is_not_the_persons(self):
+        # 2.1.143 (public23): "…To tell you how to proceed, the user said:\n<words>\n\nNote: The user's next
+        # message may contain a correction or preference. Pay close attention — …" was read whole as theirs
+        t = Transcript()
+        t.user("add the barrier")
+        t.assistant(tools=[("Edit", {"file_path": "/w/k.c", "old_string": "a", "new_string": "b"}, "REJECT", "x")])
+        note = ("\n\nNote: The user's next message may contain a correction or preference. Pay close attention — if "
+                "they explain what went wrong or how they'd prefer you to work, consider saving that to memory for "
+                "future sessions.")
+        reason = ("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a "
+                  "file edit, the new_string was NOT written to the file). To tell you how to proceed, the user "
+                  "said:\nwhy simple \"asm volatile(\"\" ::: \"memory\");\" not useful?" + note)
+        lines = [json.loads(line) for line in t.lines()]
+        for rec in lines:
+            content = (rec.get("message") or {}).get("content")
+            if isinstance(content, list) and content and content[0].get("type") == "tool_result":
+                content[0]["content"], rec["toolUseResult"] = reason, "Error: " + reason
+        [call] = transcripts.parse_lines([json.dumps(rec) for rec in lines], "/x/s.jsonl").tool_calls
+        self.assertEqual((call.rejected, call.words), (True, 'why simple "asm volatile("" ::: "memory");" not useful?'))
+
     def test_keeping_on_planning_refuses_the_plan_and_is_no_failure(self):
         # public20 (session 54): the VS Code extension answers a plan the person declines ("keep
         # planning") with "User chose to stay in plan mode and continue planning", an error; three
