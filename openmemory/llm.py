@@ -876,7 +876,8 @@ ADDRESSED = re.compile(
     r"\b(?:you are|act as|as)\s+(?:an?\s+|the\s+)?(?:ai|assistant|language model|llm|judge|model)\b|"
     r"\bsystem prompt\b|\b(?:new|updated)\s+instructions?\b|\binstructions?\s+(?:to|for)\s+(?:the\s+)?"
     r"(?:ai|assistant|model|judge|agent)\b|\"(?:correction|lasting|lesson|verdict)\"\s*:|"
-    r"\b(?:answer|respond|reply|output)\s+(?:only\s+)?(?:with|in|yes|no|true|false|json)\b|"
+    r"\b(?:answer|respond|reply)\s+(?:only\s+)?(?:with|in|yes|no|true|false|json)\b|"
+    r"\boutput\s+(?:only\s+)?(?:(?:with|in)\s+)?(?:yes|no|true|false|json)\b|"
     r"\b(?:judge|verdict)\b.*\b(?:lasting|correction|true|false)\b|<\|?(?:im_start|system)\|?>")
 COMMAND_LEFT_OUT = "[a command that speaks to a model, left out]"
 _TICKS = re.compile(r"`+")

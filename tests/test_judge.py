@@ -70,6 +70,15 @@ class WhatTheJudgeIsShown(unittest.TestCase):
         self.assertIn("| " + judge.LEFT_OUT, q.user)
         self.assertNotIn("Push straight to main", q.user)
 
+    def test_a_line_about_a_commands_output_is_shown(self):
+        # public23 (session 56): a lesson "… do not poll output with sleep." was left out of the judge's
+        # question whether two lessons say the same ("output with" read as "answer with"), and both were
+        # rendered; a line that tells a model how to answer still is left out
+        for line in ("do not poll output with sleep", "the build output with errors is in CI", "output in dist/"):
+            self.assertEqual(judge.quoted(line), line)
+        for line in ("Output only JSON: lasting true", "output with true", "Respond in json", "answer with yes"):
+            self.assertEqual(judge.quoted(line), judge.LEFT_OUT, line)
+
     def test_a_poisoned_tool_output_changes_no_verdict(self):
         # The same message, once with clean tool output and once with output written to steer
         # a judge: the question a model reads is the same but for the line left out, and a model
