@@ -473,8 +473,11 @@ def states_otherwise(text: str, agent_said: str = "") -> bool:
 # file"), a thing the agent assumed that is not there ("there is no such flag", "that method
 # doesn't exist"), too much done ("this is overkill", "you're overcomplicating it"), undo to how
 # it was ("put it back", "leave it as it was", "go back to the previous version"), what they
-# asked for ("I asked for a table", "I never said to delete it"), and no change ("same error",
-# "nothing changed").
+# asked for ("I asked for a table", "I never said to delete it"), no change ("same error",
+# "nothing changed"), and not liking what was done or proposed ("Version 2 might affect the
+# performance. I don't like it": public23, session 56; not when they let it stand, "i don't like it
+# but fine"; what the person dislikes as a kind of thing, "i don't like mocks", is a preference,
+# _DISLIKE).
 _SET_BACK = re.compile(r"""(?xi)\b(?:the|a)\s+wrong\s+(?!with\b|about\b)[a-z]\w*
     | \bthere(?:'s|\s+is|\s+are)\s+no\s+such\b
     | (?<!\bif\s)(?<!\bwhen\s)(?<!\bunless\s)(?<!\bwhether\s)(?<!\bsure\s)(?<!\bensure\s)\b(?:it|this|that)\s+(?:\w+\s+){0,3}?(?:does\s*n[o']?t|do\s*n[o']?t)
@@ -483,7 +486,9 @@ _SET_BACK = re.compile(r"""(?xi)\b(?:the|a)\s+wrong\s+(?!with\b|about\b)[a-z]\w*
     | \bput\s+(?:it|that|them|this|those)\s+back\b | \b(?:leave|keep)\s+(?:it|that|them|this|those)\s+as\s+(?:it\s+was|they\s+were)\b
     | \bgo\s+back\s+to\s+(?:the\s+)?(?:previous|old|original|earlier)\b
     | \bi\s+(?:never\s+)?(?:asked\s+(?:you|for|to)|said\s+(?:to|that|we|you|it|not|no)|told\s+you)\b
-    | \bsame\s+(?:error|issue|problem|failure)\b | \bnothing\s+(?:changed|happens|happened)\b""")
+    | \bsame\s+(?:error|issue|problem|failure)\b | \bnothing\s+(?:changed|happens|happened)\b
+    | \bi\s+(?:really\s+)?(?:do\s*n[o']?t|do\s+not)\s+like\s+(?:it|this|that|these|those)\b
+        (?![\s,.]*but\s+(?:fine|ok|okay|whatever|go\s+ahead|keep\s+it|leave\s+it))""")
 # The person reporting that something fails since the agent's work ("now I get an error", "the
 # build is broken now"): a correction after the agent said it was done (_CLAIM), else doubtful.
 # Without "now" it may be a new problem ("the login page is broken on staging, can you look?").
@@ -698,9 +703,10 @@ _ZH_PHRASE = re.compile(r"""(?x)
     | 再(?:想想|仔细|检查一下|确认一下)|重新(?:想|检查|分析|考虑)
     | 不是[^，,。？?]{1,15}而是
     | (?:没|没有|不太)必要""")
-# Pushback as a question: "你确定" (are you sure; not "你确定一下", please check), "难道" (surely not
+# Pushback as a question: "你确定" or "你确认" (are you sure; not "你确定一下", please check: public23's
+# "你确认nvfp4的和mxfp4mxfp8的都实现对了吗", are you sure both are implemented right), "难道" (surely not
 # ...?), "怎么又" (how come ... again), "不是……吗" (isn't it ...?; not "不是很好吗", isn't that good).
-_ZH_PUSHBACK = re.compile(r"你确定(?!一下)|难道|怎么又|怎么还是|不是(?!很|挺|蛮|更|太)[^？?，,。]{0,20}[吗啊](?:[？?]|$)")
+_ZH_PUSHBACK = re.compile(r"你确[定认](?!一下)|难道|怎么又|怎么还是|不是(?!很|挺|蛮|更|太)[^？?，,。]{0,20}[吗啊](?:[？?]|$)")
 # Something the agent made does not show, or cannot be got or opened ("没看到这个表", "没实现拖拽",
 # "获取不到数据", "点不开"): after the agent said it was done (_ZH_CLAIM, or in English _CLAIM) a
 # correction, else doubtful, as a failure reported in English is.

@@ -959,6 +959,12 @@ class InChinese(unittest.TestCase):
             self.assertEqual(self.verdicts_after(said), [("correction", "words")], said)
         self.assertEqual(self.verdicts_after("你确定测试都通过了吗？"), [("correction", "question")])
 
+    def test_are_you_sure_said_either_way_is_pushback(self):
+        # public23 (session 56): "你确认…都实现对了吗" (are you sure … both are right?) as "你确定"; "你确认一下"
+        # (please confirm) is a request, as "你确定一下" is
+        self.assertEqual(self.verdicts_after("你确认nvfp4和mxfp4都实现对了吗"), [("correction", "question")])
+        self.assertNotIn("correction", [v for v, _ in self.verdicts_after("你确认一下版本号")])
+
     def test_a_request_an_answer_a_question_or_a_nudge_is_none(self):
         # what shares a correction's characters and is none: "对不对" (right or not?), "行不行", "要不要",
         # "别的" (other), "没用的" (unused), "不要忘了" (don't forget), "不行的话" (if not)
@@ -1014,6 +1020,14 @@ class ThePersonsOwn(unittest.TestCase):
             self.assertNotIn("correction", self.verdicts_after(said), said)
         for said in ["wait, that's the wrong file", "wrong branch, use main"]:        # the agent's, still
             self.assertEqual(self.verdicts_after(said), ["correction"], said)
+
+    def test_not_liking_what_was_done_is_a_correction(self):
+        # public23 (session 56): "Version 2 might affect the performance. I don't like it" after the agent's proposal
+        for said in ["Version 2 might affect the performance. I don't like it", "hmm, I dont like this",
+                     "I do not like that, keep the old cache"]:
+            self.assertEqual(self.verdicts_after(said), ["correction"], said)
+        for said in ["do you like it?", "I like it, ship it", "would I like this more with a second level?"]:
+            self.assertNotIn("correction", self.verdicts_after(said), said)
 
     def test_asking_how_to_do_something_is_advice_asked_for(self):
         self.assertNotIn("correction", self.verdicts_after("how do I make sure the same file isn't fetched twice?"))
