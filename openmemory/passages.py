@@ -143,9 +143,11 @@ def passages_of(session: Session) -> list:
 # passage: "ran `brew install terminal-notifier`: Install terminal-notifier" (the call's description,
 # the agent's own words for it, after the command). A command that only looks around (`ls`, `cat`,
 # `grep`, `git status`, each part of a pipe or a chain alike) is left out: it is most of a session's
-# calls, and what it found is in the prose after it. Nor is a command that failed before in the session
-# and then went through: its failure's episode holds it, and what made it work. Its output is not kept
-# (tool output is the least trusted text); the command is the agent's own. Redacted whole before it is cut.
+# calls, and what it found is in the prose after it. Nor is a command that failed before in the session,
+# word for word, and then went through: its failure's episode holds it, and what made it work (a pipe
+# into grep that found nothing "failed" too: `chezmoi managed | grep …` then `… | head -5` is another
+# command). Its output is not kept (tool output is the least trusted text); the command is the agent's
+# own. Redacted whole before it is cut.
 _SHELLS = ("Bash", "PowerShell")
 COMMAND_CHARS = 360             # of the command, on one line
 COMMAND_SAID_CHARS = 120        # of the call's description
@@ -187,9 +189,10 @@ def _commands_ran(session: Session, text) -> list:
             if not isinstance(command, str) or not command.strip():
                 continue
             same = " ".join(_untrimmed(command).split())
+            whole = " ".join(command.split())
             if call.is_error:
-                failed.add(same)
-            if call.rejected or call.is_error or call.interrupted or call.result is None or same in failed \
+                failed.add(whole)
+            if call.rejected or call.is_error or call.interrupted or call.result is None or whole in failed \
                     or same in kept or _only_looks(command):
                 continue
             kept.add(same)
@@ -201,12 +204,18 @@ def _commands_ran(session: Session, text) -> list:
     return out
 
 
+# What only cuts a command's output short at its end: a pipe into grep stays, as it says what was
+# looked for (`chezmoi managed | grep -E "^\.claude"`: public21 q09 asks which command showed whether
+# .claude was still managed)
+_CUT_SHORT = re.compile(r"\s*2>&1|\s*\|\s*(?:head|tail)\b[^|]*$")
+
+
 def _untrimmed(command: str) -> str:
-    """A command without what only trims its output at its end (`2>&1`, `| tail -20`, `| grep x`):
+    """A command without what only cuts its output short at its end (`2>&1`, `| tail -20`):
     "npm test 2>&1 | tail -20" and "npm test" ran the same."""
     command = command.strip()
     while True:
-        trimmed = _TAILED.sub("", command, count=1).strip()
+        trimmed = _CUT_SHORT.sub("", command, count=1).strip()
         if trimmed == command:
             return command
         command = trimmed

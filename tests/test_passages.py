@@ -110,22 +110,26 @@ class Splitting(unittest.TestCase):
         said = passages.passages_of(parse(commands_session()))
         ran = [p["text"] for p in said if p["kind"] == "command"]
         self.assertEqual(ran[0], "ran `brew install terminal-notifier`: Install terminal-notifier")
-        self.assertTrue(ran[1].startswith("ran `gh auth login --with-token <<< "), ran[1])
-        self.assertNotIn(SECRET, ran[1])                # a token in a command is redacted as any text is
-        self.assertTrue(ran[2].startswith("ran `cat > hooks/notify.sh <<'EOF' terminal-notifier -activate"), ran[2])
-        self.assertEqual(ran[3], "ran `git filter-branch -f --env-filter 'export GIT_AUTHOR_EMAIL=t@tunc.co' "
+        # a pipe into grep that found nothing "failed"; run again into head, it is another command, shown
+        # without what only cuts its output short (what grep looked for stays)
+        self.assertEqual(ran[1], "ran `chezmoi managed | grep -E '^\\.claude'`: Check if .claude is still managed")
+        self.assertTrue(ran[2].startswith("ran `gh auth login --with-token <<< "), ran[2])
+        self.assertNotIn(SECRET, ran[2])                # a token in a command is redacted as any text is
+        self.assertTrue(ran[3].startswith("ran `cat > hooks/notify.sh <<'EOF' terminal-notifier -activate"), ran[3])
+        self.assertEqual(ran[4], "ran `git filter-branch -f --env-filter 'export GIT_AUTHOR_EMAIL=t@tunc.co' "
                                  "HEAD~3..HEAD`: Rewrite the unpushed commits' author email")
         # left out: what only looks (`which`, `ls`, `git status`, `git log`), what failed, what was refused,
-        # what failed before and then went through (its failure's episode holds it), the same command again
-        self.assertEqual(len(ran), 4, ran)
+        # what failed before word for word and then went through (its failure's episode holds it), the
+        # same command again
+        self.assertEqual(len(ran), 5, ran)
         whole = " ".join(ran)
         for gone in ("which terminal-notifier", "git -C ~/dotfiles status", "npm test", "rm -rf", "already installed",
                      "Pouring"):
             self.assertNotIn(gone, whole)
         # after every passage of what was said, so none of them parts a reply from what it answers
         kinds = [p["kind"] for p in said]
-        self.assertEqual(kinds[-4:], ["command"] * 4)
-        self.assertNotIn("command", kinds[:-4])
+        self.assertEqual(kinds[-5:], ["command"] * 5)
+        self.assertNotIn("command", kinds[:-5])
         self.assertEqual([p["seq"] for p in said], list(range(len(said))))
         self.assertEqual(len({p["key"] for p in said}), len(said))
         self.assertTrue(all(len(t) <= passages.PASSAGE_CHARS for t in ran))
@@ -333,7 +337,11 @@ def commands_session(cwd="/home/dev/shop"):
         ("Bash", {"command": "git -C ~/dotfiles status --short && git -C ~/dotfiles log --oneline -3 2>&1"},
          " M hooks.json", False),
         ("Bash", {"command": "npm test 2>&1 | tail -5"}, "1 failing", True),
-        ("Bash", {"command": "npm test"}, "12 passing", False),
+        ("Bash", {"command": "npm test 2>&1 | tail -5"}, "12 passing", False),
+        ("Bash", {"command": "chezmoi managed | grep -E '^\\.claude'", "description": "Check what chezmoi manages"},
+         "Exit code 1", True),
+        ("Bash", {"command": "chezmoi managed | grep -E '^\\.claude' | head -5",
+                  "description": "Check if .claude is still managed"}, "", False),
         ("Bash", {"command": "rm -rf ~/Library/Caches/notifier", "description": "Clear the cache"}, "REJECT"),
         ("Bash", {"command": f"gh auth login --with-token <<< {SECRET}", "description": "Log in to GitHub"},
          "Logged in", False),
