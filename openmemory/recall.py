@@ -62,6 +62,7 @@ FAILURE_TIE = 0.3               # a failure's own record or the person's report 
 COMMAND_TIE = 0.1               # a command the agent ran, after hits of comparable relevance (commands_later):
                                 # 0.1 and 0.05 alike on public21 (R@5 0.82), 0.2 lost three of its command
                                 # questions; the dev tuning questions' MRR 0.59 at 0 and 0.05, 0.60 at 0.1
+                                # (session 56, measured before what a command shows was last mended)
 RECENCY_HALF_LIFE_DAYS = 30.0
 STRENGTH_CAP = 2.0
 TOUCH_STRENGTH = 0.1            # added to an episode or passage each time recall returns it
