@@ -173,6 +173,7 @@ _GIT_LOOKING_BARE = {"branch": ("-a", "-r", "-v", "-vv", "--all", "--list", "--s
 # a program asked only its version or its help (`node -v`, `go version`, `uv --help`)
 _ASKED_ABOUT = frozenset(("-v", "-V", "--version", "version", "-h", "--help", "help"))
 _PARTS = re.compile(r"&&|\|\||[;|\n]")
+_QUOTED = re.compile(r"'[^'\n]*'|\"(?:[^\"\\\n]|\\.)*\"")
 _REDIRECT = re.compile(r"(?<![0-9&<>])>>?\s*(?!&|/dev/null\b)[^\s>&|;]")
 _ASSIGNED = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)+")
 
@@ -225,6 +226,7 @@ def _only_looks(command: str) -> bool:
     """Whether every part of a command (split at pipes, chains, `;` and lines) only looks around:
     `cd src && ls -la | head`, `git status`, `git config --get user.email`, `node -v`; not when a
     part writes a file (`>`), edits one (`sed -i`), or runs anything else."""
+    command = _QUOTED.sub("''", command)     # a quoted pattern's `\|` or `;` parts nothing
     if _REDIRECT.search(command):
         return False
     for part in _PARTS.split(command):

@@ -137,10 +137,12 @@ class Splitting(unittest.TestCase):
     def test_a_command_that_only_looks_around_is_left_out(self):
         for command in ("ls -la", "cd src && ls -la | head", "git status", "git -C /x log --oneline -5",
                         "grep -rn foo . 2>/dev/null", "git config --get user.email", "git branch -a", "node -v",
-                        "git stash list", "find . -name '*.go' | sort | head"):
+                        "git stash list", "find . -name '*.go' | sort | head",
+                        'grep -n "^func a\\|^func b" x.go', "grep -rl 'a;b' . || echo \"none > found\""):
             self.assertTrue(passages._only_looks(command), command)
         for command in ("brew install x", "git config gc.auto 0", "git branch -D old", "git stash", "sed -i s/a/b/ f",
-                        "echo hi > notes.txt", "env CI=1 make test", "ls | xargs rm", "git push", "chezmoi managed"):
+                        "echo hi > notes.txt", "env CI=1 make test", "ls | xargs rm", "git push", "chezmoi managed",
+                        'git commit -m "fix: a; b | c"'):
             self.assertFalse(passages._only_looks(command), command)
 
     def test_a_question_the_agent_asked_is_kept_with_the_answer_chosen(self):
