@@ -170,6 +170,7 @@ _GIT_LOOKING_BARE = {"branch": ("-a", "-r", "-v", "-vv", "--all", "--list", "--s
                      "stash": ("list", "show"),
                      "worktree": ("list",),
                      "tag": ("-l", "--list", "--contains", "-n")}
+_GIT_LISTING = frozenset(("--contains", "--merged", "--no-merged", "--format", "-l", "--list"))
 # a program asked only its version or its help (`node -v`, `go version`, `uv --help`)
 _ASKED_ABOUT = frozenset(("-v", "-V", "--version", "version", "-h", "--help", "help"))
 _PARTS = re.compile(r"&&|\|\||[;|\n]")
@@ -223,9 +224,10 @@ def _untrimmed(command: str) -> str:
 
 
 def _only_looks(command: str) -> bool:
-    """Whether every part of a command (split at pipes, chains, `;` and lines) only looks around:
-    `cd src && ls -la | head`, `git status`, `git config --get user.email`, `node -v`; not when a
-    part writes a file (`>`), edits one (`sed -i`), or runs anything else."""
+    """Whether every part of a command (split at pipes, chains, `;` and lines, outside its quoted
+    strings) only looks around: `cd src && ls -la | head`, `git status`, `git config --get
+    user.email`, `node -v`; not when a part writes a file (`>`), edits one (`sed -i`), or runs
+    anything else."""
     command = _QUOTED.sub("''", command)     # a quoted pattern's `\|` or `;` parts nothing
     if _REDIRECT.search(command):
         return False
@@ -254,9 +256,10 @@ def _only_looks(command: str) -> bool:
                              "--rename-section", "-e", "--edit") for a in args) or len(named) > 1:
                     return False
                 continue
-            if (args[:1] or [""])[0] not in bare and (args or sub in ("stash", "worktree")) or sub in ("branch", "tag") and named and \
-                    not any(a in ("--contains", "--merged", "--no-merged", "--format", "-l", "--list") for a in args):
-                return False
+            if args and args[0] not in bare or not args and sub in ("stash", "worktree"):
+                return False        # `git remote add …`, `git stash list` only lists but `git stash` stashes
+            if sub in ("branch", "tag") and named and not set(args) & _GIT_LISTING:
+                return False        # `git branch feature` makes one; `git branch --contains abc` lists
             continue
         if name not in _LOOKING or name == "sed" and any(w.startswith("-i") for w in words[1:]) \
                 or name == "env" and len(words) > 1:     # `env X=1 make` runs make

@@ -142,7 +142,7 @@ class Splitting(unittest.TestCase):
             self.assertTrue(passages._only_looks(command), command)
         for command in ("brew install x", "git config gc.auto 0", "git branch -D old", "git stash", "sed -i s/a/b/ f",
                         "echo hi > notes.txt", "env CI=1 make test", "ls | xargs rm", "git push", "chezmoi managed",
-                        'git commit -m "fix: a; b | c"'):
+                        'git commit -m "fix: a; b | c"', 'git config user.email "dev@example.com"'):
             self.assertFalse(passages._only_looks(command), command)
 
     def test_a_question_the_agent_asked_is_kept_with_the_answer_chosen(self):
