@@ -212,12 +212,12 @@ def _commands_ran(session: Session, text) -> list:
 _CUT_SHORT = re.compile(r"\s*2>&1|\s*\|\s*(?:head|tail)\b[^|]*$")
 
 
-def _untrimmed(command: str) -> str:
-    """A command without what only cuts its output short at its end (`2>&1`, `| tail -20`):
-    "npm test 2>&1 | tail -20" and "npm test" ran the same."""
+def _untrimmed(command: str, tail=_CUT_SHORT) -> str:
+    """A command without what only cuts its output short at its end (`2>&1`, `| tail -20`; with
+    tail _TAILED, a pipe into grep too): "npm test 2>&1 | tail -20" and "npm test" ran the same."""
     command = command.strip()
     while True:
-        trimmed = _CUT_SHORT.sub("", command, count=1).strip()
+        trimmed = tail.sub("", command, count=1).strip()
         if trimmed == command:
             return command
         command = trimmed
@@ -393,12 +393,7 @@ def _script_in(command: str) -> tuple:
     for i in range(0, len(parts), 2):
         m = _RUNNER.match(parts[i].strip())
         if m:
-            rest = "".join(parts[i:]).strip()
-            while True:
-                trimmed = _TAILED.sub("", rest, count=1).strip()
-                if trimmed == rest:
-                    break
-                rest = trimmed
+            rest = _untrimmed("".join(parts[i:]), _TAILED)
             return clip(" ".join(rest.split()), RAN_CHARS), m.group(1)
     return "", ""
 

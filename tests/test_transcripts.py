@@ -12,6 +12,17 @@ def parse(t: Transcript):
     return transcripts.parse_lines(t.lines(), "/x/session.jsonl")
 
 
+
+def refused_with(t, reason: str):
+    """t's session with its one refused call's result as Claude Code recorded it: reason (the text the
+    model was sent) in the tool result, and "Error: " + reason as the record's toolUseResult."""
+    lines = [json.loads(line) for line in t.lines()]
+    for rec in lines:
+        content = (rec.get("message") or {}).get("content")
+        if isinstance(content, list) and content and content[0].get("type") == "tool_result":
+            content[0]["content"], rec["toolUseResult"] = reason, "Error: " + reason
+    return transcripts.parse_lines([json.dumps(rec) for rec in lines], "/x/s.jsonl")
+
 class ParseModernAndOld(unittest.TestCase):
     def check_basic(self, style):
         s = parse(test_session(style=style))
@@ -283,12 +294,7 @@ class UserText(unittest.TestCase):
         reason = ("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a "
                   "file edit, the new_string was NOT written to the file). The user provided the following reason "
                   "for the rejection:  make a new folder for the roles, not my MEMORY.md")
-        lines = [json.loads(line) for line in t.lines()]
-        for rec in lines:
-            content = (rec.get("message") or {}).get("content")
-            if isinstance(content, list) and content and content[0].get("type") == "tool_result":
-                content[0]["content"], rec["toolUseResult"] = reason, "Error: " + reason
-        [call] = transcripts.parse_lines([json.dumps(rec) for rec in lines], "/x/s.jsonl").tool_calls
+        [call] = refused_with(t, reason).tool_calls
         self.assertEqual((call.rejected, call.words), (True, "make a new folder for the roles, not my MEMORY.md"))
         # a command that prints the same words is no refusal, and has no words of the person's
         t2 = Transcript()
@@ -309,12 +315,7 @@ class UserText(unittest.TestCase):
         reason = ("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a "
                   "file edit, the new_string was NOT written to the file). To tell you how to proceed, the user "
                   "said:\nwhy simple \"asm volatile(\"\" ::: \"memory\");\" not useful?" + note)
-        lines = [json.loads(line) for line in t.lines()]
-        for rec in lines:
-            content = (rec.get("message") or {}).get("content")
-            if isinstance(content, list) and content and content[0].get("type") == "tool_result":
-                content[0]["content"], rec["toolUseResult"] = reason, "Error: " + reason
-        [call] = transcripts.parse_lines([json.dumps(rec) for rec in lines], "/x/s.jsonl").tool_calls
+        [call] = refused_with(t, reason).tool_calls
         self.assertEqual((call.rejected, call.words), (True, 'why simple "asm volatile("" ::: "memory");" not useful?'))
 
     def test_keeping_on_planning_refuses_the_plan_and_is_no_failure(self):
