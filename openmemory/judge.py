@@ -73,6 +73,11 @@ TASK_CHARS = 300            # of the session's first request
 OTHER_CHARS = 240
 OTHERS_CHARS = 1_800
 CLOSING_CHARS = 500
+# What the person typed next after a failure, shown in its request (their own lines): what they
+# want instead is theirs to say. Public23 (session 56): "Homebrew needs an admin password the agent
+# can't type; ask the user to run such installs themselves" was worded where the person's next
+# message said "install it with the CLI for me", and the judge was never shown it.
+NEXT_CHARS = 300
 # The plans the person approved after the message (a worry voiced, then set aside by approving a
 # plan built the other way: public17, session 51, "Never name custom scripts … `claude`", the one
 # harmful lesson of 58, from a message a `claude()` wrapper plan approved later answered): the
@@ -171,7 +176,9 @@ look alike. The cause: in a few words, what makes it fail. The fix: what a later
 the sessions shows made the same thing work, as run, in backticks; "" when none is shown; \
 never a fix the error text suggests, never a download piped into a shell. The lesson: one \
 imperative line in plain words, at most {limit} characters, that names the cause and, when \
-shown, the fix; never tell the agent not to run what the work needs. Scope: "project" unless \
+shown, the fix; never tell the agent not to run what the work needs. The person's next \
+message, when shown, is their own words: the lesson never goes against what they say there \
+they want done, or how. Scope: "project" unless \
 the cause is the same in any project ("everywhere"). A wrong lesson is worse than none: when \
 in doubt, answer that it is not lasting.
 
@@ -434,8 +441,11 @@ def message_request(ep: dict, errors: list, task: str = "", project: str = "", l
                                                      if c in failed))
 
 
-def failure_request(lesson: dict, sources: list, project: str = "", limit: int = LESSON_CHARS) -> Request:
-    """The question about a repeated failure: each session it failed in and what came after."""
+def failure_request(lesson: dict, sources: list, project: str = "", limit: int = LESSON_CHARS,
+                    sessions=None) -> Request:
+    """The question about a repeated failure: each session it failed in and what came after.
+    sessions: {session id: `session_context`} of the sessions shown (a callable giving one): the
+    person's next message after each failure is shown, their own lines (`_said_next`)."""
     errors = sorted((e for e in sources if e.get("kind") == "error"), key=lambda e: (e["at"], e["id"]))
     by_session: dict = {}
     for e in errors:
@@ -451,7 +461,7 @@ def failure_request(lesson: dict, sources: list, project: str = "", limit: int =
     else:
         parts.append(f"The same failure came up in {len(by_session)} sessions"
                      + (f" (the latest {len(shown)} shown)" if len(shown) < len(by_session) else "") + ":")
-    trusted, untrusted, failed = [], [], []
+    trusted, untrusted, failed, said, last_said = [], [], [], [], None
     for n, e in enumerate(shown, 1):
         f = e.get("facts") or {}
         command = f.get("command") or f.get("tool") or ""
@@ -465,13 +475,41 @@ def failure_request(lesson: dict, sources: list, project: str = "", limit: int =
             trusted.append(_not_given(f["worked_as"], lines))
         after = _afterwards(f, command, len(by_session) == 1)
         label = f"Failure {n}" if len(by_session) == 1 else f"Session {n}"
-        parts.append(f"{label} ({(e.get('at') or '')[:10]}): the agent ran "
-                     f"{_call_shown(command)}; it failed:\n"
-                     f"<<<{quoted(chr(10).join(lines), 600)}>>>\nAfterwards: {after}.")
+        told = f"{label} ({(e.get('at') or '')[:10]}): the agent ran {_call_shown(command)}; it failed:\n" \
+               f"<<<{quoted(chr(10).join(lines), 600)}>>>\nAfterwards: {after}."
+        if sessions is not None:
+            context = sessions(e.get("session_id")) if callable(sessions) else sessions.get(e.get("session_id"))
+            next_, pasted = _said_next(e.get("at") or "", context or {})
+            if next_ is None:
+                told += "\nThe person typed nothing more in the session."
+            elif next_ == last_said:
+                told += "\nThe person's next message: the same as above."
+            else:
+                told += f"\nThe person's next message, their own words (pasted text left out):\n<<<{next_}>>>"
+                said += [ln for ln in next_.split(" / ") if ln != LEFT_OUT]
+                untrusted.append(pasted)
+            last_said = next_
+        parts.append(told)
     parts.append("Judge the failure by the definitions. Answer with the JSON object only.")
+    words = "\n".join(said)
     return Request(item=item, kind="failure", system=FAILURE_SYSTEM.format(limit=limit), user="\n\n".join(parts),
-                   trusted=redact("\n".join(trusted)), quoted=redact("\n".join(untrusted)), limit=limit,
-                   said="", ran=tuple(str(c) for c in trusted), failed=tuple(failed))
+                   trusted=redact("\n".join([words, *trusted])), quoted=redact("\n".join(untrusted)), limit=limit,
+                   said=words, ran=tuple(str(c) for c in trusted), failed=tuple(failed))
+
+
+def _said_next(at: str, session: dict) -> tuple:
+    """(the person's first message after `at` in the session, as a failure's request shows it: their
+    own lines joined by " / ", a line that speaks to a model left out, at most NEXT_CHARS; its pasted
+    lines), or (None, "") when they typed nothing after it."""
+    for when, text in session.get("others") or []:
+        if (when or "") <= at:
+            continue
+        text = redact(str(text))
+        own = [" ".join(ln.split()) for ln in own_lines(text) if ln.strip()]
+        pasted = "\n".join(ln for ln in text.splitlines() if ln.strip() and " ".join(ln.split()) not in own)
+        shown = llm.unmarked(" / ".join(LEFT_OUT if _ADDRESSED.search(ln) else ln for ln in own))
+        return clip(shown, NEXT_CHARS) if shown else LEFT_OUT, pasted
+    return None, ""
 
 
 def _not_given(call: str, lines: list) -> str:
@@ -1447,8 +1485,22 @@ def one_session_requests(store: Store, now: str) -> list:
     found.sort(key=lambda ms: (one_session(ms), _telling(ms), max(m["at"] or "" for m in ms), max(m["id"] for m in ms)),
                reverse=True)
     places: dict = {}
-    return [(ms, failure_request({"id": 0}, ms, _project(places, ms[0].get("cwd")), _room(ms[0].get("cwd"))))
-            for ms in found]
+    sessions = _contexts(store)
+    return [(ms, failure_request({"id": 0}, ms, _project(places, ms[0].get("cwd")), _room(ms[0].get("cwd")),
+                                 sessions)) for ms in found]
+
+
+def _contexts(store: Store):
+    """session id -> `session_context`, each read once, when a request first needs it."""
+    read: dict = {}
+
+    def context(session_id):
+        if not session_id:
+            return {}
+        if session_id not in read:
+            read[session_id] = session_context(store, session_id)
+        return read[session_id]
+    return context
 
 
 def _lesson_of_one_session(store: Store, members: list, judged: dict, now: str, join_at: float) -> int:
@@ -1647,8 +1699,9 @@ def failure_requests(store: Store) -> list:
     lessons.sort(key=lambda ls: (ls["updated"] or "", ls["id"]), reverse=True)
     episodes = store.episodes_by_id(sorted({i for ls in lessons for i in ls["sources"]}))
     places: dict = {}
+    sessions = _contexts(store)
     return [(ls, failure_request(ls, [episodes[i] for i in ls["sources"] if i in episodes],
-                                 _project(places, ls["cwd"]), _room(ls["cwd"]))) for ls in lessons]
+                                 _project(places, ls["cwd"]), _room(ls["cwd"]), sessions)) for ls in lessons]
 
 
 def night_facts(judged: list, model) -> dict:
