@@ -273,7 +273,8 @@ class TheSessionAroundIt(unittest.TestCase):
             t.assistant("All checks pass.")
             t.user("no, this is an unmerged PR, so going down the commit list doesn't work here")
             requests = judge_requests.requests_of([t.write(Path(tmp))])
-        [q] = [r for r in requests if "unmerged PR" in r["user"]]
+        # (the lint failure's own request shows these words too, as the person's next message)
+        [q] = [r for r in requests if r["kind"] == "message" and "unmerged PR" in r["user"]]
         self.assertIn("Just before the message, the agent ran:\n- `mise run lint`\n", q["user"])
         self.assertNotIn("G104", q["user"])
 
