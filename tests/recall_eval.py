@@ -58,8 +58,10 @@ CHUNK_CHARS = 400           # the baseline's chunks, cut at word boundaries
 TOKENS_PER_CHAR = 0.25      # the issue's measure: tokens = characters / 4
 
 # A hit's block starts with its id in brackets: `[p12] exchange · …` (and `[12] session · …`
-# before ids carried their kind).
-_HIT = re.compile(r"^\[[^\]\s]+\] ", re.M)
+# before ids carried their kind); never a line of a hit's own text that opens with a word in
+# brackets (a pasted log's "[INFO] Running secure cleanup": public23 q19's answer, shown fourth,
+# was counted sixth behind two such lines; recall.unforged quotes a line that opens as an id).
+_HIT = re.compile(r"^\[[epl]?\d+\] ", re.M)
 _NOTHING = re.compile(r"nothing relevant|nothing in memory matches|no memories match|none matches well", re.I)
 
 
