@@ -67,6 +67,7 @@ class Surprise:
     worked_as: str = ""         # errors: the call that worked after edits or a step, the failed one with more to it
     moved: str = ""             # errors: the folder an earlier `cd` left the shell in, where a path was not found
     reached: str = ""           # errors: a program the shell did not find, run later another way (fixed_by)
+    next: list = field(default_factory=list)        # errors: the agent's next calls, before the person spoke (_note_next)
 
 
 def surprises_of(s: Session, settled: bool = False) -> list:
@@ -91,6 +92,8 @@ def surprises_of(s: Session, settled: bool = False) -> list:
     interrupted = False
     history = [c for c in s.tool_calls if not OWN_TOOL.match(c.name)]
     unexplained = []            # failures waiting for the agent's next words
+    following = []              # (failure, its call) whose next calls are noted until the person speaks
+    place = {id(c): i for i, c in enumerate(history)}
     typed = []                  # what the person typed so far (a message sent again carries nothing new)
 
     def said() -> str:
@@ -111,6 +114,8 @@ def surprises_of(s: Session, settled: bool = False) -> list:
             for call in turn.tools:
                 if OWN_TOOL.match(call.name):
                     continue
+                for surprise, failed in following:
+                    _note_next(surprise, failed, call, history, place, said)
                 calls.append(call)
                 if call.rejected and call.name == QUESTION_TOOL:
                     continue                # a question set aside to talk it over: no correction
@@ -125,7 +130,10 @@ def surprises_of(s: Session, settled: bool = False) -> list:
                     noted = _note_error(found, errors, call, s.id, history, said)
                     if noted is not None:
                         unexplained.append(noted)
+                        following.append((noted, call))
             continue
+        if turn.source in ("interrupt", "prompt", "queued", "command", "plan"):
+            following = []          # the person spoke (or stopped the agent): what came next is theirs to say
         if turn.source == "interrupt":
             interrupted = True
             continue
@@ -248,6 +256,36 @@ def _note_error(found: list, errors: dict, call: ToolCall, session_id: str, hist
 # why it failed); a failure's episode keeps them, as the way out the tool itself gave.
 _HINT = re.compile(r"^(?:hint|help|tip):\s*\S", re.I)
 _USE_NEXT = re.compile(r"(?:,\s*use|\buse:|\brun:|\btry:|\bcall:)\s*$", re.I)
+
+
+# A failure's next calls, before the person speaks again, as a judge is shown them (data, never a
+# lesson's fix by itself): a step that changed what the failure was about though no later run of
+# the same command shows it worked (public23, session 57: `git config user.email …` right after
+# "Author identity unknown" made the lesson "expect `git commit` to fail" out of date the moment it
+# was made). A step tool output may have told the agent to run is not kept, as a fix is not
+# (failures.unsafe_fix): the failure's own output, a page fetched or a file read since. Facts
+# stored before 2026-12-07 have none.
+NEXT_CALLS = 4
+NEXT_CALL_CHARS = 160
+NOT_SHOWN = "a step tool output may have told it to run (not shown)"
+
+
+def _note_next(surprise: Surprise, failed: ToolCall, call: ToolCall, history: list, place: dict, said) -> None:
+    """Note call among a failure's next calls (`Surprise.next`), at most NEXT_CALLS."""
+    if len(surprise.next) >= NEXT_CALLS or call is failed:
+        return
+    shown = clip(call.summary(), NEXT_CALL_CHARS)
+    i, j = place.get(id(failed)), place.get(id(call))
+    if i is not None and j is not None:
+        if call.name == "Bash":
+            told = unsafe_fix(_bare(call.summary()), failed.result or "", lambda: _output_before(history, call),
+                              said, _bare(failed.summary()), lambda: _output_between(history, i, j))
+        else:           # a page or a file: a host only output named is no step the session chose
+            told = output_host(call.summary(), lambda: _output_before(history, call), said)
+        if told:
+            shown = NOT_SHOWN
+    surprise.next.append({"call": shown, "failed": bool(call.is_error and not call.rejected),
+                          "refused": bool(call.rejected)})
 
 
 def hint_lines(output: str, said=lambda: "") -> list:
@@ -879,6 +917,8 @@ def _error_episode(s: Surprise, cwd, at: str, task: str) -> dict:
         facts["dictated"] = True
     if s.worked_as:
         facts["worked_as"] = s.worked_as
+    if s.next:
+        facts["next"] = s.next
     return {
         "key": f"error:{s.anchor}",
         "legacy_key": f"error:{s.legacy}" if s.legacy else None,

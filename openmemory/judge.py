@@ -477,6 +477,12 @@ def failure_request(lesson: dict, sources: list, project: str = "", limit: int =
         label = f"Failure {n}" if len(by_session) == 1 else f"Session {n}"
         told = f"{label} ({(e.get('at') or '')[:10]}): the agent ran {_call_shown(command)}; it failed:\n" \
                f"<<<{quoted(chr(10).join(lines), 600)}>>>\nAfterwards: {after}."
+        calls = [c for c in f.get("next") or [] if isinstance(c, dict) and c.get("call")]
+        if calls:       # what the agent did: data, as its prose is, never a lesson's fix by itself
+            shown_calls = "\n".join(f"- {' '.join(str(c['call']).split())}" + (" (failed)" if c.get("failed") else "")
+                                     + (" (refused)" if c.get("refused") else "") for c in calls)
+            told += f"\nIts next calls, before the person spoke again:\n<<<{quoted(shown_calls, 800)}>>>"
+            untrusted.append(shown_calls)
         if sessions is not None:
             context = sessions(e.get("session_id")) if callable(sessions) else sessions.get(e.get("session_id"))
             next_, pasted = _said_next(e.get("at") or "", context or {})
