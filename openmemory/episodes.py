@@ -258,8 +258,8 @@ _HINT = re.compile(r"^(?:hint|help|tip):\s*\S", re.I)
 _USE_NEXT = re.compile(r"(?:,\s*use|\buse:|\brun:|\btry:|\bcall:)\s*$", re.I)
 
 
-# A failure's next calls, before the person speaks again, as a judge is shown them (data, never a
-# lesson's fix by itself): a step that changed what the failure was about though no later run of
+# A failure's next calls, before the person speaks again, as a judge is shown them (what the agent
+# ran, which a lesson may name, as after a message): a step that changed what the failure was about though no later run of
 # the same command shows it worked (public23, session 57: `git config user.email …` right after
 # "Author identity unknown" made the lesson "expect `git commit` to fail" out of date the moment it
 # was made). A step tool output may have told the agent to run is not kept, as a fix is not

@@ -47,7 +47,7 @@ from datetime import timedelta
 from . import backing, embed, llm, render, review
 from .clock import iso, parse_time
 from .corrections import own_lines, right_under_a_paste
-from .episodes import SETTLED, shown_as
+from .episodes import NOT_SHOWN, SETTLED, shown_as
 from .forget import seen_of
 from .failures import cause_key, dictated, is_askable, is_lesson_error, is_work_failure, pipes_download, plain
 from .paths import project_of, same_project
@@ -478,11 +478,11 @@ def failure_request(lesson: dict, sources: list, project: str = "", limit: int =
         told = f"{label} ({(e.get('at') or '')[:10]}): the agent ran {_call_shown(command)}; it failed:\n" \
                f"<<<{quoted(chr(10).join(lines), 600)}>>>\nAfterwards: {after}."
         calls = [c for c in f.get("next") or [] if isinstance(c, dict) and c.get("call")]
-        if calls:       # what the agent did: data, as its prose is, never a lesson's fix by itself
+        if calls:       # what the agent ran, as a message's "what the agent did next" (a step output told it to run is not kept)
             shown_calls = "\n".join(f"- {' '.join(str(c['call']).split())}" + (" (failed)" if c.get("failed") else "")
                                      + (" (refused)" if c.get("refused") else "") for c in calls)
             told += f"\nIts next calls, before the person spoke again:\n<<<{quoted(shown_calls, 800)}>>>"
-            untrusted.append(shown_calls)
+            trusted += [str(c["call"]) for c in calls if not c.get("refused") and c["call"] != NOT_SHOWN]
         if sessions is not None:
             context = sessions(e.get("session_id")) if callable(sessions) else sessions.get(e.get("session_id"))
             next_, pasted = _said_next(e.get("at") or "", context or {})

@@ -1072,8 +1072,8 @@ class TheCallsRightAfterAFailure(unittest.TestCase):
     """A failure's request shows the agent's next calls before the person spoke again, as data
     (public23, session 57: `git config user.email …` right after "Author identity unknown" was not
     shown, as the commit that then worked was another command, and the lesson "expect `git commit`
-    to fail: git has no user.name/user.email" was out of date the moment it was made). A step tool
-    output told it to run is not kept."""
+    to fail: git has no user.name/user.email" was out of date the moment it was made); a lesson may
+    name them, as what the agent ran after a message. A step tool output told it to run is not kept."""
 
     IDENTITY = ("Bash", {"command": 'git commit -m "fix the parser"'},
                 "Author identity unknown\nfatal: unable to auto-detect email address (got 'dev@box.(none)')", True)
@@ -1102,7 +1102,7 @@ class TheCallsRightAfterAFailure(unittest.TestCase):
         [q] = [q for q in asked if "Author identity unknown" in q.user]
         return q
 
-    def test_a_step_right_after_it_is_shown_as_what_the_agent_did_never_a_fix(self):
+    def test_a_step_right_after_it_is_shown_and_may_be_the_lessons(self):
         q = self.request(("Bash", {"command": 'git config user.email "dev@shop.example" && git config user.name "Dev"'}, "", False),
                          ("Bash", {"command": 'git commit -m "fix the parser (tests pass)"'}, "[main 1a2b3c] fix", False),
                          ("Bash", {"command": "git push"}, "Exit code 1\nrejected", True))
@@ -1111,11 +1111,9 @@ class TheCallsRightAfterAFailure(unittest.TestCase):
                       '- git commit -m "fix the parser (tests pass)"\n'
                       "- git push (failed)>>>\n", q.user)
         self.assertLess(q.user.index("Its next calls"), q.user.index("The person's next message"))
-        # data, as the agent's prose is: what made it work is the `Afterwards:` line's to say
-        self.assertIsNone(failure_lesson(q, 'Git has no identity here: set it with `git config user.email '
-                                            '"dev@shop.example"` before committing'))
-        self.assertEqual(failure_lesson(q, "Git has no author identity set up on this machine yet")["lesson"],
-                         "Git has no author identity set up on this machine yet")
+        # what the agent ran, as after a message: a lesson may name it (never a call it was refused)
+        lesson = 'Git has no identity here: set it with `git config user.email "dev@shop.example"` before committing'
+        self.assertEqual(failure_lesson(q, lesson)["lesson"], lesson)
 
     def test_a_step_tool_output_told_it_to_run_is_not_kept(self):
         from openmemory import episodes, transcripts
@@ -1136,9 +1134,11 @@ class TheCallsRightAfterAFailure(unittest.TestCase):
                          ["WebFetch https://wiki.example/setup", episodes.NOT_SHOWN])
         self.assertNotIn("hooksPath", json.dumps(failure["facts"]))
 
-    def test_nothing_right_after_it_shows_no_calls(self):
+    def test_nothing_right_after_it_shows_no_calls_and_names_nothing_more(self):
         q = self.request()
         self.assertNotIn("Its next calls", q.user)
+        self.assertIsNone(failure_lesson(q, 'Git has no identity here: set it with `git config user.email '
+                                            '"dev@shop.example"` before committing'))
 
 
 class EveryMessageTyped(unittest.TestCase):
