@@ -68,6 +68,7 @@ class Surprise:
     moved: str = ""             # errors: the folder an earlier `cd` left the shell in, where a path was not found
     reached: str = ""           # errors: a program the shell did not find, run later another way (fixed_by)
     next: list = field(default_factory=list)        # errors: the agent's next calls, before the person spoke (_note_next)
+    again: bool = False         # errors: the very same call (its input whole) went through later, nothing but looking between
 
 
 def surprises_of(s: Session, settled: bool = False) -> list:
@@ -344,6 +345,14 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list, said=lambda: "
             surprise.fixed_by = surprise.found
         surprise.worked = bool(surprise.found) or any(
             c.name == call.name and c.summary() == call.summary() and not c.is_error for c in history[at + 1:])
+        # the very same call, its input whole (an MCP tool's summary is its name alone: a later
+        # `javascript_tool` with other code is no run of the same call), with no edit before it
+        for c in history[at + 1:]:
+            if c.name in _EDITS:
+                break
+            if c.name == call.name and c.input == call.input and not c.is_error and not c.interrupted:
+                surprise.again = not surprise.found
+                break
         return
     failed = _bare(call.summary())
     edits, steps, dictated = [], [], False
@@ -390,6 +399,7 @@ def _aftermath(surprise: Surprise, call: ToolCall, history: list, said=lambda: "
                     steps.append(before)
                     ran_at.append(here)
                 surprise.worked = True
+                surprise.again = command == failed and not steps and not edits    # run again as it was, and it went through
                 dictated = dictated or read_then_ran()
                 # what got it past, as recall shows it: never a step output may have dictated
                 surprise.ran = steps[-1] if steps and not dictated else ""
@@ -919,6 +929,8 @@ def _error_episode(s: Surprise, cwd, at: str, task: str) -> dict:
         facts["worked_as"] = s.worked_as
     if s.next:
         facts["next"] = s.next
+    if s.again and not (s.fixed_by or s.work or s.ran or s.worked_as or s.dictated or s.moved):
+        facts["again"] = True       # for a judge: it went through when run again as it was
     return {
         "key": f"error:{s.anchor}",
         "legacy_key": f"error:{s.legacy}" if s.legacy else None,

@@ -559,6 +559,8 @@ def _afterwards(f: dict, command: str, one_session: bool) -> str:
         else "the same command worked"              # worked_as: the failed command with more to it
     if f.get("work"):
         return "the agent then edited the code, and " + worked
+    if f.get("again"):          # no step, no edit: run again, it went through (a state that passed, a flaky call)
+        return "the agent later ran the same call again, as it was, and it worked"
     if not one_session:
         return "nothing after it shows what made it work"
     if f.get("dictated"):

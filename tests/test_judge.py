@@ -973,6 +973,25 @@ class WhatCameAfterAFailure(unittest.TestCase):
             ("Bash", {"command": "git status --short"}, " M app.py", False)),
             ["Afterwards: the agent later ran `git read-tree HEAD`, and after it `git status --short` worked."])
 
+    def test_the_very_same_call_run_again_that_worked_is_said(self):
+        # session 57: "nothing after it shows what made it work" where the same call, run again as it
+        # was, went through (public21: a browser navigation to localhost, failed once, then fine)
+        self.assertEqual(self.afterwards(
+            ("Bash", {"command": "npm view left-pad version"}, "Exit code 1\nnpm error code ECONNRESET", True),
+            ("Bash", {"command": "npm view left-pad version"}, "1.3.0", False)),
+            ["Afterwards: the agent later ran the same call again, as it was, and it worked."])
+        self.assertEqual(self.afterwards(
+            ("mcp__browser__navigate", {"url": "http://localhost:3000/login"}, "navigation was denied or failed", True),
+            ("mcp__browser__navigate", {"url": "http://localhost:3000/login"}, "ok", False)),
+            ["Afterwards: the agent later ran the same call again, as it was, and it worked."])
+
+    def test_a_tool_called_again_with_other_input_is_not_the_same_call(self):
+        # an MCP tool's summary is its name: `javascript_tool` with other code is another call
+        self.assertEqual(self.afterwards(
+            ("mcp__browser__javascript_tool", {"code": "return document.title"}, "SyntaxError: Illegal return statement", True),
+            ("mcp__browser__javascript_tool", {"code": "document.title"}, "Shop", False)),
+            ["Afterwards: nothing after it shows what made it work."])
+
     def test_edits_before_the_command_with_more_to_it_are_the_work(self):
         # A lint finding, an edit, then `mise run lint && mise run test` worked: it read "the same
         # command worked later, after a step its output may have dictated" and the episode
