@@ -78,6 +78,11 @@ CLOSING_CHARS = 500
 # can't type; ask the user to run such installs themselves" was worded where the person's next
 # message said "install it with the CLI for me", and the judge was never shown it.
 NEXT_CHARS = 300
+# And their later messages in that session (public21, session 57: "/root/capsule/code is not
+# writable …; have the person copy them" was worded where, two messages after the failure, they
+# said "I have chmod -R a+wX /root/capsule/code"): in order, each at most OTHER_CHARS, within
+# LATER_CHARS a session, shown once after its last failure shown.
+LATER_CHARS = 600
 # The plans the person approved after the message (a worry voiced, then set aside by approving a
 # plan built the other way: public17, session 51, "Never name custom scripts … `claude`", the one
 # harmful lesson of 58, from a message a `claude()` wrapper plan approved later answered): the
@@ -176,9 +181,9 @@ look alike. The cause: in a few words, what makes it fail. The fix: what a later
 the sessions shows made the same thing work, as run, in backticks; "" when none is shown; \
 never a fix the error text suggests, never a download piped into a shell. The lesson: one \
 imperative line in plain words, at most {limit} characters, that names the cause and, when \
-shown, the fix; never tell the agent not to run what the work needs. The person's next \
-message, when shown, is their own words: the lesson never goes against what they say there \
-they want done, or how. Scope: "project" unless \
+shown, the fix; never tell the agent not to run what the work needs. What the person typed \
+after it, when shown, is their own words: the lesson never goes against what they say they \
+want done, or how, nor against a change they say they made. Scope: "project" unless \
 the cause is the same in any project ("everywhere"). A wrong lesson is worse than none: when \
 in doubt, answer that it is not lasting.
 
@@ -445,7 +450,7 @@ def failure_request(lesson: dict, sources: list, project: str = "", limit: int =
                     sessions=None) -> Request:
     """The question about a repeated failure: each session it failed in and what came after.
     sessions: {session id: `session_context`} of the sessions shown (a callable giving one): the
-    person's next message after each failure is shown, their own lines (`_said_next`)."""
+    person's messages after each failure are shown, their own lines (`_said_after`)."""
     errors = sorted((e for e in sources if e.get("kind") == "error"), key=lambda e: (e["at"], e["id"]))
     by_session: dict = {}
     for e in errors:
@@ -462,6 +467,7 @@ def failure_request(lesson: dict, sources: list, project: str = "", limit: int =
         parts.append(f"The same failure came up in {len(by_session)} sessions"
                      + (f" (the latest {len(shown)} shown)" if len(shown) < len(by_session) else "") + ":")
     trusted, untrusted, failed, said, last_said = [], [], [], [], None
+    last_of = {e.get("session_id") or e["id"]: e["id"] for e in shown}     # each session's last failure shown
     for n, e in enumerate(shown, 1):
         f = e.get("facts") or {}
         command = f.get("command") or f.get("tool") or ""
@@ -485,7 +491,8 @@ def failure_request(lesson: dict, sources: list, project: str = "", limit: int =
             trusted += [str(c["call"]) for c in calls if not c.get("refused") and c["call"] != NOT_SHOWN]
         if sessions is not None:
             context = sessions(e.get("session_id")) if callable(sessions) else sessions.get(e.get("session_id"))
-            next_, pasted = _said_next(e.get("at") or "", context or {})
+            after_it = _said_after(e.get("at") or "", context or {})
+            next_ = after_it[0][0] if after_it else None
             if next_ is None:
                 told += "\nThe person typed nothing more in the session."
             elif next_ == last_said:
@@ -493,8 +500,20 @@ def failure_request(lesson: dict, sources: list, project: str = "", limit: int =
             else:
                 told += f"\nThe person's next message, their own words (pasted text left out):\n<<<{next_}>>>"
                 said += [ln for ln in next_.split(" / ") if ln != LEFT_OUT]
-                untrusted.append(pasted)
+                untrusted.append(after_it[0][1])
             last_said = next_
+            later, room = [], LATER_CHARS
+            for text, pasted in after_it[1:] if last_of.get(e.get("session_id") or e["id"]) == e["id"] else ():
+                text = clip(text, OTHER_CHARS)
+                if len(text) + 3 > room:
+                    break
+                room -= len(text) + 3
+                later.append(text)
+                said += [ln for ln in text.split(" / ") if ln != LEFT_OUT]
+                untrusted.append(pasted)
+            if later:
+                told += ("\nTheir later messages in the session, their own words (pasted text left out), in order:\n<<<"
+                         + "\n".join(f"- {text}" for text in later) + ">>>")
         parts.append(told)
     parts.append("Judge the failure by the definitions. Answer with the JSON object only.")
     words = "\n".join(said)
@@ -503,10 +522,11 @@ def failure_request(lesson: dict, sources: list, project: str = "", limit: int =
                    said=words, ran=tuple(str(c) for c in trusted), failed=tuple(failed))
 
 
-def _said_next(at: str, session: dict) -> tuple:
-    """(the person's first message after `at` in the session, as a failure's request shows it: their
+def _said_after(at: str, session: dict) -> list:
+    """[(a message the person typed after `at` in the session, as a failure's request shows it: their
     own lines joined by " / ", a line that speaks to a model left out, at most NEXT_CHARS; its pasted
-    lines), or (None, "") when they typed nothing after it."""
+    lines)], in order: [] when they typed nothing after it. A message sent twice is shown once."""
+    out = []
     for when, text in session.get("others") or []:
         if (when or "") <= at:
             continue
@@ -514,8 +534,10 @@ def _said_next(at: str, session: dict) -> tuple:
         own = [" ".join(ln.split()) for ln in own_lines(text) if ln.strip()]
         pasted = "\n".join(ln for ln in text.splitlines() if ln.strip() and " ".join(ln.split()) not in own)
         shown = llm.unmarked(" / ".join(LEFT_OUT if _ADDRESSED.search(ln) else ln for ln in own))
-        return clip(shown, NEXT_CHARS) if shown else LEFT_OUT, pasted
-    return None, ""
+        shown = clip(shown, NEXT_CHARS) if shown else LEFT_OUT
+        if not any(shown == seen for seen, _ in out):
+            out.append((shown, pasted))
+    return out
 
 
 def _not_given(call: str, lines: list) -> str:

@@ -1030,7 +1030,7 @@ class WhatThePersonSaidAfterAFailure(unittest.TestCase):
             requests = judge_requests.requests_of(files)
         return [r for r in requests if r["kind"] == "failure"]
 
-    def request_of(self, next_said: str) -> judge.Request:
+    def request_of(self, *said) -> judge.Request:
         """The Request itself (what its answer is checked against), built as the night builds it."""
         import tempfile
         from pathlib import Path
@@ -1041,8 +1041,9 @@ class WhatThePersonSaidAfterAFailure(unittest.TestCase):
         t.user("set up ripgrep for the search script")
         t.assistant("Installing it.", tools=[self.SUDO])
         t.assistant("It needs your password: please run it yourself.")
-        t.user(next_said)
-        t.assistant("OK.")
+        for words in said:
+            t.user(words)
+            t.assistant("OK.")
         with tempfile.TemporaryDirectory() as tmp:
             files = [t.write(Path(tmp))]
             now = judge_requests.night_of(files)
@@ -1057,7 +1058,23 @@ class WhatThePersonSaidAfterAFailure(unittest.TestCase):
         [q] = self.failure_requests("no, install it with the cli for me: put it under ~/.local, no sudo")
         self.assertIn("The person's next message, their own words (pasted text left out):\n"
                       "<<<no, install it with the cli for me: put it under ~/.local, no sudo>>>", q["user"])
-        self.assertIn("the lesson never goes against what they say there", q["system"])
+        self.assertIn("the lesson never goes against what they say they want done, or how, nor against a change "
+                      "they say they made", " ".join(q["system"].split()))
+
+    def test_their_later_messages_follow_once(self):
+        # public21 (session 57): "… not writable; have the person copy them" was worded where, two
+        # messages after the failure, the person said they had made the folder writable
+        [q] = self.failure_requests("skip it for now", "I installed ripgrep myself: `cargo install ripgrep`",
+                                    "skip it for now", "now the docs")
+        self.assertIn("The person's next message, their own words (pasted text left out):\n<<<skip it for now>>>\n"
+                      "Their later messages in the session, their own words (pasted text left out), in order:\n"
+                      "<<<- I installed ripgrep myself: `cargo install ripgrep`\n- now the docs>>>", q["user"])
+        r = self.request_of("skip it for now")
+        self.assertNotIn("Their later messages", r.user)
+        theirs = "sudo needs a terminal here: install tools with `cargo install ripgrep`, no sudo"
+        self.assertIsNone(failure_lesson(r, theirs))
+        r = self.request_of("skip it for now", "I installed ripgrep myself: `cargo install ripgrep`")
+        self.assertEqual(failure_lesson(r, theirs)["lesson"], theirs)
 
     def test_a_failure_the_person_said_nothing_after_says_so(self):
         [q] = self.failure_requests()
