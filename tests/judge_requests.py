@@ -5,8 +5,8 @@
 
 A capable model's answers to every request of the two splits, recorded blind (2026-12-05,
 `_v17`, on the definitions of judge38; the failures' requests answered again blind on
-2026-12-07, when they began to show the person's next message, and again when they began to
-show the agent's next calls), are in
+2026-12-07, when they began to show the person's next message, again when they began to show
+the agent's next calls, and again when they began to show the person's later messages), are in
 tests/data/learning/judge/answers_<split>.jsonl.
 
 `dump` ingests the sessions of a split into a private home and writes, one JSON object a
