@@ -260,12 +260,12 @@ _USE_NEXT = re.compile(r"(?:,\s*use|\buse:|\brun:|\btry:|\bcall:)\s*$", re.I)
 
 
 # A failure's next calls, before the person speaks again, as a judge is shown them (what the agent
-# ran, which a lesson may name, as after a message): a step that changed what the failure was about though no later run of
-# the same command shows it worked (public23, session 57: `git config user.email …` right after
-# "Author identity unknown" made the lesson "expect `git commit` to fail" out of date the moment it
-# was made). A step tool output may have told the agent to run is not kept, as a fix is not
-# (failures.unsafe_fix): the failure's own output, a page fetched or a file read since. Facts
-# stored before 2026-12-07 have none.
+# ran, which a lesson may name, as after a message): a step that changed what the failure was
+# about though no later run of the same command shows it worked (public23, session 57: `git config
+# user.email …` right after "Author identity unknown" made the lesson "expect `git commit` to fail"
+# out of date the moment it was made). A step tool output may have told the agent to run is not
+# kept, as a fix is not (failures.unsafe_fix): the failure's own output, a page fetched or a file
+# read since. Facts stored before 2026-12-07 have none.
 NEXT_CALLS = 4
 NEXT_CALL_CHARS = 160
 NOT_SHOWN = "a step tool output may have told it to run (not shown)"

@@ -484,7 +484,7 @@ def failure_request(lesson: dict, sources: list, project: str = "", limit: int =
         told = f"{label} ({(e.get('at') or '')[:10]}): the agent ran {_call_shown(command)}; it failed:\n" \
                f"<<<{quoted(chr(10).join(lines), 600)}>>>\nAfterwards: {after}."
         calls = [c for c in f.get("next") or [] if isinstance(c, dict) and c.get("call")]
-        if calls:       # what the agent ran, as a message's "what the agent did next" (a step output told it to run is not kept)
+        if calls:       # what the agent ran, as after a message (a step output told it to run is not kept)
             shown_calls = "\n".join(f"- {' '.join(str(c['call']).split())}" + (" (failed)" if c.get("failed") else "")
                                      + (" (refused)" if c.get("refused") else "") for c in calls)
             told += f"\nIts next calls, before the person spoke again:\n<<<{quoted(shown_calls, 800)}>>>"
