@@ -1367,7 +1367,7 @@ def judge_messages(store: Store, model, now: str, share: float = MESSAGE_SHARE) 
             break
         [request] = message_requests(store, [ep])
         out["asked"] += 1
-        verdict = _ask(model, request, out)
+        verdict = _ask(model, request() if callable(request) else request, out)
         if verdict is None:
             continue
         if verdict["lasting"] and not verdict["correction"] and not rules_correction(ep["facts"]):
@@ -1438,14 +1438,14 @@ def judge_failures(store: Store, model, now: str, join_at: float) -> dict:
     out = {"asked": 0, "lasting": 0, "not": 0, "lessons": []}
     if model is None:
         return out
-    for lesson, judged in _verdicts(model, failure_requests(store), out, now):
+    for lesson, judged in _verdicts(model, failure_requests(store, lazy=True), out, now):
         with store.transaction():
             store.set_lesson_backing(lesson["id"], dict(lesson["backing"], judge=judged))
             if judged["lasting"] and not lesson["backing"].get("edited"):
                 store.reword_lesson(lesson["id"], failure_words(judged, lesson["cwd"]))
         out["lasting" if judged["lasting"] else "not"] += 1
         out["lessons"].append(lesson["id"])
-    one = _at_rest(one_session_requests(store, now), in_progress(store, now), out, lambda asked: asked[0][0])
+    one = _at_rest(one_session_requests(store, now, lazy=True), in_progress(store, now), out, lambda asked: asked[0][0])
     for members, judged in _verdicts(model, one, out, now):
         with store.transaction():
             made = _lesson_of_one_session(store, members, judged, now, join_at) if judged["lasting"] else None
@@ -1465,7 +1465,7 @@ def _verdicts(model, asked, out: dict, now: str):
             out["waiting"] = out.get("waiting", 0) + len(asked) - n     # asked another night
             return
         out["asked"] += 1
-        verdict = _ask(model, request, out)
+        verdict = _ask(model, request() if callable(request) else request, out)
         if verdict is not None:
             yield item, dict(verdict, by=model.config.describe(), at=now)
 
@@ -1494,13 +1494,14 @@ def _telling(members: list) -> bool:
     return times >= 2 or any(f.get("fix") or f.get("fixed_by") or f.get("ran") or f.get("dictated") for f in facts)
 
 
-def one_session_requests(store: Store, now: str) -> list:
+def one_session_requests(store: Store, now: str, lazy: bool = False) -> list:
     """[(the failures, Request)] for each cause that failed in one session only, no lesson came of
     and no judge has read (is_askable), asked after the repeated failures: first those that are not
     the work itself (`one_session`), then the work itself (a failing test, a compile or lint error,
     one got past by editing code: the rules cannot tell a tool used wrongly from the code's own
     error; a reader of the context can); within each, those that failed twice or were got past
-    first (`_telling`), then newest first."""
+    first (`_telling`), then newest first. lazy: each Request as a function that makes it, so that a
+    night reads the session around a failure (`session_context`) only for those it asks."""
     groups: dict = {}
     for ep in store.pending_surprises(now):
         facts = ep.get("facts") or {}
@@ -1516,8 +1517,11 @@ def one_session_requests(store: Store, now: str) -> list:
                reverse=True)
     places: dict = {}
     sessions = _contexts(store)
-    return [(ms, failure_request({"id": 0}, ms, _project(places, ms[0].get("cwd")), _room(ms[0].get("cwd")),
-                                 sessions)) for ms in found]
+
+    def request(ms):
+        return lambda: failure_request({"id": 0}, ms, _project(places, ms[0].get("cwd")), _room(ms[0].get("cwd")),
+                                       sessions)
+    return [(ms, request(ms) if lazy else request(ms)()) for ms in found]
 
 
 def _contexts(store: Store):
@@ -1717,11 +1721,12 @@ def read_same(text: str | None, count: int) -> list | None:
     return out
 
 
-def failure_requests(store: Store) -> list:
+def failure_requests(store: Store, lazy: bool = False) -> list:
     """[(lesson, Request)] for each lesson the rules made of repeated failures that no judge has read,
     newest first: a candidate, or one live by its sessions alone (three sessions of "DATABASE_URL …
     not set" made one live in the rules' words where each session's failure had been judged and
-    worded); never one the person approved or wrote."""
+    worded); never one the person approved or wrote. lazy: each Request as a function that makes it
+    (one_session_requests)."""
     lessons = [ls for ls in store.all_lessons() if ls["kind"] == "project"
                and not ls["backing"].get("approved") and not ls["backing"].get("edited")
                and not ls["vetoed"] and not ls["archived"] and "judge" not in ls["backing"]
@@ -1730,8 +1735,11 @@ def failure_requests(store: Store) -> list:
     episodes = store.episodes_by_id(sorted({i for ls in lessons for i in ls["sources"]}))
     places: dict = {}
     sessions = _contexts(store)
-    return [(ls, failure_request(ls, [episodes[i] for i in ls["sources"] if i in episodes],
-                                 _project(places, ls["cwd"]), _room(ls["cwd"]), sessions)) for ls in lessons]
+
+    def request(ls):
+        return lambda: failure_request(ls, [episodes[i] for i in ls["sources"] if i in episodes],
+                                       _project(places, ls["cwd"]), _room(ls["cwd"]), sessions)
+    return [(ls, request(ls) if lazy else request(ls)()) for ls in lessons]
 
 
 def night_facts(judged: list, model) -> dict:

@@ -1177,6 +1177,43 @@ class TheCallsRightAfterAFailure(unittest.TestCase):
                                             '"dev@shop.example"` before committing'))
 
 
+class OnlyWhatIsAskedIsBuilt(unittest.TestCase):
+    """A night builds a failure's request, and reads the session around it (`session_context`), only
+    when it asks it: at 2,000 dense sessions 388 failures of one session each had their request
+    built, 0.11 s before the person's words were shown and 1.57 s after, for the 20 calls a night
+    allows (session 57)."""
+
+    def test_a_night_capped_at_one_call_reads_one_session_around_a_failure(self):
+        import tempfile
+        from pathlib import Path
+        from unittest import mock
+        from openmemory import ingest, llm, sleep, store
+        from tests import judge_requests
+        from tests.learning_eval import environment
+        from tests.llm_server import ModelServer
+        def call(day):      # a cause of its own in each session: five failures of one session each
+            return ("Bash", {"command": f"deploy-{day} --now"}, f"Exit code 1\nerror: queue q{day} is not reachable", True)
+        with tempfile.TemporaryDirectory() as tmp:
+            files = [_session(day, ("ok", call(day)), ("ok then", None)).write(Path(tmp)) for day in (2, 3, 4, 5, 6)]
+            now = judge_requests.night_of(files)
+            answer = json.dumps({"lasting": False, "cause": "x", "fix": "", "lesson": "", "scope": "project",
+                                 "why": "x"})
+            with ModelServer("ok", answers=[answer] * 10) as server, judge_requests.private_home(), \
+                    environment(OPENMEMORY_LLM_URL=server.url, OPENMEMORY_LLM_MODEL="m", OPENMEMORY_LLM_CALLS="1",
+                                OPENMEMORY_LLM_SECONDS="1000", OPENMEMORY_LLM_TOKENS="1000000"):
+                with store.connect() as db:
+                    ingest.ingest(db, [str(p) for p in files], now=now)
+                    sleep.consolidate(db, now)
+                    self.assertEqual(len(judge.one_session_requests(db, now)), 5)     # five to ask
+                    model = llm.open_model(db, now)
+                    with mock.patch.object(judge, "session_context", wraps=judge.session_context) as read:
+                        judged = judge.judge_failures(db, model, now, 0.9)
+                    llm.close_model(db, model)
+        self.assertEqual(judged["asked"], 1)
+        self.assertEqual(judged.get("waiting"), 4)
+        self.assertEqual(read.call_count, 1)
+
+
 class EveryMessageTyped(unittest.TestCase):
     """What is put to the judge when one is on: every message the person typed that can carry
     something (the rules' corrections and doubtful ones first, then those they left unsettled,
