@@ -117,6 +117,7 @@ def surprises_of(s: Session, settled: bool = False) -> list:
                     continue
                 for surprise, failed in following:
                     _note_next(surprise, failed, call, history, place, said)
+                following = [f for f in following if len(f[0].next) < NEXT_CALLS]     # a full one is done
                 calls.append(call)
                 if call.rejected and call.name == QUESTION_TOOL:
                     continue                # a question set aside to talk it over: no correction
@@ -272,8 +273,8 @@ NOT_SHOWN = "a step tool output may have told it to run (not shown)"
 
 
 def _note_next(surprise: Surprise, failed: ToolCall, call: ToolCall, history: list, place: dict, said) -> None:
-    """Note call among a failure's next calls (`Surprise.next`), at most NEXT_CALLS."""
-    if len(surprise.next) >= NEXT_CALLS or call is failed:
+    """Note call among a failure's next calls (`Surprise.next`); the caller stops at NEXT_CALLS."""
+    if call is failed:
         return
     shown = clip(call.summary(), NEXT_CALL_CHARS)
     i, j = place.get(id(failed)), place.get(id(call))

@@ -453,6 +453,24 @@ class ACommandInANormalForm(unittest.TestCase):
                 self.assertIsNone(judge.read_answer(json.dumps(answer_), q))
 
 
+def asked_failures(t, holding: str) -> judge.Request:
+    """The failure Request a night builds from transcript t (its lessons' and one session's), the one
+    whose text holds `holding`: the Request itself, what its answer is checked against."""
+    import tempfile
+    from pathlib import Path
+    from openmemory import ingest, sleep, store
+    from tests import judge_requests
+    with tempfile.TemporaryDirectory() as tmp:
+        files = [t.write(Path(tmp))]
+        now = judge_requests.night_of(files)
+        with judge_requests.private_home(), store.connect() as db:
+            ingest.ingest(db, [str(p) for p in files], now=now)
+            sleep.consolidate(db, now)
+            asked = [q for _, q in judge.failure_requests(db)] + [q for _, q in judge.one_session_requests(db, now)]
+    [q] = [q for q in asked if holding in q.user]
+    return q
+
+
 def failure_of(command: str, error: list, **facts) -> judge.Request:
     """The judge's real question about one session's failure of command (judge.failure_request)."""
     source = {"kind": "error", "id": 1, "key": "error:s-1:1", "at": "2026-11-02T09:00:00Z", "session_id": "s-1",
@@ -1032,10 +1050,6 @@ class WhatThePersonSaidAfterAFailure(unittest.TestCase):
 
     def request_of(self, *said) -> judge.Request:
         """The Request itself (what its answer is checked against), built as the night builds it."""
-        import tempfile
-        from pathlib import Path
-        from openmemory import ingest, sleep, store
-        from tests import judge_requests
         from tests.fixtures import Transcript
         t = Transcript(cwd="/home/dev/shop")
         t.user("set up ripgrep for the search script")
@@ -1044,15 +1058,7 @@ class WhatThePersonSaidAfterAFailure(unittest.TestCase):
         for words in said:
             t.user(words)
             t.assistant("OK.")
-        with tempfile.TemporaryDirectory() as tmp:
-            files = [t.write(Path(tmp))]
-            now = judge_requests.night_of(files)
-            with judge_requests.private_home(), store.connect() as db:
-                ingest.ingest(db, [str(p) for p in files], now=now)
-                sleep.consolidate(db, now)
-                asked = [q for _, q in judge.failure_requests(db)] + [q for _, q in judge.one_session_requests(db, now)]
-        [q] = [q for q in asked if "sudo apt-get" in q.user]
-        return q
+        return asked_failures(t, "sudo apt-get")
 
     def test_the_persons_next_words_are_shown_after_the_failure(self):
         [q] = self.failure_requests("no, install it with the cli for me: put it under ~/.local, no sudo")
@@ -1115,10 +1121,6 @@ class TheCallsRightAfterAFailure(unittest.TestCase):
                 "Author identity unknown\nfatal: unable to auto-detect email address (got 'dev@box.(none)')", True)
 
     def request(self, *after) -> judge.Request:
-        import tempfile
-        from pathlib import Path
-        from openmemory import ingest, sleep, store
-        from tests import judge_requests
         from tests.fixtures import Transcript
         t = Transcript(cwd="/home/dev/shop")
         t.user("commit the parser fix")
@@ -1128,15 +1130,7 @@ class TheCallsRightAfterAFailure(unittest.TestCase):
         t.assistant("Done.")
         t.user("thanks, now the docs")
         t.assistant("OK.")
-        with tempfile.TemporaryDirectory() as tmp:
-            files = [t.write(Path(tmp))]
-            now = judge_requests.night_of(files)
-            with judge_requests.private_home(), store.connect() as db:
-                ingest.ingest(db, [str(p) for p in files], now=now)
-                sleep.consolidate(db, now)
-                asked = [q for _, q in judge.failure_requests(db)] + [q for _, q in judge.one_session_requests(db, now)]
-        [q] = [q for q in asked if "Author identity unknown" in q.user]
-        return q
+        return asked_failures(t, "Author identity unknown")
 
     def test_a_step_right_after_it_is_shown_and_may_be_the_lessons(self):
         q = self.request(("Bash", {"command": 'git config user.email "dev@shop.example" && git config user.name "Dev"'}, "", False),
