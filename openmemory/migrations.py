@@ -695,6 +695,16 @@ def m029_command_passages(db: sqlite3.Connection) -> None:
                          "m020_edit_passages")
 
 
+def m030_next_calls_read_again(db: sqlite3.Connection) -> None:
+    """Every transcript is marked to be read again, so that a failure stored before 2026-12-07 keeps
+    what came right after it, as a judge's request about it shows: the agent's next calls before the
+    person spoke again (facts `next`, at most four; a step tool output may have told it to run kept
+    only as "not shown") and whether the very same call went through when run again (facts `again`).
+    The next ingest updates each episode in place by its key, as m015_read_again's does; a
+    transcript no longer there keeps what was stored. Safe to run again."""
+    db.execute("UPDATE sessions SET mtime_ns = -1")
+
+
 MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_event_identity,
               m005_model_answers, m006_forgotten_and_opted_out, m007_recall_context,
               m008_episodes_indexed_at_commit, m009_lesson_state, m010_passages,
@@ -703,7 +713,8 @@ MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_even
               m018_script_passages, m019_project_moves, m020_edit_passages,
               m021_standing_narrowed, m022_unwrapped_read_again, m023_approved_plans,
               m024_typed_newlines_read_again, m025_places_read_again, m026_spaceless_read_again,
-              m027_spaceless_grams, m028_secrets_read_again, m029_command_passages]
+              m027_spaceless_grams, m028_secrets_read_again, m029_command_passages,
+              m030_next_calls_read_again]
 
 
 def migrate(db: sqlite3.Connection, path="") -> None:

@@ -222,6 +222,30 @@ class KnownIssues(TempHome):
             [error] = db.episodes("error")
         self.assertEqual((error["id"], error["facts"].get("fixed_by")), (eid, "bun run test 2>&1"))
 
+    def test_a_database_stored_before_reads_its_transcripts_again_for_the_calls_after_a_failure(self):
+        from openmemory import migrations
+        t = Transcript(cwd=str(self.tmp / "shop"), start=when(11, 2))
+        t.user("commit the parser fix")
+        failing(t, 'git commit -m "fix the parser"', "Author identity unknown\nfatal: unable to auto-detect email address")
+        t.assistant("Setting it.", tools=[("Bash", {"command": 'git config user.email "dev@shop.example"'}, "", False)])
+        t.user("thanks")
+        path = t.write(project_folder(self.claude, t.cwd))
+        with store.connect() as db:
+            ingest.ingest(db, [str(path)], now="2026-11-03T03:00:00Z")
+            raw = raw_db(db)            # as the version before m030 stored it: nothing of what came next
+            [(eid, facts)] = raw.execute("SELECT id, facts FROM episodes WHERE kind = 'error'").fetchall()
+            self.assertIn("next", json.loads(facts))
+            facts = {k: v for k, v in json.loads(facts).items() if k not in ("next", "again")}
+            raw.execute("UPDATE episodes SET facts = ? WHERE id = ?", (json.dumps(facts), eid))
+            raw.execute(f"PRAGMA user_version = "
+                        f"{[m.__name__ for m in migrations.MIGRATIONS].index('m030_next_calls_read_again')}")
+            raw.commit()
+        with store.connect() as db:
+            ingest.ingest(db, [], now="2026-11-03T03:00:00Z")
+            [error] = db.episodes("error")
+        self.assertEqual(error["id"], eid)
+        self.assertEqual([c["call"] for c in error["facts"].get("next", [])], ['git config user.email "dev@shop.example"'])
+
     def test_the_fix_a_later_session_shows_is_named(self):
         seed = 'Exit code 1\n> seed\nerror: relation "users" does not exist\nnpm ERR! code 1'
         sessions = []
