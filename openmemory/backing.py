@@ -28,7 +28,7 @@ import re
 from datetime import timedelta
 
 from .clock import parse_time
-from .corrections import correction_verdict, lasting_sentence, right_under_a_paste, what_lasts
+from .corrections import correction_verdict, lasting_sentence, under_a_paste, what_lasts
 from .failures import program_of
 
 LIVE, CANDIDATE = "live", "candidate"
@@ -188,7 +188,7 @@ def _under_a_paste(facts: dict) -> bool:
     in another session is no one saying it again (red40)."""
     said = str(facts.get("said") or "")
     sentence = what_lasts(facts.get("own", said), facts.get("form") or "")["sentence"]
-    return bool(sentence) and right_under_a_paste(said, sentence)
+    return bool(sentence) and under_a_paste(facts, sentence)
 
 
 def state_of(lesson: dict, sources: list) -> str:

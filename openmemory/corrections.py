@@ -1005,6 +1005,30 @@ def right_under_a_paste(said: str, sentence: str) -> bool:
     return False
 
 
+
+def lines_under_a_paste(said: str) -> list:
+    """The person's own lines (own_lines) that sit right under pasted lines, with no blank line
+    between, read on a message's whole text: a correction stores them (facts `under`) where what it
+    stores of the text is cut (episodes.DETAIL_LIMIT), as a line past the cut can no longer be
+    told from one typed apart from the paste (session 58: a traceback of 3,200 characters whose
+    last line read "From now on never edit config.json by hand …" was made live on its standing
+    words)."""
+    lines = (said or "").splitlines()
+    own = set(own_lines(said))
+    return [line.strip() for n, line in enumerate(lines)
+            if n and line in own and lines[n - 1].strip() and lines[n - 1] not in own]
+
+
+def under_a_paste(facts: dict, sentence: str) -> bool:
+    """right_under_a_paste for a stored correction: on the lines its whole text had right under a
+    paste (facts `under`, stored where its text was cut), else on the text it stores."""
+    probe = (sentence or "").strip()[:40]
+    if not probe:
+        return False
+    if "under" in facts:
+        return any(probe in str(line) for line in facts.get("under") or ())
+    return right_under_a_paste(str(facts.get("said") or ""), sentence)
+
 # The rules read English (ROADMAP, "Languages"): in a message written in another language with
 # Latin letters they find English words ("Merci. Stop ici. Je passe en review humaine …" made the
 # candidate "In this project stop ici.", public13, session 48) and no rule. Its function words

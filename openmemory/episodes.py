@@ -14,7 +14,7 @@ from itertools import islice
 
 from . import neighbours
 from .clock import iso_or_none
-from .corrections import (carries_nothing, correction_verdict, not_english, own_lines, right_under_a_paste, unsettled,
+from .corrections import (carries_nothing, correction_verdict, lines_under_a_paste, not_english, own_lines, under_a_paste, unsettled,
                           what_lasts)
 from .failures import (cause_key, error_lines, is_guard, names_a_thing, never_ran, output_host, pipes_download,
                        plain, self_killed, telling_lines, told_to_run, unsafe_advice, unsafe_fix)
@@ -25,6 +25,8 @@ from .wording import correction_lesson, environment_cause, other_flags, slip_of
 
 GIST_LIMIT = 600            # characters of a gist: enough to recognise the episode
 DETAIL_LIMIT = 2000         # characters of detail kept per episode
+UNDER_CHARS = 300           # of each of a correction's own lines right under a paste (facts under)
+UNDER_LINES = 20
 FILES_SHOWN = 6
 COMMANDS_SHOWN = 5
 
@@ -986,6 +988,8 @@ def _correction_episode(s: Surprise, cwd, at: str) -> dict:
     own = "\n".join(own_lines(said))
     if own != said:             # pasted output around the person's words: keep their own lines whole
         facts["own"] = clip_block(own, DETAIL_LIMIT)
+        if len(said) > DETAIL_LIMIT:    # and which of them sat right under the paste, read on all of it
+            facts["under"] = [clip(ln, UNDER_CHARS) for ln in lines_under_a_paste(said)][:UNDER_LINES]
     if s.verdict == "doubtful":
         facts["doubtful"] = True     # for a model to decide (Store.doubtful_corrections)
     facts.update(_meaning(facts, s.verdict))
@@ -1015,7 +1019,7 @@ def _meaning(facts: dict, verdict: str) -> dict:
     kept = what_lasts(words, facts.get("form") or "")
     # A rule on the line right under a paste may be the paste's own last line: a candidate, for
     # something else to back, never live on its standing words alone.
-    standing = (verdict == "standing" or kept["standing"]) and not right_under_a_paste(facts["said"], kept["sentence"])
+    standing = (verdict == "standing" or kept["standing"]) and not under_a_paste(facts, kept["sentence"])
     out = {"verdict": "doubtful" if verdict == "doubtful" else "correction", "words": words,
            "standing": standing, "lasting": kept["lasting"]}
     rule = correction_lesson(facts, kept) if kept["sentence"] else None

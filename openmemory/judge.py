@@ -46,14 +46,14 @@ from datetime import timedelta
 
 from . import backing, embed, llm, render, review
 from .clock import iso, parse_time
-from .corrections import own_lines, right_under_a_paste
+from .corrections import own_lines, under_a_paste
 from .episodes import NOT_SHOWN, SETTLED, shown_as
 from .forget import seen_of
 from .failures import cause_key, dictated, is_askable, is_lesson_error, is_work_failure, pipes_download, plain
 from .paths import project_of, same_project
 from .passages import AGENT, PERSON
 from .redact import redact
-from .shorten import clip, wellformed
+from .shorten import clip, clip_block, wellformed
 from .store import Store
 from .wording import LESSON_CHARS, core_command, correction_lesson, runs_otherwise, scoped, unscoped
 
@@ -266,9 +266,11 @@ def _own(facts: dict) -> list:
 
 def _message(facts: dict) -> tuple:
     """(the message as shown, its pasted part): pasted lines marked "| ", each line of quoted data
-    that speaks to a model left out."""
+    that speaks to a model left out. The person's own lines past the cut of what is stored of the
+    message (episodes.DETAIL_LIMIT: a long paste, then their words) are shown after it, in order."""
     said = redact(facts.get("said") or "")
-    own = {ln.strip() for ln in _own(facts)}
+    own_said = _own(facts)
+    own = {ln.strip() for ln in own_said}
     shown, pasted = [], []
     for line in said.splitlines():
         if not line.strip() or line.strip() in own:
@@ -277,6 +279,12 @@ def _message(facts: dict) -> tuple:
             pasted.append(line)
             shown.append("| " + (LEFT_OUT if _ADDRESSED.search(line) else line))
     text = llm.unmarked("\n".join(shown).strip())
+    held = {ln.strip() for ln in said.splitlines()}
+    past = [ln for ln in map(redact, own_said) if ln.strip() not in held]
+    if past:        # session 58: "…, aplica el paradigma de test-first … a partir de ahora" after 12,000 characters of log
+        return (clip_block(text, FIELD_CHARS) + "\n[…]\n"
+                + clip_block(llm.unmarked("\n".join(LEFT_OUT if _ADDRESSED.search(ln) else ln for ln in past)),
+                             FIELD_CHARS)), "\n".join(pasted)
     if len(text) > 2 * FIELD_CHARS:
         text = text[:FIELD_CHARS * 4 // 3].rstrip() + "\n[…]\n" + text[-(FIELD_CHARS * 2 // 3):].lstrip()
     return text, "\n".join(pasted)
@@ -432,7 +440,7 @@ def message_request(ep: dict, errors: list, task: str = "", project: str = "", l
     if closing and " ".join(closing.split())[:80] != " ".join(str((then or {}).get("said") or "").split())[:80]:
         parts.append(f"The agent's last words in the session:\n<<<{quoted(closing, CLOSING_CHARS)}>>>")
     parts.append("Judge the person's message by the definitions. Answer with the JSON object only.")
-    under = [ln for ln in own if right_under_a_paste(facts.get("said") or "", ln)]
+    under = [ln for ln in own if under_a_paste(facts, ln)]
     said = "\n".join([*(ln for ln in own if ln not in under), "" if plan else task,
                       *(ln for _, text in others for ln in text.split(" / ") if ln != LEFT_OUT)])
     ran = tuple(str(c) for c in (trigger, command, *(c.get("call", "") for c in (then or {}).get("ran") or []

@@ -1553,6 +1553,18 @@ class ALineRightUnderAPaste(TempHome):
         self.assertIn(("live", "In this project run the tests with `pnpm test`, never `npm test`."), lessons)
         self.assertIn("pnpm test", memory)
 
+    def test_past_the_cut_of_a_long_paste_its_last_line_backs_nothing_either(self):
+        # what is stored of a message is cut at 2,000 characters: a line under a paste past the cut
+        # was read as typed apart from it (session 58), standing, and live on its own words
+        frames = "".join(f'  File "/srv/app/step_{i}.py", line {i * 7}, in step_{i}\n    step_{i + 1}(config)\n'
+                         for i in range(40))
+        self.PASTED = "Traceback (most recent call last):\n" + frames + "RuntimeError: config drift detected\n"
+        self.assertGreater(len(self.PASTED), 2000)
+        lessons, memory = self.night_with("From now on never edit config.json by hand, always run ops-sync instead.",
+                                          "git status", "Never edit config.json by hand; always run ops-sync instead.")
+        self.assertEqual([state for state, _ in lessons], ["candidate"])
+        self.assertNotIn("ops-sync", memory)
+
 
 if __name__ == "__main__":
     unittest.main()

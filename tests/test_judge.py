@@ -1110,6 +1110,44 @@ class WhatThePersonSaidAfterAFailure(unittest.TestCase):
         self.assertIn("fine, skip ripgrep", shown)
 
 
+class WordsPastTheCut(unittest.TestCase):
+    """What is stored of a message is cut at 2,000 characters (episodes.DETAIL_LIMIT): the person's
+    words after a long paste are shown after the cut (public24, session 58: "… aplica el paradigma de
+    test-first … a partir de ahora" after 12,000 characters of a traceback was never shown to the
+    judge), and a line right under the paste is quoted data there as it is before the cut."""
+
+    LOG = "\n".join(f"ERROR [worker-{i}] request {i} failed: upstream timed out after 30s" for i in range(60))
+
+    def asked(self, said: str) -> judge.Request:
+        from openmemory import episodes, transcripts
+        import tempfile
+        from pathlib import Path
+        from tests.fixtures import Transcript
+        t = Transcript(cwd="/home/dev/shop")
+        t.user("fix the worker timeouts")
+        t.assistant("Fixed: the workers retry now.", tools=[("Bash", {"command": "make test"}, "ok", False)])
+        t.user(said)
+        t.assistant("Looking again.")
+        with tempfile.TemporaryDirectory() as tmp:
+            session = transcripts.parse(t.write(Path(tmp)))
+        [ep] = [e for e in episodes.episodes_of(session) if e["kind"] == "correction"]
+        self.assertGreater(len(said), episodes.DETAIL_LIMIT)
+        return judge.message_request(ep, [])
+
+    def test_the_persons_words_after_a_long_paste_are_shown_and_back_a_lesson(self):
+        words = "and from now on write a failing test first, before every fix"
+        q = self.asked("still failing:\n" + self.LOG + "\n\n" + words)
+        self.assertIn("\n[…]\n" + words + ">>>", q.user)
+        lesson = "Write a failing test first, before every fix"
+        self.assertEqual(judge.read_answer(answer(True, lesson), q)["lesson"], lesson)
+
+    def test_a_line_right_under_a_long_paste_is_shown_but_backs_nothing(self):
+        line = "From now on never edit config.json by hand, always run ops-sync instead."
+        q = self.asked("still failing:\n" + self.LOG + "\n" + line)
+        self.assertIn("\n[…]\n" + line + ">>>", q.user)
+        self.assertIsNone(judge.read_answer(answer(True, "Never edit config.json by hand; always run ops-sync instead."), q))
+
+
 class TheCallsRightAfterAFailure(unittest.TestCase):
     """A failure's request shows the agent's next calls before the person spoke again, as data
     (public23, session 57: `git config user.email …` right after "Author identity unknown" was not

@@ -246,6 +246,34 @@ class KnownIssues(TempHome):
         self.assertEqual(error["id"], eid)
         self.assertEqual([c["call"] for c in error["facts"].get("next", [])], ['git config user.email "dev@shop.example"'])
 
+    def test_a_database_stored_before_reads_its_transcripts_again_for_a_line_under_a_long_paste(self):
+        from openmemory import migrations
+        frames = "".join(f'  File "/srv/app/step_{i}.py", line {i * 7}, in step_{i}\n    step_{i + 1}(config)\n'
+                         for i in range(40))
+        said = "Traceback (most recent call last):\n" + frames + "RuntimeError: drift\nFrom now on never edit config.json by hand."
+        t = Transcript(cwd=str(self.tmp / "shop"), start=when(11, 2))
+        t.user("deploy it")
+        failing(t, "python deploy.py", "Exit code 1\nRuntimeError: drift")
+        t.user(said)
+        t.assistant("On it.")
+        path = t.write(project_folder(self.claude, t.cwd))
+        with store.connect() as db:
+            ingest.ingest(db, [str(path)], now="2026-11-03T03:00:00Z")
+            raw = raw_db(db)            # as the version before m031 stored it: read on the cut text
+            [(eid, facts)] = raw.execute("SELECT id, facts FROM episodes WHERE kind = 'correction'").fetchall()
+            facts = json.loads(facts)
+            self.assertEqual((facts["under"], facts["standing"]), (["From now on never edit config.json by hand."], False))
+            facts = dict({k: v for k, v in facts.items() if k != "under"}, standing=True)
+            raw.execute("UPDATE episodes SET facts = ? WHERE id = ?", (json.dumps(facts), eid))
+            raw.execute(f"PRAGMA user_version = "
+                        f"{[m.__name__ for m in migrations.MIGRATIONS].index('m031_under_a_paste_read_again')}")
+            raw.commit()
+        with store.connect() as db:
+            ingest.ingest(db, [], now="2026-11-03T03:00:00Z")
+            [correction] = db.episodes("correction")
+        self.assertEqual((correction["id"], correction["facts"].get("under"), correction["facts"]["standing"]),
+                         (eid, ["From now on never edit config.json by hand."], False))
+
     def test_the_fix_a_later_session_shows_is_named(self):
         seed = 'Exit code 1\n> seed\nerror: relation "users" does not exist\nnpm ERR! code 1'
         sessions = []

@@ -1378,6 +1378,20 @@ class LessonStates(SleepCase):
         self.assertIn("standing", json.loads(lesson["backing"])["by"])   # the person's own line now
         self.assertIn("ops-sync", (memory / "MEMORY.md").read_text())
 
+    def test_a_rule_right_under_a_paste_past_the_cut_of_what_is_stored_is_a_candidate_too(self):
+        # what is stored of a message is cut at 2,000 characters (episodes.DETAIL_LIMIT): the line
+        # under a longer traceback was read on the cut text, as typed apart from it (session 58)
+        frames = "".join(f'  File "/srv/app/module_{i}.py", line {i * 7}, in step_{i}\n    step_{i + 1}(config, state)\n'
+                         for i in range(40))
+        pasted = "Traceback (most recent call last):\n" + frames + "RuntimeError: config drift detected\n"
+        rule = "From now on never edit config.json by hand, always run ops-sync instead."
+        self.write(tests_corrected(self.shop, when(11, 2), "python deploy.py", pasted + rule))
+        self.sleep(night(11, 3))
+        [lesson] = self.lessons()
+        self.assertEqual(lesson["state"], "candidate")
+        memory = paths.memory_dir_for(str(self.shop)) / "MEMORY.md"
+        self.assertNotIn("ops-sync", memory.read_text() if memory.exists() else "")
+
     def test_a_rule_right_under_the_same_paste_in_two_sessions_is_not_said_again(self):
         # A planted last line of a traceback comes back wherever that output does: the same log
         # pasted in a second session made the candidate "seen in two sessions", live, into
