@@ -155,10 +155,13 @@ _ASKED_TO_LOOK = re.compile(r"(?i)\b(?:try|run|refresh|reload|re-?test|test|chec
 # a diagnostic step's own words hold: "this will show whether the call completes successfully").
 _FIXED = re.compile(r"(?i)\b(?:fixed|resolved|should (?:now )?(?:work|be fixed|pass)|(?:is|are) now (?:working|"
                     r"fixed|gone)|now works|(?:tests?|checks?) (?:now )?pass)\b")
-# A line of pasted output that says something failed.
+# A line of pasted output that says something failed; not one the person opens as themselves ("I am on a
+# mobile hotspot. The SFTP connection is failing with 'Authentication failed'. Please update …",
+# public24, session 58: read as pasted, the message held no words of theirs).
 _FAIL_LINE = re.compile(r"""(?xi)^\s*(?:
       (?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception):\s | Traceback\s\(most | error(?:\[\w+\])?:\s | ERROR[:\s] | FAILED\b
-    | FAIL\s | npm\s(?:ERR!|error)\s | .*\berror\sTS\d+: | .*\bexit\s(?:code|status):?\s*[1-9] | .*\bfailed\b
+    | FAIL\s | npm\s(?:ERR!|error)\s | .*\berror\sTS\d+: | .*\bexit\s(?:code|status):?\s*[1-9]
+    | (?!(?:i|i'm|i've|i'd|we|we're|my|our)\s).*\bfailed\b
     | fatal:\s | \[CLIENT\sERROR\] | ×\s | ✖ | .*\bpanicked\sat\b | E\s{2,}\S )""")
 # Review findings pasted back: a header, or an item naming a place in the code.
 _REVIEW_HEAD = re.compile(r"(?im)^\s*(?:more\s+)?(?:(?:pr|code|review(?:er)?'?s?|coderabbit|copilot)\s+(?:feedback|"

@@ -602,8 +602,10 @@ def environment_lesson(members: list, cwd=None) -> str:
     elif kind == "glob":
         body = "The shell is zsh: an unquoted `*` or `?` that matches no file fails the whole command (`no matches found`)"
     elif kind == "self-kill":
-        body = ("`pkill -f` run by the Bash tool kills the tool's own shell too (its command line holds the "
-                "pattern), which ends the call with no output")
+        # and how not to (a reviewer edited it for naming none, public24, session 58): `kill $(pgrep -f …)`
+        # matches itself the same way; a bracketed letter matches the process, not the pattern's own text
+        body = ("`pkill -f` also kills the Bash tool's own shell (its command line holds the pattern); "
+                "kill by PID or `pkill -f '[n]ame'`")
     elif kind == "terminal":
         said = next((_TERMINAL_SAID[m.group(2) or m.group(3) or m.group(4)] for f in reversed(members)
                      for line in telling_lines(f) for m in [_NO_TERMINAL.match(line.strip().lower())] if m), "")

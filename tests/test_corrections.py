@@ -346,6 +346,17 @@ class WhatLasts(unittest.TestCase):
                  'File "/w/app/main.py", line 3, in <module>')
         self.assertEqual(corrections.own_lines(trace), ["it crashes again"])
 
+    def test_a_line_the_person_opens_as_themselves_is_theirs_though_it_says_failed(self):
+        # public24 (session 58): "I am working via a mobile hotspot. The SFTP connection is failing with
+        # 'Authentication failed'. Please update …" read as a line of output (it says "failed"), so the
+        # judge was told the whole message was pasted and that it held no words of the person's
+        for said in ("I am on a mobile hotspot. The SFTP login keeps failing with 'Authentication failed'. "
+                     "Please retry with a 20 s timeout", "we failed to deploy again, use make deploy-staging"):
+            self.assertEqual(corrections.own_lines(said), [said], said)
+        for line in ("Login failed: [401] Invalid username or password.", "I/O failed on /dev/sdb",
+                     "Build failed with exit code 2"):
+            self.assertEqual(corrections.own_lines("it still breaks\n" + line), ["it still breaks"], line)
+
     def test_a_paste_is_one_block_and_a_line_typed_before_a_prompts_gap_is_the_persons(self):
         # a terminal's right-hand prompt after the person's words; git's progress lines among its errors
         said = ("I pushed it and got this from the server: git push" + " " * 40 + "~ 42%\n"

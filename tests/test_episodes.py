@@ -759,13 +759,14 @@ class AFailureKeepsWhatMadeTheSameThingWork(unittest.TestCase):
         self.assertEqual(facts["error"], ["Exit code 144", failures.SELF_KILLED])
         self.assertTrue(failures.is_askable(facts))
         self.assertEqual(wording.environment_key(facts), "shell: pkill -f kills its own shell")
-        self.assertIn("kills the tool's own shell", wording.environment_lesson([facts]))
+        self.assertIn("kills the Bash tool's own shell (its command line holds the pattern); kill by PID or "
+                      "`pkill -f '[n]ame'`", wording.environment_lesson([facts]))
         # another kill, a plain exit code, or output that prints the same words is not it
         for command, output in [("pkill python", "Exit code 144"), ('pkill -f "train.py"', "Exit code 1"),
                                 ("./run.sh", "Exit code 144\n" + failures.SELF_KILLED)]:
             for facts in failures_of(command, output):
                 self.assertEqual(wording.environment_key(facts), "", command)
-                self.assertNotIn("kills the tool's own shell", wording.error_lesson([facts]), command)
+                self.assertNotIn("kills the Bash tool's own shell", wording.error_lesson([facts]), command)
 
     def test_a_step_after_which_the_same_error_came_again_is_no_fix(self):
         # public11 (session 47): `ls …/.claude/settings.json` failed (no such file), the agent ran the
