@@ -1008,7 +1008,6 @@ def right_under_a_paste(said: str, sentence: str) -> bool:
     return False
 
 
-
 def lines_under_a_paste(said: str) -> list:
     """The person's own lines (own_lines) that sit right under pasted lines, with no blank line
     between, read on a message's whole text: a correction stores them (facts `under`) where what it
@@ -1031,6 +1030,7 @@ def under_a_paste(facts: dict, sentence: str) -> bool:
     if "under" in facts:
         return any(probe in str(line) for line in facts.get("under") or ())
     return right_under_a_paste(str(facts.get("said") or ""), sentence)
+
 
 # The rules read English (ROADMAP, "Languages"): in a message written in another language with
 # Latin letters they find English words ("Merci. Stop ici. Je passe en review humaine …" made the

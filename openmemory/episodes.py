@@ -14,8 +14,8 @@ from itertools import islice
 
 from . import neighbours
 from .clock import iso_or_none
-from .corrections import (carries_nothing, correction_verdict, lines_under_a_paste, not_english, own_lines, under_a_paste, unsettled,
-                          what_lasts)
+from .corrections import (carries_nothing, correction_verdict, lines_under_a_paste, not_english, own_lines,
+                          under_a_paste, unsettled, what_lasts)
 from .failures import (cause_key, error_lines, is_guard, names_a_thing, never_ran, output_host, pipes_download,
                        plain, self_killed, telling_lines, told_to_run, unsafe_advice, unsafe_fix)
 # a cut redacts first where it cuts (issue 27): it never keeps part of a secret

@@ -281,7 +281,7 @@ def _message(facts: dict) -> tuple:
     text = llm.unmarked("\n".join(shown).strip())
     held = {ln.strip() for ln in said.splitlines()}
     past = [ln for ln in map(redact, own_said) if ln.strip() not in held]
-    if past:        # session 58: "…, aplica el paradigma de test-first … a partir de ahora" after 12,000 characters of log
+    if past:        # public24: "… aplica el paradigma de test-first … a partir de ahora" after 12,000 characters
         return (clip_block(text, FIELD_CHARS) + "\n[…]\n"
                 + clip_block(llm.unmarked("\n".join(LEFT_OUT if _ADDRESSED.search(ln) else ln for ln in past)),
                              FIELD_CHARS)), "\n".join(pasted)
