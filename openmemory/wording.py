@@ -189,7 +189,7 @@ def _imperative(sentence: str, command: str) -> str:
     negative = [c for c in clauses if _NEGATIVE.match(c)]
     positive = [c for c in clauses if not _NEGATIVE.match(c)]
     if command and IMPERATIVE.match(sentence):
-        cmd_words = set(embed.words(command))
+        cmd_words = set(embed.words(_unquoted(command)))
         about = [c for c in negative if _content(c) & cmd_words and not re.match(r"(?i)never\b", c)
                  and not _NOT_A_CONCERN.match(c)]
         vague = [c for c in negative if not _content(c)]
@@ -197,12 +197,24 @@ def _imperative(sentence: str, command: str) -> str:
             program = command.split()[0]
             named = set().union(*(_content(c) & cmd_words for c in about))
             shown = program if named <= {program.lower()} else command
-            return ", ".join(c for c in clauses if c not in about) + f", not `{shown}`"
+            if len(shown) <= FIX_CHARS:     # a longer one, cut, would leave the rule ", not…" (public25)
+                return ", ".join(c for c in clauses if c not in about) + f", not `{shown}`"
+            return sentence
         if vague and not positive:
             return f"Don't run `{command}`"
         if len(clauses) == 1 and re.search(r"\binstead$", sentence) and command not in sentence:
             return sentence + f" of `{command}`"       # "use X instead": instead of what the agent ran
     return sentence
+
+
+def _unquoted(command: str) -> str:
+    """A command without what it only quotes (a commit message, an echo's text, a heredoc's body,
+    to the end where a quote is left open by a cut): words there say nothing of what ran. public25
+    (session 58): "don't create code examples, keep it to generic or with diagrams" was read as
+    rejecting `git commit -m "… Create detailed infra…"` for its "Create", and became "Keep it to
+    generic or with diagrams, not…", the command cut away with the rule."""
+    out = re.sub(r"'[^'\n]*'|\"(?:[^\"\\\n]|\\.)*\"", " ", command)
+    return re.split(r"<<|['\"]", out, maxsplit=1)[0]
 
 
 # "Don't care about the python equivalent": says what does not matter here, not that the agent's

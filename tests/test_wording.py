@@ -297,6 +297,22 @@ class Wording(unittest.TestCase):
                                                     "trigger_tool": "Bash", "trigger": "pytest -q"}),
                          "Use make test, not `pytest`.")
 
+    def test_a_word_the_command_only_quotes_is_no_rejection_of_it_and_a_long_one_is_never_cut(self):
+        # public25 (session 58), rendered by the rules alone: "In the future, don't create code examples,
+        # keep it to generic or with diagrams" after `git add … && git commit -m "…Create detailed infra…"`
+        # became "Keep it to generic or with diagrams, not…": the commit message's "Create" read as the
+        # clause's, and the command named instead, cut with the rule
+        said = "In the future, don't create code examples, keep it to generic or with diagrams"
+        commit = ("git add infrastructure/loyalty-infrastructure.adoc && git commit -m \"$(cat <<'EOF' Add "
+                  "comprehensive Loyalty infrastructure documentation Create detailed infra…")
+        self.assertEqual(wording.correction_lesson({"said": said, "form": "words", "tool": "Bash", "command": commit}),
+                         "Don't create code examples, keep it to generic or with diagrams.")
+        # a clause that rejects a command too long to name whole stays as the person said it
+        long_run = "python -m unittest discover --start-directory tests/integration --pattern test_checkout_flow.py"
+        self.assertEqual(wording.correction_lesson({"said": "use make test, don't run python -m unittest directly",
+                                                    "form": "words", "trigger_tool": "Bash", "trigger": long_run}),
+                         "Use make test, don't run `python -m unittest` directly.")
+
     def test_scope_words_that_say_where_a_thing_is_stay_in_the_lesson(self):
         # newuser45, a week of public7's oh-my-posh sessions: "On bullet 1, do not unignore the full
         # folder, but only add the two skills that are already in this repo: ..." became the candidate
