@@ -463,7 +463,12 @@ def error_lines(result: str, limit: int = 3) -> list:
 # nothing and Claude Code reports only an exit code past 128 ("Exit code 144": public11 and public13,
 # a lasting failure each, never asked for lack of a cause line). What that silence means, in our words.
 _MATCHES_ITSELF = re.compile(r"\b(?:pkill|pgrep)\s+(?:-[\w-]+\s+)*-\w*f")
-SELF_KILLED = "(no output: the shell running it was killed; pkill -f matches its own command line)"
+SELF_KILLED = ("(no output: the shell running it was killed; pkill -f matches its own command line, which holds "
+               "the pattern, in whatever call it runs)")
+# as stored before 2026-12-07: a judge read "matches its own command line" as "the pattern is in this
+# same command" and made "run it as a separate call" the lesson (public26, session 58: harmful, the
+# separate call's shell holds the pattern too); m032_self_kill_read_again stores the line above
+SELF_KILLED_BEFORE = "(no output: the shell running it was killed; pkill -f matches its own command line)"
 
 
 def matches_itself(command: str) -> bool:

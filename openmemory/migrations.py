@@ -716,6 +716,16 @@ def m031_under_a_paste_read_again(db: sqlite3.Connection) -> None:
     db.execute("UPDATE sessions SET mtime_ns = -1")
 
 
+def m032_self_kill_read_again(db: sqlite3.Connection) -> None:
+    """Every transcript is marked to be read again, so that a `pkill -f` that killed the shell
+    running it is stored with the line that says so as it reads since 2026-12-07: "pkill -f matches
+    its own command line, which holds the pattern, in whatever call it runs". The line before ("…
+    matches its own command line") made a judge answer "run it as a separate call", which kills that
+    call's shell the same way. The next ingest updates each episode in place by its key, as
+    m015_read_again's does. Safe to run again."""
+    db.execute("UPDATE sessions SET mtime_ns = -1")
+
+
 MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_event_identity,
               m005_model_answers, m006_forgotten_and_opted_out, m007_recall_context,
               m008_episodes_indexed_at_commit, m009_lesson_state, m010_passages,
@@ -725,7 +735,7 @@ MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_even
               m021_standing_narrowed, m022_unwrapped_read_again, m023_approved_plans,
               m024_typed_newlines_read_again, m025_places_read_again, m026_spaceless_read_again,
               m027_spaceless_grams, m028_secrets_read_again, m029_command_passages,
-              m030_next_calls_read_again, m031_under_a_paste_read_again]
+              m030_next_calls_read_again, m031_under_a_paste_read_again, m032_self_kill_read_again]
 
 
 def migrate(db: sqlite3.Connection, path="") -> None:

@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from . import embed, paths
 from .corrections import IMPERATIVE, TOOLS, end_trimmed, own_lines, what_lasts
-from .failures import SELF_KILLED, error_line, matches_itself, pipes_download, telling_lines
+from .failures import SELF_KILLED, SELF_KILLED_BEFORE, error_line, matches_itself, pipes_download, telling_lines
 from .redact import mostly_secret
 from .shorten import clip
 
@@ -469,7 +469,7 @@ def environment_cause(facts: dict) -> tuple:
     if not any(word in said for word in _ENVIRONMENT_WORDS):
         return _shell_not_meant(command) if bash else ()    # most failures: a few substring tests
     ran = len(lines) < len(facts.get("error") or ())       # an "Exit code N": the command ran
-    if bash and ran and lines == [SELF_KILLED] and matches_itself(command):
+    if bash and ran and lines in ([SELF_KILLED], [SELF_KILLED_BEFORE]) and matches_itself(command):
         return ("self-kill", "pkill")   # our reading of a silent kill (failures.self_killed), not a line printed
     if bash and not ran and lines and _TIMED_OUT.match(lines[0]):
         # Claude Code's words, before any exit code (a program that ran and printed them is anyone's);

@@ -759,6 +759,11 @@ class AFailureKeepsWhatMadeTheSameThingWork(unittest.TestCase):
         self.assertEqual(facts["error"], ["Exit code 144", failures.SELF_KILLED])
         self.assertTrue(failures.is_askable(facts))
         self.assertEqual(wording.environment_key(facts), "shell: pkill -f kills its own shell")
+        # the line says the pattern is in the shell of whatever call runs it, not only of this one (public26,
+        # session 58: "run it as a separate call" made the lesson); one stored before reads the same
+        self.assertIn("in whatever call it runs", failures.SELF_KILLED)
+        self.assertEqual(wording.environment_key(dict(facts, error=["Exit code 144", failures.SELF_KILLED_BEFORE])),
+                         "shell: pkill -f kills its own shell")
         self.assertIn("kills the Bash tool's own shell (its command line holds the pattern); kill by PID or "
                       "`pkill -f '[n]ame'`", wording.environment_lesson([facts]))
         # another kill, a plain exit code, or output that prints the same words is not it

@@ -1148,6 +1148,23 @@ class WordsPastTheCut(unittest.TestCase):
         self.assertIsNone(judge.read_answer(answer(True, "Never edit config.json by hand; always run ops-sync instead."), q))
 
 
+class APkillThatKilledItself(unittest.TestCase):
+    def test_the_judge_is_told_the_pattern_is_in_the_shell_of_whatever_call_runs_it(self):
+        # public26 (session 58): told only that "pkill -f matches its own command line", a judge made "run
+        # it as a separate call before restarting the process" the lesson (harmful: that call's shell
+        # holds the pattern too)
+        from tests.fixtures import Transcript
+        t = Transcript(cwd="/home/dev/shop")
+        t.user("restart the dashboard on 8502")
+        t.assistant("Restarting.", tools=[("Bash", {"command": 'pkill -f "streamlit.*8502"; sleep 1; streamlit run app.py'},
+                                           "Exit code 144", True)])
+        t.assistant("Starting it.", tools=[("Bash", {"command": "nohup streamlit run app.py &"}, "", False)])
+        t.user("still not reachable from the LAN")
+        t.assistant("Checking.")
+        q = asked_failures(t, "pkill")
+        self.assertIn("pkill -f matches its own command line, which holds the pattern, in whatever call it runs", q.user)
+
+
 class TheCallsRightAfterAFailure(unittest.TestCase):
     """A failure's request shows the agent's next calls before the person spoke again, as data
     (public23, session 57: `git config user.email …` right after "Author identity unknown" was not

@@ -274,6 +274,29 @@ class KnownIssues(TempHome):
         self.assertEqual((correction["id"], correction["facts"].get("under"), correction["facts"]["standing"]),
                          (eid, ["From now on never edit config.json by hand."], False))
 
+    def test_a_database_stored_before_reads_its_transcripts_again_for_what_a_pkill_that_killed_itself_says(self):
+        from openmemory import migrations
+        t = Transcript(cwd=str(self.tmp / "app"), start=when(11, 2))
+        t.user("restart the dashboard")
+        failing(t, 'pkill -f "streamlit.*8502"; sleep 1; streamlit run app.py --server.port 8502', "Exit code 144")
+        t.assistant("Started.")
+        path = t.write(project_folder(self.claude, t.cwd))
+        with store.connect() as db:
+            ingest.ingest(db, [str(path)], now="2026-11-03T03:00:00Z")
+            raw = raw_db(db)            # as the version before m032 stored it
+            [(eid, facts)] = raw.execute("SELECT id, facts FROM episodes WHERE kind = 'error'").fetchall()
+            facts = json.loads(facts)
+            self.assertEqual(facts["error"], ["Exit code 144", failures.SELF_KILLED])
+            facts["error"] = ["Exit code 144", failures.SELF_KILLED_BEFORE]
+            raw.execute("UPDATE episodes SET facts = ? WHERE id = ?", (json.dumps(facts), eid))
+            raw.execute(f"PRAGMA user_version = "
+                        f"{[m.__name__ for m in migrations.MIGRATIONS].index('m032_self_kill_read_again')}")
+            raw.commit()
+        with store.connect() as db:
+            ingest.ingest(db, [], now="2026-11-03T03:00:00Z")
+            [error] = db.episodes("error")
+        self.assertEqual((error["id"], error["facts"]["error"]), (eid, ["Exit code 144", failures.SELF_KILLED]))
+
     def test_the_fix_a_later_session_shows_is_named(self):
         seed = 'Exit code 1\n> seed\nerror: relation "users" does not exist\nnpm ERR! code 1'
         sessions = []
