@@ -1004,8 +1004,13 @@ def right_under_a_paste(said: str, sentence: str) -> bool:
     own = set(own_lines(said))
     for n, line in enumerate(lines):
         if probe in line:
-            return n > 0 and bool(lines[n - 1].strip()) and lines[n - 1] not in own
+            return _after_pasted(lines, own, n)
     return False
+
+
+def _after_pasted(lines: list, own: set, n: int) -> bool:
+    """Whether lines[n] comes right after a pasted line (not blank, not one of own)."""
+    return n > 0 and bool(lines[n - 1].strip()) and lines[n - 1] not in own
 
 
 def lines_under_a_paste(said: str) -> list:
@@ -1017,8 +1022,7 @@ def lines_under_a_paste(said: str) -> list:
     words)."""
     lines = (said or "").splitlines()
     own = set(own_lines(said))
-    return [line.strip() for n, line in enumerate(lines)
-            if n and line in own and lines[n - 1].strip() and lines[n - 1] not in own]
+    return [line.strip() for n, line in enumerate(lines) if line in own and _after_pasted(lines, own, n)]
 
 
 def under_a_paste(facts: dict, sentence: str) -> bool:

@@ -201,53 +201,49 @@ class KnownIssues(TempHome):
         self.assertIn("`DRY_RUN=1 ./deploy.sh prod` fails with `bash: ./deploy.sh: No such file or directory`", text)
         self.assertNotIn("run it as", text)
 
-    def test_a_database_stored_before_reads_its_transcripts_again_for_the_wrapper_dropped(self):
+    def read_again_by(self, migration: str, t: Transcript, kind: str, as_before) -> tuple:
+        """Transcript t ingested, its one episode of kind stored as the version before migration stored
+        it (as_before: its facts as stored now -> as they were then), and read again by the upgrade's
+        next ingest: (the episode's id, the episode read again)."""
         from openmemory import migrations
+        path = t.write(project_folder(self.claude, t.cwd))
+        with store.connect() as db:
+            ingest.ingest(db, [str(path)], now="2026-11-03T03:00:00Z")
+            raw = raw_db(db)
+            [(eid, facts)] = raw.execute("SELECT id, facts FROM episodes WHERE kind = ?", (kind,)).fetchall()
+            raw.execute("UPDATE episodes SET facts = ? WHERE id = ?", (json.dumps(as_before(json.loads(facts))), eid))
+            raw.execute(f"PRAGMA user_version = {[m.__name__ for m in migrations.MIGRATIONS].index(migration)}")
+            raw.commit()
+        with store.connect() as db:
+            ingest.ingest(db, [], now="2026-11-03T03:00:00Z")
+            [episode] = db.episodes(kind)
+        return eid, episode
+
+    def test_a_database_stored_before_reads_its_transcripts_again_for_the_wrapper_dropped(self):
         t = Transcript(cwd=str(self.tmp / "app"), start=when(11, 2))
         t.user("run the tests")
         failing(t, "rtk bun run test 2>&1", "Exit code 2\nerror: unrecognized subcommand 'bun'")
         t.assistant("Without rtk.", tools=[("Bash", {"command": "bun run test 2>&1"}, "12 pass", False)])
-        path = t.write(project_folder(self.claude, t.cwd))
-        with store.connect() as db:
-            ingest.ingest(db, [str(path)], now="2026-11-03T03:00:00Z")
-            raw = raw_db(db)            # as the version before m022 stored it: no fix
-            [(eid, facts)] = raw.execute("SELECT id, facts FROM episodes WHERE kind = 'error'").fetchall()
-            facts = {k: v for k, v in json.loads(facts).items() if k not in ("fixed_by", "fix")}
-            raw.execute("UPDATE episodes SET facts = ? WHERE id = ?", (json.dumps(facts), eid))
-            raw.execute(f"PRAGMA user_version = "
-                        f"{[m.__name__ for m in migrations.MIGRATIONS].index('m022_unwrapped_read_again')}")
-            raw.commit()
-        with store.connect() as db:
-            ingest.ingest(db, [], now="2026-11-03T03:00:00Z")
-            [error] = db.episodes("error")
+        # as the version before m022 stored it: no fix
+        eid, error = self.read_again_by("m022_unwrapped_read_again", t, "error",
+                                        lambda facts: {k: v for k, v in facts.items() if k not in ("fixed_by", "fix")})
         self.assertEqual((error["id"], error["facts"].get("fixed_by")), (eid, "bun run test 2>&1"))
 
     def test_a_database_stored_before_reads_its_transcripts_again_for_the_calls_after_a_failure(self):
-        from openmemory import migrations
         t = Transcript(cwd=str(self.tmp / "shop"), start=when(11, 2))
         t.user("commit the parser fix")
         failing(t, 'git commit -m "fix the parser"', "Author identity unknown\nfatal: unable to auto-detect email address")
         t.assistant("Setting it.", tools=[("Bash", {"command": 'git config user.email "dev@shop.example"'}, "", False)])
         t.user("thanks")
-        path = t.write(project_folder(self.claude, t.cwd))
-        with store.connect() as db:
-            ingest.ingest(db, [str(path)], now="2026-11-03T03:00:00Z")
-            raw = raw_db(db)            # as the version before m030 stored it: nothing of what came next
-            [(eid, facts)] = raw.execute("SELECT id, facts FROM episodes WHERE kind = 'error'").fetchall()
-            self.assertIn("next", json.loads(facts))
-            facts = {k: v for k, v in json.loads(facts).items() if k not in ("next", "again")}
-            raw.execute("UPDATE episodes SET facts = ? WHERE id = ?", (json.dumps(facts), eid))
-            raw.execute(f"PRAGMA user_version = "
-                        f"{[m.__name__ for m in migrations.MIGRATIONS].index('m030_next_calls_read_again')}")
-            raw.commit()
-        with store.connect() as db:
-            ingest.ingest(db, [], now="2026-11-03T03:00:00Z")
-            [error] = db.episodes("error")
+
+        def as_before(facts):       # the version before m030: nothing of what came next
+            self.assertIn("next", facts)
+            return {k: v for k, v in facts.items() if k not in ("next", "again")}
+        eid, error = self.read_again_by("m030_next_calls_read_again", t, "error", as_before)
         self.assertEqual(error["id"], eid)
         self.assertEqual([c["call"] for c in error["facts"].get("next", [])], ['git config user.email "dev@shop.example"'])
 
     def test_a_database_stored_before_reads_its_transcripts_again_for_a_line_under_a_long_paste(self):
-        from openmemory import migrations
         frames = "".join(f'  File "/srv/app/step_{i}.py", line {i * 7}, in step_{i}\n    step_{i + 1}(config)\n'
                          for i in range(40))
         said = "Traceback (most recent call last):\n" + frames + "RuntimeError: drift\nFrom now on never edit config.json by hand."
@@ -256,45 +252,24 @@ class KnownIssues(TempHome):
         failing(t, "python deploy.py", "Exit code 1\nRuntimeError: drift")
         t.user(said)
         t.assistant("On it.")
-        path = t.write(project_folder(self.claude, t.cwd))
-        with store.connect() as db:
-            ingest.ingest(db, [str(path)], now="2026-11-03T03:00:00Z")
-            raw = raw_db(db)            # as the version before m031 stored it: read on the cut text
-            [(eid, facts)] = raw.execute("SELECT id, facts FROM episodes WHERE kind = 'correction'").fetchall()
-            facts = json.loads(facts)
+
+        def as_before(facts):       # the version before m031: read on the cut text
             self.assertEqual((facts["under"], facts["standing"]), (["From now on never edit config.json by hand."], False))
-            facts = dict({k: v for k, v in facts.items() if k != "under"}, standing=True)
-            raw.execute("UPDATE episodes SET facts = ? WHERE id = ?", (json.dumps(facts), eid))
-            raw.execute(f"PRAGMA user_version = "
-                        f"{[m.__name__ for m in migrations.MIGRATIONS].index('m031_under_a_paste_read_again')}")
-            raw.commit()
-        with store.connect() as db:
-            ingest.ingest(db, [], now="2026-11-03T03:00:00Z")
-            [correction] = db.episodes("correction")
+            return dict({k: v for k, v in facts.items() if k != "under"}, standing=True)
+        eid, correction = self.read_again_by("m031_under_a_paste_read_again", t, "correction", as_before)
         self.assertEqual((correction["id"], correction["facts"].get("under"), correction["facts"]["standing"]),
                          (eid, ["From now on never edit config.json by hand."], False))
 
     def test_a_database_stored_before_reads_its_transcripts_again_for_what_a_pkill_that_killed_itself_says(self):
-        from openmemory import migrations
         t = Transcript(cwd=str(self.tmp / "app"), start=when(11, 2))
         t.user("restart the dashboard")
         failing(t, 'pkill -f "streamlit.*8502"; sleep 1; streamlit run app.py --server.port 8502', "Exit code 144")
         t.assistant("Started.")
-        path = t.write(project_folder(self.claude, t.cwd))
-        with store.connect() as db:
-            ingest.ingest(db, [str(path)], now="2026-11-03T03:00:00Z")
-            raw = raw_db(db)            # as the version before m032 stored it
-            [(eid, facts)] = raw.execute("SELECT id, facts FROM episodes WHERE kind = 'error'").fetchall()
-            facts = json.loads(facts)
+
+        def as_before(facts):       # the version before m032: the line as it read then
             self.assertEqual(facts["error"], ["Exit code 144", failures.SELF_KILLED])
-            facts["error"] = ["Exit code 144", failures.SELF_KILLED_BEFORE]
-            raw.execute("UPDATE episodes SET facts = ? WHERE id = ?", (json.dumps(facts), eid))
-            raw.execute(f"PRAGMA user_version = "
-                        f"{[m.__name__ for m in migrations.MIGRATIONS].index('m032_self_kill_read_again')}")
-            raw.commit()
-        with store.connect() as db:
-            ingest.ingest(db, [], now="2026-11-03T03:00:00Z")
-            [error] = db.episodes("error")
+            return dict(facts, error=["Exit code 144", failures.SELF_KILLED_BEFORE])
+        eid, error = self.read_again_by("m032_self_kill_read_again", t, "error", as_before)
         self.assertEqual((error["id"], error["facts"]["error"]), (eid, ["Exit code 144", failures.SELF_KILLED]))
 
     def test_the_fix_a_later_session_shows_is_named(self):
