@@ -71,6 +71,7 @@ class Surprise:
     reached: str = ""           # errors: a program the shell did not find, run later another way (fixed_by)
     next: list = field(default_factory=list)        # errors: the agent's next calls, before the person spoke (_note_next)
     again: bool = False         # errors: the very same call (its input whole) went through later, nothing but looking between
+    queued: bool = False        # corrections: typed while the agent was working (it reached the agent between its steps)
 
 
 def surprises_of(s: Session, settled: bool = False) -> list:
@@ -712,7 +713,8 @@ def _correction(turn: Turn, agent: Turn | None, calls: list, verdict: str, form:
                     verdict=verdict, form="refusal" if refused else form, trigger=about.summary() if about else "",
                     trigger_tool=about.name if about else "", trigger_failed=bool(about and about.is_error),
                     command_failed=bool(recent and recent.is_error and not recent.rejected),
-                    agent_said=clip(agent_said, 300), legacy=refused.id if refused else "")
+                    agent_said=clip(agent_said, 300), legacy=refused.id if refused else "",
+                    queued=turn.source == "queued")
 
 
 def _last_failure(calls: list) -> ToolCall | None:
@@ -992,6 +994,8 @@ def _correction_episode(s: Surprise, cwd, at: str) -> dict:
             facts["under"] = [clip(ln, UNDER_CHARS) for ln in lines_under_a_paste(said)][:UNDER_LINES]
     if s.verdict == "doubtful":
         facts["doubtful"] = True     # for a model to decide (Store.doubtful_corrections)
+    if s.queued:
+        facts["queued"] = True       # for a judge: the words reached the agent mid-task, between its steps
     facts.update(_meaning(facts, s.verdict))
     light = s.form == SETTLED       # no title, gist or detail: nothing finds it, counts it or shows it
     return {

@@ -414,8 +414,11 @@ def message_request(ep: dict, errors: list, task: str = "", project: str = "", l
                  else "Just before the message, the agent ran no command.")
     if last_words:
         parts.append(f"The agent's last words before the message:\n<<<{quoted(last_words, 600)}>>>")
+    # A message typed while the agent worked reaches it between two steps of the work ("APPLY MAXIMUM
+    # SPEEED", public24): steering what it is doing, which read as a new request where it was not told.
     where = ("typed into the dialog that refused the call above; " if facts.get("rejected") and message
-             else "")
+             else "typed while the agent was still working, without waiting for it to finish: it reached the "
+                  "agent between its steps; " if facts.get("queued") else "")
     parts.append(f"The person's message ({where}lines marked \"| \" were pasted into it):\n<<<" + message + ">>>")
     if then is None:
         parts.append("What the agent did next: not recorded.")

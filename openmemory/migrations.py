@@ -726,6 +726,15 @@ def m032_self_kill_read_again(db: sqlite3.Connection) -> None:
     db.execute("UPDATE sessions SET mtime_ns = -1")
 
 
+def m033_queued_read_again(db: sqlite3.Connection) -> None:
+    """Every transcript is marked to be read again, so that a message the person typed while the
+    agent was working (queued: it reached the agent between its steps) is stored as one since
+    2026-12-07 (facts `queued`), and a judge asked about it is told so. A message a judge already
+    answered keeps its verdict (store._judged_kept). The next ingest updates each episode in place
+    by its key, as m015_read_again's does. Safe to run again."""
+    db.execute("UPDATE sessions SET mtime_ns = -1")
+
+
 MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_event_identity,
               m005_model_answers, m006_forgotten_and_opted_out, m007_recall_context,
               m008_episodes_indexed_at_commit, m009_lesson_state, m010_passages,
@@ -735,7 +744,8 @@ MIGRATIONS = [m001_create_schema, m002_decay_clock, m003_recall_index, m004_even
               m021_standing_narrowed, m022_unwrapped_read_again, m023_approved_plans,
               m024_typed_newlines_read_again, m025_places_read_again, m026_spaceless_read_again,
               m027_spaceless_grams, m028_secrets_read_again, m029_command_passages,
-              m030_next_calls_read_again, m031_under_a_paste_read_again, m032_self_kill_read_again]
+              m030_next_calls_read_again, m031_under_a_paste_read_again, m032_self_kill_read_again,
+              m033_queued_read_again]
 
 
 def migrate(db: sqlite3.Connection, path="") -> None:

@@ -1148,6 +1148,41 @@ class WordsPastTheCut(unittest.TestCase):
         self.assertIsNone(judge.read_answer(answer(True, "Never edit config.json by hand; always run ops-sync instead."), q))
 
 
+class AMessageTypedWhileTheAgentWorked(unittest.TestCase):
+    """Words typed while the agent was working reach it between two of its steps (a queued message):
+    public24 (session 58), "APPLY MAXIMUM SPEEED" and "LOAD THE DATASETS DIRECTLY ON VRAM" typed
+    during a training run steer the run, and a judge not told so read them as new requests."""
+
+    def asked(self, queued: bool) -> judge.Request:
+        from openmemory import episodes, transcripts
+        import tempfile
+        from pathlib import Path
+        from tests.fixtures import Transcript
+        t = Transcript(cwd="/home/dev/ml")
+        t.user("train the model on the new split")
+        t.assistant("Starting the training.", tools=[("Bash", {"command": "python train.py --workers 2"}, "epoch 1/40", False)])
+        if queued:
+            t.queued("use the maximum number of workers")
+        else:
+            t.user("use the maximum number of workers")
+        t.assistant("Restarting with 16 workers.", tools=[("Bash", {"command": "python train.py --workers 16"}, "epoch 1/40", False)])
+        with tempfile.TemporaryDirectory() as tmp:
+            session = transcripts.parse(t.write(Path(tmp)))
+        [ep] = [e for e in episodes.episodes_of(session, settled=True) if e["kind"] == "correction"]
+        return judge.message_request(ep, [])
+
+    def test_the_judge_is_told_the_words_reached_the_agent_between_its_steps(self):
+        q = self.asked(queued=True)
+        self.assertIn("The person's message (typed while the agent was still working, without waiting for it to "
+                      "finish: it reached the agent between its steps; lines marked", q.user)
+        self.assertIn("<<<use the maximum number of workers>>>", q.user)
+
+    def test_a_message_typed_when_the_agent_had_stopped_is_not_said_to_be(self):
+        q = self.asked(queued=False)
+        self.assertIn("<<<use the maximum number of workers>>>", q.user)
+        self.assertNotIn("while the agent was still working", q.user)
+
+
 class APkillThatKilledItself(unittest.TestCase):
     def test_the_judge_is_told_the_pattern_is_in_the_shell_of_whatever_call_runs_it(self):
         # public26 (session 58): told only that "pkill -f matches its own command line", a judge made "run

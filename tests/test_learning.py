@@ -272,6 +272,19 @@ class KnownIssues(TempHome):
         eid, error = self.read_again_by("m032_self_kill_read_again", t, "error", as_before)
         self.assertEqual((error["id"], error["facts"]["error"]), (eid, ["Exit code 144", failures.SELF_KILLED]))
 
+    def test_a_database_stored_before_reads_its_transcripts_again_for_a_message_typed_while_the_agent_worked(self):
+        t = Transcript(cwd=str(self.tmp / "shop"), start=when(11, 2))
+        t.user("run the tests")
+        t.assistant("Running them.", tools=[("Bash", {"command": "python -m unittest discover"}, "Ran 3 tests", False)])
+        t.queued("no, don't use unittest here, run the tests with pytest -q")
+        t.assistant("Switching.", tools=[("Bash", {"command": "pytest -q"}, "3 passed", False)])
+
+        def as_before(facts):       # the version before m033: not told it was queued
+            self.assertIs(facts["queued"], True)
+            return {k: v for k, v in facts.items() if k != "queued"}
+        eid, correction = self.read_again_by("m033_queued_read_again", t, "correction", as_before)
+        self.assertEqual((correction["id"], correction["facts"].get("queued")), (eid, True))
+
     def test_the_fix_a_later_session_shows_is_named(self):
         seed = 'Exit code 1\n> seed\nerror: relation "users" does not exist\nnpm ERR! code 1'
         sessions = []
