@@ -62,7 +62,9 @@ FAILURE_TIE = 0.3               # a failure's own record or the person's report 
 COMMAND_TIE = 0.1               # a command the agent ran, after hits of comparable relevance (commands_later):
                                 # 0.1 and 0.05 alike on public21 (R@5 0.82), 0.2 lost three of its command
                                 # questions; the dev tuning questions' MRR 0.59 at 0 and 0.05, 0.60 at 0.1
-                                # (session 56, measured before what a command shows was last mended)
+                                # (session 56, measured before what a command shows was last mended); before them,
+                                # by as much, when the query asks for a command (asks_command): 0 lifted one
+                                # answer of public21-26 in, 0.1 four, 0.2 four with more first places lost (session 59)
 RECENCY_HALF_LIFE_DAYS = 30.0
 STRENGTH_CAP = 2.0
 TOUCH_STRENGTH = 0.1            # added to an episode or passage each time recall returns it
@@ -331,9 +333,9 @@ def search(store: Store, query: str, k: int = 5, cwd: str | None = None, include
             rows += _rows(store, [key for key in more if key not in scores], include_archived, exclude)
             hits = rank(rows, merged, qvec, now, scope, lexical_share, weights, cosines, store.contexts,
                         coverage_share, unheld, whole)
-    hits = commands_later(hits)
+    hits = commands_later(hits, asks_command(query))
     if asks_after_failure(query):   # a cause, or how a failure was fixed: the fix most often says its cause
-        hits = failures_later(by_cause_stated(hits), store, asks_said(query))
+        hits = failures_later(by_cause_stated(hits), store, asks_said(query), query)
     if asks_said(query):
         hits = by_whose_words(store, hits)
     # what the memories it may show matched: an archived one's BM25 (or the calling session's) made a
@@ -485,17 +487,36 @@ def asks_why(query: str) -> bool:
     return bool(ASKS_WHY.search(query or ""))
 
 
-def commands_later(hits: list) -> list:
+# What a query asks for: a command. "Which command installed the notifier?", "What did we run to …?",
+# "What's the command line to start …?", and as people ask it in their own language ("Quelle commande
+# génère …", "¿Con qué comando …", "Какой командой …", "… 명령으로", "… 的命令", "… コマンドは", "gõ lệnh",
+# "perintah"): the answer is a command the agent ran, which commands_later otherwise puts after the
+# exchanges about the same thing (public21 q05, q09: 13th and 9th; public26 q32: 19th; session 59).
+ASKS_COMMAND = re.compile(r"\b(?:what|which)\b(?:\s+[\w.-]+){0,3}?\s+commands?\b"
+                          r"|\bcommand(?:s|\s+line)?\s+(?:to|that|for|did|do|we|is)\b"
+                          r"|\bwhat did (?:we|you|i|they|the agent) run\b"
+                          r"|\bcomandos?\b|\bcommandes?\b|\bbefehls?\b|\bperintah\b|\blệnh\b"
+                          r"|\bpoleceni|\bkomend|\bкоманд|명령|命令|コマンド", re.IGNORECASE)
+
+
+def asks_command(query: str) -> bool:
+    """Whether a query asks which command was run ("which command …", "what did we run …")."""
+    return bool(ASKS_COMMAND.search(query or ""))
+
+
+def commands_later(hits: list, asked: bool = False) -> list:
     """Hits, a command the agent ran (a `command` passage, passages._commands_ran) after hits of
     comparable relevance (COMMAND_TIE): a session's commands are many, and hold the names a question
-    asks about (its files, flags, branches) as often as the exchange that answers it does. Relevance,
-    and so "nothing relevant", is unchanged. Measured on public21 and the dev corpus (ARCHITECTURE.md,
-    "Commands the agent ran")."""
+    asks about (its files, flags, branches) as often as the exchange that answers it does. asked: the
+    query asks for a command (asks_command), so commands come first among hits of comparable relevance
+    instead. Relevance, and so "nothing relevant", is unchanged. Measured on public21 and the dev corpus
+    (ARCHITECTURE.md, "Commands the agent ran"), and for asked on public21-26 (OPERATIONS.md, "recall59")."""
     if not any(hit["source"] == "passage" and hit["kind"] == "command" for hit in hits):
         return hits
+    tie = COMMAND_TIE if asked else -COMMAND_TIE
     for hit in hits:
         if hit["source"] == "passage" and hit["kind"] == "command":
-            hit["score"] = round(hit["score"] - COMMAND_TIE, 4)
+            hit["score"] = round(hit["score"] + tie, 4)
     hits.sort(key=by_score, reverse=True)
     return hits
 
@@ -524,10 +545,13 @@ def by_cause_stated(hits: list) -> list:
 # relevance is unchanged ("nothing relevant" reads the best of the hits shown, and changed on no
 # question measured). A question that asks what failed ("what did npm say?") is not asked this way,
 # and its error keeps its place; one that asks what the person said about a failure ("why did the
-# user reject …") keeps its corrections in their place, as they are its answer. A question asking how
-# a failure was fixed is answered, like one asking why, by where the cause was found ("I see the
-# issue - `localStorage` isn't available in server-side rendering. … add a browser check"): its hits
-# that state a cause come first among hits of comparable relevance too (by_cause_stated).
+# user reject …") keeps its corrections in their place, as they are its answer. Nor does a failure's
+# record whose output the question does not quote restate it: "Why did the first plain `claude mcp
+# add figma` attempt fail?" names the command, and the record's "error: missing required argument
+# 'commandOrUrl'" is what it asks for (public25 q03: the most relevant hit, moved 14th; session 59).
+# A question asking how a failure was fixed is answered, like one asking why, by where the cause was
+# found ("I see the issue - `localStorage` isn't available in server-side rendering. … add a browser
+# check"): its hits that state a cause come first among hits of comparable relevance too (by_cause_stated).
 ASKS_HOW_SOLVED = re.compile(r"\bhow (?:did|do|does|was|were|is|can|could|should)\b[^?.]*?\b(?:fix(?:ed)?|solved?|"
                              r"resolved?|handled?|addressed?|work(?:ed)? around)\b"
                              r"|\bhow (?:did|do|can|could|should) (?:we|you|i|they|the agent)\b[^?.]*?\b(?:get|make|"
@@ -549,23 +573,42 @@ SHOWS_ITS_FIX = re.compile(r"\bWorked after `")
 RESTATES_FAILURE = ("error", "session", "correction")    # episodes that record a failure or the person's report of it
 
 
-def failures_later(hits: list, store=None, asks_said: bool = False) -> list:
+def failures_later(hits: list, store=None, asks_said: bool = False, query: str = "") -> list:
     """Hits, each error, session and correction episode (RESTATES_FAILURE) ordered after hits up to
     FAILURE_TIE less relevant: for a question about a failure's cause or fix, the failure's own record
     and the person's report of it restate the question and are not the answer (they stay among the
     hits, and a memory that is nothing but the failure still shows it). asks_said: the question asks
-    for the person's words, which a correction holds: corrections keep their place. Measured on the
-    tuning sets (OPERATIONS.md, "recall42", "recall45")."""
+    for the person's words, which a correction holds: corrections keep their place. query: an error
+    whose output the question does not quote (quotes_its_output) keeps its place, as what it said is
+    the answer. Measured on the tuning sets (OPERATIONS.md, "recall42", "recall45", "recall59")."""
     moved = False
     for hit in hits:
         if (hit["source"] == "episode" and hit["kind"] in RESTATES_FAILURE
                 and not (hit["kind"] == "correction" and asks_said)
-                and not (hit["kind"] == "error" and _shows_its_fix(hit, store))):
+                and not (hit["kind"] == "error" and _shows_its_fix(hit, store))
+                and not (hit["kind"] == "error" and query and not quotes_its_output(hit, store, query))):
             hit["score"] = round(hit["score"] - FAILURE_TIE, 4)
             moved = True
     if moved:
         hits.sort(key=by_score, reverse=True)
     return hits
+
+
+# Words every failure's output and every question about one share ("… failed: Exit code 1 / error: …",
+# "why did it fail"): no sign that a question quotes what a failure said.
+OUTPUT_WORDS = "error exit code fail failed failure"
+
+
+def quotes_its_output(hit: dict, store, query: str) -> bool:
+    """Whether query holds a word of what an error episode's call printed (its error lines) that its
+    command does not hold: a question quoting the failure, not one naming the call and asking what
+    it said."""
+    facts = ((store.episode(hit["id"]) if store is not None else None) or {}).get("facts") or {}
+    if not facts.get("error"):
+        return True         # what it printed is not known apart: read as before, a record of the failure
+    said = set(_compared(" ".join(map(str, facts["error"]))))
+    said -= set(_compared(str(facts.get("command") or ""))) | set(_compared(OUTPUT_WORDS))
+    return not said.isdisjoint(_compared(query))
 
 
 def _shows_its_fix(hit: dict, store) -> bool:

@@ -602,6 +602,28 @@ class AfterAFailure(TempHome):
         other = [h["id"] for h in recall.failures_later(hits(), None)]
         self.assertEqual(other, [2, 1, 3])
 
+    def test_a_failure_the_question_names_but_does_not_quote_keeps_its_place(self):
+        # public25 q03 (session 59): "Why did the first plain `claude mcp add figma` attempt fail?" names
+        # the call, and its record's error line is the answer; ordered after the exchanges that repeat the
+        # command, the most relevant hit came 14th. A question quoting what it printed still has it after
+        # what came after it (test_the_cause_comes_before_the_failure_that_the_question_quotes).
+        t = Transcript(cwd=PROJECT)
+        t.user("claude mcp add figma")
+        t.assistant("Adding the Figma MCP server.", tools=[
+            ("Bash", {"command": "claude mcp add figma 2>&1"},
+             "Exit code 1\nerror: missing required argument 'commandOrUrl'", True)])
+        t.assistant("The command needs a URL for the server: the Figma MCP server is added over HTTP with its address.")
+        t.user("claude plugin install figma")
+        t.assistant("That is no claude command; the MCP server is the way to add Figma.")
+        t.user("thanks")
+        t.assistant("You're welcome.")
+        t.write(project_folder(self.claude, t.cwd))
+        self.ok("ingest")
+        hits = json.loads(self.ok("recall", "Why did the first plain `claude mcp add figma` attempt fail?",
+                                  "--json").stdout)
+        self.assertEqual(hits[0]["kind"], "error", [h["kind"] for h in hits])
+        self.assertIn("missing required argument 'commandOrUrl'", hits[0]["text"])
+
     def test_what_asks_after_a_failure(self):
         for query in ("Why did the push fail?", "The API crashed with 'No module named events_py'. How did we fix it?",
                       "git push was rejected. How did we get it pushed?", "What was the fix for the flaky test?",
@@ -610,6 +632,49 @@ class AfterAFailure(TempHome):
         for query in ("npm unpublish failed with EUSAGE. What did npm say?", "Which flag lists only the changed files?",
                       "How do we run the integration test?", "What did the user say about the cache?"):
             self.assertFalse(recall.asks_after_failure(query), query)
+
+
+class AskedForACommand(TempHome):
+    """A question asking which command was run is answered by the command the agent ran: commands come
+    first among hits of comparable relevance, not after them (recall.asks_command); a question that
+    asks something else keeps them after the exchanges about the same thing."""
+
+    def notifier_session(self):
+        t = Transcript(cwd=PROJECT)
+        t.user("clicking the notification does not take me back to the terminal on this Mac")
+        t.assistant("The default notifier cannot activate a window when clicked. Installing a notifier tool that "
+                    "supports click-to-activate.", tools=[
+                        ("Bash", {"command": "brew install terminal-notifier",
+                                  "description": "Install the notifier tool that supports click-to-activate"},
+                         "==> Pouring terminal-notifier--2.0.0.arm64_sonoma.bottle.tar.gz", False)])
+        t.assistant("Installed. Clicking the notification now takes you back to the terminal.")
+        t.user("it works")
+        t.assistant("Good.")
+        t.write(project_folder(self.claude, t.cwd))
+        self.ok("ingest")
+
+    def test_a_question_asking_for_a_command_shows_the_command_first(self):
+        # public21 q05 (session 59): "Which command installed the notifier tool that supports click-to-activate
+        # on this Mac?" had the `brew install terminal-notifier` it ran 13th, behind the agent's words about it
+        self.notifier_session()
+        hits = json.loads(self.ok("recall", "Which command installed the notifier tool that supports "
+                                            "click-to-activate on this Mac?", "--json").stdout)
+        self.assertIn("brew install terminal-notifier", hits[0]["text"], [h["kind"] for h in hits])
+        asked = json.loads(self.ok("recall", "Why did we install a notifier tool that supports click-to-activate "
+                                             "on this Mac?", "--json").stdout)
+        self.assertNotEqual(asked[0]["kind"], "command", [h["kind"] for h in asked])
+
+    def test_what_asks_for_a_command(self):
+        for query in ("Which command installed the notifier?", "Which chezmoi command did we use to list managed files?",
+                      "What's the command line to start LiteLLM by hand?", "What did we run to get Node 20?",
+                      "What npm command did we use to go back to Hardhat 2?", "Quelle commande génère le rapport ?",
+                      "¿Con qué comando levantamos el servidor?", "Qual comando da AWS CLI usamos?",
+                      "Какой командой мы активировали агента?", "서비스 재시작은 어떤 명령으로 했었지?",
+                      "启动实验的命令是什么？", "wingetで入れるコマンドは?", "gõ lệnh reload gì?"):
+            self.assertTrue(recall.asks_command(query), query)
+        for query in ("How did we install Docker on the Windows machine?", "Why did the push fail?",
+                      "What did the user say about the command palette?", "Which file did we edit?"):
+            self.assertFalse(recall.asks_command(query), query)
 
 
 LINT = ("Exit code 1\n[fmt] $ gofmt -w .\n\n[lint] $ golangci-lint run ./...\n"
