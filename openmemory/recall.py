@@ -709,11 +709,26 @@ def _repeats(passage: dict, episode: dict) -> bool:
 
 
 def usable_query(query: str) -> str:
-    """The part of a query recall uses: its first QUERY_MAX_CHARS characters, cut between words."""
-    if len(query) <= QUERY_MAX_CHARS:
-        return query
-    cut = query[:QUERY_MAX_CHARS]
-    return cut[:cut.rindex(" ")] if " " in cut[QUERY_MAX_CHARS // 2:] else cut
+    """The part of a query recall uses: its first QUERY_MAX_CHARS characters, cut between words, a
+    name glued to the script around it set apart (unglued)."""
+    if len(query) > QUERY_MAX_CHARS:
+        cut = query[:QUERY_MAX_CHARS]
+        query = cut[:cut.rindex(" ")] if " " in cut[QUERY_MAX_CHARS // 2:] else cut
+    return unglued(query)
+
+
+# Where a name written in Latin letters meets Hangul, kana or Han with no space between: Korean writes
+# its particles onto the word before ("arduino-cli는 어디에 설치했지?", "encoder_dual.ino에서 …",
+# "base.html을 …"), and Chinese and Japanese write no spaces at all ("把base.html恢复"). Read whole, the
+# name and its particle are one word no memory holds, and a question about a stored answer said
+# nothing relevant at 0.00 (public26 q22; public27 q58, q63, blind, session 59).
+_GLUED = re.compile(r"(?<=[A-Za-z0-9_.\-])(?=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])"
+                    r"|(?<=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])(?=[A-Za-z0-9_])")
+
+
+def unglued(query: str) -> str:
+    """query with a space where a name in Latin letters meets Hangul, kana or Han (_GLUED)."""
+    return _GLUED.sub(" ", query)
 
 
 # The function words of the other languages with Latin letters people write to their agent in

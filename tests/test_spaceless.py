@@ -127,6 +127,44 @@ ENGLISH = [("The deploy failed", "`./deploy.sh` failed: ssh: connect to host sta
 ENGLISH_VECTOR = "1eda58b55eb574da984ba7b5b3b5cf26d526d68fd84bea7fee26f5b5"
 
 
+class ANameGluedToItsParticle(TempHome):
+    """Korean writes a particle onto the word before it, Chinese and Japanese write no space at all:
+    a name in Latin letters glued to them ("arduino-cli는", "把base.html恢复") is read apart from them
+    (recall.unglued). Read whole it was a name no memory holds, and a question whose answer is stored
+    said nothing relevant at 0.00 (public26 q22; public27 q58, q63, session 59)."""
+
+    def setUp(self):
+        super().setUp()
+        t = Transcript(cwd="/home/dev/esp32", start=datetime(2026, 11, 4, 9, 0, 0, tzinfo=timezone.utc))
+        t.user("보드에 업로드할 수 있게 설치해줘")
+        t.assistant("arduino-cli를 설치하겠습니다.", tools=[
+            ("Bash", {"command": "curl -fsSL https://downloads.arduino.cc/arduino-cli/arduino-cli_latest_Linux_64bit.tar.gz"
+                                 " | tar -xz -C ~/tools/arduino && ~/tools/arduino/arduino-cli version"},
+             "arduino-cli  Version: 1.1.1", False)])
+        t.assistant("arduino-cli를 ~/tools/arduino 폴더에 설치했습니다. 이제 esp32 코어를 설치하면 업로드할 수 있습니다.")
+        t.user("좋아")
+        t.assistant("네.")
+        t.write(project_folder(self.claude, t.cwd))
+        self.ok("ingest")
+        self.db = store.connect()
+        self.addCleanup(self.db.close)
+
+    def test_a_korean_question_naming_a_tool_with_its_particle_finds_the_answer(self):
+        from unittest import mock
+        with mock.patch.object(recall, "ABSENCE_FROM", 1):  # absence counts in full however small the store
+            hits = recall.search(self.db, "arduino-cli는 어디에 설치했지?", k=5)
+        self.assertFalse(recall.nothing_relevant(hits), [(h["relevance"], h["gist"][:60]) for h in hits])
+        self.assertIn("~/tools/arduino", hits[0]["gist"])
+
+    def test_where_a_name_meets_the_script_around_it(self):
+        self.assertEqual(recall.unglued("arduino-cli는 어디에 설치했지?"), "arduino-cli 는 어디에 설치했지?")
+        self.assertEqual(recall.unglued("把base.html恢复"), "把 base.html 恢复")
+        self.assertEqual(recall.unglued("wingetで入れるコマンドは?"), "winget で入れるコマンドは?")
+        self.assertEqual(recall.unglued("按Claim的UID去重"), "按 Claim 的 UID 去重")
+        for query in ("How did we fix the push?", "队列上怎么去重？", "arduino-cli 는 어디에?", "v2.1 から"):
+            self.assertEqual(recall.unglued(query), query)
+
+
 class English(TempHome):
     def test_an_english_store_is_indexed_and_embedded_as_before(self):
         with store.connect() as db:
