@@ -297,7 +297,7 @@ def search(store: Store, query: str, k: int = 5, cwd: str | None = None, include
         coverage_share = COVERAGE_SHARE if lexical_share > 0 else 0.0
     now = now or iso()
     k = int(k)
-    query = usable_query(query)
+    query = unglued(usable_query(query))   # read apart; shown as typed (hits_text is given the query asked)
     query = speaker_as_person(store, query)
     terms = query_terms(query)
     if not terms or k <= 0:
@@ -709,12 +709,11 @@ def _repeats(passage: dict, episode: dict) -> bool:
 
 
 def usable_query(query: str) -> str:
-    """The part of a query recall uses: its first QUERY_MAX_CHARS characters, cut between words, a
-    name glued to the script around it set apart (unglued)."""
-    if len(query) > QUERY_MAX_CHARS:
-        cut = query[:QUERY_MAX_CHARS]
-        query = cut[:cut.rindex(" ")] if " " in cut[QUERY_MAX_CHARS // 2:] else cut
-    return unglued(query)
+    """The part of a query recall uses: its first QUERY_MAX_CHARS characters, cut between words."""
+    if len(query) <= QUERY_MAX_CHARS:
+        return query
+    cut = query[:QUERY_MAX_CHARS]
+    return cut[:cut.rindex(" ")] if " " in cut[QUERY_MAX_CHARS // 2:] else cut
 
 
 # Where a name written in Latin letters meets Hangul, kana or Han with no space between: Korean writes
@@ -1660,7 +1659,7 @@ def excerpt(text: str, query: str, limit: int) -> str:
     text = (text or "").strip()
     if len(text) <= limit:
         return text
-    wanted = set(_families(embed.terms(query)))
+    wanted = set(_families(embed.terms(unglued(query))))
     starts = [0] + [m.end() for m in _BREAK.finditer(text)]
     best, best_at = -1.0, 0
     for i, start in enumerate(starts):

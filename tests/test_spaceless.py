@@ -156,6 +156,11 @@ class ANameGluedToItsParticle(TempHome):
         self.assertFalse(recall.nothing_relevant(hits), [(h["relevance"], h["gist"][:60]) for h in hits])
         self.assertIn("~/tools/arduino", hits[0]["gist"])
 
+    def test_the_question_is_shown_as_typed(self):
+        out = self.ok("recall", "arduino-cli는 어디에 설치했지?").stdout
+        self.assertIn('"arduino-cli는 어디에 설치했지?"', out)
+        self.assertIn("~/tools/arduino", out)
+
     def test_where_a_name_meets_the_script_around_it(self):
         self.assertEqual(recall.unglued("arduino-cli는 어디에 설치했지?"), "arduino-cli 는 어디에 설치했지?")
         self.assertEqual(recall.unglued("把base.html恢复"), "把 base.html 恢复")
