@@ -581,12 +581,18 @@ def failures_later(hits: list, store=None, asks_said: bool = False, query: str =
     for the person's words, which a correction holds: corrections keep their place. query: an error
     whose output the question does not quote (quotes_its_output) keeps its place, as what it said is
     the answer. Measured on the tuning sets (OPERATIONS.md, "recall42", "recall45", "recall59")."""
+    errors = [hit["id"] for hit in hits if hit["source"] == "episode" and hit["kind"] == "error"]
+    facts = ({i: ep.get("facts") or {} for i, ep in store.episodes_by_id(errors, ("id", "facts")).items()}
+             if store is not None and errors else {})     # one read for every error hit
+    asked = set(_compared(query)) if query else None
     moved = False
     for hit in hits:
-        if (hit["source"] == "episode" and hit["kind"] in RESTATES_FAILURE
-                and not (hit["kind"] == "correction" and asks_said)
-                and not (hit["kind"] == "error" and _shows_its_fix(hit, store))
-                and not (hit["kind"] == "error" and query and not quotes_its_output(hit, store, query))):
+        if hit["source"] != "episode" or hit["kind"] not in RESTATES_FAILURE:
+            continue
+        own = facts.get(hit["id"], {}) if hit["kind"] == "error" else {}
+        if not ((hit["kind"] == "correction" and asks_said)
+                or (hit["kind"] == "error" and _shows_its_fix(hit, own))
+                or (hit["kind"] == "error" and asked is not None and not quotes_its_output(own, asked))):
             hit["score"] = round(hit["score"] - FAILURE_TIE, 4)
             moved = True
     if moved:
@@ -599,25 +605,23 @@ def failures_later(hits: list, store=None, asks_said: bool = False, query: str =
 OUTPUT_WORDS = "error exit code fail failed failure"
 
 
-def quotes_its_output(hit: dict, store, query: str) -> bool:
-    """Whether query holds a word of what an error episode's call printed (its error lines) that its
-    command does not hold: a question quoting the failure, not one naming the call and asking what
-    it said."""
-    facts = ((store.episode(hit["id"]) if store is not None else None) or {}).get("facts") or {}
+def quotes_its_output(facts: dict, asked: set) -> bool:
+    """Whether a question (asked: its words, _compared) holds a word of what an error episode's call
+    printed (facts: its error lines) that its command does not hold: a question quoting the failure,
+    not one naming the call and asking what it said."""
     if not facts.get("error"):
         return True         # what it printed is not known apart: read as before, a record of the failure
     said = set(_compared(" ".join(map(str, facts["error"]))))
     said -= set(_compared(str(facts.get("command") or ""))) | set(_compared(OUTPUT_WORDS))
-    return not said.isdisjoint(_compared(query))
+    return not said.isdisjoint(asked)
 
 
-def _shows_its_fix(hit: dict, store) -> bool:
+def _shows_its_fix(hit: dict, facts: dict) -> bool:
     """Whether an error episode's gist says what made it work in episodes' words, not in the words
-    of the failed call itself: its output is data, and an output holding "Worked after `…`" says
-    nothing of what the agent ran next (red42)."""
+    of the failed call itself (facts: the episode's): its output is data, and an output holding
+    "Worked after `…`" says nothing of what the agent ran next (red42)."""
     if not SHOWS_ITS_FIX.search(hit.get("gist") or ""):
         return False
-    facts = ((store.episode(hit["id"]) if store is not None else None) or {}).get("facts") or {}
     own = [str(facts.get("command") or ""), *map(str, facts.get("error") or []), *map(str, facts.get("hints") or [])]
     return not any(SHOWS_ITS_FIX.search(text) for text in own)
 
