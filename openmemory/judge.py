@@ -50,7 +50,7 @@ from .corrections import own_lines, under_a_paste
 from .episodes import NOT_SHOWN, SETTLED, shown_as
 from .forget import seen_of
 from .failures import cause_key, dictated, is_askable, is_lesson_error, is_work_failure, pipes_download, plain
-from .paths import project_of, same_project
+from .paths import Identities, project_of, same_project
 from .passages import AGENT, PERSON
 from .redact import redact
 from .shorten import clip, clip_block, wellformed
@@ -1662,18 +1662,25 @@ def _kept_of(lessons: list, now: str) -> dict | None:
 
 
 def same_requests(store: Store, now: str) -> list:
-    """[(the lessons shown, Request)]: for each project (or everywhere) and kind that tonight made a
-    lesson in, its lessons live or candidate, tonight's first (at most SAME_MOST), then those before
-    it, latest first; none where there is only one."""
+    """[(the lessons shown, Request)]: for each project (or everywhere) that tonight made a lesson
+    in, its lessons live or candidate, tonight's first (at most SAME_MOST), then those before it,
+    latest first; none where there is only one. A project's lessons are asked together whatever
+    made them, a person's words or failures ("use `pnpm` instead of `npm`" and "use pnpm: `npm
+    install` fails with ERESOLVE …", public27), and whichever of its folders they were met in
+    (paths.Identities: a Windows folder typed with `ILabs` in it one day and `Ilabs` the next is
+    one project)."""
     lessons = [ls for ls in store.all_lessons() if not ls["vetoed"] and not ls["archived"]
                and ls["state"] in (backing.LIVE, backing.CANDIDATE)]
-    groups: dict = {}
+    identity, first, key, groups = Identities(), {}, {"": ""}, {}
     for ls in lessons:
-        groups.setdefault((ls["kind"], ls["cwd"] or ""), []).append(ls)
+        cwd = ls["cwd"] or ""
+        if cwd not in key:          # the project's folder as first met: its group
+            key[cwd] = first.setdefault(identity(project_of(cwd)), cwd)
+        groups.setdefault(key[cwd], []).append(ls)
     firsts = store.episodes_by_id(sorted({ls["sources"][0] for ls in lessons if ls["sources"]}), ("id", "key"))
     places: dict = {}
     out = []
-    for (kind, cwd), members in groups.items():
+    for cwd, members in groups.items():
         new = [ls for ls in members if ls["created"] == now]
         if not new or len(members) < 2:
             continue

@@ -1733,6 +1733,81 @@ class LessonsThatSayTheSame(unittest.TestCase):
             self.assertEqual(sorted(ls["text"] for ls in night["lessons"]),
                              sorted("In this project " + t[0].lower() + t[1:] for t in self.LESSONS), same(""))
 
+    ERESOLVE = ("Exit code 1\nnpm error code ERESOLVE\nnpm error ERESOLVE unable to resolve dependency tree\n"
+                "npm error Found: react@19.1.0\nnpm error peer react@\"^18.0.0\" from react-day-picker@8.10.1")
+
+    @staticmethod
+    def _in(cwd: str, day: int, *calls):
+        """A session in cwd on 2026-11-<day>: (what the person typed or None, the agent's call)."""
+        from datetime import datetime, timezone
+        from tests.fixtures import Transcript
+        t = Transcript(cwd=cwd, start=datetime(2026, 11, day, 9, tzinfo=timezone.utc))
+        t.user("add a date picker to the booking form")
+        for said, call in calls:
+            if said:
+                t.user(said)
+            t.assistant("OK.", tools=[call])
+            t.assistant("Done.")
+        return t
+
+    def _asked(self, sessions, lessons: dict):
+        """The night's questions about lessons that say the same, each message and failure judged
+        lasting in the words lessons gives for its words (a message's) or its command (a failure's)."""
+        import tempfile
+        from pathlib import Path
+        from tests import judge_requests
+        with tempfile.TemporaryDirectory() as tmp:
+            files = [t.write(Path(tmp) / str(n)) for n, t in enumerate(sessions)]
+            answers = {}
+            for r in judge_requests.requests_of(files):
+                said = _message_of(r) if r["kind"] == "message" else \
+                    next((c for c in lessons if f"the agent ran `{c}`" in r["user"]), "")
+                if said in lessons:
+                    answers[r["key"]] = answer(True, lessons[said], cause="", fix="")
+            night = judge_requests.replay_night(files, answers)
+        return night, [r for r in night["unanswered"] if r["kind"] == "same"]
+
+    def test_a_persons_words_and_a_failure_that_say_the_same_are_asked_together(self):
+        # public27: "use `pnpm` instead of `npm` to install packages", the person's, and "use pnpm:
+        # `npm install` fails with ERESOLVE …", a failure's, were asked apart (each kind alone) and
+        # both rendered; a reviewer dropped the second
+        said = "Use `pnpm` instead of `npm` to install packages"
+        failed = "Use pnpm: `npm install` fails with ERESOLVE peer conflicts; add packages with `pnpm add <pkg>`."
+        night, asked = self._asked([
+            self._in("/home/dev/shop", 2, (None, ("Bash", {"command": "npm install react-day-picker"}, "added 1 package", False)),
+                     ("use pnpm here, not npm", ("Bash", {"command": "pnpm add react-day-picker"}, "Done in 2.1s", False))),
+            self._in("/home/dev/shop", 3, (None, ("Bash", {"command": "npm install dayjs"}, self.ERESOLVE, True)),
+                     (None, ("Bash", {"command": "pnpm add dayjs"}, "Done in 1.1s", False)))],
+            {"use pnpm here, not npm": said, "npm install dayjs": failed})
+        self.assertEqual(sorted((ls["kind"], ls["text"]) for ls in night["lessons"]),
+                         [("feedback", "In this project use `pnpm` instead of `npm` to install packages"),
+                          ("project", "In this project use pnpm: `npm install` fails with ERESOLVE peer conflicts; "
+                                      "add packages with `pnpm add <pkg>`.")])
+        [question] = asked
+        self.assertIn(f"<<<{said}>>>", question["user"])
+        self.assertIn(f"<<<{failed}>>>", question["user"])
+
+    def test_a_windows_folder_typed_in_other_letters_is_one_project(self):
+        # public27: one person's sessions in C:\\Users\\…\\ILabs\\EL and …\\Ilabs\\EL, one folder
+        # to Windows; the lessons of their failures were asked apart, by the folder as written
+        def failed(command, error):
+            return (None, ("Bash", {"command": command}, f"Exit code 1\n{error}", True))
+        encode = "UnicodeEncodeError: 'charmap' codec can't encode character '\\u2192' in position 4"
+        night, asked = self._asked([
+            self._in("C:\\Users\\kim\\ILabs\\EL", 2, failed("python report.py", encode)),
+            self._in("C:\\Users\\kim\\Ilabs\\EL", 3, failed("python -m pip install kagglehub", "ERROR: "
+                     "Could not find a version that satisfies the requirement kagglesdk>=0.1.4")),
+            self._in("C:\\Users\\kim\\other", 4, failed("npm run lint", "sh: 1: eslint: not found"))],
+            {"python report.py": "Python prints with a non-UTF-8 console encoding; keep what scripts print to ASCII.",
+             "python -m pip install kagglehub": "`kagglehub` does not install here; read the local CSV instead.",
+             "npm run lint": "`eslint` is not installed; don't count on `npm run lint`."})
+        self.assertEqual(sorted(ls["cwd"] for ls in night["lessons"]),
+                         ["C:\\Users\\kim\\ILabs\\EL", "C:\\Users\\kim\\Ilabs\\EL", "C:\\Users\\kim\\other"])
+        [question] = asked
+        self.assertIn("<<<Python prints with a non-UTF-8 console encoding", question["user"])
+        self.assertIn("<<<`kagglehub` does not install", question["user"])
+        self.assertEqual(len(re.findall(r"^\d+\. <<<", question["user"], re.M)), 2)      # not the other folder's
+
     def test_a_lesson_from_before_or_the_persons_never_goes(self):
         now = "2026-11-03T03:00:00Z"
         new = [{"id": i, "created": now, "backing": {}} for i in (5, 6)]
