@@ -1765,3 +1765,58 @@ class WhatAHitShows(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class AMemoryOfSize(TempHome):
+    """A store that holds enough words for a word no memory holds to count in full (recall.ABSENCE_WORDS),
+    as a real history does: a few memories about the things asked, and notes of other work beside them."""
+
+    def memories(self) -> list:
+        return []
+
+    def setUp(self):
+        super().setUp()
+        self.db = store.connect()
+        self.addCleanup(self.db.close)
+        put_apart(self.db, self.memories())
+        for i in range(60):     # 60 notes of 900 words no question asks about: 54,000 (word, memory) pairs
+            self.db.add_note(" ".join(f"zq{i}k{j}" for j in range(900)), cwd=PROJECT, now=NOW)
+        self.assertGreaterEqual(self.db.indexed_words(), recall.ABSENCE_WORDS)
+
+    def said(self, query):
+        """What the result says first, and its hits."""
+        hits = recall.search(self.db, query, now=NOW)
+        return recall.hits_text(query, hits).split("\n", 1)[0], hits
+
+
+class ATitledName(AMemoryOfSize):
+    """One word written with a capital where no sentence starts (Cypress, Lighthouse) is a thing the
+    question names (recall.TITLED_WORD): no memory holding it, nothing relevant, however well the other
+    words match; once a memory holds it, that memory is found."""
+
+    def memories(self) -> list:
+        return [
+            episode("spark", "Toolshop cards: the Launch Spark button", "the Launch Spark button on the Toolshop "
+                    "cards opens the app's Spark overlay; we wrote a test that clicks it on every card", kind="note"),
+            episode("urls", "Toolshop cards point at the deployed app URLs", "the cards read the deployed app "
+                    "URLs from src/data/registry.json", kind="note"),
+        ]
+
+    def test_a_capitalised_word_no_memory_holds_is_nothing_relevant(self):
+        # public25 u02 (session 60): five hits about the button and the cards, the best at relevance 0.30
+        query = "Which Cypress end-to-end test did we write for the Launch Spark button on the Toolshop cards?"
+        head, hits = self.said(query)
+        self.assertTrue(head.startswith("Nothing relevant in memory"), head)
+        self.db.add_note("the Launch Spark button on the Toolshop cards has a Cypress end-to-end test, "
+                         "cypress/e2e/spark.cy.ts, that clicks it on every card", cwd=PROJECT, now=NOW)
+        head, hits = self.said(query)
+        self.assertRegex(head, r"^\d memor(y|ies) for ")
+        self.assertIn("cypress/e2e/spark.cy.ts", hits[0]["gist"])
+
+    def test_a_sentence_start_a_day_a_month_or_german_nouns_are_no_names(self):
+        self.assertEqual(recall.named("Which test did we write for the spark button? Cypress had none."), [])
+        self.assertEqual(recall.named("What did we decide on Monday about the cache in March?"), [])
+        self.assertEqual(recall.named("Warum ist der Knopf nicht grau, und wie haben wir die Farbe geändert?"), [])
+        self.assertEqual(recall.named("What Lighthouse score did the site get after the Cloudflare Pages deploy?"),
+                         ["Cloudflare Pages", "Lighthouse"])
+
