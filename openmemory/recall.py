@@ -312,13 +312,15 @@ def search(store: Store, query: str, k: int = 5, cwd: str | None = None, include
         hits = rank(rows, None, qvec, now, scope, lexical_share, weights, None, store.contexts)
         return distinct(few_alike(by_whose_words(store, hits) if asks_said(query) else hits), k)
     scores, counted = lexical
+    stretches = unheld_stretches(query, counted)
     counted = as_written(store, query, without_unheld_pairs(query, counted))
     total = store.indexed_total()
     unheld_names = named_nowhere(store, query, counted)
     weighed = in_its_language(query, counted, unheld_names)
     weights = query_weights(query, weighed, total)
     whole = query_weights(query, weighed, total, whole_words=True)
-    unheld = held_nowhere(whole, weighed, unheld_names, asked_verbs(query, weighed)) * absence_weight(store, total)
+    unheld = held_nowhere(whole, weighed, unheld_names, asked_verbs(query, weighed),
+                          len(stretches) * log(1 + (total + 1))) * absence_weight(store, total)
     rows = _rows(store, list(scores), include_archived, exclude)
     cosines = {}
     hits = rank(rows, scores, qvec, now, scope, lexical_share, weights, cosines, store.contexts, coverage_share,
@@ -861,6 +863,52 @@ def without_unheld_pairs(query: str, counted: list) -> list:
     return [(n, t) for n, t in counted if n or not _spaceless(t)]
 
 
+# Where a question in Chinese or Japanese names a thing no memory holds, its own word's pairs are held
+# nowhere, and so are the seams around it; without_unheld_pairs leaves every such pair out, so the
+# question is judged by what is left, most often its frame ("是怎么…的", "功能"), and a question about
+# a thing never stored read as found ("候选人的面试评价导出功能是怎么实现的？": 0.43 on public25, whose
+# history never held 候选, 面试, 评价 or 导出; "背调通过后，结果是怎么推送到钉钉审批流的？": 0.79; public27
+# u04, 0.43). A seam lies between two words and one of them is held, so its characters are covered by a
+# held pair; a stretch of two characters or more that no held pair covers is a word no memory holds
+# (unheld_stretches). The question's frame is held nowhere too in a memory that has not asked questions
+# in the language, so a function character (SPACELESS_FUNCTION: particles, pronouns, question words;
+# every hiragana, which writes a Japanese word's endings and particles) covers itself; left out, "当时是
+# 怎么修的" and "有些设备" read as things never stored (round recall60, OPERATIONS.md). So does the word
+# that asks for a command (ASKS_COMMAND: 命令, コマンド): the answer is a command, written in Latin letters
+# ("npm install axios 报 ERESOLVE 依赖冲突，最后用什么命令装上的？", public27 q55, its answer second, said
+# nothing relevant with 命令 read as a thing never stored).
+SPACELESS_FUNCTION = frozenset("的了是在和与及或吗呢吧啊呀把被给让就也都还又再很才只么怎什哪那这谁几多少我你您他她它们咱"
+                               "个些有没不别会能要想到从对向往为以于而并且但若如则之其此时后前里上下中来去过着得地"
+                               "说做用将已曾该应可")
+
+
+def unheld_stretches(query: str, counted: list) -> list:
+    """The stretches of two characters or more of the query's Chinese or Japanese runs that no pair some
+    memory holds covers, a function character (SPACELESS_FUNCTION) or hiragana covering itself: words no
+    memory holds (above). counted: the query's [(documents, term)] before without_unheld_pairs; a pair
+    not looked up (past MAX_QUERY_TERMS) counts as held."""
+    if query.isascii() or not embed.SPACELESS_RUN.search(query):
+        return []
+    unheld = {t for n, t in counted if n == 0 and _spaceless(t)}
+    out = []
+    for run in embed.SPACELESS_RUN.findall(_plain(query).lower()):
+        covered = [c in SPACELESS_FUNCTION or "\u3040" <= c <= "\u309f" for c in run]
+        for m in ASKS_COMMAND.finditer(run):    # "用什么命令装上的": how it asks; the answer is a command
+            covered[m.start():m.end()] = [True] * (m.end() - m.start())
+        for i in range(len(run) - 1):
+            if run[i:i + 2] not in unheld:
+                covered[i] = covered[i + 1] = True
+        stretch = ""
+        for c, seen in zip(run + " ", covered + [True]):
+            if not seen:
+                stretch += c
+                continue
+            if len(stretch) > 1:
+                out.append(stretch)
+            stretch = ""
+    return out
+
+
 def match_expression(terms: list, all_of: bool = False) -> str:
     """An FTS5 query for terms: each a quoted string, so nothing in it is FTS5 syntax."""
     return (" AND " if all_of else " OR ").join('"%s"' % t.replace('"', '""') for t in terms)
@@ -1028,18 +1076,20 @@ def absence_weight(store: Store, total: int) -> float:
     return min(1.0, max(total / ABSENCE_FROM, store.indexed_words() / ABSENCE_WORDS))
 
 
-def held_nowhere(weights: dict, counted: list, unheld_stems=frozenset(), asked=frozenset()) -> float:
+def held_nowhere(weights: dict, counted: list, unheld_stems=frozenset(), asked=frozenset(),
+                 unheld_words: float = 0.0) -> float:
     """The share of the query's weight in words no memory holds ("Redis", "passphrase"): they
     say the question is about something memory does not hold. It counts against relevance a
     second time (beside the best match's coverage, which lacks them too; ABSENCE_FROM), so a
     question about a thing never stored reads weak however well its other words match.
     unheld_stems: the words of a thing the query names that no memory holds in their order
     (named_nowhere); with them the share is at least QUOTED_NOWHERE. asked: the stems of the
-    query's verb of asking (asked_verbs), which count ASKED_SHARE of their weight here."""
-    total = sum(weights.values())
+    query's verb of asking (asked_verbs), which count ASKED_SHARE of their weight here. unheld_words: the
+    weight of words of Chinese or Japanese no memory holds (unheld_stretches), which weights lacks."""
+    total = sum(weights.values()) + unheld_words
     missing = {stem for n, t in counted if n == 0 for stem in _compared(_plain(t))} | set(unheld_stems)
-    share = sum(w * (ASKED_SHARE if stem in asked and stem not in unheld_stems else 1.0)
-                for stem, w in weights.items() if stem in missing) / total if total else 0.0
+    share = (sum(w * (ASKED_SHARE if stem in asked and stem not in unheld_stems else 1.0)
+                 for stem, w in weights.items() if stem in missing) + unheld_words) / total if total else 0.0
     return max(share, QUOTED_NOWHERE if unheld_stems else 0.0)
 
 

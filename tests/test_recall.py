@@ -1820,3 +1820,38 @@ class ATitledName(AMemoryOfSize):
         self.assertEqual(recall.named("What Lighthouse score did the site get after the Cloudflare Pages deploy?"),
                          ["Cloudflare Pages", "Lighthouse"])
 
+
+class ASpacelessWordHeldNowhere(AMemoryOfSize):
+    """A Chinese question whose own words no memory holds (候选人, 面试评价) is about a thing never stored,
+    though the pairs held nowhere are left out of its weights: a stretch of characters no held pair covers
+    is such a word (recall.unheld_stretches); the question's frame (是怎么…的) is none."""
+
+    def memories(self) -> list:
+        return [
+            episode("preview", "背调附件预览弹窗", "背调附件预览弹窗不显示：模板有两个根元素，只渲染了第一个。改成一个根元素后，"
+                    "预览功能正常了。", kind="note"),
+            episode("tip", "雇佣类别的提示", "雇佣类别的提示文字改成右边的小图标，鼠标悬停时显示提示。这个功能怎么用写在文档里。",
+                    kind="note"),
+        ]
+
+    def test_a_question_about_a_thing_never_stored_is_nothing_relevant(self):
+        # public25 u10 (session 60): 候选, 选人, 面试, 评价, 导出, 实现 held nowhere, "功能" and "怎么" held: 0.43
+        head, hits = self.said("候选人的面试评价导出功能是怎么实现的？")
+        self.assertTrue(head.startswith("Nothing relevant in memory"), head)
+
+    def test_a_question_about_a_thing_stored_is_answered(self):
+        head, hits = self.said("背调附件预览弹窗是怎么修好的？")
+        self.assertRegex(head, r"^\d memor(y|ies) for ")
+        self.assertIn("只渲染了第一个", hits[0]["gist"])
+
+    def test_the_stretches_no_held_pair_covers(self):
+        counted = [(0, "候选"), (0, "选人"), (0, "人的"), (0, "的面"), (0, "面试"), (0, "试评"), (0, "评价"),
+                   (0, "价导"), (0, "导出"), (0, "出功"), (4, "功能"), (0, "能是"), (0, "是怎"), (3, "怎么"),
+                   (0, "么实"), (0, "实现"), (0, "现的")]
+        self.assertEqual(recall.unheld_stretches("候选人的面试评价导出功能是怎么实现的？", counted),
+                         ["候选人", "面试评价导出", "实现"])
+        # the word that asks for a command is how the question asks: its answer is a command
+        self.assertEqual(recall.unheld_stretches("最后用什么命令装上的？", [(0, "后用"), (0, "用什"), (0, "什么"),
+                                                                 (0, "么命"), (0, "命令"), (0, "令装"), (0, "装上"),
+                                                                 (0, "上的")]), [])
+
