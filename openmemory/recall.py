@@ -511,16 +511,24 @@ def commands_later(hits: list, asked: bool = False) -> list:
     comparable relevance (COMMAND_TIE): a session's commands are many, and hold the names a question
     asks about (its files, flags, branches) as often as the exchange that answers it does. asked: the
     query asks for a command (asks_command), so commands come first among hits of comparable relevance
-    instead. Relevance, and so "nothing relevant", is unchanged. Measured on public21 and the dev corpus
+    instead, and so does a correction that names the command it came after (AFTER_IT_RAN). Relevance, and
+    so "nothing relevant", is unchanged. Measured on public21 and the dev corpus
     (ARCHITECTURE.md, "Commands the agent ran"), and for asked on public21-26 (OPERATIONS.md, "recall59")."""
-    if not any(hit["source"] == "passage" and hit["kind"] == "command" for hit in hits):
+    ran = [hit for hit in hits if hit["source"] == "passage" and hit["kind"] == "command"
+           or asked and hit["kind"] == "correction" and AFTER_IT_RAN.search(hit.get("gist") or "")]
+    if not ran:
         return hits
     tie = COMMAND_TIE if asked else -COMMAND_TIE
-    for hit in hits:
-        if hit["source"] == "passage" and hit["kind"] == "command":
-            hit["score"] = round(hit["score"] + tie, 4)
+    for hit in ran:
+        hit["score"] = round(hit["score"] + tie, 4)
     hits.sort(key=by_score, reverse=True)
     return hits
+
+
+# A correction names the shell command the person answered ("After the agent ran `pm2 restart riskbot
+# --update-env …`, the person said: …", episodes): for a question asking which command did it, that is
+# a command the agent ran, as a `command` passage is (public24 q10: 11th behind the talk about it).
+AFTER_IT_RAN = re.compile(r"\bAfter the agent ran `")
 
 
 def by_cause_stated(hits: list) -> list:

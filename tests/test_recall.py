@@ -1855,3 +1855,25 @@ class ASpacelessWordHeldNowhere(AMemoryOfSize):
                                                                  (0, "么命"), (0, "命令"), (0, "令装"), (0, "装上"),
                                                                  (0, "上的")]), [])
 
+
+class AskedForACommandAPersonAnswered(TempHome):
+    """A correction names the shell command the person answered ("After the agent ran `…`, the person
+    said …"): for a question asking which command did it, that command comes first among hits of
+    comparable relevance, as a command passage does (recall.AFTER_IT_RAN)."""
+
+    def test_the_command_a_correction_names_comes_first_for_a_question_asking_for_it(self):
+        # public24 q10 (session 60): "Which command do we use to restart the production riskbot so it picks up
+        # code changes?" had its answer, the correction after `… pm2 restart riskbot --update-env …`, 11th
+        with store.connect() as db:
+            ids = put_apart(db, [
+                episode("ran", "Correction: ask before you restart the production riskbot", "After the agent ran "
+                        "`cd /home/riskbot && pm2 restart riskbot --update-env`, the person said: \"ask me before "
+                        "you restart the production riskbot to pick up code changes\"", kind="correction"),
+                episode("talk", "restarting the production riskbot", "restart the production riskbot after code "
+                        "changes so it picks them up; the signup threads need the migration too", kind="note")])
+            asked = recall.search(db, "Which command do we use to restart the production riskbot so it picks up "
+                                      "code changes?", k=2, now=NOW)
+            self.assertEqual([h["id"] for h in asked], [ids["ran"], ids["talk"]], [h["relevance"] for h in asked])
+            why = recall.search(db, "Why do we restart the production riskbot so it picks up code changes?", k=2,
+                                now=NOW)
+            self.assertEqual([h["id"] for h in why], [ids["talk"], ids["ran"]], [h["relevance"] for h in why])
