@@ -1607,7 +1607,7 @@ SAME_TOKENS = 200           # the longest answer: {"same": [[…], …]}
 
 
 def judge_same(store: Store, model, now: str) -> dict:
-    """Put each project's lessons of one kind to the judge where tonight made one (same_requests):
+    """Put each project's lessons to the judge where tonight made one (same_requests):
     those it finds say the same thing become one, in the words of the one it finds says it best;
     the others' sources join it and they are gone. A judge words each message and failure alone, so
     one session said the same thing in several lessons (public15, session 49: 9 of 56 rendered
@@ -1640,7 +1640,12 @@ def judge_same(store: Store, model, now: str) -> dict:
             continue
         with store.transaction():
             for group in groups:
-                lessons = [members[i - 1] for i in group]
+                # each as it is now: a lesson meant everywhere is asked about twice a night (beside its
+                # project's lessons, and beside the other lessons meant everywhere), and may have taken
+                # others in since, or gone
+                lessons = [ls for ls in (store.lesson(members[i - 1]["id"]) for i in group) if ls is not None]
+                if len(lessons) < 2:
+                    continue
                 kept = _kept_of(lessons, now)
                 if kept is None:
                     continue
@@ -1654,17 +1659,23 @@ def judge_same(store: Store, model, now: str) -> dict:
 
 def _kept_of(lessons: list, now: str) -> dict | None:
     """Of lessons found the same, the one that stays: the only one from before tonight or the
-    person's (approved or edited), else the judge's first; None when two are such."""
+    person's (approved or edited), else the judge's first; None when two are such. A lesson meant
+    everywhere is never narrowed to one project's: beside one, the judge's first of those meant
+    everywhere stays (None when the one that must stay is a project's)."""
     fixed = [ls for ls in lessons if ls["created"] != now or ls["backing"].get("approved") or ls["backing"].get("edited")]
     if len(fixed) > 1:
         return None
-    return fixed[0] if fixed else lessons[0]
+    kept = fixed[0] if fixed else lessons[0]
+    if kept.get("cwd") and any(not ls.get("cwd") for ls in lessons):
+        return None if fixed else next(ls for ls in lessons if not ls.get("cwd"))
+    return kept
 
 
 def same_requests(store: Store, now: str) -> list:
     """[(the lessons shown, Request)]: for each project (or everywhere) that tonight made a lesson
     in, its lessons live or candidate, tonight's first (at most SAME_MOST), then those before it,
-    latest first; none where there is only one. A project's lessons are asked together whatever
+    latest first; none where there is only one. A lesson meant everywhere whose sources were all met
+    in one project is shown beside that project's lessons too. A project's lessons are asked together whatever
     made them, a person's words or failures ("use `pnpm` instead of `npm`" and "use pnpm: `npm
     install` fails with ERESOLVE …", public27), and whichever of its folders they were met in
     (paths.Identities: a Windows folder typed with `ILabs` in it one day and `Ilabs` the next is
@@ -1672,11 +1683,24 @@ def same_requests(store: Store, now: str) -> list:
     lessons = [ls for ls in store.all_lessons() if not ls["vetoed"] and not ls["archived"]
                and ls["state"] in (backing.LIVE, backing.CANDIDATE)]
     identity, first, key, groups = Identities(), {}, {"": ""}, {}
-    for ls in lessons:
-        cwd = ls["cwd"] or ""
-        if cwd not in key:          # the project's folder as first met: its group
+
+    def group_of(cwd) -> str:       # the project's folder as first met: its group
+        cwd = cwd or ""
+        if cwd not in key:
             key[cwd] = first.setdefault(identity(project_of(cwd)), cwd)
-        groups.setdefault(key[cwd], []).append(ls)
+        return key[cwd]
+    for ls in lessons:
+        groups.setdefault(group_of(ls["cwd"]), []).append(ls)
+    # a lesson meant everywhere that was learnt in one project is asked about beside that project's
+    # lessons too: the judge scoped one message's rule everywhere and the next one's to the project
+    # (public28: "Don't use curt replies like 请便 or 好的" everywhere, and the project's own "… curt,
+    # perfunctory replies …"; public21: the JDK to use, everywhere and the project's)
+    everywhere = [ls for ls in groups.get("", []) if ls["sources"]]
+    cwds = store.episodes_by_id(sorted({i for ls in everywhere for i in ls["sources"]}), ("id", "cwd"))
+    for ls in everywhere:
+        places = {group_of(cwds[i]["cwd"]) if i in cwds else "" for i in ls["sources"]}
+        if len(places) == 1 and "" not in places and next(iter(places)) in groups:
+            groups[next(iter(places))].append(ls)
     firsts = store.episodes_by_id(sorted({ls["sources"][0] for ls in lessons if ls["sources"]}), ("id", "key"))
     places: dict = {}
     out = []

@@ -1750,9 +1750,11 @@ class LessonsThatSayTheSame(unittest.TestCase):
             t.assistant("Done.")
         return t
 
-    def _asked(self, sessions, lessons: dict):
+    def _asked(self, sessions, lessons: dict, same=None):
         """The night's questions about lessons that say the same, each message and failure judged
-        lasting in the words lessons gives for its words (a message's) or its command (a failure's)."""
+        lasting in the words lessons gives for its words (a message's) or its command (a failure's):
+        a text, or (text, scope). same(user): the groups to answer each such question with (lists of
+        the lessons' texts, the one to keep first); then the night again with those answers."""
         import tempfile
         from pathlib import Path
         from tests import judge_requests
@@ -1763,9 +1765,16 @@ class LessonsThatSayTheSame(unittest.TestCase):
                 said = _message_of(r) if r["kind"] == "message" else \
                     next((c for c in lessons if f"the agent ran `{c}`" in r["user"]), "")
                 if said in lessons:
-                    answers[r["key"]] = answer(True, lessons[said], cause="", fix="")
+                    text, scope = lessons[said] if isinstance(lessons[said], tuple) else (lessons[said], "project")
+                    answers[r["key"]] = answer(True, text, cause="", fix="", scope=scope)
             night = judge_requests.replay_night(files, answers)
-        return night, [r for r in night["unanswered"] if r["kind"] == "same"]
+            asked = [r for r in night["unanswered"] if r["kind"] == "same"]
+            if same is not None:
+                for r in asked:
+                    answers[r["key"]] = json.dumps({"same": [[self.number(r["user"], text) for text in group]
+                                                             for group in same(r["user"])]})
+                night = judge_requests.replay_night(files, answers)
+        return night, asked
 
     def test_a_persons_words_and_a_failure_that_say_the_same_are_asked_together(self):
         # public27: "use `pnpm` instead of `npm` to install packages", the person's, and "use pnpm:
@@ -1807,6 +1816,65 @@ class LessonsThatSayTheSame(unittest.TestCase):
         self.assertIn("<<<Python prints with a non-UTF-8 console encoding", question["user"])
         self.assertIn("<<<`kagglehub` does not install", question["user"])
         self.assertEqual(len(re.findall(r"^\d+\. <<<", question["user"], re.M)), 2)      # not the other folder's
+
+    CURT = "Meet the person's complaints with substance, never a bare 'OK'"
+    FINE = "Never reply to the person with a bare 'fine'"
+    PERFUNCTORY = "Never give curt, perfunctory replies like 'OK' to the person's complaints"
+    HERE = "In this project never give curt, perfunctory replies like 'OK' to the person's complaints"
+    CSV = "Keep the raw CSV data out of git"
+
+    def _curt(self, same=None):
+        """Lessons meant everywhere and one of the project's, learnt in one project's sessions; one
+        meant everywhere from another project's."""
+        call = ("Bash", {"command": "python train.py"}, "loss 0.12", False)
+        return self._asked([
+            self._in("/home/dev/trader", 2, (None, call), ("stop giving me curt replies", call)),
+            self._in("/home/dev/trader", 3, (None, call), ("no, don't just say OK to me", call)),
+            self._in("/home/dev/trader", 4, (None, call), ("no, never reply with just 'fine'", call)),
+            self._in("/home/dev/shop", 5, (None, call), ("no, keep the raw CSV out of git", call))],
+            {"stop giving me curt replies": self.PERFUNCTORY,
+             "no, don't just say OK to me": (self.CURT, "everywhere"),
+             "no, never reply with just 'fine'": (self.FINE, "everywhere"),
+             "no, keep the raw CSV out of git": (self.CSV, "everywhere")}, same)
+
+    def sources(self, night, text) -> list:
+        [lesson] = [ls for ls in night["lessons"] if ls["text"] == text]
+        return sorted(s["said"] for s in lesson["sources"])
+
+    def test_a_lesson_meant_everywhere_is_asked_beside_the_project_it_was_learnt_in(self):
+        # public28: "Don't use curt replies like 请便 or 好的" for every project, and the project's own
+        # "… curt, perfunctory replies …", one person's rule in one project: asked apart, both rendered
+        night, asked = self._curt()
+        self.assertEqual(sorted((ls["cwd"] or "", ls["text"]) for ls in night["lessons"]),
+                         [("", self.CSV), ("", self.CURT), ("", self.FINE), ("/home/dev/trader", self.HERE)])
+        [here] = [r for r in asked if "Project: trader" in r["user"]]
+        self.assertEqual(len(re.findall(r"^\d+\. <<<", here["user"], re.M)), 3)     # not the other project's
+        for text in (self.CURT, self.FINE, self.PERFUNCTORY):
+            self.assertIn(f"<<<{text}>>>", here["user"])
+        [everywhere] = [r for r in asked if "Project:" not in r["user"]]     # those meant everywhere, as before
+        self.assertEqual(len(re.findall(r"^\d+\. <<<", everywhere["user"], re.M)), 3)
+
+    def test_a_lesson_meant_everywhere_is_never_narrowed_to_a_projects(self):
+        # the judge finds the project's words best; the rule still reaches every project
+        night, _ = self._curt(lambda user: [[self.PERFUNCTORY, self.CURT]] if "Project: trader" in user else [])
+        self.assertEqual(sorted(ls["text"] for ls in night["lessons"]), [self.CSV, self.CURT, self.FINE])
+        self.assertEqual(self.sources(night, self.CURT), ["no, don't just say OK to me", "stop giving me curt replies"])
+
+    def test_a_lesson_asked_about_twice_keeps_every_source_it_took_in(self):
+        # the lesson meant everywhere takes the project's lesson in, in the project's question; the
+        # question about those meant everywhere, asked after it, joins another to it: every message
+        # its sources
+        night, _ = self._curt(lambda user: [[self.CURT, self.PERFUNCTORY if "Project: trader" in user else self.CSV]])
+        self.assertEqual(sorted(ls["text"] for ls in night["lessons"]), [self.CURT, self.FINE])
+        self.assertEqual(self.sources(night, self.CURT), ["no, don't just say OK to me", "no, keep the raw CSV out of git",
+                                                          "stop giving me curt replies"])
+
+    def test_a_lesson_gone_in_one_question_is_left_out_of_the_next(self):
+        # joined to another meant everywhere in its project's question, it is gone when the question
+        # about those meant everywhere joins it to a third: nothing changes there, the third stays
+        night, _ = self._curt(lambda user: [[self.FINE, self.CURT]] if "Project: trader" in user else [[self.CURT, self.CSV]])
+        self.assertEqual(sorted(ls["text"] for ls in night["lessons"]), [self.HERE, self.CSV, self.FINE])
+        self.assertEqual(self.sources(night, self.FINE), ["no, don't just say OK to me", "no, never reply with just 'fine'"])
 
     def test_a_lesson_from_before_or_the_persons_never_goes(self):
         now = "2026-11-03T03:00:00Z"
