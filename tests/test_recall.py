@@ -1821,6 +1821,41 @@ class ATitledName(AMemoryOfSize):
                          ["Cloudflare Pages", "Lighthouse"])
 
 
+class ACompoundInCapitals(AMemoryOfSize):
+    """Words joined by hyphens, one in capitals (ESP-NOW), are one name (recall.CAPITAL_COMPOUND): a
+    memory holding ESP32 and ESP-IDF, and "now" everywhere, never spoke of ESP-NOW."""
+
+    def memories(self) -> list:
+        return [
+            episode("idf", "Flashing the cat vent board with ESP-IDF", "the two ESP32 boards of the cat vent are "
+                    "flashed with ESP-IDF v6.0.1: idf.py -p /dev/ttyUSB0 flash, and now both boot", kind="note"),
+            episode("fan", "The cat vent's fan speed", "the cat vent's fan runs at 40% now and at full speed while the "
+                    "litterbox is in use; the two boards read the same sensor", kind="note"),
+        ]
+
+    def test_a_compound_no_memory_holds_is_nothing_relevant(self):
+        # public21 u03 (session 60): five hits about the boards and the vent, the best at relevance 0.50
+        query = "How did we pair the two ESP32 boards over ESP-NOW for the cat vent?"
+        head, hits = self.said(query)
+        self.assertTrue(head.startswith("Nothing relevant in memory"), head)
+        self.db.add_note("the two ESP32 boards of the cat vent are paired over ESP-NOW: each adds the other's MAC "
+                         "address as a peer", cwd=PROJECT, now=NOW)
+        head, hits = self.said(query)
+        self.assertRegex(head, r"^\d memor(y|ies) for ")
+        self.assertIn("as a peer", hits[0]["gist"])
+
+    def test_a_compound_a_memory_holds_is_found(self):
+        head, hits = self.said("Which ESP-IDF version did we flash the cat vent boards with?")
+        self.assertRegex(head, r"^\d memor(y|ies) for ")
+        self.assertIn("v6.0.1", hits[0]["gist"])
+
+    def test_which_compounds_are_names(self):
+        self.assertEqual(recall.named("Did the ESP-NOW pairing survive the COVID-19 lockdown build?"),
+                         ["ESP-NOW", "COVID-19"])
+        self.assertEqual(recall.named("Is the Wi-Fi set up end-to-end?"), [])      # no part in capitals
+        self.assertEqual(recall.named("How many multi-EQ configs does the D365-to-AWS sync use?"), [])   # prose
+
+
 class ASpacelessWordHeldNowhere(AMemoryOfSize):
     """A Chinese question whose own words no memory holds (候选人, 面试评价) is about a thing never stored,
     though the pairs held nowhere are left out of its weights: a stretch of characters no held pair covers
