@@ -276,6 +276,17 @@ class Clones:
         return met is None or root in met
 
 
+def _one_name_each(written: dict, sections: dict, folders: set) -> None:
+    """What render wrote into a memory folder under another of its names (one_folder_names), told
+    under the name it has now: the file is the same one."""
+    named = {Path(name).parent for name in list(written) + list(sections)}
+    for alias, folder in one_folder_names(named | folders).items():
+        for state in (written, sections):
+            for name in [n for n in state if Path(n).parent == alias]:
+                record = state.pop(name)
+                state.setdefault(str(folder / Path(name).name), record)
+
+
 def _folder_ok(folder: Path) -> bool:
     """A memory folder render may write: projects/<one name>/memory, also once symlinks resolve."""
     projects = Path(os.path.realpath(paths.projects_dir()))
@@ -331,6 +342,7 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
         meant = {(folder, l["id"]) for folder, ls in _place(
             store, [l for l in lessons.values() if live(l)], limit,
             {"warnings": []}, optout, clones).items() for l in ls}
+        _one_name_each(written, sections, {folder for folder, _ in meant})
         _collect_vetoes(store, lessons, written, vetoes, now, result, meant)
         _collect_line_vetoes(store, lessons, sections, vetoes, now, result)
         if len(vetoes) != vetoes_before:  # before written.json forgets the deleted files
@@ -348,6 +360,8 @@ def render(store: Store, now: str | None = None, max_lines=None, before_replace=
             folder = Path(name).parent
             if folder.parent.parent == projects:
                 visit.add(folder)
+        aliases = one_folder_names(visit)
+        visit = {aliases.get(folder, folder) for folder in visit}
         drawn: dict = {}                # lesson id -> its file and index line, the same in every folder
         for folder in sorted(visit):
             if not _folder_ok(folder):
@@ -484,12 +498,43 @@ def _place(store: Store, live: list, limit: int, result: dict, optout: forget.Op
                 placed.setdefault(folder, []).append(lesson)
     if not paths.claude_dir().is_dir() and agents.found():
         return {}   # Codex or Gemini alone: no Claude Code folder is made for lessons it would never read
+    for alias, folder in one_folder_names(placed).items():      # one folder under two names: one memory
+        have = {l["id"] for l in placed.setdefault(folder, [])}
+        placed[folder] += [l for l in placed.pop(alias) if l["id"] not in have]
     for lessons in placed.values():  # strongest first; ties: seen more, updated later, older id
         lessons.sort(key=lambda l: l["id"])
         lessons.sort(key=lambda l: (l["strength"], l["seen"], l["updated"] or ""), reverse=True)
         lessons[:] = one_rule_each(lessons)
         del lessons[limit:]
     return placed
+
+
+def one_folder_names(folders) -> dict:
+    """{memory folder: the name it has in Claude Code's projects} for each of folders whose project
+    folder is one another of them names too: a disk that ignores case (macOS's, Windows's) holds
+    Claude Code's `-Users-x-Code-shop` and `-Users-x-code-shop` as one folder when sessions ran in
+    the project typed both ways, and a project folder may be linked to another. Written as two, each
+    MEMORY.md write replaced the other's lessons in the one file."""
+    by_folder: dict = {}
+    projects = paths.projects_dir()
+    for folder in set(folders):
+        if folder.name != "memory" or folder.parent.parent != projects:
+            continue                    # another agent's file's folder: never Claude Code's memory
+        try:
+            found = os.stat(folder.parent)
+        except OSError:
+            continue                    # not made yet: nothing else names it
+        by_folder.setdefault((found.st_dev, found.st_ino), []).append(folder)
+    out = {}
+    listed = None
+    for names in by_folder.values():
+        if len(names) < 2:
+            continue
+        if listed is None:
+            listed = set(os.listdir(projects))
+        names.sort(key=lambda f: (f.parent.name not in listed or f.parent.is_symlink(), str(f)))
+        out.update({alias: names[0] for alias in names[1:]})    # the name as listed, not a link, first
+    return out
 
 
 def one_rule_each(lessons: list) -> list:

@@ -503,6 +503,49 @@ class Placement(RenderCase):
         self.assertIn("1 line(s) of openmemory's section", result["warnings"][0])  # its heading still loads
 
 
+class OneFolderTwoNames(RenderCase):
+    """A disk that ignores case (macOS's) holds Claude Code's project folders of `…/Code/shop` and
+    `…/code/shop` as one folder when sessions ran in the project typed both ways: its MEMORY.md is
+    one file, written once with every lesson of both (a link from one project folder to another
+    stands for it here)."""
+
+    def setUp(self):
+        super().setUp()
+        self.other = Path(os.path.realpath(self.tmp)) / "shop2"
+        (self.other / ".git").mkdir(parents=True)
+        self.folder = paths.projects_dir() / paths.project_slug(self.repo)
+        self.folder.mkdir(parents=True)
+        os.symlink(self.folder, paths.projects_dir() / paths.project_slug(self.other))
+        self.ids = [add_lesson(self.db, text="In this project run `make check` before committing", cwd=str(self.repo)),
+                    add_lesson(self.db, text="In this project the API listens on port 4000", cwd=str(self.other))]
+
+    def indexed(self) -> list:
+        return re.findall(r"\]\((om-\d+\.md)\)", (self.folder / "memory" / "MEMORY.md").read_text())
+
+    def test_the_one_memory_lists_the_lessons_of_both_names(self):
+        # written as two folders, each MEMORY.md write replaced the other's lessons in the one file
+        for _ in range(2):
+            result = self.render()
+            self.assertEqual(sorted(self.indexed()), ["om-1.md", "om-2.md"])
+            self.assertEqual(result["folders"], [str(self.folder / "memory")])
+            self.assertEqual(result["vetoed"], [])
+        self.assertEqual(sorted(os.listdir(self.folder / "memory")), ["MEMORY.md", "om-1.md", "om-2.md"])
+
+    def test_what_a_render_wrote_under_the_other_name_stays_ours(self):
+        self.render()
+        alias = paths.projects_dir() / paths.project_slug(self.other) / "memory"
+        state = self.state("written.json")
+        state["files"] = {(str(alias / Path(name).name) if name.endswith("om-2.md") else name): rec
+                          for name, rec in state["files"].items()}     # as a render before wrote it
+        (self.home / "written.json").write_text(json.dumps(state))
+        result = self.render()
+        self.assertEqual(sorted(self.indexed()), ["om-1.md", "om-2.md"])
+        self.assertEqual(result["removed"], [])
+        self.assertEqual(sorted(self.state("written.json")["files"]),
+                         [str(self.folder / "memory" / "om-1.md"), str(self.folder / "memory" / "om-2.md")])
+        self.assertTrue(all(not ls["vetoed"] for ls in self.db.all_lessons()))
+
+
 class ProjectsNotHere(RenderCase):
     def test_no_claude_code_project_folder_is_made_for_a_project_not_on_this_machine(self):
         # transcripts copied from another machine: their folder is not here, nor does Claude Code
