@@ -1674,12 +1674,12 @@ def _kept_of(lessons: list, now: str) -> dict | None:
 def same_requests(store: Store, now: str) -> list:
     """[(the lessons shown, Request)]: for each project (or everywhere) that tonight made a lesson
     in, its lessons live or candidate, tonight's first (at most SAME_MOST), then those before it,
-    latest first; none where there is only one. A lesson meant everywhere whose sources were all met
-    in one project is shown beside that project's lessons too. A project's lessons are asked together whatever
+    latest first; none where there is only one. A project's lessons are asked together whatever
     made them, a person's words or failures ("use `pnpm` instead of `npm`" and "use pnpm: `npm
     install` fails with ERESOLVE …", public27), and whichever of its folders they were met in
     (paths.Identities: a Windows folder typed with `ILabs` in it one day and `Ilabs` the next is
-    one project)."""
+    one project); a lesson meant everywhere whose sources were all met in one project is shown
+    beside that project's lessons too."""
     lessons = [ls for ls in store.all_lessons() if not ls["vetoed"] and not ls["archived"]
                and ls["state"] in (backing.LIVE, backing.CANDIDATE)]
     identity, first, key, groups = Identities(), {}, {"": ""}, {}
@@ -1698,9 +1698,9 @@ def same_requests(store: Store, now: str) -> list:
     everywhere = [ls for ls in groups.get("", []) if ls["sources"]]
     cwds = store.episodes_by_id(sorted({i for ls in everywhere for i in ls["sources"]}), ("id", "cwd"))
     for ls in everywhere:
-        places = {group_of(cwds[i]["cwd"]) if i in cwds else "" for i in ls["sources"]}
-        if len(places) == 1 and "" not in places and next(iter(places)) in groups:
-            groups[next(iter(places))].append(ls)
+        met = {group_of(cwds[i]["cwd"]) if i in cwds else "" for i in ls["sources"]}
+        if len(met) == 1 and "" not in met and next(iter(met)) in groups:
+            groups[next(iter(met))].append(ls)
     firsts = store.episodes_by_id(sorted({ls["sources"][0] for ls in lessons if ls["sources"]}), ("id", "key"))
     places: dict = {}
     out = []
