@@ -1788,6 +1788,16 @@ class AMemoryOfSize(TempHome):
         hits = recall.search(self.db, query, now=NOW)
         return recall.hits_text(query, hits).split("\n", 1)[0], hits
 
+    def assert_nothing_relevant(self, query):
+        head, _ = self.said(query)
+        self.assertTrue(head.startswith("Nothing relevant in memory"), head)
+
+    def assert_found(self, query, text):
+        """The result lists memories, the first of them holding text."""
+        head, hits = self.said(query)
+        self.assertRegex(head, r"^\d memor(y|ies) for ")
+        self.assertIn(text, hits[0]["gist"])
+
 
 class ATitledName(AMemoryOfSize):
     """One word written with a capital where no sentence starts (Cypress, Lighthouse) is a thing the
@@ -1805,13 +1815,10 @@ class ATitledName(AMemoryOfSize):
     def test_a_capitalised_word_no_memory_holds_is_nothing_relevant(self):
         # public25 u02 (session 60): five hits about the button and the cards, the best at relevance 0.30
         query = "Which Cypress end-to-end test did we write for the Launch Spark button on the Toolshop cards?"
-        head, hits = self.said(query)
-        self.assertTrue(head.startswith("Nothing relevant in memory"), head)
+        self.assert_nothing_relevant(query)
         self.db.add_note("the Launch Spark button on the Toolshop cards has a Cypress end-to-end test, "
                          "cypress/e2e/spark.cy.ts, that clicks it on every card", cwd=PROJECT, now=NOW)
-        head, hits = self.said(query)
-        self.assertRegex(head, r"^\d memor(y|ies) for ")
-        self.assertIn("cypress/e2e/spark.cy.ts", hits[0]["gist"])
+        self.assert_found(query, "cypress/e2e/spark.cy.ts")
 
     def test_a_sentence_start_a_day_a_month_or_german_nouns_are_no_names(self):
         self.assertEqual(recall.named("Which test did we write for the spark button? Cypress had none."), [])
@@ -1836,18 +1843,13 @@ class ACompoundInCapitals(AMemoryOfSize):
     def test_a_compound_no_memory_holds_is_nothing_relevant(self):
         # public21 u03 (session 60): five hits about the boards and the vent, the best at relevance 0.50
         query = "How did we pair the two ESP32 boards over ESP-NOW for the cat vent?"
-        head, hits = self.said(query)
-        self.assertTrue(head.startswith("Nothing relevant in memory"), head)
+        self.assert_nothing_relevant(query)
         self.db.add_note("the two ESP32 boards of the cat vent are paired over ESP-NOW: each adds the other's MAC "
                          "address as a peer", cwd=PROJECT, now=NOW)
-        head, hits = self.said(query)
-        self.assertRegex(head, r"^\d memor(y|ies) for ")
-        self.assertIn("as a peer", hits[0]["gist"])
+        self.assert_found(query, "as a peer")
 
     def test_a_compound_a_memory_holds_is_found(self):
-        head, hits = self.said("Which ESP-IDF version did we flash the cat vent boards with?")
-        self.assertRegex(head, r"^\d memor(y|ies) for ")
-        self.assertIn("v6.0.1", hits[0]["gist"])
+        self.assert_found("Which ESP-IDF version did we flash the cat vent boards with?", "v6.0.1")
 
     def test_which_compounds_are_names(self):
         self.assertEqual(recall.named("Did the ESP-NOW pairing survive the COVID-19 lockdown build?"),
@@ -1871,13 +1873,10 @@ class ASpacelessWordHeldNowhere(AMemoryOfSize):
 
     def test_a_question_about_a_thing_never_stored_is_nothing_relevant(self):
         # public25 u10 (session 60): 候选, 选人, 面试, 评价, 导出, 实现 held nowhere, "功能" and "怎么" held: 0.43
-        head, hits = self.said("候选人的面试评价导出功能是怎么实现的？")
-        self.assertTrue(head.startswith("Nothing relevant in memory"), head)
+        self.assert_nothing_relevant("候选人的面试评价导出功能是怎么实现的？")
 
     def test_a_question_about_a_thing_stored_is_answered(self):
-        head, hits = self.said("背调附件预览弹窗是怎么修好的？")
-        self.assertRegex(head, r"^\d memor(y|ies) for ")
-        self.assertIn("只渲染了第一个", hits[0]["gist"])
+        self.assert_found("背调附件预览弹窗是怎么修好的？", "只渲染了第一个")
 
     def test_the_stretches_no_held_pair_covers(self):
         counted = [(0, "候选"), (0, "选人"), (0, "人的"), (0, "的面"), (0, "面试"), (0, "试评"), (0, "评价"),
